@@ -1,0 +1,149 @@
+/**
+ * The shape of a plugin: a kebab-case name, a manifest, tools and hooks (DESIGN.md "The domain").
+ * `definePlugin` only checks what a type cannot (the name); everything that needs the whole
+ * catalog (collisions, dependencies, manifest rules) is checked when the catalog is built.
+ */
+import type { Schema } from "effect"
+import type { PluginManifest, Visibility } from "./PluginManifest.js"
+import type { RuntimeContext } from "./RuntimeContext.js"
+
+/** JSON Schema for a tool's input, as providers receive it. */
+export type JsonSchema = Readonly<Record<string, unknown>>
+
+/** A tool a plugin registers. `input` validates arguments before the handler runs. */
+export interface PluginTool<A = any, I = any> {
+  readonly name: string
+  readonly description: string
+  /** Effect Schema of the arguments; the JSON Schema offered to the model is derived from it. */
+  readonly input: Schema.Schema<A, I, never>
+  /** Overrides the JSON Schema derived from `input` (for schemas Effect cannot express). */
+  readonly jsonSchema?: JsonSchema
+  /** Overrides the plugin's visibility for this tool only (seed 001, "Per-tool override"). */
+  readonly visibility?: Visibility
+  readonly handler: (input: A, context: RuntimeContext) => unknown
+}
+
+/** A sub-agent exposed to the main agent as a tool. `init` failures are logged and skipped. */
+export interface SubAgentSpec {
+  readonly name: string
+  readonly description: string
+  /** Prepares the sub-agent for this request; a rejection skips it for the turn. */
+  readonly init?: (context: RuntimeContext) => Promise<void> | void
+  /** Answers a task delegated by the main agent. */
+  readonly run: (task: string, context: RuntimeContext) => Promise<string> | string
+}
+
+/** A model call as middleware sees it, provider-neutral. */
+export interface ModelCall {
+  readonly system: string
+  readonly messages: ReadonlyArray<unknown>
+  readonly tools: ReadonlyArray<{ readonly name: string }>
+}
+
+/** A model answer as middleware sees it. `usage` is in tokens when the provider reports it. */
+export interface ModelResult {
+  readonly message: unknown
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number } | undefined
+}
+
+/** Hooks around each model invocation, run in catalog order. */
+export interface PluginMiddleware {
+  readonly name?: string
+  readonly beforeModel?: (call: ModelCall, context: RuntimeContext) => Promise<void> | void
+  readonly afterModel?: (result: ModelResult, context: RuntimeContext) => Promise<void> | void
+  /**
+   * Sees a model error. Return `{ recover: message }` to answer with a message instead;
+   * return nothing to let the error propagate to the client (the default).
+   */
+  readonly onError?: (
+    error: unknown,
+    context: RuntimeContext
+  ) => Promise<{ readonly recover: unknown } | undefined> | { readonly recover: unknown } | undefined
+}
+
+/** An HTTP route a plugin contributes (the seed's plugin controllers). */
+export interface PluginRoute {
+  readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+  /** Path under the server root, e.g. `/weather/stations`. */
+  readonly path: string
+  /** Public routes skip the auth/credits/limit pipeline. */
+  readonly public?: boolean
+  readonly handler: (request: PluginRouteRequest) => Promise<PluginRouteResponse> | PluginRouteResponse
+}
+
+/** A request to a plugin route, after the pipeline ran. */
+export interface PluginRouteRequest {
+  readonly method: string
+  readonly path: string
+  readonly query: Readonly<Record<string, string>>
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: unknown
+  /** The authenticated user, absent on public routes. */
+  readonly userDid?: string | undefined
+  readonly shared: Readonly<Record<string, unknown>>
+}
+
+/** A plugin route's answer; `body` is sent as JSON. */
+export interface PluginRouteResponse {
+  readonly status?: number
+  readonly headers?: Readonly<Record<string, string>>
+  readonly body?: unknown
+}
+
+/** Per-request inputs to `getRequestTools` / `getRequestSubAgents`. */
+export interface RequestInfo {
+  readonly userDid: string
+  readonly sessionId: string
+  readonly shared: Readonly<Record<string, unknown>>
+}
+
+/** A plugin: name, manifest, tools and hooks (DESIGN.md). */
+export interface Plugin {
+  /** Kebab-case unique identifier. */
+  readonly name: string
+  readonly manifest: PluginManifest
+  readonly tools?: ReadonlyArray<PluginTool>
+  /** Names of plugins that must boot before this one. */
+  readonly dependsOn?: ReadonlyArray<string>
+  /** Extra prose appended to the system prompt while the plugin is offered. */
+  readonly prompt?: string
+  /** Tools computed once at boot, added to `tools`. */
+  readonly getTools?: () => ReadonlyArray<PluginTool>
+  readonly getSubAgents?: () => ReadonlyArray<SubAgentSpec>
+  readonly getMiddlewares?: () => ReadonlyArray<PluginMiddleware>
+  /** Read once at boot, cached, exposed as `context.shared[key]`. */
+  readonly getSharedState?: () => Readonly<Record<string, unknown>> | Promise<Readonly<Record<string, unknown>>>
+  /** Per-request tools; they follow the plugin's visibility. */
+  readonly getRequestTools?: (request: RequestInfo) => ReadonlyArray<PluginTool> | Promise<ReadonlyArray<PluginTool>>
+  readonly getRequestSubAgents?: (
+    request: RequestInfo
+  ) => ReadonlyArray<SubAgentSpec> | Promise<ReadonlyArray<SubAgentSpec>>
+  readonly middlewares?: ReadonlyArray<PluginMiddleware>
+  readonly routes?: ReadonlyArray<PluginRoute>
+}
+
+const KEBAB_CASE = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/
+
+/** True when `name` is a valid plugin name (kebab-case, starts with a letter). */
+export const isPluginName = (name: string): boolean => KEBAB_CASE.test(name)
+
+/** Thrown by `definePlugin` for a name that is not kebab-case. */
+export class InvalidPluginNameError extends Error {
+  readonly _tag = "InvalidPluginNameError"
+  constructor(readonly pluginName: string) {
+    super(`Plugin name '${pluginName}' is not kebab-case (lowercase letters, digits and single dashes).`)
+    this.name = "InvalidPluginNameError"
+  }
+}
+
+/**
+ * Declares a plugin. Typed identity plus the one check that needs no catalog: the name.
+ * Manifest rules, tool collisions and dependencies are checked by `Catalog.make`.
+ */
+export const definePlugin = <const P extends Plugin>(plugin: P): P => {
+  if (!isPluginName(plugin.name)) throw new InvalidPluginNameError(plugin.name)
+  return plugin
+}
+
+/** Declares a tool with its argument type inferred from `input`. */
+export const defineTool = <A, I>(tool: PluginTool<A, I>): PluginTool<A, I> => tool

@@ -1,0 +1,69 @@
+/**
+ * What a tool handler or a middleware receives (seed 004, "RuntimeContext"): read-only history,
+ * the session, the user, the shared state registered at boot, a logger and an abort signal.
+ */
+import type { GraphState, StateMessage } from "./GraphState.js"
+
+/** The graph state as plugins see it: read-only, open to fields the type does not declare. */
+export type ReadonlyState = Readonly<GraphState> & { readonly [key: string]: unknown }
+
+/** A structured logger; adapters route it to the host's logger. */
+export interface RuntimeLogger {
+  readonly debug: (message: string, fields?: Record<string, unknown>) => void
+  readonly info: (message: string, fields?: Record<string, unknown>) => void
+  readonly warn: (message: string, fields?: Record<string, unknown>) => void
+  readonly error: (message: string, fields?: Record<string, unknown>) => void
+}
+
+/** The context passed to every tool handler, sub-agent and middleware. */
+export interface RuntimeContext {
+  readonly history: {
+    readonly state: ReadonlyState
+    readonly messages: ReadonlyArray<StateMessage>
+    /** The last `n` messages, oldest first. */
+    readonly recent: (n: number) => ReadonlyArray<StateMessage>
+    readonly userContext: Readonly<Record<string, unknown>>
+  }
+  readonly session: {
+    readonly id: string
+    readonly client: GraphState["client"]
+  }
+  readonly user: { readonly did: string }
+  /** Values registered by plugins' `getSharedState`, read once at boot. */
+  readonly shared: Readonly<Record<string, unknown>>
+  readonly logger: RuntimeLogger
+  readonly signal: AbortSignal
+}
+
+/** A logger that drops everything: the default for pure tests. */
+export const silentLogger: RuntimeLogger = {
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error: () => {}
+}
+
+/** Builds a RuntimeContext from a state snapshot; adapters call this instead of assembling one. */
+export const makeRuntimeContext = (options: {
+  readonly state: GraphState
+  readonly sessionId: string
+  readonly did: string
+  readonly shared?: Readonly<Record<string, unknown>>
+  readonly logger?: RuntimeLogger
+  readonly signal?: AbortSignal
+}): RuntimeContext => {
+  const messages = options.state.messages
+  return {
+    history: {
+      state: options.state as ReadonlyState,
+      messages,
+      recent: (n) => (n <= 0 ? [] : messages.slice(-n)),
+      userContext: options.state.userContext ?? {}
+    },
+    session: { id: options.sessionId, client: options.state.client },
+    user: { did: options.did },
+    shared: options.shared ?? {},
+    logger: options.logger ?? silentLogger,
+    signal: options.signal ?? new AbortController().signal
+  }
+}

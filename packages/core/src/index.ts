@@ -1,0 +1,10 @@
+/**
+ * @plugboard/core — the pure model and the ports of the plugboard plugin runtime.
+ * Depends on `effect` only: no I/O, no LangChain, no Node APIs.
+ */
+export * as Catalog from "./Catalog.js"
+export * as GraphState from "./GraphState.js"
+export * as LoadedPlugins from "./LoadedPlugins.js"
+export * from "./Plugin.js"
+export * from "./PluginManifest.js"
+export * from "./RuntimeContext.js"
