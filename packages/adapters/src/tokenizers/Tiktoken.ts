@@ -1,0 +1,92 @@
+/**
+ * Exact token counts, offline: js-tiktoken with the ranks bundled in the package. LangChain's
+ * `@langchain/core/utils/tiktoken` downloads ranks at run time (offline it stalls, then fails), so
+ * it is never used here. Ranks are large (o200k ≈ 2.3 MB of text, ~0.6 s to build an encoder), so
+ * they are loaded on first use and each encoder is built once per process.
+ */
+import { createRequire } from "node:module"
+import { Tiktoken, type TiktokenBPE } from "js-tiktoken/lite"
+
+/** The two encodings plugboard counts with: `o200k` (GPT-4o and later), `cl100k` (GPT-4, 3.5). */
+export type TiktokenEncoding = "o200k" | "cl100k"
+
+/** Every supported encoding, for config validation and error messages. */
+export const encodings: ReadonlyArray<TiktokenEncoding> = ["o200k", "cl100k"]
+
+/** A counter as core's `TokenCounter` port expects it. */
+export interface TiktokenCounter {
+  /** `tiktoken/o200k_base` or `tiktoken/cl100k_base`. */
+  readonly name: string
+  readonly encoding: TiktokenEncoding
+  /** Exact number of tokens of `text`; special-token spellings count as ordinary text. */
+  readonly count: (text: string) => number
+}
+
+/** Raised for an encoding name plugboard does not bundle. */
+export class UnknownEncodingError extends Error {
+  readonly _tag = "UnknownEncodingError"
+  constructor(readonly encoding: string) {
+    super(`Unknown tiktoken encoding '${encoding}'; expected one of: ${encodings.join(", ")}.`)
+    this.name = "UnknownEncodingError"
+  }
+}
+
+const rankModules = {
+  o200k: "js-tiktoken/ranks/o200k_base",
+  cl100k: "js-tiktoken/ranks/cl100k_base"
+} as const satisfies Record<TiktokenEncoding, string>
+
+const encoders = new Map<TiktokenEncoding, Tiktoken>()
+const requireRanks = createRequire(import.meta.url)
+
+const checkEncoding = (encoding: string): TiktokenEncoding => {
+  if (!Object.hasOwn(rankModules, encoding)) throw new UnknownEncodingError(encoding)
+  return encoding as TiktokenEncoding
+}
+
+// Synchronous path: `count` is synchronous in the port, so a counter made without preloading
+// reads the CommonJS build of the ranks on its first call.
+const encoderSync = (encoding: TiktokenEncoding): Tiktoken => {
+  let encoder = encoders.get(encoding)
+  if (encoder === undefined) {
+    encoder = new Tiktoken(requireRanks(rankModules[encoding]) as TiktokenBPE)
+    encoders.set(encoding, encoder)
+  }
+  return encoder
+}
+
+/**
+ * Loads (once) the ranks of `encoding` through a dynamic import, so that the first `count` of
+ * the counters made afterwards pays nothing. Resolves when the encoder is ready.
+ */
+export const preload = async (encoding: TiktokenEncoding): Promise<void> => {
+  const checked = checkEncoding(encoding)
+  if (encoders.has(checked)) return
+  const ranks =
+    checked === "o200k"
+      ? (await import("js-tiktoken/ranks/o200k_base")).default
+      : (await import("js-tiktoken/ranks/cl100k_base")).default
+  if (!encoders.has(checked)) encoders.set(checked, new Tiktoken(ranks))
+}
+
+/**
+ * An exact counter for `encoding`. Cheap to call: the ranks are read on the first `count` (or by
+ * `preload`) and the encoder is shared by every counter of the same encoding.
+ */
+export const makeTiktokenCounter = (encoding: TiktokenEncoding): TiktokenCounter => {
+  const checked = checkEncoding(encoding)
+  const name = `tiktoken/${checked}_base`
+  return {
+    name,
+    encoding: checked,
+    // Empty allow/disallow lists: "<|endoftext|>" in user text is text, not a control token,
+    // and never throws.
+    count: (text) => (text.length === 0 ? 0 : encoderSync(checked).encode(text, [], []).length)
+  }
+}
+
+/** `preload` then `makeTiktokenCounter`: a counter whose first call is already fast. */
+export const loadTiktokenCounter = async (encoding: TiktokenEncoding): Promise<TiktokenCounter> => {
+  await preload(encoding)
+  return makeTiktokenCounter(encoding)
+}
