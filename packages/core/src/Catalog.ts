@@ -1,9 +1,14 @@
 /**
  * The catalog built once at boot from the plugins: every manifest validated, names unique, one
  * flat tool namespace, `dependsOn` sorted topologically. Queries on it are pure functions.
+ *
+ * `make` never stops at the first problem: a boot that fails prints every reason at once, so a
+ * fork with many plugins is fixed in one pass instead of one error per restart.
  */
-import type { JsonSchema, Plugin, PluginTool } from "./Plugin.js"
-import type { PluginManifest, Visibility } from "./PluginManifest.js"
+import { Data, Either, JSONSchema, Schema } from "effect"
+import { validateManifest } from "./ManifestValidation.js"
+import { isPluginName, type JsonSchema, type Plugin, type PluginTool } from "./Plugin.js"
+import { DEFAULT_VISIBILITY, type PluginManifest, Visibility } from "./PluginManifest.js"
 
 /** A tool as the catalog resolved it: owner, effective visibility, offered description/schema. */
 export interface CatalogTool {
@@ -28,8 +33,12 @@ export interface CatalogEntry {
   readonly tools: ReadonlyArray<CatalogTool>
   /** Tools offered only once the plugin is loaded (effective visibility `on-demand`). */
   readonly onDemandTools: ReadonlyArray<CatalogTool>
+  /** Tools offered on every turn (effective visibility `always`), in declaration order. */
+  readonly alwaysTools: ReadonlyArray<CatalogTool>
   /** Listed by `list_capabilities` and accepted by `load_capability`: not silent. */
   readonly discoverable: boolean
+  /** Position in registration order (before the topological sort). */
+  readonly index: number
 }
 
 /** The catalog: entries in dependency order plus the indexes the hot path needs. */
@@ -42,4 +51,439 @@ export interface Catalog {
   readonly alwaysTools: ReadonlyArray<CatalogTool>
   /** Soft manifest violations, each line `[boot-warning] ...`. */
   readonly warnings: ReadonlyArray<string>
+}
+
+/** Tool names the runtime registers itself (seed 000); no plugin may take them. */
+export const RESERVED_TOOL_NAMES: ReadonlyArray<string> = ["list_capabilities", "load_capability"]
+
+/** Tool names every major provider accepts (OpenAI and Anthropic share this pattern). */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
+
+/** Options of `make`. */
+export interface MakeOptions {
+  /** Names no plugin may register; default `RESERVED_TOOL_NAMES`. */
+  readonly reservedToolNames?: ReadonlyArray<string>
+}
+
+/** Boot failed: every hard error found, with the warnings gathered on the way. */
+export class CatalogBootError extends Data.TaggedError("CatalogBootError")<{
+  readonly reason: "InvalidCatalog"
+  /** Each hard violation, without the `[boot-error]` prefix. */
+  readonly errors: ReadonlyArray<string>
+  /** Each soft violation, without the `[boot-warning]` prefix. */
+  readonly warnings: ReadonlyArray<string>
+}> {
+  /** What a host prints: one `[boot-error] <message>` line per error. */
+  get lines(): ReadonlyArray<string> {
+    return this.errors.map((e) => `[boot-error] ${e}`)
+  }
+  /** One `[boot-warning] <message>` line per warning. */
+  get warningLines(): ReadonlyArray<string> {
+    return this.warnings.map((w) => `[boot-warning] ${w}`)
+  }
+  override get message(): string {
+    return [`Catalog boot failed with ${this.errors.length} error(s):`, ...this.lines].join("\n")
+  }
+}
+
+const describe = (thrown: unknown): string => {
+  try {
+    return thrown instanceof Error ? thrown.message : String(thrown)
+  } catch {
+    return "an unprintable value"
+  }
+}
+
+// Many tools share one input schema (and hosts rebuild catalogs in tests): derive each once.
+const schemaCache = new WeakMap<object, JsonSchema>()
+
+const deriveParameters = (tool: PluginTool): JsonSchema => {
+  if (tool.jsonSchema !== undefined) return tool.jsonSchema
+  const cached = schemaCache.get(tool.input)
+  if (cached !== undefined) return cached
+  const { $schema: _drop, ...rest } = JSONSchema.make(tool.input) as unknown as Record<string, unknown>
+  const parameters = Object.freeze(rest) as JsonSchema
+  schemaCache.set(tool.input, parameters)
+  return parameters
+}
+
+const isVisibility = (v: unknown): v is Visibility =>
+  typeof v === "string" && Visibility.literals.includes(v as never)
+
+/** What the first pass learns about one registered plugin. */
+interface Draft {
+  readonly name: string
+  readonly plugin: Plugin
+  readonly index: number
+  readonly dependsOn: ReadonlyArray<string>
+  readonly entry: CatalogEntry
+}
+
+/** Reads a plugin's tools (`tools` + `getTools()`); a throwing hook becomes an error. */
+const collectTools = (plugin: Plugin, name: string, errors: string[]): ReadonlyArray<PluginTool> => {
+  const out: PluginTool[] = []
+  try {
+    const tools = plugin.tools
+    if (tools !== undefined) {
+      if (Array.isArray(tools)) out.push(...tools)
+      else errors.push(`Plugin '${name}' field 'tools' must be an array.`)
+    }
+  } catch (thrown) {
+    errors.push(`Plugin '${name}' field 'tools' could not be read (${describe(thrown)}).`)
+  }
+  try {
+    if (plugin.getTools !== undefined) {
+      const extra = plugin.getTools()
+      if (Array.isArray(extra)) out.push(...extra)
+      else errors.push(`Plugin '${name}' getTools() must return an array.`)
+    }
+  } catch (thrown) {
+    errors.push(`Plugin '${name}' getTools() threw: ${describe(thrown)}`)
+  }
+  return out
+}
+
+/** Resolves one plugin: manifest rules, tool checks, effective visibilities, JSON Schemas. */
+const resolvePlugin = (
+  plugin: Plugin,
+  name: string,
+  index: number,
+  errors: string[],
+  warnings: string[]
+): CatalogEntry => {
+  const tools = collectTools(plugin, name, errors)
+  let manifest: PluginManifest
+  try {
+    manifest = plugin.manifest
+  } catch (thrown) {
+    errors.push(`Plugin '${name}' manifest could not be read (${describe(thrown)}).`)
+    manifest = undefined as never
+  }
+  const toolNames: string[] = []
+  for (const t of tools) {
+    if (t !== null && typeof t === "object" && typeof t.name === "string") toolNames.push(t.name)
+  }
+  const result = validateManifest(manifest, name, toolNames)
+  errors.push(...result.errors)
+  warnings.push(...result.warnings)
+
+  const m: Partial<PluginManifest> = manifest !== null && typeof manifest === "object" ? manifest : {}
+  const visibility: Visibility = isVisibility(m.visibility) ? m.visibility : DEFAULT_VISIBILITY
+  const title = typeof m.title === "string" ? m.title : name
+
+  const resolved: CatalogTool[] = []
+  const seen = new Set<string>()
+  tools.forEach((tool, i) => {
+    if (tool === null || typeof tool !== "object") {
+      errors.push(`Plugin '${name}' tool #${i} must be an object.`)
+      return
+    }
+    const toolName: unknown = tool.name
+    if (typeof toolName !== "string" || !TOOL_NAME.test(toolName)) {
+      errors.push(
+        `Plugin '${name}' tool #${i} has an invalid name ${typeof toolName === "string" ? `'${toolName.slice(0, 80)}'` : `(got ${typeof toolName})`} (1-64 letters, digits, '_' or '-').`
+      )
+      return
+    }
+    if (seen.has(toolName)) {
+      errors.push(`Plugin '${name}' registers tool '${toolName}' more than once.`)
+      return
+    }
+    seen.add(toolName)
+    if (typeof tool.description !== "string") {
+      errors.push(`Plugin '${name}' tool '${toolName}' description must be a string.`)
+      return
+    }
+    if (tool.description.trim().length === 0) {
+      warnings.push(`Plugin '${name}' tool '${toolName}' has an empty description.`)
+    }
+    if (typeof tool.handler !== "function") {
+      errors.push(`Plugin '${name}' tool '${toolName}' handler must be a function.`)
+    }
+    let toolVisibility = visibility
+    if (tool.visibility !== undefined) {
+      if (!isVisibility(tool.visibility)) {
+        errors.push(
+          `Plugin '${name}' tool '${toolName}' has unknown visibility '${String(tool.visibility)}' (expected one of 'always', 'on-demand', 'silent').`
+        )
+        return
+      }
+      if (visibility === "silent" && tool.visibility !== "silent") {
+        errors.push(
+          `Plugin '${name}' is silent but its tool '${toolName}' sets visibility '${tool.visibility}': a silent plugin is never offered to the model (drop the override or change the plugin's visibility).`
+        )
+        return
+      }
+      toolVisibility = tool.visibility
+    }
+    let parameters: JsonSchema
+    try {
+      if (tool.jsonSchema === undefined && !Schema.isSchema(tool.input)) {
+        errors.push(`Plugin '${name}' tool '${toolName}' needs an input schema (or a jsonSchema).`)
+        return
+      }
+      parameters = deriveParameters(tool)
+    } catch (thrown) {
+      errors.push(
+        `Plugin '${name}' tool '${toolName}' input schema cannot be turned into JSON Schema (${describe(thrown).split("\n")[0]}); give the tool a jsonSchema.`
+      )
+      return
+    }
+    resolved.push({
+      name: toolName,
+      plugin: name,
+      description: `[${title}] ${tool.description}`,
+      visibility: toolVisibility,
+      parameters,
+      tool
+    })
+  })
+
+  return {
+    name,
+    plugin,
+    manifest,
+    visibility,
+    tools: resolved,
+    onDemandTools: resolved.filter((t) => t.visibility === "on-demand"),
+    alwaysTools: resolved.filter((t) => t.visibility === "always"),
+    discoverable: visibility !== "silent",
+    index
+  }
+}
+
+const readDependsOn = (plugin: Plugin, name: string, errors: string[]): ReadonlyArray<string> => {
+  let deps: unknown
+  try {
+    deps = plugin.dependsOn
+  } catch (thrown) {
+    errors.push(`Plugin '${name}' field 'dependsOn' could not be read (${describe(thrown)}).`)
+    return []
+  }
+  if (deps === undefined) return []
+  if (!Array.isArray(deps) || deps.some((d) => typeof d !== "string")) {
+    errors.push(`Plugin '${name}' field 'dependsOn' must be an array of plugin names.`)
+    return []
+  }
+  return [...new Set(deps as ReadonlyArray<string>)]
+}
+
+/**
+ * Builds the catalog. Returns every hard error at once as a `CatalogBootError`; a plugin's
+ * `getTools()` that throws is one of those errors, not a crash.
+ */
+export const make = (
+  plugins: ReadonlyArray<Plugin>,
+  options: MakeOptions = {}
+): Either.Either<Catalog, CatalogBootError> => {
+  const errors: string[] = []
+  const warnings: string[] = []
+  const reserved = new Set(options.reservedToolNames ?? RESERVED_TOOL_NAMES)
+  const drafts: Draft[] = []
+  const byName = new Map<string, Draft>()
+
+  if (!Array.isArray(plugins)) {
+    return Either.left(
+      new CatalogBootError({
+        reason: "InvalidCatalog",
+        errors: ["The plugin list must be an array."],
+        warnings
+      })
+    )
+  }
+
+  plugins.forEach((plugin, index) => {
+    if (plugin === null || typeof plugin !== "object") {
+      errors.push(`Plugin #${index} must be an object (got ${plugin === null ? "null" : typeof plugin}).`)
+      return
+    }
+    let name: unknown
+    try {
+      name = plugin.name
+    } catch (thrown) {
+      errors.push(`Plugin #${index} name could not be read (${describe(thrown)}).`)
+      return
+    }
+    if (typeof name !== "string") {
+      errors.push(`Plugin #${index} has no name (expected a kebab-case string, got ${typeof name}).`)
+      return
+    }
+    if (!isPluginName(name)) {
+      errors.push(
+        `Plugin '${name.slice(0, 80)}' has an invalid name: plugin names are kebab-case (lowercase letters, digits and single dashes, starting with a letter).`
+      )
+    }
+    const previous = byName.get(name)
+    if (previous !== undefined) {
+      // Only the first registration is resolved: its twin's tools would all "collide" too.
+      errors.push(`Plugin '${name}' is registered more than once (#${previous.index} and #${index}).`)
+      return
+    }
+    const entry = resolvePlugin(plugin, name, index, errors, warnings)
+    const draft: Draft = { name, plugin, index, dependsOn: readDependsOn(plugin, name, errors), entry }
+    drafts.push(draft)
+    byName.set(name, draft)
+  })
+
+  const toolsByName = new Map<string, CatalogTool>()
+  for (const { entry } of drafts) {
+    for (const tool of entry.tools) {
+      if (reserved.has(tool.name)) {
+        errors.push(
+          `Plugin '${entry.name}' registers tool '${tool.name}', a name reserved for the runtime's meta-tools.`
+        )
+        continue
+      }
+      const owner = toolsByName.get(tool.name)
+      if (owner !== undefined) {
+        errors.push(
+          `Plugin '${entry.name}' registers tool '${tool.name}', which plugin '${owner.plugin}' already registers (tool names are one flat namespace).`
+        )
+        continue
+      }
+      toolsByName.set(tool.name, tool)
+    }
+  }
+
+  const sorted = sortByDependencies(drafts, byName, errors)
+
+  if (errors.length > 0) {
+    return Either.left(new CatalogBootError({ reason: "InvalidCatalog", errors, warnings }))
+  }
+
+  const entries = sorted.map((d) => d.entry)
+  const alwaysTools = [...entries]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .flatMap((e) => e.alwaysTools)
+  return Either.right({
+    entries,
+    byName: new Map(entries.map((e) => [e.name, e])),
+    toolsByName,
+    alwaysTools,
+    warnings: warnings.map((w) => `[boot-warning] ${w}`)
+  })
+}
+
+/** `make`, throwing the `CatalogBootError`: for tests and scripts. */
+export const unsafeMake = (plugins: ReadonlyArray<Plugin>, options?: MakeOptions): Catalog =>
+  Either.getOrThrowWith(make(plugins, options), (error) => error)
+
+/**
+ * Kahn's algorithm, always taking the ready plugin registered first, so a list that already
+ * respects its dependencies comes back unchanged. Missing dependencies and cycles are reported
+ * (naming the plugins); the sort then ignores those edges.
+ */
+const sortByDependencies = (
+  drafts: ReadonlyArray<Draft>,
+  byName: ReadonlyMap<string, Draft>,
+  errors: string[]
+): ReadonlyArray<Draft> => {
+  const position = new Map<Draft, number>()
+  drafts.forEach((d, i) => {
+    position.set(d, i)
+  })
+  const pending = new Array<number>(drafts.length).fill(0)
+  const dependents: number[][] = drafts.map(() => [])
+  const deps: number[][] = drafts.map(() => [])
+  drafts.forEach((d, i) => {
+    for (const depName of d.dependsOn) {
+      const dep = byName.get(depName)
+      if (dep === undefined) {
+        errors.push(`Plugin '${d.name}' depends on '${depName}', which is not registered.`)
+        continue
+      }
+      const j = position.get(dep) as number
+      deps[i]?.push(j)
+      dependents[j]?.push(i)
+      pending[i] = (pending[i] as number) + 1
+    }
+  })
+
+  const heap = new MinHeap()
+  pending.forEach((n, i) => {
+    if (n === 0) heap.push(i)
+  })
+  const out: Draft[] = []
+  while (heap.size > 0) {
+    const i = heap.pop()
+    out.push(drafts[i] as Draft)
+    for (const k of dependents[i] as number[]) {
+      pending[k] = (pending[k] as number) - 1
+      if (pending[k] === 0) heap.push(k)
+    }
+  }
+  if (out.length < drafts.length) reportCycles(drafts, deps, pending, errors)
+  return out
+}
+
+/**
+ * Every plugin left unsorted waits on another unsorted one, so following "first unsorted
+ * dependency" from any of them must revisit a plugin: that loop is a cycle. Each walk stops at
+ * plugins an earlier walk visited, so each cycle is reported once.
+ */
+const reportCycles = (
+  drafts: ReadonlyArray<Draft>,
+  deps: ReadonlyArray<ReadonlyArray<number>>,
+  pending: ReadonlyArray<number>,
+  errors: string[]
+): void => {
+  const visited = new Set<number>()
+  for (let start = 0; start < drafts.length; start++) {
+    if ((pending[start] as number) === 0 || visited.has(start)) continue
+    const path: number[] = []
+    const onPath = new Map<number, number>()
+    let node: number | undefined = start
+    while (node !== undefined && !visited.has(node)) {
+      visited.add(node)
+      onPath.set(node, path.length)
+      path.push(node)
+      node = (deps[node] as ReadonlyArray<number>).find((j) => (pending[j] as number) > 0)
+    }
+    if (node === undefined || !onPath.has(node)) continue
+    const cycle = path.slice(onPath.get(node))
+    // Start the loop at its earliest-registered plugin so the message is deterministic.
+    const first = cycle.indexOf(Math.min(...cycle))
+    const loop = [...cycle.slice(first), ...cycle.slice(0, first)]
+    const names = loop.map((i) => `'${(drafts[i] as Draft).name}'`)
+    errors.push(`Plugin ${names[0]} is in a dependency cycle: ${[...names, names[0]].join(" -> ")}.`)
+  }
+}
+
+/** A binary min-heap of registration indexes. */
+class MinHeap {
+  private readonly items: number[] = []
+  get size(): number {
+    return this.items.length
+  }
+  push(value: number): void {
+    const a = this.items
+    a.push(value)
+    let i = a.length - 1
+    while (i > 0) {
+      const parent = (i - 1) >> 1
+      if ((a[parent] as number) <= value) break
+      a[i] = a[parent] as number
+      i = parent
+    }
+    a[i] = value
+  }
+  pop(): number {
+    const a = this.items
+    const top = a[0] as number
+    const last = a.pop() as number
+    if (a.length > 0) {
+      let i = 0
+      for (;;) {
+        const l = 2 * i + 1
+        if (l >= a.length) break
+        const r = l + 1
+        const c = r < a.length && (a[r] as number) < (a[l] as number) ? r : l
+        if ((a[c] as number) >= last) break
+        a[i] = a[c] as number
+        i = c
+      }
+      a[i] = last
+    }
+    return top
+  }
 }

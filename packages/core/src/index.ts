@@ -5,6 +5,7 @@
 export * as Catalog from "./Catalog.js"
 export * as GraphState from "./GraphState.js"
 export * as LoadedPlugins from "./LoadedPlugins.js"
+export * from "./ManifestValidation.js"
 export * from "./Plugin.js"
 export * from "./PluginManifest.js"
 export * from "./RuntimeContext.js"
