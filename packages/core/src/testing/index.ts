@@ -1,0 +1,5 @@
+/**
+ * @plugboard/core/testing — the shared conformance suites of core's ports, run under vitest
+ * against every implementation. Imports vitest, so it is a separate entry from `@plugboard/core`.
+ */
+export * from "./SessionStoreConformance.js"

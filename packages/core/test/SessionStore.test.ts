@@ -1,0 +1,34 @@
+import { Effect } from "effect"
+import * as Clock from "../src/Clock.js"
+import * as SessionStore from "../src/SessionStore.js"
+import { sessionStoreConformance } from "../src/testing/index.js"
+
+sessionStoreConformance("memory", () => SessionStore.layerMemory)
+
+describe("SessionStore helpers", () => {
+  it("applyPatch never moves lastUpdatedAt backwards", async () => {
+    const record: SessionStore.SessionRecord = {
+      sessionId: "s",
+      title: "t",
+      createdAtMs: 100,
+      updatedAtMs: 500,
+      oracleName: undefined,
+      oracleDid: undefined,
+      lastProcessedCount: 0,
+      userContext: undefined
+    }
+    const next = await Effect.runPromise(SessionStore.applyPatch(record, { title: "u" }, 200))
+    expect(next.updatedAtMs).toBe(500)
+    expect(next.title).toBe("u")
+  })
+
+  it("two memory stores do not share state", async () => {
+    const program = Effect.gen(function* () {
+      const a = yield* SessionStore.makeMemory
+      const b = yield* SessionStore.makeMemory
+      yield* a.create("did:key:x", { sessionId: "s" })
+      return yield* b.get("did:key:x", "s")
+    })
+    expect(await Effect.runPromise(Effect.provide(program, Clock.layer))).toBeUndefined()
+  })
+})
