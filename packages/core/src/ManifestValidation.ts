@@ -50,6 +50,14 @@ const MANIFEST_KEYS = new Set([
 ])
 const EXAMPLE_KEYS = new Set(["user", "thought", "tool", "args"])
 
+/**
+ * Most entries read from one array. Beyond it the manifest is broken, not verbose: the cap keeps
+ * a sparse `length: 1e9` array from hanging boot (a hard error says what was skipped).
+ */
+const MAX_ENTRIES = 1000
+/** Most "unknown field" warnings per object before they are summarised in one line. */
+const MAX_UNKNOWN_KEYS = 20
+
 /** Longest quoted value echoed back in a message; huge strings must not flood the boot log. */
 const MAX_ECHO = 60
 
@@ -90,6 +98,8 @@ class Collector {
   readonly errors: string[] = []
   readonly warnings: string[] = []
   readonly prefix: string
+  /** The uncapped length of the array `length` last measured. */
+  lastLength = 0
   constructor(pluginName: string) {
     this.prefix = `Plugin '${echo(pluginName)}' manifest`
   }
@@ -156,10 +166,18 @@ class Collector {
     return out
   }
 
-  /** An array's length, 0 when a proxy refuses to tell. */
+  /** How many entries of an array to read: 0 when a proxy refuses to tell, capped. */
   length(array: ReadonlyArray<unknown>, path: string): number {
     const length = this.read(array, "length", `${path}.length`)
-    return typeof length === "number" ? length : 0
+    if (typeof length !== "number") return 0
+    this.lastLength = length
+    if (length > MAX_ENTRIES) {
+      this.errors.push(
+        `${this.prefix} field '${path}' has ${length} entries (at most ${MAX_ENTRIES} are accepted; the rest were not checked).`
+      )
+      return MAX_ENTRIES
+    }
+    return length
   }
 
   /** Reads an optional enum field; an unknown value is a hard error and comes back `INVALID`. */
@@ -193,9 +211,19 @@ class Collector {
       )
       return
     }
+    let unknown = 0
     for (const key of keys) {
-      if (!known.has(key))
+      if (known.has(key)) continue
+      unknown++
+      if (unknown <= MAX_UNKNOWN_KEYS) {
         this.warnings.push(`${this.prefix} has unknown field '${pathPrefix}${echo(key)}' (ignored).`)
+      }
+    }
+    if (unknown > MAX_UNKNOWN_KEYS) {
+      const where = pathPrefix === "" ? "" : ` in '${pathPrefix.slice(0, -1)}'`
+      this.warnings.push(
+        `${this.prefix} has ${unknown - MAX_UNKNOWN_KEYS} more unknown fields${where} (ignored).`
+      )
     }
   }
 }
@@ -291,9 +319,10 @@ const validateInto = (manifest: unknown, toolNames: readonly string[] | undefine
   let usable = 0
   let unusable = 0
   if (whenToUse !== undefined && whenToUse !== INVALID) {
-    if (whenToUse.length > ManifestLimits.whenToUseMaxEntries) {
+    const count = c.lastLength
+    if (count > ManifestLimits.whenToUseMaxEntries) {
       c.warnings.push(
-        `${c.prefix} field 'whenToUse' has ${whenToUse.length} entries (recommended at most ${ManifestLimits.whenToUseMaxEntries}).`
+        `${c.prefix} field 'whenToUse' has ${count} entries (recommended at most ${ManifestLimits.whenToUseMaxEntries}).`
       )
     }
     for (let i = 0; i < whenToUse.length; i++) {
@@ -347,7 +376,7 @@ const validateInto = (manifest: unknown, toolNames: readonly string[] | undefine
     if (!Array.isArray(examples)) {
       c.wrongType("examples", "an array", examples)
     } else {
-      const known = toolNames === undefined ? undefined : new Set(toolNames)
+      const known = Array.isArray(toolNames) ? new Set<unknown>(toolNames) : undefined
       const length = c.length(examples, "examples")
       for (let i = 0; i < length; i++) {
         const tool = validateExample(c.read(examples, String(i), `examples[${i}]`), i, c)
