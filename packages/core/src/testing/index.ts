@@ -3,3 +3,5 @@
  * against every implementation. Imports vitest, so it is a separate entry from `@plugboard/core`.
  */
 export * from "./SessionStoreConformance.js"
+export * as CreditLedgerConformance from "./CreditLedgerConformance.js"
+export * from "./Factory.js"
