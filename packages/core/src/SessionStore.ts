@@ -277,11 +277,26 @@ export const applyPatch = (
     }
   })
 
-/** Orders records newest activity first: `updatedAtMs` desc, `createdAtMs` desc, id asc. */
+/**
+ * Compares strings by Unicode code point — the order SQLite's BINARY collation gives UTF-8
+ * text — rather than JavaScript's UTF-16 code-unit order, so every store sorts ids alike.
+ */
+export const compareCodePoints = (a: string, b: string): number => {
+  let i = 0
+  let j = 0
+  while (i < a.length && j < b.length) {
+    const x = a.codePointAt(i)!
+    const y = b.codePointAt(j)!
+    if (x !== y) return x < y ? -1 : 1
+    i += x > 0xffff ? 2 : 1
+    j += y > 0xffff ? 2 : 1
+  }
+  return i < a.length ? 1 : j < b.length ? -1 : 0
+}
+
+/** Orders records newest activity first: `updatedAtMs` desc, `createdAtMs` desc, id by code point. */
 export const compareRecords = (a: SessionRecord, b: SessionRecord): number =>
-  b.updatedAtMs - a.updatedAtMs ||
-  b.createdAtMs - a.createdAtMs ||
-  (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0)
+  b.updatedAtMs - a.updatedAtMs || b.createdAtMs - a.createdAtMs || compareCodePoints(a.sessionId, b.sessionId)
 
 const notFound = (sessionId: string) =>
   new SessionStoreError({ reason: "NotFound", message: `Session '${sessionId}' not found` })

@@ -1,4 +1,5 @@
 import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
 import * as Clock from "../src/Clock.js"
 import * as SessionStore from "../src/SessionStore.js"
 import { sessionStoreConformance } from "../src/testing/index.js"

@@ -201,12 +201,16 @@ export const sessionStoreConformance = (name: string, factory: SessionStoreFacto
     )
 
     test(
-      "equal times order by createdAt desc, then id ascending",
+      "equal times order by createdAt desc, then id by code point",
       Effect.gen(function* () {
         const s = yield* store
-        for (const id of ["b", "c", "a"]) yield* s.create("did:key:alice", { sessionId: id })
+        // U+E000 sorts before an astral character by code point (SQLite's order), after it by
+        // UTF-16 code unit (JavaScript's `<`): every store must use the former.
+        for (const id of ["b", "\u{1F600}", "c", "\uE000", "a"]) {
+          yield* s.create("did:key:alice", { sessionId: id })
+        }
         const page = yield* s.list("did:key:alice")
-        expect(page.sessions.map((x) => x.sessionId)).toEqual(["a", "b", "c"])
+        expect(page.sessions.map((x) => x.sessionId)).toEqual(["a", "b", "c", "\uE000", "\u{1F600}"])
       })
     )
 

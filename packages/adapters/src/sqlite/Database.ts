@@ -1,0 +1,317 @@
+/**
+ * One plugboard SQLite database file: opening it safely (pragmas, schema, a health check),
+ * cached prepared statements, and transactions that never surface `SQLITE_BUSY`.
+ *
+ * Why better-sqlite3 directly and not `@effect/sql-sqlite-node`: LangGraph's
+ * `BaseCheckpointSaver` is a Promise API called many times per turn, and its reference saver
+ * is synchronous better-sqlite3. A synchronous transaction cannot interleave with another one
+ * of the same process (no await inside it), so in-process writers need no lock at all;
+ * `@effect/sql` would put a fiber, a scope and a connection semaphore around every statement
+ * (it wraps the same better-sqlite3 underneath) and gives no access to `db.backup()` or
+ * `transaction().immediate()`, which the Matrix sync and the busy-free writes need. Effect
+ * stays at the edges: the session store and the registry's layers.
+ */
+import { existsSync, linkSync, renameSync, unlinkSync } from "node:fs"
+import BetterSqlite3 from "better-sqlite3"
+import { isBusy, isCorruption, SqliteOpenError, SqliteStorageError, sqliteCode } from "./errors.js"
+
+/** The schema version this code writes (`PRAGMA user_version`). */
+export const SCHEMA_VERSION = 1
+
+/** How to open a database file. */
+export interface DatabaseOptions {
+  /** Path of the file (created when missing). */
+  readonly filename: string
+  /**
+   * How long SQLite itself waits for another process's lock before returning BUSY (default
+   * 200 ms). Kept short because it blocks the event loop; longer waits are async retries.
+   */
+  readonly busyTimeoutMs?: number | undefined
+  /** Total time a write keeps retrying a busy database before failing `Busy` (default 30 s). */
+  readonly busyRetryMs?: number | undefined
+  /**
+   * `NORMAL` (default) survives a process crash with every committed transaction (WAL), and
+   * can lose the last commits only on power loss; `FULL` fsyncs every commit.
+   */
+  readonly synchronous?: "NORMAL" | "FULL" | undefined
+  /** Health check on open: `quick` runs `PRAGMA quick_check` (default); `none` skips it. */
+  readonly verify?: "quick" | "none" | undefined
+  /** When set, the file records this owner on first open and refuses another owner later. */
+  readonly ownerDid?: string | undefined
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS checkpoints (
+  thread_id TEXT NOT NULL,
+  checkpoint_ns TEXT NOT NULL DEFAULT '',
+  checkpoint_id TEXT NOT NULL,
+  parent_checkpoint_id TEXT,
+  type TEXT NOT NULL,
+  checkpoint BLOB NOT NULL,
+  channel_versions TEXT NOT NULL,
+  metadata_type TEXT NOT NULL,
+  metadata BLOB NOT NULL,
+  needs_ancestors INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+);
+CREATE TABLE IF NOT EXISTS blobs (
+  thread_id TEXT NOT NULL,
+  checkpoint_ns TEXT NOT NULL DEFAULT '',
+  channel TEXT NOT NULL,
+  version TEXT NOT NULL,
+  type TEXT NOT NULL,
+  value BLOB,
+  PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+);
+CREATE TABLE IF NOT EXISTS writes (
+  thread_id TEXT NOT NULL,
+  checkpoint_ns TEXT NOT NULL DEFAULT '',
+  checkpoint_id TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  channel TEXT NOT NULL,
+  type TEXT NOT NULL,
+  value BLOB,
+  task_path TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+);
+CREATE TABLE IF NOT EXISTS sessions (
+  session_id TEXT PRIMARY KEY,
+  title TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  oracle_name TEXT,
+  oracle_did TEXT,
+  last_processed_count INTEGER NOT NULL DEFAULT 0,
+  user_context TEXT
+);
+CREATE INDEX IF NOT EXISTS sessions_by_activity ON sessions (updated_at DESC, created_at DESC, session_id);
+CREATE TABLE IF NOT EXISTS plugboard_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+`
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** An open plugboard database. Not shared across processes' memory; one per file per registry. */
+export class Database {
+  /** The better-sqlite3 handle (for `backup()` and diagnostics). */
+  readonly db: BetterSqlite3.Database
+  readonly filename: string
+  private readonly busyRetryMs: number
+  private readonly statements = new Map<string, BetterSqlite3.Statement>()
+  private closed = false
+
+  private constructor(db: BetterSqlite3.Database, filename: string, busyRetryMs: number) {
+    this.db = db
+    this.filename = filename
+    this.busyRetryMs = busyRetryMs
+  }
+
+  /**
+   * Opens (creating when missing) and checks a database. Throws `SqliteOpenError` for a file
+   * that is not a usable database; it never modifies or removes such a file.
+   */
+  static open(options: DatabaseOptions): Database {
+    const { filename } = options
+    let db: BetterSqlite3.Database | undefined
+    try {
+      db = new BetterSqlite3(filename)
+      // Set first: every later statement may need to wait for another process.
+      db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 200))}`)
+      const version = db.pragma("user_version", { simple: true }) as number
+      if (version > SCHEMA_VERSION) {
+        throw new SqliteOpenError({
+          reason: "SchemaTooNew",
+          path: filename,
+          message: `schema version ${version} is newer than this code's ${SCHEMA_VERSION}`
+        })
+      }
+      if (version === 0 && tableCount(db) === 0) {
+        // auto_vacuum must be chosen before the first table exists.
+        db.pragma("auto_vacuum = INCREMENTAL")
+      }
+      const mode = db.pragma("journal_mode = WAL", { simple: true })
+      if (mode !== "wal") throw new Error(`could not enable WAL (journal_mode=${String(mode)})`)
+      db.pragma(`synchronous = ${options.synchronous ?? "NORMAL"}`)
+      if ((options.verify ?? "quick") === "quick") {
+        const rows = db.pragma("quick_check") as Array<{ quick_check: string }>
+        if (rows.length !== 1 || rows[0]?.quick_check !== "ok") {
+          throw new SqliteOpenError({
+            reason: "Corrupt",
+            path: filename,
+            message: `quick_check failed: ${rows
+              .slice(0, 3)
+              .map((r) => r.quick_check)
+              .join("; ")}`
+          })
+        }
+      }
+      if (version < SCHEMA_VERSION) {
+        db.transaction(() => {
+          db!.exec(SCHEMA)
+          db!.pragma(`user_version = ${SCHEMA_VERSION}`)
+        }).immediate()
+      }
+      if (options.ownerDid !== undefined) checkOwner(db, filename, options.ownerDid)
+      return new Database(db, filename, options.busyRetryMs ?? 30_000)
+    } catch (error) {
+      try {
+        db?.close()
+      } catch {
+        // Closing a handle on a broken file can fail too; the open error is what matters.
+      }
+      throw toOpenError(filename, error)
+    }
+  }
+
+  /** True once `close()` ran. */
+  get isClosed(): boolean {
+    return this.closed
+  }
+
+  /** A prepared statement for `sql`, prepared once per connection. */
+  statement(sql: string): BetterSqlite3.Statement {
+    let stmt = this.statements.get(sql)
+    if (stmt === undefined) {
+      stmt = this.db.prepare(sql)
+      this.statements.set(sql, stmt)
+    }
+    return stmt
+  }
+
+  /**
+   * Runs `fn` in an IMMEDIATE transaction (the write lock is taken up front, so a lock upgrade
+   * can never deadlock into BUSY). If another process holds the lock, retries asynchronously
+   * with jittered backoff for up to `busyRetryMs`, never blocking the event loop for longer
+   * than `busyTimeoutMs` per attempt.
+   */
+  async write<T>(fn: () => T): Promise<T> {
+    return this.retrying(() => this.db.transaction(fn).immediate())
+  }
+
+  /** Runs a read (retried like a write in the rare cases a reader sees BUSY, e.g. recovery). */
+  async read<T>(fn: () => T): Promise<T> {
+    return this.retrying(fn)
+  }
+
+  private async retrying<T>(attempt: () => T): Promise<T> {
+    const deadline = Date.now() + this.busyRetryMs
+    for (let n = 0; ; n++) {
+      if (this.closed)
+        throw new SqliteStorageError({ reason: "Closed", message: `${this.filename} is closed` })
+      try {
+        return attempt()
+      } catch (error) {
+        if (!isBusy(error)) throw toStorageError(error)
+        if (Date.now() >= deadline) {
+          throw new SqliteStorageError({
+            reason: "Busy",
+            message: `${this.filename} stayed locked for ${this.busyRetryMs} ms`,
+            cause: error
+          })
+        }
+        await sleep(Math.min(100, 2 + 2 ** Math.min(n, 6)) * (0.5 + Math.random()))
+      }
+    }
+  }
+
+  /** Frees up to `pages` unused pages back to the file system (auto_vacuum=INCREMENTAL). */
+  incrementalVacuum(pages = 1000): void {
+    this.db.pragma(`incremental_vacuum(${Math.max(1, Math.trunc(pages))})`)
+  }
+
+  /** Runs `PRAGMA integrity_check`; returns its messages (`["ok"]` when sound). */
+  integrityCheck(): Array<string> {
+    return (this.db.pragma("integrity_check") as Array<{ integrity_check: string }>).map(
+      (r) => r.integrity_check
+    )
+  }
+
+  /** Closes the connection (idempotent). Checkpoints the WAL into the main file first. */
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    this.statements.clear()
+    this.db.close()
+  }
+}
+
+const tableCount = (db: BetterSqlite3.Database): number =>
+  (db.prepare("SELECT count(*) AS n FROM sqlite_schema").get() as { n: number }).n
+
+const checkOwner = (db: BetterSqlite3.Database, filename: string, ownerDid: string) => {
+  const row = db.prepare("SELECT value FROM plugboard_meta WHERE key = 'owner_did'").get() as
+    | { value: string }
+    | undefined
+  if (row === undefined) {
+    db.prepare("INSERT OR IGNORE INTO plugboard_meta (key, value) VALUES ('owner_did', ?)").run(ownerDid)
+  } else if (row.value !== ownerDid) {
+    throw new SqliteOpenError({
+      reason: "OwnerMismatch",
+      path: filename,
+      message: "the database records a different owner DID"
+    })
+  }
+}
+
+const toOpenError = (filename: string, error: unknown): SqliteOpenError => {
+  if (error instanceof SqliteOpenError) return error
+  const code = sqliteCode(error)
+  const detail = error instanceof Error ? error.message : String(error)
+  const reason =
+    code === "SQLITE_NOTADB" ? "NotADatabase" : code?.startsWith("SQLITE_CORRUPT") ? "Corrupt" : "Unreadable"
+  return new SqliteOpenError({
+    reason,
+    path: filename,
+    message: `${code ?? "error"}: ${detail}`,
+    cause: error
+  })
+}
+
+/** Wraps a driver error into a `SqliteStorageError` when it is one we classify. */
+export const toStorageError = (error: unknown): unknown => {
+  if (isCorruption(error)) {
+    return new SqliteStorageError({
+      reason: "Corrupt",
+      message: error instanceof Error ? error.message : String(error),
+      cause: error
+    })
+  }
+  return error
+}
+
+/** The sidecar files SQLite may keep next to a database. */
+export const SIDE_FILES = ["-wal", "-shm", "-journal"] as const
+
+/**
+ * Moves a bad database (and its WAL/SHM/journal sidecars, which belong to it and must never
+ * be replayed into a fresh file) to `<file>.corrupt-<timestamp>[-n]`. Uses link+unlink so an
+ * existing file is never overwritten; nothing is deleted. Returns the new path of the main
+ * file, or `undefined` when there was no file to move.
+ */
+export const moveAside = (filename: string, now: Date = new Date()): string | undefined => {
+  if (!existsSync(filename)) return undefined
+  const stamp = now.toISOString().replace(/[:.]/g, "-")
+  for (let n = 0; n < 1000; n++) {
+    const base = `${filename}.corrupt-${stamp}${n === 0 ? "" : `-${n}`}`
+    if ([base, ...SIDE_FILES.map((s) => base + s)].some((p) => existsSync(p))) continue
+    moveNoClobber(filename, base)
+    for (const side of SIDE_FILES) {
+      if (existsSync(filename + side)) moveNoClobber(filename + side, base + side)
+    }
+    return base
+  }
+  throw new Error(`cannot find a free name to move ${filename} aside`)
+}
+
+const moveNoClobber = (from: string, to: string) => {
+  try {
+    linkSync(from, to) // fails with EEXIST rather than overwrite
+    unlinkSync(from)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === "EEXIST") throw error
+    // File systems without hard links: a rename after the existence check above.
+    if (existsSync(to)) throw error
+    renameSync(from, to)
+  }
+}

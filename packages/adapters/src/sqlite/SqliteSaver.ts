@@ -1,0 +1,429 @@
+/**
+ * A LangGraph checkpoint saver on SQLite.
+ *
+ * Storage layout (after LangGraph's Postgres saver): a checkpoint row holds the checkpoint
+ * without its channel values; each channel value is a blob keyed by (channel, version) and
+ * written only when `newVersions` says the channel changed. A checkpoint's values are the
+ * blobs its `channel_versions` point at, so an unchanged channel (a long `messages` list
+ * while a tool runs) is stored once, not once per step. Pending writes live in `writes`.
+ *
+ * Every method serialises with the saver's `serde` first (async), then runs one synchronous
+ * better-sqlite3 transaction, so a transaction never spans an await.
+ */
+import type { RunnableConfig } from "@langchain/core/runnables"
+import {
+  BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  maxChannelVersion,
+  type PendingWrite,
+  type SerializerProtocol,
+  TASKS,
+  WRITES_IDX_MAP
+} from "@langchain/langgraph-checkpoint"
+import { Database, type DatabaseOptions } from "./Database.js"
+import { SqliteStorageError } from "./errors.js"
+import { prune, type RetentionOptions, validateRetention } from "./Retention.js"
+
+/** Where a saver gets its connection: a fixed file, or a per-user registry's lease. */
+export interface SaverBackend {
+  /** Runs a read against the database. */
+  readonly read: <T>(fn: (db: Database) => T) => Promise<T>
+  /** Runs `fn` in one write transaction. */
+  readonly write: <T>(fn: (db: Database) => T) => Promise<T>
+}
+
+/** Options of `SqliteSaver`. */
+export interface SqliteSaverOptions {
+  /** Keep only the newest checkpoints of each thread; absent = keep everything. */
+  readonly retention?: RetentionOptions | undefined
+  /** A custom serializer (default: LangGraph's JsonPlusSerializer). */
+  readonly serde?: SerializerProtocol | undefined
+}
+
+interface CheckpointRow {
+  thread_id: string
+  checkpoint_ns: string
+  checkpoint_id: string
+  parent_checkpoint_id: string | null
+  type: string
+  checkpoint: Uint8Array
+  channel_versions: string
+  metadata_type: string
+  metadata: Uint8Array | string
+}
+
+interface ValueRow {
+  channel: string
+  type: string
+  value: Uint8Array | null
+}
+
+interface WriteRow extends ValueRow {
+  task_id: string
+}
+
+const COLUMNS =
+  "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, channel_versions, metadata_type, metadata"
+const SQL = {
+  byId: `SELECT ${COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`,
+  latest: `SELECT ${COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1`,
+  // CROSS JOIN pins json_each as the outer loop, so each blob is a primary-key lookup instead
+  // of a scan of every blob of the thread (the planner has no statistics for json_each).
+  blobs: `SELECT b.channel, b.type, b.value FROM json_each(?) AS j
+    CROSS JOIN blobs AS b ON b.thread_id = ? AND b.checkpoint_ns = ? AND b.channel = j.key AND b.version = j.value`,
+  writes: `SELECT task_id, channel, type, value FROM writes
+    WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx`,
+  sends: `SELECT task_id, channel, type, value FROM writes
+    WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND channel = '${TASKS}'
+    ORDER BY task_path, task_id, idx`,
+  insertCheckpoint: `INSERT OR REPLACE INTO checkpoints (${COLUMNS}, needs_ancestors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  insertBlob: `INSERT OR REPLACE INTO blobs (thread_id, checkpoint_ns, channel, version, type, value) VALUES (?, ?, ?, ?, ?, ?)`,
+  insertWrite: `INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  replaceWrite: `INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  deleteCheckpoints: "DELETE FROM checkpoints WHERE thread_id = ?",
+  deleteBlobs: "DELETE FROM blobs WHERE thread_id = ?",
+  deleteWrites: "DELETE FROM writes WHERE thread_id = ?"
+} as const
+
+const LIST_PAGE = 64
+const decoder = new TextDecoder()
+
+const invalid = (message: string) => new SqliteStorageError({ reason: "InvalidInput", message })
+
+/**
+ * Versions as text, the key blobs are stored under (a number and its string must match the
+ * same blob, and SQLite compares by type).
+ */
+const versionsText = (versions: ChannelVersions): string => {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(versions)) out[k] = String(v)
+  return JSON.stringify(out)
+}
+
+/** JSON-path segment for a metadata key (quoted, so dots and spaces are literal). */
+const jsonPathFor = (key: string): string | undefined => (/["\\]/.test(key) ? undefined : `$."${key}"`)
+
+/** The LangGraph checkpoint saver on SQLite. */
+export class SqliteSaver extends BaseCheckpointSaver {
+  private readonly backend: SaverBackend
+  private readonly retention: RetentionOptions | undefined
+  private readonly putsSincePrune = new Map<string, number>()
+
+  constructor(backend: SaverBackend, options?: SqliteSaverOptions) {
+    super(options?.serde)
+    this.backend = backend
+    this.retention = options?.retention === undefined ? undefined : validateRetention(options.retention)
+  }
+
+  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const threadId = config.configurable?.thread_id
+    if (threadId === undefined || threadId === null) return undefined
+    const ns: string = config.configurable?.checkpoint_ns ?? ""
+    const checkpointId: string | undefined = config.configurable?.checkpoint_id
+    const loaded = await this.backend.read((db) => {
+      const row = (
+        checkpointId
+          ? db.statement(SQL.byId).get(String(threadId), ns, checkpointId)
+          : db.statement(SQL.latest).get(String(threadId), ns)
+      ) as CheckpointRow | undefined
+      return row === undefined ? undefined : this.loadRelated(db, row)
+    })
+    if (loaded === undefined) return undefined
+    const tuple = await this.toTuple(loaded)
+    // A caller that named the checkpoint gets its own config back, as LangGraph's savers do.
+    return checkpointId ? { ...tuple, config } : tuple
+  }
+
+  override async *list(
+    config: RunnableConfig,
+    options?: CheckpointListOptions
+  ): AsyncGenerator<CheckpointTuple> {
+    const { limit, before, filter } = options ?? {}
+    const where: Array<string> = []
+    const args: Array<unknown> = []
+    const threadId = config.configurable?.thread_id
+    if (threadId !== undefined && threadId !== null && threadId !== "") {
+      where.push("thread_id = ?")
+      args.push(String(threadId))
+    }
+    const ns = config.configurable?.checkpoint_ns
+    if (ns !== undefined && ns !== null) {
+      where.push("checkpoint_ns = ?")
+      args.push(ns)
+    }
+    if (config.configurable?.checkpoint_id) {
+      where.push("checkpoint_id = ?")
+      args.push(config.configurable.checkpoint_id)
+    }
+    if (before?.configurable?.checkpoint_id !== undefined) {
+      where.push("checkpoint_id < ?")
+      args.push(before.configurable.checkpoint_id)
+    }
+    const filters = Object.entries(filter ?? {}).filter(([, v]) => v !== undefined)
+    for (const [key, value] of filters) {
+      const path = jsonPathFor(key)
+      if (path === undefined) continue // checked below, in JavaScript
+      where.push("(metadata_type <> 'json' OR metadata -> ? = ?)")
+      args.push(path, JSON.stringify(value))
+    }
+    let remaining = limit !== undefined && limit > 0 ? Math.trunc(limit) : Number.POSITIVE_INFINITY
+    if (limit !== undefined && limit <= 0) return
+    // Paged by the full key so a long history is never read into memory at once, and the
+    // statement is never left open across a yield (the connection stays usable).
+    let cursor: [string, string, string] | undefined
+    while (remaining > 0) {
+      const pageWhere =
+        cursor === undefined ? where : [...where, "(checkpoint_id, thread_id, checkpoint_ns) < (?, ?, ?)"]
+      const sql = `SELECT ${COLUMNS} FROM checkpoints${pageWhere.length > 0 ? ` WHERE ${pageWhere.join(" AND ")}` : ""}
+        ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC LIMIT ${LIST_PAGE}`
+      const pageArgs = cursor === undefined ? args : [...args, ...cursor]
+      const page = await this.backend.read((db) =>
+        (db.statement(sql).all(...pageArgs) as Array<CheckpointRow>).map((row) => this.loadRelated(db, row))
+      )
+      for (const loaded of page) {
+        const tuple = await this.toTuple(loaded)
+        if (
+          !filters.every(
+            ([k, v]) => JSON.stringify(tuple.metadata?.[k as keyof CheckpointMetadata]) === JSON.stringify(v)
+          )
+        )
+          continue
+        yield tuple
+        if (--remaining <= 0) return
+      }
+      if (page.length < LIST_PAGE) return
+      const last = page[page.length - 1]!.row
+      cursor = [last.checkpoint_id, last.thread_id, last.checkpoint_ns]
+    }
+  }
+
+  override async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions
+  ): Promise<RunnableConfig> {
+    if (config.configurable === undefined) throw invalid("put: config.configurable is missing")
+    const threadId = config.configurable.thread_id
+    if (threadId === undefined || threadId === null || threadId === "") {
+      throw invalid('put: config.configurable is missing "thread_id"')
+    }
+    const ns: string = config.configurable.checkpoint_ns ?? ""
+    const parentId: string | undefined = config.configurable.checkpoint_id
+    const values = (checkpoint.channel_values ?? {}) as Record<string, unknown>
+    const { channel_values: _values, ...rest } = checkpoint
+    const skeleton = { ...rest, channel_values: {} }
+    const blobKeys = Object.keys(newVersions ?? {})
+    const [[type, bytes], [metaType, metaBytes], blobs] = await Promise.all([
+      this.serde.dumpsTyped(skeleton),
+      this.serde.dumpsTyped(metadata),
+      Promise.all(
+        blobKeys.map((channel) =>
+          Object.hasOwn(values, channel)
+            ? this.serde.dumpsTyped(values[channel])
+            : Promise.resolve(["empty", null] as const)
+        )
+      )
+    ])
+    const counters = (metadata as Record<string, unknown> | undefined)?.counters_since_delta_snapshot
+    const needsAncestors =
+      typeof counters === "object" && counters !== null && Object.keys(counters).length > 0 ? 1 : 0
+    const thread = String(threadId)
+    await this.backend.write((db) => {
+      const insertBlob = db.statement(SQL.insertBlob)
+      for (let i = 0; i < blobKeys.length; i++) {
+        const channel = blobKeys[i]!
+        const [blobType, blob] = blobs[i]!
+        insertBlob.run(thread, ns, channel, String(newVersions[channel]), blobType, blob)
+      }
+      db.statement(SQL.insertCheckpoint).run(
+        thread,
+        ns,
+        checkpoint.id,
+        parentId ?? null,
+        type,
+        bytes,
+        versionsText(checkpoint.channel_versions ?? {}),
+        metaType,
+        metaType === "json" ? decoder.decode(metaBytes) : metaBytes,
+        needsAncestors
+      )
+    })
+    if (this.retention !== undefined) await this.maybePrune(thread, ns)
+    return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } }
+  }
+
+  override async putWrites(
+    config: RunnableConfig,
+    writes: Array<PendingWrite>,
+    taskId: string,
+    taskPath?: string
+  ): Promise<void> {
+    const threadId = config.configurable?.thread_id
+    const checkpointId = config.configurable?.checkpoint_id
+    if (threadId === undefined || threadId === null || threadId === "") {
+      throw invalid('putWrites: config.configurable is missing "thread_id"')
+    }
+    if (checkpointId === undefined || checkpointId === null || checkpointId === "") {
+      throw invalid('putWrites: config.configurable is missing "checkpoint_id"')
+    }
+    const ns: string = config.configurable?.checkpoint_ns ?? ""
+    const serialized = await Promise.all(writes.map(([, value]) => this.serde.dumpsTyped(value)))
+    await this.backend.write((db) => {
+      const ignore = db.statement(SQL.insertWrite)
+      const replace = db.statement(SQL.replaceWrite)
+      writes.forEach(([channel], i) => {
+        const special = WRITES_IDX_MAP[channel]
+        const idx = special ?? i
+        const [type, value] = serialized[i]!
+        // Special writes (errors, interrupts) replace; ordinary ones are write-once per task.
+        ;(special !== undefined ? replace : ignore).run(
+          String(threadId),
+          ns,
+          checkpointId,
+          taskId,
+          idx,
+          channel,
+          type,
+          value,
+          taskPath ?? ""
+        )
+      })
+    })
+  }
+
+  override async deleteThread(threadId: string): Promise<void> {
+    const thread = String(threadId)
+    await this.backend.write((db) => {
+      db.statement(SQL.deleteCheckpoints).run(thread)
+      db.statement(SQL.deleteBlobs).run(thread)
+      db.statement(SQL.deleteWrites).run(thread)
+    })
+    for (const key of this.putsSincePrune.keys())
+      if (key.startsWith(`${thread}\u0000`)) this.putsSincePrune.delete(key)
+  }
+
+  /**
+   * Applies the retention policy to one thread (all namespaces when `ns` is omitted), or to
+   * every thread when `threadId` is omitted. Returns how many checkpoints were removed.
+   */
+  async prune(threadId?: string, ns?: string): Promise<number> {
+    if (this.retention === undefined) return 0
+    const retention = this.retention
+    return this.backend.write((db) => prune(db, retention, threadId, ns))
+  }
+
+  private async maybePrune(thread: string, ns: string): Promise<void> {
+    const key = `${thread}\u0000${ns}`
+    const n = (this.putsSincePrune.get(key) ?? 0) + 1
+    if (n < (this.retention?.pruneEvery ?? 10)) {
+      this.putsSincePrune.set(key, n)
+      return
+    }
+    this.putsSincePrune.set(key, 0)
+    await this.prune(thread, ns)
+  }
+
+  /** Reads the blobs, pending writes and (old format) parent sends a row needs. */
+  private loadRelated(db: Database, row: CheckpointRow) {
+    const blobs = db
+      .statement(SQL.blobs)
+      .all(row.channel_versions, row.thread_id, row.checkpoint_ns) as Array<ValueRow>
+    const writes = db
+      .statement(SQL.writes)
+      .all(row.thread_id, row.checkpoint_ns, row.checkpoint_id) as Array<WriteRow>
+    return { row, blobs, writes }
+  }
+
+  private async toTuple(loaded: ReturnType<SqliteSaver["loadRelated"]>): Promise<CheckpointTuple> {
+    const { row, blobs, writes } = loaded
+    const [checkpoint, metadata, values, pendingWrites] = await Promise.all([
+      this.serde.loadsTyped(row.type, row.checkpoint) as Promise<Checkpoint>,
+      this.serde.loadsTyped(row.metadata_type, row.metadata) as Promise<CheckpointMetadata>,
+      Promise.all(
+        blobs
+          .filter((b) => b.type !== "empty")
+          .map(async (b) => [b.channel, await this.serde.loadsTyped(b.type, b.value ?? "")] as const)
+      ),
+      Promise.all(
+        writes.map(
+          async (w): Promise<CheckpointPendingWrite> => [
+            w.task_id,
+            w.channel,
+            await this.serde.loadsTyped(w.type, w.value ?? "")
+          ]
+        )
+      )
+    ])
+    checkpoint.channel_values = Object.fromEntries(values)
+    if (checkpoint.v < 4 && row.parent_checkpoint_id !== null) {
+      // Before format v4, pending sends lived on the parent's writes; migrate them on read.
+      const parentId = row.parent_checkpoint_id
+      const sends = await this.backend.read(
+        (db) => db.statement(SQL.sends).all(row.thread_id, row.checkpoint_ns, parentId) as Array<WriteRow>
+      )
+      checkpoint.channel_values[TASKS] = await Promise.all(
+        sends.map((s) => this.serde.loadsTyped(s.type, s.value ?? ""))
+      )
+      const versions = Object.values(checkpoint.channel_versions)
+      checkpoint.channel_versions[TASKS] =
+        versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined)
+    }
+    const tuple: CheckpointTuple = {
+      config: {
+        configurable: {
+          thread_id: row.thread_id,
+          checkpoint_ns: row.checkpoint_ns,
+          checkpoint_id: row.checkpoint_id
+        }
+      },
+      checkpoint,
+      metadata,
+      pendingWrites
+    }
+    if (row.parent_checkpoint_id !== null) {
+      tuple.parentConfig = {
+        configurable: {
+          thread_id: row.thread_id,
+          checkpoint_ns: row.checkpoint_ns,
+          checkpoint_id: row.parent_checkpoint_id
+        }
+      }
+    }
+    return tuple
+  }
+}
+
+/** Options of `makeSqliteSaver`: the file, how to open it, and the saver's own options. */
+export interface MakeSqliteSaverOptions extends DatabaseOptions, SqliteSaverOptions {}
+
+/** A saver and the database it owns; `close()` releases the file. */
+export interface OwnedSqliteSaver extends SqliteSaver {
+  /** The open database (for `backup()`, `integrityCheck()`, diagnostics). */
+  readonly database: Database
+  /** Closes the database. The saver must not be used afterwards. */
+  close(): void
+}
+
+/**
+ * A saver on one database file, for callers without Effect (the conformance suite, a
+ * script). Opens synchronously; throws `SqliteOpenError` when the file is not usable.
+ */
+export const makeSqliteSaver = (options: MakeSqliteSaverOptions): OwnedSqliteSaver => {
+  const database = Database.open(options)
+  const saver = new SqliteSaver(
+    {
+      read: async (fn) => database.read(() => fn(database)),
+      write: async (fn) => database.write(() => fn(database))
+    },
+    options
+  ) as SqliteSaver & { database: Database; close(): void }
+  Object.defineProperty(saver, "database", { value: database, enumerable: false })
+  saver.close = () => database.close()
+  return saver
+}
