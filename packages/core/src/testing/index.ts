@@ -5,3 +5,4 @@
 export * from "./SessionStoreConformance.js"
 export * as CreditLedgerConformance from "./CreditLedgerConformance.js"
 export * from "./Factory.js"
+export * as RateLimiterConformance from "./RateLimiterConformance.js"
