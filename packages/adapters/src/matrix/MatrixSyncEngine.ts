@@ -1,0 +1,527 @@
+/**
+ * Background replication of per-user SQLite databases to Matrix.
+ *
+ * - `scheduleSync(did)` after a turn: debounced; a periodic tick re-schedules every known user.
+ *   A sync takes an online backup under the user's write lock (the only step that holds it),
+ *   skips the upload when the content hash is unchanged, uploads the gzip as media and points the
+ *   user's `org.plugboard.snapshot` state event at it.
+ * - `restore(did)` on a host without the user's database: download, verify, link into place.
+ * - Failures never reach the caller of `scheduleSync`: they are logged and retried with bounded
+ *   exponential backoff. `flush(deadlineMs)` pushes pending work out before shutdown.
+ *
+ * Safety rule: a database is uploaded only over the snapshot it descends from (`SyncLedger`), and
+ * never while that user's restore is pending or failed, so a transient homeserver error cannot
+ * make an empty database replace a good backup, locally or in the room.
+ */
+import { existsSync, linkSync, mkdirSync, rmSync } from "node:fs"
+import { rm } from "node:fs/promises"
+import { dirname } from "node:path"
+import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
+import { takeSnapshot, verifySnapshot } from "./Snapshot.js"
+import { SNAPSHOT_SCHEMA_VERSION, type SnapshotPointer } from "./SnapshotPointer.js"
+import type { SnapshotStore } from "./SnapshotStore.js"
+import { readLedger, writeLedger } from "./SyncLedger.js"
+import type { UserDatabases } from "./UserDatabases.js"
+
+/** Where the engine reports; each call is one line. */
+export interface SyncLogger {
+  readonly info: (message: string) => void
+  readonly warn: (message: string) => void
+  readonly error: (message: string) => void
+}
+
+/** Logs to the console with a `[matrix-sync]` prefix. */
+export const consoleSyncLogger: SyncLogger = {
+  info: (m) => console.info(`[matrix-sync] ${m}`),
+  warn: (m) => console.warn(`[matrix-sync] ${m}`),
+  error: (m) => console.error(`[matrix-sync] ${m}`)
+}
+
+/** Result of one sync attempt that did not fail. */
+export type SyncOutcome =
+  | {
+      readonly _tag: "Uploaded"
+      readonly sha256: string
+      readonly size: number
+      readonly compressedSize: number
+      readonly mxc: string
+    }
+  | { readonly _tag: "Unchanged"; readonly sha256: string }
+  | { readonly _tag: "NoLocalDatabase" }
+  | {
+      readonly _tag: "Refused"
+      readonly reason: "RestorePending" | "RestoreFailed" | "Diverged" | "RemoteUnreadable"
+      readonly message: string
+    }
+
+/** Result of a restore. `Unavailable` and `Rejected` keep uploads of this user blocked. */
+export type RestoreOutcome =
+  | { readonly _tag: "LocalPresent" }
+  | { readonly _tag: "NoBackup" }
+  | { readonly _tag: "Restored"; readonly sha256: string; readonly size: number }
+  | { readonly _tag: "Unavailable"; readonly message: string }
+  | { readonly _tag: "Rejected"; readonly message: string }
+
+/** Where a user's restore stands. Uploads are refused while `pending` or `failed`. */
+export type RestoreStatus = "unknown" | "pending" | "failed" | "resolved"
+
+/** Result of `flush`. */
+export interface FlushReport {
+  readonly synced: ReadonlyArray<{ readonly did: string; readonly outcome: SyncOutcome }>
+  readonly failed: ReadonlyArray<{ readonly did: string; readonly error: string }>
+  readonly timedOut: ReadonlyArray<string>
+}
+
+/** Options of the engine. Times in milliseconds. */
+export interface MatrixSyncEngineOptions {
+  readonly store: SnapshotStore
+  readonly databases: UserDatabases
+  /** Quiet period after the last `scheduleSync` before syncing. Default 2,000. */
+  readonly debounceMs?: number
+  /** Period of the tick that re-syncs every known user (unchanged ones cost a backup + hash). 0 disables. Default 600,000. */
+  readonly intervalMs?: number
+  /** Retry backoff: `baseMs * 2^(n-1)`, capped at `maxMs`; after `maxAttempts` wait for the next schedule. */
+  readonly retry?: { readonly baseMs?: number; readonly maxMs?: number; readonly maxAttempts?: number }
+  /** Largest snapshot accepted on restore (uncompressed). Default 4 GiB. */
+  readonly maxSnapshotBytes?: number
+  /** Directory for backup temp files. Default: the database's directory. */
+  readonly workDirectory?: string
+  readonly logger?: SyncLogger
+  readonly now?: () => number
+  /** Test instrumentation: awaited after the backup step, before any network call. */
+  readonly afterSnapshot?: (did: string) => Promise<void>
+}
+
+interface UserState {
+  restore: RestoreStatus
+  dirty: boolean
+  attempts: number
+  restoreAttempts: number
+  debounce: ReturnType<typeof setTimeout> | undefined
+  retry: ReturnType<typeof setTimeout> | undefined
+  restoreRetry: ReturnType<typeof setTimeout> | undefined
+  /** Tail of this user's serialized sync/restore operations. */
+  queue: Promise<unknown>
+}
+
+const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+/** The Matrix sync engine; see the module doc. */
+export class MatrixSyncEngine {
+  private readonly users = new Map<string, UserState>()
+  private interval: ReturnType<typeof setInterval> | undefined
+  private readonly log: SyncLogger
+  private readonly now: () => number
+  private readonly debounceMs: number
+  private readonly baseMs: number
+  private readonly maxMs: number
+  private readonly maxAttempts: number
+  private closed = false
+
+  constructor(private readonly options: MatrixSyncEngineOptions) {
+    this.log = options.logger ?? consoleSyncLogger
+    this.now = options.now ?? Date.now
+    this.debounceMs = options.debounceMs ?? 2_000
+    this.baseMs = options.retry?.baseMs ?? 1_000
+    this.maxMs = options.retry?.maxMs ?? 60_000
+    this.maxAttempts = options.retry?.maxAttempts ?? 10
+  }
+
+  /** Starts the periodic tick (idempotent). */
+  start(): void {
+    const every = this.options.intervalMs ?? 600_000
+    if (this.interval !== undefined || every <= 0 || this.closed) return
+    this.interval = setInterval(() => {
+      for (const did of this.users.keys()) this.scheduleSync(did, 0)
+    }, every)
+    this.interval.unref()
+  }
+
+  /** Stops timers; work already running finishes. Call `flush` first to push pending work. */
+  close(): void {
+    this.closed = true
+    if (this.interval !== undefined) clearInterval(this.interval)
+    this.interval = undefined
+    for (const u of this.users.values()) this.clearTimers(u)
+  }
+
+  /** Where the user's restore stands. */
+  restoreStatus(did: string): RestoreStatus {
+    return this.users.get(did)?.restore ?? "unknown"
+  }
+
+  /** Asks for a sync of `did` after the debounce period. Never throws, never blocks. */
+  scheduleSync(did: string, delayMs: number = this.debounceMs): void {
+    if (this.closed) return
+    const u = this.user(did)
+    u.dirty = true
+    if (u.retry !== undefined) return // the pending retry will pick the new state up
+    if (u.debounce !== undefined) clearTimeout(u.debounce)
+    u.debounce = setTimeout(() => {
+      u.debounce = undefined
+      void this.background(did)
+    }, delayMs)
+    u.debounce.unref()
+  }
+
+  /** One sync attempt now (after this user's running operation). Rejects on failure. */
+  syncNow(did: string): Promise<SyncOutcome> {
+    return this.enqueue(did, () => this.syncOnce(did))
+  }
+
+  /** Restores `did` from the room when there is no local database; see `RestoreOutcome`. */
+  restore(did: string): Promise<RestoreOutcome> {
+    return this.enqueue(did, () => this.restoreOnce(did))
+  }
+
+  /**
+   * Operator override after a `Diverged`/`RestoreFailed` refusal: declares the local database
+   * the successor of the room's current snapshot, so the next sync replaces it.
+   */
+  async adoptLocal(did: string): Promise<void> {
+    await this.enqueue(did, async () => {
+      const key = this.options.databases.storageKey(did)
+      const path = this.options.databases.databasePath(did)
+      try {
+        const roomId = await this.options.store.room(key, { create: false })
+        const remote = await this.options.store.readPointer(roomId, key)
+        await writeLedger(path, { sha256: remote.sha256, mxc: remote.mxc, at: this.now() })
+      } catch (e) {
+        if (!(e instanceof MatrixNotFound)) throw e
+      }
+      this.user(did).restore = "resolved"
+      this.log.warn(`local database of ${did} adopted by an operator; the room's snapshot will be replaced`)
+    })
+    this.scheduleSync(did, 0)
+  }
+
+  /**
+   * Runs every pending sync now, retrying transient failures, until done or `deadlineMs` has
+   * passed. For SIGTERM: `await engine.flush(10_000)` then exit.
+   */
+  async flush(deadlineMs: number): Promise<FlushReport> {
+    const deadline = this.now() + deadlineMs
+    const pending = [...this.users.entries()].filter(
+      ([, u]) => u.dirty || u.debounce !== undefined || u.retry !== undefined
+    )
+    for (const [, u] of pending) {
+      if (u.debounce !== undefined) clearTimeout(u.debounce)
+      if (u.retry !== undefined) clearTimeout(u.retry)
+      u.debounce = undefined
+      u.retry = undefined
+    }
+    const synced: Array<{ did: string; outcome: SyncOutcome }> = []
+    const failed: Array<{ did: string; error: string }> = []
+    const timedOut: Array<string> = []
+    await Promise.all(
+      pending.map(async ([did]) => {
+        let attempt = 0
+        let lastError = ""
+        while (this.now() < deadline) {
+          const result = await this.withDeadline(this.syncNow(did), deadline)
+          if (result === "timeout") break
+          if (result.ok) {
+            synced.push({ did, outcome: result.value })
+            return
+          }
+          lastError = describe(result.error)
+          attempt += 1
+          const wait = Math.min(this.backoff(attempt), deadline - this.now())
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+        }
+        if (lastError === "") timedOut.push(did)
+        else failed.push({ did, error: lastError })
+      })
+    )
+    if (failed.length + timedOut.length > 0) {
+      this.log.error(
+        `flush: ${synced.length} synced, ${failed.length} failed, ${timedOut.length} timed out after ${deadlineMs} ms`
+      )
+    }
+    return { synced, failed, timedOut }
+  }
+
+  private user(did: string): UserState {
+    let u = this.users.get(did)
+    if (u === undefined) {
+      u = {
+        restore: "unknown",
+        dirty: false,
+        attempts: 0,
+        restoreAttempts: 0,
+        debounce: undefined,
+        retry: undefined,
+        restoreRetry: undefined,
+        queue: Promise.resolve()
+      }
+      this.users.set(did, u)
+    }
+    return u
+  }
+
+  private clearTimers(u: UserState): void {
+    for (const t of [u.debounce, u.retry, u.restoreRetry]) if (t !== undefined) clearTimeout(t)
+    u.debounce = undefined
+    u.retry = undefined
+    u.restoreRetry = undefined
+  }
+
+  private enqueue<A>(did: string, op: () => Promise<A>): Promise<A> {
+    const u = this.user(did)
+    const run = u.queue.then(op, op)
+    u.queue = run.catch(() => undefined)
+    return run
+  }
+
+  private backoff(attempt: number): number {
+    const raw = Math.min(this.maxMs, this.baseMs * 2 ** Math.max(0, attempt - 1))
+    return Math.round(raw * (0.8 + Math.random() * 0.4))
+  }
+
+  private async withDeadline<A>(
+    p: Promise<A>,
+    deadline: number
+  ): Promise<{ ok: true; value: A } | { ok: false; error: unknown } | "timeout"> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const timeout = new Promise<"timeout">((r) => {
+      timer = setTimeout(() => r("timeout"), Math.max(0, deadline - this.now()))
+    })
+    try {
+      return await Promise.race([
+        p.then(
+          (value) => ({ ok: true as const, value }),
+          (error: unknown) => ({ ok: false as const, error })
+        ),
+        timeout
+      ])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** A scheduled sync: never throws; failures are logged and retried with backoff. */
+  private async background(did: string): Promise<void> {
+    const u = this.user(did)
+    try {
+      const outcome = await this.syncNow(did)
+      u.attempts = 0
+      if (outcome._tag === "Uploaded") {
+        this.log.info(`synced ${did}: ${outcome.size} B (${outcome.compressedSize} B gzip) as ${outcome.mxc}`)
+      } else if (outcome._tag === "Refused") {
+        this.log.warn(`not uploading ${did}: ${outcome.message}`)
+      }
+      if (u.dirty && outcome._tag !== "Refused") this.scheduleSync(did)
+    } catch (e) {
+      u.dirty = true
+      u.attempts += 1
+      if (this.closed) return
+      if (u.attempts > this.maxAttempts) {
+        this.log.error(
+          `sync of ${did} failed ${u.attempts - 1} times, waiting for the next schedule: ${describe(e)}`
+        )
+        u.attempts = 0
+        return
+      }
+      const wait = this.backoff(u.attempts)
+      this.log.warn(`sync of ${did} failed (attempt ${u.attempts}), retrying in ${wait} ms: ${describe(e)}`)
+      u.retry = setTimeout(() => {
+        u.retry = undefined
+        void this.background(did)
+      }, wait)
+      u.retry.unref()
+    }
+  }
+
+  private async syncOnce(did: string): Promise<SyncOutcome> {
+    const u = this.user(did)
+    const { databases, store } = this.options
+    if (u.restore === "pending" || u.restore === "failed") {
+      return {
+        _tag: "Refused",
+        reason: u.restore === "pending" ? "RestorePending" : "RestoreFailed",
+        message: `restore of ${did} is ${u.restore}; the room's snapshot is kept until it resolves`
+      }
+    }
+    const path = databases.databasePath(did)
+    if (!existsSync(path)) return { _tag: "NoLocalDatabase" }
+    u.dirty = false
+    try {
+      const snapshot = await takeSnapshot({
+        databasePath: path,
+        workDirectory: this.workDirectory(path),
+        withLock: (fn) => databases.withUserWriteLock(did, fn),
+        now: this.now
+      })
+      const ledger = await readLedger(path)
+      if (ledger?.sha256 === snapshot.sha256) return { _tag: "Unchanged", sha256: snapshot.sha256 }
+      await this.options.afterSnapshot?.(did)
+      const key = databases.storageKey(did)
+      const roomId = await store.room(key, { create: true })
+      let remote: SnapshotPointer | undefined
+      try {
+        remote = await store.readPointer(roomId, key)
+      } catch (e) {
+        if (e instanceof MatrixSyncError && e.reason === "Corrupt") {
+          return { _tag: "Refused", reason: "RemoteUnreadable", message: e.message }
+        }
+        if (!(e instanceof MatrixNotFound)) throw e
+      }
+      if (remote !== undefined) {
+        if (remote.sha256 === snapshot.sha256) {
+          await writeLedger(path, { sha256: remote.sha256, mxc: remote.mxc, at: this.now() })
+          return { _tag: "Unchanged", sha256: snapshot.sha256 }
+        }
+        if (remote.sha256 !== ledger?.sha256) {
+          const message =
+            `the room holds snapshot ${remote.sha256.slice(0, 12)} (${new Date(remote.createdAt).toISOString()}) ` +
+            `but the local database descends from ${ledger ? ledger.sha256.slice(0, 12) : "no snapshot"}; ` +
+            "keeping the room's snapshot (restore it, or adoptLocal to replace it)"
+          this.log.error(`diverged ${did}: ${message}`)
+          return { _tag: "Refused", reason: "Diverged", message }
+        }
+      }
+      const mxc = await store.upload(snapshot.compressed, `${key}.sqlite.gz`)
+      await store.writePointer(roomId, key, {
+        mxc,
+        sha256: snapshot.sha256,
+        size: snapshot.size,
+        compressedSize: snapshot.compressed.length,
+        encoding: "gzip",
+        createdAt: snapshot.createdAt,
+        schemaVersion: SNAPSHOT_SCHEMA_VERSION,
+        ...(remote === undefined ? {} : { previousSha256: remote.sha256 })
+      })
+      await writeLedger(path, { sha256: snapshot.sha256, mxc, at: this.now() })
+      return {
+        _tag: "Uploaded",
+        sha256: snapshot.sha256,
+        size: snapshot.size,
+        compressedSize: snapshot.compressed.length,
+        mxc
+      }
+    } catch (e) {
+      u.dirty = true
+      throw e
+    }
+  }
+
+  private workDirectory(databasePath: string): string {
+    const dir = this.options.workDirectory ?? dirname(databasePath)
+    mkdirSync(dir, { recursive: true })
+    return dir
+  }
+
+  private async restoreOnce(did: string): Promise<RestoreOutcome> {
+    const u = this.user(did)
+    const { databases, store } = this.options
+    const path = databases.databasePath(did)
+    const key = databases.storageKey(did)
+    if (existsSync(path)) return this.checkLocalAgainstRoom(did, path, key)
+    u.restore = "pending"
+    let pointer: SnapshotPointer | undefined
+    try {
+      let roomId: string
+      try {
+        roomId = await store.room(key, { create: false })
+        pointer = await store.readPointer(roomId, key)
+      } catch (e) {
+        if (e instanceof MatrixNotFound) {
+          u.restore = "resolved"
+          return { _tag: "NoBackup" }
+        }
+        throw e
+      }
+      const compressed = await store.download(pointer.mxc)
+      if (compressed.length !== pointer.compressedSize) {
+        throw new MatrixSyncError({
+          reason: "Corrupt",
+          message: `truncated: expected ${pointer.compressedSize} B of gzip, got ${compressed.length} B`
+        })
+      }
+      const directory = dirname(path)
+      mkdirSync(directory, { recursive: true })
+      const tmp = await verifySnapshot({
+        compressed,
+        expectedSha256: pointer.sha256,
+        expectedSize: pointer.size,
+        directory,
+        maxBytes: this.options.maxSnapshotBytes ?? 4 * 1024 ** 3
+      })
+      const verified = pointer
+      let placed = false
+      try {
+        placed = await databases.withUserWriteLock(did, async () => {
+          if (existsSync(path)) return false
+          // Leftover journal files of a database that is gone would be applied to the new one.
+          for (const suffix of ["-wal", "-shm", "-journal"]) rmSync(`${path}${suffix}`, { force: true })
+          await writeLedger(path, { sha256: verified.sha256, mxc: verified.mxc, at: this.now() })
+          try {
+            linkSync(tmp, path) // atomic and never replaces a database created meanwhile
+            return true
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code === "EEXIST") return false
+            throw e
+          }
+        })
+      } finally {
+        await rm(tmp, { force: true })
+      }
+      if (!placed) return this.checkLocalAgainstRoom(did, path, key)
+      u.restore = "resolved"
+      u.restoreAttempts = 0
+      this.log.info(`restored ${did}: snapshot ${verified.sha256.slice(0, 12)}, ${verified.size} B`)
+      if (u.dirty) this.scheduleSync(did)
+      return { _tag: "Restored", sha256: verified.sha256, size: verified.size }
+    } catch (e) {
+      return this.restoreFailed(did, e, pointer)
+    }
+  }
+
+  /** A local database exists: fine unless the room holds a snapshot it does not descend from. */
+  private async checkLocalAgainstRoom(did: string, path: string, key: string): Promise<RestoreOutcome> {
+    const u = this.user(did)
+    try {
+      const roomId = await this.options.store.room(key, { create: false })
+      const remote = await this.options.store.readPointer(roomId, key)
+      const ledger = await readLedger(path)
+      if (ledger?.sha256 !== remote.sha256) {
+        u.restore = "failed"
+        this.log.error(
+          `local database of ${did} does not descend from the room's snapshot ${remote.sha256.slice(0, 12)}; ` +
+            "keeping both as they are and not uploading (adoptLocal to replace the room's snapshot)"
+        )
+        return { _tag: "Rejected", message: "local database diverged from the room's snapshot" }
+      }
+    } catch (e) {
+      if (!(e instanceof MatrixNotFound)) return this.restoreFailed(did, e, undefined)
+    }
+    u.restore = "resolved"
+    return { _tag: "LocalPresent" }
+  }
+
+  private restoreFailed(did: string, e: unknown, pointer: SnapshotPointer | undefined): RestoreOutcome {
+    const u = this.user(did)
+    const corrupt = e instanceof MatrixSyncError && e.reason === "Corrupt"
+    u.restore = corrupt ? "failed" : "pending"
+    u.restoreAttempts += 1
+    const what = pointer ? `snapshot ${pointer.mxc} (sha256 ${pointer.sha256.slice(0, 12)})` : "snapshot"
+    if (corrupt) {
+      this.log.error(
+        `restore of ${did} refused: ${what} failed verification: ${describe(e)}; keeping the local state as it is and not uploading`
+      )
+    } else {
+      this.log.warn(`restore of ${did} postponed: ${describe(e)}; not uploading until it succeeds`)
+    }
+    if (!this.closed && u.restoreAttempts <= this.maxAttempts) {
+      if (u.restoreRetry !== undefined) clearTimeout(u.restoreRetry)
+      u.restoreRetry = setTimeout(() => {
+        u.restoreRetry = undefined
+        void this.restore(did)
+      }, this.backoff(u.restoreAttempts))
+      u.restoreRetry.unref()
+    }
+    return corrupt
+      ? { _tag: "Rejected", message: describe(e) }
+      : { _tag: "Unavailable", message: describe(e) }
+  }
+}

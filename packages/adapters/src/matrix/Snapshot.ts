@@ -1,0 +1,130 @@
+/**
+ * Taking and verifying snapshots of a user's SQLite database.
+ *
+ * A snapshot is made with SQLite's online backup API (a consistent copy even with WAL and open
+ * connections; a raw copy of a file being written can be torn), then gzip-compressed. A downloaded
+ * snapshot is trusted only after every check passes: it decompresses, has the announced size and
+ * SHA-256, starts with the SQLite header, and `PRAGMA integrity_check` says `ok` on a temp file.
+ */
+import { createHash, randomUUID } from "node:crypto"
+import { closeSync, fsyncSync, openSync, writeSync } from "node:fs"
+import { readFile, rm } from "node:fs/promises"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { gunzip, gzip } from "node:zlib"
+import Database from "better-sqlite3"
+import { MatrixSyncError } from "./MatrixSyncError.js"
+
+const gzipAsync = promisify(gzip)
+const gunzipAsync = promisify(gunzip)
+
+/** The 16 bytes every SQLite 3 database file starts with. */
+export const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1")
+
+/** A compressed, hashed snapshot ready to upload. */
+export interface Snapshot {
+  /** Lowercase hex SHA-256 of the uncompressed SQLite file. */
+  readonly sha256: string
+  /** Uncompressed size in bytes. */
+  readonly size: number
+  /** gzip of the SQLite file. */
+  readonly compressed: Uint8Array
+  /** When the backup finished, ms since the epoch. */
+  readonly createdAt: number
+}
+
+/** SHA-256 of bytes, lowercase hex. */
+export const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
+
+/**
+ * Backs up `databasePath` into a temp file in `workDirectory` while `withLock` is held (the user's
+ * write lock: only the backup step holds it), then hashes and compresses it outside the lock.
+ */
+export const takeSnapshot = async (options: {
+  readonly databasePath: string
+  readonly workDirectory: string
+  readonly withLock: <A>(fn: () => Promise<A>) => Promise<A>
+  readonly now: () => number
+}): Promise<Snapshot> => {
+  const tmp = join(options.workDirectory, `.snapshot-${randomUUID()}.sqlite`)
+  try {
+    const createdAt = await options.withLock(async () => {
+      const db = new Database(options.databasePath, { fileMustExist: true })
+      try {
+        await db.backup(tmp)
+      } finally {
+        db.close()
+      }
+      return options.now()
+    })
+    const raw = await readFile(tmp)
+    const compressed = await gzipAsync(raw, { level: 6 })
+    return { sha256: sha256Hex(raw), size: raw.length, compressed, createdAt }
+  } finally {
+    await rm(tmp, { force: true })
+  }
+}
+
+const corrupt = (message: string, cause?: unknown) =>
+  new MatrixSyncError({ reason: "Corrupt", message, cause })
+
+/**
+ * Verifies a downloaded snapshot and writes it to a new temp file in `directory` (the directory
+ * of the final database, so that moving it into place is an atomic same-filesystem link).
+ * Returns the temp file's path; on any failure nothing is left behind and a `Corrupt` error
+ * says which check failed.
+ */
+export const verifySnapshot = async (options: {
+  readonly compressed: Uint8Array
+  readonly expectedSha256: string
+  readonly expectedSize: number
+  readonly directory: string
+  readonly maxBytes: number
+}): Promise<string> => {
+  if (options.expectedSize > options.maxBytes) {
+    throw corrupt(`announced size ${options.expectedSize} B exceeds the limit of ${options.maxBytes} B`)
+  }
+  let raw: Buffer
+  try {
+    raw = await gunzipAsync(options.compressed, { maxOutputLength: Math.max(1, options.maxBytes) })
+  } catch (e) {
+    throw corrupt(`cannot decompress (${e instanceof Error ? e.message : String(e)})`, e)
+  }
+  if (raw.length !== options.expectedSize) {
+    throw corrupt(`size mismatch: expected ${options.expectedSize} B, got ${raw.length} B`)
+  }
+  const actual = sha256Hex(raw)
+  if (actual !== options.expectedSha256) {
+    throw corrupt(`sha256 mismatch: expected ${options.expectedSha256}, got ${actual}`)
+  }
+  if (raw.length < 100 || !raw.subarray(0, 16).equals(SQLITE_HEADER)) {
+    throw corrupt("not a SQLite 3 database (bad header)")
+  }
+  const tmp = join(options.directory, `.restore-${randomUUID()}.sqlite.tmp`)
+  try {
+    const fd = openSync(tmp, "wx", 0o600)
+    try {
+      writeSync(fd, raw)
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    let verdict: string
+    try {
+      const db = new Database(tmp, { readonly: true, fileMustExist: true })
+      try {
+        const rows = db.pragma("integrity_check") as Array<{ integrity_check: string }>
+        verdict = rows.map((r) => r.integrity_check).join("; ")
+      } finally {
+        db.close()
+      }
+    } catch (e) {
+      throw corrupt(`cannot be opened by SQLite (${e instanceof Error ? e.message : String(e)})`, e)
+    }
+    if (verdict !== "ok") throw corrupt(`PRAGMA integrity_check failed: ${verdict.slice(0, 300)}`)
+    return tmp
+  } catch (e) {
+    await rm(tmp, { force: true })
+    throw e
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * The sync engine's rules, against the in-memory store (no homeserver needed): unchanged
+ * snapshots are not uploaded, the write lock is honoured, failures are retried and never thrown,
+ * and no empty or diverged database ever replaces the room's snapshot.
+ */
+import { existsSync } from "node:fs"
+import { afterEach, describe, expect, it } from "vitest"
+import {
+  directoryUserDatabases,
+  MatrixSyncEngine,
+  type MatrixSyncEngineOptions,
+  memorySnapshotStore,
+  type SnapshotStore
+} from "../../src/matrix/index.js"
+import { flakyStore, readRows, recordingLogger, tempDir, writeRows } from "./helpers.js"
+
+const did = "did:key:z6MkUserOne"
+const cleanups: Array<() => void> = []
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c()
+})
+
+const host = (store: SnapshotStore, extra: Partial<MatrixSyncEngineOptions> = {}) => {
+  const dir = tempDir("matrix-host")
+  const logger = recordingLogger()
+  const databases = directoryUserDatabases(dir.path)
+  const engine = new MatrixSyncEngine({
+    store,
+    databases,
+    logger,
+    debounceMs: 20,
+    intervalMs: 0,
+    retry: { baseMs: 20, maxMs: 100, maxAttempts: 50 },
+    ...extra
+  })
+  cleanups.push(() => engine.close(), dir.cleanup)
+  return { engine, databases, logger, path: databases.databasePath(did) }
+}
+
+const waitFor = async (check: () => boolean, ms = 5_000): Promise<void> => {
+  const until = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > until) throw new Error("condition not met in time")
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+describe("MatrixSyncEngine (memory store)", () => {
+  it("uploads, skips unchanged snapshots, and restores on a fresh host", async () => {
+    const store = memorySnapshotStore()
+    const a = host(store)
+    writeRows(a.path, ["hello", "world"])
+    const first = await a.engine.syncNow(did)
+    expect(first._tag).toBe("Uploaded")
+    expect(store.media.size).toBe(1)
+    expect((await a.engine.syncNow(did))._tag).toBe("Unchanged")
+    expect(store.media.size).toBe(1)
+
+    writeRows(a.path, ["again"])
+    expect((await a.engine.syncNow(did))._tag).toBe("Uploaded")
+    const [pointer] = [...store.pointers.values()]
+    expect(pointer?.previousSha256).toBe(first._tag === "Uploaded" ? first.sha256 : "")
+
+    const b = host(store)
+    expect(existsSync(b.path)).toBe(false)
+    const restored = await b.engine.restore(did)
+    expect(restored._tag).toBe("Restored")
+    expect(readRows(b.path)).toEqual(["hello", "world", "again"])
+    expect(b.engine.restoreStatus(did)).toBe("resolved")
+    // B continues the lineage: its next write is accepted over A's snapshot.
+    writeRows(b.path, ["from b"])
+    expect((await b.engine.syncNow(did))._tag).toBe("Uploaded")
+  })
+
+  it("a user with nothing in the room restores to nothing and may then upload", async () => {
+    const b = host(memorySnapshotStore())
+    expect(await b.engine.restore(did)).toEqual({ _tag: "NoBackup" })
+    expect(existsSync(b.path)).toBe(false)
+    writeRows(b.path, ["first"])
+    expect((await b.engine.syncNow(did))._tag).toBe("Uploaded")
+  })
+
+  it("takes the backup inside the user's write lock, after the running turn's writes", async () => {
+    const store = memorySnapshotStore()
+    const a = host(store)
+    writeRows(a.path, ["before"])
+    let release: () => void = () => {}
+    const turn = a.databases.withUserWriteLock(did, async () => {
+      await new Promise<void>((r) => {
+        release = r
+      })
+      writeRows(a.path, ["inside the turn"])
+    })
+    const sync = a.engine.syncNow(did)
+    await new Promise((r) => setTimeout(r, 50))
+    release()
+    await turn
+    await sync
+    const b = host(store)
+    expect((await b.engine.restore(did))._tag).toBe("Restored")
+    expect(readRows(b.path)).toEqual(["before", "inside the turn"])
+  })
+
+  it("a failed restore blocks uploads: an empty database never replaces the room's snapshot", async () => {
+    const store = memorySnapshotStore()
+    const a = host(store)
+    writeRows(a.path, ["precious"])
+    await a.engine.syncNow(did)
+    const good = [...store.pointers.values()][0]
+
+    const flaky = flakyStore(store)
+    const c = host(flaky)
+    flaky.down = true
+    const outcome = await c.engine.restore(did)
+    expect(outcome._tag).toBe("Unavailable")
+    expect(c.engine.restoreStatus(did)).toBe("pending")
+    // The turn proceeds on empty state and creates a database...
+    writeRows(c.path, ["turn on empty state"])
+    flaky.down = false
+    // ...which is not uploaded while the restore is pending,
+    expect(await c.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "RestorePending" })
+    // nor once the retried restore finds the local file does not descend from the room's.
+    await waitFor(() => c.engine.restoreStatus(did) === "failed")
+    expect(await c.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "RestoreFailed" })
+    expect([...store.pointers.values()][0]).toEqual(good)
+    expect(c.logger.lines.some((l) => l.startsWith("error") && l.includes("does not descend"))).toBe(true)
+    expect(readRows(c.path)).toEqual(["turn on empty state"])
+  })
+
+  it("never uploads over a snapshot it does not descend from (two hosts), until adoptLocal", async () => {
+    const store = memorySnapshotStore()
+    const a = host(store)
+    writeRows(a.path, ["a1"])
+    await a.engine.syncNow(did)
+    const b = host(store)
+    await b.engine.restore(did)
+    writeRows(a.path, ["a2"])
+    await a.engine.syncNow(did)
+    writeRows(b.path, ["b2"])
+    expect(await b.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "Diverged" })
+    const c = host(store)
+    await c.engine.restore(did)
+    expect(readRows(c.path)).toEqual(["a1", "a2"])
+
+    await b.engine.adoptLocal(did)
+    expect((await b.engine.syncNow(did))._tag).toBe("Uploaded")
+  })
+
+  it("scheduleSync never throws; failures are logged and retried with backoff until they succeed", async () => {
+    const store = memorySnapshotStore()
+    const flaky = flakyStore(store)
+    const a = host(flaky)
+    writeRows(a.path, ["r1"])
+    flaky.down = true
+    expect(() => a.engine.scheduleSync(did)).not.toThrow()
+    await waitFor(() => a.logger.lines.filter((l) => l.includes("retrying in")).length >= 3)
+    const retryLines = a.logger.lines.filter((l) => l.includes("retrying in"))
+    const delays = retryLines.map((l) => Number(/retrying in (\d+) ms/.exec(l)?.[1]))
+    expect(delays[2]).toBeGreaterThan(delays[0] ?? Infinity) // grows
+    expect(store.media.size).toBe(0)
+    flaky.down = false
+    await waitFor(() => store.media.size === 1)
+    await waitFor(() => a.logger.lines.some((l) => l.startsWith("info synced")))
+  })
+
+  it("gives up after maxAttempts and waits for the next schedule (bounded)", async () => {
+    const flaky = flakyStore(memorySnapshotStore())
+    const a = host(flaky, { retry: { baseMs: 5, maxMs: 10, maxAttempts: 3 } })
+    writeRows(a.path, ["r1"])
+    flaky.down = true
+    a.engine.scheduleSync(did, 0)
+    await waitFor(() => a.logger.lines.some((l) => l.includes("waiting for the next schedule")))
+    const calls = flaky.calls
+    await new Promise((r) => setTimeout(r, 100))
+    expect(flaky.calls).toBe(calls)
+  })
+
+  it("flush pushes debounced work out at once, and reports what could not be synced in time", async () => {
+    const store = memorySnapshotStore()
+    const flaky = flakyStore(store)
+    const a = host(flaky, { debounceMs: 60_000 })
+    writeRows(a.path, ["r1"])
+    a.engine.scheduleSync(did)
+    const report = await a.engine.flush(5_000)
+    expect(report.synced.map((s) => s.outcome._tag)).toEqual(["Uploaded"])
+    expect(store.media.size).toBe(1)
+
+    writeRows(a.path, ["r2"])
+    a.engine.scheduleSync(did)
+    flaky.down = true
+    const started = Date.now()
+    const failed = await a.engine.flush(300)
+    expect(Date.now() - started).toBeLessThan(2_000)
+    expect(failed.failed.map((f) => f.did)).toEqual([did])
+    expect(failed.failed[0]?.error).toContain("unavailable")
+  })
+})
