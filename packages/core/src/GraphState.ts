@@ -49,3 +49,108 @@ export interface GraphState<M extends StateMessage = StateMessage> {
 export type GraphStateUpdate<M extends StateMessage = StateMessage> = {
   readonly [K in keyof GraphState<M>]?: GraphState<M>[K]
 }
+
+/** A per-field reducer: how an update's value merges into the current one. */
+export type Reducer<A> = (current: A, update: A) => A
+
+/** One reducer per field of the state; the LangGraph adapter wraps each as a channel reducer. */
+export type Reducers<M extends StateMessage = StateMessage> = {
+  readonly [K in keyof GraphState<M>]-?: Reducer<GraphState<M>[K]>
+}
+
+/**
+ * The messages reducer (LangGraph's `messagesStateReducer` without removals): update messages
+ * are appended, except that one whose `id` is already present replaces that message in place.
+ * Messages without an id are always appended. Within one update, a later duplicate id replaces
+ * the earlier one.
+ */
+export const appendMessages = <M extends StateMessage>(
+  current: ReadonlyArray<M>,
+  update: ReadonlyArray<M>
+): ReadonlyArray<M> => {
+  if (update.length === 0) return current
+  const merged = current.slice()
+  const indexById = new Map<string, number>()
+  for (let i = 0; i < merged.length; i++) {
+    const id = merged[i]!.id
+    if (id !== undefined && !indexById.has(id)) indexById.set(id, i)
+  }
+  for (const message of update) {
+    const id = message.id
+    const at = id === undefined ? undefined : indexById.get(id)
+    if (at !== undefined) {
+      merged[at] = message
+    } else {
+      if (id !== undefined) indexById.set(id, merged.length)
+      merged.push(message)
+    }
+  }
+  return merged
+}
+
+/** Shallow merge: the update's keys overwrite, the others are kept. `undefined` keeps the current value. */
+export const mergeRecord = <R extends Readonly<Record<string, unknown>>>(current: R, update: R): R =>
+  update === undefined ? current : current === undefined ? update : ({ ...current, ...update } as R)
+
+/**
+ * `mcpUcanContext`: the invocations are shallow-merged, so that one node adding an invocation
+ * does not drop the others. An `undefined` update keeps the current value.
+ */
+export const mergeMcpUcanContext: Reducer<GraphState["mcpUcanContext"]> = (current, update) => {
+  if (update === undefined) return current
+  if (current === undefined) return update
+  return { invocations: { ...current.invocations, ...update.invocations } }
+}
+
+/** Last write wins: the update's value replaces the current one (including `undefined`). */
+export const lastWriteWins = <A>(_current: A, update: A): A => update
+
+/** The reducer of every field of seed 004. */
+export const reducers: Reducers = {
+  messages: appendMessages,
+  config: lastWriteWins,
+  client: lastWriteWins,
+  editorRoomId: lastWriteWins,
+  spaceId: lastWriteWins,
+  currentEntityDid: lastWriteWins,
+  browserTools: lastWriteWins,
+  agActions: lastWriteWins,
+  userContext: mergeRecord,
+  mcpUcanContext: mergeMcpUcanContext,
+  userPreferences: lastWriteWins,
+  loadedPlugins: LoadedPlugins.union
+}
+
+/** The state of a new thread: no messages, nothing loaded, empty user context. */
+export const initial = <M extends StateMessage = StateMessage>(options: {
+  readonly did: string
+  readonly client: Client
+  readonly wsId?: string | undefined
+}): GraphState<M> => ({
+  messages: [],
+  config: options.wsId === undefined ? { did: options.did } : { did: options.did, wsId: options.wsId },
+  client: options.client,
+  userContext: {},
+  loadedPlugins: LoadedPlugins.empty
+})
+
+const fields = Object.keys(reducers) as ReadonlyArray<keyof GraphState>
+
+/**
+ * Merges a node's partial update: each field the update has (as an own key) goes through its
+ * reducer; fields it lacks are untouched. Keys that are not fields of seed 004 are ignored,
+ * because the graph has no channel to keep them in.
+ */
+export const apply = <M extends StateMessage>(
+  state: GraphState<M>,
+  update: GraphStateUpdate<M>
+): GraphState<M> => {
+  const current = state as unknown as Record<string, unknown>
+  const changes = update as unknown as Record<string, unknown>
+  const next: Record<string, unknown> = { ...current }
+  const rs = reducers as unknown as Record<string, Reducer<unknown>>
+  for (const key of fields) {
+    if (Object.hasOwn(changes, key)) next[key] = rs[key]!(current[key], changes[key])
+  }
+  return next as unknown as GraphState<M>
+}

@@ -1,0 +1,438 @@
+/**
+ * Lexical relevance ranking of discoverable plugins for `list_capabilities`' `query`: BM25F
+ * (Robertson & Zaragoza) over a plugin's name, title, summary, whenToUse, tags and examples'
+ * user messages, each field with its own weight and length normalisation. Text is split on
+ * snake/kebab/camel case, a small stop list is dropped and words are reduced by a light English
+ * stemmer, so that "forecasts" finds "forecast" and `get_weather` finds "weather".
+ *
+ * The index keeps each example's terms apart so that a leave-one-out evaluation can rank as if
+ * one example had never been written (`leaveOneOut`), exactly and without rebuilding.
+ */
+import type { Catalog, CatalogEntry } from "./Catalog.js"
+
+/** The text of one plugin the index ranks on. */
+export interface CapabilityDocument {
+  readonly name: string
+  readonly title?: string | undefined
+  readonly summary?: string | undefined
+  readonly whenToUse?: ReadonlyArray<string> | undefined
+  readonly tags?: ReadonlyArray<string> | undefined
+  /** The `user` messages of the manifest's examples. */
+  readonly examples?: ReadonlyArray<string> | undefined
+}
+
+/** One ranked plugin: higher scores are more relevant; only positive scores are returned. */
+export interface Ranked {
+  readonly name: string
+  readonly score: number
+}
+
+/**
+ * Fields, in index order. `label` is the set of words of the name and the title together: they
+ * usually say the same thing ("weather" / "Weather"), and counting them twice would let the
+ * label drown the other fields.
+ */
+const FIELDS = ["label", "summary", "whenToUse", "tags", "examples"] as const
+const F = FIELDS.length
+const LABEL = 0
+const EXAMPLES = 4
+
+/**
+ * BM25F parameters (weight and length normalisation per field, one saturation `K1`), chosen on
+ * whole collections and never per query: a plateau on the MetaTool benchmark (199 plugins,
+ * 2,089 queries; `pnpm bench ranking`) where neighbouring values score within a point.
+ */
+const K1 = 3
+const WEIGHTS: ReadonlyArray<number> = [6, 2, 0.5, 2, 1.5]
+const B: ReadonlyArray<number> = [0.5, 0.2, 0.6, 0.3, 0.75]
+/**
+ * A query word the index does not know is matched, at this fraction of its weight, against
+ * indexed words it is a prefix of or that are a prefix of it (at least `PREFIX_MIN` letters):
+ * "astrology" finds "astro", "crypto" finds "cryptocurrencies".
+ */
+const PREFIX_WEIGHT = 0.5
+const PREFIX_MIN = 4
+
+interface Posting {
+  /** Document indexes, ascending. */
+  readonly docs: Array<number>
+  /** Term frequency per field: `tfs[i * F + f]` for `docs[i]`. */
+  readonly tfs: Array<number>
+}
+
+/** A built index. Immutable; share it freely. */
+export interface CapabilityIndex {
+  readonly names: ReadonlyArray<string>
+  /** Field lengths in terms: `lengths[doc * F + f]`. */
+  readonly lengths: Float64Array
+  readonly totalLengths: ReadonlyArray<number>
+  readonly postings: ReadonlyMap<string, Posting>
+  /** Terms of each example of each document, kept for `leaveOneOut`. */
+  readonly exampleTerms: ReadonlyArray<ReadonlyArray<ReadonlyMap<string, number>>>
+  /** Set by `leaveOneOut`: this document's example does not count. */
+  readonly excluded?: { readonly doc: number; readonly example: number } | undefined
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text
+
+const STOP = new Set(
+  (
+    "a an and are as at be been but by can could did do does for from had has have how i if in into is it its " +
+    "me my no not of on or our please she he so some such than that the their them then there these they this " +
+    "those to too us was we were what when where which while who whom why will with would you your yours " +
+    "i'm im i'd id i've ive let lets just also any about am"
+  ).split(" ")
+)
+
+const ACRONYM_PLURAL = /([A-Z]{2,})s\b/g
+const CAMEL = /([a-z0-9])([A-Z])|([A-Z]+)([A-Z][a-z])/g
+const WORD = /[\p{L}\p{N}]+/gu
+
+/** Lower-cased words of `text`, split on case changes, punctuation, `_` and `-`; no stemming. */
+export const words = (text: string): Array<string> => {
+  const split = text
+    .replace(ACRONYM_PLURAL, "$1")
+    .replace(CAMEL, (_m, a, b, c, d) => (a !== undefined ? `${a} ${b}` : `${c} ${d}`))
+  return split.toLowerCase().match(WORD) ?? []
+}
+
+const VOWEL = /[aeiouy]/
+const hasVowel = (s: string): boolean => VOWEL.test(s)
+const DOUBLE = /([bdfgmnprt])\1$/
+
+/**
+ * A light English stemmer: inflections (plural, -ing, -ed, possessive) and a few derivational
+ * suffixes (-ation, -ness, -ment, -ly, -er, -ize), then a final `e`/`y` normalisation, so that
+ * `create`, `creating`, `creation` and `creates` share the stem `creat`. Words of three letters
+ * or fewer and digits are kept as they are.
+ */
+export const stem = (word: string): string => {
+  let w = word
+  if (w.length <= 3 || !/^[a-z]+$/.test(w)) return w
+  if (w.endsWith("'s")) w = w.slice(0, -2)
+  // Plurals and third person.
+  if (w.endsWith("sses")) w = w.slice(0, -2)
+  else if (w.endsWith("ies") && w.length > 4) w = `${w.slice(0, -3)}y`
+  else if (w.endsWith("s") && !/(ss|us|is)$/.test(w) && w.length > 3) w = w.slice(0, -1)
+  // Inflections.
+  for (const suffix of ["ing", "ed"]) {
+    if (w.endsWith(suffix) && w.length - suffix.length >= 3 && hasVowel(w.slice(0, -suffix.length))) {
+      w = w.slice(0, -suffix.length)
+      if (DOUBLE.test(w)) w = w.slice(0, -1)
+      break
+    }
+  }
+  // A few derivational endings, only where enough of a word remains to stay distinctive.
+  for (const [suffix, replacement] of DERIVATIONAL) {
+    if (w.endsWith(suffix) && w.length - suffix.length >= 4) {
+      w = w.slice(0, -suffix.length) + replacement
+      break
+    }
+  }
+  if (w.endsWith("e") && w.length > 4) w = w.slice(0, -1)
+  if (w.endsWith("y") && w.length > 3 && !/[aeiou]y$/.test(w)) w = `${w.slice(0, -1)}i`
+  return w
+}
+
+const DERIVATIONAL: ReadonlyArray<readonly [string, string]> = [
+  ["izations", "ize"],
+  ["ization", "ize"],
+  ["ational", "ate"],
+  ["fulness", "ful"],
+  ["iveness", "ive"],
+  ["ations", "ate"],
+  ["ation", "ate"],
+  ["ition", "it"],
+  ["ness", ""],
+  ["ment", ""],
+  ["ically", "ic"],
+  ["ical", "ic"],
+  ["ally", "al"],
+  ["ly", ""],
+  ["izer", "ize"],
+  ["ize", ""],
+  ["ise", ""],
+  ["ers", ""],
+  ["er", ""],
+  ["ion", ""]
+]
+
+/** The index terms of `text`: words without stop words, stemmed. */
+export const tokenize = (text: string): Array<string> => {
+  const out: Array<string> = []
+  for (const w of words(text)) {
+    if (STOP.has(w) || (w.length === 1 && !/\d/.test(w))) continue
+    out.push(stem(w))
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building
+
+/** The document of a catalog entry: its name and the manifest fields the ranking reads. */
+export const fromEntry = (entry: CatalogEntry): CapabilityDocument => ({
+  name: entry.name,
+  title: entry.manifest.title,
+  summary: entry.manifest.summary,
+  whenToUse: entry.manifest.whenToUse,
+  tags: entry.manifest.tags,
+  examples: entry.manifest.examples?.map((e) => e.user)
+})
+
+const isCatalog = (input: unknown): input is Catalog =>
+  typeof input === "object" && input !== null && "entries" in input && "byName" in input
+
+const isEntry = (input: CatalogEntry | CapabilityDocument): input is CatalogEntry =>
+  "manifest" in input && "discoverable" in input
+
+const countTerms = (texts: ReadonlyArray<string>, into: Map<string, number>): number => {
+  let length = 0
+  for (const text of texts) {
+    for (const t of tokenize(text)) {
+      into.set(t, (into.get(t) ?? 0) + 1)
+      length++
+    }
+  }
+  return length
+}
+
+/**
+ * Builds an index. Given a catalog or catalog entries, only discoverable (non-silent) plugins
+ * are indexed: the ranking must never reveal a silent plugin. Documents are indexed as given.
+ */
+export const make = (input: Catalog | ReadonlyArray<CatalogEntry | CapabilityDocument>): CapabilityIndex => {
+  const items = isCatalog(input) ? input.entries : input
+  const documents: Array<CapabilityDocument> = []
+  for (const item of items) {
+    if (isEntry(item)) {
+      if (item.discoverable) documents.push(fromEntry(item))
+    } else documents.push(item)
+  }
+  const names = documents.map((d) => d.name)
+  const lengths = new Float64Array(documents.length * F)
+  const totalLengths = new Array<number>(F).fill(0)
+  const postings = new Map<string, Posting>()
+  const exampleTerms: Array<Array<Map<string, number>>> = []
+  documents.forEach((doc, d) => {
+    const perField: Array<Map<string, number>> = FIELDS.map(() => new Map())
+    countTerms(doc.title === undefined ? [doc.name] : [doc.name, doc.title], perField[LABEL]!)
+    for (const t of perField[LABEL]!.keys()) perField[LABEL]!.set(t, 1)
+    lengths[d * F + LABEL] = perField[LABEL]!.size
+    const texts: ReadonlyArray<ReadonlyArray<string>> = [
+      doc.summary === undefined ? [] : [doc.summary],
+      doc.whenToUse ?? [],
+      doc.tags ?? []
+    ]
+    texts.forEach((t, i) => {
+      lengths[d * F + i + 1] = countTerms(t, perField[i + 1]!)
+    })
+    const examples = (doc.examples ?? []).map((text) => {
+      const m = new Map<string, number>()
+      const n = countTerms([text], m)
+      lengths[d * F + EXAMPLES] = lengths[d * F + EXAMPLES]! + n
+      for (const [t, c] of m) perField[EXAMPLES]!.set(t, (perField[EXAMPLES]!.get(t) ?? 0) + c)
+      return m
+    })
+    exampleTerms.push(examples)
+    for (let f = 0; f < F; f++) totalLengths[f] = totalLengths[f]! + lengths[d * F + f]!
+    const terms = new Set<string>()
+    for (const m of perField) for (const t of m.keys()) terms.add(t)
+    for (const t of terms) {
+      let p = postings.get(t)
+      if (p === undefined) {
+        p = { docs: [], tfs: [] }
+        postings.set(t, p)
+      }
+      p.docs.push(d)
+      for (let f = 0; f < F; f++) p.tfs.push(perField[f]!.get(t) ?? 0)
+    }
+  })
+  return { names, lengths, totalLengths, postings, exampleTerms }
+}
+
+/**
+ * The same index as if example `exampleIndex` of plugin `name` had never been written: that
+ * example's terms leave the plugin's examples field, the field's length statistics and the
+ * document frequencies. Cheap (no rebuild); for leave-one-out routing evaluation. Throws a
+ * `RangeError` naming the plugin when there is no such example.
+ */
+export const leaveOneOut = (index: CapabilityIndex, name: string, exampleIndex: number): CapabilityIndex => {
+  const doc = index.names.indexOf(name)
+  if (doc < 0) throw new RangeError(`CapabilityIndex.leaveOneOut: no plugin '${name}' in the index.`)
+  const count = index.exampleTerms[doc]!.length
+  if (!Number.isInteger(exampleIndex) || exampleIndex < 0 || exampleIndex >= count) {
+    throw new RangeError(
+      `CapabilityIndex.leaveOneOut: plugin '${name}' has ${count} example(s); there is no example ${exampleIndex}.`
+    )
+  }
+  return { ...index, excluded: { doc, example: exampleIndex } }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ranking
+
+/** Options of `rank`. */
+export interface RankOptions {
+  /** At most this many results (default: all with a positive score). */
+  readonly limit?: number | undefined
+}
+
+/** The example `leaveOneOut` removed, with what it takes away. */
+interface Removal {
+  readonly doc: number
+  readonly terms: ReadonlyMap<string, number>
+  readonly length: number
+}
+
+const removalOf = (index: CapabilityIndex): Removal | undefined => {
+  const excluded = index.excluded
+  if (excluded === undefined) return undefined
+  const terms = index.exampleTerms[excluded.doc]![excluded.example]!
+  let length = 0
+  for (const c of terms.values()) length += c
+  return { doc: excluded.doc, terms, length }
+}
+
+/** Document frequency of a posting, less the excluded example's document if only it held the term. */
+const documentFrequency = (p: Posting, term: string, removal: Removal | undefined): number => {
+  const removed = removal?.terms.get(term) ?? 0
+  if (removal === undefined || removed === 0) return p.docs.length
+  const i = p.docs.indexOf(removal.doc)
+  let held = 0
+  for (let f = 0; f < F; f++) held += p.tfs[i * F + f]!
+  return held === removed ? p.docs.length - 1 : p.docs.length
+}
+
+const sortedTerms = new WeakMap<ReadonlyMap<string, Posting>, ReadonlyArray<string>>()
+
+/** Indexed words that extend `term` or that `term` extends (see `PREFIX_WEIGHT`). */
+const prefixMatches = (index: CapabilityIndex, term: string): Array<string> => {
+  let terms = sortedTerms.get(index.postings)
+  if (terms === undefined) {
+    terms = [...index.postings.keys()].sort()
+    sortedTerms.set(index.postings, terms)
+  }
+  const out: Array<string> = []
+  let lo = 0
+  let hi = terms.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (terms[mid]! < term) lo = mid + 1
+    else hi = mid
+  }
+  for (let i = lo; i < terms.length && terms[i]!.startsWith(term); i++) out.push(terms[i]!)
+  for (let n = PREFIX_MIN; n < term.length; n++) {
+    const prefix = term.slice(0, n)
+    if (index.postings.has(prefix)) out.push(prefix)
+  }
+  return out
+}
+
+/**
+ * Ranks plugins by BM25F relevance to `query`, best first; ties broken by name so the order is
+ * deterministic. Plugins sharing no word with the query are left out.
+ */
+export const rank = (index: CapabilityIndex, query: string, options: RankOptions = {}): Array<Ranked> => {
+  const n = index.names.length
+  if (n === 0) return []
+  const removal = removalOf(index)
+  const avg = index.totalLengths.map((total, f) =>
+    Math.max((f === EXAMPLES && removal !== undefined ? total - removal.length : total) / n, 1e-9)
+  )
+  const known = (term: string): Posting | undefined => {
+    const p = index.postings.get(term)
+    return p !== undefined && documentFrequency(p, term, removal) > 0 ? p : undefined
+  }
+  const queryTerms = new Map<string, number>()
+  const addTerm = (term: string, weight: number) => queryTerms.set(term, (queryTerms.get(term) ?? 0) + weight)
+  for (const t of tokenize(query)) {
+    if (known(t) !== undefined) addTerm(t, 1)
+    else if (t.length >= PREFIX_MIN) for (const m of prefixMatches(index, t)) addTerm(m, PREFIX_WEIGHT)
+  }
+
+  const scores = new Map<number, number>()
+  for (const [term, weight] of queryTerms) {
+    const p = known(term)
+    if (p === undefined) continue
+    const df = documentFrequency(p, term, removal)
+    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5))
+    const removed = removal?.terms.get(term) ?? 0
+    for (let i = 0; i < p.docs.length; i++) {
+      const d = p.docs[i]!
+      let tf = 0
+      for (let f = 0; f < F; f++) {
+        let raw = p.tfs[i * F + f]!
+        let len = index.lengths[d * F + f]!
+        if (f === EXAMPLES && removal !== undefined && d === removal.doc) {
+          raw -= removed
+          len -= removal.length
+        }
+        if (raw <= 0) continue
+        tf += (WEIGHTS[f]! * raw) / (1 - B[f]! + (B[f]! * len) / avg[f]!)
+      }
+      if (tf === 0) continue
+      scores.set(d, (scores.get(d) ?? 0) + weight * idf * (tf / (K1 + tf)))
+    }
+  }
+  const ranked: Array<Ranked> = []
+  for (const [d, score] of scores) ranked.push({ name: index.names[d]!, score })
+  ranked.sort((a, b) => b.score - a.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const limit = options.limit
+  return limit === undefined ? ranked : ranked.slice(0, Math.max(0, Math.floor(limit)))
+}
+
+const cache = new WeakMap<Catalog, CapabilityIndex>()
+
+/** The index of a catalog's discoverable plugins, built on first use and cached per catalog. */
+export const forCatalog = (catalog: Catalog): CapabilityIndex => {
+  let index = cache.get(catalog)
+  if (index === undefined) {
+    index = make(catalog)
+    cache.set(catalog, index)
+  }
+  return index
+}
+
+// ---------------------------------------------------------------------------------------------
+// Closest names (for "did you mean")
+
+const levenshtein = (a: string, b: string): number => {
+  if (a === b) return 0
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i]
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    prev = cur
+  }
+  return prev[b.length]!
+}
+
+/**
+ * Similarity of two names in [0, 2]: normalised edit distance of the lower-cased names (with
+ * `_`, `-` and spaces ignored) plus the overlap (Jaccard) of their stemmed words, so that both
+ * a typo (`wether`) and a reordering or partial name (`weather forecast`) find the right name.
+ */
+export const nameSimilarity = (a: string, b: string): number => {
+  const flatA = words(a).join("")
+  const flatB = words(b).join("")
+  const longest = Math.max(flatA.length, flatB.length, 1)
+  const edit = 1 - levenshtein(flatA, flatB) / longest
+  const wa = new Set(words(a).map(stem))
+  const wb = new Set(words(b).map(stem))
+  let shared = 0
+  for (const w of wa) if (wb.has(w)) shared++
+  const union = wa.size + wb.size - shared
+  return edit + (union === 0 ? 0 : shared / union)
+}
+
+/** The `n` candidates most similar to `input` (best first, ties by name). */
+export const closestNames = (input: string, candidates: Iterable<string>, n: number): Array<string> => {
+  const scored: Array<{ name: string; score: number }> = []
+  for (const name of candidates) scored.push({ name, score: nameSimilarity(input, name) })
+  scored.sort((a, b) => b.score - a.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  return scored.slice(0, Math.max(0, n)).map((s) => s.name)
+}

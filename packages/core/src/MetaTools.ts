@@ -1,0 +1,436 @@
+/**
+ * The two meta-tools the runtime registers itself (seed 000): `list_capabilities` to discover
+ * plugins and `load_capability` to bind their tools for the rest of the thread. Pure functions:
+ * the adapter decodes the model's call into these, appends the ToolMessage and applies the
+ * `loadedPlugins` update they return.
+ */
+import { Data, Either } from "effect"
+import * as CapabilityIndex from "./CapabilityIndex.js"
+import type { Catalog, CatalogEntry } from "./Catalog.js"
+import * as LoadedPlugins from "./LoadedPlugins.js"
+import type { OfferedTool } from "./Offer.js"
+import { Category, type PluginManifest, type Stability, type Visibility } from "./PluginManifest.js"
+
+/** Name of the discovery meta-tool. */
+export const LIST_CAPABILITIES = "list_capabilities"
+/** Name of the loading meta-tool. */
+export const LOAD_CAPABILITY = "load_capability"
+
+/**
+ * The meta-tools as offered on every model call. Kept terse: they are paid on every turn
+ * (seed 000 budgets ~100 tokens for both; `TokenBudget` reports the exact figure).
+ */
+export const definitions: ReadonlyArray<OfferedTool> = [
+  {
+    name: LIST_CAPABILITIES,
+    description: "List plugins you can load. Optional query ranks by relevance; category filters.",
+    parameters: {
+      type: "object",
+      properties: {
+        query: { type: "string" },
+        category: { type: "string", enum: [...Category.literals] },
+        limit: { type: "integer", minimum: 1 }
+      }
+    },
+    kind: "meta"
+  },
+  {
+    name: LOAD_CAPABILITY,
+    description: "Load plugins by name; their tools become available in this conversation.",
+    parameters: {
+      type: "object",
+      properties: { names: { type: "array", items: { type: "string" } } },
+      required: ["names"]
+    },
+    kind: "meta"
+  }
+]
+
+/** A meta-tool call whose arguments cannot be used; `message` is what the model is told. */
+export class MetaToolInputError extends Data.TaggedError("MetaToolInputError")<{
+  readonly reason: "InvalidInput"
+  readonly tool: typeof LIST_CAPABILITIES | typeof LOAD_CAPABILITY
+  readonly message: string
+}> {}
+
+/** Listed when a list is cut short and no `limit` was asked for. */
+export const DEFAULT_LIMIT = 50
+
+/** The footnote an `experimental` plugin carries in `list_capabilities`. */
+export const EXPERIMENTAL_WARNING =
+  "Experimental: its tools may change or fail; tell the user when an answer relies on it."
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+
+const isRecord = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** Models sometimes send the arguments as a JSON string; anything else must be an object. */
+const asObject = (input: unknown): Record<string, unknown> | undefined => {
+  if (input === undefined || input === null) return {}
+  if (typeof input === "string") {
+    try {
+      const parsed: unknown = JSON.parse(input)
+      return isRecord(parsed) ? parsed : undefined
+    } catch {
+      return undefined
+    }
+  }
+  return isRecord(input) ? input : undefined
+}
+
+/** The arguments of `list_capabilities`. */
+export interface ListCapabilitiesInput {
+  readonly query?: string | undefined
+  readonly category?: Category | undefined
+  readonly limit?: number | undefined
+}
+
+const describe = (u: unknown): string => (u === null ? "null" : Array.isArray(u) ? "an array" : typeof u)
+
+/** Decodes `list_capabilities` arguments. Unknown keys are ignored; wrong types are errors. */
+export const decodeListInput = (input: unknown): Either.Either<ListCapabilitiesInput, MetaToolInputError> => {
+  const fail = (message: string) =>
+    Either.left(new MetaToolInputError({ reason: "InvalidInput", tool: LIST_CAPABILITIES, message }))
+  const o = asObject(input)
+  if (o === undefined)
+    return fail(`${LIST_CAPABILITIES} expects an object of arguments, got ${describe(input)}.`)
+  const { query, category, limit } = o
+  if (query !== undefined && query !== null && typeof query !== "string") {
+    return fail(`${LIST_CAPABILITIES}: 'query' must be a string, got ${describe(query)}.`)
+  }
+  if (category !== undefined && category !== null && !Category.literals.includes(category as never)) {
+    return fail(
+      `${LIST_CAPABILITIES}: 'category' must be one of ${Category.literals.join(", ")}; got ${JSON.stringify(category)}.`
+    )
+  }
+  if (
+    limit !== undefined &&
+    limit !== null &&
+    !(typeof limit === "number" && Number.isInteger(limit) && limit >= 1)
+  ) {
+    return fail(
+      `${LIST_CAPABILITIES}: 'limit' must be a whole number of at least 1, got ${JSON.stringify(limit)}.`
+    )
+  }
+  const q = typeof query === "string" && query.trim().length > 0 ? query.trim() : undefined
+  return Either.right({
+    query: q,
+    category: (category ?? undefined) as Category | undefined,
+    limit: (limit ?? undefined) as number | undefined
+  })
+}
+
+/**
+ * Decodes `load_capability` arguments: `{ names: string[] }` or `{ name: string }` (both may be
+ * given: `name` comes first). Names are trimmed and deduplicated; at least one is required.
+ */
+export const decodeLoadInput = (input: unknown): Either.Either<ReadonlyArray<string>, MetaToolInputError> => {
+  const fail = (message: string) =>
+    Either.left(new MetaToolInputError({ reason: "InvalidInput", tool: LOAD_CAPABILITY, message }))
+  const usage = `Call it as {"names": ["plugin-name"]}.`
+  const o = asObject(input)
+  if (o === undefined)
+    return fail(`${LOAD_CAPABILITY} expects an object of arguments, got ${describe(input)}. ${usage}`)
+  const out: Array<string> = []
+  if (o.name !== undefined && o.name !== null) {
+    if (typeof o.name !== "string") return fail(`${LOAD_CAPABILITY}: 'name' must be a string. ${usage}`)
+    out.push(o.name)
+  }
+  if (o.names !== undefined && o.names !== null) {
+    // A lone string where a list is expected is a common slip; accept it as a list of one.
+    const names = typeof o.names === "string" ? [o.names] : o.names
+    if (!Array.isArray(names) || names.some((n) => typeof n !== "string")) {
+      return fail(`${LOAD_CAPABILITY}: 'names' must be a list of plugin names (strings). ${usage}`)
+    }
+    out.push(...names)
+  }
+  const trimmed = LoadedPlugins.union(
+    [],
+    out.map((n) => n.trim()).filter((n) => n.length > 0)
+  )
+  if (trimmed.length === 0) return fail(`${LOAD_CAPABILITY}: give at least one plugin name. ${usage}`)
+  return Either.right(trimmed)
+}
+
+// ---------------------------------------------------------------------------------------------
+// list_capabilities
+
+/** One plugin as `list_capabilities` shows it. */
+export interface CapabilityListing {
+  readonly name: string
+  readonly title: string
+  readonly summary: string
+  readonly visibility: Exclude<Visibility, "silent">
+  /**
+   * True when every tool of the plugin is offered in this thread: an on-demand plugin once
+   * loaded; an always plugin at once, unless it also has on-demand tools not yet loaded.
+   */
+  readonly loaded: boolean
+  readonly category?: Category | undefined
+  readonly tags: ReadonlyArray<string>
+  readonly stability?: Stability | undefined
+  /** The experimental footnote (`EXPERIMENTAL_WARNING`). */
+  readonly warning?: string | undefined
+  /** Relevance to the query, when one was given (higher is better). */
+  readonly score?: number | undefined
+}
+
+/** The result of `list_capabilities`. */
+export interface ListCapabilitiesResult {
+  readonly tool: typeof LIST_CAPABILITIES
+  readonly query?: string | undefined
+  readonly category?: Category | undefined
+  /** How many plugins matched before `limit` cut the list. */
+  readonly total: number
+  readonly plugins: ReadonlyArray<CapabilityListing>
+}
+
+/** Whether every tool of a plugin is offered, given this thread's loads. */
+export const isAvailable = (entry: CatalogEntry, loaded: LoadedPlugins.LoadedPlugins): boolean =>
+  entry.visibility === "always"
+    ? entry.onDemandTools.length === 0 || LoadedPlugins.has(loaded, entry.name)
+    : LoadedPlugins.has(loaded, entry.name)
+
+const listing = (
+  entry: CatalogEntry,
+  loaded: LoadedPlugins.LoadedPlugins,
+  score?: number
+): CapabilityListing => {
+  const m = entry.manifest
+  return {
+    name: entry.name,
+    title: m.title,
+    summary: m.summary,
+    visibility: entry.visibility === "always" ? "always" : "on-demand",
+    loaded: isAvailable(entry, loaded),
+    category: m.category,
+    tags: m.tags ?? [],
+    stability: m.stability,
+    warning: m.stability === "experimental" ? EXPERIMENTAL_WARNING : undefined,
+    score: score === undefined ? undefined : Math.round(score * 1000) / 1000
+  }
+}
+
+const byName = (a: CatalogEntry, b: CatalogEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
+/**
+ * `list_capabilities`: every discoverable plugin (never a silent one), by name; with a `query`,
+ * only plugins sharing words with it, most relevant first (`CapabilityIndex`); `category`
+ * filters. At most `limit` plugins (default `DEFAULT_LIMIT`, so a catalog of thousands does not
+ * flood the conversation); `total` says how many matched.
+ */
+export const listCapabilities = (
+  catalog: Catalog,
+  loaded: LoadedPlugins.LoadedPlugins,
+  input: unknown
+): Either.Either<ListCapabilitiesResult, MetaToolInputError> =>
+  Either.map(decodeListInput(input), ({ query, category, limit }) => {
+    const keep = (e: CatalogEntry | undefined): e is CatalogEntry =>
+      e?.discoverable === true && (category === undefined || e.manifest.category === category)
+    let matched: Array<{ entry: CatalogEntry; score?: number }>
+    if (query === undefined) {
+      matched = catalog.entries
+        .filter(keep)
+        .sort(byName)
+        .map((entry) => ({ entry }))
+    } else {
+      matched = []
+      for (const r of CapabilityIndex.rank(CapabilityIndex.forCatalog(catalog), query)) {
+        const entry = catalog.byName.get(r.name)
+        if (keep(entry)) matched.push({ entry, score: r.score })
+      }
+    }
+    const shown = matched.slice(0, limit ?? DEFAULT_LIMIT)
+    return {
+      tool: LIST_CAPABILITIES,
+      query,
+      category,
+      total: matched.length,
+      plugins: shown.map(({ entry, score }) => listing(entry, loaded, score))
+    }
+  })
+
+// ---------------------------------------------------------------------------------------------
+// load_capability
+
+/** A tool a load made available, as the model will see it. */
+export interface LoadedTool {
+  readonly name: string
+  /** Prefixed: `[<manifest.title>] <description>`. */
+  readonly description: string
+}
+
+/** What `load_capability` did with one name. */
+export type LoadOutcome =
+  | {
+      readonly name: string
+      readonly status: "loaded"
+      readonly manifest: PluginManifest
+      /** Every tool of the plugin the model is now offered (always-tier and on-demand). */
+      readonly tools: ReadonlyArray<LoadedTool>
+    }
+  | {
+      readonly name: string
+      readonly status: "alreadyAvailable"
+      readonly alreadyAvailable: true
+      /** `always`: bound since boot; `loaded`: loaded earlier in this thread. */
+      readonly reason: "always" | "loaded"
+    }
+  | {
+      readonly name: string
+      readonly status: "error"
+      readonly error: "unknown" | "silent"
+      readonly message: string
+      /** For `unknown`: up to three discoverable plugin names, closest first. */
+      readonly suggestions: ReadonlyArray<string>
+    }
+
+/** The result of `load_capability`. */
+export interface LoadCapabilityResult {
+  readonly tool: typeof LOAD_CAPABILITY
+  /** One outcome per distinct requested name, in request order. */
+  readonly results: ReadonlyArray<LoadOutcome>
+  /** The thread's `loadedPlugins` after the call (a union: nothing is ever removed). */
+  readonly loadedPlugins: LoadedPlugins.LoadedPlugins
+  /** The names this call added, in order: the state update the adapter emits. */
+  readonly newlyLoaded: ReadonlyArray<string>
+  /** Set when nothing new was loaded and no name failed: the call was a no-op. */
+  readonly alreadyAvailable?: true | undefined
+}
+
+/** The manifest with the seed's fields in the seed's order, absent fields left out. */
+const canonicalManifest = (m: PluginManifest): PluginManifest => {
+  const out: Record<string, unknown> = { title: m.title, summary: m.summary }
+  for (const key of [
+    "whenToUse",
+    "whenNotToUse",
+    "examples",
+    "tags",
+    "category",
+    "visibility",
+    "stability"
+  ] as const) {
+    if (m[key] !== undefined) out[key] = m[key]
+  }
+  return out as unknown as PluginManifest
+}
+
+const unknownOutcome = (catalog: Catalog, name: string): LoadOutcome => {
+  const discoverable = catalog.entries.filter((e) => e.discoverable).map((e) => e.name)
+  const tool = catalog.toolsByName.get(name)
+  const owner = tool === undefined ? undefined : catalog.byName.get(tool.plugin)
+  if (owner?.discoverable && tool!.visibility !== "silent") {
+    // The model passed a tool name: point at the plugin that owns it.
+    const rest = CapabilityIndex.closestNames(
+      name,
+      discoverable.filter((n) => n !== owner.name),
+      2
+    )
+    return {
+      name,
+      status: "error",
+      error: "unknown",
+      message: `'${name}' is a tool, not a plugin: it belongs to plugin '${owner.name}'. Call ${LOAD_CAPABILITY} with {"names": ["${owner.name}"]}.`,
+      suggestions: [owner.name, ...rest]
+    }
+  }
+  const suggestions = CapabilityIndex.closestNames(name, discoverable, 3)
+  const hint = suggestions.length > 0 ? ` Closest names: ${suggestions.map((s) => `'${s}'`).join(", ")}.` : ""
+  return {
+    name,
+    status: "error",
+    error: "unknown",
+    message: `There is no plugin named '${name}'.${hint} Call ${LIST_CAPABILITIES} to see what can be loaded.`,
+    suggestions
+  }
+}
+
+/**
+ * `load_capability`. Per name: unknown → error with the closest plugin names (a tool name is
+ * pointed at its plugin); silent → error; already loaded in this thread → `alreadyAvailable`;
+ * an `always` plugin → `alreadyAvailable`, except that an always plugin which also has
+ * on-demand tools (a per-tool override) is loaded like any other, since that is the only way
+ * to bind those tools; otherwise the name joins `loadedPlugins` and the outcome carries the
+ * full manifest and the tools now offered.
+ */
+export const loadCapability = (
+  catalog: Catalog,
+  loaded: LoadedPlugins.LoadedPlugins,
+  input: unknown
+): Either.Either<LoadCapabilityResult, MetaToolInputError> =>
+  Either.map(decodeLoadInput(input), (names) => {
+    const results: Array<LoadOutcome> = []
+    const newlyLoaded: Array<string> = []
+    for (const name of names) {
+      const entry = catalog.byName.get(name)
+      if (entry === undefined) {
+        results.push(unknownOutcome(catalog, name))
+      } else if (!entry.discoverable) {
+        results.push({
+          name,
+          status: "error",
+          error: "silent",
+          message: `Plugin '${name}' is internal to the runtime (silent) and cannot be loaded.`,
+          suggestions: []
+        })
+      } else if (LoadedPlugins.has(loaded, name)) {
+        results.push({ name, status: "alreadyAvailable", alreadyAvailable: true, reason: "loaded" })
+      } else if (entry.visibility === "always" && entry.onDemandTools.length === 0) {
+        results.push({ name, status: "alreadyAvailable", alreadyAvailable: true, reason: "always" })
+      } else {
+        newlyLoaded.push(name)
+        results.push({
+          name,
+          status: "loaded",
+          manifest: canonicalManifest(entry.manifest),
+          tools: entry.tools
+            .filter((t) => t.visibility !== "silent")
+            .map((t) => ({ name: t.name, description: t.description }))
+        })
+      }
+    }
+    const failed = results.some((r) => r.status === "error")
+    return {
+      tool: LOAD_CAPABILITY,
+      results,
+      loadedPlugins: LoadedPlugins.union(loaded, newlyLoaded),
+      newlyLoaded,
+      alreadyAvailable: newlyLoaded.length === 0 && !failed ? true : undefined
+    }
+  })
+
+// ---------------------------------------------------------------------------------------------
+// ToolMessage text
+
+/**
+ * The content of the ToolMessage answering a meta-tool call: compact JSON with a fixed key
+ * order, so the same call on the same state always yields the same text (prompt caches stay
+ * warm). `loadedPlugins` is left out: it is state, not something the model needs to read.
+ */
+export const formatToolMessage = (
+  result: ListCapabilitiesResult | LoadCapabilityResult | MetaToolInputError
+): string => {
+  if (result instanceof MetaToolInputError) return JSON.stringify({ error: result.message })
+  if (result.tool === LIST_CAPABILITIES) {
+    const shown = result.plugins.length
+    return JSON.stringify({
+      ...(result.query === undefined ? {} : { query: result.query }),
+      ...(result.category === undefined ? {} : { category: result.category }),
+      total: result.total,
+      ...(shown < result.total
+        ? { note: `Showing ${shown} of ${result.total}; pass a query, a category or a larger limit.` }
+        : {}),
+      plugins: result.plugins,
+      ...(shown === 0
+        ? { note: "No plugin matched. Try other words, or call without a query to list everything." }
+        : {})
+    })
+  }
+  return JSON.stringify({
+    ...(result.alreadyAvailable === true ? { alreadyAvailable: true } : {}),
+    newlyLoaded: result.newlyLoaded,
+    results: result.results
+  })
+}

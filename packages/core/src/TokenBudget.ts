@@ -1,0 +1,259 @@
+/**
+ * What a turn costs in tokens, and a catalog's budget report (DESIGN.md "Token budgeting"):
+ * the cost with nothing loaded, what each on-demand plugin adds, the worst case with `k`
+ * loaded, the cost if every tool were bound, and which always-tier plugins to demote to fit a
+ * budget.
+ *
+ * Convention: a tool costs `count(name) + count(description) + count(JSON.stringify(parameters))`
+ * — the three things every provider serialises — with no per-tool framing overhead (it differs
+ * per provider and is constant per tool). A turn's total is the sum of its parts; the blank
+ * lines joining the system prompt's sections are not counted.
+ */
+import type { Catalog, CatalogEntry } from "./Catalog.js"
+import type * as LoadedPlugins from "./LoadedPlugins.js"
+import * as Offer from "./Offer.js"
+import * as SystemPrompt from "./SystemPrompt.js"
+import * as Tier1 from "./Tier1.js"
+import type { TokenCounterService } from "./TokenCounter.js"
+
+/** The parts of a tool a provider sends to the model. */
+export interface ToolLike {
+  readonly name: string
+  readonly description: string
+  readonly parameters: Readonly<Record<string, unknown>>
+}
+
+/** Tokens of one tool as providers serialise it (see the module's convention). */
+export const toolCost = (counter: TokenCounterService, tool: ToolLike): number =>
+  counter.count(tool.name) + counter.count(tool.description) + counter.count(JSON.stringify(tool.parameters))
+
+const sum = (xs: Iterable<number>): number => {
+  let s = 0
+  for (const x of xs) s += x
+  return s
+}
+
+/** The cost of one model call, in tokens. */
+export interface TurnCost {
+  readonly basePrompt: number
+  readonly tier1: number
+  /** `prompt` sections of always-tier and loaded plugins. */
+  readonly pluginPrompts: number
+  readonly metaTools: number
+  /** Every offered tool except the meta-tools: always-tier, loaded, per-request. */
+  readonly toolSchemas: number
+  readonly total: number
+}
+
+/** The cost of a turn: system prompt (base, Tier-1, plugin prompts) plus every offered tool. */
+export const turnCost = (options: {
+  readonly catalog: Catalog
+  readonly loadedPlugins: LoadedPlugins.LoadedPlugins
+  readonly basePrompt: string
+  readonly counter: TokenCounterService
+  /** Per-request tools offered on this call. */
+  readonly extra?: ReadonlyArray<Offer.OfferedTool>
+}): TurnCost => {
+  const { catalog, counter } = options
+  const basePrompt = counter.count(options.basePrompt)
+  const tier1 = counter.count(Tier1.render(catalog))
+  const pluginPrompts = sum(
+    [
+      ...SystemPrompt.alwaysPromptSections(catalog),
+      ...SystemPrompt.loadedPromptSections(catalog, options.loadedPlugins)
+    ].map(counter.count)
+  )
+  let metaTools = 0
+  let toolSchemas = 0
+  for (const tool of Offer.offer(catalog, options.loadedPlugins, options.extra)) {
+    if (tool.kind === "meta") metaTools += toolCost(counter, tool)
+    else toolSchemas += toolCost(counter, tool)
+  }
+  return {
+    basePrompt,
+    tier1,
+    pluginPrompts,
+    metaTools,
+    toolSchemas,
+    total: basePrompt + tier1 + pluginPrompts + metaTools + toolSchemas
+  }
+}
+
+/** What loading one plugin adds to every later turn of the thread. */
+export interface PluginLoadCost {
+  readonly name: string
+  readonly visibility: "always" | "on-demand"
+  /** On-demand tools the load binds. */
+  readonly tools: number
+  /** Their schemas plus the plugin's `prompt` section (for an on-demand plugin). */
+  readonly cost: number
+}
+
+/** One always-tier plugin that could be demoted to on-demand. */
+export interface Demotion {
+  readonly name: string
+  /** Tokens the budgeted scenario would save: its Tier-1 line, always-tier tools and prompt. */
+  readonly saving: number
+}
+
+/** The budget part of a report. */
+export interface BudgetCheck {
+  readonly budget: number
+  readonly nothingLoadedExceeds: boolean
+  /** The `loaded` scenario, when one was given. */
+  readonly loaded?: {
+    readonly plugins: LoadedPlugins.LoadedPlugins
+    readonly cost: TurnCost
+    readonly exceeds: boolean
+  }
+  /** Every always-tier plugin with what demoting it alone would save, biggest first. */
+  readonly demotions: ReadonlyArray<Demotion>
+  /**
+   * The fewest of `demotions`, biggest first, that bring the budgeted scenario (`loaded` if
+   * given, else nothing loaded) within budget; empty when it already fits.
+   */
+  readonly demote: ReadonlyArray<string>
+  /** The budgeted scenario's total after demoting `demote`. */
+  readonly totalAfterDemotion: number
+  /** False when even demoting every always-tier plugin does not fit the budget. */
+  readonly fits: boolean
+}
+
+/** A catalog's budget report. */
+export interface BudgetReport {
+  readonly counter: string
+  readonly nothingLoaded: TurnCost
+  /** Every discoverable plugin a load would add tools to, most expensive first. */
+  readonly perPlugin: ReadonlyArray<PluginLoadCost>
+  readonly worstCase: { readonly k: number; readonly plugins: ReadonlyArray<string>; readonly total: number }
+  /**
+   * Binding every non-silent tool up front, with the base prompt and every plugin's `prompt`,
+   * and no Tier-1 block nor meta-tools (nothing left to discover); `saving` is that minus the
+   * nothing-loaded turn.
+   */
+  readonly allBound: { readonly total: number; readonly saving: number }
+  readonly budget?: BudgetCheck
+}
+
+const promptOf = (entry: CatalogEntry): string | undefined => {
+  const p = entry.plugin.prompt
+  return typeof p === "string" && p.trim().length > 0 ? p.trim() : undefined
+}
+
+const byCostThenName =
+  <A extends { readonly name: string }>(cost: (a: A) => number) =>
+  (a: A, b: A) =>
+    cost(b) - cost(a) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
+/**
+ * The budget report. `k` is how many plugins the worst case loads (the `k` most expensive);
+ * with a `budget`, the nothing-loaded turn and the `loaded` scenario are checked against it and
+ * the always-tier plugins are ranked by what demoting each to on-demand would save.
+ */
+export const budgetReport = (
+  catalog: Catalog,
+  options: {
+    readonly basePrompt: string
+    readonly counter: TokenCounterService
+    readonly k: number
+    readonly budget?: number | undefined
+    readonly loaded?: LoadedPlugins.LoadedPlugins | undefined
+  }
+): BudgetReport => {
+  const { counter, basePrompt } = options
+  const costOfTools = (tools: ReadonlyArray<ToolLike>) => sum(tools.map((t) => toolCost(counter, t)))
+  const promptCost = (e: CatalogEntry) => {
+    const p = promptOf(e)
+    return p === undefined ? 0 : counter.count(p)
+  }
+  const nothingLoaded = turnCost({ catalog, loadedPlugins: [], basePrompt, counter })
+
+  const perPlugin: Array<PluginLoadCost> = catalog.entries
+    .filter((e) => e.discoverable && (e.visibility !== "always" || e.onDemandTools.length > 0))
+    .map((e) => ({
+      name: e.name,
+      visibility: e.visibility === "always" ? ("always" as const) : ("on-demand" as const),
+      tools: e.onDemandTools.length,
+      // An always plugin's prompt is paid already; loading it adds only its on-demand tools.
+      cost: costOfTools(e.onDemandTools) + (e.visibility === "always" ? 0 : promptCost(e))
+    }))
+    .sort(byCostThenName((p) => p.cost))
+
+  const k = Math.max(0, Math.min(Math.floor(options.k), perPlugin.length))
+  const worst = perPlugin.slice(0, k)
+  const worstCase = {
+    k,
+    plugins: worst.map((p) => p.name),
+    total: nothingLoaded.total + sum(worst.map((p) => p.cost))
+  }
+
+  const discoverable = catalog.entries.filter((e) => e.discoverable)
+  const allBoundTotal =
+    counter.count(basePrompt) +
+    sum(discoverable.map(promptCost)) +
+    sum(discoverable.map((e) => costOfTools(e.tools.filter((t) => t.visibility !== "silent"))))
+  const allBound = { total: allBoundTotal, saving: allBoundTotal - nothingLoaded.total }
+
+  const report: BudgetReport = { counter: counter.name, nothingLoaded, perPlugin, worstCase, allBound }
+  if (options.budget === undefined) return report
+  return {
+    ...report,
+    budget: checkBudget(catalog, options.budget, options.loaded, basePrompt, counter, nothingLoaded)
+  }
+}
+
+const checkBudget = (
+  catalog: Catalog,
+  budget: number,
+  loaded: LoadedPlugins.LoadedPlugins | undefined,
+  basePrompt: string,
+  counter: TokenCounterService,
+  nothingLoaded: TurnCost
+): BudgetCheck => {
+  const loadedCost =
+    loaded === undefined ? undefined : turnCost({ catalog, loadedPlugins: loaded, basePrompt, counter })
+  const scenario = loaded ?? []
+  const target = loadedCost ?? nothingLoaded
+  const always = catalog.entries.filter((e) => e.visibility === "always")
+  const loadedSet = new Set(scenario)
+
+  // Demoting p: its line leaves the Tier-1 block; unless the scenario loads p, its tools that
+  // inherit the plugin's tier and its prompt leave the turn (tools that say `always` themselves
+  // stay always-tier).
+  const savingOf = (demoted: ReadonlySet<string>): number => {
+    const tier1Before = counter.count(Tier1.render(catalog))
+    const tier1After = counter.count(Tier1.renderEntries(catalog.entries.filter((e) => !demoted.has(e.name))))
+    let saving = tier1Before - tier1After
+    for (const e of always) {
+      if (!demoted.has(e.name) || loadedSet.has(e.name)) continue
+      saving += sum(
+        e.alwaysTools.filter((t) => t.tool.visibility === undefined).map((t) => toolCost(counter, t))
+      )
+      const p = promptOf(e)
+      if (p !== undefined) saving += counter.count(p)
+    }
+    return saving
+  }
+
+  const demotions = always
+    .map((e) => ({ name: e.name, saving: savingOf(new Set([e.name])) }))
+    .sort(byCostThenName((d) => d.saving))
+  const demote: Array<string> = []
+  let totalAfterDemotion = target.total
+  for (const d of demotions) {
+    if (totalAfterDemotion <= budget) break
+    demote.push(d.name)
+    totalAfterDemotion = target.total - savingOf(new Set(demote))
+  }
+  return {
+    budget,
+    nothingLoadedExceeds: nothingLoaded.total > budget,
+    ...(loaded === undefined || loadedCost === undefined
+      ? {}
+      : { loaded: { plugins: loaded, cost: loadedCost, exceeds: loadedCost.total > budget } }),
+    demotions,
+    demote,
+    totalAfterDemotion,
+    fits: totalAfterDemotion <= budget
+  }
+}

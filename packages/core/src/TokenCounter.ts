@@ -1,0 +1,51 @@
+/**
+ * The `TokenCounter` port: how many tokens a text costs a model. Core ships a heuristic so that
+ * budgets can be reasoned about with no tokenizer at hand; exact tokenizers (tiktoken's o200k,
+ * cl100k) are adapters implementing the same service.
+ */
+import { Context, Layer } from "effect"
+
+/** A token counter: `count` is pure and synchronous (budgets are computed in tight loops). */
+export interface TokenCounterService {
+  /** Identifies the counter in reports, e.g. `heuristic` or `o200k`. */
+  readonly name: string
+  readonly count: (text: string) => number
+}
+
+/** The port. */
+export class TokenCounter extends Context.Tag("@plugboard/core/TokenCounter")<
+  TokenCounter,
+  TokenCounterService
+>() {}
+
+// Pieces as BPE pre-tokenizers cut them: a word with its leading space, up to three digits,
+// a run of punctuation with its leading space, or whitespace.
+const PIECE = /'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}{1,3}| ?[^\s\p{L}\p{N}]+|\s+/gu
+const LETTER = /^ ?\p{L}/u
+const DIGIT = /^ ?\p{N}/u
+
+/**
+ * Counts like a modern BPE vocabulary, without one: a word of up to 8 letters is one token
+ * (longer words one per 8 letters), a group of up to 3 digits one, a punctuation run one per 3
+ * characters, a whitespace run containing a newline half a token, other whitespace nothing.
+ * Measured against tiktoken o200k on DESIGN.md, the seeds, 60 MetaTool plugin descriptions, 60
+ * JSON schemas and a TypeScript file: 3.6% over in total, per text between 1% under (p10) and
+ * 14% over (p90). It leans to over-counting, the safe side for a budget.
+ */
+export const countHeuristic = (text: string): number => {
+  let n = 0
+  for (const m of text.matchAll(PIECE)) {
+    const piece = m[0]
+    if (LETTER.test(piece)) n += Math.max(1, Math.ceil(piece.trimStart().length / 8))
+    else if (DIGIT.test(piece)) n += 1
+    else if (piece.trim().length === 0) n += piece.includes("\n") ? 0.5 : 0
+    else n += Math.max(1, Math.ceil(piece.trimStart().length / 3))
+  }
+  return Math.ceil(n)
+}
+
+/** The heuristic counter (see `countHeuristic`). */
+export const heuristic: TokenCounterService = { name: "heuristic", count: countHeuristic }
+
+/** Provides the heuristic counter. */
+export const layerHeuristic: Layer.Layer<TokenCounter> = Layer.succeed(TokenCounter, heuristic)
