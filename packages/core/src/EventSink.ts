@@ -1,0 +1,185 @@
+/**
+ * The events of one agent turn as the client sees them (DESIGN.md "Wire contract", SSE), and
+ * the `EventSink` port the agent loop emits them through. The host's SSE writer is one sink,
+ * `makeMemory` records them for tests, `fanOut` sends one event to several sinks.
+ *
+ * On the wire each event is `event: <name>\ndata: <one-line JSON>\n\n`, where `<name>` is the
+ * event's `_tag` and the JSON is every other field (`toSse`).
+ *
+ * A sink serves one turn: it ends with exactly one `done`, after which it accepts nothing more
+ * (`closed`) — the stream is over.
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+
+/** A chunk of the model's reasoning, when the provider exposes it. */
+export const Reasoning = Schema.TaggedStruct("reasoning", {
+  content: Schema.String,
+  /** ISO-8601 time the chunk was produced. */
+  timestamp: Schema.String
+})
+
+/** A chunk (or the whole) of the assistant's answer. */
+export const Message = Schema.TaggedStruct("message", {
+  content: Schema.String,
+  /** ISO-8601 time the chunk was produced. */
+  timestamp: Schema.String
+})
+
+/** A tool call's progress: once `isRunning` when it starts, once `done` with its output. */
+export const ToolCall = Schema.TaggedStruct("tool_call", {
+  /** The HTTP request (`X-Request-Id`) of the turn. */
+  requestId: Schema.String,
+  sessionId: Schema.String,
+  toolName: Schema.String,
+  args: Schema.Unknown,
+  status: Schema.Literal("isRunning", "done"),
+  /** Stable per tool call: the `isRunning` and `done` events of one call share it. */
+  eventId: Schema.String,
+  output: Schema.optional(Schema.Unknown)
+})
+
+/** A failure the client should show; the stream still ends with `done`. */
+export const ErrorEvent = Schema.TaggedStruct("error", {
+  error: Schema.String,
+  /** HTTP-style status, when the failure maps to one (402, 429, ...). */
+  statusCode: Schema.optional(Schema.Number),
+  /** Machine-readable cause, e.g. an error tag or reason. */
+  code: Schema.optional(Schema.String),
+  /** Anything else the client may render (JSON). */
+  details: Schema.optional(Schema.Unknown)
+})
+
+/** The last event of every turn. */
+export const Done = Schema.TaggedStruct("done", {})
+
+/** Every event of a turn, tagged by its SSE event name. */
+export const AgentEvent = Schema.Union(Reasoning, Message, ToolCall, ErrorEvent, Done)
+/** Every event of a turn, tagged by its SSE event name. */
+export type AgentEvent = typeof AgentEvent.Type
+/** The SSE event names. */
+export type AgentEventName = AgentEvent["_tag"]
+
+/** Why an emit failed. */
+export const EventSinkErrorReason = Schema.Literal("closed", "invalid-event", "unavailable")
+/** Why an emit failed. */
+export type EventSinkErrorReason = typeof EventSinkErrorReason.Type
+
+/** An event could not be delivered. `closed`: the turn's stream already ended (or the client left). */
+export class EventSinkError extends Schema.TaggedError<EventSinkError>()("EventSinkError", {
+  reason: EventSinkErrorReason,
+  message: Schema.String
+}) {}
+
+/** The operations of the EventSink port. */
+export interface EventSinkService {
+  /** Delivers one event, in order with the sink's previous events. */
+  readonly emit: (event: AgentEvent) => Effect.Effect<void, EventSinkError>
+}
+
+/** The EventSink port: where the current turn's events go. */
+export class EventSink extends Context.Tag("@plugboard/core/EventSink")<EventSink, EventSinkService>() {}
+
+const decodeEvent = Schema.decodeUnknown(AgentEvent)
+
+/**
+ * Checks an untrusted value is an `AgentEvent`; fails `invalid-event` with the schema's words.
+ * Fields this version does not know are dropped, so an older client reads a newer server.
+ */
+export const decode = (value: unknown): Effect.Effect<AgentEvent, EventSinkError> =>
+  Effect.mapError(
+    decodeEvent(value),
+    (error) => new EventSinkError({ reason: "invalid-event", message: error.message })
+  )
+
+/** The SSE frame of an event: `event: <name>\ndata: <one-line JSON>\n\n`. */
+export const toSse = (event: AgentEvent): string => {
+  const { _tag, ...data } = event
+  // JSON.stringify escapes line breaks inside strings, so the data is always one line.
+  return `event: ${_tag}\ndata: ${JSON.stringify(data)}\n\n`
+}
+
+/** Parses one SSE frame produced by `toSse` back into an event (for clients and tests). */
+export const fromSse = (frame: string): Effect.Effect<AgentEvent, EventSinkError> => {
+  const lines = frame.replace(/\n+$/, "").split("\n")
+  const name = lines.find((l) => l.startsWith("event: "))?.slice("event: ".length)
+  const data = lines.find((l) => l.startsWith("data: "))?.slice("data: ".length)
+  if (name === undefined || data === undefined) {
+    return Effect.fail(
+      new EventSinkError({ reason: "invalid-event", message: "SSE frame lacks an event or data line." })
+    )
+  }
+  return Effect.flatMap(
+    Effect.try({
+      try: () => JSON.parse(data) as unknown,
+      catch: () => new EventSinkError({ reason: "invalid-event", message: "SSE data is not JSON." })
+    }),
+    (payload) =>
+      typeof payload === "object" && payload !== null && !Array.isArray(payload)
+        ? decode({ ...payload, _tag: name })
+        : Effect.fail(
+            new EventSinkError({ reason: "invalid-event", message: "SSE data is not a JSON object." })
+          )
+  )
+}
+
+/**
+ * Wraps a raw writer into a sink that keeps the turn contract: events pass in order, `done`
+ * closes it, anything after is refused with `closed`. Host SSE writers build on this.
+ */
+export const make = (write: (event: AgentEvent) => Effect.Effect<void, EventSinkError>): EventSinkService => {
+  let closed = false
+  return {
+    emit: (event) =>
+      Effect.suspend(() => {
+        if (closed) {
+          return Effect.fail(
+            new EventSinkError({
+              reason: "closed",
+              message: `Cannot emit '${event._tag}': the turn already ended.`
+            })
+          )
+        }
+        if (event._tag === "done") closed = true
+        return write(event)
+      })
+  }
+}
+
+/** A sink that records what it receives, for tests. */
+export interface MemorySink extends EventSinkService {
+  /** Every event delivered so far, in order. */
+  readonly events: Effect.Effect<ReadonlyArray<AgentEvent>>
+}
+
+/** Builds a recording sink (keeps the turn contract of `make`). */
+export const makeMemory: Effect.Effect<MemorySink> = Effect.sync(() => {
+  const events: Array<AgentEvent> = []
+  const sink = make((event) => Effect.sync(() => void events.push(event)))
+  return { emit: sink.emit, events: Effect.sync(() => [...events]) }
+})
+
+/** Gives tests access to the events recorded by `layerMemory`. */
+export class MemoryEvents extends Context.Tag("@plugboard/core/EventSink/MemoryEvents")<
+  MemoryEvents,
+  MemorySink
+>() {}
+
+/** `EventSink` recording into memory, readable through `MemoryEvents`. */
+export const layerMemory: Layer.Layer<EventSink | MemoryEvents> = Layer.effectContext(
+  Effect.map(makeMemory, (sink) => Context.make(MemoryEvents, sink).pipe(Context.add(EventSink, sink)))
+)
+
+/**
+ * Sends each event to every sink, in order of the list. One sink failing (a client that went
+ * away) does not starve the others: all are tried, then the first failure is reported.
+ */
+export const fanOut = (sinks: ReadonlyArray<EventSinkService>): EventSinkService => ({
+  emit: (event) =>
+    Effect.flatMap(
+      Effect.forEach(sinks, (sink) => Effect.either(sink.emit(event))),
+      (results) => {
+        const failed = results.find((r) => r._tag === "Left")
+        return failed === undefined ? Effect.void : Effect.fail(failed.left)
+      }
+    )
+})
