@@ -5,6 +5,8 @@
  * they are loaded on first use and each encoder is built once per process.
  */
 import { createRequire } from "node:module"
+import { TokenCounter } from "@plugboard/core"
+import { Effect, Layer } from "effect"
 import { Tiktoken, type TiktokenBPE } from "js-tiktoken/lite"
 
 /** The two encodings plugboard counts with: `o200k` (GPT-4o and later), `cl100k` (GPT-4, 3.5). */
@@ -13,8 +15,8 @@ export type TiktokenEncoding = "o200k" | "cl100k"
 /** Every supported encoding, for config validation and error messages. */
 export const encodings: ReadonlyArray<TiktokenEncoding> = ["o200k", "cl100k"]
 
-/** A counter as core's `TokenCounter` port expects it. */
-export interface TiktokenCounter {
+/** A counter as core's `TokenCounter` port expects it, plus the encoding it counts with. */
+export interface TiktokenCounter extends TokenCounter.TokenCounterService {
   /** `tiktoken/o200k_base` or `tiktoken/cl100k_base`. */
   readonly name: string
   readonly encoding: TiktokenEncoding
@@ -90,3 +92,26 @@ export const loadTiktokenCounter = async (encoding: TiktokenEncoding): Promise<T
   await preload(encoding)
   return makeTiktokenCounter(encoding)
 }
+
+/**
+ * Provides core's `TokenCounter` with the exact counter for `encoding`. The ranks load (once per
+ * process) while the layer builds, so no request pays for them; an encoding plugboard does not
+ * bundle fails the layer with `UnknownEncodingError`.
+ */
+export const layer = (
+  encoding: TiktokenEncoding
+): Layer.Layer<TokenCounter.TokenCounter, UnknownEncodingError> =>
+  Layer.effect(
+    TokenCounter.TokenCounter,
+    Effect.suspend(() =>
+      encodings.includes(encoding)
+        ? Effect.promise(() => loadTiktokenCounter(encoding))
+        : Effect.fail(new UnknownEncodingError(encoding))
+    )
+  )
+
+/** `TokenCounter` with o200k_base (GPT-4o and later). */
+export const layerO200k: Layer.Layer<TokenCounter.TokenCounter> = Layer.orDie(layer("o200k"))
+
+/** `TokenCounter` with cl100k_base (GPT-4, GPT-3.5). */
+export const layerCl100k: Layer.Layer<TokenCounter.TokenCounter> = Layer.orDie(layer("cl100k"))

@@ -1,6 +1,11 @@
+import { TokenCounter } from "@plugboard/core"
+import { Cause, Effect, Exit, Option } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import {
+  layer,
+  layerCl100k,
+  layerO200k,
   loadTiktokenCounter,
   makeTiktokenCounter,
   preload,
@@ -66,6 +71,26 @@ describe("tiktoken counters", () => {
         }
       }),
       { numRuns: 300 }
+    )
+  })
+})
+
+describe("tiktoken layers", () => {
+  it("provide core's TokenCounter with the exact counter", async () => {
+    const count = Effect.gen(function* () {
+      const counter = yield* TokenCounter.TokenCounter
+      return [counter.name, counter.count("What's the weather in Berlin?")] as const
+    })
+    expect(await Effect.runPromise(Effect.provide(count, layerO200k))).toEqual(["tiktoken/o200k_base", 6])
+    expect(await Effect.runPromise(Effect.provide(count, layerCl100k))).toEqual(["tiktoken/cl100k_base", 7])
+  })
+
+  it("fail with UnknownEncodingError for an encoding that is not bundled", async () => {
+    const exit = await Effect.runPromiseExit(
+      Effect.provide(TokenCounter.TokenCounter, layer("r50k" as never))
+    )
+    expect(Exit.isFailure(exit) && Cause.failureOption(exit.cause)).toEqual(
+      Option.some(new UnknownEncodingError("r50k"))
     )
   })
 })

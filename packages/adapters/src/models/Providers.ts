@@ -1,0 +1,227 @@
+/**
+ * Model providers behind the `ChatModel` port, chosen by `LLM_PROVIDER` through the official
+ * `@langchain/*` packages. Everything a provider needs is read and checked here, at boot, and
+ * passed to the LangChain class explicitly: the classes also read their own environment
+ * variables, but a server must fail at boot naming the variable, not on the first user message.
+ */
+import { ChatAnthropic } from "@langchain/anthropic"
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
+import { ChatOllama } from "@langchain/ollama"
+import { ChatOpenAI } from "@langchain/openai"
+import { Catalog } from "@plugboard/core"
+import { Config, Either, Option } from "effect"
+import { type Counter, ScriptedChatModel } from "./ScriptedChatModel.js"
+
+/** Every valid `LLM_PROVIDER`. */
+export const providers = ["openai", "anthropic", "ollama", "openai-compatible", "scripted"] as const
+/** A valid `LLM_PROVIDER`. */
+export type Provider = (typeof providers)[number]
+
+/** The model each provider uses when `LLM_MODEL` is not set (`openai-compatible` has none). */
+export const defaultModels: Readonly<Record<Exclude<Provider, "openai-compatible">, string>> = {
+  openai: "gpt-4o-mini",
+  anthropic: "claude-sonnet-4-5",
+  ollama: "llama3.1",
+  scripted: "scripted-router"
+}
+
+/** Ollama's own default address. */
+export const DEFAULT_OLLAMA_BASE_URL = "http://127.0.0.1:11434"
+
+/**
+ * The OpenAI SDK refuses to build a client without a key, but many OpenAI-compatible servers
+ * (vLLM, llama.cpp, LM Studio) need none; this placeholder is sent instead.
+ */
+export const NO_KEY = "not-needed"
+
+/** Checked provider settings: what `makeChatModel` builds from. */
+export interface ChatModelSettings {
+  readonly provider: Provider
+  readonly model: string
+  readonly apiKey?: string | undefined
+  readonly baseUrl?: string | undefined
+  readonly temperature?: number | undefined
+}
+
+/** The raw variables, as read from the environment (empty strings count as unset). */
+export interface ChatModelEnv {
+  readonly LLM_PROVIDER?: string | undefined
+  readonly LLM_MODEL?: string | undefined
+  readonly LLM_TEMPERATURE?: string | undefined
+  readonly OPENAI_API_KEY?: string | undefined
+  readonly OPENAI_BASE_URL?: string | undefined
+  readonly ANTHROPIC_API_KEY?: string | undefined
+  readonly ANTHROPIC_BASE_URL?: string | undefined
+  readonly OLLAMA_BASE_URL?: string | undefined
+}
+
+/** Why a configuration was refused; `variable` names the environment variable to fix. */
+export interface ConfigProblem {
+  readonly reason: "missing-key" | "unknown-provider" | "malformed"
+  readonly variable: string
+  readonly message: string
+}
+
+const present = (value: string | undefined): string | undefined => {
+  const trimmed = value?.trim()
+  return trimmed === undefined || trimmed === "" ? undefined : trimmed
+}
+
+const missing = (variable: string, provider: string, what: string): ConfigProblem => ({
+  reason: "missing-key",
+  variable,
+  message: `${variable} is required when LLM_PROVIDER=${provider} (${what}).`
+})
+
+const url = (
+  variable: string,
+  value: string | undefined
+): Either.Either<string | undefined, ConfigProblem> => {
+  if (value === undefined) return Either.right(undefined)
+  try {
+    const parsed = new URL(value)
+    if (parsed.protocol === "http:" || parsed.protocol === "https:") return Either.right(value)
+  } catch {
+    // reported below
+  }
+  return Either.left({
+    reason: "malformed",
+    variable,
+    message: `${variable} must be an http(s) URL, got ${JSON.stringify(value)}.`
+  })
+}
+
+/**
+ * Checks a set of variables and resolves defaults. Pure: the same variables always give the same
+ * settings or the same problem, which names the variable to fix.
+ */
+export const resolveSettings = (env: ChatModelEnv): Either.Either<ChatModelSettings, ConfigProblem> =>
+  Either.gen(function* () {
+    const raw = present(env.LLM_PROVIDER) ?? "scripted"
+    const provider = raw.toLowerCase() as Provider
+    if (!providers.includes(provider)) {
+      return yield* Either.left<ConfigProblem>({
+        reason: "unknown-provider",
+        variable: "LLM_PROVIDER",
+        message: `LLM_PROVIDER=${JSON.stringify(raw)} is not a provider; valid: ${providers.join(", ")}.`
+      })
+    }
+    const rawTemperature = present(env.LLM_TEMPERATURE)
+    let temperature: number | undefined
+    if (rawTemperature !== undefined) {
+      temperature = Number(rawTemperature)
+      if (!Number.isFinite(temperature) || temperature < 0 || temperature > 2) {
+        return yield* Either.left<ConfigProblem>({
+          reason: "malformed",
+          variable: "LLM_TEMPERATURE",
+          message: `LLM_TEMPERATURE must be a number between 0 and 2, got ${JSON.stringify(rawTemperature)}.`
+        })
+      }
+    }
+    const model = present(env.LLM_MODEL)
+    switch (provider) {
+      case "openai": {
+        const apiKey = present(env.OPENAI_API_KEY)
+        if (apiKey === undefined)
+          return yield* Either.left(missing("OPENAI_API_KEY", provider, "the OpenAI API key"))
+        const baseUrl = yield* url("OPENAI_BASE_URL", present(env.OPENAI_BASE_URL))
+        return { provider, model: model ?? defaultModels.openai, apiKey, baseUrl, temperature }
+      }
+      case "anthropic": {
+        const apiKey = present(env.ANTHROPIC_API_KEY)
+        if (apiKey === undefined) {
+          return yield* Either.left(missing("ANTHROPIC_API_KEY", provider, "the Anthropic API key"))
+        }
+        const baseUrl = yield* url("ANTHROPIC_BASE_URL", present(env.ANTHROPIC_BASE_URL))
+        return { provider, model: model ?? defaultModels.anthropic, apiKey, baseUrl, temperature }
+      }
+      case "ollama": {
+        const baseUrl = yield* url("OLLAMA_BASE_URL", present(env.OLLAMA_BASE_URL) ?? DEFAULT_OLLAMA_BASE_URL)
+        return { provider, model: model ?? defaultModels.ollama, baseUrl, temperature }
+      }
+      case "openai-compatible": {
+        const rawUrl = present(env.OPENAI_BASE_URL)
+        if (rawUrl === undefined) {
+          return yield* Either.left(
+            missing("OPENAI_BASE_URL", provider, "the server's base URL, e.g. http://localhost:8000/v1")
+          )
+        }
+        const baseUrl = yield* url("OPENAI_BASE_URL", rawUrl)
+        if (model === undefined) {
+          return yield* Either.left(missing("LLM_MODEL", provider, "the model name the server serves"))
+        }
+        return { provider, model, apiKey: present(env.OPENAI_API_KEY), baseUrl, temperature }
+      }
+      case "scripted":
+        return { provider, model: model ?? defaultModels.scripted }
+    }
+  })
+
+const variable = (name: keyof ChatModelEnv) => Config.option(Config.string(name))
+
+/** The variables of `ChatModelEnv`, read through Effect `Config` (so any `ConfigProvider` works). */
+export const envConfig: Config.Config<ChatModelEnv> = Config.all({
+  LLM_PROVIDER: variable("LLM_PROVIDER"),
+  LLM_MODEL: variable("LLM_MODEL"),
+  LLM_TEMPERATURE: variable("LLM_TEMPERATURE"),
+  OPENAI_API_KEY: variable("OPENAI_API_KEY"),
+  OPENAI_BASE_URL: variable("OPENAI_BASE_URL"),
+  ANTHROPIC_API_KEY: variable("ANTHROPIC_API_KEY"),
+  ANTHROPIC_BASE_URL: variable("ANTHROPIC_BASE_URL"),
+  OLLAMA_BASE_URL: variable("OLLAMA_BASE_URL")
+}).pipe(
+  Config.map(
+    (vars) =>
+      Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, Option.getOrUndefined(v)])) as ChatModelEnv
+  )
+)
+
+/** What the scripted provider needs from the host: the catalog it routes over. */
+export interface ChatModelDeps {
+  /** The catalog the scripted router ranks; an empty catalog when absent. */
+  readonly catalog?: Catalog.Catalog | undefined
+  /** Counts the scripted model's usage tokens. */
+  readonly tokenCounter?: Counter | undefined
+}
+
+/**
+ * Builds the LangChain chat model for checked settings. Never calls the network: providers
+ * connect on the first model call.
+ */
+export const makeChatModel = (settings: ChatModelSettings, deps: ChatModelDeps = {}): BaseChatModel => {
+  const temperature = settings.temperature === undefined ? {} : { temperature: settings.temperature }
+  switch (settings.provider) {
+    case "openai":
+    case "openai-compatible":
+      return new ChatOpenAI({
+        model: settings.model,
+        apiKey: settings.apiKey ?? NO_KEY,
+        ...temperature,
+        // Always explicit, so an OPENAI_BASE_URL left in the environment cannot redirect `openai`.
+        configuration: { baseURL: settings.baseUrl ?? "https://api.openai.com/v1" }
+      })
+    case "anthropic":
+      return new ChatAnthropic({
+        model: settings.model,
+        apiKey: settings.apiKey,
+        ...temperature,
+        anthropicApiUrl: settings.baseUrl ?? "https://api.anthropic.com"
+      })
+    case "ollama":
+      return new ChatOllama({
+        model: settings.model,
+        baseUrl: settings.baseUrl ?? DEFAULT_OLLAMA_BASE_URL,
+        ...temperature
+      })
+    case "scripted":
+      return ScriptedChatModel.router(
+        { catalog: deps.catalog ?? Catalog.unsafeMake([]) },
+        {
+          model: settings.model,
+          tokenCounter: deps.tokenCounter,
+          // A server keeps one model for its lifetime: bound the log of recorded calls.
+          maxRecordedCalls: 100
+        }
+      )
+  }
+}

@@ -1,0 +1,336 @@
+/**
+ * The scripted model's "router" mode: a deterministic offline agent that plays the model's part
+ * of the discovery loop (seed 000) from the catalog's manifests alone, so the server demo works
+ * with no key and no network. Per user message it ranks plugins with core's `CapabilityIndex`,
+ * loads the best one with `load_capability` when its tools are not offered yet, calls the tool of
+ * the best-matching manifest example (arguments adapted from the message), then answers with a
+ * short summary of the tool's output. Every decision is a pure function of the messages and the
+ * offer, so a replayed conversation gets the same replies.
+ */
+import type { BaseMessage } from "@langchain/core/messages"
+import { AIMessage, ToolMessage } from "@langchain/core/messages"
+import type { ManifestExample } from "@plugboard/core"
+import { CapabilityIndex, type Catalog } from "@plugboard/core"
+import type { Responder, ScriptedReply, ScriptedTurn } from "./ScriptedChatModel.js"
+
+/** Meta-tool names (seed 000); the runtime registers them, the router only calls them. */
+const LIST_CAPABILITIES = "list_capabilities"
+const LOAD_CAPABILITY = "load_capability"
+
+/**
+ * Minimum BM25F score (core's `CapabilityIndex.rank`) for the router to act on a plugin. Scores
+ * grow with the catalog (rarer terms weigh more), so the floor is set on a small catalog: in a
+ * three-plugin catalog "weather" shared with the weather plugin's name, title and tags scores
+ * ~0.8, an "umbrella" found only in its whenToUse ~0.27, and a stray "city" ~0.09.
+ */
+export const DEFAULT_THRESHOLD = 0.2
+
+/** Options of the router. */
+export interface RouterOptions {
+  readonly catalog: Catalog.Catalog
+  /** Minimum relevance score to use a plugin; default `DEFAULT_THRESHOLD`. */
+  readonly threshold?: number
+}
+
+const ASKS_CAPABILITIES =
+  /\b(what can you do|what are you able to do|what (?:capabilities|tools|plugins|skills) do you have|(?:list|show)(?: me)?(?: your| the| all)? (?:capabilities|tools|plugins|skills)|your (?:capabilities|tools|plugins))\b/i
+const GREETING = /^\s*(hi|hello|hey|good (morning|afternoon|evening))\b[\s!.,]*$/i
+
+// ---------------------------------------------------------------------------------------------
+// Argument adaptation
+
+interface Token {
+  readonly text: string
+  readonly start: number
+  readonly end: number
+  readonly word: boolean
+}
+
+const TOKEN = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*|[^\s\p{L}\p{N}]/gu
+
+const tokens = (text: string): Array<Token> =>
+  Array.from(text.matchAll(TOKEN), (m) => ({
+    text: m[0],
+    start: m.index,
+    end: m.index + m[0].length,
+    word: /[\p{L}\p{N}]/u.test(m[0])
+  }))
+
+const same = (a: Token | undefined, b: Token | undefined): boolean =>
+  a !== undefined && b !== undefined && a.text.toLowerCase() === b.text.toLowerCase()
+
+const isCapitalised = (t: Token): boolean => /^\p{Lu}/u.test(t.text)
+
+/** Index of the first occurrence of `needle` (as a token sequence) in `hay`, or -1. */
+const findSpan = (hay: ReadonlyArray<Token>, needle: ReadonlyArray<Token>): number => {
+  outer: for (let i = 0; i + needle.length <= hay.length; i++) {
+    for (let k = 0; k < needle.length; k++) if (!same(hay[i + k], needle[k])) continue outer
+    return i
+  }
+  return -1
+}
+
+/**
+ * Keeps the proper-noun part of a run when the example's value is one ("New York today" →
+ * "New York" for "Berlin"). Otherwise a run that ran to its closing anchor (or to the end of the
+ * sentence, when the value ended the example's) is kept whole; any other run keeps as many
+ * words as the example's value had.
+ */
+const trimRun = (
+  run: ReadonlyArray<Token>,
+  value: ReadonlyArray<Token>,
+  fromEnd: boolean,
+  whole: boolean
+): Array<Token> => {
+  const ordered = fromEnd ? [...run].reverse() : [...run]
+  if (value.length > 0 && value.every(isCapitalised)) {
+    const caps: Array<Token> = []
+    for (const t of ordered) {
+      if (!isCapitalised(t)) break
+      caps.push(t)
+    }
+    if (caps.length > 0) return fromEnd ? caps.reverse() : caps
+  }
+  if (whole) return [...run]
+  const kept = ordered.slice(0, value.length)
+  return fromEnd ? kept.reverse() : kept
+}
+
+/** The words of `user` standing where `value` stands in `example`, or undefined when they do not align. */
+const alignValue = (example: string, value: string, user: string): string | undefined => {
+  const ex = tokens(example)
+  const val = tokens(value)
+  if (val.length === 0) return undefined
+  const at = findSpan(ex, val)
+  if (at < 0) return undefined
+  const left = ex[at - 1]
+  const right = ex[at + val.length]
+  const us = tokens(user)
+  const maxRun = val.length + 3
+  const candidates: Array<{ readonly run: Array<Token>; readonly exact: boolean }> = []
+  if (left !== undefined) {
+    us.forEach((t, p) => {
+      if (!same(t, left)) return
+      const run: Array<Token> = []
+      let q = p + 1
+      for (; q < us.length && run.length < maxRun; q++) {
+        const u = us[q]!
+        if (!u.word || same(u, right)) break
+        run.push(u)
+      }
+      const closed = right === undefined || same(us[q], right)
+      // The value ended the example's sentence: the user's words run to the end of theirs.
+      const toEnd = right === undefined || !right.word
+      if (run.length > 0) candidates.push({ run: trimRun(run, val, false, closed || toEnd), exact: closed })
+    })
+  } else if (right !== undefined) {
+    us.forEach((t, p) => {
+      if (!same(t, right)) return
+      const run: Array<Token> = []
+      for (let q = p - 1; q >= 0 && run.length < maxRun; q--) {
+        const u = us[q]!
+        if (!u.word) break
+        run.unshift(u)
+      }
+      if (run.length > 0) candidates.push({ run: trimRun(run, val, true, false), exact: true })
+    })
+  }
+  const best = candidates.find((c) => c.exact) ?? candidates[0]
+  if (best === undefined || best.run.length === 0) return undefined
+  return user.slice(best.run[0]!.start, best.run.at(-1)!.end)
+}
+
+/**
+ * The example's arguments adapted to `user`: each string argument whose value appears in the
+ * example's user text is replaced by the words of `user` in the same position (anchored on the
+ * neighbouring words), when they align; every other argument is kept as the example gives it.
+ */
+export const adaptArgs = (example: ManifestExample, user: string): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(example.args ?? {})) {
+    out[key] = typeof value === "string" ? (alignValue(example.user, value, user) ?? value) : value
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Summaries
+
+const MAX_SUMMARY = 400
+/** Plugins named in an answer about `list_capabilities`; the rest are counted. */
+const MAX_LISTED = 10
+
+const clip = (text: string, max = MAX_SUMMARY): string =>
+  text.length <= max ? text : `${text.slice(0, max - 1)}…`
+
+const parse = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+const describeValue = (value: unknown): string => {
+  if (Array.isArray(value)) return `${value.length} item(s)`
+  if (value !== null && typeof value === "object") return `${Object.keys(value).length} field(s)`
+  return String(value)
+}
+
+/** A one-line summary of a tool's output: top-level fields of a JSON object, or the clipped text. */
+export const summariseOutput = (content: string): string => {
+  const value = parse(content)
+  if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    const fields = Object.entries(value as Record<string, unknown>).slice(0, 10)
+    if (fields.length > 0) return clip(fields.map(([k, v]) => `${k}: ${describeValue(v)}`).join(", "))
+  }
+  if (Array.isArray(value)) return `${value.length} result(s): ${clip(JSON.stringify(value.slice(0, 3)))}`
+  return clip(content.trim())
+}
+
+/** `name: summary` lines of the plugins found in a `list_capabilities` output, when it lists any. */
+const summariseListing = (content: string): string | undefined => {
+  const value = parse(content)
+  const candidates: Array<unknown> = Array.isArray(value)
+    ? value
+    : value !== null && typeof value === "object"
+      ? (Object.values(value).find(Array.isArray) ?? [])
+      : []
+  const lines = candidates.flatMap((p) => {
+    const { name, summary } = (p ?? {}) as { name?: unknown; summary?: unknown }
+    return typeof name === "string" ? [`- ${name}${typeof summary === "string" ? `: ${summary}` : ""}`] : []
+  })
+  if (lines.length === 0) return undefined
+  const total = (value as { total?: unknown }).total
+  const more = Math.max(lines.length, typeof total === "number" ? total : 0) - MAX_LISTED
+  return more > 0 ? [...lines.slice(0, MAX_LISTED), `…and ${more} more.`].join("\n") : lines.join("\n")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routing
+
+interface TurnFacts {
+  readonly user: string
+  /** Names of the tools called since the user's message, in call order. */
+  readonly called: ReadonlyArray<{ readonly name: string; readonly args: Record<string, unknown> }>
+  /** Tool results since the last AI message (the ones to answer about). */
+  readonly results: ReadonlyArray<{
+    readonly name: string
+    readonly content: string
+    readonly failed: boolean
+  }>
+}
+
+const facts = (messages: ReadonlyArray<BaseMessage>): TurnFacts | undefined => {
+  let u = messages.length - 1
+  while (u >= 0 && messages[u]!.type !== "human") u--
+  if (u < 0) return undefined
+  const names = new Map<string, string>()
+  const called: Array<{ name: string; args: Record<string, unknown> }> = []
+  let lastAi = u
+  for (let i = u + 1; i < messages.length; i++) {
+    const m = messages[i]!
+    if (AIMessage.isInstance(m)) {
+      lastAi = i
+      for (const c of m.tool_calls ?? []) {
+        if (c.id !== undefined) names.set(c.id, c.name)
+        called.push({ name: c.name, args: c.args })
+      }
+    }
+  }
+  const results = messages
+    .slice(lastAi + 1)
+    .filter(ToolMessage.isInstance)
+    .map((m) => ({
+      name: names.get(m.tool_call_id) ?? m.name ?? "tool",
+      content: m.text,
+      failed: m.status === "error"
+    }))
+  return { user: messages[u]!.text, called, results }
+}
+
+/** Picks the example of `entry` closest to `user` (most shared index terms; first on ties). */
+const bestExample = (examples: ReadonlyArray<ManifestExample>, user: string): ManifestExample | undefined => {
+  const terms = new Set(CapabilityIndex.tokenize(user))
+  let best: ManifestExample | undefined
+  let bestScore = -1
+  for (const example of examples) {
+    const exampleTerms = new Set(CapabilityIndex.tokenize(example.user))
+    let shared = 0
+    for (const t of exampleTerms) if (terms.has(t)) shared++
+    const score = exampleTerms.size === 0 ? 0 : shared / Math.sqrt(exampleTerms.size)
+    if (score > bestScore) {
+      best = example
+      bestScore = score
+    }
+  }
+  return best
+}
+
+const answerAbout = (results: TurnFacts["results"], catalog: Catalog.Catalog): string => {
+  const lines = results.map((r) => {
+    if (r.name === LIST_CAPABILITIES) {
+      const listing = summariseListing(r.content)
+      return listing === undefined
+        ? `Capabilities: ${summariseOutput(r.content)}`
+        : `Here is what I can do:\n${listing}`
+    }
+    const owner = catalog.toolsByName.get(r.name)
+    const title =
+      owner === undefined
+        ? r.name
+        : `${catalog.byName.get(owner.plugin)?.manifest.title ?? owner.plugin} (${r.name})`
+    return r.failed
+      ? `${title} failed: ${summariseOutput(r.content)}`
+      : `Here is what ${title} returned: ${summariseOutput(r.content)}.`
+  })
+  return lines.join("\n")
+}
+
+/** One routing decision; exported for tests. */
+export const route = (options: RouterOptions, turn: ScriptedTurn): ScriptedReply => {
+  const { catalog } = options
+  const f = facts(turn.messages)
+  if (f === undefined) return "Hello! Ask me anything, or ask what I can do."
+  const offered = new Set(turn.offeredTools)
+
+  // A tool answered (other than a load): summarise it. A load falls through to the call it enabled.
+  const results = f.results.filter((r) => r.name !== LOAD_CAPABILITY)
+  if (results.length > 0) return answerAbout(results, catalog)
+  const loaded = new Set(
+    f.called
+      .filter((c) => c.name === LOAD_CAPABILITY)
+      .flatMap((c) => (Array.isArray(c.args.names) ? c.args.names : [c.args.name]))
+  )
+
+  if (ASKS_CAPABILITIES.test(f.user) && offered.has(LIST_CAPABILITIES))
+    return { tool: LIST_CAPABILITIES, args: {} }
+
+  const [best] = CapabilityIndex.rank(CapabilityIndex.forCatalog(catalog), f.user, { limit: 1 })
+  const entry = best === undefined ? undefined : catalog.byName.get(best.name)
+  if (best === undefined || entry === undefined || best.score < (options.threshold ?? DEFAULT_THRESHOLD)) {
+    return GREETING.test(f.user)
+      ? "Hello! How can I help? Ask me what I can do to see my capabilities."
+      : "I have no capability that fits this request, so I can only answer in general terms. Ask me what I can do to see my capabilities."
+  }
+
+  const callable = entry.tools.filter((t) => t.visibility !== "silent")
+  const examples = (entry.manifest.examples ?? []).filter((e) => callable.some((t) => t.name === e.tool))
+  const example = bestExample(examples, f.user)
+  const toolName = example?.tool ?? callable[0]?.name
+  if (toolName === undefined) return `${entry.manifest.title} has no tool I can call.`
+  const title = entry.manifest.title
+
+  if (offered.has(toolName))
+    return { tool: toolName, args: example === undefined ? {} : adaptArgs(example, f.user) }
+  if (offered.has(LOAD_CAPABILITY) && !loaded.has(entry.name)) {
+    return { tool: LOAD_CAPABILITY, args: { names: [entry.name] } }
+  }
+  return `${title} would answer this, but its tool '${toolName}' is not available to me in this conversation.`
+}
+
+/** The router as a `Responder` for `ScriptedChatModel`. */
+export const routerResponder =
+  (options: RouterOptions): Responder =>
+  (turn) =>
+    route(options, turn)

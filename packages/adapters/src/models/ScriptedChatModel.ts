@@ -1,0 +1,329 @@
+/**
+ * A deterministic, offline LangChain chat model. `fakeModel()` from `@langchain/core/testing`
+ * does not record which tools were bound, and the whole point of plugboard is *what the model is
+ * offered*, so this one does: every invocation records the tool names it was offered and the
+ * messages it saw, in a log shared by every bound copy. Zero latency; usage is reported in tokens
+ * counted with a `TokenCounter`, so credits can be deducted downstream exactly as for a provider.
+ */
+import { createHash } from "node:crypto"
+import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager"
+import {
+  BaseChatModel,
+  type BaseChatModelCallOptions,
+  type BaseChatModelParams,
+  type BindToolsInput
+} from "@langchain/core/language_models/chat_models"
+import { AIMessage, AIMessageChunk, type BaseMessage, type UsageMetadata } from "@langchain/core/messages"
+import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs"
+import { convertToOpenAITool } from "@langchain/core/utils/function_calling"
+import { TokenCounter } from "@plugboard/core"
+import { type RouterOptions, routerResponder } from "./Router.js"
+
+/** Core's `TokenCounter` service: what the model counts usage with. */
+export type Counter = TokenCounter.TokenCounterService
+
+/** One tool call the model makes. `args` defaults to `{}`. */
+export interface ScriptedToolCall {
+  readonly tool: string
+  readonly args?: Readonly<Record<string, unknown>>
+}
+
+/**
+ * What the model answers on one invocation: a string is a final answer, a tool call (or several)
+ * is an AI message carrying tool calls, an `Error` is thrown (to exercise `onError` middleware).
+ */
+export type ScriptedReply = string | ScriptedToolCall | ReadonlyArray<ScriptedToolCall> | Error
+
+/** What a step or a responder sees of one invocation. */
+export interface ScriptedTurn {
+  readonly messages: ReadonlyArray<BaseMessage>
+  /** Names of the tools bound for this invocation, in bind order. */
+  readonly offeredTools: ReadonlyArray<string>
+  /** 0-based index of this invocation among all invocations of the model and its copies. */
+  readonly callIndex: number
+}
+
+/** A script step: a fixed reply, or a reply computed from the conversation so far. */
+export type ScriptStep = ScriptedReply | ((turn: ScriptedTurn) => ScriptedReply)
+
+/** Decides the reply of each invocation (a script replayer, or the router). */
+export type Responder = (turn: ScriptedTurn) => ScriptedReply
+
+/** One recorded invocation. `message` is absent when the reply was an error. */
+export interface ScriptedCall {
+  readonly offeredTools: ReadonlyArray<string>
+  readonly messages: ReadonlyArray<BaseMessage>
+  message?: AIMessage
+  usage?: UsageMetadata
+}
+
+/** Raised when a scripted model is invoked more times than its script has steps. */
+export class ScriptExhaustedError extends Error {
+  readonly _tag = "ScriptExhaustedError"
+  constructor(
+    readonly steps: number,
+    readonly callIndex: number,
+    readonly lastMessage: string
+  ) {
+    super(
+      `Scripted model: the script has ${steps} step(s) and all were used; invocation #${callIndex + 1} ` +
+        `has no step (last message: ${JSON.stringify(lastMessage.slice(0, 120))}).`
+    )
+    this.name = "ScriptExhaustedError"
+  }
+}
+
+/** Replays `steps` in order, one per invocation; one step past the end throws `ScriptExhaustedError`. */
+export const scriptResponder = (steps: ReadonlyArray<ScriptStep>): Responder => {
+  let cursor = 0
+  return (turn) => {
+    const step = steps[cursor]
+    if (cursor >= steps.length || step === undefined) {
+      throw new ScriptExhaustedError(steps.length, turn.callIndex, turn.messages.at(-1)?.text ?? "")
+    }
+    cursor += 1
+    return typeof step === "function" ? step(turn) : step
+  }
+}
+
+/** Options of `ScriptedChatModel`. */
+export interface ScriptedChatModelOptions extends BaseChatModelParams {
+  readonly respond: Responder
+  /**
+   * Counts usage tokens; default core's heuristic counter (cheap, ~4% over tiktoken). Pass an
+   * exact counter from `@plugboard/adapters/tokenizers` when credits must match a provider.
+   */
+  readonly tokenCounter?: Counter
+  /** Reported as the model name (`ls_model_name`); default `scripted`. */
+  readonly model?: string
+  /** A streamed final answer is split into this many chunks (fewer for short text); default 3. */
+  readonly answerChunks?: number
+  /** Keep only the last N invocations in `calls` (a long-running server); default: all. */
+  readonly maxRecordedCalls?: number
+}
+
+interface SharedLog {
+  readonly calls: ScriptedCall[]
+  invocations: number
+}
+
+type Reply =
+  | { readonly kind: "answer"; readonly text: string }
+  | {
+      readonly kind: "tools"
+      readonly calls: ReadonlyArray<{ readonly name: string; readonly args: Record<string, unknown> }>
+    }
+
+/** Name of a tool in any of the shapes `bindTools` accepts (LangChain tool, OpenAI or Anthropic format). */
+export const toolName = (tool: BindToolsInput): string => {
+  const t = tool as { name?: unknown; function?: { name?: unknown } }
+  const name = typeof t.function?.name === "string" ? t.function.name : t.name
+  if (typeof name !== "string") throw new TypeError("ScriptedChatModel.bindTools: a tool has no name")
+  return name
+}
+
+const normalise = (reply: ScriptedReply): Reply => {
+  if (typeof reply === "string") return { kind: "answer", text: reply }
+  const calls = Array.isArray(reply) ? reply : [reply as ScriptedToolCall]
+  if (calls.length === 0)
+    throw new TypeError("Scripted model: a step with no tool call (use a string to answer)")
+  return { kind: "tools", calls: calls.map((c) => ({ name: c.tool, args: { ...(c.args ?? {}) } })) }
+}
+
+const messageText = (m: BaseMessage): string => {
+  const calls = AIMessage.isInstance(m) && m.tool_calls?.length ? JSON.stringify(m.tool_calls) : ""
+  return `${m.type}: ${m.text}${calls}`
+}
+
+/** Splits `text` into at most `n` chunks at word boundaries; their concatenation is `text`. */
+export const splitAnswer = (text: string, n: number): ReadonlyArray<string> => {
+  const words = text.match(/\S+\s*|\s+/g) ?? []
+  if (words.length === 0) return [text]
+  const size = Math.ceil(words.length / Math.max(1, n))
+  const out: string[] = []
+  for (let i = 0; i < words.length; i += size) out.push(words.slice(i, i + size).join(""))
+  return out
+}
+
+/**
+ * The scripted model. Build it with `ScriptedChatModel.script(steps)` (replay) or
+ * `ScriptedChatModel.router({ catalog })` (the offline router). `bindTools` returns a copy sharing the call log and the responder.
+ */
+export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMessageChunk> {
+  /** Invocations of this model and every bound copy, oldest first. */
+  readonly calls: ScriptedCall[]
+  /** Names of the tools bound to this copy (empty for the unbound model). */
+  readonly offeredTools: ReadonlyArray<string>
+  readonly model: string
+  readonly tokenCounter: Counter
+  readonly #options: ScriptedChatModelOptions
+  readonly #log: SharedLog
+  readonly #boundTools: ReadonlyArray<BindToolsInput>
+  #toolTokens: number | undefined
+
+  constructor(options: ScriptedChatModelOptions, log?: SharedLog, tools: ReadonlyArray<BindToolsInput> = []) {
+    super(options)
+    this.#options = options
+    this.#log = log ?? { calls: [], invocations: 0 }
+    this.#boundTools = tools
+    this.calls = this.#log.calls
+    this.offeredTools = tools.map(toolName)
+    this.model = options.model ?? "scripted"
+    this.tokenCounter = options.tokenCounter ?? TokenCounter.heuristic
+  }
+
+  /** A model that replays `steps` in order. */
+  static script(
+    steps: ReadonlyArray<ScriptStep>,
+    options: Omit<ScriptedChatModelOptions, "respond"> = {}
+  ): ScriptedChatModel {
+    return new ScriptedChatModel({ ...options, respond: scriptResponder(steps) })
+  }
+
+  /** The offline router over `router.catalog` (see `Router.ts`). */
+  static router(
+    router: RouterOptions,
+    options: Omit<ScriptedChatModelOptions, "respond"> = {}
+  ): ScriptedChatModel {
+    return new ScriptedChatModel({ model: "scripted-router", ...options, respond: routerResponder(router) })
+  }
+
+  override _llmType(): string {
+    return "scripted"
+  }
+
+  override getLsParams(options: this["ParsedCallOptions"]) {
+    return { ...super.getLsParams(options), ls_provider: "scripted", ls_model_name: this.model }
+  }
+
+  /** A copy offered exactly `tools` (replacing, as providers do), sharing the log and the responder. */
+  override bindTools(
+    tools: BindToolsInput[],
+    _kwargs?: Partial<BaseChatModelCallOptions>
+  ): ScriptedChatModel {
+    return new ScriptedChatModel(this.#options, this.#log, [...tools])
+  }
+
+  /** Number of invocations so far (recorded or not). */
+  get callCount(): number {
+    return this.#log.invocations
+  }
+
+  // Offered tool schemas count as input, as they do for providers; computed once per bound copy.
+  #offeredToolTokens(): number {
+    if (this.#toolTokens === undefined) {
+      this.#toolTokens = this.#boundTools.reduce(
+        (sum, t) => sum + this.tokenCounter.count(JSON.stringify(convertToOpenAITool(t as never))),
+        0
+      )
+    }
+    return this.#toolTokens
+  }
+
+  #respond(messages: ReadonlyArray<BaseMessage>): AIMessage {
+    const callIndex = this.#log.invocations++
+    const record: ScriptedCall = { offeredTools: this.offeredTools, messages: [...messages] }
+    this.#log.calls.push(record)
+    const max = this.#options.maxRecordedCalls
+    if (max !== undefined && this.#log.calls.length > max)
+      this.#log.calls.splice(0, this.#log.calls.length - max)
+
+    const raw = this.#options.respond({ messages, offeredTools: this.offeredTools, callIndex })
+    if (raw instanceof Error) throw raw
+    const reply = normalise(raw)
+
+    const history = messages.map(messageText).join("\n")
+    const output =
+      reply.kind === "answer"
+        ? reply.text
+        : JSON.stringify(reply.calls.map((c) => ({ name: c.name, args: c.args })))
+    // Ids must be unique within a thread (the messages reducer dedupes by id) and reproducible:
+    // a hash of the history and the reply is both.
+    const id = `scripted-${createHash("sha256").update(history).update("\0").update(output).digest("hex").slice(0, 20)}`
+    const input = this.tokenCounter.count(history) + this.#offeredToolTokens()
+    const outputTokens = this.tokenCounter.count(output)
+    const usage: UsageMetadata = {
+      input_tokens: input,
+      output_tokens: outputTokens,
+      total_tokens: input + outputTokens
+    }
+    const message =
+      reply.kind === "answer"
+        ? new AIMessage({ id, content: reply.text, usage_metadata: usage })
+        : new AIMessage({
+            id,
+            content: "",
+            usage_metadata: usage,
+            tool_calls: reply.calls.map((c, i) => ({
+              id: `call_${id.slice(9)}_${i}`,
+              name: c.name,
+              args: c.args,
+              type: "tool_call"
+            }))
+          })
+    record.message = message
+    record.usage = usage
+    return message
+  }
+
+  override async _generate(messages: BaseMessage[], options: this["ParsedCallOptions"]): Promise<ChatResult> {
+    options.signal?.throwIfAborted()
+    const message = this.#respond(messages)
+    const usage = message.usage_metadata!
+    return {
+      generations: [{ text: message.text, message }],
+      llmOutput: {
+        tokenUsage: {
+          promptTokens: usage.input_tokens,
+          completionTokens: usage.output_tokens,
+          totalTokens: usage.total_tokens
+        }
+      }
+    }
+  }
+
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    options: this["ParsedCallOptions"],
+    runManager?: CallbackManagerForLLMRun
+  ): AsyncGenerator<ChatGenerationChunk> {
+    options.signal?.throwIfAborted()
+    const message = this.#respond(messages)
+    const id = message.id
+    if (message.tool_calls && message.tool_calls.length > 0) {
+      const chunk = new ChatGenerationChunk({
+        text: "",
+        message: new AIMessageChunk({
+          id,
+          content: "",
+          usage_metadata: message.usage_metadata,
+          tool_call_chunks: message.tool_calls.map((c, index) => ({
+            type: "tool_call_chunk",
+            id: c.id,
+            name: c.name,
+            args: JSON.stringify(c.args),
+            index
+          }))
+        })
+      })
+      yield chunk
+      await runManager?.handleLLMNewToken("", undefined, undefined, undefined, undefined, { chunk })
+      return
+    }
+    const parts = splitAnswer(message.text, this.#options.answerChunks ?? 3)
+    for (const [i, part] of parts.entries()) {
+      options.signal?.throwIfAborted()
+      const last = i === parts.length - 1
+      const chunk = new ChatGenerationChunk({
+        text: part,
+        message: new AIMessageChunk({
+          id,
+          content: part,
+          ...(last ? { usage_metadata: message.usage_metadata } : {})
+        })
+      })
+      yield chunk
+      await runManager?.handleLLMNewToken(part, undefined, undefined, undefined, undefined, { chunk })
+    }
+  }
+}

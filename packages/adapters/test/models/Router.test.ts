@@ -1,0 +1,280 @@
+import { AIMessage, type AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages"
+import { Catalog, definePlugin, defineTool } from "@plugboard/core"
+import { Schema } from "effect"
+import { describe, expect, it } from "vitest"
+import { adaptArgs, route, summariseOutput } from "../../src/models/Router.js"
+import { ScriptedChatModel, type ScriptedTurn } from "../../src/models/ScriptedChatModel.js"
+
+// The seed's weather plugin (seed 003), plus a few neighbours so ranking has something to beat.
+const City = Schema.String.pipe(Schema.minLength(1))
+const weather = definePlugin({
+  name: "weather",
+  manifest: {
+    title: "Weather",
+    summary: "Weather lookups via Open-Meteo (no API key required).",
+    whenToUse: [
+      "Whenever asked about current weather, temperature, precipitation, or wind in any city.",
+      "Any question related to forecasts (today, tomorrow, next week) for any location.",
+      'When the user asks "what should I wear", "do I need an umbrella", or similar outfit guidance.'
+    ],
+    examples: [
+      { user: "What's the weather in Berlin?", tool: "get_current_weather", args: { city: "Berlin" } },
+      {
+        user: "Forecast for Tokyo this week.",
+        tool: "get_weather_forecast",
+        args: { city: "Tokyo", days: 7 }
+      }
+    ],
+    tags: ["weather", "forecast", "outfit"],
+    category: "data",
+    visibility: "on-demand",
+    stability: "experimental"
+  },
+  tools: [
+    defineTool({
+      name: "get_current_weather",
+      description: "Current conditions for a city.",
+      input: Schema.Struct({ city: City }),
+      handler: ({ city }) => ({ city, temperatureC: 18.5, condition: "clear" })
+    }),
+    defineTool({
+      name: "get_weather_forecast",
+      description: "Daily forecast for a city.",
+      input: Schema.Struct({ city: City, days: Schema.Int }),
+      handler: ({ city, days }) => ({ city, days })
+    })
+  ]
+})
+const email = definePlugin({
+  name: "email",
+  manifest: {
+    title: "Email",
+    summary: "Send and search email messages.",
+    whenToUse: ["When the user wants to send, draft or find an email."],
+    examples: [{ user: "Email Alice the report", tool: "send_email", args: { to: "Alice" } }],
+    visibility: "on-demand"
+  },
+  tools: [
+    defineTool({
+      name: "send_email",
+      description: "Send an email.",
+      input: Schema.Struct({ to: Schema.String }),
+      handler: () => "sent"
+    })
+  ]
+})
+const memory = definePlugin({
+  name: "memory",
+  manifest: {
+    title: "Memory",
+    summary: "Durable memory across conversations.",
+    whenToUse: ["When the user asks you to remember or recall a fact about them."],
+    examples: [
+      { user: "Remember that my favourite colour is green", tool: "remember", args: { fact: "green" } }
+    ],
+    visibility: "always"
+  },
+  tools: [
+    defineTool({
+      name: "remember",
+      description: "Store a fact.",
+      input: Schema.Struct({ fact: Schema.String }),
+      handler: () => "ok"
+    })
+  ]
+})
+const catalog = Catalog.unsafeMake([weather, email, memory])
+const META = ["list_capabilities", "load_capability"]
+
+const turn = (messages: ScriptedTurn["messages"], offeredTools: ReadonlyArray<string>): ScriptedTurn => ({
+  messages,
+  offeredTools,
+  callIndex: 0
+})
+
+describe("router on the weather example", () => {
+  it("loads weather, then calls get_current_weather {city: Berlin} once offered, then answers", async () => {
+    const model = ScriptedChatModel.router({ catalog })
+    const user = new HumanMessage("What's the weather in Berlin?")
+
+    // 1st model call: only the meta-tools and the always tier are offered.
+    const first = await model.bindTools(toolsNamed([...META, "remember"])).invoke([user])
+    expect(first.tool_calls?.map((c) => [c.name, c.args])).toEqual([
+      ["load_capability", { names: ["weather"] }]
+    ])
+
+    // The runtime loads it: the next call is offered the weather tools.
+    const loaded = new ToolMessage({
+      tool_call_id: first.tool_calls![0]!.id!,
+      name: "load_capability",
+      content: "{}"
+    })
+    const second = await model
+      .bindTools(toolsNamed([...META, "remember", "get_current_weather", "get_weather_forecast"]))
+      .invoke([user, first, loaded])
+    expect(second.tool_calls?.map((c) => [c.name, c.args])).toEqual([
+      ["get_current_weather", { city: "Berlin" }]
+    ])
+
+    const result = new ToolMessage({
+      tool_call_id: second.tool_calls![0]!.id!,
+      content: JSON.stringify({ city: "Berlin", temperatureC: 18.5, condition: "clear" })
+    })
+    const third = await model
+      .bindTools(toolsNamed([...META, "remember", "get_current_weather", "get_weather_forecast"]))
+      .invoke([user, first, loaded, second, result])
+    expect(third.tool_calls ?? []).toEqual([])
+    expect(third.text).toBe(
+      "Here is what Weather (get_current_weather) returned: city: Berlin, temperatureC: 18.5, condition: clear."
+    )
+    expect(model.calls.map((c) => c.offeredTools.includes("get_current_weather"))).toEqual([
+      false,
+      true,
+      true
+    ])
+  })
+
+  it("adapts the city to the message and picks the forecast example when it fits better", () => {
+    const offered = [...META, "get_current_weather", "get_weather_forecast"]
+    expect(route({ catalog }, turn([new HumanMessage("What's the weather in Paris?")], offered))).toEqual({
+      tool: "get_current_weather",
+      args: { city: "Paris" }
+    })
+    expect(
+      route({ catalog }, turn([new HumanMessage("Forecast for Lisbon this week please")], offered))
+    ).toEqual({
+      tool: "get_weather_forecast",
+      args: { city: "Lisbon", days: 7 }
+    })
+  })
+
+  it("calls an always-tier tool directly, without loading", () => {
+    expect(
+      route(
+        { catalog },
+        turn([new HumanMessage("Remember that my favourite colour is blue")], [...META, "remember"])
+      )
+    ).toEqual({ tool: "remember", args: { fact: "blue" } })
+  })
+
+  it("acts on a whenToUse phrase, but not on one stray word", () => {
+    expect(route({ catalog }, turn([new HumanMessage("Do I need an umbrella today?")], META))).toEqual({
+      tool: "load_capability",
+      args: { names: ["weather"] }
+    })
+    expect(route({ catalog }, turn([new HumanMessage("what time is it in a city")], META))).toMatch(
+      /no capability/
+    )
+    expect(route({ catalog, threshold: 100 }, turn([new HumanMessage("weather in Oslo")], META))).toMatch(
+      /no capability/
+    )
+  })
+
+  it("answers plainly when nothing is relevant, and greets a greeting", () => {
+    const plain = route({ catalog }, turn([new HumanMessage("Explain the rules of chess")], META))
+    expect(plain).toMatch(/no capability that fits/)
+    expect(route({ catalog }, turn([new HumanMessage("hello!")], META))).toMatch(/^Hello!/)
+  })
+
+  it("lists capabilities when asked what it can do, then answers with the listing", () => {
+    const ask = new HumanMessage("What can you do?")
+    const call = route({ catalog }, turn([ask], META))
+    expect(call).toEqual({ tool: "list_capabilities", args: {} })
+    const ai = new AIMessage({ content: "", tool_calls: [{ id: "l1", name: "list_capabilities", args: {} }] })
+    const listing = new ToolMessage({
+      tool_call_id: "l1",
+      content: JSON.stringify({
+        plugins: [{ name: "weather", summary: "Weather lookups." }, { name: "email" }]
+      })
+    })
+    expect(route({ catalog }, turn([ask, ai, listing], META))).toBe(
+      "Here is what I can do:\n- weather: Weather lookups.\n- email"
+    )
+  })
+
+  it("names at most 10 plugins of a long listing and counts the rest", () => {
+    const ask = new HumanMessage("What can you do?")
+    const ai = new AIMessage({ content: "", tool_calls: [{ id: "l1", name: "list_capabilities", args: {} }] })
+    const plugins = Array.from({ length: 12 }, (_, i) => ({ name: `p${i}`, summary: `s${i}` }))
+    const listing = new ToolMessage({ tool_call_id: "l1", content: JSON.stringify({ total: 57, plugins }) })
+    const answer = route({ catalog }, turn([ask, ai, listing], META)) as string
+    expect(answer.split("\n")).toHaveLength(12)
+    expect(answer).toMatch(/- p9: s9\n…and 47 more\.$/)
+  })
+
+  it("never loops: a load that did not make the tool available ends with an explanation", () => {
+    const user = new HumanMessage("What's the weather in Berlin?")
+    const ai = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "x", name: "load_capability", args: { names: ["weather"] } }]
+    })
+    const refused = new ToolMessage({ tool_call_id: "x", content: "error", status: "error" })
+    expect(route({ catalog }, turn([user, ai, refused], META))).toMatch(/not available to me/)
+  })
+
+  it("reports a failed tool as a failure", () => {
+    const user = new HumanMessage("What's the weather in Berlin?")
+    const ai = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "w", name: "get_current_weather", args: { city: "Berlin" } }]
+    })
+    const failed = new ToolMessage({ tool_call_id: "w", content: "upstream timeout", status: "error" })
+    expect(route({ catalog }, turn([user, ai, failed], META))).toBe(
+      "Weather (get_current_weather) failed: upstream timeout"
+    )
+  })
+
+  it("streams its final answer in several chunks", async () => {
+    const model = ScriptedChatModel.router({ catalog })
+    const user = new HumanMessage("What's the weather in Berlin?")
+    const ai = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "w", name: "get_current_weather", args: { city: "Berlin" } }]
+    })
+    const result = new ToolMessage({
+      tool_call_id: "w",
+      content: JSON.stringify({ city: "Berlin", temperatureC: 18.5 })
+    })
+    const chunks: AIMessageChunk[] = []
+    for await (const c of await model.stream([user, ai, result])) chunks.push(c)
+    expect(chunks.length).toBeGreaterThan(1)
+    expect(chunks.map((c) => c.text).join("")).toBe(
+      "Here is what Weather (get_current_weather) returned: city: Berlin, temperatureC: 18.5."
+    )
+  })
+})
+
+describe("adaptArgs", () => {
+  const example = {
+    user: "What's the weather in Berlin?",
+    tool: "t",
+    args: { city: "Berlin", unit: "C", n: 3 }
+  }
+  it("replaces a value with the words standing in its place", () => {
+    expect(adaptArgs(example, "What's the weather in Paris?")).toEqual({ city: "Paris", unit: "C", n: 3 })
+    expect(adaptArgs(example, "how is the weather in New York today?").city).toBe("New York")
+    expect(adaptArgs(example, "weather in san francisco").city).toBe("san francisco")
+  })
+  it("keeps the example's value when the shapes do not align", () => {
+    expect(adaptArgs(example, "Is it raining?")).toEqual(example.args)
+    expect(
+      adaptArgs({ user: "Berlin weather", tool: "t", args: { city: "Berlin" } }, "Madrid weather now").city
+    ).toBe("Madrid")
+    expect(adaptArgs({ user: "Show me", tool: "t", args: { q: "absent" } }, "Show me cats")).toEqual({
+      q: "absent"
+    })
+  })
+})
+
+describe("summariseOutput", () => {
+  it("summarises objects by top-level field, arrays by count, text by clipping", () => {
+    expect(summariseOutput('{"a":1,"b":[1,2],"c":{"d":1}}')).toBe("a: 1, b: 2 item(s), c: 1 field(s)")
+    expect(summariseOutput("[1,2,3,4]")).toBe("4 result(s): [1,2,3]")
+    expect(summariseOutput("plain text")).toBe("plain text")
+    expect(summariseOutput("x".repeat(1000)).length).toBe(400)
+  })
+})
+
+function toolsNamed(names: ReadonlyArray<string>) {
+  return names.map((name) => ({ type: "function", function: { name, description: name, parameters: {} } }))
+}
