@@ -117,6 +117,8 @@ export const verifySnapshot = async (options: {
         verdict = rows.map((r) => r.integrity_check).join("; ")
       } finally {
         db.close()
+        // A read-only connection to a WAL-mode file leaves (empty) side files behind.
+        await removeSideFiles(tmp)
       }
     } catch (e) {
       throw corrupt(`cannot be opened by SQLite (${e instanceof Error ? e.message : String(e)})`, e)
@@ -125,6 +127,11 @@ export const verifySnapshot = async (options: {
     return tmp
   } catch (e) {
     await rm(tmp, { force: true })
+    await removeSideFiles(tmp)
     throw e
   }
+}
+
+const removeSideFiles = async (path: string): Promise<void> => {
+  for (const suffix of ["-wal", "-shm", "-journal"]) await rm(`${path}${suffix}`, { force: true })
 }

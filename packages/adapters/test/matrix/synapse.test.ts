@@ -1,0 +1,250 @@
+/**
+ * Matrix sync against a real Synapse (scripts/synapse/synapse.sh, brought up by
+ * scripts/ci-services.sh). Skipped, with the reason in the suite name, when no homeserver is
+ * configured. Turns are real LangGraph runs over the plugboard state annotation, checkpointed by
+ * the plugboard SqliteSaver into per-user files.
+ */
+import { randomUUID } from "node:crypto"
+import { existsSync, readdirSync } from "node:fs"
+import { dirname } from "node:path"
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
+import { END, START, StateGraph } from "@langchain/langgraph"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AgentState } from "../../src/langgraph/State.js"
+import {
+  directoryUserDatabases,
+  type MatrixAccount,
+  MatrixSyncEngine,
+  type MatrixSyncEngineOptions,
+  matrixSnapshotStore,
+  registerWithSharedSecret,
+  SNAPSHOT_EVENT_TYPE
+} from "../../src/matrix/index.js"
+import { makeSqliteSaver, type OwnedSqliteSaver } from "../../src/sqlite/index.js"
+import { controlSynapse, recordingLogger, SKIP_REASON, synapseEnv, tempDir, uniqueName } from "./helpers.js"
+
+const env = synapseEnv()
+if (env === undefined) console.warn(`[matrix] Synapse suite ${SKIP_REASON}`)
+
+/** One turn: the "agent" echoes the user and loads the plugin named by `load <name>`. */
+const turnGraph = (saver: OwnedSqliteSaver) =>
+  new StateGraph(AgentState)
+    .addNode("agent", (state) => {
+      const text = String(state.messages.at(-1)?.content ?? "")
+      const load = /load (\S+)/.exec(text)?.[1]
+      return {
+        messages: [new AIMessage({ content: `echo: ${text}`, id: randomUUID() })],
+        ...(load === undefined ? {} : { loadedPlugins: [load] })
+      }
+    })
+    .addEdge(START, "agent")
+    .addEdge("agent", END)
+    .compile({ checkpointer: saver })
+
+const texts = (messages: ReadonlyArray<BaseMessage>) =>
+  messages.map((m) => `${m.getType()}:${String(m.content)}`)
+
+describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` — ${SKIP_REASON}`}`, () => {
+  const cleanups: Array<() => void> = []
+  let oracle: MatrixAccount
+
+  beforeAll(async () => {
+    oracle = await registerWithSharedSecret({
+      baseUrl: env?.url ?? "",
+      sharedSecret: env?.secret ?? "",
+      username: uniqueName("oracle"),
+      password: randomUUID()
+    })
+  })
+  afterAll(() => {
+    for (const c of cleanups.splice(0)) c()
+  })
+
+  /** A host: its own data directory, Matrix client and sync engine; `turn` runs one turn. */
+  const makeHost = (did: string, extra: Partial<MatrixSyncEngineOptions> = {}) => {
+    const dir = tempDir("matrix-host")
+    const databases = directoryUserDatabases(dir.path)
+    const store = matrixSnapshotStore(oracle, { requestTimeoutMs: 5_000 })
+    const logger = recordingLogger()
+    const engine = new MatrixSyncEngine({
+      store,
+      databases,
+      logger,
+      debounceMs: 50,
+      intervalMs: 0,
+      retry: { baseMs: 250, maxMs: 1_000, maxAttempts: 200 },
+      ...extra
+    })
+    let saver: OwnedSqliteSaver | undefined
+    const open = () => {
+      saver ??= makeSqliteSaver({ filename: databases.databasePath(did) })
+      return turnGraph(saver)
+    }
+    const thread = { configurable: { thread_id: "thread-1" } }
+    const host = {
+      engine,
+      store,
+      logger,
+      path: databases.databasePath(did),
+      /** Runs a turn as the host would: the checkpointer writes, then a sync is scheduled. */
+      turn: async (text: string) => {
+        const result = await open().invoke(
+          { messages: [new HumanMessage({ content: text, id: randomUUID() })] },
+          thread
+        )
+        engine.scheduleSync(did)
+        return result
+      },
+      state: async () => (await open().getState(thread)).values as typeof AgentState.State,
+      close: () => {
+        engine.close()
+        saver?.close()
+        saver = undefined
+      }
+    }
+    cleanups.push(host.close, dir.cleanup)
+    return host
+  }
+
+  it("host A's thread, messages and loadedPlugins are restored on host B, which continues the thread", async () => {
+    const did = `did:key:z6Mk${uniqueName("user")}`
+    const a = makeHost(did)
+    await a.turn("hello, load weather")
+    await a.turn("and load calendar please")
+    await a.turn("what is loaded?")
+    const report = await a.engine.flush(20_000)
+    expect(report.synced.map((s) => s.outcome._tag)).toEqual(["Uploaded"])
+    const stateA = await a.state()
+
+    // The room holds our state event, keyed by the user's storage key, pointing at the media.
+    const key = directoryUserDatabases("/unused").storageKey(did)
+    const roomId = await a.store.room(key, { create: false })
+    const content = await a.store.client.getStateEvent(roomId, SNAPSHOT_EVENT_TYPE, key)
+    expect(content).toMatchObject({ encoding: "gzip", schemaVersion: 1 })
+    expect(String(content.mxc)).toMatch(/^mxc:\/\/localhost\//)
+
+    const b = makeHost(did)
+    expect(existsSync(b.path)).toBe(false)
+    expect((await b.engine.restore(did))._tag).toBe("Restored")
+    expect(readdirSync(dirname(b.path)).filter((f) => f.includes(".restore-"))).toEqual([])
+    const stateB = await b.state()
+    expect(texts(stateB.messages)).toEqual(texts(stateA.messages))
+    expect(texts(stateB.messages)).toHaveLength(6)
+    expect(stateB.messages.map((m) => m.id)).toEqual(stateA.messages.map((m) => m.id))
+    expect([...stateB.loadedPlugins]).toEqual(["weather", "calendar"])
+
+    const next = await b.turn("still there? load maps")
+    expect(texts(next.messages).slice(0, 6)).toEqual(texts(stateA.messages))
+    expect(next.messages).toHaveLength(8)
+    expect([...next.loadedPlugins]).toEqual(["weather", "calendar", "maps"])
+    expect((await b.engine.flush(20_000)).synced.map((s) => s.outcome._tag)).toEqual(["Uploaded"])
+  })
+
+  it.skipIf(env?.control === undefined)(
+    "homeserver stopped in the middle of a sync: turns succeed, the next sync completes, nothing is lost, no empty upload",
+    async () => {
+      const did = `did:key:z6Mk${uniqueName("user")}`
+      const seed = makeHost(did)
+      await seed.turn("before the outage, load weather")
+      await seed.engine.flush(20_000)
+      const good = await seed.store.readPointer(
+        await seed.store.room(directoryUserDatabases("/unused").storageKey(did), { create: false }),
+        directoryUserDatabases("/unused").storageKey(did)
+      )
+
+      let stopped = false
+      const a = makeHost(did, {
+        afterSnapshot: async () => {
+          if (stopped || env === undefined) return
+          stopped = true
+          await controlSynapse(env, "stop") // the backup is done, the upload is next
+        }
+      })
+      // A restores (server up), then syncs a new turn; the server dies mid-sync.
+      expect((await a.engine.restore(did))._tag).toBe("Restored")
+      await a.turn("first turn on A, load calendar")
+      try {
+        await expect(a.engine.syncNow(did)).rejects.toMatchObject({ reason: "Unavailable" })
+        expect(stopped).toBe(true)
+        // Turns keep working while the homeserver is down, and their syncs fail quietly.
+        const during = await a.turn("turn during the outage")
+        expect(during.messages).toHaveLength(6)
+        await new Promise((r) => setTimeout(r, 800))
+        expect(a.logger.lines.some((l) => l.includes("retrying in"))).toBe(true)
+
+        // Host C has no local database and cannot restore: it must not upload its empty state.
+        const c = makeHost(did)
+        expect((await c.engine.restore(did))._tag).toBe("Unavailable")
+        await c.turn("a turn on C's empty state")
+        expect(await c.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "RestorePending" })
+      } finally {
+        if (env !== undefined) await controlSynapse(env, "start")
+      }
+
+      // After the restart the retried sync completes on its own.
+      const deadline = Date.now() + 30_000
+      while (!a.logger.lines.some((l) => l.startsWith("info synced")) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      expect(a.logger.lines.filter((l) => l.startsWith("info synced")).length).toBeGreaterThan(0)
+      const key = directoryUserDatabases("/unused").storageKey(did)
+      const roomId = await a.store.room(key, { create: false })
+      const after = await a.store.readPointer(roomId, key)
+      expect(after.previousSha256).toBe(good.sha256)
+
+      const d = makeHost(did)
+      expect((await d.engine.restore(did))._tag).toBe("Restored")
+      const state = await d.state()
+      expect(texts(state.messages)).toEqual(texts((await a.state()).messages))
+      expect(texts(state.messages)).toContain("human:turn during the outage")
+      expect([...state.loadedPlugins]).toEqual(["weather", "calendar"])
+    },
+    120_000
+  )
+
+  it("a corrupted or truncated snapshot in the room is refused with a clear log line; what a host had is kept", async () => {
+    const did = `did:key:z6Mk${uniqueName("user")}`
+    const key = directoryUserDatabases("/unused").storageKey(did)
+    const a = makeHost(did)
+    await a.turn("precious history, load weather")
+    await a.engine.flush(20_000)
+    const b = makeHost(did)
+    expect((await b.engine.restore(did))._tag).toBe("Restored")
+    const before = texts((await b.state()).messages)
+
+    const roomId = await a.store.room(key, { create: false })
+    const good = await a.store.readPointer(roomId, key)
+    const bytes = await a.store.download(good.mxc)
+
+    const truncated = bytes.subarray(0, Math.floor(bytes.length / 2))
+    const flipped = Uint8Array.from(bytes)
+    for (let i = Math.floor(bytes.length / 3); i < Math.floor(bytes.length / 3) + 64; i++) {
+      flipped[i] = (flipped[i] ?? 0) ^ 0xff
+    }
+    for (const [label, damaged, compressedSize] of [
+      ["truncated", truncated, bytes.length],
+      ["truncated, size rewritten", truncated, truncated.length],
+      ["corrupted", flipped, flipped.length]
+    ] as const) {
+      const mxc = await a.store.upload(damaged, "damaged.sqlite.gz")
+      await a.store.writePointer(roomId, key, { ...good, mxc, compressedSize })
+
+      const fresh = makeHost(did)
+      const outcome = await fresh.engine.restore(did)
+      expect(outcome._tag, label).toBe("Rejected")
+      expect(existsSync(fresh.path), label).toBe(false)
+      expect(readdirSync(dirname(fresh.path)), label).toEqual([])
+      const line = fresh.logger.lines.find((l) => l.startsWith("error") && l.includes("refused"))
+      expect(line, label).toMatch(
+        /restore of did:key:\S+ refused: snapshot mxc:\/\/\S+ .* failed verification: /
+      )
+      expect(fresh.engine.restoreStatus(did), label).toBe("failed")
+      // A turn on that host then runs on empty state, and is not uploaded over the room's pointer.
+      await fresh.turn("empty-state turn")
+      expect(await fresh.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "RestoreFailed" })
+      fresh.close()
+    }
+    // Host B kept what it had.
+    expect(texts((await b.state()).messages)).toEqual(before)
+  })
+})
