@@ -6,7 +6,7 @@
  */
 import { type API, Delegation, delegate, invoke } from "@ucanto/core"
 import type { ed25519 } from "@ucanto/principal"
-import { refuse } from "./UcanAuthError.js"
+import { refuse } from "./Refusal.js"
 
 /** An Ed25519 signer (a user's or the oracle's key). */
 export type Signer = ed25519.Signer.EdSigner

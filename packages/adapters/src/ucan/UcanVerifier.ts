@@ -12,11 +12,12 @@
  * (signature, time bounds, each addressed to the one relying on it), and `@ucanto/validator`'s
  * `access` agrees. The issuer becomes the user. Accepted tokens are cached until they expire.
  */
+import type { Auth } from "@plugboard/core"
 import { type API, Delegation, UCAN } from "@ucanto/core"
 import { access, capability, ok, Schema } from "@ucanto/validator"
 import * as NativeEd25519 from "./NativeEd25519.js"
+import { isAuthError, refuse } from "./Refusal.js"
 import * as Token from "./Token.js"
-import { isUcanAuthError, refuse, type UcanAuthError } from "./UcanAuthError.js"
 import { keyOf, type Verdict, VerdictCache } from "./VerdictCache.js"
 
 /** A request's credential headers, as the host read them (absent headers may be `undefined`). */
@@ -80,10 +81,13 @@ export interface UcanVerifier {
   readonly oracleDid: string
   /** The resource of the required capability. */
   readonly resource: string
-  /** Verifies a request's credentials; rejects with a {@link UcanAuthError} and nothing else. */
-  readonly verify: (credentials: Credentials) => Promise<Verified>
-  /** Verifies one token (either header's form); rejects with a {@link UcanAuthError}. */
-  readonly verifyToken: (token: string) => Promise<Verdict>
+  /**
+   * Verifies a request's credentials; rejects with a core `Auth.AuthError` and nothing else.
+   * `now` (epoch ms) overrides the configured clock for this call.
+   */
+  readonly verify: (credentials: Credentials, now?: number) => Promise<Verified>
+  /** Verifies one token (either header's form); rejects with a core `Auth.AuthError`. */
+  readonly verifyToken: (token: string, now?: number) => Promise<Verdict>
   /** Counters since creation. */
   readonly stats: () => UcanVerifierStats
   /** Forgets every cached verdict. */
@@ -129,12 +133,10 @@ const pickToken = (
     return { token: delegation, via: "delegation" }
   }
   if (authorization !== undefined) {
-    throw refuse(
-      "malformed",
-      authType === undefined
-        ? "The Authorization header needs X-Auth-Type: ucan beside it."
-        : `X-Auth-Type '${truncate(authType, 40)}' is not supported; use 'ucan'.`
-    )
+    if (authType === undefined) {
+      throw refuse("malformed", "The Authorization header needs X-Auth-Type: ucan beside it.")
+    }
+    throw refuse("unsupported", `X-Auth-Type '${truncate(authType, 40)}' is not supported; use 'ucan'.`)
   }
   throw refuse(
     "missing",
@@ -143,14 +145,14 @@ const pickToken = (
 }
 
 /** Error class names of `@ucanto/validator` failures, mapped to the reason they mean here. */
-const VALIDATOR_REASONS: Record<string, UcanAuthError["reason"]> = {
+const VALIDATOR_REASONS: Record<string, Auth.AuthErrorReason> = {
   InvalidSignature: "bad-signature",
   Expired: "expired",
   NotValidBefore: "not-yet-valid"
 }
 
 /** The most specific reason found in a (nested) ucanto validation failure. */
-const reasonOfValidatorFailure = (failure: unknown): UcanAuthError["reason"] => {
+const reasonOfValidatorFailure = (failure: unknown): Auth.AuthErrorReason => {
   const seen = new Set<unknown>()
   const stack: Array<{ value: unknown; depth: number }> = [{ value: failure, depth: 0 }]
   while (stack.length > 0) {
@@ -224,7 +226,7 @@ export const makeUcanVerifier = (options: UcanVerifierOptions): UcanVerifier => 
       verifier = NativeEd25519.parse(issuer)
     } catch {
       throw refuse(
-        "bad-signature",
+        "unsupported",
         `${what} is issued by ${truncate(issuer, 120)}, which is not an Ed25519 did:key; its signature cannot be verified.`
       )
     }
@@ -272,9 +274,9 @@ export const makeUcanVerifier = (options: UcanVerifierOptions): UcanVerifier => 
   }
 
   /** The full check of one token; the order makes the reason the most fundamental one. */
-  const check = async (token: string): Promise<Verdict> => {
+  const check = async (token: string, nowMillis: number): Promise<Verdict> => {
     const delegation = await Token.decode(token, maxTokenLength)
-    const now = Math.floor(clock() / 1000)
+    const now = Math.floor(nowMillis / 1000)
     // A token whose signature fails says nothing reliable, so that is checked before its claims.
     await verifySignature(delegation, "the token")
     const audience = delegation.audience.did()
@@ -326,12 +328,12 @@ export const makeUcanVerifier = (options: UcanVerifierOptions): UcanVerifier => 
     return { did: delegation.issuer.did(), expiresAt: Math.min(expiration, proofsExpireAt) * 1000 }
   }
 
-  const verifyToken = (token: string): Promise<Verdict> => {
+  const verifyToken = (token: string, now: number = clock()): Promise<Verdict> => {
     const key = keyOf(token)
     const hit = cache.get(key)
     if (hit !== undefined) {
       cacheHits++
-      if (clock() >= hit.expiresAt) {
+      if (now >= hit.expiresAt) {
         cache.delete(key)
         return Promise.reject(
           refuse("expired", `The token expired at ${new Date(hit.expiresAt).toISOString()}.`)
@@ -343,7 +345,7 @@ export const makeUcanVerifier = (options: UcanVerifierOptions): UcanVerifier => 
     const pending = inFlight.get(key)
     if (pending !== undefined) return pending
     verifications++
-    const verification = check(token)
+    const verification = check(token, now)
       .then(
         (verdict) => {
           cache.set(key, verdict)
@@ -358,10 +360,10 @@ export const makeUcanVerifier = (options: UcanVerifierOptions): UcanVerifier => 
     return verification
   }
 
-  const verify = async (credentials: Credentials): Promise<Verified> => {
+  const verify = async (credentials: Credentials, now: number = clock()): Promise<Verified> => {
     try {
       const { token, via } = pickToken(credentials, acceptBareDelegation)
-      const verdict = await verifyToken(token)
+      const verdict = await verifyToken(token, now)
       return { did: verdict.did, expiresAt: verdict.expiresAt, via }
     } catch (cause) {
       throw asAuthError(cause)
@@ -378,9 +380,9 @@ export const makeUcanVerifier = (options: UcanVerifierOptions): UcanVerifier => 
   }
 }
 
-/** Anything a check throws, as a UcanAuthError: a bug or an odd input must still end in a 401. */
-const asAuthError = (cause: unknown): UcanAuthError =>
-  isUcanAuthError(cause)
+/** Anything a check throws, as an AuthError: a bug or an odd input must still end in a 401. */
+const asAuthError = (cause: unknown): Auth.AuthError =>
+  isAuthError(cause)
     ? cause
     : refuse(
         "malformed",

@@ -4,6 +4,7 @@
  */
 export * from "./Keys.js"
 export * as NativeEd25519 from "./NativeEd25519.js"
+export * from "./Refusal.js"
 export {
   DEFAULT_MAX_TOKEN_LENGTH,
   DEFAULT_MAX_TTL_SECONDS,
@@ -15,6 +16,6 @@ export {
   mintInvocation,
   type Signer
 } from "./Token.js"
-export * from "./UcanAuthError.js"
+export * as UcanAuth from "./UcanAuth.js"
 export * from "./UcanVerifier.js"
 export type { Verdict } from "./VerdictCache.js"

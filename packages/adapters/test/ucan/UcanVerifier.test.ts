@@ -1,14 +1,14 @@
 import {
   encodeToken,
   generateSigner,
-  isUcanAuthError,
+  isAuthError,
   makeUcanVerifier,
   mintDelegation,
   mintInvocation,
   type Signer,
-  type UcanAuthReason,
   type UcanVerifier
 } from "@plugboard/adapters/ucan"
+import type { Auth } from "@plugboard/core"
 import { beforeAll, describe, expect, it } from "vitest"
 import { bearer, craftInvocation, flipSignatureBit, nowSeconds, replaceBytes } from "./helpers.js"
 
@@ -26,12 +26,12 @@ const verifier = (options: Partial<Parameters<typeof makeUcanVerifier>[0]> = {})
   makeUcanVerifier({ oracleDid: oracle.did(), ...options })
 
 /** The reason `promise` was rejected with; fails the test if it resolved or threw something else. */
-const reasonOf = async (promise: Promise<unknown>): Promise<UcanAuthReason> => {
+const reasonOf = async (promise: Promise<unknown>): Promise<Auth.AuthErrorReason> => {
   try {
     await promise
   } catch (error) {
-    expect(isUcanAuthError(error), `expected a UcanAuthError, got ${String(error)}`).toBe(true)
-    if (isUcanAuthError(error)) {
+    expect(isAuthError(error), `expected an AuthError, got ${String(error)}`).toBe(true)
+    if (isAuthError(error)) {
       expect(error.message.length).toBeGreaterThan(0)
       return error.reason
     }
@@ -99,9 +99,6 @@ describe("refuses, with the right reason", () => {
   it("an Authorization header without X-Auth-Type: ucan, or not of the Bearer scheme → malformed", async () => {
     const token = await mintInvocation({ issuer: user, audience: oracle.did() })
     expect(await reasonOf(verifier().verify({ authorization: `Bearer ${token}` }))).toBe("malformed")
-    expect(await reasonOf(verifier().verify({ authorization: `Bearer ${token}`, authType: "jwt" }))).toBe(
-      "malformed"
-    )
     expect(await reasonOf(verifier().verify({ authorization: `Basic ${token}`, authType: "ucan" }))).toBe(
       "malformed"
     )
@@ -109,6 +106,18 @@ describe("refuses, with the right reason", () => {
     expect(await reasonOf(verifier().verify({ authorization: `Bearer ${token} x`, authType: "ucan" }))).toBe(
       "malformed"
     )
+  })
+
+  it("another X-Auth-Type, or an issuer that is not an Ed25519 did:key → unsupported", async () => {
+    const token = await mintInvocation({ issuer: user, audience: oracle.did() })
+    expect(await reasonOf(verifier().verify({ authorization: `Bearer ${token}`, authType: "jwt" }))).toBe(
+      "unsupported"
+    )
+    const web = await mintInvocation({
+      issuer: user.withDID("did:web:example.com") as unknown as Signer,
+      audience: oracle.did()
+    })
+    expect(await reasonOf(verifier().verify(bearer(web)))).toBe("unsupported")
   })
 
   it("garbage → malformed", async () => {
