@@ -1,18 +1,21 @@
 /**
  * How a conformance suite obtains the implementation under test: a factory returning it either
- * as a Promise or as an Effect that may acquire resources in a `Scope` (a temp file, a
+ * directly, as a Promise or as an Effect that may acquire resources in a `Scope` (a temp file, a
  * connection). Every test case gets a fresh instance, released when the case ends.
  */
 import { Effect, Exit, type Scope } from "effect"
 
-/** A factory for the implementation under test. */
-export type Factory<A> = () => Effect.Effect<A, unknown, Scope.Scope> | Promise<A>
+/** A factory for the implementation under test: the value itself, a Promise of it, or an Effect. */
+export type Factory<A> = () => Effect.Effect<A, unknown, Scope.Scope> | Promise<A> | A
 
 /** Lifts a factory's result into a scoped Effect. */
 export const acquire = <A>(factory: Factory<A>): Effect.Effect<A, unknown, Scope.Scope> =>
   Effect.suspend(() => {
     const made = factory()
-    return Effect.isEffect(made) ? made : Effect.tryPromise({ try: () => made, catch: (e) => e })
+    if (Effect.isEffect(made)) return made as Effect.Effect<A, unknown, Scope.Scope>
+    return made instanceof Promise
+      ? Effect.tryPromise({ try: () => made, catch: (e) => e })
+      : Effect.succeed(made)
   })
 
 /** Runs `body` with a fresh instance from `factory`, releasing its resources afterwards. */
