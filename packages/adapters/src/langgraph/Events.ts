@@ -1,0 +1,64 @@
+/**
+ * Emits the agent's typed events: every tool call (plugin, sub-agent, meta-tool, refused) is an
+ * `isRunning` event, then a `done` event with its output, sharing one `eventId`. Events go to
+ * the host's sink and to the listeners of the turn being run (`runTurn` / `streamTurn`).
+ */
+import { randomUUID } from "node:crypto"
+import type { EventSink, RuntimeLogger } from "@plugboard/core"
+import { Effect } from "effect"
+
+/** A tool call event (core's `EventSink.ToolCall`). */
+export type ToolCallEvent = typeof EventSink.ToolCall.Type
+
+/** Tees events to the host's sink and to per-turn listeners. */
+export class Emitter {
+  private readonly listeners = new Set<(event: EventSink.AgentEvent) => void>()
+  // Sink deliveries are chained so an asynchronous sink still receives events in order.
+  private delivered: Promise<void> = Promise.resolve()
+
+  constructor(
+    private readonly ids: { readonly requestId: string; readonly sessionId: string },
+    private readonly sink: EventSink.EventSinkService | undefined,
+    private readonly logger: RuntimeLogger
+  ) {}
+
+  /** Adds a listener; returns the function that removes it. */
+  listen(listener: (event: EventSink.AgentEvent) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  emit(event: EventSink.AgentEvent): void {
+    for (const l of this.listeners) l(event)
+    const sink = this.sink
+    if (sink === undefined) return
+    // A broken sink (a client that went away) must not fail the turn: the state is still saved.
+    this.delivered = this.delivered.then(() =>
+      Effect.runPromise(Effect.either(sink.emit(event))).then(
+        (r) => (r._tag === "Left" ? this.sinkFailed(r.left) : undefined),
+        (e: unknown) => this.sinkFailed(e)
+      )
+    )
+  }
+
+  /** Resolves once the sink has received every event emitted so far. */
+  flush(): Promise<void> {
+    return this.delivered
+  }
+
+  /** Emits `isRunning` for a tool call; returns the event id its `done` must reuse. */
+  toolStarted(toolName: string, args: unknown): string {
+    const eventId = randomUUID()
+    this.emit({ _tag: "tool_call", ...this.ids, toolName, args, status: "isRunning", eventId })
+    return eventId
+  }
+
+  /** Emits `done` with the tool's output. */
+  toolDone(eventId: string, toolName: string, args: unknown, output: string): void {
+    this.emit({ _tag: "tool_call", ...this.ids, toolName, args, status: "done", eventId, output })
+  }
+
+  private sinkFailed(e: unknown): void {
+    this.logger.warn("event sink failed", { error: e instanceof Error ? e.message : String(e) })
+  }
+}

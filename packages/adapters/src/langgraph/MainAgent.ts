@@ -1,0 +1,105 @@
+/**
+ * `createMainAgent`: the per-request agent of seed 002, built from the catalog cached at boot.
+ *
+ * Why a hand-written `StateGraph` (model ⇄ tools) rather than `createAgent` + middleware from
+ * `langchain`: `createAgent` can change the tools bound per model call (`wrapModelCall`), but its
+ * tool node must be given every callable tool up front and runs whatever the model calls among
+ * them. Here the set of callable tools changes inside a turn (`load_capability`), the catalog may
+ * hold thousands of tools (materialising them as LangChain tools per request would cost more than
+ * the whole turn budget), a call must be gated against what *that* model call was offered, the
+ * validation retry, the events and `loadedPlugins` updates have exact rules, and plugin middleware
+ * has its own contract (`beforeModel` / `afterModel` / `onError` → `{ recover }`). With two nodes
+ * of our own, each of those is one call into core, and per-request work stays proportional to
+ * what is offered, not to the catalog's size.
+ */
+
+import { randomUUID } from "node:crypto"
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
+import { type BaseMessage, isAIMessage } from "@langchain/core/messages"
+import { END, START, StateGraph } from "@langchain/langgraph"
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
+import { type Catalog, type EventSink, type RuntimeLogger, silentLogger } from "@plugboard/core"
+import { Emitter } from "./Events.js"
+import { makeModelNode } from "./ModelNode.js"
+import { makeRequestScope } from "./RequestScope.js"
+import { ResilientCheckpointer } from "./ResilientCheckpointer.js"
+import { type AgentRequest, type AgentRuntime, makeAgentRuntime } from "./Runtime.js"
+import { AgentState, type AgentStateValue } from "./State.js"
+import { makeToolNode } from "./ToolNode.js"
+
+/** What `createMainAgent` needs: boot-time values plus the request. */
+export interface CreateMainAgentOptions {
+  /** The catalog built once at boot (`Catalog.make`). */
+  readonly catalog: Catalog.Catalog
+  /** A LangChain chat model with tool calling (`bindTools`). */
+  readonly model: BaseChatModel
+  /** The user's checkpointer; threads are keyed by session id. */
+  readonly checkpointer: BaseCheckpointSaver
+  /** The host's own instructions, before the Tier-1 block. */
+  readonly basePrompt?: string
+  /** Receives every `tool_call` event of the turn, in order (the host's SSE writer). */
+  readonly eventSink?: EventSink.EventSinkService
+  /** Values registered by plugins' `getSharedState` at boot. */
+  readonly shared?: Readonly<Record<string, unknown>>
+  readonly logger?: RuntimeLogger
+  readonly request: AgentRequest
+}
+
+const route = (state: AgentStateValue): "tools" | typeof END => {
+  const last: BaseMessage | undefined = state.messages.at(-1)
+  return last !== undefined && isAIMessage(last) && (last.tool_calls?.length ?? 0) > 0 ? "tools" : END
+}
+
+const buildGraph = (rt: AgentRuntime, emitter: Emitter, options: CreateMainAgentOptions) =>
+  new StateGraph(AgentState)
+    .addNode("model", makeModelNode(rt, options.model, options.basePrompt ?? ""))
+    .addNode("tools", makeToolNode(rt, emitter), { ends: ["model"] })
+    .addEdge(START, "model")
+    .addConditionalEdges("model", route, ["tools", END])
+    .compile({ checkpointer: new ResilientCheckpointer(options.checkpointer, rt.logger) })
+
+/** The compiled LangGraph graph of a main agent. */
+export type AgentGraph = ReturnType<typeof buildGraph>
+
+/** An agent built for one request. Run it with `runTurn` or `streamTurn`. */
+export interface MainAgent {
+  readonly graph: AgentGraph
+  /** The LangGraph `thread_id`: the session id. */
+  readonly threadId: string
+  readonly request: AgentRequest & { readonly requestId: string }
+  /** Per-turn listeners for the agent's events (the host's sink receives them too). */
+  readonly events: Pick<Emitter, "listen" | "flush">
+  /** The thread's checkpointed state (what the next turn will start from). */
+  readonly getState: () => Promise<AgentStateValue>
+}
+
+/**
+ * Builds the agent for one request: runs the per-request hooks (`getRequestTools`,
+ * `getRequestSubAgents`), and compiles the graph against `checkpointer` (`thread_id` = session
+ * id). A checkpointer whose load fails is logged and the turn runs on an empty state.
+ */
+export const createMainAgent = async (options: CreateMainAgentOptions): Promise<MainAgent> => {
+  const logger = options.logger ?? silentLogger
+  const shared = options.shared ?? {}
+  const request = { ...options.request, requestId: options.request.requestId ?? randomUUID() }
+  const scope = await makeRequestScope({
+    catalog: options.catalog,
+    request: { userDid: request.did, sessionId: request.sessionId, shared },
+    logger
+  })
+  const rt = makeAgentRuntime({ catalog: options.catalog, scope, request, shared, logger })
+  const emitter = new Emitter(
+    { requestId: request.requestId, sessionId: request.sessionId },
+    options.eventSink,
+    logger
+  )
+  const graph = buildGraph(rt, emitter, options)
+  const config = { configurable: { thread_id: request.sessionId } }
+  return {
+    graph,
+    threadId: request.sessionId,
+    request,
+    events: emitter,
+    getState: async () => (await graph.getState(config)).values as AgentStateValue
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * The graph's model node. Each call is offered exactly core's offer for the thread's current
+ * `loadedPlugins` (plus the request's dynamic tools), with core's composed system prompt, so a
+ * plugin loaded by `load_capability` is bound on the very next call of the same turn.
+ *
+ * Plugin middleware wraps the call in catalog order: every `beforeModel`, the model, every
+ * `afterModel`. A model error goes to each `onError` in catalog order; the first that returns
+ * `{ recover }` turns the error into that answer (and `afterModel` does not run: there was no
+ * model result); when none recovers, the error propagates to the caller (seed 002's default).
+ */
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
+import { AIMessage, type BaseMessage, isBaseMessage, SystemMessage } from "@langchain/core/messages"
+import { LoadedPlugins, Offer, SystemPrompt } from "@plugboard/core"
+import type { AgentRuntime } from "./Runtime.js"
+import type { AgentStateValue } from "./State.js"
+import { toDefinitions } from "./ToolDefinitions.js"
+
+const toAnswer = (recovered: unknown): BaseMessage => {
+  if (isBaseMessage(recovered)) return recovered
+  return new AIMessage({ content: typeof recovered === "string" ? recovered : JSON.stringify(recovered) })
+}
+
+const usageOf = (message: BaseMessage) => {
+  const u = (message as AIMessage).usage_metadata
+  return u === undefined ? undefined : { inputTokens: u.input_tokens, outputTokens: u.output_tokens }
+}
+
+/** Builds the model node for one request. */
+export const makeModelNode = (rt: AgentRuntime, model: BaseChatModel, basePrompt: string) => {
+  if (typeof model.bindTools !== "function") {
+    throw new TypeError(
+      `The chat model '${model._llmType()}' cannot bind tools (no bindTools): the agent needs tool calling.`
+    )
+  }
+  return async (state: AgentStateValue): Promise<{ messages: Array<BaseMessage> }> => {
+    const ready = await rt.ready(state)
+    const loaded = LoadedPlugins.fromUnknown(state.loadedPlugins)
+    const offered = Offer.offer(rt.catalog, loaded, rt.scope.extra(ready, loaded))
+    const system = SystemPrompt.compose({ basePrompt, catalog: rt.catalog, loadedPlugins: loaded })
+    const context = rt.context(state)
+    const middlewares = rt.scope.middlewares
+    for (const { middleware } of middlewares) {
+      if (middleware.beforeModel !== undefined)
+        await middleware.beforeModel({ system, messages: state.messages, tools: offered }, context)
+    }
+    let message: BaseMessage
+    try {
+      const bound = model.bindTools!(toDefinitions(offered))
+      message = await bound.invoke([new SystemMessage(system), ...state.messages], {
+        ...(rt.request.signal === undefined ? {} : { signal: rt.request.signal })
+      })
+    } catch (error) {
+      for (const { middleware } of middlewares) {
+        if (middleware.onError === undefined) continue
+        const outcome = await middleware.onError(error, context)
+        if (outcome !== undefined) return { messages: [toAnswer(outcome.recover)] }
+      }
+      throw error
+    }
+    for (const { middleware } of middlewares) {
+      if (middleware.afterModel !== undefined)
+        await middleware.afterModel({ message, usage: usageOf(message) }, context)
+    }
+    return { messages: [message] }
+  }
+}

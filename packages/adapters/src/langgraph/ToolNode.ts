@@ -1,0 +1,224 @@
+/**
+ * The graph's tool node: dispatches the tool calls of the last model answer. Core decides what
+ * was offered (`Offer.offer`), whether a call may run (`Offer.gate`) and what the meta-tools do
+ * (`MetaTools`); this node translates those decisions into ToolMessages, a LangGraph `Command`
+ * and `tool_call` events.
+ *
+ * "Retried once" (seed 002, "one retry on validation error"), precisely: within one turn (the
+ * messages after the latest human message), a tool whose arguments fail its Effect Schema gets
+ * one more chance. The first invalid call answers with the validation error and an invitation
+ * to call again; if the next call of that same tool in the turn is invalid too, that failure is
+ * final: the model is told so, and every later call of that tool in the turn is refused without
+ * validating or running it. A valid call resets the count (the failures must be consecutive).
+ * The count is read back from the turn's ToolMessages (their `artifact`), so it survives a
+ * checkpoint round-trip and needs no extra state channel.
+ */
+import {
+  type AIMessage,
+  type BaseMessage,
+  isAIMessage,
+  isHumanMessage,
+  ToolMessage
+} from "@langchain/core/messages"
+import { Command } from "@langchain/langgraph"
+import { LoadedPlugins, MetaTools, Offer } from "@plugboard/core"
+import { Either, ParseResult, Schema } from "effect"
+import type { Emitter } from "./Events.js"
+import type { DynamicTool } from "./RequestScope.js"
+import type { AgentRuntime } from "./Runtime.js"
+import type { AgentStateValue } from "./State.js"
+
+/** What a ToolMessage's `artifact` records about the call (never sent to the model). */
+export type Outcome =
+  | "ok"
+  | "meta"
+  | "meta_error"
+  | "refused"
+  | "invalid_input"
+  | "invalid_input_final"
+  | "blocked_after_invalid_input"
+  | "handler_error"
+
+/** The `artifact` of every ToolMessage this node writes. */
+export interface ToolArtifact {
+  readonly plugboard: { readonly outcome: Outcome; readonly plugin?: string | undefined }
+}
+
+const outcomeOf = (m: BaseMessage): Outcome | undefined =>
+  ToolMessage.isInstance(m) ? (m.artifact as ToolArtifact | undefined)?.plugboard?.outcome : undefined
+
+/** Consecutive invalid-input failures per tool in the current turn, read from the messages. */
+const failuresInTurn = (messages: ReadonlyArray<BaseMessage>): Map<string, number> => {
+  let start = messages.length
+  while (start > 0 && !isHumanMessage(messages[start - 1]!)) start--
+  const counts = new Map<string, number>()
+  for (let i = start; i < messages.length; i++) {
+    const m = messages[i]!
+    const outcome = outcomeOf(m)
+    if (outcome === undefined || m.name === undefined) continue
+    const n = counts.get(m.name) ?? 0
+    if (outcome === "invalid_input" || outcome === "invalid_input_final") counts.set(m.name, n + 1)
+    else if (outcome !== "blocked_after_invalid_input") counts.set(m.name, 0)
+  }
+  return counts
+}
+
+/** A handler's value as ToolMessage content: strings as they are, anything else as JSON. */
+export const stringifyResult = (value: unknown): string => {
+  if (typeof value === "string") return value
+  if (value === undefined) return ""
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return String(value)
+  }
+}
+
+/** A meta-tool's answer: core's ToolMessage text; a failed name or bad input is an error. */
+const metaAnswer = (
+  result: MetaTools.ListCapabilitiesResult | MetaTools.LoadCapabilityResult | MetaTools.MetaToolInputError
+): { content: string; outcome: Outcome } => {
+  const failed =
+    result instanceof MetaTools.MetaToolInputError ||
+    (result.tool === MetaTools.LOAD_CAPABILITY && result.results.some((r) => r.status === "error"))
+  return { content: MetaTools.formatToolMessage(result), outcome: failed ? "meta_error" : "meta" }
+}
+
+const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+interface Planned {
+  readonly call: { readonly id: string; readonly name: string; readonly args: Record<string, unknown> }
+  readonly plugin?: string | undefined
+  /** Either a ready answer, or the handler to run with its decoded input. */
+  readonly answer?: { readonly content: string; readonly outcome: Outcome }
+  readonly run?: () => Promise<unknown>
+}
+
+/** The last AI message, whose tool calls this node dispatches. */
+const lastAI = (messages: ReadonlyArray<BaseMessage>): AIMessage | undefined => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!
+    if (isAIMessage(m)) return m
+  }
+  return undefined
+}
+
+/** Builds the tool node for one request. */
+export const makeToolNode =
+  (rt: AgentRuntime, emitter: Emitter) =>
+  async (state: AgentStateValue): Promise<Command> => {
+    const ai = lastAI(state.messages)
+    const calls = ai?.tool_calls ?? []
+    const ready = await rt.ready(state)
+    const loaded = LoadedPlugins.fromUnknown(state.loadedPlugins)
+    const offered = Offer.offer(rt.catalog, loaded, rt.scope.extra(ready, loaded))
+    const dynamicByName = new Map<string, DynamicTool>()
+    for (const t of ready) if (!dynamicByName.has(t.offered.name)) dynamicByName.set(t.offered.name, t)
+    const context = rt.context(state)
+    const failures = failuresInTurn(state.messages)
+    // Loads within one batch see each other (a second load of the same name is a no-op), but
+    // the tools they unlock are only offered on the next model call: this call's offer is fixed.
+    let threadLoaded = loaded
+    const newlyLoaded: Array<string> = []
+
+    const plans: Array<Planned> = calls.map((c) => {
+      const call = { id: c.id ?? "", name: c.name, args: (c.args ?? {}) as Record<string, unknown> }
+      const decision = Offer.gate(rt.catalog, offered, call.name)
+      if (decision._tag !== "Offered") {
+        return {
+          call,
+          plugin: "plugin" in decision ? decision.plugin : undefined,
+          answer: { content: decision.message, outcome: "refused" }
+        }
+      }
+      const tool = decision.tool
+      if (tool.kind === "meta") {
+        if (call.name === MetaTools.LOAD_CAPABILITY) {
+          const result = MetaTools.loadCapability(rt.catalog, threadLoaded, call.args)
+          if (Either.isRight(result)) {
+            threadLoaded = result.right.loadedPlugins
+            newlyLoaded.push(...result.right.newlyLoaded)
+          }
+          return { call, answer: metaAnswer(Either.merge(result)) }
+        }
+        return {
+          call,
+          answer: metaAnswer(Either.merge(MetaTools.listCapabilities(rt.catalog, threadLoaded, call.args)))
+        }
+      }
+      const target = tool.kind === "plugin" ? rt.catalog.toolsByName.get(call.name) : undefined
+      const dynamic = target === undefined ? dynamicByName.get(call.name) : undefined
+      const input = target?.tool.input ?? dynamic?.input
+      const handler = target?.tool.handler ?? dynamic?.run
+      const plugin = tool.plugin
+      if (input === undefined || handler === undefined) {
+        return {
+          call,
+          plugin,
+          answer: { content: `Tool '${call.name}' has no handler in this runtime.`, outcome: "handler_error" }
+        }
+      }
+      const previous = failures.get(call.name) ?? 0
+      if (previous >= 2) {
+        return {
+          call,
+          plugin,
+          answer: {
+            content: `Tool '${call.name}' is not run again in this turn: its arguments failed validation twice. Answer without it, or ask the user for what is missing.`,
+            outcome: "blocked_after_invalid_input"
+          }
+        }
+      }
+      const decoded = Schema.decodeUnknownEither(input)(call.args)
+      if (Either.isLeft(decoded)) {
+        failures.set(call.name, previous + 1)
+        const detail = ParseResult.TreeFormatter.formatErrorSync(decoded.left)
+        return {
+          call,
+          plugin,
+          answer:
+            previous === 0
+              ? {
+                  content: `Invalid arguments for tool '${call.name}':\n${detail}\nFix the arguments and call '${call.name}' again (one retry).`,
+                  outcome: "invalid_input"
+                }
+              : {
+                  content: `Invalid arguments for tool '${call.name}' again:\n${detail}\nThe retry failed; '${call.name}' will not be run again in this turn.`,
+                  outcome: "invalid_input_final"
+                }
+        }
+      }
+      failures.set(call.name, 0)
+      return { call, plugin, run: async () => handler(decoded.right as never, context) }
+    })
+
+    const messages = await Promise.all(
+      plans.map(async (p) => {
+        const eventId = emitter.toolStarted(p.call.name, p.call.args)
+        let content: string
+        let outcome: Outcome
+        if (p.run !== undefined) {
+          try {
+            content = stringifyResult(await p.run())
+            outcome = "ok"
+          } catch (error) {
+            rt.logger.warn("tool handler failed", { tool: p.call.name, error: errorText(error) })
+            content = `Tool '${p.call.name}' failed: ${errorText(error)}`
+            outcome = "handler_error"
+          }
+        } else {
+          content = p.answer!.content
+          outcome = p.answer!.outcome
+        }
+        emitter.toolDone(eventId, p.call.name, p.call.args, content)
+        return new ToolMessage({
+          content,
+          tool_call_id: p.call.id,
+          name: p.call.name,
+          status: outcome === "ok" || outcome === "meta" ? "success" : "error",
+          artifact: { plugboard: { outcome, plugin: p.plugin } } satisfies ToolArtifact
+        })
+      })
+    )
+    return new Command({ update: { messages, loadedPlugins: newlyLoaded }, goto: "model" })
+  }

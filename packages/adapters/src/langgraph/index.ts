@@ -1,0 +1,19 @@
+/**
+ * `@plugboard/adapters/langgraph`: the plugboard agent loop on LangGraph. Core decides what is
+ * offered, gated and loaded; this adapter runs the graph, the checkpointer and the events.
+ */
+export type { ToolCallEvent } from "./Events.js"
+export { type AgentGraph, type CreateMainAgentOptions, createMainAgent, type MainAgent } from "./MainAgent.js"
+export { prepareCatalog, SubAgentInput } from "./RequestScope.js"
+export { ResilientCheckpointer } from "./ResilientCheckpointer.js"
+export type { AgentRequest } from "./Runtime.js"
+export { AgentState, type AgentStateUpdate, type AgentStateValue } from "./State.js"
+export { type FunctionDefinition, toDefinition, toDefinitions } from "./ToolDefinitions.js"
+export { type Outcome, stringifyResult, type ToolArtifact } from "./ToolNode.js"
+export {
+  runTurn,
+  streamTurn,
+  type TurnInput,
+  type TurnResult,
+  textOf
+} from "./Turn.js"

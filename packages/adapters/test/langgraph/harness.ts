@@ -1,0 +1,67 @@
+/**
+ * Shared set-up of the agent-loop tests: the checkpointers every scenario runs against, and a
+ * helper that builds an agent for one request on the test catalog.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
+import { MemorySaver } from "@langchain/langgraph"
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
+import { Catalog, type EventSink, type Plugin, type RuntimeLogger } from "@plugboard/core"
+import { createMainAgent, type MainAgent } from "../../src/langgraph/index.js"
+import { makeSqliteSaver } from "../../src/sqlite/index.js"
+
+/** A checkpointer and how to release it. */
+export interface SaverFixture {
+  readonly saver: BaseCheckpointSaver
+  readonly close: () => void
+}
+
+/** Every checkpointer the end-to-end scenarios run against. */
+export const savers: ReadonlyArray<readonly [string, () => SaverFixture]> = [
+  ["MemorySaver", () => ({ saver: new MemorySaver(), close: () => {} })],
+  [
+    "SqliteSaver",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), "plugboard-agent-"))
+      const saver = makeSqliteSaver({ filename: join(dir, "user.sqlite") })
+      return {
+        saver,
+        close: () => {
+          saver.close()
+          rmSync(dir, { recursive: true, force: true })
+        }
+      }
+    }
+  ]
+]
+
+/** Builds the agent for one request of `did` in `sessionId`. */
+export const agentFor = (options: {
+  readonly plugins: ReadonlyArray<Plugin>
+  readonly catalog?: Catalog.Catalog
+  readonly model: BaseChatModel
+  readonly saver: BaseCheckpointSaver
+  readonly sessionId: string
+  readonly did?: string
+  readonly eventSink?: EventSink.EventSinkService
+  readonly logger?: RuntimeLogger
+  readonly shared?: Readonly<Record<string, unknown>>
+  readonly signal?: AbortSignal
+}): Promise<MainAgent> =>
+  createMainAgent({
+    catalog: options.catalog ?? Catalog.unsafeMake(options.plugins),
+    model: options.model,
+    checkpointer: options.saver,
+    basePrompt: "You are a test assistant.",
+    ...(options.eventSink === undefined ? {} : { eventSink: options.eventSink }),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+    shared: options.shared ?? { greeting: "hello" },
+    request: {
+      did: options.did ?? "did:key:alice",
+      sessionId: options.sessionId,
+      requestId: "req-1",
+      signal: options.signal
+    }
+  })
