@@ -1,0 +1,138 @@
+import { GraphState } from "@plugboard/core"
+import * as fc from "fast-check"
+import { describe, expect, it } from "vitest"
+
+const fresh = () => GraphState.initial({ did: "did:key:alice", client: "portal" })
+
+describe("GraphState.initial", () => {
+  it("starts a thread empty, with the caller's identity", () => {
+    expect(fresh()).toEqual({
+      messages: [],
+      config: { did: "did:key:alice" },
+      client: "portal",
+      userContext: {},
+      loadedPlugins: []
+    })
+    expect(GraphState.initial({ did: "d", client: "matrix", wsId: "ws1" }).config).toEqual({
+      did: "d",
+      wsId: "ws1"
+    })
+  })
+})
+
+describe("GraphState reducers", () => {
+  it("messages: appends, and an update with an existing id replaces that message in place", () => {
+    const s1 = GraphState.apply(fresh(), {
+      messages: [
+        { id: "1", text: "hi" },
+        { id: "2", text: "yo" }
+      ]
+    })
+    const s2 = GraphState.apply(s1, {
+      messages: [
+        { id: "1", text: "hi (edited)" },
+        { id: "3", text: "new" }
+      ]
+    })
+    expect(s2.messages).toEqual([
+      { id: "1", text: "hi (edited)" },
+      { id: "2", text: "yo" },
+      { id: "3", text: "new" }
+    ])
+  })
+
+  it("messages: without an id, always appended; a duplicate id within one update keeps the last", () => {
+    const s = GraphState.apply(fresh(), {
+      messages: [{ text: "a" }, { text: "a" }, { id: "x", n: 1 }, { id: "x", n: 2 }]
+    })
+    expect(s.messages).toEqual([{ text: "a" }, { text: "a" }, { id: "x", n: 2 }])
+  })
+
+  it("messages: ids stay unique and every id ever sent is present, for any sequence", () => {
+    const msg = fc.record({ id: fc.constantFrom("a", "b", "c", "d"), v: fc.nat(9) })
+    fc.assert(
+      fc.property(fc.array(fc.array(msg, { maxLength: 4 }), { maxLength: 6 }), (updates) => {
+        let s = fresh()
+        for (const u of updates) s = GraphState.apply(s, { messages: u })
+        const ids = s.messages.map((m) => m.id)
+        expect(new Set(ids).size).toBe(ids.length)
+        expect(new Set(ids)).toEqual(new Set(updates.flat().map((m) => m.id)))
+        // Each id holds the last value sent for it.
+        for (const m of s.messages) expect(m).toEqual(updates.flat().findLast((u) => u.id === m.id))
+      })
+    )
+  })
+
+  it("userContext and mcpUcanContext.invocations are shallow-merged", () => {
+    let s = GraphState.apply(fresh(), { userContext: { name: "Ada", lang: "en" } })
+    s = GraphState.apply(s, { userContext: { lang: "fr" } })
+    expect(s.userContext).toEqual({ name: "Ada", lang: "fr" })
+    s = GraphState.apply(s, { mcpUcanContext: { invocations: { a: "1" } } })
+    s = GraphState.apply(s, { mcpUcanContext: { invocations: { b: "2", a: "3" } } })
+    expect(s.mcpUcanContext).toEqual({ invocations: { a: "3", b: "2" } })
+    // An explicit undefined does not wipe a merged field.
+    s = GraphState.apply(s, { mcpUcanContext: undefined, userContext: undefined as never })
+    expect(s.mcpUcanContext).toEqual({ invocations: { a: "3", b: "2" } })
+    expect(s.userContext).toEqual({ name: "Ada", lang: "fr" })
+  })
+
+  it("other fields: last write wins where the update has the key, untouched otherwise", () => {
+    let s = GraphState.apply(fresh(), { spaceId: "s1", editorRoomId: "r1", currentEntityDid: "did:e" })
+    s = GraphState.apply(s, { spaceId: "s2", client: "slack", userPreferences: { tone: "dry" } })
+    expect(s.spaceId).toBe("s2")
+    expect(s.editorRoomId).toBe("r1")
+    expect(s.currentEntityDid).toBe("did:e")
+    expect(s.client).toBe("slack")
+    expect(s.userPreferences).toEqual({ tone: "dry" })
+    s = GraphState.apply(s, { editorRoomId: undefined, browserTools: [], agActions: [] })
+    expect(s.editorRoomId).toBeUndefined()
+    expect(s.browserTools).toEqual([])
+    s = GraphState.apply(s, { config: { did: "did:key:bob", wsId: "w" } })
+    expect(s.config).toEqual({ did: "did:key:bob", wsId: "w" })
+  })
+
+  it("ignores keys that are not fields of the state and never mutates its input", () => {
+    const s0 = fresh()
+    const frozen = JSON.stringify(s0)
+    const s1 = GraphState.apply(s0, { loadedPlugins: ["weather"], bogus: 1 } as never)
+    expect(JSON.stringify(s0)).toBe(frozen)
+    expect("bogus" in s1).toBe(false)
+    expect(s1.loadedPlugins).toEqual(["weather"])
+  })
+
+  it("has a reducer for every field of seed 004", () => {
+    expect(Object.keys(GraphState.reducers).sort()).toEqual(
+      [
+        "messages",
+        "config",
+        "client",
+        "editorRoomId",
+        "spaceId",
+        "currentEntityDid",
+        "browserTools",
+        "agActions",
+        "userContext",
+        "mcpUcanContext",
+        "userPreferences",
+        "loadedPlugins"
+      ].sort()
+    )
+  })
+
+  it("two threads never see each other's loads", () => {
+    const load = fc.tuple(
+      fc.constantFrom("A", "B"),
+      fc.array(fc.constantFrom("weather", "maps", "mail", "lab"), { maxLength: 3 })
+    )
+    fc.assert(
+      fc.property(fc.array(load, { maxLength: 20 }), (ops) => {
+        const threads = { A: fresh(), B: fresh() }
+        for (const [t, names] of ops) threads[t] = GraphState.apply(threads[t], { loadedPlugins: names })
+        for (const t of ["A", "B"] as const) {
+          const own = new Set(ops.filter(([o]) => o === t).flatMap(([, n]) => n))
+          expect(new Set(threads[t].loadedPlugins)).toEqual(own)
+        }
+      })
+    )
+  })
+})

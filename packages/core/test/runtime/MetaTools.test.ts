@@ -1,0 +1,293 @@
+import { Catalog, MetaTools } from "@plugboard/core"
+import { Either } from "effect"
+import { describe, expect, it } from "vitest"
+import { plugin, smallCatalog, tool } from "./fixtures.js"
+
+const right = <A, E>(e: Either.Either<A, E>): A => {
+  if (Either.isLeft(e)) throw new Error(`expected success, got ${String(e.left)}`)
+  return e.right
+}
+const left = <A, E>(e: Either.Either<A, E>): E => {
+  if (Either.isRight(e)) throw new Error("expected an error")
+  return e.left
+}
+
+describe("MetaTools.definitions", () => {
+  it("declares the two meta-tools with object schemas", () => {
+    expect(MetaTools.definitions.map((d) => d.name)).toEqual(["list_capabilities", "load_capability"])
+    for (const d of MetaTools.definitions) {
+      expect(d.kind).toBe("meta")
+      expect(d.parameters.type).toBe("object")
+    }
+  })
+})
+
+describe("MetaTools.listCapabilities", () => {
+  const catalog = smallCatalog()
+
+  it("lists every discoverable plugin by name with its fields; never a silent one", () => {
+    const r = right(MetaTools.listCapabilities(catalog, [], {}))
+    expect(r.plugins.map((p) => p.name)).toEqual(["lab", "maps", "memory", "notes", "weather"])
+    expect(r.total).toBe(5)
+    expect(r.plugins.find((p) => p.name === "weather")).toEqual({
+      name: "weather",
+      title: "Weather",
+      summary: "Weather lookups via Open-Meteo.",
+      visibility: "on-demand",
+      loaded: false,
+      category: "data",
+      tags: ["weather", "forecast"],
+      stability: "stable",
+      warning: undefined,
+      score: undefined
+    })
+  })
+
+  it("reports loaded status: always plugins are available, an always plugin with on-demand tools once loaded", () => {
+    const status = (loaded: ReadonlyArray<string>) =>
+      Object.fromEntries(
+        right(MetaTools.listCapabilities(catalog, loaded, {})).plugins.map((p) => [p.name, p.loaded])
+      )
+    expect(status([])).toEqual({ lab: false, maps: false, memory: true, notes: false, weather: false })
+    expect(status(["weather", "notes"])).toEqual({
+      lab: false,
+      maps: false,
+      memory: true,
+      notes: true,
+      weather: true
+    })
+  })
+
+  it("gives experimental plugins the warning footnote", () => {
+    const lab = right(MetaTools.listCapabilities(catalog, [], {})).plugins.find((p) => p.name === "lab")
+    expect(lab?.warning).toBe(MetaTools.EXPERIMENTAL_WARNING)
+    expect(MetaTools.formatToolMessage(right(MetaTools.listCapabilities(catalog, [], {})))).toContain(
+      "Experimental"
+    )
+  })
+
+  it("ranks by relevance to a query, leaving out plugins that share no word with it", () => {
+    const r = right(
+      MetaTools.listCapabilities(catalog, [], { query: "will it rain in Paris tomorrow? forecast" })
+    )
+    expect(r.plugins[0]?.name).toBe("weather")
+    expect(r.plugins[0]?.score).toBeGreaterThan(0)
+    expect(r.plugins.map((p) => p.name)).not.toContain("memory")
+    const directions = right(MetaTools.listCapabilities(catalog, [], { query: "directions to the station" }))
+    expect(directions.plugins.map((p) => p.name)).toEqual(["maps"])
+  })
+
+  it("filters by category, with and without a query", () => {
+    expect(
+      right(MetaTools.listCapabilities(catalog, [], { category: "data" })).plugins.map((p) => p.name)
+    ).toEqual(["maps", "weather"])
+    expect(
+      right(MetaTools.listCapabilities(catalog, [], { category: "memory", query: "weather" })).plugins
+    ).toEqual([])
+  })
+
+  it("cuts the list at limit and says how many matched", () => {
+    const r = right(MetaTools.listCapabilities(catalog, [], { limit: 2 }))
+    expect(r.plugins.map((p) => p.name)).toEqual(["lab", "maps"])
+    expect(r.total).toBe(5)
+    expect(JSON.parse(MetaTools.formatToolMessage(r)).note).toBe(
+      "Showing 2 of 5; pass a query, a category or a larger limit."
+    )
+  })
+
+  it("defaults to DEFAULT_LIMIT plugins for large catalogs", () => {
+    const big = Catalog.unsafeMake(
+      Array.from({ length: 60 }, (_, i) => plugin(`p${String(i).padStart(2, "0")}`))
+    )
+    const r = right(MetaTools.listCapabilities(big, [], undefined))
+    expect(r.plugins).toHaveLength(MetaTools.DEFAULT_LIMIT)
+    expect(r.total).toBe(60)
+  })
+
+  it("accepts arguments as a JSON string and treats a blank query as none", () => {
+    expect(
+      right(MetaTools.listCapabilities(catalog, [], '{"category":"core"}')).plugins.map((p) => p.name)
+    ).toEqual(["notes"])
+    expect(right(MetaTools.listCapabilities(catalog, [], { query: "   " })).total).toBe(5)
+  })
+
+  it("rejects bad arguments with a clear message", () => {
+    const msg = (input: unknown) => left(MetaTools.listCapabilities(catalog, [], input)).message
+    expect(msg({ query: 3 })).toBe("list_capabilities: 'query' must be a string, got number.")
+    expect(msg({ category: "weather" })).toContain("'category' must be one of data, communication")
+    expect(msg({ limit: 0 })).toBe("list_capabilities: 'limit' must be a whole number of at least 1, got 0.")
+    expect(msg({ limit: 2.5 })).toContain("'limit' must be a whole number")
+    expect(msg([1])).toBe("list_capabilities expects an object of arguments, got an array.")
+    expect(msg("not json")).toBe("list_capabilities expects an object of arguments, got string.")
+    const e = left(MetaTools.listCapabilities(catalog, [], 7))
+    expect(e._tag).toBe("MetaToolInputError")
+    expect(e.reason).toBe("InvalidInput")
+    expect(JSON.parse(MetaTools.formatToolMessage(e))).toEqual({ error: e.message })
+  })
+})
+
+describe("MetaTools.loadCapability", () => {
+  const catalog = smallCatalog()
+
+  it("loads a new plugin: state update, full manifest, prefixed tool descriptions", () => {
+    const r = right(MetaTools.loadCapability(catalog, ["maps"], { names: ["weather"] }))
+    expect(r.newlyLoaded).toEqual(["weather"])
+    expect(r.loadedPlugins).toEqual(["maps", "weather"])
+    expect(r.alreadyAvailable).toBeUndefined()
+    expect(r.results).toEqual([
+      {
+        name: "weather",
+        status: "loaded",
+        manifest: {
+          title: "Weather",
+          summary: "Weather lookups via Open-Meteo.",
+          whenToUse: ["Whenever asked about current weather, temperature, rain or wind in a city."],
+          examples: [
+            { user: "What's the weather in Berlin?", tool: "get_weather", args: { city: "Berlin" } }
+          ],
+          tags: ["weather", "forecast"],
+          category: "data",
+          stability: "stable"
+        },
+        tools: [
+          { name: "get_weather", description: "[Weather] Current weather." },
+          { name: "get_forecast", description: "[Weather] Forecast for days." }
+        ]
+      }
+    ])
+  })
+
+  it("accepts a single name, and a lone string for names", () => {
+    expect(right(MetaTools.loadCapability(catalog, [], { name: "maps" })).newlyLoaded).toEqual(["maps"])
+    expect(right(MetaTools.loadCapability(catalog, [], { names: "maps" })).newlyLoaded).toEqual(["maps"])
+    expect(
+      right(MetaTools.loadCapability(catalog, [], { name: "maps", names: ["weather", "maps"] })).newlyLoaded
+    ).toEqual(["maps", "weather"])
+  })
+
+  it("is a no-op with alreadyAvailable for an always plugin and for one already loaded", () => {
+    const always = right(MetaTools.loadCapability(catalog, [], { names: ["memory"] }))
+    expect(always.results).toEqual([
+      { name: "memory", status: "alreadyAvailable", alreadyAvailable: true, reason: "always" }
+    ])
+    expect(always.alreadyAvailable).toBe(true)
+    expect(always.newlyLoaded).toEqual([])
+    const again = right(MetaTools.loadCapability(catalog, ["maps"], { names: ["maps", "memory"] }))
+    expect(again.results[0]).toEqual({
+      name: "maps",
+      status: "alreadyAvailable",
+      alreadyAvailable: true,
+      reason: "loaded"
+    })
+    expect(again.alreadyAvailable).toBe(true)
+    expect(again.loadedPlugins).toEqual(["maps"])
+  })
+
+  it("loads an always plugin that has on-demand tools, listing all its offered tools", () => {
+    const r = right(MetaTools.loadCapability(catalog, [], { names: ["notes"] }))
+    expect(r.newlyLoaded).toEqual(["notes"])
+    const outcome = r.results[0]
+    expect(outcome?.status).toBe("loaded")
+    if (outcome?.status === "loaded")
+      expect(outcome.tools.map((t) => t.name)).toEqual(["add_note", "export_notes"])
+  })
+
+  it("never lists a per-tool silent tool among a loaded plugin's tools", () => {
+    const outcome = right(MetaTools.loadCapability(catalog, [], { names: ["lab"] })).results[0]
+    if (outcome?.status !== "loaded") throw new Error("expected a load")
+    expect(outcome.tools.map((t) => t.name)).toEqual(["experiment"])
+  })
+
+  it("refuses an unknown name with the closest discoverable names", () => {
+    const r = right(MetaTools.loadCapability(catalog, [], { names: ["wether"] }))
+    const outcome = r.results[0]
+    expect(outcome).toMatchObject({ name: "wether", status: "error", error: "unknown" })
+    if (outcome?.status === "error") {
+      expect(outcome.suggestions[0]).toBe("weather")
+      expect(outcome.suggestions).toHaveLength(3)
+      expect(outcome.suggestions).not.toContain("credits")
+      expect(outcome.message).toContain("There is no plugin named 'wether'. Closest names: 'weather'")
+    }
+    expect(r.alreadyAvailable).toBeUndefined()
+    expect(r.newlyLoaded).toEqual([])
+  })
+
+  it("points a tool name at the plugin that owns it", () => {
+    const outcome = right(MetaTools.loadCapability(catalog, [], { names: ["get_forecast"] })).results[0]
+    expect(outcome).toMatchObject({ status: "error", error: "unknown" })
+    if (outcome?.status === "error") {
+      expect(outcome.suggestions[0]).toBe("weather")
+      expect(outcome.message).toBe(
+        `'get_forecast' is a tool, not a plugin: it belongs to plugin 'weather'. Call load_capability with {"names": ["weather"]}.`
+      )
+    }
+  })
+
+  it("refuses a silent plugin", () => {
+    const outcome = right(MetaTools.loadCapability(catalog, [], { names: ["credits"] })).results[0]
+    expect(outcome).toEqual({
+      name: "credits",
+      status: "error",
+      error: "silent",
+      message: "Plugin 'credits' is internal to the runtime (silent) and cannot be loaded.",
+      suggestions: []
+    })
+  })
+
+  it("handles a mix: loads what it can, reports each name once, in order", () => {
+    const r = right(
+      MetaTools.loadCapability(catalog, ["maps"], { names: ["weather", "nope", "maps", "weather", "lab"] })
+    )
+    expect(r.results.map((o) => [o.name, o.status])).toEqual([
+      ["weather", "loaded"],
+      ["nope", "error"],
+      ["maps", "alreadyAvailable"],
+      ["lab", "loaded"]
+    ])
+    expect(r.newlyLoaded).toEqual(["weather", "lab"])
+    expect(r.loadedPlugins).toEqual(["maps", "weather", "lab"])
+  })
+
+  it("rejects bad arguments with a clear message", () => {
+    const msg = (input: unknown) => left(MetaTools.loadCapability(catalog, [], input)).message
+    expect(msg({})).toBe(
+      `load_capability: give at least one plugin name. Call it as {"names": ["plugin-name"]}.`
+    )
+    expect(msg({ names: [] })).toContain("give at least one plugin name")
+    expect(msg({ names: ["  "] })).toContain("give at least one plugin name")
+    expect(msg({ names: [1] })).toBe(
+      `load_capability: 'names' must be a list of plugin names (strings). Call it as {"names": ["plugin-name"]}.`
+    )
+    expect(msg({ name: 5 })).toContain("'name' must be a string")
+    expect(msg(42)).toContain("load_capability expects an object of arguments, got number.")
+  })
+
+  it("formats a deterministic ToolMessage without internal state", () => {
+    const r = right(MetaTools.loadCapability(catalog, ["maps"], { names: ["weather"] }))
+    const text = MetaTools.formatToolMessage(r)
+    expect(text).toBe(
+      MetaTools.formatToolMessage(right(MetaTools.loadCapability(catalog, ["maps"], { names: ["weather"] })))
+    )
+    const parsed = JSON.parse(text)
+    expect(Object.keys(parsed)).toEqual(["newlyLoaded", "results"])
+    expect(parsed.results[0].manifest.title).toBe("Weather")
+    expect(text).not.toContain("loadedPlugins")
+    expect(
+      JSON.parse(
+        MetaTools.formatToolMessage(right(MetaTools.loadCapability(catalog, [], { names: ["memory"] })))
+      )
+    ).toMatchObject({ alreadyAvailable: true })
+  })
+
+  it("writes the manifest in the seed's field order whatever order the author used", () => {
+    const c = Catalog.unsafeMake([
+      plugin("x", {
+        tools: [tool("x_do")],
+        manifest: { stability: "beta", tags: ["b"], whenToUse: ["w"], summary: "S.", title: "X" }
+      })
+    ])
+    const outcome = right(MetaTools.loadCapability(c, [], { names: ["x"] })).results[0]
+    if (outcome?.status !== "loaded") throw new Error("expected a load")
+    expect(Object.keys(outcome.manifest)).toEqual(["title", "summary", "whenToUse", "tags", "stability"])
+  })
+})
