@@ -11,7 +11,16 @@
  * `transaction().immediate()`, which the Matrix sync and the busy-free writes need. Effect
  * stays at the edges: the session store and the registry's layers.
  */
-import { existsSync, linkSync, renameSync, unlinkSync } from "node:fs"
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  linkSync,
+  openSync,
+  readSync,
+  renameSync,
+  unlinkSync
+} from "node:fs"
 import BetterSqlite3 from "better-sqlite3"
 import { isBusy, isCorruption, SqliteOpenError, SqliteStorageError, sqliteCode } from "./errors.js"
 
@@ -114,6 +123,7 @@ export class Database {
     const { filename } = options
     let db: BetterSqlite3.Database | undefined
     try {
+      checkHeader(filename)
       db = new BetterSqlite3(filename)
       // Set first: every later statement may need to wait for another process.
       db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 200))}`)
@@ -232,6 +242,44 @@ export class Database {
     this.closed = true
     this.statements.clear()
     this.db.close()
+  }
+}
+
+const MAGIC = Buffer.from("SQLite format 3\u0000", "latin1")
+
+/**
+ * Refuses a non-empty file that does not start with SQLite's magic header before SQLite
+ * touches it: SQLite would otherwise treat a `-wal` file next to it as its own, and may
+ * rewrite or remove it on close. (An empty file is a valid, empty database.)
+ */
+const checkHeader = (filename: string) => {
+  let fd: number | undefined
+  try {
+    fd = openSync(filename, "r")
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === "ENOENT") return // a new database
+    if (code === "EISDIR") return // SQLite reports it as CANTOPEN below: Unreadable
+    throw new SqliteOpenError({
+      reason: "Unreadable",
+      path: filename,
+      message: `${code}: cannot read`,
+      cause: error
+    })
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return
+    const head = Buffer.alloc(MAGIC.length)
+    const n = readSync(fd, head, 0, MAGIC.length, 0)
+    if (n > 0 && (n < MAGIC.length || !head.equals(MAGIC))) {
+      throw new SqliteOpenError({
+        reason: "NotADatabase",
+        path: filename,
+        message: "the file does not start with the SQLite header"
+      })
+    }
+  } finally {
+    closeSync(fd)
   }
 }
 
