@@ -1,89 +1,11 @@
 import { AIMessage, type AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages"
-import { Catalog, definePlugin, defineTool } from "@plugboard/core"
-import { Schema } from "effect"
+import { Catalog } from "@plugboard/core"
 import { describe, expect, it } from "vitest"
 import { adaptArgs, route, summariseOutput } from "../../src/models/Router.js"
 import { ScriptedChatModel, type ScriptedTurn } from "../../src/models/ScriptedChatModel.js"
+import { routerPlugins } from "./fixtures.js"
 
-// The seed's weather plugin (seed 003), plus a few neighbours so ranking has something to beat.
-const City = Schema.String.pipe(Schema.minLength(1))
-const weather = definePlugin({
-  name: "weather",
-  manifest: {
-    title: "Weather",
-    summary: "Weather lookups via Open-Meteo (no API key required).",
-    whenToUse: [
-      "Whenever asked about current weather, temperature, precipitation, or wind in any city.",
-      "Any question related to forecasts (today, tomorrow, next week) for any location.",
-      'When the user asks "what should I wear", "do I need an umbrella", or similar outfit guidance.'
-    ],
-    examples: [
-      { user: "What's the weather in Berlin?", tool: "get_current_weather", args: { city: "Berlin" } },
-      {
-        user: "Forecast for Tokyo this week.",
-        tool: "get_weather_forecast",
-        args: { city: "Tokyo", days: 7 }
-      }
-    ],
-    tags: ["weather", "forecast", "outfit"],
-    category: "data",
-    visibility: "on-demand",
-    stability: "experimental"
-  },
-  tools: [
-    defineTool({
-      name: "get_current_weather",
-      description: "Current conditions for a city.",
-      input: Schema.Struct({ city: City }),
-      handler: ({ city }) => ({ city, temperatureC: 18.5, condition: "clear" })
-    }),
-    defineTool({
-      name: "get_weather_forecast",
-      description: "Daily forecast for a city.",
-      input: Schema.Struct({ city: City, days: Schema.Int }),
-      handler: ({ city, days }) => ({ city, days })
-    })
-  ]
-})
-const email = definePlugin({
-  name: "email",
-  manifest: {
-    title: "Email",
-    summary: "Send and search email messages.",
-    whenToUse: ["When the user wants to send, draft or find an email."],
-    examples: [{ user: "Email Alice the report", tool: "send_email", args: { to: "Alice" } }],
-    visibility: "on-demand"
-  },
-  tools: [
-    defineTool({
-      name: "send_email",
-      description: "Send an email.",
-      input: Schema.Struct({ to: Schema.String }),
-      handler: () => "sent"
-    })
-  ]
-})
-const memory = definePlugin({
-  name: "memory",
-  manifest: {
-    title: "Memory",
-    summary: "Durable memory across conversations.",
-    whenToUse: ["When the user asks you to remember or recall a fact about them."],
-    examples: [
-      { user: "Remember that my favourite colour is green", tool: "remember", args: { fact: "green" } }
-    ],
-    visibility: "always"
-  },
-  tools: [
-    defineTool({
-      name: "remember",
-      description: "Store a fact.",
-      input: Schema.Struct({ fact: Schema.String }),
-      handler: () => "ok"
-    })
-  ]
-})
-const catalog = Catalog.unsafeMake([weather, email, memory])
+const catalog = Catalog.unsafeMake(routerPlugins)
 const META = ["list_capabilities", "load_capability"]
 
 const turn = (messages: ScriptedTurn["messages"], offeredTools: ReadonlyArray<string>): ScriptedTurn => ({
