@@ -3,7 +3,7 @@ import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 
 const name = fc.constantFrom("weather", "maps", "memory", "notes", "lab", "search", "mail", "x")
-const names = fc.array(name, { maxLength: 8 })
+const names = fc.array(name as fc.Arbitrary<string>, { maxLength: 8 })
 const asSet = (xs: ReadonlyArray<string>) => new Set(xs)
 
 describe("LoadedPlugins.union", () => {

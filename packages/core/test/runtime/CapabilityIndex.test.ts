@@ -1,0 +1,170 @@
+import { CapabilityIndex } from "@plugboard/core"
+import * as fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { smallCatalog } from "./fixtures.js"
+
+describe("CapabilityIndex text processing", () => {
+  it("splits snake, kebab and camel case, acronyms and their plurals", () => {
+    expect(CapabilityIndex.words("get_current_weather")).toEqual(["get", "current", "weather"])
+    expect(CapabilityIndex.words("domain-indexer")).toEqual(["domain", "indexer"])
+    expect(CapabilityIndex.words("ResearchHelper PDFReader")).toEqual(["research", "helper", "pdf", "reader"])
+    expect(CapabilityIndex.words("Fetch PDFs and NFTs")).toEqual(["fetch", "pdf", "and", "nft"])
+  })
+
+  it("stems inflections and common suffixes to one form", () => {
+    const same = (...ws: Array<string>) => expect(new Set(ws.map(CapabilityIndex.stem)).size).toBe(1)
+    same("forecast", "forecasts", "forecasting")
+    same("create", "creates", "creating", "creation")
+    same("story", "stories")
+    same("run", "running")
+    expect(CapabilityIndex.stem("bus")).toBe("bus")
+    expect(CapabilityIndex.stem("2024")).toBe("2024")
+  })
+
+  it("drops stop words and one-letter words", () => {
+    expect(CapabilityIndex.tokenize("What is the weather in a city?")).toEqual([
+      CapabilityIndex.stem("weather"),
+      CapabilityIndex.stem("city")
+    ])
+  })
+})
+
+describe("CapabilityIndex.rank", () => {
+  const docs: Array<CapabilityIndex.CapabilityDocument> = [
+    {
+      name: "weather",
+      title: "Weather",
+      summary: "Weather lookups via Open-Meteo.",
+      whenToUse: [
+        "Current weather, temperature, precipitation or wind in any city.",
+        "Forecasts for any location."
+      ],
+      tags: ["weather", "forecast"],
+      examples: ["What's the weather in Berlin?", "Do I need an umbrella tomorrow?"]
+    },
+    {
+      name: "calendar",
+      title: "Calendar",
+      summary: "Read and create calendar events.",
+      whenToUse: ["Scheduling a meeting.", "What is on my agenda today."],
+      tags: ["calendar", "schedule"],
+      examples: ["Book a meeting with Ada tomorrow at 10."]
+    },
+    {
+      name: "github-issues",
+      title: "GitHub Issues",
+      summary: "Search and file GitHub issues.",
+      whenToUse: ["Bug reports against a repository."],
+      tags: ["github", "issues"],
+      examples: ["Open an issue about the login crash."]
+    }
+  ]
+  const index = CapabilityIndex.make(docs)
+
+  it("ranks the relevant plugin first and leaves out plugins sharing no word", () => {
+    expect(CapabilityIndex.rank(index, "will it rain? I need the forecast")[0]?.name).toBe("weather")
+    expect(CapabilityIndex.rank(index, "schedule a meeting").map((r) => r.name)).toEqual(["calendar"])
+    expect(CapabilityIndex.rank(index, "file a bug in the repo issues tracker")[0]?.name).toBe(
+      "github-issues"
+    )
+    expect(CapabilityIndex.rank(index, "zebra quantum")).toEqual([])
+    expect(CapabilityIndex.rank(index, "")).toEqual([])
+  })
+
+  it("matches query words the index lacks by prefix (at a discount)", () => {
+    expect(CapabilityIndex.rank(index, "calendaring")[0]?.name).toBe("calendar")
+    expect(CapabilityIndex.rank(index, "temp")[0]?.name).toBe("weather")
+    // Below PREFIX_MIN letters nothing is guessed.
+    expect(CapabilityIndex.rank(index, "tem")).toEqual([])
+  })
+
+  it("honours limit, returns positive scores best first, ties by name", () => {
+    const all = CapabilityIndex.rank(index, "weather meeting issue tomorrow")
+    expect(all.length).toBe(3)
+    for (let i = 1; i < all.length; i++) expect(all[i - 1]!.score).toBeGreaterThanOrEqual(all[i]!.score)
+    expect(CapabilityIndex.rank(index, "weather meeting issue tomorrow", { limit: 2 })).toEqual(
+      all.slice(0, 2)
+    )
+    const twins = CapabilityIndex.make([
+      { name: "b", summary: "same words" },
+      { name: "a", summary: "same words" }
+    ])
+    expect(CapabilityIndex.rank(twins, "words").map((r) => r.name)).toEqual(["a", "b"])
+  })
+
+  it("indexes a catalog's discoverable plugins only", () => {
+    const catalog = smallCatalog()
+    const idx = CapabilityIndex.forCatalog(catalog)
+    expect(idx.names).not.toContain("credits")
+    expect(CapabilityIndex.forCatalog(catalog)).toBe(idx)
+    expect(CapabilityIndex.rank(idx, "charge credits")).toEqual([])
+  })
+})
+
+describe("CapabilityIndex.leaveOneOut", () => {
+  it("ranks exactly as an index built without that example", () => {
+    const word = fc.constantFrom(
+      "weather",
+      "rain",
+      "meeting",
+      "calendar",
+      "bug",
+      "issue",
+      "map",
+      "route",
+      "note",
+      "city"
+    )
+    const text = fc.array(word, { minLength: 1, maxLength: 5 }).map((ws) => ws.join(" "))
+    const doc = fc.record({
+      summary: text,
+      whenToUse: fc.array(text, { maxLength: 2 }),
+      examples: fc.array(text, { minLength: 1, maxLength: 3 })
+    })
+    fc.assert(
+      fc.property(
+        fc.array(doc, { minLength: 1, maxLength: 5 }),
+        fc.nat(),
+        fc.nat(),
+        text,
+        (raw, pick, ex, query) => {
+          const docs = raw.map((d, i) => ({ name: `p${i}`, ...d }))
+          const target = docs[pick % docs.length]!
+          const e = ex % target.examples.length
+          const without = docs.map((d) =>
+            d.name === target.name ? { ...d, examples: d.examples.filter((_, j) => j !== e) } : d
+          )
+          const fast = CapabilityIndex.rank(
+            CapabilityIndex.leaveOneOut(CapabilityIndex.make(docs), target.name, e),
+            query
+          )
+          const slow = CapabilityIndex.rank(CapabilityIndex.make(without), query)
+          expect(fast.map((r) => r.name)).toEqual(slow.map((r) => r.name))
+          fast.forEach((r, i) => {
+            expect(r.score).toBeCloseTo(slow[i]!.score, 9)
+          })
+        }
+      )
+    )
+  })
+
+  it("names the plugin when the example does not exist", () => {
+    const index = CapabilityIndex.make([{ name: "weather", examples: ["rain?"] }])
+    expect(() => CapabilityIndex.leaveOneOut(index, "nope", 0)).toThrow("no plugin 'nope'")
+    expect(() => CapabilityIndex.leaveOneOut(index, "weather", 1)).toThrow(
+      "plugin 'weather' has 1 example(s); there is no example 1."
+    )
+  })
+})
+
+describe("CapabilityIndex.closestNames", () => {
+  it("finds typos, partial names and reorderings", () => {
+    const names = ["weather", "github-issues", "calendar", "memory", "web-search"]
+    expect(CapabilityIndex.closestNames("wether", names, 1)).toEqual(["weather"])
+    expect(CapabilityIndex.closestNames("issues_github", names, 1)).toEqual(["github-issues"])
+    expect(CapabilityIndex.closestNames("Calendar", names, 1)).toEqual(["calendar"])
+    expect(CapabilityIndex.closestNames("search", names, 1)).toEqual(["web-search"])
+    expect(CapabilityIndex.closestNames("x", names, 3)).toHaveLength(3)
+    expect(CapabilityIndex.closestNames("x", [], 3)).toEqual([])
+  })
+})

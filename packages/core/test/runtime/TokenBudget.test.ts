@@ -1,0 +1,224 @@
+import { Catalog, SystemPrompt, TokenBudget, TokenCounter } from "@plugboard/core"
+import * as fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { plugin, tool, wordCounter } from "./fixtures.js"
+
+// Every figure below is counted by hand in words (`wordCounter`):
+// - meta-tools: list_capabilities 1 + 12 ("List plugins you can load. Optional query ranks by
+//   relevance; category filters.") + 1 (its JSON) = 14; load_capability 1 + 11 + 1 = 13 → 27
+// - Tier-1 with `memory` only: "## Available Capabilities" 3 + "- memory: Durable memory." 4
+//   + the hint 18 = 25
+// - tools (name 1 + "[Title] description" + "{}" 1): remember 1+4+1 = 6, get_weather 1+3+1 = 5,
+//   get_forecast 1+4+1 = 6, route 1+6+1 = 8; prompts: memory 3, maps 2
+const budgetCatalog = () =>
+  Catalog.unsafeMake([
+    plugin("weather", {
+      tools: [tool("get_weather", "Current weather."), tool("get_forecast", "Forecast for days.")],
+      manifest: { title: "Weather" }
+    }),
+    plugin("memory", {
+      visibility: "always",
+      tools: [tool("remember", "Store a fact.")],
+      prompt: "Use memory wisely.",
+      manifest: { title: "Memory", summary: "Durable memory." }
+    }),
+    plugin("maps", {
+      tools: [tool("route", "Plan a route by car.")],
+      prompt: "Prefer walking.",
+      manifest: { title: "Maps" }
+    }),
+    plugin("credits", { visibility: "silent", tools: [tool("charge", "Charge credits.")] })
+  ])
+const basePrompt = "You are helpful."
+
+describe("TokenBudget.toolCost", () => {
+  it("counts name + description + JSON of the parameters", () => {
+    const t = {
+      name: "get_weather",
+      description: "[Weather] Current weather.",
+      parameters: { type: "object" }
+    }
+    expect(TokenBudget.toolCost(wordCounter, t)).toBe(1 + 3 + 1)
+    expect(TokenBudget.toolCost({ name: "chars", count: (s) => s.length }, t)).toBe(11 + 26 + 17)
+  })
+})
+
+describe("TokenBudget.turnCost", () => {
+  it("breaks a nothing-loaded turn down", () => {
+    const cost = TokenBudget.turnCost({
+      catalog: budgetCatalog(),
+      loadedPlugins: [],
+      basePrompt,
+      counter: wordCounter
+    })
+    expect(cost).toEqual({
+      basePrompt: 3,
+      tier1: 25,
+      pluginPrompts: 3,
+      metaTools: 27,
+      toolSchemas: 6,
+      total: 64
+    })
+  })
+
+  it("adds loaded plugins' tools and prompts, and per-request tools", () => {
+    const cost = TokenBudget.turnCost({
+      catalog: budgetCatalog(),
+      loadedPlugins: ["maps", "weather"],
+      basePrompt,
+      counter: wordCounter,
+      extra: [{ name: "click", description: "Click it.", parameters: {}, kind: "request" }]
+    })
+    expect(cost).toEqual({
+      basePrompt: 3,
+      tier1: 25,
+      pluginPrompts: 5,
+      metaTools: 27,
+      toolSchemas: 6 + 8 + 11 + 4,
+      total: 89
+    })
+  })
+
+  it("matches the composed system prompt, less the blank lines joining sections", () => {
+    const catalog = budgetCatalog()
+    const cost = TokenBudget.turnCost({ catalog, loadedPlugins: ["maps"], basePrompt, counter: wordCounter })
+    const prompt = SystemPrompt.compose({ basePrompt, catalog, loadedPlugins: ["maps"] })
+    expect(wordCounter.count(prompt)).toBe(cost.basePrompt + cost.tier1 + cost.pluginPrompts)
+  })
+
+  it("with nothing loaded, a turn costs the same with 0, 50 or 5,000 on-demand plugins", () => {
+    const filler = Array.from({ length: 5000 }, (_, i) =>
+      plugin(`od-${i}`, {
+        tools: [
+          tool(
+            `od_${i}_a`,
+            `Fetch thing ${i} with a long description that would cost a lot if it were bound.`
+          )
+        ],
+        prompt: `Plugin ${i} prompt.`,
+        manifest: { summary: `On-demand plugin number ${i}.`, tags: ["filler"] }
+      })
+    )
+    const alwaysTier = fc.array(
+      fc.record({
+        summary: fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim().length > 0),
+        prompt: fc.option(fc.string({ maxLength: 30 }), { nil: undefined }),
+        tools: fc.integer({ min: 0, max: 3 })
+      }),
+      { maxLength: 4 }
+    )
+    fc.assert(
+      fc.property(alwaysTier, (specs) => {
+        const always = specs.map((s, i) =>
+          plugin(`always-${i}`, {
+            visibility: "always",
+            ...(s.prompt === undefined ? {} : { prompt: s.prompt }),
+            tools: Array.from({ length: s.tools }, (_, j) => tool(`al_${i}_${j}`, `Always tool ${j}.`)),
+            manifest: { summary: s.summary }
+          })
+        )
+        const costs = [0, 50, 5000].map((n) => {
+          const catalog = Catalog.unsafeMake([...filler.slice(0, n), ...always])
+          return TokenBudget.turnCost({
+            catalog,
+            loadedPlugins: [],
+            basePrompt,
+            counter: TokenCounter.heuristic
+          })
+        })
+        expect(costs[1]).toEqual(costs[0])
+        expect(costs[2]).toEqual(costs[0])
+      }),
+      { numRuns: 4 }
+    )
+  })
+})
+
+describe("TokenBudget.budgetReport", () => {
+  it("reports the nothing-loaded turn, per-plugin load costs, the worst case and the all-bound cost", () => {
+    const report = TokenBudget.budgetReport(budgetCatalog(), { basePrompt, counter: wordCounter, k: 1 })
+    expect(report.counter).toBe("words")
+    expect(report.nothingLoaded.total).toBe(64)
+    expect(report.perPlugin).toEqual([
+      { name: "weather", visibility: "on-demand", tools: 2, cost: 11 },
+      { name: "maps", visibility: "on-demand", tools: 1, cost: 10 }
+    ])
+    expect(report.worstCase).toEqual({ k: 1, plugins: ["weather"], total: 75 })
+    // base 3 + prompts 3 + 2 + every non-silent tool 6 + 5 + 6 + 8: on a catalog this small the
+    // meta-tools and Tier-1 block cost more than they save, and the report says so.
+    expect(report.allBound).toEqual({ total: 33, saving: -31 })
+    expect(report.budget).toBeUndefined()
+    expect(
+      TokenBudget.budgetReport(budgetCatalog(), { basePrompt, counter: wordCounter, k: 9 }).worstCase
+    ).toEqual({
+      k: 2,
+      plugins: ["weather", "maps"],
+      total: 85
+    })
+  })
+
+  it("flags a nothing-loaded turn over budget and the demotion that fixes it", () => {
+    const { budget } = TokenBudget.budgetReport(budgetCatalog(), {
+      basePrompt,
+      counter: wordCounter,
+      k: 1,
+      budget: 60
+    })
+    // Demoting memory saves its Tier-1 line (4), its tool (6) and its prompt (3).
+    expect(budget).toEqual({
+      budget: 60,
+      nothingLoadedExceeds: true,
+      demotions: [{ name: "memory", saving: 13 }],
+      demote: ["memory"],
+      totalAfterDemotion: 51,
+      fits: true
+    })
+  })
+
+  it("checks a loaded scenario and says when demotion is not enough", () => {
+    const r = TokenBudget.budgetReport(budgetCatalog(), {
+      basePrompt,
+      counter: wordCounter,
+      k: 1,
+      budget: 70,
+      loaded: ["weather"]
+    })
+    expect(r.budget?.nothingLoadedExceeds).toBe(false)
+    expect(r.budget?.loaded).toMatchObject({ plugins: ["weather"], exceeds: true, cost: { total: 75 } })
+    expect(r.budget).toMatchObject({ demote: ["memory"], totalAfterDemotion: 62, fits: true })
+    const tight = TokenBudget.budgetReport(budgetCatalog(), {
+      basePrompt,
+      counter: wordCounter,
+      k: 1,
+      budget: 40
+    })
+    expect(tight.budget).toMatchObject({ demote: ["memory"], totalAfterDemotion: 51, fits: false })
+    const loose = TokenBudget.budgetReport(budgetCatalog(), {
+      basePrompt,
+      counter: wordCounter,
+      k: 1,
+      budget: 100
+    })
+    expect(loose.budget).toMatchObject({
+      nothingLoadedExceeds: false,
+      demote: [],
+      totalAfterDemotion: 64,
+      fits: true
+    })
+  })
+
+  it("counts only the Tier-1 line as saved when the scenario loads the demoted plugin anyway", () => {
+    const r = TokenBudget.budgetReport(budgetCatalog(), {
+      basePrompt,
+      counter: wordCounter,
+      k: 1,
+      budget: 62,
+      loaded: ["memory"]
+    })
+    expect(r.budget).toMatchObject({
+      demotions: [{ name: "memory", saving: 4 }],
+      demote: ["memory"],
+      totalAfterDemotion: 60
+    })
+  })
+})
