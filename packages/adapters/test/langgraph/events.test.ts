@@ -1,0 +1,261 @@
+/**
+ * Events (every tool call: isRunning then done, one eventId per call, in order, to the host's
+ * sink and the turn), the streaming variant, per-request tools and the RuntimeContext.
+ */
+import { AIMessage } from "@langchain/core/messages"
+import { MemorySaver } from "@langchain/langgraph"
+import {
+  Catalog,
+  definePlugin,
+  defineTool,
+  EventSink,
+  type Plugin,
+  type RequestInfo,
+  type RuntimeContext
+} from "@plugboard/core"
+import { Effect, Schema } from "effect"
+import { describe, expect, it } from "vitest"
+import { runTurn, streamTurn, type ToolCallEvent } from "../../src/langgraph/index.js"
+import { makeCounters, recordingLogger, testPlugins } from "./fixtures.js"
+import { agentFor } from "./harness.js"
+import { TestScriptedModel } from "./ScriptedModel.js"
+
+const toolEvents = (events: ReadonlyArray<EventSink.AgentEvent>) =>
+  events.filter((e): e is ToolCallEvent => e._tag === "tool_call")
+
+describe("events", () => {
+  it("emits isRunning then done for every kind of tool call, with one eventId per call, to sink and turn", async () => {
+    const counters = makeCounters()
+    const plugins = testPlugins(counters)
+    const sink = Effect.runSync(EventSink.makeMemory)
+    const model = new TestScriptedModel([
+      { toolCalls: [{ name: "load_capability", args: { names: ["weather"] } }] },
+      {
+        toolCalls: [
+          { name: "get_current_weather", args: { city: "Berlin" } },
+          { name: "summarizer", args: { task: "t" } },
+          { name: "charge_credits", args: { amount: 1 } }
+        ]
+      },
+      { answer: "ok" }
+    ])
+    const agent = await agentFor({
+      plugins,
+      model,
+      saver: new MemorySaver(),
+      sessionId: "s-ev",
+      eventSink: sink
+    })
+    const turn = await runTurn(agent, { message: "go" })
+    const events = toolEvents(turn.events)
+    expect(events.map((e) => `${e.toolName}:${e.status}`)).toEqual([
+      "load_capability:isRunning",
+      "load_capability:done",
+      "get_current_weather:isRunning",
+      "summarizer:isRunning",
+      "charge_credits:isRunning",
+      "charge_credits:done",
+      "get_current_weather:done",
+      "summarizer:done"
+    ])
+    for (const e of events) expect(e).toMatchObject({ requestId: "req-1", sessionId: "s-ev" })
+    const ids = new Map<string, Array<ToolCallEvent>>()
+    for (const e of events) ids.set(e.eventId, [...(ids.get(e.eventId) ?? []), e])
+    expect(ids.size).toBe(4)
+    for (const pair of ids.values()) {
+      expect(pair.map((e) => e.status)).toEqual(["isRunning", "done"])
+      expect(pair[0]!.toolName).toBe(pair[1]!.toolName)
+      expect(pair[0]!.args).toEqual(pair[1]!.args)
+      expect(pair[0]!.output).toBeUndefined()
+      expect(typeof pair[1]!.output).toBe("string")
+    }
+    const done = events.filter((e) => e.status === "done")
+    expect(JSON.parse(done[0]!.output as string)).toMatchObject({ newlyLoaded: ["weather"] })
+    expect(done.find((e) => e.toolName === "summarizer")!.output).toBe("summary of: t")
+    // Every event is valid for core's schema, and the host's sink got the same sequence.
+    for (const e of events) expect(Effect.runSync(Effect.either(EventSink.decode(e)))._tag).toBe("Right")
+    expect(Effect.runSync(sink.events)).toEqual(turn.events)
+  })
+
+  it("keeps the turn alive when the sink fails (a client that went away)", async () => {
+    const counters = makeCounters()
+    const { lines, logger } = recordingLogger()
+    const closed = EventSink.make(() => Effect.void)
+    Effect.runSync(closed.emit({ _tag: "done" }))
+    const model = new TestScriptedModel([
+      { toolCalls: [{ name: "recall", args: { topic: "x" } }] },
+      { answer: "ok" }
+    ])
+    const agent = await agentFor({
+      plugins: testPlugins(counters),
+      model,
+      saver: new MemorySaver(),
+      sessionId: "s",
+      eventSink: closed,
+      logger
+    })
+    const turn = await runTurn(agent, { message: "go" })
+    expect(turn.answer).toBe("ok")
+    expect(toolEvents(turn.events)).toHaveLength(2)
+    expect(lines.filter((l) => l.message === "event sink failed")).toHaveLength(2)
+  })
+
+  it("streamTurn yields the events as they happen, then the answer as a message event", async () => {
+    const counters = makeCounters()
+    const model = new TestScriptedModel([
+      { toolCalls: [{ name: "recall", args: { topic: "x" } }] },
+      { answer: "done!" }
+    ])
+    const agent = await agentFor({
+      plugins: testPlugins(counters),
+      model,
+      saver: new MemorySaver(),
+      sessionId: "s"
+    })
+    const seen: Array<string> = []
+    const stream = streamTurn(agent, { message: "go" })
+    let next = await stream.next()
+    while (next.done !== true) {
+      const e = next.value
+      seen.push(
+        e._tag === "tool_call"
+          ? `tool_call:${e.status}`
+          : e._tag === "message"
+            ? `message:${e.content}`
+            : e._tag
+      )
+      next = await stream.next()
+    }
+    expect(seen).toEqual(["tool_call:isRunning", "tool_call:done", "message:done!"])
+    expect(next.value.answer).toBe("done!")
+  })
+
+  it("streamTurn throws the turn's error after the events that preceded it", async () => {
+    const counters = makeCounters()
+    const model = new TestScriptedModel([
+      { toolCalls: [{ name: "recall", args: { topic: "x" } }] },
+      { error: new Error("provider down") }
+    ])
+    const agent = await agentFor({
+      plugins: testPlugins(counters),
+      model,
+      saver: new MemorySaver(),
+      sessionId: "s"
+    })
+    const seen: Array<string> = []
+    await expect(
+      (async () => {
+        for await (const e of streamTurn(agent, { message: "go" })) seen.push(e._tag)
+      })()
+    ).rejects.toThrow("provider down")
+    expect(seen).toEqual(["tool_call", "tool_call"])
+  })
+})
+
+describe("per-request tools and the RuntimeContext", () => {
+  const contexts: Array<RuntimeContext> = []
+  const requests: Array<RequestInfo> = []
+  const Note = Schema.Struct({ text: Schema.String })
+  const notes = (visibility: "always" | "on-demand"): Plugin =>
+    definePlugin({
+      name: `notes-${visibility}`,
+      manifest: { title: "Notes", summary: "Per-user notes.", whenToUse: ["notes"], visibility },
+      getRequestTools: (request) => {
+        requests.push(request)
+        return [
+          defineTool({
+            name: `save_note_${visibility.replace("-", "_")}`,
+            description: `Save a note for ${request.userDid}.`,
+            input: Note,
+            handler: (input, ctx) => {
+              contexts.push(ctx)
+              return { saved: input.text, by: ctx.user.did }
+            }
+          })
+        ]
+      }
+    })
+  const broken = definePlugin({
+    name: "broken-hook",
+    manifest: { title: "Broken", summary: "Its hook throws.", whenToUse: ["never"], visibility: "always" },
+    getRequestTools: () => {
+      throw new Error("hook exploded")
+    }
+  })
+
+  it("offers request tools by their plugin's visibility, runs them with the full context", async () => {
+    const plugins = [notes("always"), notes("on-demand"), broken]
+    const catalog = Catalog.unsafeMake(plugins)
+    const controller = new AbortController()
+    const { lines, logger } = recordingLogger()
+    const model = new TestScriptedModel([
+      { toolCalls: [{ name: "save_note_on_demand", args: { text: "early" } }] },
+      { toolCalls: [{ name: "load_capability", args: { names: ["notes-on-demand"] } }] },
+      {
+        toolCalls: [
+          { name: "save_note_always", args: { text: "a" } },
+          { name: "save_note_on_demand", args: { text: "b" } }
+        ]
+      },
+      { answer: "saved" }
+    ])
+    const agent = await agentFor({
+      plugins,
+      catalog,
+      model,
+      saver: new MemorySaver(),
+      sessionId: "s-ctx",
+      did: "did:key:bob",
+      shared: { greeting: "hi" },
+      signal: controller.signal,
+      logger
+    })
+    expect(requests.map((r) => r.userDid)).toEqual(["did:key:bob", "did:key:bob"])
+    expect(requests[0]).toMatchObject({ sessionId: "s-ctx", shared: { greeting: "hi" } })
+    expect(lines.find((l) => l.message.includes("per-request hook failed"))?.fields).toMatchObject({
+      plugin: "broken-hook",
+      error: "hook exploded"
+    })
+    const turn = await runTurn(agent, { message: "save my notes", client: "matrix" })
+    expect(model.calls[0]!.tools).toContain("save_note_always")
+    expect(model.calls[0]!.tools).not.toContain("save_note_on_demand")
+    expect(model.calls[2]!.tools).toContain("save_note_on_demand")
+    // Request tools come after the catalog's, so loading still only appends.
+    expect(model.calls[2]!.tools.indexOf("save_note_on_demand")).toBeGreaterThan(
+      model.calls[2]!.tools.indexOf("save_note_always")
+    )
+    expect(contexts).toHaveLength(2)
+    const ctx = contexts[0]!
+    expect(ctx.user.did).toBe("did:key:bob")
+    expect(ctx.session).toEqual({ id: "s-ctx", client: "matrix" })
+    expect(ctx.shared).toEqual({ greeting: "hi" })
+    expect(ctx.signal).toBe(controller.signal)
+    expect(ctx.logger).toBe(logger)
+    expect(ctx.history.state.loadedPlugins).toEqual(["notes-on-demand"])
+    expect(ctx.history.messages[0]!.content).toBe("save my notes")
+    expect(AIMessage.isInstance(ctx.history.recent(1)[0])).toBe(true)
+    expect(ctx.history.state.config).toEqual({ did: "did:key:bob" })
+    expect(turn.state.client).toBe("matrix")
+  })
+
+  it("stops the turn when the request is aborted", async () => {
+    const counters = makeCounters()
+    const controller = new AbortController()
+    const model = new TestScriptedModel([
+      { toolCalls: [{ name: "recall", args: { topic: "x" } }] },
+      { answer: "never reached" }
+    ])
+    const agent = await agentFor({
+      plugins: testPlugins(counters),
+      model,
+      saver: new MemorySaver(),
+      sessionId: "s",
+      signal: controller.signal
+    })
+    agent.events.listen((e) => {
+      if (e._tag === "tool_call" && e.status === "done") controller.abort(new Error("client left"))
+    })
+    await expect(runTurn(agent, { message: "go" })).rejects.toThrow()
+    expect(model.calls).toHaveLength(1)
+  })
+})

@@ -1,0 +1,206 @@
+/**
+ * End-to-end failure modes of seed 002 on both checkpointers: the validation retry, a throwing
+ * handler, a failing sub-agent init, and a checkpointer whose load fails.
+ */
+import { type BaseMessage, ToolMessage } from "@langchain/core/messages"
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { ResilientCheckpointer, runTurn, type ToolArtifact } from "../../src/langgraph/index.js"
+import { makeCounters, recordingLogger, testPlugins } from "./fixtures.js"
+import { agentFor, savers } from "./harness.js"
+import { TestScriptedModel } from "./ScriptedModel.js"
+
+const toolMessages = (messages: ReadonlyArray<BaseMessage>) =>
+  messages.filter((m): m is ToolMessage => ToolMessage.isInstance(m))
+const outcome = (m: ToolMessage) => (m.artifact as ToolArtifact).plugboard.outcome
+const load = { toolCalls: [{ name: "load_capability", args: { names: ["weather"] } }] }
+const weather = (args: Record<string, unknown>) => ({ toolCalls: [{ name: "get_current_weather", args }] })
+
+describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
+  let fixture: ReturnType<typeof makeSaver>
+  beforeEach(() => {
+    fixture = makeSaver()
+  })
+  afterEach(() => fixture.close())
+
+  it("retries a validation error exactly once: the second consecutive failure is final", async () => {
+    const counters = makeCounters()
+    const plugins = testPlugins(counters)
+    const model = new TestScriptedModel([
+      load,
+      weather({}),
+      weather({ town: "Berlin" }),
+      weather({ city: "Berlin" }),
+      { answer: "I could not look it up." }
+    ])
+    const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1" })
+    const turn = await runTurn(agent, { message: "Weather?" })
+    const [, first, second, third] = toolMessages(turn.state.messages)
+    expect(outcome(first!)).toBe("invalid_input")
+    expect(String(first!.content)).toContain("city")
+    expect(String(first!.content)).toContain("one retry")
+    expect(outcome(second!)).toBe("invalid_input_final")
+    expect(String(second!.content)).toContain("will not be run again in this turn")
+    // Even a valid call is not run after the final failure: the one retry was used.
+    expect(outcome(third!)).toBe("blocked_after_invalid_input")
+    expect(counters.calls.get_current_weather).toBeUndefined()
+
+    // The budget is per turn: the next turn may call the tool again.
+    const nextModel = new TestScriptedModel([weather({ city: "Berlin" }), { answer: "Cloudy." }])
+    const next = await agentFor({ plugins, model: nextModel, saver: fixture.saver, sessionId: "s1" })
+    await runTurn(next, { message: "Try again" })
+    expect(counters.calls.get_current_weather).toBe(1)
+  })
+
+  it("runs the retry when it is valid, and a valid call resets the count", async () => {
+    const counters = makeCounters()
+    const plugins = testPlugins(counters)
+    const model = new TestScriptedModel([
+      load,
+      weather({}),
+      weather({ city: "Berlin" }),
+      weather({ city: 3 }),
+      weather({ city: "Tokyo" }),
+      { answer: "Done." }
+    ])
+    const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1" })
+    const turn = await runTurn(agent, { message: "Weather?" })
+    expect(toolMessages(turn.state.messages).slice(1).map(outcome)).toEqual([
+      "invalid_input",
+      "ok",
+      "invalid_input",
+      "ok"
+    ])
+    expect(counters.calls.get_current_weather).toBe(2)
+  })
+
+  it("counts failures of one batch in order: two invalid calls in one answer use up the retry", async () => {
+    const counters = makeCounters()
+    const plugins = testPlugins(counters)
+    const model = new TestScriptedModel([
+      load,
+      {
+        toolCalls: [
+          { name: "get_current_weather", args: {} },
+          { name: "get_current_weather", args: { city: 1 } }
+        ]
+      },
+      weather({ city: "Berlin" }),
+      { answer: "No." }
+    ])
+    const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1" })
+    const turn = await runTurn(agent, { message: "Weather?" })
+    expect(toolMessages(turn.state.messages).slice(1).map(outcome)).toEqual([
+      "invalid_input",
+      "invalid_input_final",
+      "blocked_after_invalid_input"
+    ])
+    expect(counters.calls.get_current_weather).toBeUndefined()
+  })
+
+  it("resets the count on a valid call within the same batch too", async () => {
+    const counters = makeCounters()
+    const plugins = testPlugins(counters)
+    const model = new TestScriptedModel([
+      load,
+      {
+        toolCalls: [
+          { name: "get_current_weather", args: {} },
+          { name: "get_current_weather", args: { city: "Berlin" } },
+          { name: "get_current_weather", args: { city: null } }
+        ]
+      },
+      { answer: "Done." }
+    ])
+    const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1" })
+    const turn = await runTurn(agent, { message: "Weather?" })
+    expect(toolMessages(turn.state.messages).slice(1).map(outcome)).toEqual([
+      "invalid_input",
+      "ok",
+      "invalid_input"
+    ])
+    expect(counters.calls.get_current_weather).toBe(1)
+  })
+
+  it("turns a throwing handler into a ToolMessage and the turn goes on", async () => {
+    const counters = makeCounters()
+    const plugins = testPlugins(counters)
+    const model = new TestScriptedModel([
+      { toolCalls: [{ name: "explode", args: {} }] },
+      { answer: "The service is down." }
+    ])
+    const { lines, logger } = recordingLogger()
+    const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1", logger })
+    const turn = await runTurn(agent, { message: "Explode" })
+    expect(turn.answer).toBe("The service is down.")
+    const [failed] = toolMessages(turn.state.messages)
+    expect(failed!.content).toBe("Tool 'explode' failed: upstream is down")
+    expect(failed!.status).toBe("error")
+    expect(outcome(failed!)).toBe("handler_error")
+    expect(counters.calls.explode).toBe(1)
+    // The model saw the failure on its next call.
+    expect(model.calls[1]!.messages.at(-1)!.content).toBe("Tool 'explode' failed: upstream is down")
+    expect(lines.some((l) => l.level === "warn" && l.message.includes("handler failed"))).toBe(true)
+  })
+
+  it("skips a sub-agent whose init fails, logs it, and the turn goes on with the others", async () => {
+    const counters = makeCounters()
+    const plugins = testPlugins(counters)
+    const model = new TestScriptedModel([
+      { toolCalls: [{ name: "summarizer", args: { task: "a long text" } }] },
+      { toolCalls: [{ name: "translator", args: { task: "hallo" } }] },
+      { answer: "Summarised." }
+    ])
+    const { lines, logger } = recordingLogger()
+    const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1", logger })
+    const turn = await runTurn(agent, { message: "Summarise" })
+    expect(turn.answer).toBe("Summarised.")
+    expect(model.calls[0]!.tools).toContain("summarizer")
+    expect(model.calls[0]!.tools).not.toContain("translator")
+    expect(counters.calls["summarizer.init"]).toBe(1)
+    expect(counters.calls["translator.init"]).toBe(1)
+    const [summary, refused] = toolMessages(turn.state.messages)
+    expect(summary!.content).toBe("summary of: a long text")
+    expect(outcome(refused!)).toBe("refused")
+    expect(counters.calls.translator).toBeUndefined()
+    const logged = lines.find((l) => l.message.includes("sub-agent init failed"))
+    expect(logged?.fields).toMatchObject({ subAgent: "translator", error: "translation service unavailable" })
+    // Init ran once for the request, not once per model call.
+    expect(model.calls).toHaveLength(3)
+    expect(counters.calls["summarizer.init"]).toBe(1)
+  })
+
+  it("logs a failing checkpointer load and proceeds on an empty state", async () => {
+    const counters = makeCounters()
+    const plugins = testPlugins(counters)
+    const seedModel = new TestScriptedModel([load, { answer: "loaded" }])
+    await runTurn(await agentFor({ plugins, model: seedModel, saver: fixture.saver, sessionId: "s1" }), {
+      message: "load weather"
+    })
+    const broken = brokenLoads(fixture.saver)
+    const { lines, logger } = recordingLogger()
+    const model = new TestScriptedModel([{ answer: "Fresh start." }])
+    const agent = await agentFor({ plugins, model, saver: broken, sessionId: "s1", logger })
+    const turn = await runTurn(agent, { message: "Hello again" })
+    expect(turn.answer).toBe("Fresh start.")
+    expect(model.calls[0]!.messages.map((m) => m.getType())).toEqual(["system", "human"])
+    expect(model.calls[0]!.tools).not.toContain("get_current_weather")
+    expect(turn.state.loadedPlugins).toEqual([])
+    const logged = lines.find((l) => l.level === "error" && l.message.includes("checkpointer load failed"))
+    expect(logged?.fields).toMatchObject({ threadId: "s1", error: "disk on fire" })
+    // The resilient wrapper never hides a healthy load.
+    const healthy = new ResilientCheckpointer(fixture.saver, logger)
+    const tuple = await healthy.getTuple({ configurable: { thread_id: "s1" } })
+    expect(tuple).toBeDefined()
+  })
+})
+
+/** A saver whose reads fail and whose writes work. */
+const brokenLoads = (inner: BaseCheckpointSaver): BaseCheckpointSaver =>
+  new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop === "getTuple") return async () => Promise.reject(new Error("disk on fire"))
+      const value = Reflect.get(target, prop, receiver)
+      return typeof value === "function" ? value.bind(target) : value
+    }
+  })

@@ -1,0 +1,152 @@
+/**
+ * Plugin middleware around each model call: catalog order, what each hook sees, `onError`
+ * propagating by default and `{ recover }` turning the error into the answer.
+ */
+import { AIMessage } from "@langchain/core/messages"
+import { MemorySaver } from "@langchain/langgraph"
+import { Catalog, definePlugin, type Plugin, type PluginMiddleware } from "@plugboard/core"
+import { describe, expect, it } from "vitest"
+import { runTurn } from "../../src/langgraph/index.js"
+import { makeCounters, testPlugins } from "./fixtures.js"
+import { agentFor } from "./harness.js"
+import { TestScriptedModel } from "./ScriptedModel.js"
+
+/** A silent plugin whose middleware records each hook into `log`. */
+const recorder = (
+  name: string,
+  log: Array<string>,
+  extra: Partial<PluginMiddleware> = {},
+  dependsOn?: ReadonlyArray<string>
+): Plugin =>
+  definePlugin({
+    name,
+    manifest: { title: name, summary: `${name} middleware`, whenToUse: [], visibility: "silent" },
+    ...(dependsOn === undefined ? {} : { dependsOn }),
+    middlewares: [
+      {
+        beforeModel: (call) => {
+          log.push(`${name}.before(${call.tools.length} tools)`)
+        },
+        afterModel: (result) => {
+          log.push(`${name}.after(${(result.message as AIMessage).content})`)
+        },
+        onError: (error) => {
+          log.push(`${name}.onError(${(error as Error).message})`)
+          return undefined
+        },
+        ...extra
+      }
+    ]
+  })
+
+describe("plugin middleware", () => {
+  it("runs beforeModel and afterModel around every model call, in catalog (dependency) order", async () => {
+    const log: Array<string> = []
+    // 'zeta' is registered first but depends on 'alpha': the catalog orders alpha first.
+    const plugins = [recorder("zeta", log, {}, ["alpha"]), recorder("alpha", log)]
+    const catalog = Catalog.unsafeMake(plugins)
+    expect(catalog.entries.map((e) => e.name)).toEqual(["alpha", "zeta"])
+    const model = new TestScriptedModel([
+      { toolCalls: [{ name: "list_capabilities", args: {} }] },
+      { answer: "fine" }
+    ])
+    await runTurn(await agentFor({ plugins, catalog, model, saver: new MemorySaver(), sessionId: "s" }), {
+      message: "hi"
+    })
+    expect(log).toEqual([
+      "alpha.before(2 tools)",
+      "zeta.before(2 tools)",
+      "alpha.after()",
+      "zeta.after()",
+      "alpha.before(2 tools)",
+      "zeta.before(2 tools)",
+      "alpha.after(fine)",
+      "zeta.after(fine)"
+    ])
+  })
+
+  it("gives beforeModel the composed prompt and exactly the offered tools", async () => {
+    const counters = makeCounters()
+    const seen: Array<{ system: string; tools: Array<string> }> = []
+    const spy = definePlugin({
+      name: "spy",
+      manifest: { title: "Spy", summary: "Watches calls.", whenToUse: [], visibility: "silent" },
+      middlewares: [
+        {
+          beforeModel: (call) => {
+            seen.push({ system: call.system, tools: call.tools.map((t) => t.name) })
+          }
+        }
+      ]
+    })
+    const plugins = testPlugins(counters, [spy])
+    const model = new TestScriptedModel([{ answer: "ok" }])
+    await runTurn(await agentFor({ plugins, model, saver: new MemorySaver(), sessionId: "s" }), {
+      message: "hi"
+    })
+    expect(seen[0]!.tools).toEqual(model.calls[0]!.tools)
+    expect(seen[0]!.system).toContain("## Available Capabilities")
+    expect(seen[0]!.system).toContain("- memory: Durable memory across conversations.")
+    expect(seen[0]!.system).not.toContain("weather")
+    expect(String(model.calls[0]!.messages[0]!.content)).toBe(seen[0]!.system)
+  })
+
+  it("propagates a model error to the caller by default, after every onError saw it in order", async () => {
+    const log: Array<string> = []
+    const plugins = [recorder("alpha", log), recorder("beta", log)]
+    const model = new TestScriptedModel([{ error: new Error("rate limited by provider") }])
+    const saver = new MemorySaver()
+    const agent = await agentFor({ plugins, model, saver, sessionId: "s" })
+    await expect(runTurn(agent, { message: "hi" })).rejects.toThrow("rate limited by provider")
+    expect(log).toEqual([
+      "alpha.before(2 tools)",
+      "beta.before(2 tools)",
+      "alpha.onError(rate limited by provider)",
+      "beta.onError(rate limited by provider)"
+    ])
+    // The user's message is not lost: the input was checkpointed before the model failed.
+    const state = await agent.getState()
+    expect(state.messages.map((m) => m.content)).toEqual(["hi"])
+  })
+
+  it("turns the error into the first { recover } answer; later onError hooks and afterModel do not run", async () => {
+    const log: Array<string> = []
+    const plugins = [
+      recorder("alpha", log),
+      recorder("beta", log, {
+        onError: (error) => {
+          log.push(`beta.onError(${(error as Error).message})`)
+          return { recover: "The assistant is busy, try again in a minute." }
+        }
+      }),
+      recorder("gamma", log)
+    ]
+    const model = new TestScriptedModel([{ error: new Error("overloaded") }])
+    const turn = await runTurn(await agentFor({ plugins, model, saver: new MemorySaver(), sessionId: "s" }), {
+      message: "hi"
+    })
+    expect(turn.answer).toBe("The assistant is busy, try again in a minute.")
+    expect(log).toEqual([
+      "alpha.before(2 tools)",
+      "beta.before(2 tools)",
+      "gamma.before(2 tools)",
+      "alpha.onError(overloaded)",
+      "beta.onError(overloaded)"
+    ])
+    expect(turn.state.messages.at(-1)!.getType()).toBe("ai")
+  })
+
+  it("accepts a message as the recovery", async () => {
+    const plugins = [
+      recorder("alpha", [], {
+        onError: () => ({ recover: new AIMessage({ content: "fallback", id: "fixed-id" }) })
+      })
+    ]
+    const model = new TestScriptedModel([{ error: new Error("boom") }])
+    const turn = await runTurn(await agentFor({ plugins, model, saver: new MemorySaver(), sessionId: "s" }), {
+      message: "hi"
+    })
+    expect(turn.answer).toBe("fallback")
+    expect(turn.message.id).toBe("fixed-id")
+  })
+})
