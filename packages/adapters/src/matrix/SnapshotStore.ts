@@ -65,7 +65,13 @@ export const matrixSnapshotStore = (
     userId: account.userId,
     accessToken: account.accessToken,
     ...(account.deviceId === undefined ? {} : { deviceId: account.deviceId }),
-    localTimeoutMs: timeoutMs,
+    // Our own timeout instead of `localTimeoutMs`: the SDK's timer is never cleared nor unref'd,
+    // so every request would keep a short-lived process (a CLI, a flush on exit) alive for it.
+    fetchFn: (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+      const timeout = AbortSignal.timeout(timeoutMs)
+      const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout
+      return fetch(input, { ...init, signal })
+    },
     logger: quietLogger
   })
   const rooms = new Map<string, string>()
