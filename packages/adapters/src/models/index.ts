@@ -3,6 +3,8 @@
  * (`openai`, `anthropic`, `ollama`, `openai-compatible`) chosen by `LLM_PROVIDER`, and the
  * deterministic offline `ScriptedChatModel` (script replay for tests, router for the demo).
  */
+
+export * from "./Port.js"
 export * from "./Providers.js"
 export {
   adaptArgs,
