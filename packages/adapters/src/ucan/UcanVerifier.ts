@@ -95,6 +95,7 @@ export interface UcanVerifier {
 }
 
 const BEARER = /^Bearer[ \t]+(\S+)$/i
+const KEY_CACHE_SIZE = 4096
 
 const nonEmpty = (value: string | undefined): string | undefined => {
   const trimmed = typeof value === "string" ? value.trim() : undefined
@@ -219,11 +220,39 @@ export const makeUcanVerifier = (options: UcanVerifierOptions): UcanVerifier => 
       ? () => true
       : (_capability: API.ParsedCapability, issuer: API.DID) => rootIssuers.has(issuer)
 
+  // Parsing a did:key into an OpenSSL key costs about as much as a signature check, and a user
+  // sends many tokens: parsed keys are kept (bounded; cleared wholesale when full).
+  const keys = new Map<string, NativeEd25519.NativeVerifier>()
+  const keyOfDid = (did: string): NativeEd25519.NativeVerifier => {
+    let verifier = keys.get(did)
+    if (verifier === undefined) {
+      verifier = NativeEd25519.parse(did)
+      if (keys.size >= KEY_CACHE_SIZE) keys.clear()
+      keys.set(did, verifier)
+    }
+    return verifier
+  }
+
+  // Signatures this verifier has checked itself, by the decoded signature object (one per decoded
+  // UCAN, so one payload) and the DID it was checked against. ucanto's `access` re-checks the
+  // token's signature; this lets it reuse the answer instead of paying for the check twice.
+  const checked = new WeakMap<object, string>()
+  const principal: API.PrincipalParser = {
+    parse: (did) => {
+      const verifier = keyOfDid(did)
+      return {
+        ...verifier,
+        verify: (payload, signature) =>
+          checked.get(signature) === did || verifier.verify(payload, signature as never)
+      }
+    }
+  }
+
   const verifySignature = async (delegation: API.Delegation, what: string): Promise<void> => {
     const issuer = delegation.issuer.did()
     let verifier: NativeEd25519.NativeVerifier
     try {
-      verifier = NativeEd25519.parse(issuer)
+      verifier = keyOfDid(issuer)
     } catch {
       throw refuse(
         "unsupported",
@@ -238,6 +267,7 @@ export const makeUcanVerifier = (options: UcanVerifierOptions): UcanVerifier => 
     }
     if (!valid)
       throw refuse("bad-signature", `The signature of ${what} does not verify against its issuer ${issuer}.`)
+    checked.set(delegation.signature, issuer)
   }
 
   /** Refuses a delegation outside its time bounds, with ucanto's boundaries (expired at exp, too early up to nbf). */
@@ -314,7 +344,7 @@ export const makeUcanVerifier = (options: UcanVerifierOptions): UcanVerifier => 
       {
         capability: OracleAccess,
         authority,
-        principal: NativeEd25519.Parser,
+        principal,
         canIssue,
         validateAuthorization: () => ok({})
       }
