@@ -122,7 +122,12 @@ export const makeToolNode =
     const newlyLoaded: Array<string> = []
 
     const plans: Array<Planned> = calls.map((c) => {
-      const call = { id: c.id ?? "", name: c.name, args: (c.args ?? {}) as Record<string, unknown> }
+      // Providers always name a call; a malformed one is refused (as an unknown tool), not thrown.
+      const call = {
+        id: c.id ?? "",
+        name: typeof c.name === "string" ? c.name : "",
+        args: (c.args ?? {}) as Record<string, unknown>
+      }
       const decision = Offer.gate(rt.catalog, offered, call.name)
       if (decision._tag !== "Offered") {
         return {

@@ -9,9 +9,9 @@ import { Catalog, MetaTools, Offer } from "@plugboard/core"
 import { Either } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { runTurn } from "../../src/langgraph/index.js"
+import { ScriptedChatModel } from "../../src/models/index.js"
 import { makeCounters, testPlugins } from "./fixtures.js"
 import { agentFor, savers } from "./harness.js"
-import { TestScriptedModel } from "./ScriptedModel.js"
 
 const toolMessages = (messages: ReadonlyArray<BaseMessage>) =>
   messages.filter((m) => ToolMessage.isInstance(m))
@@ -29,10 +29,10 @@ describe.each(savers)("the agent loop with %s", (_name, makeSaver) => {
     const counters = makeCounters()
     const plugins = testPlugins(counters)
     const catalog = Catalog.unsafeMake(plugins)
-    const model = new TestScriptedModel([
-      { toolCalls: [{ name: "load_capability", args: { names: ["weather"] } }] },
-      { toolCalls: [{ name: "get_current_weather", args: { city: "Berlin" } }] },
-      { answer: "It is cloudy in Berlin." }
+    const model = ScriptedChatModel.script([
+      [{ tool: "load_capability", args: { names: ["weather"] } }],
+      [{ tool: "get_current_weather", args: { city: "Berlin" } }],
+      "It is cloudy in Berlin."
     ])
     const agent = await agentFor({ plugins, catalog, model, saver: fixture.saver, sessionId: "s1" })
     const turn = await runTurn(agent, { message: "What's the weather in Berlin?" })
@@ -40,22 +40,24 @@ describe.each(savers)("the agent loop with %s", (_name, makeSaver) => {
     expect(turn.answer).toBe("It is cloudy in Berlin.")
     expect(model.calls).toHaveLength(3)
     const [first, second] = model.calls
-    expect(first!.tools).not.toContain("get_current_weather")
-    expect(first!.tools.slice(0, 2)).toEqual([MetaTools.LIST_CAPABILITIES, MetaTools.LOAD_CAPABILITY])
+    expect(first!.offeredTools).not.toContain("get_current_weather")
+    expect(first!.offeredTools.slice(0, 2)).toEqual([MetaTools.LIST_CAPABILITIES, MetaTools.LOAD_CAPABILITY])
     // Exactly core's offer, before and after the load; the load only appends (prefix kept).
-    expect(first!.tools).toEqual(
+    expect(first!.offeredTools).toEqual(
       Offer.offer(catalog, [])
         .map((t) => t.name)
         .concat(["summarizer"])
     )
-    expect(second!.tools).toEqual(
+    expect(second!.offeredTools).toEqual(
       Offer.offer(catalog, ["weather"])
         .map((t) => t.name)
         .concat(["summarizer"])
     )
-    expect(second!.tools.slice(0, first!.tools.length - 1)).toEqual(first!.tools.slice(0, -1))
-    expect(second!.tools).toContain("get_current_weather")
-    expect(second!.tools).toContain("get_weather_forecast")
+    expect(second!.offeredTools.slice(0, first!.offeredTools.length - 1)).toEqual(
+      first!.offeredTools.slice(0, -1)
+    )
+    expect(second!.offeredTools).toContain("get_current_weather")
+    expect(second!.offeredTools).toContain("get_weather_forecast")
     expect(counters.calls.get_current_weather).toBe(1)
     expect(counters.seen[0]).toMatchObject({ input: { city: "Berlin" }, session: "s1", did: "did:key:alice" })
 
@@ -71,19 +73,19 @@ describe.each(savers)("the agent loop with %s", (_name, makeSaver) => {
     // Checkpointed, and the next turn of the thread starts from it.
     expect(turn.state.loadedPlugins).toEqual(["weather"])
     expect((await agent.getState()).loadedPlugins).toEqual(["weather"])
-    const nextModel = new TestScriptedModel([
-      { toolCalls: [{ name: "get_current_weather", args: { city: "Tokyo" } }] },
-      { answer: "Tokyo is warm." }
+    const nextModel = ScriptedChatModel.script([
+      [{ tool: "get_current_weather", args: { city: "Tokyo" } }],
+      "Tokyo is warm."
     ])
     const next = await agentFor({ plugins, catalog, model: nextModel, saver: fixture.saver, sessionId: "s1" })
     const turn2 = await runTurn(next, { message: "And Tokyo?" })
-    expect(nextModel.calls[0]!.tools).toContain("get_current_weather")
+    expect(nextModel.calls[0]!.offeredTools).toContain("get_current_weather")
     expect(counters.calls.get_current_weather).toBe(2)
     expect(turn2.state.loadedPlugins).toEqual(["weather"])
     expect(turn2.state.messages.filter((m) => m.getType() === "human")).toHaveLength(2)
 
     // A new thread starts with nothing loaded.
-    const freshModel = new TestScriptedModel([{ answer: "Hello." }])
+    const freshModel = ScriptedChatModel.script(["Hello."])
     const fresh = await agentFor({
       plugins,
       catalog,
@@ -92,7 +94,7 @@ describe.each(savers)("the agent loop with %s", (_name, makeSaver) => {
       sessionId: "s2"
     })
     const turn3 = await runTurn(fresh, { message: "Hi" })
-    expect(freshModel.calls[0]!.tools).not.toContain("get_current_weather")
+    expect(freshModel.calls[0]!.offeredTools).not.toContain("get_current_weather")
     expect(turn3.state.loadedPlugins).toEqual([])
     expect((await agent.getState()).loadedPlugins).toEqual(["weather"])
   })
@@ -100,9 +102,9 @@ describe.each(savers)("the agent loop with %s", (_name, makeSaver) => {
   it("refuses an on-demand tool called before loading, with the hint, and never runs it", async () => {
     const counters = makeCounters()
     const plugins = testPlugins(counters)
-    const model = new TestScriptedModel([
-      { toolCalls: [{ name: "get_current_weather", args: { city: "Berlin" } }] },
-      { answer: "I need to load weather first." }
+    const model = ScriptedChatModel.script([
+      [{ tool: "get_current_weather", args: { city: "Berlin" } }],
+      "I need to load weather first."
     ])
     const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1" })
     const turn = await runTurn(agent, { message: "Weather in Berlin?" })
@@ -116,14 +118,14 @@ describe.each(savers)("the agent loop with %s", (_name, makeSaver) => {
   it("never offers silent tools, refuses them when called, and load_capability of a silent plugin errors", async () => {
     const counters = makeCounters()
     const plugins = testPlugins(counters)
-    const model = new TestScriptedModel([
-      { toolCalls: [{ name: "charge_credits", args: { amount: 5 } }] },
-      { toolCalls: [{ name: "load_capability", args: { names: ["credits"] } }] },
-      { answer: "done" }
+    const model = ScriptedChatModel.script([
+      [{ tool: "charge_credits", args: { amount: 5 } }],
+      [{ tool: "load_capability", args: { names: ["credits"] } }],
+      "done"
     ])
     const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1" })
     const turn = await runTurn(agent, { message: "charge me" })
-    for (const call of model.calls) expect(call.tools).not.toContain("charge_credits")
+    for (const call of model.calls) expect(call.offeredTools).not.toContain("charge_credits")
     expect(counters.calls.charge_credits).toBeUndefined()
     const [refused, load] = toolMessages(turn.state.messages)
     expect(String(refused!.content)).toContain("internal")
@@ -135,14 +137,14 @@ describe.each(savers)("the agent loop with %s", (_name, makeSaver) => {
   it("answers alreadyAvailable for an always plugin and suggests the closest names for an unknown one", async () => {
     const counters = makeCounters()
     const plugins = testPlugins(counters)
-    const model = new TestScriptedModel([
-      { toolCalls: [{ name: "load_capability", args: { names: ["memory"] } }] },
-      { toolCalls: [{ name: "load_capability", args: { names: ["wether"] } }] },
-      { answer: "ok" }
+    const model = ScriptedChatModel.script([
+      [{ tool: "load_capability", args: { names: ["memory"] } }],
+      [{ tool: "load_capability", args: { names: ["wether"] } }],
+      "ok"
     ])
     const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1" })
     const turn = await runTurn(agent, { message: "remember things" })
-    expect(model.calls[0]!.tools).toContain("recall")
+    expect(model.calls[0]!.offeredTools).toContain("recall")
     const [always, unknown] = toolMessages(turn.state.messages)
     expect(json(always!)).toMatchObject({
       alreadyAvailable: true,

@@ -16,9 +16,9 @@ import {
 import { Effect, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { runTurn, streamTurn, type ToolCallEvent } from "../../src/langgraph/index.js"
+import { ScriptedChatModel } from "../../src/models/index.js"
 import { makeCounters, recordingLogger, testPlugins } from "./fixtures.js"
 import { agentFor } from "./harness.js"
-import { TestScriptedModel } from "./ScriptedModel.js"
 
 const toolEvents = (events: ReadonlyArray<EventSink.AgentEvent>) =>
   events.filter((e): e is ToolCallEvent => e._tag === "tool_call")
@@ -28,16 +28,14 @@ describe("events", () => {
     const counters = makeCounters()
     const plugins = testPlugins(counters)
     const sink = Effect.runSync(EventSink.makeMemory)
-    const model = new TestScriptedModel([
-      { toolCalls: [{ name: "load_capability", args: { names: ["weather"] } }] },
-      {
-        toolCalls: [
-          { name: "get_current_weather", args: { city: "Berlin" } },
-          { name: "summarizer", args: { task: "t" } },
-          { name: "charge_credits", args: { amount: 1 } }
-        ]
-      },
-      { answer: "ok" }
+    const model = ScriptedChatModel.script([
+      [{ tool: "load_capability", args: { names: ["weather"] } }],
+      [
+        { tool: "get_current_weather", args: { city: "Berlin" } },
+        { tool: "summarizer", args: { task: "t" } },
+        { tool: "charge_credits", args: { amount: 1 } }
+      ],
+      "ok"
     ])
     const agent = await agentFor({
       plugins,
@@ -82,10 +80,7 @@ describe("events", () => {
     const { lines, logger } = recordingLogger()
     const closed = EventSink.make(() => Effect.void)
     Effect.runSync(closed.emit({ _tag: "done" }))
-    const model = new TestScriptedModel([
-      { toolCalls: [{ name: "recall", args: { topic: "x" } }] },
-      { answer: "ok" }
-    ])
+    const model = ScriptedChatModel.script([[{ tool: "recall", args: { topic: "x" } }], "ok"])
     const agent = await agentFor({
       plugins: testPlugins(counters),
       model,
@@ -102,10 +97,7 @@ describe("events", () => {
 
   it("streamTurn yields the events as they happen, then the answer as a message event", async () => {
     const counters = makeCounters()
-    const model = new TestScriptedModel([
-      { toolCalls: [{ name: "recall", args: { topic: "x" } }] },
-      { answer: "done!" }
-    ])
+    const model = ScriptedChatModel.script([[{ tool: "recall", args: { topic: "x" } }], "done!"])
     const agent = await agentFor({
       plugins: testPlugins(counters),
       model,
@@ -132,9 +124,9 @@ describe("events", () => {
 
   it("streamTurn throws the turn's error after the events that preceded it", async () => {
     const counters = makeCounters()
-    const model = new TestScriptedModel([
-      { toolCalls: [{ name: "recall", args: { topic: "x" } }] },
-      { error: new Error("provider down") }
+    const model = ScriptedChatModel.script([
+      [{ tool: "recall", args: { topic: "x" } }],
+      new Error("provider down")
     ])
     const agent = await agentFor({
       plugins: testPlugins(counters),
@@ -188,16 +180,14 @@ describe("per-request tools and the RuntimeContext", () => {
     const catalog = Catalog.unsafeMake(plugins)
     const controller = new AbortController()
     const { lines, logger } = recordingLogger()
-    const model = new TestScriptedModel([
-      { toolCalls: [{ name: "save_note_on_demand", args: { text: "early" } }] },
-      { toolCalls: [{ name: "load_capability", args: { names: ["notes-on-demand"] } }] },
-      {
-        toolCalls: [
-          { name: "save_note_always", args: { text: "a" } },
-          { name: "save_note_on_demand", args: { text: "b" } }
-        ]
-      },
-      { answer: "saved" }
+    const model = ScriptedChatModel.script([
+      [{ tool: "save_note_on_demand", args: { text: "early" } }],
+      [{ tool: "load_capability", args: { names: ["notes-on-demand"] } }],
+      [
+        { tool: "save_note_always", args: { text: "a" } },
+        { tool: "save_note_on_demand", args: { text: "b" } }
+      ],
+      "saved"
     ])
     const agent = await agentFor({
       plugins,
@@ -217,12 +207,12 @@ describe("per-request tools and the RuntimeContext", () => {
       error: "hook exploded"
     })
     const turn = await runTurn(agent, { message: "save my notes", client: "matrix" })
-    expect(model.calls[0]!.tools).toContain("save_note_always")
-    expect(model.calls[0]!.tools).not.toContain("save_note_on_demand")
-    expect(model.calls[2]!.tools).toContain("save_note_on_demand")
+    expect(model.calls[0]!.offeredTools).toContain("save_note_always")
+    expect(model.calls[0]!.offeredTools).not.toContain("save_note_on_demand")
+    expect(model.calls[2]!.offeredTools).toContain("save_note_on_demand")
     // Request tools come after the catalog's, so loading still only appends.
-    expect(model.calls[2]!.tools.indexOf("save_note_on_demand")).toBeGreaterThan(
-      model.calls[2]!.tools.indexOf("save_note_always")
+    expect(model.calls[2]!.offeredTools.indexOf("save_note_on_demand")).toBeGreaterThan(
+      model.calls[2]!.offeredTools.indexOf("save_note_always")
     )
     expect(contexts).toHaveLength(2)
     const ctx = contexts[0]!
@@ -241,10 +231,7 @@ describe("per-request tools and the RuntimeContext", () => {
   it("stops the turn when the request is aborted", async () => {
     const counters = makeCounters()
     const controller = new AbortController()
-    const model = new TestScriptedModel([
-      { toolCalls: [{ name: "recall", args: { topic: "x" } }] },
-      { answer: "never reached" }
-    ])
+    const model = ScriptedChatModel.script([[{ tool: "recall", args: { topic: "x" } }], "never reached"])
     const agent = await agentFor({
       plugins: testPlugins(counters),
       model,

@@ -6,15 +6,15 @@ import { type BaseMessage, ToolMessage } from "@langchain/core/messages"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { ResilientCheckpointer, runTurn, type ToolArtifact } from "../../src/langgraph/index.js"
+import { ScriptedChatModel } from "../../src/models/index.js"
 import { makeCounters, recordingLogger, testPlugins } from "./fixtures.js"
 import { agentFor, savers } from "./harness.js"
-import { TestScriptedModel } from "./ScriptedModel.js"
 
 const toolMessages = (messages: ReadonlyArray<BaseMessage>) =>
   messages.filter((m): m is ToolMessage => ToolMessage.isInstance(m))
 const outcome = (m: ToolMessage) => (m.artifact as ToolArtifact).plugboard.outcome
-const load = { toolCalls: [{ name: "load_capability", args: { names: ["weather"] } }] }
-const weather = (args: Record<string, unknown>) => ({ toolCalls: [{ name: "get_current_weather", args }] })
+const load = [{ tool: "load_capability", args: { names: ["weather"] } }]
+const weather = (args: Record<string, unknown>) => [{ tool: "get_current_weather", args }]
 
 describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
   let fixture: ReturnType<typeof makeSaver>
@@ -26,12 +26,12 @@ describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
   it("retries a validation error exactly once: the second consecutive failure is final", async () => {
     const counters = makeCounters()
     const plugins = testPlugins(counters)
-    const model = new TestScriptedModel([
+    const model = ScriptedChatModel.script([
       load,
       weather({}),
       weather({ town: "Berlin" }),
       weather({ city: "Berlin" }),
-      { answer: "I could not look it up." }
+      "I could not look it up."
     ])
     const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1" })
     const turn = await runTurn(agent, { message: "Weather?" })
@@ -46,7 +46,7 @@ describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
     expect(counters.calls.get_current_weather).toBeUndefined()
 
     // The budget is per turn: the next turn may call the tool again.
-    const nextModel = new TestScriptedModel([weather({ city: "Berlin" }), { answer: "Cloudy." }])
+    const nextModel = ScriptedChatModel.script([weather({ city: "Berlin" }), "Cloudy."])
     const next = await agentFor({ plugins, model: nextModel, saver: fixture.saver, sessionId: "s1" })
     await runTurn(next, { message: "Try again" })
     expect(counters.calls.get_current_weather).toBe(1)
@@ -55,13 +55,13 @@ describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
   it("runs the retry when it is valid, and a valid call resets the count", async () => {
     const counters = makeCounters()
     const plugins = testPlugins(counters)
-    const model = new TestScriptedModel([
+    const model = ScriptedChatModel.script([
       load,
       weather({}),
       weather({ city: "Berlin" }),
       weather({ city: 3 }),
       weather({ city: "Tokyo" }),
-      { answer: "Done." }
+      "Done."
     ])
     const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1" })
     const turn = await runTurn(agent, { message: "Weather?" })
@@ -77,16 +77,14 @@ describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
   it("counts failures of one batch in order: two invalid calls in one answer use up the retry", async () => {
     const counters = makeCounters()
     const plugins = testPlugins(counters)
-    const model = new TestScriptedModel([
+    const model = ScriptedChatModel.script([
       load,
-      {
-        toolCalls: [
-          { name: "get_current_weather", args: {} },
-          { name: "get_current_weather", args: { city: 1 } }
-        ]
-      },
+      [
+        { tool: "get_current_weather", args: {} },
+        { tool: "get_current_weather", args: { city: 1 } }
+      ],
       weather({ city: "Berlin" }),
-      { answer: "No." }
+      "No."
     ])
     const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1" })
     const turn = await runTurn(agent, { message: "Weather?" })
@@ -101,16 +99,14 @@ describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
   it("resets the count on a valid call within the same batch too", async () => {
     const counters = makeCounters()
     const plugins = testPlugins(counters)
-    const model = new TestScriptedModel([
+    const model = ScriptedChatModel.script([
       load,
-      {
-        toolCalls: [
-          { name: "get_current_weather", args: {} },
-          { name: "get_current_weather", args: { city: "Berlin" } },
-          { name: "get_current_weather", args: { city: null } }
-        ]
-      },
-      { answer: "Done." }
+      [
+        { tool: "get_current_weather", args: {} },
+        { tool: "get_current_weather", args: { city: "Berlin" } },
+        { tool: "get_current_weather", args: { city: null } }
+      ],
+      "Done."
     ])
     const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1" })
     const turn = await runTurn(agent, { message: "Weather?" })
@@ -122,13 +118,24 @@ describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
     expect(counters.calls.get_current_weather).toBe(1)
   })
 
+  it("refuses a malformed call without a tool name instead of failing the turn", async () => {
+    const counters = makeCounters()
+    const model = ScriptedChatModel.script([{ tool: undefined as unknown as string, args: {} }, "sorry"])
+    const agent = await agentFor({
+      plugins: testPlugins(counters),
+      model,
+      saver: fixture.saver,
+      sessionId: "s1"
+    })
+    const turn = await runTurn(agent, { message: "?" })
+    expect(turn.answer).toBe("sorry")
+    expect(outcome(toolMessages(turn.state.messages)[0]!)).toBe("refused")
+  })
+
   it("turns a throwing handler into a ToolMessage and the turn goes on", async () => {
     const counters = makeCounters()
     const plugins = testPlugins(counters)
-    const model = new TestScriptedModel([
-      { toolCalls: [{ name: "explode", args: {} }] },
-      { answer: "The service is down." }
-    ])
+    const model = ScriptedChatModel.script([[{ tool: "explode", args: {} }], "The service is down."])
     const { lines, logger } = recordingLogger()
     const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1", logger })
     const turn = await runTurn(agent, { message: "Explode" })
@@ -146,17 +153,17 @@ describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
   it("skips a sub-agent whose init fails, logs it, and the turn goes on with the others", async () => {
     const counters = makeCounters()
     const plugins = testPlugins(counters)
-    const model = new TestScriptedModel([
-      { toolCalls: [{ name: "summarizer", args: { task: "a long text" } }] },
-      { toolCalls: [{ name: "translator", args: { task: "hallo" } }] },
-      { answer: "Summarised." }
+    const model = ScriptedChatModel.script([
+      [{ tool: "summarizer", args: { task: "a long text" } }],
+      [{ tool: "translator", args: { task: "hallo" } }],
+      "Summarised."
     ])
     const { lines, logger } = recordingLogger()
     const agent = await agentFor({ plugins, model, saver: fixture.saver, sessionId: "s1", logger })
     const turn = await runTurn(agent, { message: "Summarise" })
     expect(turn.answer).toBe("Summarised.")
-    expect(model.calls[0]!.tools).toContain("summarizer")
-    expect(model.calls[0]!.tools).not.toContain("translator")
+    expect(model.calls[0]!.offeredTools).toContain("summarizer")
+    expect(model.calls[0]!.offeredTools).not.toContain("translator")
     expect(counters.calls["summarizer.init"]).toBe(1)
     expect(counters.calls["translator.init"]).toBe(1)
     const [summary, refused] = toolMessages(turn.state.messages)
@@ -173,18 +180,18 @@ describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
   it("logs a failing checkpointer load and proceeds on an empty state", async () => {
     const counters = makeCounters()
     const plugins = testPlugins(counters)
-    const seedModel = new TestScriptedModel([load, { answer: "loaded" }])
+    const seedModel = ScriptedChatModel.script([load, "loaded"])
     await runTurn(await agentFor({ plugins, model: seedModel, saver: fixture.saver, sessionId: "s1" }), {
       message: "load weather"
     })
     const broken = brokenLoads(fixture.saver)
     const { lines, logger } = recordingLogger()
-    const model = new TestScriptedModel([{ answer: "Fresh start." }])
+    const model = ScriptedChatModel.script(["Fresh start."])
     const agent = await agentFor({ plugins, model, saver: broken, sessionId: "s1", logger })
     const turn = await runTurn(agent, { message: "Hello again" })
     expect(turn.answer).toBe("Fresh start.")
     expect(model.calls[0]!.messages.map((m) => m.getType())).toEqual(["system", "human"])
-    expect(model.calls[0]!.tools).not.toContain("get_current_weather")
+    expect(model.calls[0]!.offeredTools).not.toContain("get_current_weather")
     expect(turn.state.loadedPlugins).toEqual([])
     const logged = lines.find((l) => l.level === "error" && l.message.includes("checkpointer load failed"))
     expect(logged?.fields).toMatchObject({ threadId: "s1", error: "disk on fire" })

@@ -7,9 +7,9 @@ import { MemorySaver } from "@langchain/langgraph"
 import { Catalog, definePlugin, type Plugin, type PluginMiddleware } from "@plugboard/core"
 import { describe, expect, it } from "vitest"
 import { runTurn } from "../../src/langgraph/index.js"
+import { ScriptedChatModel } from "../../src/models/index.js"
 import { makeCounters, testPlugins } from "./fixtures.js"
 import { agentFor } from "./harness.js"
-import { TestScriptedModel } from "./ScriptedModel.js"
 
 /** A silent plugin whose middleware records each hook into `log`. */
 const recorder = (
@@ -46,10 +46,7 @@ describe("plugin middleware", () => {
     const plugins = [recorder("zeta", log, {}, ["alpha"]), recorder("alpha", log)]
     const catalog = Catalog.unsafeMake(plugins)
     expect(catalog.entries.map((e) => e.name)).toEqual(["alpha", "zeta"])
-    const model = new TestScriptedModel([
-      { toolCalls: [{ name: "list_capabilities", args: {} }] },
-      { answer: "fine" }
-    ])
+    const model = ScriptedChatModel.script([[{ tool: "list_capabilities", args: {} }], "fine"])
     await runTurn(await agentFor({ plugins, catalog, model, saver: new MemorySaver(), sessionId: "s" }), {
       message: "hi"
     })
@@ -80,11 +77,11 @@ describe("plugin middleware", () => {
       ]
     })
     const plugins = testPlugins(counters, [spy])
-    const model = new TestScriptedModel([{ answer: "ok" }])
+    const model = ScriptedChatModel.script(["ok"])
     await runTurn(await agentFor({ plugins, model, saver: new MemorySaver(), sessionId: "s" }), {
       message: "hi"
     })
-    expect(seen[0]!.tools).toEqual(model.calls[0]!.tools)
+    expect(seen[0]!.tools).toEqual(model.calls[0]!.offeredTools)
     expect(seen[0]!.system).toContain("## Available Capabilities")
     expect(seen[0]!.system).toContain("- memory: Durable memory across conversations.")
     expect(seen[0]!.system).not.toContain("weather")
@@ -94,7 +91,7 @@ describe("plugin middleware", () => {
   it("propagates a model error to the caller by default, after every onError saw it in order", async () => {
     const log: Array<string> = []
     const plugins = [recorder("alpha", log), recorder("beta", log)]
-    const model = new TestScriptedModel([{ error: new Error("rate limited by provider") }])
+    const model = ScriptedChatModel.script([new Error("rate limited by provider")])
     const saver = new MemorySaver()
     const agent = await agentFor({ plugins, model, saver, sessionId: "s" })
     await expect(runTurn(agent, { message: "hi" })).rejects.toThrow("rate limited by provider")
@@ -121,7 +118,7 @@ describe("plugin middleware", () => {
       }),
       recorder("gamma", log)
     ]
-    const model = new TestScriptedModel([{ error: new Error("overloaded") }])
+    const model = ScriptedChatModel.script([new Error("overloaded")])
     const turn = await runTurn(await agentFor({ plugins, model, saver: new MemorySaver(), sessionId: "s" }), {
       message: "hi"
     })
@@ -142,7 +139,7 @@ describe("plugin middleware", () => {
         onError: () => ({ recover: new AIMessage({ content: "fallback", id: "fixed-id" }) })
       })
     ]
-    const model = new TestScriptedModel([{ error: new Error("boom") }])
+    const model = ScriptedChatModel.script([new Error("boom")])
     const turn = await runTurn(await agentFor({ plugins, model, saver: new MemorySaver(), sessionId: "s" }), {
       message: "hi"
     })
