@@ -3,7 +3,10 @@
  * does not record which tools were bound, and the whole point of plugboard is *what the model is
  * offered*, so this one does: every invocation records the tool names it was offered and the
  * messages it saw, in a log shared by every bound copy. Zero latency; usage is reported in tokens
- * counted with a `TokenCounter`, so credits can be deducted downstream exactly as for a provider.
+ * counted with a `TokenCounter`, so credits can be deducted downstream exactly as for a provider:
+ * input = the sum over messages of `count("<type>: <text><tool calls as JSON>")` plus, per bound
+ * tool, `count(JSON of its OpenAI function definition)`; output = `count(answer)`, or of the tool
+ * calls as JSON.
  */
 import { createHash } from "node:crypto"
 import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager"
@@ -105,6 +108,10 @@ export interface ScriptedChatModelOptions extends BaseChatModelParams {
 interface SharedLog {
   readonly calls: ScriptedCall[]
   invocations: number
+  // Runtimes hand the same message and tool objects to call after call (core caches offered
+  // tools, the graph keeps its messages): each is serialised and counted once.
+  readonly messages: WeakMap<BaseMessage, { readonly text: string; readonly tokens: number }>
+  readonly tools: WeakMap<object, number>
 }
 
 type Reply =
@@ -132,7 +139,8 @@ const normalise = (reply: ScriptedReply): Reply => {
 
 const messageText = (m: BaseMessage): string => {
   const calls = AIMessage.isInstance(m) && m.tool_calls?.length ? JSON.stringify(m.tool_calls) : ""
-  return `${m.type}: ${m.text}${calls}`
+  // `.text` walks content blocks; plain string content needs no walk.
+  return `${m.type}: ${typeof m.content === "string" ? m.content : m.text}${calls}`
 }
 
 /** Splits `text` into at most `n` chunks at word boundaries; their concatenation is `text`. */
@@ -164,7 +172,7 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
   constructor(options: ScriptedChatModelOptions, log?: SharedLog, tools: ReadonlyArray<BindToolsInput> = []) {
     super(options)
     this.#options = options
-    this.#log = log ?? { calls: [], invocations: 0 }
+    this.#log = log ?? { calls: [], invocations: 0, messages: new WeakMap(), tools: new WeakMap() }
     this.#boundTools = tools
     this.calls = this.#log.calls
     this.offeredTools = tools.map(toolName)
@@ -212,12 +220,29 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
   // Offered tool schemas count as input, as they do for providers; computed once per bound copy.
   #offeredToolTokens(): number {
     if (this.#toolTokens === undefined) {
-      this.#toolTokens = this.#boundTools.reduce(
-        (sum, t) => sum + this.tokenCounter.count(JSON.stringify(convertToOpenAITool(t as never))),
-        0
-      )
+      let sum = 0
+      for (const tool of this.#boundTools) {
+        const key = tool as object
+        let tokens = this.#log.tools.get(key)
+        if (tokens === undefined) {
+          tokens = this.tokenCounter.count(JSON.stringify(convertToOpenAITool(tool as never)))
+          this.#log.tools.set(key, tokens)
+        }
+        sum += tokens
+      }
+      this.#toolTokens = sum
     }
     return this.#toolTokens
+  }
+
+  #measure(m: BaseMessage): { readonly text: string; readonly tokens: number } {
+    let entry = this.#log.messages.get(m)
+    if (entry === undefined) {
+      const text = messageText(m)
+      entry = { text, tokens: this.tokenCounter.count(text) }
+      this.#log.messages.set(m, entry)
+    }
+    return entry
   }
 
   #respond(messages: ReadonlyArray<BaseMessage>): AIMessage {
@@ -232,7 +257,8 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
     if (raw instanceof Error) throw raw
     const reply = normalise(raw)
 
-    const history = messages.map(messageText).join("\n")
+    const measured = messages.map((m) => this.#measure(m))
+    const history = measured.map((e) => e.text).join("\n")
     const output =
       reply.kind === "answer"
         ? reply.text
@@ -240,7 +266,7 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
     // Ids must be unique within a thread (the messages reducer dedupes by id) and reproducible:
     // a hash of the history and the reply is both.
     const id = `scripted-${createHash("sha256").update(history).update("\0").update(output).digest("hex").slice(0, 20)}`
-    const input = this.tokenCounter.count(history) + this.#offeredToolTokens()
+    const input = measured.reduce((sum, e) => sum + e.tokens, 0) + this.#offeredToolTokens()
     const outputTokens = this.tokenCounter.count(output)
     const usage: UsageMetadata = {
       input_tokens: input,

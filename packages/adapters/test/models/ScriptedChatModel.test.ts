@@ -89,6 +89,17 @@ describe("ScriptedChatModel (script mode)", () => {
     expect(model.calls[1]?.usage).toEqual(withTools.usage_metadata)
   })
 
+  it("counts input as the sum of per-message counts, the same on repeated calls (cached per object)", async () => {
+    const counter = makeTiktokenCounter("o200k")
+    const model = ScriptedChatModel.script(["a", "b"], { tokenCounter: counter })
+    const history = [new HumanMessage("What's the weather in Berlin?"), new AIMessage("Sunny.")]
+    const expected = counter.count("human: What's the weather in Berlin?") + counter.count("ai: Sunny.")
+    const first = await model.invoke(history)
+    const second = await model.invoke(history)
+    expect(first.usage_metadata?.input_tokens).toBe(expected)
+    expect(second.usage_metadata?.input_tokens).toBe(expected)
+  })
+
   it("gives reproducible ids: same history and reply → same id, different history → different id", async () => {
     const a = ScriptedChatModel.script(["same", "same"])
     const b = ScriptedChatModel.script(["same"])
