@@ -86,11 +86,13 @@ const STOP = new Set(
 )
 
 const ACRONYM_PLURAL = /([A-Z]{2,})s\b/g
+const HAS_UPPER = /\p{Lu}/u
 const CAMEL = /([a-z0-9])([A-Z])|([A-Z]+)([A-Z][a-z])/g
 const WORD = /[\p{L}\p{N}]+/gu
 
 /** Lower-cased words of `text`, split on case changes, punctuation, `_` and `-`; no stemming. */
 export const words = (text: string): Array<string> => {
+  if (!HAS_UPPER.test(text)) return text.match(WORD) ?? []
   const split = text
     .replace(ACRONYM_PLURAL, "$1")
     .replace(CAMEL, (_m, a, b, c, d) => (a !== undefined ? `${a} ${b}` : `${c} ${d}`))
@@ -158,12 +160,26 @@ const DERIVATIONAL: ReadonlyArray<readonly [string, string]> = [
   ["ion", ""]
 ]
 
+// Catalog text repeats the same few thousand words; stemming each once saves most of a build.
+const stems = new Map<string, string>()
+const STEM_CACHE_MAX = 100_000
+
+const stemCached = (w: string): string => {
+  let s = stems.get(w)
+  if (s === undefined) {
+    if (stems.size >= STEM_CACHE_MAX) stems.clear()
+    s = stem(w)
+    stems.set(w, s)
+  }
+  return s
+}
+
 /** The index terms of `text`: words without stop words, stemmed. */
 export const tokenize = (text: string): Array<string> => {
   const out: Array<string> = []
   for (const w of words(text)) {
-    if (STOP.has(w) || (w.length === 1 && !/\d/.test(w))) continue
-    out.push(stem(w))
+    if (STOP.has(w) || (w.length === 1 && !(w >= "0" && w <= "9"))) continue
+    out.push(stemCached(w))
   }
   return out
 }
@@ -187,11 +203,17 @@ const isCatalog = (input: unknown): input is Catalog =>
 const isEntry = (input: CatalogEntry | CapabilityDocument): input is CatalogEntry =>
   "manifest" in input && "discoverable" in input
 
-const countTerms = (texts: ReadonlyArray<string>, into: Map<string, number>): number => {
+/** Adds the terms of `texts` to field `f` of `counts` (term → per-field frequencies); returns their number. */
+const countTerms = (texts: ReadonlyArray<string>, f: number, counts: Map<string, Array<number>>): number => {
   let length = 0
   for (const text of texts) {
     for (const t of tokenize(text)) {
-      into.set(t, (into.get(t) ?? 0) + 1)
+      let c = counts.get(t)
+      if (c === undefined) {
+        c = new Array<number>(F).fill(0)
+        counts.set(t, c)
+      }
+      c[f]!++
       length++
     }
   }
@@ -215,38 +237,41 @@ export const make = (input: Catalog | ReadonlyArray<CatalogEntry | CapabilityDoc
   const totalLengths = new Array<number>(F).fill(0)
   const postings = new Map<string, Posting>()
   const exampleTerms: Array<Array<Map<string, number>>> = []
+  const at = (d: number, f: number) => d * F + f
   documents.forEach((doc, d) => {
-    const perField: Array<Map<string, number>> = FIELDS.map(() => new Map())
-    countTerms(doc.title === undefined ? [doc.name] : [doc.name, doc.title], perField[LABEL]!)
-    for (const t of perField[LABEL]!.keys()) perField[LABEL]!.set(t, 1)
-    lengths[d * F + LABEL] = perField[LABEL]!.size
-    const texts: ReadonlyArray<ReadonlyArray<string>> = [
-      doc.summary === undefined ? [] : [doc.summary],
-      doc.whenToUse ?? [],
-      doc.tags ?? []
-    ]
-    texts.forEach((t, i) => {
-      lengths[d * F + i + 1] = countTerms(t, perField[i + 1]!)
-    })
+    const counts = new Map<string, Array<number>>()
+    countTerms(doc.title === undefined ? [doc.name] : [doc.name, doc.title], LABEL, counts)
+    for (const c of counts.values()) c[LABEL] = 1
+    lengths[at(d, LABEL)] = counts.size
+    lengths[at(d, 1)] = countTerms(doc.summary === undefined ? [] : [doc.summary], 1, counts)
+    lengths[at(d, 2)] = countTerms(doc.whenToUse ?? [], 2, counts)
+    lengths[at(d, 3)] = countTerms(doc.tags ?? [], 3, counts)
     const examples = (doc.examples ?? []).map((text) => {
       const m = new Map<string, number>()
-      const n = countTerms([text], m)
-      lengths[d * F + EXAMPLES] = lengths[d * F + EXAMPLES]! + n
-      for (const [t, c] of m) perField[EXAMPLES]!.set(t, (perField[EXAMPLES]!.get(t) ?? 0) + c)
+      for (const t of tokenize(text)) m.set(t, (m.get(t) ?? 0) + 1)
       return m
     })
+    for (const m of examples) {
+      for (const [t, n] of m) {
+        let c = counts.get(t)
+        if (c === undefined) {
+          c = new Array<number>(F).fill(0)
+          counts.set(t, c)
+        }
+        c[EXAMPLES]! += n
+        lengths[at(d, EXAMPLES)]! += n
+      }
+    }
     exampleTerms.push(examples)
-    for (let f = 0; f < F; f++) totalLengths[f] = totalLengths[f]! + lengths[d * F + f]!
-    const terms = new Set<string>()
-    for (const m of perField) for (const t of m.keys()) terms.add(t)
-    for (const t of terms) {
+    for (let f = 0; f < F; f++) totalLengths[f]! += lengths[at(d, f)]!
+    for (const [t, c] of counts) {
       let p = postings.get(t)
       if (p === undefined) {
         p = { docs: [], tfs: [] }
         postings.set(t, p)
       }
       p.docs.push(d)
-      for (let f = 0; f < F; f++) p.tfs.push(perField[f]!.get(t) ?? 0)
+      for (let f = 0; f < F; f++) p.tfs.push(c[f]!)
     }
   })
   return { names, lengths, totalLengths, postings, exampleTerms }

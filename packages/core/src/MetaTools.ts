@@ -215,6 +215,18 @@ const listing = (
 
 const byName = (a: CatalogEntry, b: CatalogEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 
+const sortedCache = new WeakMap<Catalog, ReadonlyArray<CatalogEntry>>()
+
+/** Discoverable entries by name, sorted once per catalog. */
+const sortedDiscoverable = (catalog: Catalog): ReadonlyArray<CatalogEntry> => {
+  let sorted = sortedCache.get(catalog)
+  if (sorted === undefined) {
+    sorted = catalog.entries.filter((e) => e.discoverable).sort(byName)
+    sortedCache.set(catalog, sorted)
+  }
+  return sorted
+}
+
 /**
  * `list_capabilities`: every discoverable plugin (never a silent one), by name; with a `query`,
  * only plugins sharing words with it, most relevant first (`CapabilityIndex`); `category`
@@ -231,9 +243,8 @@ export const listCapabilities = (
       e?.discoverable === true && (category === undefined || e.manifest.category === category)
     let matched: Array<{ entry: CatalogEntry; score?: number }>
     if (query === undefined) {
-      matched = catalog.entries
+      matched = sortedDiscoverable(catalog)
         .filter(keep)
-        .sort(byName)
         .map((entry) => ({ entry }))
     } else {
       matched = []
