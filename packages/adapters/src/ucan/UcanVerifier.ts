@@ -15,20 +15,11 @@
 import type { Auth } from "@plugboard/core"
 import { type API, Delegation, UCAN } from "@ucanto/core"
 import { access, capability, ok, Schema } from "@ucanto/validator"
+import { type Credentials, pickToken, truncate } from "./Credentials.js"
 import * as NativeEd25519 from "./NativeEd25519.js"
 import { isAuthError, refuse } from "./Refusal.js"
 import * as Token from "./Token.js"
 import { keyOf, type Verdict, VerdictCache } from "./VerdictCache.js"
-
-/** A request's credential headers, as the host read them (absent headers may be `undefined`). */
-export interface Credentials {
-  /** The `Authorization` header. */
-  readonly authorization?: string | undefined
-  /** The `X-Auth-Type` header. */
-  readonly authType?: string | undefined
-  /** The `x-ucan-delegation` header. */
-  readonly ucanDelegation?: string | undefined
-}
 
 /** Configuration of {@link makeUcanVerifier}. Give `oracleDid` or `oracleSigner` (or both, agreeing). */
 export interface UcanVerifierOptions {
@@ -94,55 +85,11 @@ export interface UcanVerifier {
   readonly clearCache: () => void
 }
 
-const BEARER = /^Bearer[ \t]+(\S+)$/i
 const KEY_CACHE_SIZE = 4096
-
-const nonEmpty = (value: string | undefined): string | undefined => {
-  const trimmed = typeof value === "string" ? value.trim() : undefined
-  return trimmed === "" ? undefined : trimmed
-}
 
 const iso = (unixSeconds: number): string => {
   const date = new Date(unixSeconds * 1000)
   return Number.isNaN(date.getTime()) ? String(unixSeconds) : date.toISOString()
-}
-
-const truncate = (text: string, max = 400): string => (text.length > max ? `${text.slice(0, max)}…` : text)
-
-/** Which token a request carries, and in which header. */
-const pickToken = (
-  credentials: Credentials,
-  acceptBareDelegation: boolean
-): { readonly token: string; readonly via: Verified["via"] } => {
-  const authorization = nonEmpty(credentials.authorization)
-  const delegation = nonEmpty(credentials.ucanDelegation)
-  const authType = nonEmpty(credentials.authType)
-  if (authorization !== undefined && authType?.toLowerCase() === "ucan") {
-    const match = BEARER.exec(authorization)
-    if (match?.[1] === undefined) {
-      throw refuse("malformed", "The Authorization header must read 'Bearer <UCAN invocation>'.")
-    }
-    return { token: match[1], via: "invocation" }
-  }
-  if (delegation !== undefined) {
-    if (!acceptBareDelegation) {
-      throw refuse(
-        "missing",
-        "A UCAN invocation is required: send Authorization: Bearer <invocation> with X-Auth-Type: ucan (x-ucan-delegation alone does not authenticate here)."
-      )
-    }
-    return { token: delegation, via: "delegation" }
-  }
-  if (authorization !== undefined) {
-    if (authType === undefined) {
-      throw refuse("malformed", "The Authorization header needs X-Auth-Type: ucan beside it.")
-    }
-    throw refuse("unsupported", `X-Auth-Type '${truncate(authType, 40)}' is not supported; use 'ucan'.`)
-  }
-  throw refuse(
-    "missing",
-    "No credentials: send Authorization: Bearer <UCAN invocation> with X-Auth-Type: ucan, or x-ucan-delegation."
-  )
 }
 
 /** Error class names of `@ucanto/validator` failures, mapped to the reason they mean here. */

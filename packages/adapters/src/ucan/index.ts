@@ -2,6 +2,7 @@
  * `@plugboard/adapters/ucan` — UCAN auth for the oracle: verifies a request's credentials into
  * the user's DID, mints tokens, and keeps Ed25519 keys as text.
  */
+export { type Credentials, pickToken } from "./Credentials.js"
 export * from "./Keys.js"
 export * as NativeEd25519 from "./NativeEd25519.js"
 export * from "./Refusal.js"
