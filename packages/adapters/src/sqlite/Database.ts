@@ -108,6 +108,8 @@ export class Database {
   private readonly busyRetryMs: number
   private readonly statements = new Map<string, BetterSqlite3.Statement>()
   private closed = false
+  /** How many times an operation found the database locked by another connection and retried. */
+  busyRetries = 0
 
   private constructor(db: BetterSqlite3.Database, filename: string, busyRetryMs: number) {
     this.db = db
@@ -219,6 +221,7 @@ export class Database {
             cause: error
           })
         }
+        this.busyRetries++
         await sleep(Math.min(100, 2 + 2 ** Math.min(n, 6)) * (0.5 + Math.random()))
       }
     }

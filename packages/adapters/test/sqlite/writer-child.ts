@@ -1,0 +1,45 @@
+/**
+ * Child process for the crash and concurrency tests: writes a stream of checkpoints (and one
+ * pending write each) to a database, printing `ack <checkpoint_id>` after each awaited write
+ * returned. Exits 1, printing the error, on any failure (a SQLITE_BUSY would be one).
+ *
+ * argv: filename threadId count(0 = until killed) tag busyTimeoutMs versionBase
+ * (channel versions must grow within a thread, so each writer gets its own version range)
+ * goFile (optional: print `ready`, then start writing only once this file exists, so that
+ * several children really write at the same time)
+ */
+import { existsSync } from "node:fs"
+import { makeSqliteSaver } from "../../src/sqlite/index.js"
+import { conversationCheckpoint } from "./helpers.js"
+
+const [filename, threadId, countArg, tag, busyArg, baseArg, goFile] = process.argv.slice(2)
+const base = Number(baseArg ?? 0)
+const count = Number(countArg)
+const saver = makeSqliteSaver({ filename: filename!, busyTimeoutMs: Number(busyArg ?? 200) })
+let config: { configurable: Record<string, unknown> } = {
+  configurable: { thread_id: threadId, checkpoint_ns: "" }
+}
+if (goFile !== undefined) {
+  process.stdout.write("ready\n")
+  while (!existsSync(goFile)) await new Promise((resolve) => setTimeout(resolve, 2))
+}
+try {
+  for (let step = 1; count === 0 || step <= count; step++) {
+    const checkpoint = conversationCheckpoint((step % 30) + 1)
+    checkpoint.channel_values.writer = `${tag}:${step}`
+    checkpoint.channel_versions.writer = base + step
+    config = await saver.put(
+      { configurable: { ...config.configurable, thread_id: threadId } },
+      checkpoint,
+      { source: "loop", step, parents: {}, writer: tag },
+      { messages: checkpoint.channel_versions.messages!, writer: base + step }
+    )
+    await saver.putWrites(config, [["messages", `${tag}:${step}`]], `task-${tag}`)
+    process.stdout.write(`ack ${checkpoint.id} ${tag}:${step}\n`)
+  }
+  process.stdout.write(`stat ${saver.database.busyRetries}\n`)
+  saver.close()
+} catch (error) {
+  process.stdout.write(`error ${String((error as { code?: string }).code)} ${String(error)}\n`)
+  process.exit(1)
+}
