@@ -6,6 +6,8 @@
  */
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
+import type { RunnableConfig } from "@langchain/core/runnables"
+import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeSqliteSaver, UserDatabaseRegistry } from "../../src/sqlite/index.js"
 import { conversationCheckpoint, tempDir } from "./helpers.js"
@@ -23,7 +25,7 @@ describe("concurrent writers", () => {
       threads.map((thread) =>
         registry.withTurn("did:key:busy", async () => {
           const ids: Array<string> = []
-          let config = { configurable: { thread_id: thread, checkpoint_ns: "" } } as Record<string, never>
+          let config: RunnableConfig = { configurable: { thread_id: thread, checkpoint_ns: "" } }
           for (let step = 1; step <= 25; step++) {
             const cp = conversationCheckpoint(step)
             config = (await saver.put(
@@ -62,7 +64,7 @@ describe("concurrent writers", () => {
         const config = await saver.put(
           { configurable: { thread_id: "shared" } },
           cp,
-          { source: "loop", step, parents: {}, tag },
+          { source: "loop", step, parents: {}, tag } as CheckpointMetadata,
           {}
         )
         await saver.putWrites(config, [["x", tag]], `task-${tag}`)
@@ -77,7 +79,7 @@ describe("concurrent writers", () => {
     ] as const) {
       for (const id of ids) {
         const tuple = await a.getTuple({ configurable: { thread_id: "shared", checkpoint_id: id } })
-        expect(tuple?.metadata?.tag).toBe(tag)
+        expect((tuple?.metadata as Record<string, unknown> | undefined)?.tag).toBe(tag)
         expect(tuple?.pendingWrites).toEqual([[`task-${tag}`, "x", tag]])
       }
     }

@@ -13,6 +13,7 @@ import {
   writeFileSync
 } from "node:fs"
 import { join } from "node:path"
+import type { RunnableConfig } from "@langchain/core/runnables"
 import { afterEach, describe, expect, it } from "vitest"
 import { Database, makeSqliteSaver, SqliteOpenError, UserDatabaseRegistry } from "../../src/sqlite/index.js"
 import { conversationCheckpoint, tempDir } from "./helpers.js"
@@ -37,7 +38,7 @@ const setup = () => {
 /** A real database with a few hundred KB of conversation, closed cleanly. */
 const writeRealDatabase = async (filename: string) => {
   const saver = makeSqliteSaver({ filename })
-  let config = { configurable: { thread_id: "t", checkpoint_ns: "" } } as Record<string, unknown>
+  let config: RunnableConfig = { configurable: { thread_id: "t", checkpoint_ns: "" } }
   for (let step = 1; step <= 40; step++) {
     config = await saver.put(
       config,

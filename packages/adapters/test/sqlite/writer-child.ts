@@ -9,6 +9,8 @@
  * several children really write at the same time)
  */
 import { existsSync } from "node:fs"
+import type { RunnableConfig } from "@langchain/core/runnables"
+import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint"
 import { makeSqliteSaver } from "../../src/sqlite/index.js"
 import { conversationCheckpoint } from "./helpers.js"
 
@@ -16,7 +18,7 @@ const [filename, threadId, countArg, tag, busyArg, baseArg, goFile] = process.ar
 const base = Number(baseArg ?? 0)
 const count = Number(countArg)
 const saver = makeSqliteSaver({ filename: filename!, busyTimeoutMs: Number(busyArg ?? 200) })
-let config: { configurable: Record<string, unknown> } = {
+let config: RunnableConfig = {
   configurable: { thread_id: threadId, checkpoint_ns: "" }
 }
 if (goFile !== undefined) {
@@ -31,7 +33,7 @@ try {
     config = await saver.put(
       { configurable: { ...config.configurable, thread_id: threadId } },
       checkpoint,
-      { source: "loop", step, parents: {}, writer: tag },
+      { source: "loop", step, parents: {}, writer: tag } as CheckpointMetadata,
       { messages: checkpoint.channel_versions.messages!, writer: base + step }
     )
     await saver.putWrites(config, [["messages", `${tag}:${step}`]], `task-${tag}`)
