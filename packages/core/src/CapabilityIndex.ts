@@ -52,6 +52,13 @@ const B: ReadonlyArray<number> = [0.5, 0.2, 0.6, 0.3, 0.75]
  */
 const PREFIX_WEIGHT = 0.5
 const PREFIX_MIN = 4
+/**
+ * A known query word of at least `EXTEND_MIN` letters also matches, at this fraction, the
+ * indexed words it is a prefix of ("crypto" → "cryptocurrenc"): morphology a light stemmer
+ * leaves apart.
+ */
+const EXTEND_WEIGHT = 0.3
+const EXTEND_MIN = 5
 
 interface Posting {
   /** Document indexes, ascending. */
@@ -81,7 +88,9 @@ const STOP = new Set(
     "a an and are as at be been but by can could did do does for from had has have how i if in into is it its " +
     "me my no not of on or our please she he so some such than that the their them then there these they this " +
     "those to too us was we were what when where which while who whom why will with would you your yours " +
-    "i'm im i'd id i've ive let lets just also any about am"
+    "let lets just also any about am " +
+    // Conversational filler: frequent in what users type, says nothing about which plugin.
+    "need want looking like know tell give provide some more hi hey thanks kindly interested curious wondering"
   ).split(" ")
 )
 
@@ -373,8 +382,11 @@ export const rank = (index: CapabilityIndex, query: string, options: RankOptions
   const queryTerms = new Map<string, number>()
   const addTerm = (term: string, weight: number) => queryTerms.set(term, (queryTerms.get(term) ?? 0) + weight)
   for (const t of tokenize(query)) {
-    if (known(t) !== undefined) addTerm(t, 1)
-    else if (t.length >= PREFIX_MIN) for (const m of prefixMatches(index, t)) addTerm(m, PREFIX_WEIGHT)
+    if (known(t) !== undefined) {
+      addTerm(t, 1)
+      if (t.length >= EXTEND_MIN)
+        for (const m of prefixMatches(index, t)) if (m !== t) addTerm(m, EXTEND_WEIGHT)
+    } else if (t.length >= PREFIX_MIN) for (const m of prefixMatches(index, t)) addTerm(m, PREFIX_WEIGHT)
   }
 
   const scores = new Map<number, number>()
