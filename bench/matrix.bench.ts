@@ -21,7 +21,7 @@ import {
   registerWithSharedSecret,
   takeSnapshot
 } from "@plugboard/adapters/matrix"
-import { makeSqliteSaver } from "@plugboard/adapters/sqlite"
+import { type SqliteSaver, UserDatabaseRegistry } from "@plugboard/adapters/sqlite"
 
 const THREADS = 50
 const TURNS = 20 // checkpoints per thread: 50 x 20 = 1,000
@@ -66,45 +66,40 @@ const message = (kind: "HumanMessage" | "AIMessage", thread: number, turn: numbe
   }
 })
 
-const writeCheckpoints = async (filename: string): Promise<number> => {
-  const saver = makeSqliteSaver({ filename })
+const writeCheckpoints = async (saver: SqliteSaver): Promise<number> => {
   let count = 0
-  try {
-    for (let t = 0; t < THREADS; t++) {
-      const messages: Array<unknown> = []
-      let parent: string | undefined
-      for (let turn = 0; turn < TURNS; turn++) {
-        messages.push(message("HumanMessage", t, turn), message("AIMessage", t, turn))
-        const id = `1ef${String(t).padStart(5, "0")}-${String(turn).padStart(4, "0")}-6000-8000-${randomUUID().slice(24)}`
-        const versions = { messages: turn + 1, loadedPlugins: Math.floor(turn / 5) + 1 }
-        const checkpoint = {
-          v: 4,
-          id,
-          ts: new Date(Date.UTC(2026, 0, 1, 0, t, turn)).toISOString(),
-          channel_values: {
-            messages: [...messages],
-            loadedPlugins: ["weather", "calendar"].slice(0, 1 + (turn % 2))
-          },
-          channel_versions: versions,
-          versions_seen: { agent: versions }
-        }
-        const config = {
-          configurable: {
-            thread_id: `thread-${t}`,
-            checkpoint_ns: "",
-            ...(parent ? { checkpoint_id: parent } : {})
-          }
-        }
-        await saver.put(config, checkpoint as never, { source: "loop", step: turn, parents: {} } as never, {
-          messages: versions.messages,
-          ...(turn % 5 === 0 ? { loadedPlugins: versions.loadedPlugins } : {})
-        })
-        parent = id
-        count++
+  for (let t = 0; t < THREADS; t++) {
+    const messages: Array<unknown> = []
+    let parent: string | undefined
+    for (let turn = 0; turn < TURNS; turn++) {
+      messages.push(message("HumanMessage", t, turn), message("AIMessage", t, turn))
+      const id = `1ef${String(t).padStart(5, "0")}-${String(turn).padStart(4, "0")}-6000-8000-${randomUUID().slice(24)}`
+      const versions = { messages: turn + 1, loadedPlugins: Math.floor(turn / 5) + 1 }
+      const checkpoint = {
+        v: 4,
+        id,
+        ts: new Date(Date.UTC(2026, 0, 1, 0, t, turn)).toISOString(),
+        channel_values: {
+          messages: [...messages],
+          loadedPlugins: ["weather", "calendar"].slice(0, 1 + (turn % 2))
+        },
+        channel_versions: versions,
+        versions_seen: { agent: versions }
       }
+      const config = {
+        configurable: {
+          thread_id: `thread-${t}`,
+          checkpoint_ns: "",
+          ...(parent ? { checkpoint_id: parent } : {})
+        }
+      }
+      await saver.put(config, checkpoint as never, { source: "loop", step: turn, parents: {} } as never, {
+        messages: versions.messages,
+        ...(turn % 5 === 0 ? { loadedPlugins: versions.loadedPlugins } : {})
+      })
+      parent = id
+      count++
     }
-  } finally {
-    saver.close()
   }
   return count
 }
@@ -129,9 +124,9 @@ export default async (): Promise<void> => {
   const dirA = mkdtempSync(join(tmpdir(), "plugboard-bench-a-"))
   const dirB = mkdtempSync(join(tmpdir(), "plugboard-bench-b-"))
   try {
-    const dbs = directoryUserDatabases(dirA)
-    const path = dbs.databasePath(did)
-    const [count, writeMs] = await time(() => writeCheckpoints(path))
+    const dbs = new UserDatabaseRegistry({ directory: dirA, retention: false })
+    const saver = dbs.checkpointerForUser(did)
+    const [count, writeMs] = await time(() => writeCheckpoints(saver))
     console.log(
       `user database: ${count} checkpoints (${THREADS} threads x ${TURNS}), written in ${ms(writeMs)}`
     )
@@ -141,7 +136,6 @@ export default async (): Promise<void> => {
     for (let i = 0; i < ROUNDS; i++) {
       const [snap, took] = await time(() =>
         takeSnapshot({
-          databasePath: path,
           workDirectory: dirA,
           withLock: (fn) => dbs.withUserWriteLock(did, fn),
           now: Date.now
@@ -161,7 +155,7 @@ export default async (): Promise<void> => {
     console.log(`sync with upload, first (creates the room): ${ms(firstMs)}`)
 
     const uploads: Array<number> = []
-    const extra = makeSqliteSaver({ filename: path })
+    const extra = saver
     for (let i = 0; i < ROUNDS; i++) {
       await extra.put(
         { configurable: { thread_id: `extra-${i}`, checkpoint_ns: "" } },
@@ -180,7 +174,6 @@ export default async (): Promise<void> => {
       if (outcome._tag !== "Uploaded") throw new Error(`expected an upload, got ${outcome._tag}`)
       uploads.push(took)
     }
-    extra.close()
     console.log(
       `sync with upload, one more checkpoint (room known): median ${ms(median(uploads))} of ${ROUNDS}`
     )
@@ -195,6 +188,7 @@ export default async (): Promise<void> => {
       `sync when unchanged (snapshot + hash, no upload): median ${ms(median(unchanged))} of ${ROUNDS}`
     )
     engine.close()
+    await dbs.close()
 
     const hostB = new MatrixSyncEngine({
       store: matrixSnapshotStore(oracle),

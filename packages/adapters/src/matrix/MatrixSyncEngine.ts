@@ -13,11 +13,11 @@
  * never while that user's restore is pending or failed, so a transient homeserver error cannot
  * make an empty database replace a good backup, locally or in the room.
  */
-import { existsSync, linkSync, mkdirSync, rmSync } from "node:fs"
-import { rm } from "node:fs/promises"
+import { existsSync, mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
-import { takeSnapshot, verifySnapshot } from "./Snapshot.js"
+import { type RestoreResult, restoreUser } from "./Restore.js"
+import { takeSnapshot } from "./Snapshot.js"
 import { SNAPSHOT_SCHEMA_VERSION, type SnapshotPointer } from "./SnapshotPointer.js"
 import type { SnapshotStore } from "./SnapshotStore.js"
 import { readLedger, writeLedger } from "./SyncLedger.js"
@@ -54,13 +54,14 @@ export type SyncOutcome =
       readonly message: string
     }
 
-/** Result of a restore. `Unavailable` and `Rejected` keep uploads of this user blocked. */
+/**
+ * Result of a restore. `Unavailable` (transient) and `Rejected` (the room's snapshot failed
+ * verification) keep this user's uploads blocked and are retried in the background.
+ */
 export type RestoreOutcome =
-  | { readonly _tag: "LocalPresent" }
-  | { readonly _tag: "NoBackup" }
-  | { readonly _tag: "Restored"; readonly sha256: string; readonly size: number }
-  | { readonly _tag: "Unavailable"; readonly message: string }
-  | { readonly _tag: "Rejected"; readonly message: string }
+  | RestoreResult
+  | { readonly _tag: "Unavailable"; readonly message: string; readonly error: MatrixSyncError }
+  | { readonly _tag: "Rejected"; readonly message: string; readonly error: MatrixSyncError }
 
 /** Where a user's restore stands. Uploads are refused while `pending` or `failed`. */
 export type RestoreStatus = "unknown" | "pending" | "failed" | "resolved"
@@ -97,6 +98,7 @@ interface UserState {
   dirty: boolean
   attempts: number
   restoreAttempts: number
+  restoredInBackground: RestoreOutcome | undefined
   debounce: ReturnType<typeof setTimeout> | undefined
   retry: ReturnType<typeof setTimeout> | undefined
   restoreRetry: ReturnType<typeof setTimeout> | undefined
@@ -171,7 +173,14 @@ export class MatrixSyncEngine {
 
   /** Restores `did` from the room when there is no local database; see `RestoreOutcome`. */
   restore(did: string): Promise<RestoreOutcome> {
-    return this.enqueue(did, () => this.restoreOnce(did))
+    return this.enqueue(did, async () => {
+      const outcome = await this.restoreOnce(did, false)
+      const u = this.user(did)
+      // A background retry already brought the room's snapshot in since the last call.
+      const earlier = u.restoredInBackground
+      u.restoredInBackground = undefined
+      return outcome._tag === "LocalPresent" && earlier !== undefined ? earlier : outcome
+    })
   }
 
   /**
@@ -249,6 +258,7 @@ export class MatrixSyncEngine {
         dirty: false,
         attempts: 0,
         restoreAttempts: 0,
+        restoredInBackground: undefined,
         debounce: undefined,
         retry: undefined,
         restoreRetry: undefined,
@@ -347,7 +357,6 @@ export class MatrixSyncEngine {
     u.dirty = false
     try {
       const snapshot = await takeSnapshot({
-        databasePath: path,
         workDirectory: this.workDirectory(path),
         withLock: (fn) => databases.withUserWriteLock(did, fn),
         now: this.now
@@ -411,92 +420,38 @@ export class MatrixSyncEngine {
     return dir
   }
 
-  private async restoreOnce(did: string): Promise<RestoreOutcome> {
+  private async restoreOnce(did: string, background: boolean): Promise<RestoreOutcome> {
     const u = this.user(did)
-    const { databases, store } = this.options
-    const path = databases.databasePath(did)
-    const key = databases.storageKey(did)
-    if (existsSync(path)) return this.checkLocalAgainstRoom(did, path, key)
     u.restore = "pending"
     let pointer: SnapshotPointer | undefined
     try {
-      let roomId: string
-      try {
-        roomId = await store.room(key, { create: false })
-        pointer = await store.readPointer(roomId, key)
-      } catch (e) {
-        if (e instanceof MatrixNotFound) {
-          u.restore = "resolved"
-          return { _tag: "NoBackup" }
+      const result = await restoreUser({
+        did,
+        store: this.options.store,
+        databases: this.options.databases,
+        maxBytes: this.options.maxSnapshotBytes ?? 4 * 1024 ** 3,
+        now: this.now,
+        onPointer: (p) => {
+          pointer = p
         }
-        throw e
-      }
-      const compressed = await store.download(pointer.mxc)
-      if (compressed.length !== pointer.compressedSize) {
-        throw new MatrixSyncError({
-          reason: "Corrupt",
-          message: `truncated: expected ${pointer.compressedSize} B of gzip, got ${compressed.length} B`
-        })
-      }
-      const directory = dirname(path)
-      mkdirSync(directory, { recursive: true })
-      const tmp = await verifySnapshot({
-        compressed,
-        expectedSha256: pointer.sha256,
-        expectedSize: pointer.size,
-        directory,
-        maxBytes: this.options.maxSnapshotBytes ?? 4 * 1024 ** 3
       })
-      const verified = pointer
-      let placed = false
-      try {
-        placed = await databases.withUserWriteLock(did, async () => {
-          if (existsSync(path)) return false
-          // Leftover journal files of a database that is gone would be applied to the new one.
-          for (const suffix of ["-wal", "-shm", "-journal"]) rmSync(`${path}${suffix}`, { force: true })
-          await writeLedger(path, { sha256: verified.sha256, mxc: verified.mxc, at: this.now() })
-          try {
-            linkSync(tmp, path) // atomic and never replaces a database created meanwhile
-            return true
-          } catch (e) {
-            if ((e as NodeJS.ErrnoException).code === "EEXIST") return false
-            throw e
-          }
-        })
-      } finally {
-        await rm(tmp, { force: true })
-      }
-      if (!placed) return this.checkLocalAgainstRoom(did, path, key)
       u.restore = "resolved"
       u.restoreAttempts = 0
-      this.log.info(`restored ${did}: snapshot ${verified.sha256.slice(0, 12)}, ${verified.size} B`)
+      if (u.restoreRetry !== undefined) clearTimeout(u.restoreRetry)
+      u.restoreRetry = undefined
+      if (result._tag !== "Restored") return result
+      if (background) u.restoredInBackground = result
+      this.log.info(
+        `restored ${did}: snapshot ${result.sha256.slice(0, 12)}, ${result.size} B` +
+          (result.movedAside
+            ? `; the local database held unsynced state and was kept as ${result.movedAside}`
+            : "")
+      )
       if (u.dirty) this.scheduleSync(did)
-      return { _tag: "Restored", sha256: verified.sha256, size: verified.size }
+      return result
     } catch (e) {
       return this.restoreFailed(did, e, pointer)
     }
-  }
-
-  /** A local database exists: fine unless the room holds a snapshot it does not descend from. */
-  private async checkLocalAgainstRoom(did: string, path: string, key: string): Promise<RestoreOutcome> {
-    const u = this.user(did)
-    try {
-      const roomId = await this.options.store.room(key, { create: false })
-      const remote = await this.options.store.readPointer(roomId, key)
-      const ledger = await readLedger(path)
-      if (ledger?.sha256 !== remote.sha256) {
-        u.restore = "failed"
-        this.log.error(
-          `local database of ${did} does not descend from the room's snapshot ${remote.sha256.slice(0, 12)}; ` +
-            "keeping both as they are and not uploading (adoptLocal to replace the room's snapshot)"
-        )
-        return { _tag: "Rejected", message: "local database diverged from the room's snapshot" }
-      }
-    } catch (e) {
-      if (!(e instanceof MatrixNotFound)) return this.restoreFailed(did, e, undefined)
-    }
-    u.restore = "resolved"
-    return { _tag: "LocalPresent" }
   }
 
   private restoreFailed(did: string, e: unknown, pointer: SnapshotPointer | undefined): RestoreOutcome {
@@ -516,12 +471,14 @@ export class MatrixSyncEngine {
       if (u.restoreRetry !== undefined) clearTimeout(u.restoreRetry)
       u.restoreRetry = setTimeout(() => {
         u.restoreRetry = undefined
-        void this.restore(did)
+        void this.enqueue(did, () => this.restoreOnce(did, true))
       }, this.backoff(u.restoreAttempts))
       u.restoreRetry.unref()
     }
-    return corrupt
-      ? { _tag: "Rejected", message: describe(e) }
-      : { _tag: "Unavailable", message: describe(e) }
+    const error =
+      e instanceof MatrixSyncError
+        ? e
+        : new MatrixSyncError({ reason: "Unavailable", message: describe(e), cause: e })
+    return { _tag: corrupt ? "Rejected" : "Unavailable", message: describe(e), error }
   }
 }

@@ -14,6 +14,7 @@ import { promisify } from "node:util"
 import { gunzip, gzip } from "node:zlib"
 import Database from "better-sqlite3"
 import { MatrixSyncError } from "./MatrixSyncError.js"
+import type { QuiescentDatabase } from "./UserDatabases.js"
 
 const gzipAsync = promisify(gzip)
 const gunzipAsync = promisify(gunzip)
@@ -37,31 +38,28 @@ export interface Snapshot {
 export const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 
 /**
- * Backs up `databasePath` into a temp file in `workDirectory` while `withLock` is held (the user's
- * write lock: only the backup step holds it), then hashes and compresses it outside the lock.
+ * Backs up the user's database into a temp file in `workDirectory` while `withLock` is held (the
+ * user's write lock: only the backup step holds it), then hashes and compresses it outside the
+ * lock. `compress: false` only hashes (to compare the local state with a snapshot).
  */
 export const takeSnapshot = async (options: {
-  readonly databasePath: string
   readonly workDirectory: string
-  readonly withLock: <A>(fn: () => Promise<A>) => Promise<A>
+  readonly withLock: <A>(fn: (db: QuiescentDatabase) => Promise<A>) => Promise<A>
   readonly now: () => number
+  readonly compress?: boolean
 }): Promise<Snapshot> => {
   const tmp = join(options.workDirectory, `.snapshot-${randomUUID()}.sqlite`)
   try {
-    const createdAt = await options.withLock(async () => {
-      const db = new Database(options.databasePath, { fileMustExist: true })
-      try {
-        await db.backup(tmp)
-      } finally {
-        db.close()
-      }
+    const createdAt = await options.withLock(async (db) => {
+      await db.backup(tmp)
       return options.now()
     })
     const raw = await readFile(tmp)
-    const compressed = await gzipAsync(raw, { level: 6 })
+    const compressed = options.compress === false ? new Uint8Array() : await gzipAsync(raw, { level: 6 })
     return { sha256: sha256Hex(raw), size: raw.length, compressed, createdAt }
   } finally {
     await rm(tmp, { force: true })
+    await removeSideFiles(tmp)
   }
 }
 

@@ -1,20 +1,34 @@
 /**
  * What Matrix sync needs from the per-user SQLite store: where a user's database file lives, the
  * user's storage key (the name used in Matrix), and the user's write lock, so that a snapshot is
- * never taken while a turn of that user is writing.
+ * never taken while a turn of that user is writing and a restore can replace the file.
+ *
+ * `UserDatabaseRegistry` from `@plugboard/adapters/sqlite` has exactly this shape; use it in a
+ * host. `directoryUserDatabases` is a minimal stand-in for scripts and tests.
  */
 import { createHash } from "node:crypto"
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
+import Database from "better-sqlite3"
+
+/** The user's database while the write lock is held. */
+export interface QuiescentDatabase {
+  /** Absolute path of the user's database file. */
+  readonly path: string
+  /** Online backup to `destination` (consistent, WAL included). The file must exist. */
+  readonly backup: (destination: string) => Promise<void>
+  /** Closes the store's connection to the file so that a restore may replace it. */
+  readonly closeConnection: () => void
+}
 
 /** The per-user database directory, as seen by the sync engine. */
 export interface UserDatabases {
   /** Absolute path of the user's SQLite file (it may not exist yet). */
-  readonly databasePath: (did: string) => string
+  databasePath(did: string): string
   /** A stable, opaque, filesystem- and alias-safe key for the user (a hash of the DID). */
-  readonly storageKey: (did: string) => string
-  /** Runs `fn` while holding the user's write lock (the one the checkpointer's writes take). */
-  readonly withUserWriteLock: <A>(did: string, fn: () => Promise<A>) => Promise<A>
+  storageKey(did: string): string
+  /** Runs `fn` while no turn or write of the user runs, holding new ones back until it ends. */
+  withUserWriteLock<A>(did: string, fn: (db: QuiescentDatabase) => Promise<A>): Promise<A>
 }
 
 /** The storage key of a DID: lowercase hex SHA-256 of its UTF-8 bytes. */
@@ -43,14 +57,31 @@ export const makeKeyedLock = () => {
 
 /**
  * One database file per user in `directory`, named `<sha256(did)>.sqlite`, with an in-process
- * write lock. For hosts and tests that do not use `@plugboard/adapters/sqlite`'s own layout.
+ * write lock that only callers of `withUserWriteLock` take. It keeps no connection, so
+ * `closeConnection` does nothing: whoever writes the files must not hold them open across a
+ * restore. For scripts and tests; hosts use `UserDatabaseRegistry`.
  */
 export const directoryUserDatabases = (directory: string): UserDatabases => {
   mkdirSync(directory, { recursive: true })
   const lock = makeKeyedLock()
+  const databasePath = (did: string) => join(directory, `${hashDid(did)}.sqlite`)
   return {
-    databasePath: (did) => join(directory, `${hashDid(did)}.sqlite`),
+    databasePath,
     storageKey: hashDid,
-    withUserWriteLock: (did, fn) => lock(hashDid(did), fn)
+    withUserWriteLock: (did, fn) =>
+      lock(hashDid(did), () =>
+        fn({
+          path: databasePath(did),
+          backup: async (destination) => {
+            const db = new Database(databasePath(did), { fileMustExist: true })
+            try {
+              await db.backup(destination)
+            } finally {
+              db.close()
+            }
+          },
+          closeConnection: () => {}
+        })
+      )
   }
 }

@@ -3,7 +3,8 @@
  * snapshots are not uploaded, the write lock is honoured, failures are retried and never thrown,
  * and no empty or diverged database ever replaces the room's snapshot.
  */
-import { existsSync } from "node:fs"
+import { existsSync, readdirSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import {
   directoryUserDatabases,
@@ -114,17 +115,39 @@ describe("MatrixSyncEngine (memory store)", () => {
     const outcome = await c.engine.restore(did)
     expect(outcome._tag).toBe("Unavailable")
     expect(c.engine.restoreStatus(did)).toBe("pending")
-    // The turn proceeds on empty state and creates a database...
+    // The turn proceeds on empty state and creates a database, which is not uploaded.
     writeRows(c.path, ["turn on empty state"])
-    flaky.down = false
-    // ...which is not uploaded while the restore is pending,
     expect(await c.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "RestorePending" })
-    // nor once the retried restore finds the local file does not descend from the room's.
-    await waitFor(() => c.engine.restoreStatus(did) === "failed")
-    expect(await c.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "RestoreFailed" })
+    flaky.down = false
+    // The background retry restores the room's snapshot and keeps the local one aside.
+    await waitFor(() => c.engine.restoreStatus(did) === "resolved")
     expect([...store.pointers.values()][0]).toEqual(good)
-    expect(c.logger.lines.some((l) => l.startsWith("error") && l.includes("does not descend"))).toBe(true)
-    expect(readRows(c.path)).toEqual(["turn on empty state"])
+    expect(readRows(c.path)).toEqual(["precious"])
+    const aside = readdirSync(dirname(c.path)).filter((f) => f.includes(".conflict-"))
+    expect(aside).toHaveLength(1)
+    expect(readRows(join(dirname(c.path), aside[0] ?? ""))).toEqual(["turn on empty state"])
+    expect(c.logger.lines.some((l) => l.includes("kept as"))).toBe(true)
+    // The next explicit restore reports what the background retry did.
+    expect(await c.engine.restore(did)).toMatchObject({ _tag: "Restored", sha256: good?.sha256 })
+    expect(await c.engine.restore(did)).toEqual({ _tag: "LocalPresent" })
+    expect((await c.engine.syncNow(did))._tag).toBe("Unchanged")
+  })
+
+  it("a newer snapshot in the room replaces an unchanged local database on restore", async () => {
+    const store = memorySnapshotStore()
+    const a = host(store)
+    writeRows(a.path, ["a1"])
+    await a.engine.syncNow(did)
+    const b = host(store)
+    await b.engine.restore(did)
+    writeRows(b.path, ["b2"])
+    await b.engine.syncNow(did)
+    const back = await a.engine.restore(did)
+    expect(back).toMatchObject({ _tag: "Restored", movedAside: undefined })
+    expect(readRows(a.path)).toEqual(["a1", "b2"])
+    writeRows(a.path, ["a3"])
+    expect(await a.engine.restore(did)).toEqual({ _tag: "LocalPresent" })
+    expect(readRows(a.path)).toEqual(["a1", "b2", "a3"])
   })
 
   it("never uploads over a snapshot it does not descend from (two hosts), until adoptLocal", async () => {
@@ -144,6 +167,14 @@ describe("MatrixSyncEngine (memory store)", () => {
 
     await b.engine.adoptLocal(did)
     expect((await b.engine.syncNow(did))._tag).toBe("Uploaded")
+    expect(readRows(b.path)).toEqual(["a1", "b2"])
+    // A restore (rather than adoptLocal) would have kept b's unsynced state aside.
+    writeRows(c.path, ["c3"])
+    const moved = await c.engine.restore(did)
+    expect(moved._tag).toBe("Restored")
+    expect(readRows(c.path)).toEqual(["a1", "b2"])
+    const aside = moved._tag === "Restored" ? moved.movedAside : undefined
+    expect(aside && readRows(aside)).toEqual(["a1", "a2", "c3"])
   })
 
   it("scheduleSync never throws; failures are logged and retried with backoff until they succeed", async () => {

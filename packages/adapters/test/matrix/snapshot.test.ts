@@ -8,7 +8,13 @@ import { join } from "node:path"
 import { gzipSync } from "node:zlib"
 import Database from "better-sqlite3"
 import { afterEach, describe, expect, it } from "vitest"
-import { type MatrixSyncError, sha256Hex, takeSnapshot, verifySnapshot } from "../../src/matrix/index.js"
+import {
+  type MatrixSyncError,
+  type QuiescentDatabase,
+  sha256Hex,
+  takeSnapshot,
+  verifySnapshot
+} from "../../src/matrix/index.js"
 import { readRows, tempDir, writeRows } from "./helpers.js"
 
 const cleanups: Array<() => void> = []
@@ -16,7 +22,22 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c()
 })
 
-const noLock = <A>(fn: () => Promise<A>) => fn()
+/** The write lock of a single file, without a store around it. */
+const lockOf =
+  (path: string) =>
+  <A>(fn: (db: QuiescentDatabase) => Promise<A>): Promise<A> =>
+    fn({
+      path,
+      backup: async (destination) => {
+        const db = new Database(path, { fileMustExist: true })
+        try {
+          await db.backup(destination)
+        } finally {
+          db.close()
+        }
+      },
+      closeConnection: () => {}
+    })
 
 const setup = async (rows: ReadonlyArray<string>) => {
   const dir = tempDir("matrix-snap")
@@ -24,9 +45,8 @@ const setup = async (rows: ReadonlyArray<string>) => {
   const path = join(dir.path, "user.sqlite")
   writeRows(path, rows)
   const snapshot = await takeSnapshot({
-    databasePath: path,
     workDirectory: dir.path,
-    withLock: noLock,
+    withLock: lockOf(path),
     now: Date.now
   })
   return { dir: dir.path, path, snapshot }
@@ -52,9 +72,8 @@ describe("Snapshot", () => {
   it("round-trips and hashes the same content to the same sha256", async () => {
     const { dir, path, snapshot } = await setup(["a", "b"])
     const again = await takeSnapshot({
-      databasePath: path,
       workDirectory: dir,
-      withLock: noLock,
+      withLock: lockOf(path),
       now: Date.now
     })
     expect(again.sha256).toBe(snapshot.sha256)
@@ -79,9 +98,8 @@ describe("Snapshot", () => {
     writer.exec("CREATE TABLE rows (id INTEGER PRIMARY KEY, value TEXT NOT NULL)")
     writer.prepare("INSERT INTO rows (value) VALUES (?)").run("only in the wal")
     const snapshot = await takeSnapshot({
-      databasePath: path,
       workDirectory: dir.path,
-      withLock: noLock,
+      withLock: lockOf(path),
       now: Date.now
     })
     writer.close()
@@ -134,9 +152,8 @@ describe("Snapshot", () => {
       Array.from({ length: 400 }, (_, i) => `row ${i} ${"x".repeat(100)}`)
     )
     const good = await takeSnapshot({
-      databasePath: path,
       workDirectory: dir.path,
-      withLock: noLock,
+      withLock: lockOf(path),
       now: Date.now
     })
     const { gunzipSync } = await import("node:zlib")

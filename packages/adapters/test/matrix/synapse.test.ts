@@ -8,11 +8,10 @@ import { randomUUID } from "node:crypto"
 import { existsSync, readdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
-import { END, START, StateGraph } from "@langchain/langgraph"
+import { type BaseCheckpointSaver, END, START, StateGraph } from "@langchain/langgraph"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AgentState } from "../../src/langgraph/State.js"
 import {
-  directoryUserDatabases,
   type MatrixAccount,
   MatrixSyncEngine,
   type MatrixSyncEngineOptions,
@@ -20,14 +19,14 @@ import {
   registerWithSharedSecret,
   SNAPSHOT_EVENT_TYPE
 } from "../../src/matrix/index.js"
-import { makeSqliteSaver, type OwnedSqliteSaver } from "../../src/sqlite/index.js"
+import { storageKey, UserDatabaseRegistry } from "../../src/sqlite/index.js"
 import { controlSynapse, recordingLogger, SKIP_REASON, synapseEnv, tempDir, uniqueName } from "./helpers.js"
 
 const env = synapseEnv()
 if (env === undefined) console.warn(`[matrix] Synapse suite ${SKIP_REASON}`)
 
 /** One turn: the "agent" echoes the user and loads the plugin named by `load <name>`. */
-const turnGraph = (saver: OwnedSqliteSaver) =>
+const turnGraph = (saver: BaseCheckpointSaver) =>
   new StateGraph(AgentState)
     .addNode("agent", (state) => {
       const text = String(state.messages.at(-1)?.content ?? "")
@@ -60,10 +59,14 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
     for (const c of cleanups.splice(0)) c()
   })
 
-  /** A host: its own data directory, Matrix client and sync engine; `turn` runs one turn. */
+  /**
+   * A host: its own data directory (the plugboard per-user registry), Matrix client and sync
+   * engine; `turn` runs one turn the way a host does (inside the registry's turn gate, then a
+   * scheduled sync).
+   */
   const makeHost = (did: string, extra: Partial<MatrixSyncEngineOptions> = {}) => {
     const dir = tempDir("matrix-host")
-    const databases = directoryUserDatabases(dir.path)
+    const databases = new UserDatabaseRegistry({ directory: dir.path, retention: false })
     const store = matrixSnapshotStore(oracle, { requestTimeoutMs: 5_000 })
     const logger = recordingLogger()
     const engine = new MatrixSyncEngine({
@@ -75,34 +78,27 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
       retry: { baseMs: 250, maxMs: 1_000, maxAttempts: 200 },
       ...extra
     })
-    let saver: OwnedSqliteSaver | undefined
-    const open = () => {
-      saver ??= makeSqliteSaver({ filename: databases.databasePath(did) })
-      return turnGraph(saver)
-    }
+    const graph = turnGraph(databases.checkpointerForUser(did))
     const thread = { configurable: { thread_id: "thread-1" } }
     const host = {
       engine,
       store,
       logger,
       path: databases.databasePath(did),
-      /** Runs a turn as the host would: the checkpointer writes, then a sync is scheduled. */
       turn: async (text: string) => {
-        const result = await open().invoke(
-          { messages: [new HumanMessage({ content: text, id: randomUUID() })] },
-          thread
+        const result = await databases.withTurn(did, () =>
+          graph.invoke({ messages: [new HumanMessage({ content: text, id: randomUUID() })] }, thread)
         )
         engine.scheduleSync(did)
         return result
       },
-      state: async () => (await open().getState(thread)).values as typeof AgentState.State,
-      close: () => {
+      state: async () => (await graph.getState(thread)).values as typeof AgentState.State,
+      close: async () => {
         engine.close()
-        saver?.close()
-        saver = undefined
+        await databases.close()
       }
     }
-    cleanups.push(host.close, dir.cleanup)
+    cleanups.push(() => void host.close(), dir.cleanup)
     return host
   }
 
@@ -117,7 +113,7 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
     const stateA = await a.state()
 
     // The room holds our state event, keyed by the user's storage key, pointing at the media.
-    const key = directoryUserDatabases("/unused").storageKey(did)
+    const key = storageKey(did)
     const roomId = await a.store.room(key, { create: false })
     const content = await a.store.client.getStateEvent(roomId, SNAPSHOT_EVENT_TYPE, key)
     expect(content).toMatchObject({ encoding: "gzip", schemaVersion: 1 })
@@ -148,8 +144,8 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
       await seed.turn("before the outage, load weather")
       await seed.engine.flush(20_000)
       const good = await seed.store.readPointer(
-        await seed.store.room(directoryUserDatabases("/unused").storageKey(did), { create: false }),
-        directoryUserDatabases("/unused").storageKey(did)
+        await seed.store.room(storageKey(did), { create: false }),
+        storageKey(did)
       )
 
       let stopped = false
@@ -160,6 +156,7 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
           await controlSynapse(env, "stop") // the backup is done, the upload is next
         }
       })
+      let c: ReturnType<typeof makeHost> | undefined
       // A restores (server up), then syncs a new turn; the server dies mid-sync.
       expect((await a.engine.restore(did))._tag).toBe("Restored")
       await a.turn("first turn on A, load calendar")
@@ -173,13 +170,25 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
         expect(a.logger.lines.some((l) => l.includes("retrying in"))).toBe(true)
 
         // Host C has no local database and cannot restore: it must not upload its empty state.
-        const c = makeHost(did)
+        c = makeHost(did)
         expect((await c.engine.restore(did))._tag).toBe("Unavailable")
         await c.turn("a turn on C's empty state")
         expect(await c.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "RestorePending" })
       } finally {
         if (env !== undefined) await controlSynapse(env, "start")
       }
+      // C's background retry brings the room's state in and keeps its empty-state turn aside.
+      const restoredC = c
+      if (restoredC === undefined) throw new Error("host C was not created")
+      const until = Date.now() + 30_000
+      while (restoredC.engine.restoreStatus(did) !== "resolved" && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      expect(restoredC.engine.restoreStatus(did)).toBe("resolved")
+      const stateC = texts((await restoredC.state()).messages)
+      expect(stateC).toContain("human:before the outage, load weather")
+      expect(stateC).not.toContain("human:a turn on C's empty state")
+      expect(readdirSync(dirname(restoredC.path)).some((f) => f.includes(".conflict-"))).toBe(true)
 
       // After the restart the retried sync completes on its own.
       const deadline = Date.now() + 30_000
@@ -187,7 +196,7 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
         await new Promise((r) => setTimeout(r, 100))
       }
       expect(a.logger.lines.filter((l) => l.startsWith("info synced")).length).toBeGreaterThan(0)
-      const key = directoryUserDatabases("/unused").storageKey(did)
+      const key = storageKey(did)
       const roomId = await a.store.room(key, { create: false })
       const after = await a.store.readPointer(roomId, key)
       expect(after.previousSha256).toBe(good.sha256)
@@ -204,7 +213,7 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
 
   it("a corrupted or truncated snapshot in the room is refused with a clear log line; what a host had is kept", async () => {
     const did = `did:key:z6Mk${uniqueName("user")}`
-    const key = directoryUserDatabases("/unused").storageKey(did)
+    const key = storageKey(did)
     const a = makeHost(did)
     await a.turn("precious history, load weather")
     await a.engine.flush(20_000)
@@ -226,8 +235,11 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
       ["truncated, size rewritten", truncated, truncated.length],
       ["corrupted", flipped, flipped.length]
     ] as const) {
+      // A damaged "newer" snapshot: its pointer announces content host B does not have.
       const mxc = await a.store.upload(damaged, "damaged.sqlite.gz")
-      await a.store.writePointer(roomId, key, { ...good, mxc, compressedSize })
+      await a.store.writePointer(roomId, key, { ...good, mxc, compressedSize, sha256: "e".repeat(64) })
+      expect((await b.engine.restore(did))._tag, label).toBe("Rejected")
+      expect(texts((await b.state()).messages), label).toEqual(before)
 
       const fresh = makeHost(did)
       const outcome = await fresh.engine.restore(did)
@@ -242,7 +254,7 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
       // A turn on that host then runs on empty state, and is not uploaded over the room's pointer.
       await fresh.turn("empty-state turn")
       expect(await fresh.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "RestoreFailed" })
-      fresh.close()
+      await fresh.close()
     }
     // Host B kept what it had.
     expect(texts((await b.state()).messages)).toEqual(before)

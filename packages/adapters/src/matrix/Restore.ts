@@ -1,0 +1,117 @@
+/**
+ * Restoring one user's database from the room's snapshot.
+ *
+ * The room is the shared source of truth. A host's database is replaced only by a snapshot that
+ * passed every check (`verifySnapshot`), inside the user's write lock, by an atomic rename in the
+ * same directory. A local database whose content is in no snapshot (written while the host could
+ * not restore, or never synced) is moved aside next to it, never deleted. Any failure leaves the
+ * local files exactly as they were.
+ */
+import { existsSync, renameSync, rmSync } from "node:fs"
+import { rm } from "node:fs/promises"
+import { dirname } from "node:path"
+import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
+import { takeSnapshot, verifySnapshot } from "./Snapshot.js"
+import type { SnapshotPointer } from "./SnapshotPointer.js"
+import type { SnapshotStore } from "./SnapshotStore.js"
+import { readLedger, writeLedger } from "./SyncLedger.js"
+import type { UserDatabases } from "./UserDatabases.js"
+
+/** What a restore did. */
+export type RestoreResult =
+  | { readonly _tag: "NoBackup" }
+  | { readonly _tag: "LocalPresent" }
+  | {
+      readonly _tag: "Restored"
+      readonly sha256: string
+      readonly size: number
+      /** Where a local database with content in no snapshot was moved. */
+      readonly movedAside: string | undefined
+    }
+
+const SIDE_FILES = ["-wal", "-shm", "-journal"] as const
+
+/** Renames a database and its side files to `<path>.conflict-<time>`; returns the new path. */
+const moveAside = (path: string, now: number): string => {
+  const target = `${path}.conflict-${new Date(now).toISOString().replace(/[:.]/g, "-")}`
+  renameSync(path, target)
+  for (const suffix of SIDE_FILES) {
+    if (existsSync(`${path}${suffix}`)) renameSync(`${path}${suffix}`, `${target}${suffix}`)
+  }
+  return target
+}
+
+/**
+ * Restores `did`. Throws `MatrixSyncError` (`Unavailable`, `Rejected`, `Corrupt`); `onPointer`
+ * learns the pointer as soon as it is read, for error messages.
+ */
+export const restoreUser = async (options: {
+  readonly did: string
+  readonly store: SnapshotStore
+  readonly databases: UserDatabases
+  readonly maxBytes: number
+  readonly now: () => number
+  readonly onPointer?: (pointer: SnapshotPointer) => void
+}): Promise<RestoreResult> => {
+  const { did, store, databases, now } = options
+  const path = databases.databasePath(did)
+  const key = databases.storageKey(did)
+  const hadLocal = existsSync(path)
+  let pointer: SnapshotPointer
+  try {
+    pointer = await store.readPointer(await store.room(key, { create: false }), key)
+  } catch (e) {
+    if (e instanceof MatrixNotFound) return { _tag: hadLocal ? "LocalPresent" : "NoBackup" }
+    throw e
+  }
+  options.onPointer?.(pointer)
+  if (hadLocal && (await readLedger(path))?.sha256 === pointer.sha256) return { _tag: "LocalPresent" }
+
+  // The room holds a snapshot this host's database is not: fetch it and check everything.
+  const compressed = await store.download(pointer.mxc)
+  if (compressed.length !== pointer.compressedSize) {
+    throw new MatrixSyncError({
+      reason: "Corrupt",
+      message: `truncated: expected ${pointer.compressedSize} B of gzip, got ${compressed.length} B`
+    })
+  }
+  const tmp = await verifySnapshot({
+    compressed,
+    expectedSha256: pointer.sha256,
+    expectedSize: pointer.size,
+    directory: dirname(path),
+    maxBytes: options.maxBytes
+  })
+  const verified = pointer
+  try {
+    return await databases.withUserWriteLock(did, async (db) => {
+      let movedAside: string | undefined
+      if (existsSync(path)) {
+        const local = await takeSnapshot({
+          workDirectory: dirname(path),
+          withLock: (fn) => fn(db),
+          now,
+          compress: false
+        })
+        const ledger = await readLedger(path)
+        if (local.sha256 === verified.sha256) {
+          // Same content, only the record was missing.
+          await writeLedger(path, { sha256: verified.sha256, mxc: verified.mxc, at: now() })
+          return { _tag: "LocalPresent" } as const
+        }
+        db.closeConnection()
+        // Unchanged since the last sync: its content is in the room's history; else keep it.
+        if (local.sha256 !== ledger?.sha256) movedAside = moveAside(path, now())
+      }
+      // Journal files of the old database would be replayed onto the new one.
+      for (const suffix of SIDE_FILES) rmSync(`${path}${suffix}`, { force: true })
+      renameSync(tmp, path)
+      // After the rename: a crash in between leaves a ledger that is merely stale, which the next
+      // sync repairs (the room holds exactly the local content); the reverse order could not.
+      await writeLedger(path, { sha256: verified.sha256, mxc: verified.mxc, at: now() })
+      return { _tag: "Restored", sha256: verified.sha256, size: verified.size, movedAside } as const
+    })
+  } finally {
+    await rm(tmp, { force: true })
+  }
+}
