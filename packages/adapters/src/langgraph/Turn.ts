@@ -14,6 +14,13 @@ export interface TurnInput {
   readonly wsId?: string
   /** Upper bound on graph steps (model + tool node visits); LangGraph's default is 25. */
   readonly recursionLimit?: number
+  /**
+   * When the thread is checkpointed. `exit` (default): once, when the turn ends — on success and
+   * on error alike, so a failed turn still keeps the user's message; seed 002's "the final state
+   * is checkpointed". `async` / `sync`: after every graph step as well (a crash mid-turn keeps
+   * the steps done so far), at the price of one serialisation per step.
+   */
+  readonly durability?: "exit" | "async" | "sync"
 }
 
 /** What a turn produced. */
@@ -50,6 +57,7 @@ export const runTurn = async (agent: MainAgent, input: TurnInput): Promise<TurnR
   try {
     const state = (await agent.graph.invoke(inputOf(agent, input), {
       configurable: { thread_id: agent.threadId },
+      durability: input.durability ?? "exit",
       ...(agent.request.signal === undefined ? {} : { signal: agent.request.signal }),
       ...(input.recursionLimit === undefined ? {} : { recursionLimit: input.recursionLimit })
     })) as AgentStateValue

@@ -2,6 +2,9 @@
  * `@plugboard/adapters/langgraph`: the plugboard agent loop on LangGraph. Core decides what is
  * offered, gated and loaded; this adapter runs the graph, the checkpointer and the events.
  */
+
+/** LangGraph's in-memory checkpointer: the embedded default and the one tests use. */
+export { MemorySaver } from "@langchain/langgraph"
 export type { ToolCallEvent } from "./Events.js"
 export { type AgentGraph, type CreateMainAgentOptions, createMainAgent, type MainAgent } from "./MainAgent.js"
 export { prepareCatalog, SubAgentInput } from "./RequestScope.js"
