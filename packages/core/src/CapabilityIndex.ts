@@ -40,7 +40,8 @@ const EXAMPLES = 4
 /**
  * BM25F parameters (weight and length normalisation per field, one saturation `K1`), chosen on
  * whole collections and never per query: a plateau on the MetaTool benchmark (199 plugins,
- * 2,089 queries; `pnpm bench ranking`) where neighbouring values score within a point.
+ * 2,089 dev queries; `pnpm bench ranking`) where neighbouring values score within a point.
+ * There: recall@1 0.463, recall@5 0.674, against 0.372 / 0.549 for plain BM25 in the same run.
  */
 const K1 = 3
 const WEIGHTS: ReadonlyArray<number> = [6, 2, 0.5, 2, 1.5]
