@@ -415,6 +415,7 @@ export interface OwnedSqliteSaver extends SqliteSaver {
  * script). Opens synchronously; throws `SqliteOpenError` when the file is not usable.
  */
 export const makeSqliteSaver = (options: MakeSqliteSaverOptions): OwnedSqliteSaver => {
+  if (options.retention !== undefined) validateRetention(options.retention) // before opening anything
   const database = Database.open(options)
   const saver = new SqliteSaver(
     {
