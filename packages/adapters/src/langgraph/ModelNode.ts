@@ -9,7 +9,14 @@
  * model result); when none recovers, the error propagates to the caller (seed 002's default).
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
-import { AIMessage, type BaseMessage, isBaseMessage, SystemMessage } from "@langchain/core/messages"
+import {
+  AIMessage,
+  type BaseMessage,
+  isAIMessage,
+  isBaseMessage,
+  SystemMessage,
+  ToolMessage
+} from "@langchain/core/messages"
 import { LoadedPlugins, Offer, SystemPrompt } from "@plugboard/core"
 import type { AgentRuntime } from "./Runtime.js"
 import type { AgentStateValue } from "./State.js"
@@ -23,6 +30,35 @@ const toAnswer = (recovered: unknown): BaseMessage => {
 const usageOf = (message: BaseMessage) => {
   const u = (message as AIMessage).usage_metadata
   return u === undefined ? undefined : { inputTokens: u.input_tokens, outputTokens: u.output_tokens }
+}
+
+/** What the model is told about a tool call whose turn ended before the call was answered. */
+export const INTERRUPTED_CALL =
+  "This tool call was interrupted before it returned (the turn ended); it did not complete."
+
+/**
+ * The conversation as providers accept it: every tool call answered. A turn that ended between
+ * the model's tool calls and their results (an abort, a crash) leaves calls without a
+ * ToolMessage, and providers reject such a history; each gets a synthetic answer right after
+ * its AI message. The stored history is not rewritten (the reducer only appends).
+ */
+export const answeredHistory = (messages: ReadonlyArray<BaseMessage>): ReadonlyArray<BaseMessage> => {
+  const answered = new Set<string>()
+  for (const m of messages) if (ToolMessage.isInstance(m)) answered.add(m.tool_call_id)
+  let out: Array<BaseMessage> | undefined
+  messages.forEach((m, i) => {
+    const dangling = isAIMessage(m)
+      ? (m.tool_calls ?? []).filter((c) => c.id !== undefined && !answered.has(c.id))
+      : []
+    if (dangling.length > 0 && out === undefined) out = messages.slice(0, i)
+    out?.push(m)
+    for (const c of dangling) {
+      out!.push(
+        new ToolMessage({ content: INTERRUPTED_CALL, tool_call_id: c.id!, name: c.name, status: "error" })
+      )
+    }
+  })
+  return out ?? messages
 }
 
 /** Builds the model node for one request. */
@@ -39,14 +75,15 @@ export const makeModelNode = (rt: AgentRuntime, model: BaseChatModel, basePrompt
     const system = SystemPrompt.compose({ basePrompt, catalog: rt.catalog, loadedPlugins: loaded })
     const context = rt.context(state)
     const middlewares = rt.scope.middlewares
+    const history = answeredHistory(state.messages)
     for (const { middleware } of middlewares) {
       if (middleware.beforeModel !== undefined)
-        await middleware.beforeModel({ system, messages: state.messages, tools: offered }, context)
+        await middleware.beforeModel({ system, messages: history, tools: offered }, context)
     }
     let message: BaseMessage
     try {
       const bound = model.bindTools!(toDefinitions(offered))
-      message = await bound.invoke([new SystemMessage(system), ...state.messages], {
+      message = await bound.invoke([new SystemMessage(system), ...history], {
         ...(rt.request.signal === undefined ? {} : { signal: rt.request.signal })
       })
     } catch (error) {

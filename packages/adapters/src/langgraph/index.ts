@@ -7,6 +7,7 @@
 export { MemorySaver } from "@langchain/langgraph"
 export type { ToolCallEvent } from "./Events.js"
 export { type AgentGraph, type CreateMainAgentOptions, createMainAgent, type MainAgent } from "./MainAgent.js"
+export { answeredHistory, INTERRUPTED_CALL } from "./ModelNode.js"
 export { prepareCatalog, SubAgentInput } from "./RequestScope.js"
 export { ResilientCheckpointer } from "./ResilientCheckpointer.js"
 export type { AgentRequest } from "./Runtime.js"

@@ -2,7 +2,7 @@
  * Events (every tool call: isRunning then done, one eventId per call, in order, to the host's
  * sink and the turn), the streaming variant, per-request tools and the RuntimeContext.
  */
-import { AIMessage } from "@langchain/core/messages"
+import { AIMessage, type ToolMessage } from "@langchain/core/messages"
 import { MemorySaver } from "@langchain/langgraph"
 import {
   Catalog,
@@ -15,7 +15,7 @@ import {
 } from "@plugboard/core"
 import { Effect, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { runTurn, streamTurn, type ToolCallEvent } from "../../src/langgraph/index.js"
+import { INTERRUPTED_CALL, runTurn, streamTurn, type ToolCallEvent } from "../../src/langgraph/index.js"
 import { ScriptedChatModel } from "../../src/models/index.js"
 import { makeCounters, recordingLogger, testPlugins } from "./fixtures.js"
 import { agentFor } from "./harness.js"
@@ -228,21 +228,36 @@ describe("per-request tools and the RuntimeContext", () => {
     expect(turn.state.client).toBe("matrix")
   })
 
-  it("stops the turn when the request is aborted", async () => {
+  it("stops the turn when the request is aborted; the next turn sends a well-formed history", async () => {
     const counters = makeCounters()
     const controller = new AbortController()
+    const saver = new MemorySaver()
     const model = ScriptedChatModel.script([[{ tool: "recall", args: { topic: "x" } }], "never reached"])
     const agent = await agentFor({
       plugins: testPlugins(counters),
       model,
-      saver: new MemorySaver(),
+      saver,
       sessionId: "s",
       signal: controller.signal
     })
     agent.events.listen((e) => {
-      if (e._tag === "tool_call" && e.status === "done") controller.abort(new Error("client left"))
+      if (e._tag === "tool_call" && e.status === "isRunning") controller.abort(new Error("client left"))
     })
     await expect(runTurn(agent, { message: "go" })).rejects.toThrow()
     expect(model.calls).toHaveLength(1)
+    // The aborted turn kept the user's message and the model's tool call, but no answer to it.
+    const kept = (await agent.getState()).messages
+    expect(kept.map((m) => m.getType())).toEqual(["human", "ai"])
+
+    const nextModel = ScriptedChatModel.script(["Hello again."])
+    const next = await agentFor({ plugins: testPlugins(counters), model: nextModel, saver, sessionId: "s" })
+    await runTurn(next, { message: "still there?" })
+    const sent = nextModel.calls[0]!.messages
+    expect(sent.map((m) => m.getType())).toEqual(["system", "human", "ai", "tool", "human"])
+    const patched = sent[3] as ToolMessage
+    expect(patched.tool_call_id).toBe((sent[2] as AIMessage).tool_calls![0]!.id)
+    expect(patched.content).toBe(INTERRUPTED_CALL)
+    // The stored history is not rewritten.
+    expect((await next.getState()).messages.map((m) => m.getType())).toEqual(["human", "ai", "human", "ai"])
   })
 })
