@@ -69,7 +69,7 @@ export type RestoreStatus = "unknown" | "pending" | "failed" | "resolved"
 /** Result of `flush`. */
 export interface FlushReport {
   readonly synced: ReadonlyArray<{ readonly did: string; readonly outcome: SyncOutcome }>
-  readonly failed: ReadonlyArray<{ readonly did: string; readonly error: string }>
+  readonly failed: ReadonlyArray<{ readonly did: string; readonly error: string; readonly cause: unknown }>
   readonly timedOut: ReadonlyArray<string>
 }
 
@@ -147,6 +147,13 @@ export class MatrixSyncEngine {
     for (const u of this.users.values()) this.clearTimers(u)
   }
 
+  /** How many users have changes not yet in the room (scheduled, failed or refused). */
+  pendingCount(): number {
+    let n = 0
+    for (const u of this.users.values()) if (u.dirty) n++
+    return n
+  }
+
   /** Where the user's restore stands. */
   restoreStatus(did: string): RestoreStatus {
     return this.users.get(did)?.restore ?? "unknown"
@@ -208,7 +215,7 @@ export class MatrixSyncEngine {
    * Runs every pending sync now, retrying transient failures, until done or `deadlineMs` has
    * passed. For SIGTERM: `await engine.flush(10_000)` then exit.
    */
-  async flush(deadlineMs: number): Promise<FlushReport> {
+  async flush(deadlineMs: number, options: { readonly retry?: boolean } = {}): Promise<FlushReport> {
     const deadline = this.now() + deadlineMs
     const pending = [...this.users.entries()].filter(
       ([, u]) => u.dirty || u.debounce !== undefined || u.retry !== undefined
@@ -220,12 +227,13 @@ export class MatrixSyncEngine {
       u.retry = undefined
     }
     const synced: Array<{ did: string; outcome: SyncOutcome }> = []
-    const failed: Array<{ did: string; error: string }> = []
+    const failed: Array<{ did: string; error: string; cause: unknown }> = []
     const timedOut: Array<string> = []
     await Promise.all(
       pending.map(async ([did]) => {
         let attempt = 0
         let lastError = ""
+        let lastFailure: unknown
         while (this.now() < deadline) {
           const result = await this.withDeadline(this.syncNow(did), deadline)
           if (result === "timeout") break
@@ -234,12 +242,14 @@ export class MatrixSyncEngine {
             return
           }
           lastError = describe(result.error)
+          lastFailure = result.error
+          if (options.retry === false) break
           attempt += 1
           const wait = Math.min(this.backoff(attempt), deadline - this.now())
           if (wait > 0) await new Promise((r) => setTimeout(r, wait))
         }
         if (lastError === "") timedOut.push(did)
-        else failed.push({ did, error: lastError })
+        else failed.push({ did, error: lastError, cause: lastFailure })
       })
     )
     if (failed.length + timedOut.length > 0) {
@@ -346,6 +356,7 @@ export class MatrixSyncEngine {
     const u = this.user(did)
     const { databases, store } = this.options
     if (u.restore === "pending" || u.restore === "failed") {
+      u.dirty = true
       return {
         _tag: "Refused",
         reason: u.restore === "pending" ? "RestorePending" : "RestoreFailed",
@@ -371,6 +382,7 @@ export class MatrixSyncEngine {
         remote = await store.readPointer(roomId, key)
       } catch (e) {
         if (e instanceof MatrixSyncError && e.reason === "Corrupt") {
+          u.dirty = true
           return { _tag: "Refused", reason: "RemoteUnreadable", message: e.message }
         }
         if (!(e instanceof MatrixNotFound)) throw e
@@ -386,6 +398,7 @@ export class MatrixSyncEngine {
             `but the local database descends from ${ledger ? ledger.sha256.slice(0, 12) : "no snapshot"}; ` +
             "keeping the room's snapshot (restore it, or adoptLocal to replace it)"
           this.log.error(`diverged ${did}: ${message}`)
+          u.dirty = true
           return { _tag: "Refused", reason: "Diverged", message }
         }
       }

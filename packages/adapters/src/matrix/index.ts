@@ -5,6 +5,7 @@
  */
 export * from "./MatrixSyncEngine.js"
 export * from "./MatrixSyncError.js"
+export * from "./MatrixSyncLayer.js"
 export * from "./MemorySnapshotStore.js"
 export * from "./SharedSecretRegistration.js"
 export * from "./Snapshot.js"
