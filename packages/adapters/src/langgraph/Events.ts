@@ -28,7 +28,13 @@ export class Emitter {
     return () => this.listeners.delete(listener)
   }
 
-  emit(event: EventSink.AgentEvent): void {
+  /**
+   * Delivers one event. `writer` is LangGraph's custom-stream writer of the running node, set
+   * when the turn is streamed (`streamTurn`): through it the event takes its place in the same
+   * ordered stream as the model's tokens.
+   */
+  emit(event: EventSink.AgentEvent, writer?: (chunk: unknown) => void): void {
+    writer?.(event)
     for (const l of this.listeners) l(event)
     const sink = this.sink
     if (sink === undefined) return
@@ -47,15 +53,21 @@ export class Emitter {
   }
 
   /** Emits `isRunning` for a tool call; returns the event id its `done` must reuse. */
-  toolStarted(toolName: string, args: unknown): string {
+  toolStarted(toolName: string, args: unknown, writer?: (chunk: unknown) => void): string {
     const eventId = randomUUID()
-    this.emit({ _tag: "tool_call", ...this.ids, toolName, args, status: "isRunning", eventId })
+    this.emit({ _tag: "tool_call", ...this.ids, toolName, args, status: "isRunning", eventId }, writer)
     return eventId
   }
 
   /** Emits `done` with the tool's output. */
-  toolDone(eventId: string, toolName: string, args: unknown, output: string): void {
-    this.emit({ _tag: "tool_call", ...this.ids, toolName, args, status: "done", eventId, output })
+  toolDone(
+    eventId: string,
+    toolName: string,
+    args: unknown,
+    output: string,
+    writer?: (chunk: unknown) => void
+  ): void {
+    this.emit({ _tag: "tool_call", ...this.ids, toolName, args, status: "done", eventId, output }, writer)
   }
 
   private sinkFailed(e: unknown): void {

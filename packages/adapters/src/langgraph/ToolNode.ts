@@ -20,7 +20,7 @@ import {
   isHumanMessage,
   ToolMessage
 } from "@langchain/core/messages"
-import { Command } from "@langchain/langgraph"
+import { Command, type LangGraphRunnableConfig } from "@langchain/langgraph"
 import { LoadedPlugins, MetaTools, Offer } from "@plugboard/core"
 import { Either, ParseResult, Schema } from "effect"
 import type { Emitter } from "./Events.js"
@@ -106,7 +106,8 @@ const lastAI = (messages: ReadonlyArray<BaseMessage>): AIMessage | undefined => 
 /** Builds the tool node for one request. */
 export const makeToolNode =
   (rt: AgentRuntime, emitter: Emitter) =>
-  async (state: AgentStateValue): Promise<Command> => {
+  async (state: AgentStateValue, config?: LangGraphRunnableConfig): Promise<Command> => {
+    const writer = config?.writer
     const ai = lastAI(state.messages)
     const calls = ai?.tool_calls ?? []
     const ready = await rt.ready(state)
@@ -199,7 +200,7 @@ export const makeToolNode =
 
     const messages = await Promise.all(
       plans.map(async (p) => {
-        const eventId = emitter.toolStarted(p.call.name, p.call.args)
+        const eventId = emitter.toolStarted(p.call.name, p.call.args, writer)
         let content: string
         let outcome: Outcome
         if (p.run !== undefined) {
@@ -215,7 +216,7 @@ export const makeToolNode =
           content = p.answer!.content
           outcome = p.answer!.outcome
         }
-        emitter.toolDone(eventId, p.call.name, p.call.args, content)
+        emitter.toolDone(eventId, p.call.name, p.call.args, content, writer)
         return new ToolMessage({
           content,
           tool_call_id: p.call.id,

@@ -2,7 +2,7 @@
  * Running one turn of a main agent: `runTurn` waits for the answer, `streamTurn` yields the
  * agent's events as they happen and then the answer (what the server writes as SSE).
  */
-import { type AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
+import { type AIMessage, AIMessageChunk, type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import type { EventSink, GraphState } from "@plugboard/core"
 import type { MainAgent } from "./MainAgent.js"
 import type { AgentStateValue } from "./State.js"
@@ -50,17 +50,22 @@ const inputOf = (agent: MainAgent, input: TurnInput) => ({
   ...(input.client === undefined ? {} : { client: input.client })
 })
 
+const runConfig = (agent: MainAgent, input: TurnInput) => ({
+  configurable: { thread_id: agent.threadId },
+  durability: input.durability ?? ("exit" as const),
+  ...(agent.request.signal === undefined ? {} : { signal: agent.request.signal }),
+  ...(input.recursionLimit === undefined ? {} : { recursionLimit: input.recursionLimit })
+})
+
 /** Runs one turn to its end and returns the answer with the turn's events. */
 export const runTurn = async (agent: MainAgent, input: TurnInput): Promise<TurnResult> => {
   const events: Array<EventSink.AgentEvent> = []
   const stop = agent.events.listen((e) => events.push(e))
   try {
-    const state = (await agent.graph.invoke(inputOf(agent, input), {
-      configurable: { thread_id: agent.threadId },
-      durability: input.durability ?? "exit",
-      ...(agent.request.signal === undefined ? {} : { signal: agent.request.signal }),
-      ...(input.recursionLimit === undefined ? {} : { recursionLimit: input.recursionLimit })
-    })) as AgentStateValue
+    const state = (await agent.graph.invoke(
+      inputOf(agent, input),
+      runConfig(agent, input)
+    )) as AgentStateValue
     const message = state.messages.at(-1) as AIMessage
     return { answer: textOf(message), message, events, state }
   } finally {
@@ -71,42 +76,59 @@ export const runTurn = async (agent: MainAgent, input: TurnInput): Promise<TurnR
 }
 
 /**
- * Runs one turn, yielding each event as it is emitted and then the answer as one `message`
- * event (core's `EventSink.Message`). The caller ends its stream with `done` (or `error` then
- * `done`): only the host knows when the response is over. A failing turn
- * (e.g. a model error no middleware recovered) throws from the iterator after the events that
- * preceded it. Returns the `TurnResult` as the generator's return value.
+ * Runs one turn as a stream: each `tool_call` event when it happens, and the assistant's text as
+ * `message` events (core's `EventSink.Message`) — token chunks when the model streams, whole
+ * messages when it does not (or when a middleware recovered an error) — all in one order,
+ * through LangGraph's stream. The host's `eventSink` receives the `tool_call` events as well, so
+ * a host writes either the sink or this stream to its client, not both. The caller ends its
+ * response with `done` (or `error` then `done`). A failing turn throws from the iterator after
+ * the events that preceded it. Returns the `TurnResult` as the generator's return value.
  */
 export async function* streamTurn(
   agent: MainAgent,
   input: TurnInput
 ): AsyncGenerator<EventSink.AgentEvent, TurnResult> {
-  const queue: Array<EventSink.AgentEvent> = []
-  let wake: (() => void) | undefined
-  const stop = agent.events.listen((e) => {
-    queue.push(e)
-    wake?.()
+  const events: Array<EventSink.AgentEvent> = []
+  let state: AgentStateValue | undefined
+  // Text of the model's current answer already yielded as chunks: the whole message LangGraph
+  // may emit after them must not be yielded a second time.
+  let chunked = ""
+  const message = (content: string): EventSink.AgentEvent => ({
+    _tag: "message",
+    content,
+    timestamp: new Date().toISOString()
   })
-  let settled = false
-  const run = runTurn(agent, input).finally(() => {
-    settled = true
-    wake?.()
-  })
-  // Keep an early rejection from being reported as unhandled while events are still drained.
-  run.catch(() => {})
   try {
-    while (true) {
-      while (queue.length > 0) yield queue.shift()!
-      if (settled) break
-      await new Promise<void>((resolve) => {
-        wake = resolve
-      })
-      wake = undefined
+    const stream = await agent.graph.stream(inputOf(agent, input), {
+      ...runConfig(agent, input),
+      streamMode: ["messages", "custom", "values"]
+    })
+    for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+      if (mode === "custom") {
+        chunked = ""
+        events.push(chunk as EventSink.AgentEvent)
+        yield chunk as EventSink.AgentEvent
+      } else if (mode === "messages") {
+        const [m, meta] = chunk as [BaseMessage, { langgraph_node?: string }]
+        if (meta?.langgraph_node !== "model") continue
+        const text = textOf(m)
+        if (AIMessageChunk.isInstance(m)) {
+          if (text.length === 0) continue
+          chunked += text
+          yield message(text)
+        } else {
+          const already = chunked === text
+          chunked = ""
+          if (!already && text.length > 0) yield message(text)
+        }
+      } else if (mode === "values") {
+        state = chunk as AgentStateValue
+      }
     }
-    const result = await run
-    yield { _tag: "message", content: result.answer, timestamp: new Date().toISOString() }
-    return result
   } finally {
-    stop()
+    await agent.events.flush()
   }
+  if (state === undefined) throw new Error("the turn ended without a state")
+  const last = state.messages.at(-1) as AIMessage
+  return { answer: textOf(last), message: last, events, state }
 }

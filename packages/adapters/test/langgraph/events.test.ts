@@ -95,17 +95,8 @@ describe("events", () => {
     expect(lines.filter((l) => l.message === "event sink failed")).toHaveLength(2)
   })
 
-  it("streamTurn yields the events as they happen, then the answer as a message event", async () => {
-    const counters = makeCounters()
-    const model = ScriptedChatModel.script([[{ tool: "recall", args: { topic: "x" } }], "done!"])
-    const agent = await agentFor({
-      plugins: testPlugins(counters),
-      model,
-      saver: new MemorySaver(),
-      sessionId: "s"
-    })
+  const collect = async (stream: ReturnType<typeof streamTurn>) => {
     const seen: Array<string> = []
-    const stream = streamTurn(agent, { message: "go" })
     let next = await stream.next()
     while (next.done !== true) {
       const e = next.value
@@ -118,8 +109,49 @@ describe("events", () => {
       )
       next = await stream.next()
     }
-    expect(seen).toEqual(["tool_call:isRunning", "tool_call:done", "message:done!"])
-    expect(next.value.answer).toBe("done!")
+    return { seen, result: next.value }
+  }
+
+  it("streamTurn yields tool events as they happen, then the answer as token chunks, in one order", async () => {
+    const counters = makeCounters()
+    const sink = Effect.runSync(EventSink.makeMemory)
+    const model = ScriptedChatModel.script([
+      [{ tool: "recall", args: { topic: "x" } }],
+      "It is cloudy in Berlin today, with light wind."
+    ])
+    const agent = await agentFor({
+      plugins: testPlugins(counters),
+      model,
+      saver: new MemorySaver(),
+      sessionId: "s",
+      eventSink: sink
+    })
+    const { seen, result } = await collect(streamTurn(agent, { message: "go" }))
+    expect(seen.slice(0, 2)).toEqual(["tool_call:isRunning", "tool_call:done"])
+    const chunks = seen.slice(2)
+    expect(chunks.length).toBeGreaterThan(1)
+    expect(chunks.every((c) => c.startsWith("message:"))).toBe(true)
+    expect(chunks.map((c) => c.slice("message:".length)).join("")).toBe(
+      "It is cloudy in Berlin today, with light wind."
+    )
+    expect(result.answer).toBe("It is cloudy in Berlin today, with light wind.")
+    expect(result.events.map((e) => e._tag)).toEqual(["tool_call", "tool_call"])
+    // The host's sink got the tool events too, and the streamed turn was checkpointed.
+    expect(Effect.runSync(sink.events)).toEqual(result.events)
+    expect((await agent.getState()).messages.at(-1)!.content).toBe(result.answer)
+  })
+
+  it("streamTurn yields a recovered answer (no model tokens) exactly once", async () => {
+    const recovering = definePlugin({
+      name: "fallback",
+      manifest: { title: "Fallback", summary: "Recovers.", whenToUse: [], visibility: "silent" },
+      middlewares: [{ onError: () => ({ recover: "Busy, try later." }) }]
+    })
+    const model = ScriptedChatModel.script([new Error("overloaded")])
+    const agent = await agentFor({ plugins: [recovering], model, saver: new MemorySaver(), sessionId: "s" })
+    const { seen, result } = await collect(streamTurn(agent, { message: "go" }))
+    expect(seen).toEqual(["message:Busy, try later."])
+    expect(result.answer).toBe("Busy, try later.")
   })
 
   it("streamTurn throws the turn's error after the events that preceded it", async () => {
