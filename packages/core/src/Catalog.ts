@@ -97,10 +97,13 @@ const describe = (thrown: unknown): string => {
 // Many tools share one input schema (and hosts rebuild catalogs in tests): derive each once.
 const schemaCache = new WeakMap<object, JsonSchema>()
 
-const deriveParameters = (tool: PluginTool): JsonSchema => {
+/** The tool's JSON Schema, `undefined` when it has neither `jsonSchema` nor an Effect Schema. */
+const deriveParameters = (tool: PluginTool): JsonSchema | undefined => {
   if (tool.jsonSchema !== undefined) return tool.jsonSchema
+  // Cache first: `Schema.isSchema` costs more than the lookup, and a hit proves it anyway.
   const cached = schemaCache.get(tool.input)
   if (cached !== undefined) return cached
+  if (!Schema.isSchema(tool.input)) return undefined
   const { $schema: _drop, ...rest } = JSONSchema.make(tool.input) as unknown as Record<string, unknown>
   const parameters = Object.freeze(rest) as JsonSchema
   schemaCache.set(tool.input, parameters)
@@ -172,6 +175,8 @@ const resolvePlugin = (
   const title = typeof m.title === "string" ? m.title : name
 
   const resolved: CatalogTool[] = []
+  const onDemandTools: CatalogTool[] = []
+  const alwaysTools: CatalogTool[] = []
   const seen = new Set<string>()
   tools.forEach((tool, i) => {
     if (tool === null || typeof tool !== "object") {
@@ -216,27 +221,30 @@ const resolvePlugin = (
       }
       toolVisibility = tool.visibility
     }
-    let parameters: JsonSchema
+    let parameters: JsonSchema | undefined
     try {
-      if (tool.jsonSchema === undefined && !Schema.isSchema(tool.input)) {
+      parameters = deriveParameters(tool)
+      if (parameters === undefined) {
         errors.push(`Plugin '${name}' tool '${toolName}' needs an input schema (or a jsonSchema).`)
         return
       }
-      parameters = deriveParameters(tool)
     } catch (thrown) {
       errors.push(
         `Plugin '${name}' tool '${toolName}' input schema cannot be turned into JSON Schema (${describe(thrown).split("\n")[0]}); give the tool a jsonSchema.`
       )
       return
     }
-    resolved.push({
+    const resolvedTool: CatalogTool = {
       name: toolName,
       plugin: name,
       description: `[${title}] ${tool.description}`,
       visibility: toolVisibility,
       parameters,
       tool
-    })
+    }
+    resolved.push(resolvedTool)
+    if (toolVisibility === "on-demand") onDemandTools.push(resolvedTool)
+    else if (toolVisibility === "always") alwaysTools.push(resolvedTool)
   })
 
   return {
@@ -245,8 +253,8 @@ const resolvePlugin = (
     manifest,
     visibility,
     tools: resolved,
-    onDemandTools: resolved.filter((t) => t.visibility === "on-demand"),
-    alwaysTools: resolved.filter((t) => t.visibility === "always"),
+    onDemandTools,
+    alwaysTools,
     discoverable: visibility !== "silent",
     index
   }
@@ -352,12 +360,16 @@ export const make = (
   }
 
   const entries = sorted.map((d) => d.entry)
-  const alwaysTools = [...entries]
+  // Few plugins have always-tools: sort only those (by name, code-unit order, locale-free).
+  const alwaysTools = entries
+    .filter((e) => e.alwaysTools.length > 0)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .flatMap((e) => e.alwaysTools)
+  const entriesByName = new Map<string, CatalogEntry>()
+  for (const entry of entries) entriesByName.set(entry.name, entry)
   return Either.right({
     entries,
-    byName: new Map(entries.map((e) => [e.name, e])),
+    byName: entriesByName,
     toolsByName,
     alwaysTools,
     warnings: warnings.map((w) => `[boot-warning] ${w}`)

@@ -256,6 +256,124 @@ const validateExample = (example: unknown, index: number, c: Collector): string 
   return tool
 }
 
+// ---------------------------------------------------------------------------------------------
+// Fast path. Almost every manifest at boot is clean, and proving "no error, no warning" needs no
+// message, no path string and no allocation. `isCleanManifest` only ever answers true when the
+// full rules below would report nothing (a property test holds it to that); anything unusual
+// (odd whitespace, non-ASCII tags, getters that throw, ...) answers false and takes the full path.
+
+/** A printable ASCII character other than space: a string starting with one is not blank. */
+const solidStart = (s: string): boolean => {
+  const c = s.charCodeAt(0)
+  return c > 32 && c < 127
+}
+
+const singleLine = (s: string): boolean => s.indexOf("\n") === -1 && s.indexOf("\r") === -1
+
+/** Non-blank and at most `max` chars (a blank or long entry has something to report). */
+const fineText = (s: unknown, max: number): boolean =>
+  typeof s === "string" && s.length <= max && solidStart(s)
+
+const fineStrings = (xs: unknown): boolean => {
+  if (!Array.isArray(xs) || xs.length > MAX_ENTRIES) return false
+  for (let i = 0; i < xs.length; i++) if (typeof xs[i] !== "string") return false
+  return true
+}
+
+/** Lowercase ASCII-only (non-ASCII case rules take the full path) and no repeats. */
+const fineTags = (xs: unknown): boolean => {
+  if (!fineStrings(xs)) return false
+  const tags = xs as ReadonlyArray<string>
+  for (let i = 0; i < tags.length; i++) {
+    const tag = tags[i] as string
+    for (let j = 0; j < tag.length; j++) {
+      const c = tag.charCodeAt(j)
+      if ((c >= 65 && c <= 90) || c >= 128) return false
+    }
+    if (tags.indexOf(tag) !== i) return false
+  }
+  return true
+}
+
+const fineExample = (example: unknown, toolNames: readonly string[] | undefined): boolean => {
+  if (!isRecord(example)) return false
+  for (const key in example) {
+    if (key !== "user" && key !== "tool" && key !== "args" && key !== "thought") return false
+  }
+  const { user, tool, thought, args } = example
+  if (typeof user !== "string" || !solidStart(user) || typeof tool !== "string") return false
+  if (thought !== undefined && typeof thought !== "string") return false
+  if (args !== undefined && !isRecord(args)) return false
+  return toolNames === undefined || toolNames.includes(tool)
+}
+
+const isCleanUnsafe = (m: unknown, toolNames: readonly string[] | undefined): boolean => {
+  if (!isRecord(m)) return false
+  for (const key in m) {
+    switch (key) {
+      case "title":
+      case "summary":
+      case "whenToUse":
+      case "whenNotToUse":
+      case "examples":
+      case "tags":
+      case "category":
+      case "visibility":
+      case "stability":
+        continue
+      default:
+        return false
+    }
+  }
+  const { title, summary, whenToUse, whenNotToUse, examples, tags, category, visibility, stability } = m
+  if (typeof title !== "string" || !solidStart(title) || !singleLine(title)) return false
+  if (!fineText(summary, ManifestLimits.summaryMaxChars) || !singleLine(summary as string)) return false
+  if (
+    visibility !== undefined &&
+    visibility !== "on-demand" &&
+    visibility !== "always" &&
+    visibility !== "silent"
+  )
+    return false
+  if (category !== undefined && !CATEGORIES.includes(category as string)) return false
+  if (
+    stability !== undefined &&
+    stability !== "stable" &&
+    stability !== "beta" &&
+    stability !== "experimental"
+  )
+    return false
+  if (whenToUse === undefined) {
+    if (visibility !== "silent") return false
+  } else {
+    if (!Array.isArray(whenToUse) || whenToUse.length > ManifestLimits.whenToUseMaxEntries) return false
+    if (whenToUse.length === 0 && visibility !== "silent") return false
+    for (let i = 0; i < whenToUse.length; i++) {
+      if (!fineText(whenToUse[i], ManifestLimits.whenToUseEntryMaxChars)) return false
+    }
+  }
+  if (whenNotToUse !== undefined && !fineStrings(whenNotToUse)) return false
+  if (tags !== undefined && !fineTags(tags)) return false
+  if (examples !== undefined) {
+    if (!Array.isArray(examples) || examples.length > MAX_ENTRIES) return false
+    for (let i = 0; i < examples.length; i++) if (!fineExample(examples[i], toolNames)) return false
+  }
+  return true
+}
+
+/**
+ * True when `manifest` passes every hard and soft rule: `validateManifest` would return no error
+ * and no warning. Cheap (no allocation on the common path) and never throws; a false answer
+ * only means "ask `validateManifest` for the details".
+ */
+export const isCleanManifest = (manifest: unknown, toolNames?: readonly string[]): boolean => {
+  try {
+    return isCleanUnsafe(manifest, Array.isArray(toolNames) ? toolNames : undefined)
+  } catch {
+    return false
+  }
+}
+
 /**
  * Validates a plugin manifest against every hard and soft rule of seed 003. Never throws.
  *
@@ -263,6 +381,19 @@ const validateExample = (example: unknown, index: number, c: Collector): string 
  * one of them (`Plugin 'weather' manifest example references unknown tool 'foo'.`).
  */
 export const validateManifest = (
+  manifest: unknown,
+  pluginName: string,
+  toolNames?: readonly string[]
+): ManifestValidationResult =>
+  isCleanManifest(manifest, toolNames)
+    ? { valid: true, errors: [], warnings: [] }
+    : checkManifestRules(manifest, pluginName, toolNames)
+
+/**
+ * `validateManifest` without the clean-manifest shortcut: runs every rule and builds every
+ * message. Same result, slower on clean manifests; tests hold the two to that.
+ */
+export const checkManifestRules = (
   manifest: unknown,
   pluginName: string,
   toolNames?: readonly string[]

@@ -1,4 +1,4 @@
-import { PluginManifest, validateManifest } from "@plugboard/core"
+import { checkManifestRules, isCleanManifest, PluginManifest, validateManifest } from "@plugboard/core"
 import { Either, Schema } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -44,6 +44,39 @@ const nearlyManifest = fc.record(
   },
   { requiredKeys: [] }
 )
+
+/** Manifests that satisfy every rule (strings drawn to hit edge cases: unicode, spaces, case). */
+const text = (max: number) =>
+  fc.oneof(
+    // Mostly printable ASCII (the fast path's ground), sometimes any grapheme (the full path's).
+    { weight: 19, arbitrary: fc.stringMatching(new RegExp(`^[!-~][ -~]{0,${max - 1}}$`)) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .string({ unit: "grapheme", minLength: 1, maxLength: max })
+        .filter((s) => s.trim().length > 0 && s.length <= max && !/[\r\n]/.test(s))
+    }
+  )
+const cleanManifest = fc
+  .tuple(
+    fc.uniqueArray(fc.stringMatching(/^[a-z_]{1,12}$/), { minLength: 1, maxLength: 4 }),
+    fc.constantFrom(undefined, "always", "on-demand", "silent"),
+    fc.uniqueArray(fc.stringMatching(/^[a-z0-9 -]{0,12}$/), { maxLength: 5 }),
+    fc.array(text(100), { minLength: 1, maxLength: 8 }),
+    text(120),
+    text(40)
+  )
+  .map(([tools, visibility, tags, whenToUse, summary, title]) => ({
+    tools,
+    manifest: {
+      title,
+      summary,
+      whenToUse,
+      tags,
+      ...(visibility === undefined ? {} : { visibility }),
+      examples: tools.map((tool) => ({ user: `use ${tool}`, tool, args: { a: 1 } }))
+    }
+  }))
 
 describe("validateManifest properties", () => {
   it("never throws on arbitrary JSON and returns arrays of prefixed strings", () => {
@@ -112,5 +145,104 @@ describe("validateManifest properties", () => {
         }
       )
     )
+  })
+})
+
+describe("the clean-manifest fast path", () => {
+  it("agrees with the full rules on near-manifests and on anything at all", () => {
+    const same = (manifest: unknown, tools?: readonly string[]) => {
+      const full = checkManifestRules(manifest, "p", tools)
+      expect(validateManifest(manifest, "p", tools)).toEqual(full)
+      if (isCleanManifest(manifest, tools)) expect(full).toEqual({ valid: true, errors: [], warnings: [] })
+    }
+    fc.assert(
+      fc.property(
+        nearlyManifest,
+        fc.option(fc.constantFrom(["get_a", "get_b"], []), { nil: undefined }),
+        same
+      ),
+      { numRuns: 2000 }
+    )
+    fc.assert(
+      fc.property(fc.anything({ withNullPrototype: true, withSparseArray: true }), (m) => same(m)),
+      { numRuns: 300 }
+    )
+  })
+
+  it("agrees with the full rules on clean manifests with one field made tricky", () => {
+    const tricky = fc.constantFrom<unknown>(
+      "",
+      " ",
+      "\u00a0x",
+      " leading",
+      "x\ny",
+      "x\r",
+      "Upper",
+      "ÉCOLE",
+      "école",
+      "x".repeat(101),
+      "x".repeat(121),
+      "x".repeat(120),
+      ["x".repeat(100)],
+      ["x".repeat(101)],
+      [],
+      [""],
+      ["\u3000"],
+      ["ok", "ok"],
+      ["Ok"],
+      Array.from({ length: 9 }, () => "w"),
+      [{ user: "u", tool: "get_a" }],
+      [{ user: " ", tool: "x" }],
+      [{ user: "u", tool: "x", extra: 1 }],
+      [{ user: "u", tool: "x", thought: 3 }],
+      [{ user: "u", tool: "x", args: [1] }],
+      [{ user: 1, tool: "x" }],
+      "silent",
+      "always",
+      "data",
+      undefined,
+      null
+    )
+    const field = fc.constantFrom(
+      "title",
+      "summary",
+      "whenToUse",
+      "whenNotToUse",
+      "tags",
+      "examples",
+      "visibility",
+      "category",
+      "stability",
+      "extra"
+    )
+    fc.assert(
+      fc.property(
+        cleanManifest,
+        field,
+        tricky,
+        fc.boolean(),
+        ({ manifest, tools }, key, value, withTools) => {
+          const m = { ...manifest, [key]: value }
+          const names = withTools ? tools : undefined
+          expect(validateManifest(m, "p", names)).toEqual(checkManifestRules(m, "p", names))
+        }
+      ),
+      { numRuns: 5000 }
+    )
+  })
+
+  it("generated clean manifests pass the full rules; a plain ASCII one takes the fast path", () => {
+    fc.assert(
+      fc.property(cleanManifest, ({ manifest, tools }) => {
+        expect(checkManifestRules(manifest, "p", tools)).toEqual({ valid: true, errors: [], warnings: [] })
+      }),
+      { numRuns: 500 }
+    )
+    expect(isCleanManifest({ title: "T", summary: "S", whenToUse: ["w"], tags: ["ok"] })).toBe(true)
+    // The agreement properties above mean something only if the fast path is often taken.
+    const taken = fc
+      .sample(cleanManifest, 500)
+      .filter(({ manifest, tools }) => isCleanManifest(manifest, tools))
+    expect(taken.length).toBeGreaterThan(150)
   })
 })
