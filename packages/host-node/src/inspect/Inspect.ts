@@ -1,0 +1,172 @@
+/**
+ * `plugboard inspect`: loads a module of plugins, builds the catalog exactly as a host boots it,
+ * and reports it offline (no model, no network): plugins, manifest validation, the Tier-1 block,
+ * token costs and budgets, and routing quality with `--eval`. Returns the exit code instead of
+ * exiting, so tests and other commands can call it.
+ */
+import { readFileSync } from "node:fs"
+import { resolve } from "node:path"
+import { loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
+import { CapabilityIndex, Catalog, TokenCounter } from "@plugboard/core"
+import { Either } from "effect"
+import { ExitCode, type InspectOptions, parseArgs, USAGE, UsageError } from "./Args.js"
+import { defaultModule, displayPath, loadModule, ModuleLoadError } from "./LoadModule.js"
+import { QueriesFileError, type QueryLine, readQueries } from "./Queries.js"
+import { render } from "./Render.js"
+import { buildReport, type InspectFailure, SCHEMA_VERSION } from "./Report.js"
+
+/** Where inspect writes; `isTTY` turns colour on (unless `NO_COLOR` is set). */
+export interface InspectStream {
+  readonly write: (chunk: string) => unknown
+  readonly isTTY?: boolean | undefined
+}
+
+/** The process surroundings of a run; defaults to the real process. */
+export interface InspectIO {
+  readonly stdout?: InspectStream
+  readonly stderr?: InspectStream
+  /** Relative paths (module, --queries, --base-prompt) resolve against it. */
+  readonly cwd?: string
+}
+
+/** A file given on the command line that cannot be read. */
+class InputFileError extends Error {}
+
+const readTextFile = (path: string, option: string): string => {
+  try {
+    return readFileSync(path, "utf8")
+  } catch (thrown) {
+    const code = (thrown as { code?: string }).code
+    throw new InputFileError(
+      `Cannot read ${option} file '${path}'${code === "ENOENT" ? ": no such file" : code === "EISDIR" ? ": it is a folder" : ""}.`
+    )
+  }
+}
+
+const counterFor = async (
+  tokenizer: InspectOptions["tokenizer"]
+): Promise<TokenCounter.TokenCounterService> =>
+  tokenizer === "heuristic" ? TokenCounter.heuristic : await loadTiktokenCounter(tokenizer)
+
+/**
+ * Runs `plugboard inspect` with `argv` (the arguments after `inspect`) and resolves to the exit
+ * code: 0 ok, 1 over budget, 2 manifest errors or an unusable module, 64 bad usage, 65 a
+ * malformed queries file, 66 an unreadable input file, 70 an unexpected failure.
+ */
+export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}): Promise<number> => {
+  const stdout = io.stdout ?? process.stdout
+  const stderr = io.stderr ?? process.stderr
+  const cwd = io.cwd ?? process.cwd()
+  const err = (line: string) => stderr.write(`${line}\n`)
+
+  let options: InspectOptions
+  try {
+    options = parseArgs(argv)
+  } catch (thrown) {
+    if (!(thrown instanceof UsageError)) throw thrown
+    err(`plugboard inspect: ${thrown.message}`)
+    return ExitCode.Usage
+  }
+  if (options.help) {
+    stdout.write(`${USAGE}\n`)
+    return ExitCode.Ok
+  }
+
+  let moduleName = options.module ?? displayPath(defaultModule(), cwd)
+  const fail = (
+    status: InspectFailure["status"],
+    exitCode: number,
+    errors: ReadonlyArray<string>,
+    warnings: ReadonlyArray<string> = []
+  ): number => {
+    if (status === "boot-error") {
+      for (const w of warnings) err(w)
+      for (const e of errors) err(e)
+      err(
+        `plugboard inspect: ${moduleName}: the catalog does not boot (${errors.length} error${errors.length === 1 ? "" : "s"}).`
+      )
+    } else for (const e of errors) err(`plugboard inspect: ${e}`)
+    if (options.json) {
+      const failure: InspectFailure = {
+        schemaVersion: SCHEMA_VERSION,
+        command: "inspect",
+        status,
+        exitCode,
+        module: moduleName,
+        errors,
+        warnings
+      }
+      stdout.write(`${JSON.stringify(failure, null, 2)}\n`)
+    }
+    return exitCode
+  }
+
+  try {
+    const loaded = await loadModule(options.module ?? defaultModule(), cwd)
+    moduleName = displayPath(loaded.file, cwd)
+
+    const basePrompt =
+      options.basePromptFile === undefined
+        ? ""
+        : readTextFile(resolve(cwd, options.basePromptFile), "--base-prompt")
+    let queries: { file: string; items: ReadonlyArray<QueryLine> } | undefined
+    if (options.queriesFile !== undefined) {
+      queries = {
+        file: options.queriesFile,
+        items: readQueries(resolve(cwd, options.queriesFile), options.queriesFile)
+      }
+    }
+
+    let catalog: Catalog.Catalog
+    if (loaded.kind === "catalog") catalog = loaded.catalog
+    else {
+      const built = Catalog.make(loaded.plugins)
+      if (Either.isLeft(built))
+        return fail("boot-error", ExitCode.BootError, built.left.lines, built.left.warningLines)
+      catalog = built.right
+    }
+
+    if (options.loaded !== undefined) {
+      for (const name of options.loaded) {
+        const entry = catalog.byName.get(name)
+        if (entry === undefined || !entry.discoverable) {
+          const candidates = catalog.entries.filter((e) => e.discoverable).map((e) => e.name)
+          const close = CapabilityIndex.closestNames(name, candidates, 3)
+          err(
+            `plugboard inspect: --loaded names ${entry === undefined ? `'${name}', which is not a plugin of ${moduleName}` : `'${name}', a silent plugin (never loadable)`}` +
+              (close.length > 0 ? `; did you mean ${close.map((c) => `'${c}'`).join(", ")}?` : ".")
+          )
+          return ExitCode.Usage
+        }
+      }
+    }
+
+    const counter = await counterFor(options.tokenizer)
+    const report = buildReport(catalog, {
+      module: moduleName,
+      counter,
+      basePrompt,
+      k: options.k,
+      budget: options.budget,
+      loaded: options.loaded,
+      eval: options.eval,
+      queries
+    })
+    if (options.json) stdout.write(`${JSON.stringify(report, null, 2)}\n`)
+    else {
+      const color = stdout.isTTY === true && process.env.NO_COLOR === undefined
+      stdout.write(render(report, { top: options.top, all: options.all, color }))
+    }
+    return report.exitCode
+  } catch (thrown) {
+    if (thrown instanceof ModuleLoadError) return fail("error", ExitCode.BootError, [thrown.message])
+    if (thrown instanceof InputFileError) return fail("error", ExitCode.NoInput, [thrown.message])
+    if (thrown instanceof QueriesFileError) {
+      return fail("error", thrown.reason === "Unreadable" ? ExitCode.NoInput : ExitCode.DataError, [
+        thrown.message
+      ])
+    }
+    const message = thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown)
+    return fail("error", ExitCode.Software, [`unexpected failure: ${message}`])
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Finds and imports the module `plugboard inspect` reports on, and takes the plugins out of it.
+ * A module may export them as its default export, `plugins` or `examplePlugins` (an array of
+ * plugins or a single plugin), or export a built catalog (`catalog`, or a default export that is
+ * one). Every way this can fail says what was looked for and what was found.
+ */
+import { existsSync, statSync } from "node:fs"
+import { isAbsolute, join, relative, resolve } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import type { Catalog, Plugin } from "@plugboard/core"
+
+/** The module cannot be found, fails to import, or exports nothing inspect can use. */
+export class ModuleLoadError extends Error {
+  readonly _tag = "ModuleLoadError"
+  constructor(
+    readonly reason: "NotFound" | "ImportFailed" | "NoPlugins",
+    message: string
+  ) {
+    super(message)
+    this.name = "ModuleLoadError"
+  }
+}
+
+/** What a module gave: plugins to build a catalog from, or a catalog already built. */
+export type Loaded =
+  | { readonly kind: "plugins"; readonly plugins: ReadonlyArray<Plugin>; readonly exportName: string }
+  | { readonly kind: "catalog"; readonly catalog: Catalog; readonly exportName: string }
+
+const EXTENSIONS = [".ts", ".mts", ".js", ".mjs"]
+
+/** `file` relative to `cwd` when it lies under it (reports stay the same on every machine), else absolute. */
+export const displayPath = (file: string, cwd: string): string => {
+  const rel = relative(cwd, file)
+  return rel.length > 0 && !rel.startsWith("..") && !isAbsolute(rel) ? rel : file
+}
+
+/** The examples' catalog, relative to this file in the repository (src/inspect → examples/catalog). */
+export const defaultModule = (): string =>
+  fileURLToPath(new URL("../../../../examples/catalog/index.ts", import.meta.url))
+
+/** Resolves `spec` against `cwd` to a file: as given, with an extension, or a folder's index. */
+export const resolveModule = (spec: string, cwd: string): string => {
+  const base = isAbsolute(spec) ? spec : resolve(cwd, spec)
+  const tried: Array<string> = []
+  const isFile = (p: string) => {
+    tried.push(p)
+    return existsSync(p) && statSync(p).isFile()
+  }
+  if (isFile(base)) return base
+  for (const ext of EXTENSIONS) if (isFile(base + ext)) return base + ext
+  if (existsSync(base) && statSync(base).isDirectory()) {
+    for (const ext of EXTENSIONS) if (isFile(join(base, `index${ext}`))) return join(base, `index${ext}`)
+  }
+  throw new ModuleLoadError(
+    "NotFound",
+    `Cannot find module '${spec}' (looked for ${tried.map((p) => `'${displayPath(p, cwd)}'`).join(", ")}).`
+  )
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null
+
+const looksLikePlugin = (v: unknown): v is Plugin =>
+  isRecord(v) && typeof v.name === "string" && "manifest" in v
+
+const looksLikeCatalog = (v: unknown): v is Catalog =>
+  isRecord(v) && Array.isArray(v.entries) && v.byName instanceof Map && v.toolsByName instanceof Map
+
+/**
+ * Plugins (or a catalog) from a module's namespace, by the first export that has them: default,
+ * `plugins`, `examplePlugins`, `catalog`; failing those, every named export that is a plugin. An
+ * array is taken as it is (the catalog then reports every entry that is not a valid plugin).
+ */
+export const extract = (namespace: Record<string, unknown>, shownAs: string): Loaded => {
+  for (const exportName of ["default", "plugins", "examplePlugins", "catalog"]) {
+    const value = namespace[exportName]
+    if (value === undefined) continue
+    if (Array.isArray(value)) return { kind: "plugins", plugins: value as ReadonlyArray<Plugin>, exportName }
+    if (looksLikeCatalog(value)) return { kind: "catalog", catalog: value, exportName }
+    if (looksLikePlugin(value)) return { kind: "plugins", plugins: [value], exportName }
+    if (exportName === "default" && isRecord(value)) {
+      // `export default { plugins }`: one level down, same rules.
+      const inner = extractOrUndefined(value)
+      if (inner !== undefined) return { ...inner, exportName: `default.${inner.exportName}` }
+    }
+  }
+  // Last resort: a module of named plugin exports (`export const weather = definePlugin(...)`).
+  const named = Object.entries(namespace).filter(([, v]) => looksLikePlugin(v))
+  if (named.length > 0) {
+    return {
+      kind: "plugins",
+      plugins: named.map(([, v]) => v as Plugin),
+      exportName: named.map(([n]) => n).join(", ")
+    }
+  }
+  const names = Object.keys(namespace)
+  throw new ModuleLoadError(
+    "NoPlugins",
+    `Module '${shownAs}' exports no plugins: expected a default export, 'plugins' or 'examplePlugins' ` +
+      `(an array of plugins or one plugin), a 'catalog', or named plugin exports; it exports ${
+        names.length === 0 ? "nothing" : names.map((n) => `'${n}'`).join(", ")
+      }.`
+  )
+}
+
+const extractOrUndefined = (value: Record<string, unknown>): Loaded | undefined => {
+  for (const exportName of ["plugins", "examplePlugins", "catalog"]) {
+    const v = value[exportName]
+    if (Array.isArray(v)) return { kind: "plugins", plugins: v as ReadonlyArray<Plugin>, exportName }
+    if (looksLikeCatalog(v)) return { kind: "catalog", catalog: v, exportName }
+  }
+  return undefined
+}
+
+/** Resolves, imports and extracts. Throws `ModuleLoadError`. */
+export const loadModule = async (spec: string, cwd: string): Promise<{ readonly file: string } & Loaded> => {
+  const file = resolveModule(spec, cwd)
+  let namespace: Record<string, unknown>
+  try {
+    namespace = (await import(pathToFileURL(file).href)) as Record<string, unknown>
+  } catch (thrown) {
+    const message = thrown instanceof Error ? thrown.message : String(thrown)
+    throw new ModuleLoadError(
+      "ImportFailed",
+      `Module '${displayPath(file, cwd)}' failed to load: ${message.split("\n")[0]}`
+    )
+  }
+  return { file, ...extract(namespace, displayPath(file, cwd)) }
+}

@@ -1,0 +1,236 @@
+/**
+ * The report `plugboard inspect` prints, as plain data: the terminal view renders it and `--json`
+ * prints it as it is. Its shape is versioned (`schemaVersion`) and documented in
+ * docs/inspect-json-schema.md; any change that removes or renames a field bumps the version.
+ * Every figure comes from core (`TokenBudget`, `Tier1`, `RoutingEval`): this module only shapes.
+ */
+import { type Catalog, RoutingEval, Tier1, TokenBudget, type TokenCounter } from "@plugboard/core"
+import type { QueryLine } from "./Queries.js"
+
+/** The version of the JSON shape. */
+export const SCHEMA_VERSION = 1
+
+/** One plugin row. */
+export interface PluginRow {
+  readonly name: string
+  readonly title: string
+  readonly visibility: "always" | "on-demand" | "silent"
+  readonly category: string | null
+  readonly stability: string | null
+  readonly tools: number
+  readonly alwaysTools: number
+  readonly onDemandTools: number
+  readonly examples: number
+}
+
+/** A missed query in the JSON shape (`rank` null: the plugin was not ranked at all). */
+export interface MissJson {
+  readonly query: string
+  readonly rank: number | null
+  readonly top: ReadonlyArray<string>
+  readonly example: number | null
+}
+
+/** A label naming no discoverable plugin, with the 1-based lines of its queries. */
+export interface UnknownLabelJson {
+  readonly plugin: string
+  readonly reason: "unknown" | "silent"
+  readonly lines: ReadonlyArray<number>
+}
+
+/** Routing figures of one query set. */
+export interface MetricsJson {
+  readonly queries: number
+  readonly recallAt1: number
+  readonly recallAtK: number
+  readonly mrr: number
+  readonly perPlugin: ReadonlyArray<{
+    readonly plugin: string
+    readonly queries: number
+    readonly hitsAt1: number
+    readonly hitsAtK: number
+    readonly misses: ReadonlyArray<MissJson>
+  }>
+  readonly stealing: ReadonlyArray<RoutingEval.StealingPair>
+}
+
+/** The `eval` section. */
+export interface EvalJson {
+  readonly k: number
+  readonly examples: MetricsJson & { readonly withoutExamples: ReadonlyArray<string> }
+  readonly queries:
+    | (MetricsJson & {
+        readonly file: string
+        readonly unknownLabels: ReadonlyArray<UnknownLabelJson>
+        readonly normalizedLabels: ReadonlyArray<{ readonly label: string; readonly plugin: string }>
+      })
+    | null
+}
+
+/** The `budget` section. */
+export interface BudgetJson {
+  readonly budget: number
+  readonly nothingLoaded: { readonly total: number; readonly exceeds: boolean }
+  readonly loaded: {
+    readonly plugins: ReadonlyArray<string>
+    readonly cost: TokenBudget.TurnCost
+    readonly exceeds: boolean
+  } | null
+  readonly demotions: ReadonlyArray<TokenBudget.Demotion>
+  readonly demote: ReadonlyArray<string>
+  readonly totalAfterDemotion: number
+  readonly fits: boolean
+}
+
+/** A full report (status `ok` or `over-budget`). */
+export interface InspectReport {
+  readonly schemaVersion: typeof SCHEMA_VERSION
+  readonly command: "inspect"
+  readonly status: "ok" | "over-budget"
+  readonly exitCode: 0 | 1
+  readonly module: string
+  readonly tokenizer: string
+  readonly plugins: ReadonlyArray<PluginRow>
+  readonly warnings: ReadonlyArray<string>
+  readonly tier1: { readonly text: string; readonly tokens: number; readonly plugins: ReadonlyArray<string> }
+  readonly nothingLoaded: TokenBudget.TurnCost
+  readonly perPlugin: ReadonlyArray<TokenBudget.PluginLoadCost>
+  readonly worstCase: TokenBudget.BudgetReport["worstCase"]
+  readonly allBound: TokenBudget.BudgetReport["allBound"]
+  readonly budget: BudgetJson | null
+  readonly eval: EvalJson | null
+}
+
+/** The report when there is no catalog to report on. */
+export interface InspectFailure {
+  readonly schemaVersion: typeof SCHEMA_VERSION
+  readonly command: "inspect"
+  /** `boot-error`: hard manifest errors; `error`: the module or an input file could not be used. */
+  readonly status: "boot-error" | "error"
+  readonly exitCode: number
+  readonly module: string
+  /** For `boot-error`, each `[boot-error] ...` line; for `error`, the one message. */
+  readonly errors: ReadonlyArray<string>
+  readonly warnings: ReadonlyArray<string>
+}
+
+const metricsJson = (r: RoutingEval.RoutingReport): MetricsJson => ({
+  queries: r.queries,
+  recallAt1: r.recallAt1,
+  recallAtK: r.recallAtK,
+  mrr: r.mrr,
+  perPlugin: r.perPlugin.map((p) => ({
+    plugin: p.plugin,
+    queries: p.queries,
+    hitsAt1: p.hitsAt1,
+    hitsAtK: p.hitsAtK,
+    misses: p.misses.map((o) => ({
+      query: o.query,
+      rank: o.rank ?? null,
+      top: o.top,
+      example: o.example ?? null
+    }))
+  })),
+  stealing: r.stealing
+})
+
+/** What `buildReport` needs besides the catalog. */
+export interface ReportInput {
+  readonly module: string
+  readonly counter: TokenCounter.TokenCounterService
+  readonly basePrompt: string
+  readonly k: number
+  readonly budget: number | undefined
+  readonly loaded: ReadonlyArray<string> | undefined
+  readonly eval: boolean
+  readonly queries: { readonly file: string; readonly items: ReadonlyArray<QueryLine> } | undefined
+}
+
+/** Builds the report of a catalog that booted. */
+export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): InspectReport => {
+  const { counter } = input
+  const budgetReport = TokenBudget.budgetReport(catalog, {
+    basePrompt: input.basePrompt,
+    counter,
+    k: input.k,
+    budget: input.budget,
+    loaded: input.loaded
+  })
+  const tier1Text = Tier1.render(catalog)
+  const b = budgetReport.budget
+  const budget: BudgetJson | null =
+    b === undefined
+      ? null
+      : {
+          budget: b.budget,
+          nothingLoaded: { total: budgetReport.nothingLoaded.total, exceeds: b.nothingLoadedExceeds },
+          loaded:
+            b.loaded === undefined
+              ? null
+              : { plugins: b.loaded.plugins, cost: b.loaded.cost, exceeds: b.loaded.exceeds },
+          demotions: b.demotions,
+          demote: b.demote,
+          totalAfterDemotion: b.totalAfterDemotion,
+          fits: b.fits
+        }
+  const over = budget !== null && (budget.nothingLoaded.exceeds || budget.loaded?.exceeds === true)
+
+  let evalJson: EvalJson | null = null
+  if (input.eval) {
+    const examples = RoutingEval.evaluateExamples(catalog)
+    const queries =
+      input.queries === undefined ? undefined : RoutingEval.evaluateQueries(catalog, input.queries.items)
+    evalJson = {
+      k: examples.k,
+      examples: { ...metricsJson(examples), withoutExamples: examples.withoutExamples },
+      queries:
+        queries === undefined || input.queries === undefined
+          ? null
+          : {
+              file: input.queries.file,
+              ...metricsJson(queries),
+              unknownLabels: queries.unknownLabels.map((u) => ({
+                plugin: u.plugin,
+                reason: u.reason,
+                lines: u.positions.map((i) => input.queries!.items[i]!.line)
+              })),
+              normalizedLabels: queries.normalizedLabels
+            }
+    }
+  }
+
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    command: "inspect",
+    status: over ? "over-budget" : "ok",
+    exitCode: over ? 1 : 0,
+    module: input.module,
+    tokenizer: budgetReport.counter,
+    plugins: catalog.entries.map((e) => ({
+      name: e.name,
+      title: e.manifest.title,
+      visibility: e.visibility,
+      category: e.manifest.category ?? null,
+      stability: e.manifest.stability ?? null,
+      tools: e.tools.length,
+      alwaysTools: e.alwaysTools.length,
+      onDemandTools: e.onDemandTools.length,
+      examples: e.manifest.examples?.length ?? 0
+    })),
+    warnings: catalog.warnings,
+    tier1: {
+      text: tier1Text,
+      tokens: counter.count(tier1Text),
+      plugins: catalog.entries
+        .filter((e) => e.visibility === "always")
+        .map((e) => e.name)
+        .sort()
+    },
+    nothingLoaded: budgetReport.nothingLoaded,
+    perPlugin: budgetReport.perPlugin,
+    worstCase: budgetReport.worstCase,
+    allBound: budgetReport.allBound,
+    budget,
+    eval: evalJson
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * `plugboard inspect`: offline report of a plugin catalog (manifests, Tier-1 block, token costs
+ * and budgets, routing quality). `runInspect` is the command; the rest is exported for tools
+ * that want the report as data.
+ */
+export {
+  ExitCode,
+  type InspectOptions,
+  parseArgs,
+  TOKENIZERS,
+  type Tokenizer,
+  USAGE,
+  UsageError
+} from "./Args.js"
+export { type InspectIO, type InspectStream, runInspect } from "./Inspect.js"
+export {
+  defaultModule,
+  displayPath,
+  type Loaded,
+  loadModule,
+  ModuleLoadError,
+  resolveModule
+} from "./LoadModule.js"
+export { parseQueries, QueriesFileError, type QueryLine, readQueries } from "./Queries.js"
+export { type RenderOptions, render } from "./Render.js"
+export * from "./Report.js"
