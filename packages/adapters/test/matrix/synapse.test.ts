@@ -9,6 +9,7 @@ import { existsSync, readdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import { type BaseCheckpointSaver, END, START, StateGraph } from "@langchain/langgraph"
+import { MatrixSyncConformance } from "@plugboard/core/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AgentState } from "../../src/langgraph/State.js"
 import {
@@ -20,6 +21,7 @@ import {
   SNAPSHOT_EVENT_TYPE
 } from "../../src/matrix/index.js"
 import { storageKey, UserDatabaseRegistry } from "../../src/sqlite/index.js"
+import { world } from "./conformanceWorld.js"
 import { controlSynapse, recordingLogger, SKIP_REASON, synapseEnv, tempDir, uniqueName } from "./helpers.js"
 
 const env = synapseEnv()
@@ -260,3 +262,22 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
     expect(texts((await b.state()).messages)).toEqual(before)
   })
 })
+
+// Core's MatrixSync conformance suite on the real homeserver, in this file so that it never runs
+// while the outage test above has the homeserver stopped. One oracle account and alias prefix per
+// case, so that every case starts with no rooms.
+if (env !== undefined) {
+  MatrixSyncConformance.run("Matrix sync engine, Synapse", async () =>
+    world(
+      matrixSnapshotStore(
+        await registerWithSharedSecret({
+          baseUrl: env.url,
+          sharedSecret: env.secret,
+          username: `conf-${randomUUID().slice(0, 8)}`,
+          password: randomUUID()
+        }),
+        { requestTimeoutMs: 5_000, aliasPrefix: `conf-${randomUUID().slice(0, 8)}-` }
+      )
+    )
+  )
+}
