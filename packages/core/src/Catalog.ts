@@ -6,7 +6,7 @@
  * fork with many plugins is fixed in one pass instead of one error per restart.
  */
 import { Data, Either, JSONSchema, Schema } from "effect"
-import { validateManifest } from "./ManifestValidation.js"
+import { exampleToolNames, validateManifest } from "./ManifestValidation.js"
 import { isPluginName, type JsonSchema, type Plugin, type PluginTool } from "./Plugin.js"
 import { DEFAULT_VISIBILITY, type PluginManifest, Visibility } from "./PluginManifest.js"
 
@@ -166,9 +166,21 @@ const resolvePlugin = (
   for (const t of tools) {
     if (t !== null && typeof t === "object" && typeof t.name === "string") toolNames.push(t.name)
   }
-  const result = validateManifest(manifest, name, toolNames)
+  // Tools from `getRequestTools` exist only per request (an MCP server's, say): an example naming
+  // one cannot be checked at boot, so for such plugins an unknown example tool only warns.
+  const perRequest = typeof plugin.getRequestTools === "function"
+  const result = validateManifest(manifest, name, perRequest ? undefined : toolNames)
   errors.push(...result.errors)
   warnings.push(...result.warnings)
+  if (perRequest) {
+    for (const example of exampleToolNames(manifest)) {
+      if (!toolNames.includes(example)) {
+        warnings.push(
+          `Plugin '${name}' manifest example references tool '${example}', which is not registered at boot (assumed to come from getRequestTools).`
+        )
+      }
+    }
+  }
 
   const m: Partial<PluginManifest> = manifest !== null && typeof manifest === "object" ? manifest : {}
   const visibility: Visibility = isVisibility(m.visibility) ? m.visibility : DEFAULT_VISIBILITY

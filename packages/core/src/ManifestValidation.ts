@@ -256,6 +256,28 @@ const validateExample = (example: unknown, index: number, c: Collector): string 
   return tool
 }
 
+/**
+ * The `tool` of every well-formed example, in order. Never throws; malformed examples are
+ * skipped (`validateManifest` reports them). The catalog uses it for plugins whose tools are
+ * only known per request, where an example cannot be checked at boot.
+ */
+export const exampleToolNames = (manifest: unknown): string[] => {
+  const out: string[] = []
+  try {
+    if (!isRecord(manifest)) return out
+    const examples = manifest.examples
+    if (!Array.isArray(examples)) return out
+    const length = Math.min(examples.length, MAX_ENTRIES)
+    for (let i = 0; i < length; i++) {
+      const example: unknown = examples[i]
+      if (isRecord(example) && typeof example.tool === "string") out.push(example.tool)
+    }
+  } catch {
+    // A hostile manifest: validateManifest reports why; there is nothing more to list.
+  }
+  return out
+}
+
 // ---------------------------------------------------------------------------------------------
 // Fast path. Almost every manifest at boot is clean, and proving "no error, no warning" needs no
 // message, no path string and no allocation. `isCleanManifest` only ever answers true when the

@@ -1,4 +1,11 @@
-import { Catalog, type Plugin, type PluginManifest, type PluginTool, type Visibility } from "@plugboard/core"
+import {
+  Catalog,
+  MetaTools,
+  type Plugin,
+  type PluginManifest,
+  type PluginTool,
+  type Visibility
+} from "@plugboard/core"
 import { Either, Schema } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -362,5 +369,30 @@ describe("Catalog.make: boot errors", () => {
     expect(error.errors).toEqual([
       "Plugin 'a' registers tool 'mine', a name reserved for the runtime's meta-tools."
     ])
+  })
+})
+
+describe("Catalog.make: per-request tools and the meta-tools", () => {
+  it("an example naming a tool only getRequestTools can provide warns instead of failing boot", () => {
+    const mcp: Plugin = {
+      ...plugin("sandbox", {
+        tools: [tool("sandbox_status")],
+        manifest: {
+          examples: [
+            { user: "status?", tool: "sandbox_status" },
+            { user: "run it", tool: "sandbox_exec" }
+          ]
+        }
+      }),
+      getRequestTools: () => [tool("sandbox_exec")]
+    }
+    const catalog = Catalog.unsafeMake([mcp])
+    expect(catalog.warnings).toEqual([
+      "[boot-warning] Plugin 'sandbox' manifest example references tool 'sandbox_exec', which is not registered at boot (assumed to come from getRequestTools)."
+    ])
+  })
+
+  it("reserves exactly the names MetaTools registers", () => {
+    expect(Catalog.RESERVED_TOOL_NAMES).toEqual([MetaTools.LIST_CAPABILITIES, MetaTools.LOAD_CAPABILITY])
   })
 })

@@ -1,4 +1,4 @@
-import { type PluginManifest, validateManifest } from "@plugboard/core"
+import { exampleToolNames, type PluginManifest, validateManifest } from "@plugboard/core"
 import { describe, expect, it } from "vitest"
 
 /** The worked example of seed 003, copied exactly. */
@@ -400,5 +400,25 @@ describe("validateManifest: bounded output", () => {
     expect(result.valid).toBe(true)
     expect(result.warnings).toHaveLength(21)
     expect(result.warnings[20]).toBe("Plugin 'weather' manifest has 5 more unknown fields (ignored).")
+  })
+})
+
+describe("exampleToolNames", () => {
+  it("lists the tool of every well-formed example and never throws", () => {
+    expect(exampleToolNames(weather)).toEqual(["get_current_weather", "get_weather_forecast"])
+    expect(exampleToolNames({ examples: [{ tool: "a" }, null, { tool: 3 }, "x", { tool: "b" }] })).toEqual([
+      "a",
+      "b"
+    ])
+    expect(exampleToolNames(null)).toEqual([])
+    const hostile = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error("no")
+        }
+      }
+    )
+    expect(exampleToolNames(hostile)).toEqual([])
   })
 })
