@@ -1,0 +1,290 @@
+/**
+ * `createOracleApp`: the programmatic API a team uses to run its own oracle (DESIGN.md "Hosting").
+ * Boot, in order: the catalog (manifest errors abort with `[boot-error]` lines), plugin routes
+ * (collisions abort naming both plugins), then the configuration from the environment (one
+ * `[config-error]` line per bad variable), the oracle's key, the plugins' shared state, and the
+ * ports: Auth (UCAN), CreditLedger (SQLite), RateLimiter (memory, `THROTTLE_*`), SessionStore and
+ * checkpointer (per-user SQLite, or the host's `checkpointerForUser`), the model (`LLM_*`).
+ * The app owns no rule: each pipeline stage is a call into a port (see `Pipeline.ts`).
+ */
+import type { Server } from "node:http"
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
+import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
+import { MatrixSyncEngine, matrixSnapshotStore } from "@plugboard/adapters/matrix"
+import { makeChatModel } from "@plugboard/adapters/models"
+import { layerSessionStore, UserDatabases, layer as userDatabasesLayer } from "@plugboard/adapters/sqlite"
+import { loadOrCreateSigner, type Signer, UcanAuth } from "@plugboard/adapters/ucan"
+import {
+  Auth,
+  Catalog,
+  Checkpointer,
+  Clock,
+  CreditLedger,
+  type Plugin,
+  RateLimiter,
+  type RuntimeLogger,
+  SessionStore
+} from "@plugboard/core"
+import { Effect, Either, Layer, ManagedRuntime } from "effect"
+import * as ServerConfig from "./Config.js"
+import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin.js"
+import { consoleLogger } from "./Logger.js"
+import type { StageTimings } from "./Pipeline.js"
+import { collectRoutes } from "./PluginRoutes.js"
+import { startServer } from "./Server.js"
+
+/** Who the oracle is. Without a signer or DID, the key in `ORACLE_KEY_FILE` is used (created on first boot). */
+export interface OracleIdentity {
+  readonly signer?: Signer | undefined
+  /** The oracle's DID when only verification is needed (no signer). */
+  readonly did?: string | undefined
+  /** Shown by `/health`; default `ORACLE_NAME`. */
+  readonly name?: string | undefined
+}
+
+/** Host hooks (seed 004). */
+export interface OracleHooks {
+  /** A saver for this user, or nothing to use the default per-user SQLite checkpointer. */
+  readonly checkpointerForUser?: Checkpointer.CheckpointerForUser<BaseCheckpointSaver>
+  /** Told each request's stage timings when the request's work is over (the benchmark's probe). */
+  readonly onTimings?: (
+    timings: Readonly<StageTimings>,
+    request: { readonly method: string; readonly path: string }
+  ) => void
+}
+
+/** Options of `createOracleApp`. */
+export interface OracleAppOptions {
+  readonly plugins: ReadonlyArray<Plugin>
+  readonly identity?: OracleIdentity
+  readonly hooks?: OracleHooks
+  /** Overrides of the configuration read from the environment. */
+  readonly config?: Partial<ServerConfig.ServerConfig>
+  /** The environment to read (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /** Anchors relative paths of the configuration (default `process.cwd()`). */
+  readonly cwd?: string
+  /** A LangChain chat model to use instead of the one `LLM_*` selects. */
+  readonly model?: BaseChatModel | ((catalog: Catalog.Catalog) => BaseChatModel)
+  /** The clock of the rate limiter, ledger and sessions (tests move it). Default: live. */
+  readonly clock?: Layer.Layer<Clock.Clock>
+  /** A credit ledger to use instead of the SQLite file at `CREDITS_DATABASE_PATH`. */
+  readonly ledger?: Layer.Layer<CreditLedger.CreditLedger, unknown, Clock.Clock>
+  readonly logger?: RuntimeLogger
+  /** The host's own instructions, before the Tier-1 block. */
+  readonly basePrompt?: string
+}
+
+/** A running (or ready to run) oracle. */
+export interface OracleApp {
+  readonly oracleDid: string
+  readonly config: ServerConfig.ServerConfig
+  readonly catalog: Catalog.Catalog
+  /** Whether the credit check runs (the `credits` plugin is loaded and credits are not disabled). */
+  readonly creditsEnabled: boolean
+  /** The credit ledger the server charges (for top-ups by the host). */
+  readonly credits: {
+    readonly balance: (did: string) => Promise<number>
+    readonly topUp: (did: string, amount: number) => Promise<number>
+  }
+  /** Starts listening (default `config.port` / `config.host`); resolves with the bound address. */
+  readonly listen: (port?: number, host?: string) => Promise<{ readonly port: number; readonly url: string }>
+  /** The base URL once listening. */
+  readonly url: () => string | undefined
+  /** The underlying Node server once listening. */
+  readonly server: () => Server | undefined
+  /**
+   * Graceful shutdown: stop accepting, let running turns finish within `deadlineMs` (default
+   * `SHUTDOWN_DEADLINE_MS`) then abort the rest (their streams still end with `done`), flush the
+   * Matrix sync, close storage. Idempotent.
+   */
+  readonly close: (deadlineMs?: number) => Promise<void>
+}
+
+/** Boot failed; `lines` are what a CLI prints (each `[boot-error] ...` or `[config-error] ...`). */
+export class OracleBootError extends Error {
+  readonly _tag = "OracleBootError"
+  constructor(readonly lines: ReadonlyArray<string>) {
+    super(lines.join("\n"))
+    this.name = "OracleBootError"
+  }
+}
+
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+const readSharedState = async (catalog: Catalog.Catalog): Promise<Record<string, unknown>> => {
+  const shared: Record<string, unknown> = {}
+  const errors: Array<string> = []
+  for (const entry of catalog.entries) {
+    if (entry.plugin.getSharedState === undefined) continue
+    try {
+      Object.assign(shared, await entry.plugin.getSharedState())
+    } catch (error) {
+      errors.push(`[boot-error] Plugin '${entry.name}' getSharedState failed: ${describe(error)}`)
+    }
+  }
+  if (errors.length > 0) throw new OracleBootError(errors)
+  return shared
+}
+
+/** Boots an oracle; see the module doc. Rejects with `OracleBootError` for anything misconfigured. */
+export const createOracleApp = async (options: OracleAppOptions): Promise<OracleApp> => {
+  const logger = options.logger ?? consoleLogger
+  const catalogE = Catalog.make(options.plugins)
+  if (Either.isLeft(catalogE)) throw new OracleBootError(catalogE.left.lines)
+  const catalog = catalogE.right
+  for (const warning of catalog.warnings) logger.warn(warning)
+  const { routes, errors: routeErrors } = collectRoutes(catalog)
+  if (routeErrors.length > 0) throw new OracleBootError(routeErrors.map((e) => `[boot-error] ${e}`))
+
+  const cwd = options.cwd ?? process.cwd()
+  const loaded = await Effect.runPromise(
+    Effect.either(options.env === undefined ? ServerConfig.load(cwd) : ServerConfig.fromEnv(options.env, cwd))
+  )
+  if (Either.isLeft(loaded)) throw new OracleBootError(loaded.left.lines)
+  const config: ServerConfig.ServerConfig = { ...loaded.right, ...options.config }
+
+  let signer = options.identity?.signer
+  let oracleDid = options.identity?.did ?? signer?.did()
+  if (oracleDid === undefined) {
+    try {
+      signer = (await loadOrCreateSigner(config.oracleKeyFile)).signer
+    } catch (error) {
+      throw new OracleBootError([`[boot-error] Oracle key (${config.oracleKeyFile}): ${describe(error)}`])
+    }
+    oracleDid = signer.did()
+  }
+  const oracleName = options.identity?.name ?? config.oracleName
+  const creditsLoaded = catalog.byName.has(CREDITS_PLUGIN_NAME)
+  const creditsEnabled = creditsLoaded && !config.disableCredits
+
+  const clock = options.clock ?? Clock.layer
+  const ledgerLayer = options.ledger ?? SqliteCreditLedger.layer({ filename: config.creditsDatabasePath })
+  const databases = userDatabasesLayer({ directory: config.sqliteDatabasePath })
+  const services = Layer.mergeAll(
+    UcanAuth.layer({
+      ...(signer === undefined ? { oracleDid } : { oracleSigner: signer }),
+      resource: config.ucanResource
+    }),
+    RateLimiter.layerMemory({ limit: config.throttleLimit, windowMs: config.throttleTtlMs }),
+    ledgerLayer,
+    layerSessionStore
+  ).pipe(Layer.provideMerge(databases), Layer.provideMerge(clock))
+  const runtime = ManagedRuntime.make(services)
+  const ports = await runtime
+    .runPromise(
+      Effect.all({
+        auth: Auth.Auth,
+        ledger: CreditLedger.CreditLedger,
+        limiter: RateLimiter.RateLimiter,
+        sessions: SessionStore.SessionStore,
+        registry: UserDatabases
+      })
+    )
+    .catch(async (error: unknown) => {
+      await runtime.dispose().catch(() => {})
+      throw new OracleBootError([`[boot-error] Storage could not be opened: ${describe(error)}`])
+    })
+
+  let shared: Record<string, unknown>
+  try {
+    shared = { ...(await readSharedState(catalog)), [CREDITS_LEDGER_KEY]: ports.ledger }
+  } catch (error) {
+    await runtime.dispose()
+    throw error
+  }
+
+  const model =
+    typeof options.model === "function"
+      ? options.model(catalog)
+      : (options.model ?? makeChatModel(config.model, { catalog }))
+
+  const base: Checkpointer.CheckpointerService<BaseCheckpointSaver> = {
+    forUser: (did) =>
+      Effect.flatMap(Checkpointer.checkDid(did), (d) =>
+        Effect.try({
+          try: () => ports.registry.checkpointerForUser(d),
+          catch: (error) =>
+            new Checkpointer.CheckpointerError({ reason: "unavailable", message: describe(error) })
+        })
+      )
+  }
+  const checkpointer =
+    options.hooks?.checkpointerForUser === undefined
+      ? base
+      : Checkpointer.withOverride(base, options.hooks.checkpointerForUser)
+  const saverFor = (did: string) => Effect.runPromise(checkpointer.forUser(did))
+
+  const matrix =
+    config.matrix === undefined
+      ? undefined
+      : new MatrixSyncEngine({ store: matrixSnapshotStore(config.matrix), databases: ports.registry })
+  matrix?.start()
+  const around = async <A>(did: string, run: () => Promise<A>): Promise<A> => {
+    if (matrix !== undefined) {
+      // A host that does not have the user's database yet picks it up from Matrix first.
+      await matrix
+        .restore(did)
+        .catch((error: unknown) => logger.warn("matrix restore failed", { did, error: describe(error) }))
+    }
+    try {
+      return await ports.registry.withTurn(did, run)
+    } finally {
+      matrix?.scheduleSync(did)
+    }
+  }
+
+  const handle = await startServer({
+    runtime,
+    config,
+    catalog,
+    routes,
+    shared,
+    logger,
+    oracleDid,
+    oracleName,
+    model,
+    ports,
+    creditsEnabled,
+    saverFor,
+    around,
+    basePrompt: options.basePrompt,
+    onTimings: options.hooks?.onTimings,
+    onClosed: async () => {
+      if (matrix !== undefined) {
+        const report = await matrix.flush(config.shutdownDeadlineMs).catch((error: unknown) => {
+          logger.error("matrix flush failed", { error: describe(error) })
+          return undefined
+        })
+        if (report !== undefined && (report.failed.length > 0 || report.timedOut.length > 0)) {
+          logger.warn("matrix flush incomplete", {
+            failed: report.failed.length,
+            timedOut: report.timedOut.length
+          })
+        }
+        matrix.close()
+      }
+      await runtime.dispose()
+    }
+  })
+
+  const ledgerCall = <A>(effect: Effect.Effect<A, CreditLedger.CreditLedgerError>) =>
+    Effect.runPromise(Effect.mapError(effect, (e) => new Error(e.message)))
+
+  return {
+    oracleDid,
+    config,
+    catalog,
+    creditsEnabled,
+    credits: {
+      balance: (did) => ledgerCall(ports.ledger.balance(did)),
+      topUp: (did, amount) =>
+        ledgerCall(Effect.map(ports.ledger.topUp(did, amount, "top-up"), (r) => r.balance))
+    },
+    listen: handle.listen,
+    url: handle.url,
+    server: handle.server,
+    close: handle.close
+  }
+}

@@ -1,0 +1,248 @@
+/**
+ * The server's configuration from the environment, read through Effect `Config` (so any
+ * `ConfigProvider` works: `process.env`, a map in tests). Every variable is checked on its own
+ * and every problem is reported at once, one line per variable, naming it: a server that fails
+ * to boot should be fixed in one pass. The host calls this AFTER the catalog is built, so
+ * manifest errors surface even when the environment is also wrong (seed 003).
+ *
+ * Defaults are the embedded default: nothing set at all boots a working local oracle with its
+ * data under `./.plugboard/`.
+ */
+import { isAbsolute, join, resolve } from "node:path"
+import { type ChatModelSettings, envConfig, resolveSettings } from "@plugboard/adapters/models"
+import { Config, ConfigProvider, Effect, Either, Option } from "effect"
+
+/** The checked server configuration. Paths are absolute. */
+export interface ServerConfig {
+  readonly port: number
+  readonly host: string
+  /** Root of the embedded default's data (`./.plugboard`). */
+  readonly dataDir: string
+  /** Directory of the per-user SQLite databases. */
+  readonly sqliteDatabasePath: string
+  /** File of the SQLite credit ledger. */
+  readonly creditsDatabasePath: string
+  /** The oracle's private key (created on first boot when absent). */
+  readonly oracleKeyFile: string
+  /** The local user's private key used by `plugboard token` / `chat`. */
+  readonly userKeyFile: string
+  readonly oracleName: string
+  /** The resource of the required `{ can: '*', with }` capability. */
+  readonly ucanResource: string
+  readonly throttleLimit: number
+  readonly throttleTtlMs: number
+  readonly disableCredits: boolean
+  readonly heartbeatMs: number
+  readonly shutdownDeadlineMs: number
+  readonly maxBodyBytes: number
+  readonly model: ChatModelSettings
+  /** Matrix replication, `undefined` (disabled) unless all three variables are set. */
+  readonly matrix: MatrixConfig | undefined
+}
+
+/** The oracle's Matrix account for state replication. */
+export interface MatrixConfig {
+  readonly baseUrl: string
+  readonly userId: string
+  readonly accessToken: string
+}
+
+/** One row of the variable table (for `--help` and the README). */
+export interface VariableDoc {
+  readonly name: string
+  readonly default: string
+  readonly meaning: string
+}
+
+/** Every variable the server reads, with its default and meaning. */
+export const VARIABLES: ReadonlyArray<VariableDoc> = [
+  { name: "PORT", default: "3000", meaning: "TCP port to listen on (0 = any free port)" },
+  { name: "HOST", default: "127.0.0.1", meaning: "Interface to listen on; 0.0.0.0 to accept remote clients" },
+  { name: "PLUGBOARD_DATA_DIR", default: "./.plugboard", meaning: "Root of the server's local data" },
+  {
+    name: "SQLITE_DATABASE_PATH",
+    default: "<data>/users",
+    meaning: "Directory of the per-user SQLite databases (sessions + checkpoints)"
+  },
+  { name: "CREDITS_DATABASE_PATH", default: "<data>/credits.sqlite", meaning: "SQLite credit ledger file" },
+  {
+    name: "ORACLE_KEY_FILE",
+    default: "<data>/oracle.key",
+    meaning: "Oracle's Ed25519 key (ucanto text); generated on first boot, its DID is the UCAN audience"
+  },
+  {
+    name: "USER_KEY_FILE",
+    default: "<data>/user.key",
+    meaning: "Local user's key used by `plugboard token` and `chat`; generated on first use"
+  },
+  {
+    name: "ORACLE_NAME",
+    default: "plugboard",
+    meaning: "Oracle name shown by /health and stored on sessions"
+  },
+  { name: "UCAN_RESOURCE", default: "ixo:oracle", meaning: "Resource of the required `*` capability" },
+  { name: "THROTTLE_LIMIT", default: "10", meaning: "Requests per user per window" },
+  { name: "THROTTLE_TTL_MS", default: "60000", meaning: "Rate-limit window in milliseconds (sliding)" },
+  {
+    name: "DISABLE_CREDITS",
+    default: "false",
+    meaning: "true: never answer 402 (credits are only checked when the `credits` plugin is loaded)"
+  },
+  {
+    name: "SSE_HEARTBEAT_MS",
+    default: "15000",
+    meaning: "Interval of `: heartbeat` comments on SSE streams"
+  },
+  {
+    name: "SHUTDOWN_DEADLINE_MS",
+    default: "10000",
+    meaning: "On SIGTERM/SIGINT: how long running turns may finish before they are aborted"
+  },
+  { name: "MAX_BODY_BYTES", default: "1048576", meaning: "Largest request body accepted (413 above)" },
+  {
+    name: "LLM_PROVIDER",
+    default: "scripted",
+    meaning: "openai | anthropic | ollama | openai-compatible | scripted (offline router)"
+  },
+  { name: "LLM_MODEL", default: "per provider", meaning: "Model name" },
+  { name: "LLM_TEMPERATURE", default: "provider's", meaning: "0..2" },
+  { name: "OPENAI_API_KEY / OPENAI_BASE_URL", default: "—", meaning: "openai, openai-compatible" },
+  { name: "ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL", default: "—", meaning: "anthropic" },
+  { name: "OLLAMA_BASE_URL", default: "http://127.0.0.1:11434", meaning: "ollama" },
+  {
+    name: "MATRIX_BASE_URL / MATRIX_USER_ID / MATRIX_ACCESS_TOKEN",
+    default: "unset (sync disabled)",
+    meaning: "The oracle's Matrix account: per-user state replicated to Matrix when all three are set"
+  }
+]
+
+/** The configuration is unusable: one message per bad variable. */
+export class ConfigProblems extends Error {
+  readonly _tag = "ConfigProblems"
+  constructor(readonly problems: ReadonlyArray<string>) {
+    super(problems.join("\n"))
+    this.name = "ConfigProblems"
+  }
+  /** What a host prints: one `[config-error] ...` line per problem. */
+  get lines(): ReadonlyArray<string> {
+    return this.problems.map((p) => `[config-error] ${p}`)
+  }
+}
+
+type Check<A> = Effect.Effect<Either.Either<A, string>>
+
+const raw = (name: string): Effect.Effect<string | undefined> =>
+  Config.option(Config.string(name)).pipe(
+    Effect.map((o) => {
+      const v = Option.getOrUndefined(o)?.trim()
+      return v === undefined || v === "" ? undefined : v
+    }),
+    // A ConfigProvider only fails here for a structurally odd source; treat it as unset.
+    Effect.orElseSucceed(() => undefined)
+  )
+
+const integer = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): Check<number> =>
+  Effect.map(raw(name), (v) => {
+    if (v === undefined) return Either.right(fallback)
+    const n = /^[+-]?\d+$/.test(v) ? Number(v) : Number.NaN
+    return Number.isSafeInteger(n) && n >= min && n <= max
+      ? Either.right(n)
+      : Either.left(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(v)}.`)
+  })
+
+const text = (name: string, fallback: string): Check<string> =>
+  Effect.map(raw(name), (v) => Either.right(v ?? fallback))
+
+const boolean = (name: string, fallback: boolean): Check<boolean> =>
+  Effect.map(raw(name), (v) => {
+    if (v === undefined) return Either.right(fallback)
+    const lower = v.toLowerCase()
+    if (["true", "1", "yes", "on"].includes(lower)) return Either.right(true)
+    if (["false", "0", "no", "off"].includes(lower)) return Either.right(false)
+    return Either.left(`${name} must be true or false, got ${JSON.stringify(v)}.`)
+  })
+
+const path = (name: string, fallback: string, cwd: string): Check<string> =>
+  Effect.map(raw(name), (v) => Either.right(v === undefined ? fallback : isAbsolute(v) ? v : resolve(cwd, v)))
+
+const matrix: Check<MatrixConfig | undefined> = Effect.map(
+  Effect.all([raw("MATRIX_BASE_URL"), raw("MATRIX_USER_ID"), raw("MATRIX_ACCESS_TOKEN")]),
+  ([baseUrl, userId, accessToken]) => {
+    const set = [baseUrl, userId, accessToken].filter((v) => v !== undefined).length
+    if (set === 0) return Either.right(undefined)
+    if (set < 3) {
+      const missing = [
+        ["MATRIX_BASE_URL", baseUrl],
+        ["MATRIX_USER_ID", userId],
+        ["MATRIX_ACCESS_TOKEN", accessToken]
+      ]
+        .filter(([, v]) => v === undefined)
+        .map(([n]) => n)
+      return Either.left(
+        `${missing.join(", ")} must be set too: Matrix sync needs MATRIX_BASE_URL, MATRIX_USER_ID and MATRIX_ACCESS_TOKEN together (or none, to disable it).`
+      )
+    }
+    try {
+      const url = new URL(baseUrl!)
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("protocol")
+    } catch {
+      return Either.left(`MATRIX_BASE_URL must be an http(s) URL, got ${JSON.stringify(baseUrl)}.`)
+    }
+    if (!/^@[^:]+:.+$/.test(userId!)) {
+      return Either.left(`MATRIX_USER_ID must look like @name:server, got ${JSON.stringify(userId)}.`)
+    }
+    return Either.right({ baseUrl: baseUrl!, userId: userId!, accessToken: accessToken! })
+  }
+)
+
+const model: Check<ChatModelSettings> = Effect.map(
+  Effect.orElseSucceed(envConfig, () => ({})),
+  (env) => Either.mapLeft(resolveSettings(env), (problem) => problem.message)
+)
+
+/**
+ * Reads and checks the configuration from the current `ConfigProvider`; `cwd` anchors relative
+ * paths. Fails with every problem found.
+ */
+export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, ConfigProblems> =>
+  Effect.gen(function* () {
+    const dataDirE = yield* path("PLUGBOARD_DATA_DIR", resolve(cwd, ".plugboard"), cwd)
+    const dataDir = Either.getOrElse(dataDirE, () => resolve(cwd, ".plugboard"))
+    const checks = {
+      port: integer("PORT", 3000, 0, 65535),
+      host: text("HOST", "127.0.0.1"),
+      dataDir: Effect.succeed(dataDirE),
+      sqliteDatabasePath: path("SQLITE_DATABASE_PATH", join(dataDir, "users"), cwd),
+      creditsDatabasePath: path("CREDITS_DATABASE_PATH", join(dataDir, "credits.sqlite"), cwd),
+      oracleKeyFile: path("ORACLE_KEY_FILE", join(dataDir, "oracle.key"), cwd),
+      userKeyFile: path("USER_KEY_FILE", join(dataDir, "user.key"), cwd),
+      oracleName: text("ORACLE_NAME", "plugboard"),
+      ucanResource: text("UCAN_RESOURCE", "ixo:oracle"),
+      throttleLimit: integer("THROTTLE_LIMIT", 10, 1),
+      throttleTtlMs: integer("THROTTLE_TTL_MS", 60_000, 1),
+      disableCredits: boolean("DISABLE_CREDITS", false),
+      heartbeatMs: integer("SSE_HEARTBEAT_MS", 15_000, 10),
+      shutdownDeadlineMs: integer("SHUTDOWN_DEADLINE_MS", 10_000, 0),
+      maxBodyBytes: integer("MAX_BODY_BYTES", 1024 * 1024, 1024),
+      model,
+      matrix
+    }
+    const results = yield* Effect.all(checks)
+    const problems = (Object.values(results) as Array<Either.Either<unknown, string>>).flatMap((r) =>
+      Either.isLeft(r) ? [r.left] : []
+    )
+    if (problems.length > 0) return yield* Effect.fail(new ConfigProblems(problems))
+    return Object.fromEntries(
+      Object.entries(results).map(([k, r]) => [k, (r as Either.Right<never, unknown>).right])
+    ) as unknown as ServerConfig
+  })
+
+/** `load` against an explicit environment map (tests, spawned servers, the CLI). */
+export const fromEnv = (
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string = process.cwd()
+): Effect.Effect<ServerConfig, ConfigProblems> => {
+  const map = new Map<string, string>()
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) map.set(k, v)
+  return Effect.withConfigProvider(load(cwd), ConfigProvider.fromMap(map))
+}

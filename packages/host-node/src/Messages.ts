@@ -1,0 +1,210 @@
+/**
+ * `POST /messages/:sessionId` (SSE or JSON), `POST /messages/abort`, and the registry of running
+ * turns that abort and graceful shutdown act on.
+ *
+ * SSE (DESIGN.md "Wire contract"): headers first (with `X-Request-Id`), then at once a
+ * `reasoning` acknowledgement (as QiForge oracles send: the client sees the turn was accepted
+ * before any model work), every `tool_call` event as the agent emits it, the answer as `message`,
+ * `error` when the turn failed, and always a final `done`; a `: heartbeat` comment every
+ * `heartbeatMs`. The turn runs detached from the response: a client that goes away aborts it
+ * through its signal, and the turn still ends cleanly (state saved, dangling calls answered).
+ */
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { EventSink, type SessionStore } from "@plugboard/core"
+import { Effect, Queue, Schema, Stream } from "effect"
+import { decodeBody, HttpFailure, json, readJson } from "./Http.js"
+import { RequestUser, sessionFailure, sessionIdParam } from "./Routes.js"
+import { runOne, type TurnDeps, type TurnOutcome } from "./Turns.js"
+
+/** A running turn. */
+interface Running {
+  readonly controller: AbortController
+  readonly done: Promise<TurnOutcome>
+}
+
+/** Running turns by user and session; what abort and shutdown reach. */
+export class TurnRegistry {
+  private readonly bySession = new Map<string, Running>()
+  private readonly all = new Set<Running>()
+
+  private static key(did: string, sessionId: string): string {
+    return `${did}\u0000${sessionId}`
+  }
+
+  /** Starts a turn; a turn already running on the same session is aborted first (as QiForge does). */
+  start(did: string, sessionId: string, run: (signal: AbortSignal) => Promise<TurnOutcome>): Running {
+    const key = TurnRegistry.key(did, sessionId)
+    this.bySession.get(key)?.controller.abort()
+    const controller = new AbortController()
+    const done = run(controller.signal)
+    const running: Running = { controller, done }
+    this.bySession.set(key, running)
+    this.all.add(running)
+    void done.finally(() => {
+      this.all.delete(running)
+      if (this.bySession.get(key) === running) this.bySession.delete(key)
+    })
+    return running
+  }
+
+  /** Aborts the user's running turn on the session; `true` when there was one. */
+  abort(did: string, sessionId: string): boolean {
+    const running = this.bySession.get(TurnRegistry.key(did, sessionId))
+    if (running === undefined || running.controller.signal.aborted) return false
+    running.controller.abort()
+    return true
+  }
+
+  /** How many turns are running. */
+  get size(): number {
+    return this.all.size
+  }
+
+  /** Resolves when every running turn has ended, or after `ms` (whichever first); `true` if all ended. */
+  async settle(ms: number): Promise<boolean> {
+    if (this.all.size === 0) return true
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms)
+    })
+    const ended = Promise.allSettled([...this.all].map((r) => r.done)).then(() => true as const)
+    try {
+      return await Promise.race([ended, timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** Aborts every running turn. */
+  abortAll(): void {
+    for (const r of this.all) r.controller.abort()
+  }
+}
+
+/** What the message routes use. */
+export interface MessageServices {
+  readonly turns: TurnDeps
+  readonly registry: TurnRegistry
+  readonly sessions: SessionStore.SessionStoreService
+  readonly oracleDid: string
+  readonly oracleName: string
+  readonly maxBodyBytes: number
+  readonly heartbeatMs: number
+  /** Called when a turn's request is over, with the stage timings measured. */
+  readonly onTurnTimings: (timings: TurnOutcome["timings"], base: { readonly did: string }) => void
+}
+
+/** Longest accepted user message, in characters. */
+export const MAX_MESSAGE_LENGTH = 100_000
+
+const SendMessage = Schema.Struct({
+  message: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_MESSAGE_LENGTH)),
+  stream: Schema.optional(Schema.Boolean),
+  requestId: Schema.optional(Schema.String.pipe(Schema.pattern(/^[\w.:-]{1,128}$/)))
+})
+
+const AbortRequest = Schema.Struct({ sessionId: Schema.String })
+
+/** The reasoning acknowledgement sent as soon as the stream opens. */
+export const THINKING = "Thinking..."
+
+const now = () => new Date().toISOString()
+
+/** The SSE headers of the contract. */
+export const sseHeaders = (requestId: string): Record<string, string> => ({
+  "cache-control": "no-cache, no-transform",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+  "x-request-id": requestId,
+  "access-control-expose-headers": "X-Request-Id"
+})
+
+const HEARTBEAT = ": heartbeat\n\n"
+const DONE = EventSink.toSse({ _tag: "done" })
+
+/** `POST /messages/:sessionId` and `POST /messages/abort`. */
+export const messageRoutes = (s: MessageServices) => {
+  const send = Effect.gen(function* () {
+    const { did, timings } = yield* RequestUser
+    const sessionId = yield* sessionIdParam
+    const body = yield* decodeBody(SendMessage, yield* readJson(s.maxBodyBytes))
+    // Created on first contact (seed 002); ids are per user, so another user's id is a new session here.
+    yield* s.sessions
+      .ensure(did, { sessionId, oracleName: s.oracleName, oracleDid: s.oracleDid })
+      .pipe(Effect.mapError(sessionFailure))
+    const requestId = body.requestId ?? crypto.randomUUID()
+    const start = (emit: (event: EventSink.AgentEvent) => void) =>
+      s.registry.start(did, sessionId, (signal) =>
+        runOne(s.turns, { did, sessionId, requestId, message: body.message, signal }, emit).then(
+          (outcome) => {
+            Object.assign(timings, outcome.timings)
+            s.onTurnTimings(outcome.timings, { did })
+            return outcome
+          }
+        )
+      )
+    const touch = Effect.ignore(s.sessions.touch(did, sessionId))
+
+    if (body.stream !== true) {
+      const running = start(() => {})
+      const outcome = yield* Effect.promise(() => running.done).pipe(
+        Effect.onInterrupt(() => Effect.sync(() => running.controller.abort()))
+      )
+      yield* touch
+      if (outcome.status === "aborted") {
+        return yield* Effect.fail(
+          new HttpFailure({ status: 409, message: "The turn was aborted.", error: "aborted" })
+        )
+      }
+      if (outcome.status === "failed") {
+        return yield* Effect.fail(
+          new HttpFailure({ status: 502, message: outcome.error!.message, error: outcome.error!.code })
+        )
+      }
+      return json({
+        message: { type: "ai", content: outcome.answer ?? "", id: outcome.messageId ?? requestId },
+        sessionId
+      })
+    }
+
+    const queue = yield* Queue.unbounded<string>()
+    const push = (frame: string) => void Queue.unsafeOffer(queue, frame)
+    push(EventSink.toSse({ _tag: "reasoning", content: THINKING, timestamp: now() }))
+    const running = start((event) => push(EventSink.toSse(event)))
+    void running.done.then((outcome) => {
+      if (outcome.status === "answered") {
+        push(EventSink.toSse({ _tag: "message", content: outcome.answer ?? "", timestamp: now() }))
+      } else if (outcome.status === "failed") {
+        push(
+          EventSink.toSse({
+            _tag: "error",
+            error: outcome.error!.message,
+            code: outcome.error!.code,
+            details: { sessionId, requestId }
+          })
+        )
+      }
+      push(DONE)
+      void Effect.runPromise(touch)
+    })
+    const events = Stream.fromQueue(queue).pipe(Stream.takeUntil((frame) => frame === DONE))
+    const heartbeat = Stream.tick(`${s.heartbeatMs} millis`).pipe(Stream.drop(1), Stream.as(HEARTBEAT))
+    const body$ = Stream.merge(events, heartbeat, { haltStrategy: "left" }).pipe(
+      Stream.encodeText,
+      // The client left (or the response ended): a turn still running is cancelled.
+      Stream.ensuring(Effect.sync(() => running.controller.abort()))
+    )
+    return HttpServerResponse.stream(body$, {
+      contentType: "text/event-stream",
+      headers: sseHeaders(requestId)
+    })
+  })
+
+  const abort = Effect.gen(function* () {
+    const { did } = yield* RequestUser
+    const body = yield* decodeBody(AbortRequest, yield* readJson(s.maxBodyBytes))
+    return json({ success: s.registry.abort(did, body.sessionId) })
+  })
+
+  return { send, abort }
+}

@@ -1,0 +1,134 @@
+/**
+ * The request pipeline of seed 002, one stage per function, each over a core port:
+ * auth (401, the agent never runs) → credits (402, only when the `credits` plugin is loaded and
+ * `DISABLE_CREDITS` is not true) → per-user rate limit (429 with `Retry-After`) → route.
+ * The host composes them; every rule they apply belongs to the port behind them.
+ *
+ * Each stage's duration is recorded in the request's `StageTimings`, which the server exposes as
+ * a `Server-Timing` header on JSON answers and hands to `onTimings` when a request ends.
+ */
+import { Auth, type CreditLedger, type RateLimiter } from "@plugboard/core"
+import { Effect } from "effect"
+import { HttpFailure } from "./Http.js"
+
+/** Milliseconds spent per stage of one request; a stage that did not run is absent. */
+export interface StageTimings {
+  auth?: number
+  credits?: number
+  limit?: number
+  /** Loading the thread's checkpoint (checkpointer reads). */
+  load?: number
+  /** The agent's own work: model calls, tools, middleware (turn time minus load and save). */
+  agent?: number
+  /** Writing checkpoints. */
+  save?: number
+  /** From the first byte of the request to the end of the response's work. */
+  total?: number
+}
+
+/** The stages `Server-Timing` and the benchmark report, in pipeline order. */
+export const STAGES = ["auth", "credits", "limit", "load", "agent", "save", "total"] as const
+
+/** Runs `effect`, adding its wall-clock duration to `timings[stage]`. */
+export const timed = <A, E, R>(
+  timings: StageTimings,
+  stage: keyof StageTimings,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    const started = performance.now()
+    return Effect.ensuring(
+      effect,
+      Effect.sync(() => {
+        timings[stage] = (timings[stage] ?? 0) + (performance.now() - started)
+      })
+    )
+  })
+
+/** The `Server-Timing` header value of the stages measured so far. */
+export const serverTiming = (timings: StageTimings): string =>
+  STAGES.filter((s) => timings[s] !== undefined)
+    .map((s) => `${s};dur=${timings[s]!.toFixed(3)}`)
+    .join(", ")
+
+/** The credential headers of a request, as `Auth` reads them. */
+export const credentialsOf = (headers: Readonly<Record<string, string | undefined>>): Auth.Credentials => ({
+  authorization: headers.authorization,
+  authType: headers["x-auth-type"],
+  ucanDelegation: headers["x-ucan-delegation"]
+})
+
+/** Stage 1: the caller's DID, or 401 with the port's reason. The port is never trusted to not throw. */
+export const authenticate = (
+  auth: Auth.AuthService,
+  credentials: Auth.Credentials
+): Effect.Effect<Auth.Verified, HttpFailure> =>
+  auth.verify(credentials).pipe(
+    Effect.catchAllDefect(() =>
+      Effect.fail(
+        new Auth.AuthError({ reason: "malformed", message: "The credentials could not be checked." })
+      )
+    ),
+    Effect.mapError((error) =>
+      error.reason === "unavailable"
+        ? new HttpFailure({ status: 503, message: error.message, error: "auth-unavailable" })
+        : new HttpFailure({ status: 401, message: error.message, error: error.reason })
+    )
+  )
+
+/** Stage 2: refuses a user whose balance is empty (402). A ledger that cannot answer is a 503, never a free pass. */
+export const checkCredits = (
+  ledger: CreditLedger.CreditLedgerService,
+  did: string
+): Effect.Effect<number, HttpFailure> =>
+  ledger.balance(did).pipe(
+    Effect.mapError(
+      (error) =>
+        new HttpFailure({
+          status: error.reason === "invalid-did" ? 401 : 503,
+          message: `Credits could not be checked: ${error.message}`,
+          error: `credits-${error.reason}`
+        })
+    ),
+    Effect.filterOrFail(
+      (balance) => balance > 0,
+      () =>
+        new HttpFailure({
+          status: 402,
+          message: "Your credit balance is empty. Top up to continue.",
+          error: "insufficient-credits"
+        })
+    )
+  )
+
+/** Stage 3: one slot of the user's rate limit, or 429 with `Retry-After` (whole seconds, at least 1). */
+export const rateLimit = (
+  limiter: RateLimiter.RateLimiterService,
+  did: string
+): Effect.Effect<RateLimiter.Decision, HttpFailure> =>
+  limiter.take(did).pipe(
+    Effect.mapError(
+      (error) =>
+        new HttpFailure({
+          status: 503,
+          message: `Rate limiter unavailable: ${error.message}`,
+          error: error.reason
+        })
+    ),
+    Effect.filterOrFail(
+      (decision) => decision.allowed,
+      (decision) => {
+        const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000))
+        return new HttpFailure({
+          status: 429,
+          message: `Too many requests: at most ${decision.limit} per window. Retry in ${seconds} s.`,
+          error: "rate-limited",
+          headers: {
+            "retry-after": String(seconds),
+            "x-ratelimit-limit": String(decision.limit),
+            "x-ratelimit-remaining": "0"
+          }
+        })
+      }
+    )
+  )

@@ -1,0 +1,174 @@
+/**
+ * The routes of the wire contract (DESIGN.md), as `HttpRouter` routes over the services the app
+ * booted: health and models (public), sessions and messages (behind the pipeline). Handlers only
+ * translate between HTTP and the ports; the SSE writer lives in `Sse.ts`.
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type { BaseMessage } from "@langchain/core/messages"
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
+import { textOf } from "@plugboard/adapters/langgraph"
+import { SessionStore } from "@plugboard/core"
+import { Context, Effect, Schema } from "effect"
+import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
+import type { StageTimings } from "./Pipeline.js"
+
+/** The authenticated caller of a request behind the pipeline. */
+export class RequestUser extends Context.Tag("@plugboard/host-node/RequestUser")<
+  RequestUser,
+  { readonly did: string; readonly timings: StageTimings }
+>() {}
+
+/** What the session and message routes use. */
+export interface RouteServices {
+  readonly sessions: SessionStore.SessionStoreService
+  readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
+  readonly oracleDid: string
+  readonly oracleName: string
+  readonly maxBodyBytes: number
+  readonly logger: { readonly warn: (message: string, fields?: Record<string, unknown>) => void }
+}
+
+/** Maps a SessionStore failure to its HTTP status. */
+export const sessionFailure = (error: SessionStore.SessionStoreError): HttpFailure => {
+  switch (error.reason) {
+    case "NotFound":
+      return new HttpFailure({ status: 404, message: error.message, error: "session-not-found" })
+    case "AlreadyExists":
+      return new HttpFailure({ status: 409, message: error.message, error: "session-exists" })
+    case "InvalidInput":
+      return new HttpFailure({ status: 400, message: error.message, error: "invalid-input" })
+    case "Unavailable":
+      return new HttpFailure({ status: 503, message: error.message, error: "storage-unavailable" })
+  }
+}
+
+/** The `:sessionId` (or `:id`) path parameter, checked by the port's rule. */
+export const sessionIdParam = Effect.flatMap(HttpRouter.params, (params) =>
+  SessionStore.validateSessionId(params.sessionId ?? params.id).pipe(Effect.mapError(sessionFailure))
+)
+
+const wireSession = (s: SessionStore.Session) => ({
+  sessionId: s.sessionId,
+  title: s.title,
+  createdAt: s.createdAt,
+  lastUpdatedAt: s.lastUpdatedAt,
+  oracleName: s.oracleName,
+  oracleDid: s.oracleDid
+})
+
+const CreateSession = Schema.Struct({
+  title: Schema.optional(Schema.String.pipe(Schema.maxLength(SessionStore.MAX_TITLE_LENGTH)))
+})
+
+const pageParam = (name: string) =>
+  Effect.flatMap(searchParams, (params) => {
+    const raw = params.get(name)
+    if (raw === null || raw === "") return Effect.succeed(undefined)
+    return /^\d{1,9}$/.test(raw)
+      ? Effect.succeed(Number(raw))
+      : Effect.fail(new HttpFailure({ status: 400, message: `${name} must be a non-negative whole number.` }))
+  })
+
+/** One stored message as `GET /messages/:sessionId` shows it. */
+export const wireMessage = (m: BaseMessage) => {
+  const type = m.getType()
+  const calls = (m as { tool_calls?: ReadonlyArray<{ id?: string; name: string; args: unknown }> }).tool_calls
+  const toolCallId = (m as { tool_call_id?: string }).tool_call_id
+  return {
+    type,
+    content: textOf(m),
+    id: m.id,
+    ...(m.name === undefined ? {} : { name: m.name }),
+    ...(calls !== undefined && calls.length > 0
+      ? { toolCalls: calls.map((c) => ({ id: c.id, name: c.name, args: c.args })) }
+      : {}),
+    ...(toolCallId === undefined ? {} : { toolCallId })
+  }
+}
+
+const tryPromise = <A>(what: string, run: () => Promise<A>) =>
+  Effect.tryPromise({
+    try: run,
+    catch: (error) =>
+      new HttpFailure({
+        status: 503,
+        message: `${what}: ${error instanceof Error ? error.message : String(error)}`,
+        error: "storage-unavailable"
+      })
+  })
+
+/** The session routes and the history route. */
+export const sessionRoutes = (s: RouteServices) => {
+  const sessionsApi = s.sessions
+  const create = Effect.gen(function* () {
+    const { did } = yield* RequestUser
+    const body = yield* decodeBody(CreateSession, (yield* readJson(s.maxBodyBytes)) ?? {})
+    const session = yield* sessionsApi
+      .create(did, {
+        sessionId: crypto.randomUUID(),
+        title: body.title,
+        oracleName: s.oracleName,
+        oracleDid: s.oracleDid
+      })
+      .pipe(Effect.mapError(sessionFailure))
+    return json(wireSession(session), 201)
+  })
+
+  const list = Effect.gen(function* () {
+    const { did } = yield* RequestUser
+    const limit = yield* pageParam("limit")
+    const offset = yield* pageParam("offset")
+    const page = yield* sessionsApi.list(did, { limit, offset }).pipe(Effect.mapError(sessionFailure))
+    return json({ sessions: page.sessions.map(wireSession), total: page.total })
+  })
+
+  const remove = Effect.gen(function* () {
+    const { did } = yield* RequestUser
+    const id = yield* sessionIdParam
+    const existed = yield* sessionsApi.delete(did, id).pipe(Effect.mapError(sessionFailure))
+    if (!existed) {
+      return yield* Effect.fail(
+        new HttpFailure({ status: 404, message: `Session '${id}' not found`, error: "session-not-found" })
+      )
+    }
+    // The thread goes with its session; a failure leaves orphaned checkpoints, never a 500.
+    yield* Effect.ignore(
+      tryPromise("delete thread", async () => (await s.saverFor(did)).deleteThread(id)).pipe(
+        Effect.tapError((e) =>
+          Effect.sync(() => s.logger.warn("thread not deleted", { id, error: e.message }))
+        )
+      )
+    )
+    return json({ success: true, sessionId: id })
+  })
+
+  const history = Effect.gen(function* () {
+    const { did } = yield* RequestUser
+    const id = yield* sessionIdParam
+    const session = yield* sessionsApi.get(did, id).pipe(Effect.mapError(sessionFailure))
+    if (session === undefined) {
+      return yield* Effect.fail(
+        new HttpFailure({ status: 404, message: `Session '${id}' not found`, error: "session-not-found" })
+      )
+    }
+    const tuple = yield* tryPromise("load thread", async () =>
+      (await s.saverFor(did)).getTuple({ configurable: { thread_id: id } })
+    )
+    const messages = (tuple?.checkpoint.channel_values.messages ?? []) as ReadonlyArray<BaseMessage>
+    return json({ messages: messages.map(wireMessage), sessionId: id })
+  })
+
+  return { create, list, remove, history }
+}
+
+/** Builds a router from `[method, path, handler]` rows. */
+export const routerOf = <E, R>(
+  rows: ReadonlyArray<
+    readonly [HttpRouter.Route<E, R>["method"], `/${string}`, HttpRouter.Route.Handler<E, R>]
+  >
+): HttpRouter.HttpRouter<E, R> =>
+  HttpRouter.fromIterable(rows.map(([method, path, handler]) => HttpRouter.makeRoute(method, path, handler)))
+
+/** Type of a response-producing handler (for readability of the app's tables). */
+export type Handler<R = never> = Effect.Effect<HttpServerResponse.HttpServerResponse, HttpFailure, R>

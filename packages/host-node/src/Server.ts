@@ -1,0 +1,319 @@
+/**
+ * The HTTP server: `@effect/platform` routers on a Node `http.Server` (through
+ * `NodeHttpServer.makeHandler`), so `listen`/`close` stay in the host's hands for graceful
+ * shutdown. Every request: public routes answer directly; anything else goes through the
+ * pipeline (auth → credits → limit) and then the authenticated routes; an unmatched route is a
+ * JSON 404. No failure escapes as anything but the JSON error body; a 500 means a bug here or in
+ * a plugin, never a client's input.
+ */
+import { createServer, type Server } from "node:http"
+import type { AddressInfo, Socket } from "node:net"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
+import type { UserDatabaseRegistry } from "@plugboard/adapters/sqlite"
+import type { Auth, Catalog, CreditLedger, RateLimiter, RuntimeLogger, SessionStore } from "@plugboard/core"
+import { Cause, Effect, type ManagedRuntime, Option } from "effect"
+import type { ServerConfig } from "./Config.js"
+import { errorBody, failureResponse, HttpFailure, json } from "./Http.js"
+import { messageRoutes, TurnRegistry } from "./Messages.js"
+import {
+  authenticate,
+  checkCredits,
+  credentialsOf,
+  rateLimit,
+  type StageTimings,
+  serverTiming,
+  timed
+} from "./Pipeline.js"
+import { type OwnedRoute, pluginHandler } from "./PluginRoutes.js"
+import { RequestUser, routerOf, sessionRoutes } from "./Routes.js"
+
+/** Everything `startServer` composes (built by `createOracleApp`). */
+export interface ServerParts {
+  // biome-ignore lint/suspicious/noExplicitAny: the runtime's services are opaque here
+  readonly runtime: ManagedRuntime.ManagedRuntime<any, any>
+  readonly config: ServerConfig
+  readonly catalog: Catalog.Catalog
+  readonly routes: ReadonlyArray<OwnedRoute>
+  readonly shared: Readonly<Record<string, unknown>>
+  readonly logger: RuntimeLogger
+  readonly oracleDid: string
+  readonly oracleName: string
+  readonly model: BaseChatModel
+  readonly ports: {
+    readonly auth: Auth.AuthService
+    readonly ledger: CreditLedger.CreditLedgerService
+    readonly limiter: RateLimiter.RateLimiterService
+    readonly sessions: SessionStore.SessionStoreService
+    readonly registry: UserDatabaseRegistry
+  }
+  readonly creditsEnabled: boolean
+  readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
+  readonly around: <A>(did: string, run: () => Promise<A>) => Promise<A>
+  readonly basePrompt?: string | undefined
+  readonly onTimings?:
+    | ((timings: Readonly<StageTimings>, request: { method: string; path: string }) => void)
+    | undefined
+  /** Runs after the server stopped and every turn ended (flush, dispose). */
+  readonly onClosed: () => Promise<void>
+}
+
+/** The server's lifecycle handles. */
+export interface ServerHandle {
+  readonly listen: (port?: number, host?: string) => Promise<{ readonly port: number; readonly url: string }>
+  readonly url: () => string | undefined
+  readonly server: () => Server | undefined
+  readonly close: (deadlineMs?: number) => Promise<void>
+}
+
+const modelInfo = (model: BaseChatModel) => {
+  const m = model as unknown as { model?: unknown; modelName?: unknown }
+  const id =
+    typeof m.model === "string" ? m.model : typeof m.modelName === "string" ? m.modelName : model._llmType()
+  return { id, provider: model._llmType() }
+}
+
+/** Builds the app and the Node server (not yet listening). */
+export const startServer = async (parts: ServerParts): Promise<ServerHandle> => {
+  const { config, logger, ports } = parts
+  const started = Date.now()
+  const registry = new TurnRegistry()
+  let draining = false
+
+  const emitTimings = (timings: StageTimings, method: string, path: string) => {
+    if (parts.onTimings === undefined) return
+    try {
+      parts.onTimings(timings, { method, path })
+    } catch (error) {
+      logger.warn("onTimings hook failed", { error: String(error) })
+    }
+  }
+
+  const sessions = sessionRoutes({
+    sessions: ports.sessions,
+    saverFor: parts.saverFor,
+    oracleDid: parts.oracleDid,
+    oracleName: parts.oracleName,
+    maxBodyBytes: config.maxBodyBytes,
+    logger
+  })
+  const messages = messageRoutes({
+    turns: {
+      catalog: parts.catalog,
+      model: parts.model,
+      shared: parts.shared,
+      logger,
+      basePrompt: parts.basePrompt,
+      saverFor: parts.saverFor,
+      around: parts.around
+    },
+    registry,
+    sessions: ports.sessions,
+    oracleDid: parts.oracleDid,
+    oracleName: parts.oracleName,
+    maxBodyBytes: config.maxBodyBytes,
+    heartbeatMs: config.heartbeatMs,
+    onTurnTimings: () => {}
+  })
+
+  const info = modelInfo(parts.model)
+  const health = Effect.sync(() =>
+    json({
+      status: "ok",
+      oracleDid: parts.oracleDid,
+      name: parts.oracleName,
+      model: info,
+      plugins: parts.catalog.entries.length,
+      credits: parts.creditsEnabled,
+      uptimeSeconds: Math.round((Date.now() - started) / 1000),
+      timestamp: new Date().toISOString()
+    })
+  )
+  const root = Effect.sync(() =>
+    json({
+      status: "ok",
+      message: `${parts.oracleName} oracle is running.`,
+      oracleDid: parts.oracleDid,
+      timestamp: new Date().toISOString()
+    })
+  )
+  const models = Effect.sync(() => json({ default: info.id, models: [info] }))
+
+  const pluginOptions = (userDid: Option.Option<string>) => ({
+    maxBodyBytes: config.maxBodyBytes,
+    shared: parts.shared,
+    userDid,
+    logger
+  })
+  const publicRouter = routerOf([
+    ["GET", "/", root],
+    ["GET", "/health", health],
+    ["GET", "/models", models],
+    ...parts.routes
+      .filter((r) => r.public)
+      .map((r) => [r.method, r.path, pluginHandler(r, pluginOptions(Option.none()))] as const)
+  ])
+  const privateRouter = routerOf([
+    ["POST", "/sessions", sessions.create],
+    ["GET", "/sessions", sessions.list],
+    ["DELETE", "/sessions/:id", sessions.remove],
+    ["POST", "/messages/abort", messages.abort],
+    ["POST", "/messages/:sessionId", messages.send],
+    ["GET", "/messages/:sessionId", sessions.history],
+    ...parts.routes
+      .filter((r) => !r.public)
+      .map(
+        (r) =>
+          [
+            r.method,
+            r.path,
+            Effect.flatMap(RequestUser, (user) => pluginHandler(r, pluginOptions(Option.some(user.did))))
+          ] as const
+      )
+  ])
+
+  const notFound = (method: string, path: string) =>
+    new HttpFailure({ status: 404, message: `Cannot ${method} ${path.slice(0, 200)}`, error: "Not Found" })
+
+  const app = Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const timings: StageTimings = {}
+    const t0 = performance.now()
+    const path = request.url.split("?")[0] ?? "/"
+    const finish = (response: HttpServerResponse.HttpServerResponse) => {
+      timings.total = performance.now() - t0
+      emitTimings(timings, request.method, path)
+      return response.body._tag === "Stream"
+        ? response
+        : HttpServerResponse.setHeader(response, "server-timing", serverTiming(timings))
+    }
+    const handled = Effect.gen(function* () {
+      if (draining) {
+        return yield* Effect.fail(
+          new HttpFailure({
+            status: 503,
+            message: "The server is shutting down.",
+            headers: { connection: "close" }
+          })
+        )
+      }
+      try {
+        decodeURIComponent(path)
+      } catch {
+        return yield* Effect.fail(
+          new HttpFailure({ status: 400, message: "The request path is not valid URL encoding." })
+        )
+      }
+      const publicAnswer = yield* publicRouter.pipe(
+        Effect.map(Option.some),
+        Effect.catchIf(
+          (e): e is HttpServerError.RouteNotFound =>
+            HttpServerError.isServerError(e) && e._tag === "RouteNotFound",
+          () => Effect.succeed(Option.none())
+        )
+      )
+      if (Option.isSome(publicAnswer)) return publicAnswer.value
+      const user = yield* timed(timings, "auth", authenticate(ports.auth, credentialsOf(request.headers)))
+      if (parts.creditsEnabled) yield* timed(timings, "credits", checkCredits(ports.ledger, user.did))
+      yield* timed(timings, "limit", rateLimit(ports.limiter, user.did))
+      return yield* privateRouter.pipe(
+        Effect.provideService(RequestUser, { did: user.did, timings }),
+        Effect.catchIf(
+          (e): e is HttpServerError.RouteNotFound =>
+            HttpServerError.isServerError(e) && e._tag === "RouteNotFound",
+          () => Effect.fail(notFound(request.method, path))
+        )
+      )
+    })
+    return yield* handled.pipe(
+      Effect.catchIf(
+        (e): e is HttpFailure => e instanceof HttpFailure,
+        (failure) => Effect.succeed(failureResponse(failure))
+      ),
+      Effect.catchAllCause((cause) => {
+        if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
+        logger.error("request failed", {
+          method: request.method,
+          path,
+          cause: Cause.pretty(cause).slice(0, 2000)
+        })
+        return Effect.succeed(json(errorBody(500, "Internal server error."), 500))
+      }),
+      Effect.map(finish)
+    )
+  })
+
+  const handler = await parts.runtime.runPromise(NodeHttpServer.makeHandler(app))
+  let server: Server | undefined
+  let url: string | undefined
+  const sockets = new Set<Socket>()
+
+  const onClientError = (error: NodeJS.ErrnoException, socket: Socket) => {
+    // Node's own answer to a request it cannot parse is a bare 400; the contract wants JSON.
+    if (!socket.writable || (error as { code?: string }).code === "ECONNRESET") {
+      socket.destroy()
+      return
+    }
+    const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400
+    const body = JSON.stringify(
+      errorBody(status, status === 431 ? "Request headers are too large." : "Malformed HTTP request.")
+    )
+    socket.end(
+      `HTTP/1.1 ${status} ${status === 431 ? "Request Header Fields Too Large" : "Bad Request"}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+    )
+  }
+
+  const listen = (port = config.port, host = config.host) =>
+    new Promise<{ port: number; url: string }>((resolve, reject) => {
+      if (server !== undefined) {
+        reject(new Error("The oracle is already listening."))
+        return
+      }
+      const s = createServer(handler)
+      s.on("clientError", onClientError)
+      s.on("connection", (socket) => {
+        sockets.add(socket)
+        socket.on("close", () => sockets.delete(socket))
+      })
+      s.once("error", reject)
+      s.listen(port, host, () => {
+        s.off("error", reject)
+        server = s
+        const address = s.address() as AddressInfo
+        const shown = address.family === "IPv6" ? `[${address.address}]` : address.address
+        url = `http://${shown === "0.0.0.0" || shown === "[::]" ? "127.0.0.1" : shown}:${address.port}`
+        resolve({ port: address.port, url })
+      })
+    })
+
+  let closing: Promise<void> | undefined
+  const close = (deadlineMs = config.shutdownDeadlineMs) => {
+    closing ??= (async () => {
+      draining = true
+      const stopped = new Promise<void>((resolve) => {
+        if (server === undefined) resolve()
+        else server.close(() => resolve())
+      })
+      if (!(await registry.settle(deadlineMs))) {
+        logger.warn("shutdown deadline reached; aborting running turns", { running: registry.size })
+        registry.abortAll()
+        await registry.settle(10_000)
+      }
+      // Streams just wrote `done`; give their sockets a moment to flush, then cut what is left.
+      const timer = setTimeout(() => {
+        server?.closeAllConnections()
+        for (const s of sockets) s.destroy()
+      }, 1_000)
+      await stopped
+      clearTimeout(timer)
+      await parts.onClosed()
+    })()
+    return closing
+  }
+
+  return { listen, url: () => url, server: () => server, close }
+}

@@ -1,0 +1,141 @@
+/**
+ * Running one agent turn for a request: the per-request agent built from the boot catalog
+ * (`createMainAgent`), the user's checkpointer (thread id = session id), the turn's events sent
+ * to the caller's sink, its abort signal, and the storage/agent split of its time.
+ *
+ * A turn never throws to its caller: it ends with an outcome (answer, error or aborted), so the
+ * SSE writer can always finish with `done`. After a failed or aborted turn, tool calls the model
+ * made that never got an answer are answered in the stored thread ("cancelled"), so the thread
+ * stays a valid conversation for the next turn and for `GET /messages/:id`.
+ */
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
+import { type BaseMessage, isAIMessage, ToolMessage } from "@langchain/core/messages"
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
+import { createMainAgent, type MainAgent, runTurn, textOf } from "@plugboard/adapters/langgraph"
+import { type Catalog, EventSink, type RuntimeLogger } from "@plugboard/core"
+import { Effect } from "effect"
+import { type StorageTimings, TimedSaver } from "./TimedSaver.js"
+
+/** What every turn of this server shares (built once at boot). */
+export interface TurnDeps {
+  readonly catalog: Catalog.Catalog
+  readonly model: BaseChatModel
+  readonly shared: Readonly<Record<string, unknown>>
+  readonly logger: RuntimeLogger
+  readonly basePrompt?: string | undefined
+  /** The user's saver (default per-user SQLite, or the host's `checkpointerForUser`). */
+  readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
+  /** Wraps the whole turn of a user (the registry's turn gate, Matrix restore/schedule). */
+  readonly around: <A>(did: string, run: () => Promise<A>) => Promise<A>
+}
+
+/** One turn to run. */
+export interface TurnRequest {
+  readonly did: string
+  readonly sessionId: string
+  readonly requestId: string
+  readonly message: string
+  readonly signal: AbortSignal
+}
+
+/** How a turn ended, with its time split. */
+export interface TurnOutcome {
+  readonly status: "answered" | "failed" | "aborted"
+  readonly answer?: string | undefined
+  readonly messageId?: string | undefined
+  readonly error?: { readonly message: string; readonly code: string } | undefined
+  readonly timings: { readonly load: number; readonly save: number; readonly agent: number }
+}
+
+/** Text a tool call gets when its turn was cancelled before it returned. */
+export const CANCELLED_CALL = "Cancelled: the turn was aborted before this tool call returned."
+
+/** Tool calls of AI messages that no ToolMessage answers. */
+export const danglingCalls = (messages: ReadonlyArray<BaseMessage>) => {
+  const answered = new Set<string>()
+  for (const m of messages) if (ToolMessage.isInstance(m)) answered.add(m.tool_call_id)
+  return messages.flatMap((m) =>
+    isAIMessage(m) ? (m.tool_calls ?? []).filter((c) => c.id !== undefined && !answered.has(c.id)) : []
+  )
+}
+
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+const codeOf = (error: unknown): string => {
+  const e = error as { _tag?: unknown; reason?: unknown; name?: unknown } | null
+  if (typeof e?._tag === "string") return typeof e.reason === "string" ? `${e._tag}:${e.reason}` : e._tag
+  return typeof e?.name === "string" ? e.name : "Error"
+}
+
+/** Answers the thread's dangling tool calls so the stored conversation is complete again. */
+const repair = async (agent: MainAgent, logger: RuntimeLogger): Promise<void> => {
+  try {
+    const state = await agent.getState()
+    const dangling = danglingCalls(state.messages ?? [])
+    if (dangling.length === 0) return
+    const answers = dangling.map(
+      (c) => new ToolMessage({ content: CANCELLED_CALL, tool_call_id: c.id!, name: c.name, status: "error" })
+    )
+    // As the model node: its router sees a ToolMessage last and ends the run there.
+    await agent.graph.updateState(
+      { configurable: { thread_id: agent.threadId } },
+      { messages: answers },
+      "model"
+    )
+  } catch (error) {
+    logger.error("could not close the interrupted tool calls of a thread", {
+      threadId: agent.threadId,
+      error: describe(error)
+    })
+  }
+}
+
+/** Runs one turn; every event goes to `emit` in order. Never rejects. */
+export const runOne = (deps: TurnDeps, request: TurnRequest, emit: (event: EventSink.AgentEvent) => void) =>
+  deps.around(request.did, async (): Promise<TurnOutcome> => {
+    const storage: StorageTimings = { load: 0, save: 0 }
+    const started = performance.now()
+    const timings = () => {
+      const total = performance.now() - started
+      return {
+        load: storage.load,
+        save: storage.save,
+        agent: Math.max(0, total - storage.load - storage.save)
+      }
+    }
+    let agent: MainAgent | undefined
+    try {
+      const saver = new TimedSaver(await deps.saverFor(request.did), storage)
+      agent = await createMainAgent({
+        catalog: deps.catalog,
+        model: deps.model,
+        checkpointer: saver,
+        eventSink: EventSink.make((event) => Effect.sync(() => emit(event))),
+        shared: deps.shared,
+        logger: deps.logger,
+        ...(deps.basePrompt === undefined ? {} : { basePrompt: deps.basePrompt }),
+        request: {
+          did: request.did,
+          sessionId: request.sessionId,
+          requestId: request.requestId,
+          signal: request.signal
+        }
+      })
+      const result = await runTurn(agent, { message: request.message })
+      return {
+        status: "answered",
+        answer: textOf(result.message),
+        messageId: result.message.id,
+        timings: timings()
+      }
+    } catch (error) {
+      if (agent !== undefined) await repair(agent, deps.logger)
+      if (request.signal.aborted) return { status: "aborted", timings: timings() }
+      deps.logger.error("turn failed", { sessionId: request.sessionId, error: describe(error) })
+      return {
+        status: "failed",
+        error: { message: describe(error), code: codeOf(error) },
+        timings: timings()
+      }
+    }
+  })

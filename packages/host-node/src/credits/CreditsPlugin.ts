@@ -1,0 +1,92 @@
+/**
+ * The silent `credits` plugin (issue 8, "Credits"): an `afterModel` middleware that charges the
+ * user for each model call by its token usage, through core's `CreditLedger` port. Silent: the
+ * model never sees it; it acts only through middleware. Its presence in the catalog is what turns
+ * on the server's credit check (402 on an empty balance).
+ *
+ * The ledger is the one the host runs with: either given to `makeCreditsPlugin`, or (for a plugin
+ * exported from a module the CLI loads, which cannot know the host's ledger) read from the shared
+ * state the host registers under `CREDITS_LEDGER_KEY`.
+ */
+import { type CreditLedger, definePlugin, type ModelResult, type RuntimeContext } from "@plugboard/core"
+import { Effect } from "effect"
+
+/** The plugin's name; the server's credit stage is on when a plugin of this name is loaded. */
+export const CREDITS_PLUGIN_NAME = "credits"
+
+/** Shared-state key under which the host exposes its `CreditLedgerService` to the plugin. */
+export const CREDITS_LEDGER_KEY = "plugboard.creditLedger"
+
+/** Default price: one credit per started 1,000 tokens (input + output). */
+export const DEFAULT_TOKENS_PER_CREDIT = 1000
+
+/** Options of `makeCreditsPlugin`. */
+export interface CreditsPluginOptions {
+  /** The ledger to charge; default the host's (shared state `CREDITS_LEDGER_KEY`). */
+  readonly ledger?: CreditLedger.CreditLedgerService
+  /** Tokens one credit buys (a positive integer); default 1,000. */
+  readonly tokensPerCredit?: number
+}
+
+/**
+ * Credits a model call costs: every started `tokensPerCredit` tokens of input plus output is one
+ * credit; a call that reported no usage (or zero tokens) costs nothing.
+ */
+export const costOf = (usage: ModelResult["usage"], tokensPerCredit: number): number => {
+  if (usage === undefined) return 0
+  const tokens = Math.max(0, usage.inputTokens) + Math.max(0, usage.outputTokens)
+  return Number.isFinite(tokens) && tokens > 0 ? Math.ceil(tokens / tokensPerCredit) : 0
+}
+
+const isLedger = (value: unknown): value is CreditLedger.CreditLedgerService =>
+  typeof value === "object" && value !== null && typeof (value as { deduct?: unknown }).deduct === "function"
+
+/** Builds the silent credits plugin. */
+export const makeCreditsPlugin = (options: CreditsPluginOptions = {}) => {
+  const tokensPerCredit = options.tokensPerCredit ?? DEFAULT_TOKENS_PER_CREDIT
+  if (!Number.isSafeInteger(tokensPerCredit) || tokensPerCredit <= 0) {
+    throw new RangeError(`tokensPerCredit must be a positive whole number, got ${tokensPerCredit}`)
+  }
+  const charge = async (result: ModelResult, context: RuntimeContext): Promise<void> => {
+    const amount = costOf(result.usage, tokensPerCredit)
+    if (amount === 0) return
+    const ledger = options.ledger ?? context.shared[CREDITS_LEDGER_KEY]
+    if (!isLedger(ledger)) {
+      context.logger.error("credits: no ledger registered; the model call was not charged", { amount })
+      return
+    }
+    const outcome = await Effect.runPromise(
+      Effect.either(
+        ledger.deduct(context.user.did, amount, `model call in session ${context.session.id}`.slice(0, 500))
+      )
+    )
+    if (outcome._tag === "Left") {
+      // The call already happened: refusing now would not undo it. Log loudly, keep the turn.
+      context.logger.error("credits: deduct failed", {
+        did: context.user.did,
+        amount,
+        error: outcome.left.message
+      })
+    } else if (outcome.right.shortfall > 0) {
+      context.logger.warn("credits: balance ran out during the turn", {
+        did: context.user.did,
+        shortfall: outcome.right.shortfall
+      })
+    }
+  }
+  return definePlugin({
+    name: CREDITS_PLUGIN_NAME,
+    manifest: {
+      title: "Credits",
+      summary: "Charges the user's credit balance for each model call, by token usage.",
+      whenToUse: [],
+      category: "core",
+      visibility: "silent",
+      stability: "stable"
+    },
+    middlewares: [{ name: "credits", afterModel: charge }]
+  })
+}
+
+/** The credits plugin charging the host's ledger at the default price. */
+export const creditsPlugin = makeCreditsPlugin()
