@@ -312,21 +312,23 @@ export const make = (
     )
   }
 
-  plugins.forEach((plugin, index) => {
+  // A plain loop, not forEach: a hole in the list is a bad input to report, not to skip.
+  for (let index = 0; index < plugins.length; index++) {
+    const plugin: Plugin | null | undefined = plugins[index]
     if (plugin === null || typeof plugin !== "object") {
       errors.push(`Plugin #${index} must be an object (got ${plugin === null ? "null" : typeof plugin}).`)
-      return
+      continue
     }
     let name: unknown
     try {
       name = plugin.name
     } catch (thrown) {
       errors.push(`Plugin #${index} name could not be read (${describe(thrown)}).`)
-      return
+      continue
     }
     if (typeof name !== "string") {
       errors.push(`Plugin #${index} has no name (expected a kebab-case string, got ${typeof name}).`)
-      return
+      continue
     }
     if (!isPluginName(name)) {
       errors.push(
@@ -337,13 +339,13 @@ export const make = (
     if (previous !== undefined) {
       // Only the first registration is resolved: its twin's tools would all "collide" too.
       errors.push(`Plugin '${name}' is registered more than once (#${previous.index} and #${index}).`)
-      return
+      continue
     }
     const entry = resolvePlugin(plugin, name, index, errors, warnings)
     const draft: Draft = { name, plugin, index, dependsOn: readDependsOn(plugin, name, errors), entry }
     drafts.push(draft)
     byName.set(name, draft)
-  })
+  }
 
   const toolsByName = new Map<string, CatalogTool>()
   for (const { entry } of drafts) {

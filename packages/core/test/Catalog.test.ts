@@ -260,6 +260,9 @@ describe("Catalog.make: boot errors", () => {
       "Plugin #1 has no name (expected a kebab-case string, got number).",
       "Plugin #2 must be an object (got null)."
     ])
+    const sparse: Plugin[] = [plugin("first")]
+    sparse[2] = plugin("third")
+    expect(bootErrors(sparse).errors).toEqual(["Plugin #1 must be an object (got undefined)."])
   })
 
   it("a silent plugin whose tool asks to be offered is a contradiction", () => {
