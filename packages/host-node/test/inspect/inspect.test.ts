@@ -1,0 +1,232 @@
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
+import { JSONSchema, Schema } from "effect"
+import { describe, expect, it } from "vitest"
+import { expectGolden, fixture, inspect, ROOT } from "./helpers.js"
+import { InspectFailure, InspectOutput, InspectReport } from "./InspectJsonSchema.js"
+
+const WEATHER = "examples/plugins/weather.ts"
+const OVER = fixture("over-budget.ts")
+
+/** Decodes `--json` output against the documented schema; an extra or missing field fails. */
+const decode = (stdout: string) =>
+  Schema.decodeUnknownSync(InspectOutput, { onExcessProperty: "error" })(JSON.parse(stdout))
+const decodeReport = (stdout: string) =>
+  Schema.decodeUnknownSync(InspectReport, { onExcessProperty: "error" })(JSON.parse(stdout))
+
+describe("plugboard inspect: the seed's weather plugin", () => {
+  it("prints plugins, validation, the Tier-1 block and the costs (golden, o200k)", async () => {
+    const run = await inspect(WEATHER)
+    expect(run.code).toBe(0)
+    expect(run.stderr).toBe("")
+    expectGolden("weather.txt", run.stdout)
+  })
+
+  it("evaluates routing over its examples and a labelled queries file (golden)", async () => {
+    const run = await inspect(WEATHER, "--eval", "--queries", fixture("queries-weather.jsonl"))
+    expect(run.code).toBe(0)
+    expect(run.stderr).toBe("")
+    expect(run.stdout).toContain("left out: 1 query labelled 'restaurants' (no such plugin; line 5)")
+    expectGolden("weather-eval.txt", run.stdout)
+  })
+
+  it("prints JSON that the documented schema accepts (golden)", async () => {
+    const run = await inspect(WEATHER, "--json", "--eval", "--queries", fixture("queries-weather.jsonl"))
+    expect(run.code).toBe(0)
+    const report = decodeReport(run.stdout)
+    expect(report.schemaVersion).toBe(1)
+    expect(report.plugins.map((p) => p.name)).toEqual(["weather"])
+    expect(report.eval?.queries?.queries).toBe(3)
+    expect(report.eval?.queries?.unknownLabels).toEqual([
+      { plugin: "restaurants", reason: "unknown", lines: [5] }
+    ])
+    expect(report.eval?.queries?.normalizedLabels).toEqual([{ label: "Weather", plugin: "weather" }])
+    expectGolden("weather.json", run.stdout)
+  })
+
+  it("counts with the exact tokenizer: the JSON totals are the o200k counts of the parts", async () => {
+    const o200k = await loadTiktokenCounter("o200k")
+    const report = decodeReport((await inspect(WEATHER, "--json")).stdout)
+    expect(report.tokenizer).toBe(o200k.name)
+    expect(report.tier1.tokens).toBe(o200k.count(report.tier1.text))
+    const n = report.nothingLoaded
+    expect(n.total).toBe(n.basePrompt + n.tier1 + n.pluginPrompts + n.metaTools + n.toolSchemas)
+    expect(report.worstCase.total).toBe(n.total + report.perPlugin[0]!.cost)
+    expect(report.allBound.saving).toBe(report.allBound.total - n.total)
+  })
+
+  it("accepts the other tokenizers and a base prompt file", async () => {
+    const heuristic = decodeReport((await inspect(WEATHER, "--json", "--tokenizer", "heuristic")).stdout)
+    const cl100k = decodeReport((await inspect(WEATHER, "--json", "--tokenizer=cl100k")).stdout)
+    expect(heuristic.tokenizer).toBe("heuristic")
+    expect(cl100k.tokenizer).toBe("tiktoken/cl100k_base")
+    const withBase = decodeReport(
+      (await inspect(WEATHER, "--json", "--base-prompt", fixture("base-prompt.txt"))).stdout
+    )
+    const o200k = await loadTiktokenCounter("o200k")
+    const text = readFileSync(join(ROOT, fixture("base-prompt.txt")), "utf8")
+    expect(withBase.nothingLoaded.basePrompt).toBe(o200k.count(text))
+    expect(withBase.nothingLoaded.basePrompt).toBeGreaterThan(0)
+  })
+
+  it("takes a module whose default export is a built catalog", async () => {
+    const run = await inspect(fixture("default-catalog.ts"), "--json")
+    expect(run.code).toBe(0)
+    expect(decodeReport(run.stdout).plugins.map((p) => p.name)).toEqual(["weather"])
+  })
+})
+
+describe("plugboard inspect: hard manifest errors", () => {
+  it("exits 2 with every [boot-error] line (golden)", async () => {
+    const run = await inspect(fixture("hard-errors.ts"))
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe("")
+    expect(run.stderr).toContain(
+      "[boot-error] Plugin 'weather' manifest example references unknown tool 'foo'."
+    )
+    expectGolden("hard-errors.stderr.txt", run.stderr)
+  })
+
+  it("with --json, prints a boot-error document the schema accepts", async () => {
+    const run = await inspect(fixture("hard-errors.ts"), "--json")
+    expect(run.code).toBe(2)
+    const out = Schema.decodeUnknownSync(InspectFailure, { onExcessProperty: "error" })(
+      JSON.parse(run.stdout)
+    )
+    expect(out.status).toBe("boot-error")
+    expect(out.errors).toHaveLength(4)
+    expect(out.errors.every((e) => e.startsWith("[boot-error] "))).toBe(true)
+  })
+})
+
+describe("plugboard inspect: budgets", () => {
+  it("exits 1 when the turn with nothing loaded is over budget, and shows what demoting saves (golden)", async () => {
+    const json = decodeReport((await inspect(OVER, "--json")).stdout)
+    const budget = json.nothingLoaded.total - 1
+    const run = await inspect(OVER, "--budget", String(budget))
+    expect(run.code).toBe(1)
+    expect(run.stdout).toContain(
+      `nothing loaded: ${json.nothingLoaded.total.toLocaleString("en-US")} exceeds it by 1`
+    )
+    expect(run.stdout).toMatch(/demote crm to fit/)
+    expectGolden("over-budget.txt", run.stdout)
+  })
+
+  it("exits 0 at a budget the turn fits, and 1 for the same budget with a --loaded scenario that does not (golden)", async () => {
+    const base = decodeReport((await inspect(OVER, "--json")).stdout)
+    const reports = base.perPlugin.find((p) => p.name === "reports")!
+    // Room for the nothing-loaded turn plus dice, but not plus reports.
+    const budget = base.nothingLoaded.total + Math.floor(reports.cost / 2)
+    const fits = await inspect(OVER, "--budget", String(budget))
+    expect(fits.code).toBe(0)
+    expect(fits.stdout).toContain(" fits")
+
+    const loaded = await inspect(OVER, "--budget", String(budget), "--loaded", "reports,dice")
+    expect(loaded.code).toBe(1)
+    expectGolden("over-budget-loaded.txt", loaded.stdout)
+
+    const json = decodeReport(
+      (await inspect(OVER, "--json", "--budget", String(budget), "--loaded", "reports,dice")).stdout
+    )
+    expect(json.status).toBe("over-budget")
+    expect(json.exitCode).toBe(1)
+    expect(json.budget?.nothingLoaded.exceeds).toBe(false)
+    expect(json.budget?.loaded?.exceeds).toBe(true)
+    expect(json.budget?.loaded?.cost.total).toBe(
+      base.nothingLoaded.total + base.perPlugin.reduce((s, p) => s + p.cost, 0)
+    )
+    // Demoting both always-tier plugins is what would bring the loaded scenario back within budget.
+    expect(json.budget?.demote.length).toBeGreaterThan(0)
+    expect(json.budget?.totalAfterDemotion).toBeLessThan(json.budget!.loaded!.cost.total)
+  })
+
+  it("refuses a --loaded plugin the catalog does not have, suggesting close names", async () => {
+    const run = await inspect(OVER, "--budget", "100000", "--loaded", "report")
+    expect(run.code).toBe(64)
+    expect(run.stderr).toContain("--loaded names 'report', which is not a plugin of")
+    expect(run.stderr).toContain("did you mean 'reports'")
+  })
+
+  it("lists the top N on-demand plugins by cost, or all of them", async () => {
+    const top1 = await inspect(OVER, "--top", "1")
+    expect(top1.stdout).toContain("(top 1 of 2; --all lists every one)")
+    expect(top1.stdout).not.toMatch(/^ {2}dice +1 tool +\+\d+$/m)
+    const all = await inspect(OVER, "--top", "1", "--all")
+    expect(all.stdout).toContain("(all 2)")
+    expect(all.stdout).toMatch(/^ {2}dice +1 tool +\+\d+$/m)
+  })
+})
+
+describe("plugboard inspect: bad modules, files and options", () => {
+  it.each([
+    [fixture("no-plugins.ts"), "exports no plugins", "it exports 'answer', 'greeting'"],
+    [fixture("throws.ts"), "failed to load: plugin registry unavailable", ""],
+    [fixture("missing"), "Cannot find module", `'${fixture("missing")}.ts'`]
+  ])("exits 2 for %s with a clear message", async (module, message, detail) => {
+    const run = await inspect(module)
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe("")
+    expect(run.stderr).toContain(message)
+    expect(run.stderr).toContain(detail)
+    const json = await inspect(module, "--json")
+    expect(decode(json.stdout)).toMatchObject({ status: "error", exitCode: 2 })
+  })
+
+  it("a malformed queries line stops with its line number (65)", async () => {
+    const badJson = await inspect(WEATHER, "--queries", fixture("queries-bad-json.jsonl"))
+    expect(badJson.code).toBe(65)
+    expect(badJson.stderr).toContain(`${fixture("queries-bad-json.jsonl")}:3: not valid JSON`)
+    const badField = await inspect(WEATHER, "--queries", fixture("queries-bad-field.jsonl"))
+    expect(badField.code).toBe(65)
+    expect(badField.stderr).toContain(
+      `${fixture("queries-bad-field.jsonl")}:2: field 'plugin' must be a non-empty string (got 7).`
+    )
+    expect(badField.stdout).toBe("")
+  })
+
+  it("an unreadable input file exits 66", async () => {
+    const q = await inspect(WEATHER, "--queries", "nope.jsonl")
+    expect(q.code).toBe(66)
+    expect(q.stderr).toContain("Cannot read queries file 'nope.jsonl': no such file.")
+    const b = await inspect(WEATHER, "--base-prompt", "nope.txt", "--json")
+    expect(b.code).toBe(66)
+    expect(decode(b.stdout)).toMatchObject({ status: "error", exitCode: 66 })
+  })
+
+  it.each([
+    [["--frobnicate"], "Unknown option '--frobnicate'"],
+    [["--tokenizer", "gpt2"], "--tokenizer must be one of o200k, cl100k, heuristic; got 'gpt2'"],
+    [["--budget", "lots"], "--budget expects a whole number"],
+    [["--budget", "-5"], "--budget expects a whole number of tokens or plugins, got '-5'"],
+    [["--k"], "--k needs a value"],
+    [["--loaded", "weather"], "give --budget N too"],
+    [["--json=yes"], "--json takes no value"],
+    [["a.ts", "b.ts"], "inspect takes one module, got 'a.ts' and 'b.ts'"],
+    [["--budget", "1", "--budget", "2"], "--budget is given more than once"]
+  ])("usage error %j exits 64", async (argv, message) => {
+    const run = await inspect(...argv)
+    expect(run.code).toBe(64)
+    expect(run.stdout).toBe("")
+    expect(run.stderr).toContain(message)
+  })
+
+  it("--help prints the usage and exits 0", async () => {
+    const run = await inspect("--help")
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain("Usage: plugboard inspect [module] [options]")
+    expect(run.stdout).toContain("Exit codes:")
+  })
+})
+
+describe("docs/inspect.schema.json", () => {
+  it("is the JSON Schema of the validator these tests use", async () => {
+    const generated = `${JSON.stringify(JSONSchema.make(InspectOutput), null, 2)}\n`
+    const file = join(ROOT, "docs", "inspect.schema.json")
+    if (process.env.UPDATE_GOLDEN === "1") {
+      const { writeFileSync } = await import("node:fs")
+      writeFileSync(file, generated)
+    }
+    expect(readFileSync(file, "utf8")).toBe(generated)
+  })
+})
