@@ -272,9 +272,9 @@ const timezone = () =>
           args: { time: "15:00", from: "Berlin", to: "New York" }
         },
         {
-          user: "Which working hours overlap between Tokyo and Berlin time zones?",
+          user: "Which working hours overlap between the New York and Berlin time zones?",
           tool: "overlap_hours",
-          args: { zones: ["Tokyo", "Berlin"] }
+          args: { zones: ["New York", "Berlin"] }
         }
       ],
       tags: ["timezone", "utc", "time-difference", "world-clock"],
