@@ -113,6 +113,16 @@ const deriveParameters = (tool: PluginTool): JsonSchema | undefined => {
 const isVisibility = (v: unknown): v is Visibility =>
   typeof v === "string" && Visibility.literals.includes(v as never)
 
+const readQuietly = (target: unknown, key: string): unknown => {
+  try {
+    return target !== null && typeof target === "object"
+      ? (target as Record<string, unknown>)[key]
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** What the first pass learns about one registered plugin. */
 interface Draft {
   readonly name: string
@@ -182,15 +192,17 @@ const resolvePlugin = (
     }
   }
 
-  const m: Partial<PluginManifest> = manifest !== null && typeof manifest === "object" ? manifest : {}
-  const visibility: Visibility = isVisibility(m.visibility) ? m.visibility : DEFAULT_VISIBILITY
-  const title = typeof m.title === "string" ? m.title : name
+  // validateManifest already reported unreadable or malformed fields; fall back quietly here.
+  const declared = readQuietly(manifest, "visibility")
+  const visibility: Visibility = isVisibility(declared) ? declared : DEFAULT_VISIBILITY
+  const title = readQuietly(manifest, "title")
+  const prefix = typeof title === "string" ? title : name
 
   const resolved: CatalogTool[] = []
   const onDemandTools: CatalogTool[] = []
   const alwaysTools: CatalogTool[] = []
   const seen = new Set<string>()
-  tools.forEach((tool, i) => {
+  const resolveTool = (tool: PluginTool, i: number): void => {
     if (tool === null || typeof tool !== "object") {
       errors.push(`Plugin '${name}' tool #${i} must be an object.`)
       return
@@ -233,6 +245,10 @@ const resolvePlugin = (
       }
       toolVisibility = tool.visibility
     }
+    if (tool.jsonSchema !== undefined && (tool.jsonSchema === null || typeof tool.jsonSchema !== "object")) {
+      errors.push(`Plugin '${name}' tool '${toolName}' jsonSchema must be an object.`)
+      return
+    }
     let parameters: JsonSchema | undefined
     try {
       parameters = deriveParameters(tool)
@@ -249,7 +265,7 @@ const resolvePlugin = (
     const resolvedTool: CatalogTool = {
       name: toolName,
       plugin: name,
-      description: `[${title}] ${tool.description}`,
+      description: `[${prefix}] ${tool.description}`,
       visibility: toolVisibility,
       parameters,
       tool
@@ -257,6 +273,13 @@ const resolvePlugin = (
     resolved.push(resolvedTool)
     if (toolVisibility === "on-demand") onDemandTools.push(resolvedTool)
     else if (toolVisibility === "always") alwaysTools.push(resolvedTool)
+  }
+  tools.forEach((tool, i) => {
+    try {
+      resolveTool(tool, i)
+    } catch (thrown) {
+      errors.push(`Plugin '${name}' tool #${i} could not be read (${describe(thrown)}).`)
+    }
   })
 
   return {
@@ -341,7 +364,14 @@ export const make = (
       errors.push(`Plugin '${name}' is registered more than once (#${previous.index} and #${index}).`)
       continue
     }
-    const entry = resolvePlugin(plugin, name, index, errors, warnings)
+    let entry: CatalogEntry
+    try {
+      entry = resolvePlugin(plugin, name, index, errors, warnings)
+    } catch (thrown) {
+      // Reads the per-field guards do not cover (a hostile manifest or hook getter).
+      errors.push(`Plugin '${name}' could not be read (${describe(thrown)}).`)
+      continue
+    }
     const draft: Draft = { name, plugin, index, dependsOn: readDependsOn(plugin, name, errors), entry }
     drafts.push(draft)
     byName.set(name, draft)

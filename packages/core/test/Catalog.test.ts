@@ -399,3 +399,58 @@ describe("Catalog.make: per-request tools and the meta-tools", () => {
     expect(Catalog.RESERVED_TOOL_NAMES).toEqual([MetaTools.LIST_CAPABILITIES, MetaTools.LOAD_CAPABILITY])
   })
 })
+
+describe("Catalog.make never throws", () => {
+  it("property: any list of anything gives a Right or a CatalogBootError with [boot-error] lines", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.anything({ withNullPrototype: true, withSparseArray: true }),
+            fc.record({
+              name: fc.constantFrom("a", "b", "Bad"),
+              manifest: fc.anything(),
+              tools: fc.anything()
+            }),
+            fc.constant(plugin("ok", { tools: [tool("ok_tool")] }))
+          ),
+          { maxLength: 6 }
+        ),
+        (plugins) => {
+          const result = Catalog.make(plugins as Plugin[])
+          if (Either.isLeft(result)) {
+            expect(result.left.errors.length).toBeGreaterThan(0)
+            for (const line of result.left.lines) expect(line.startsWith("[boot-error] ")).toBe(true)
+          }
+        }
+      ),
+      { numRuns: 300 }
+    )
+  })
+
+  it("getters that throw anywhere become errors naming the plugin", () => {
+    const boom = () => {
+      throw new Error("boom")
+    }
+    const hostileTool = Object.defineProperty({ ...tool("x") }, "description", { get: boom })
+    const hostileManifest = Object.defineProperty(
+      { title: "T", summary: "s", whenToUse: ["w"] },
+      "visibility",
+      { get: boom, enumerable: true }
+    )
+    const error = bootErrors([
+      plugin("a", { tools: [hostileTool] }),
+      { ...plugin("b"), manifest: hostileManifest as PluginManifest },
+      Object.defineProperty(plugin("c"), "getRequestTools", { get: boom }),
+      Object.defineProperty(plugin("d"), "dependsOn", { get: boom }),
+      plugin("e", { tools: [tool("bad_json", { jsonSchema: "nope" as never })] })
+    ])
+    expect(error.errors).toEqual([
+      "Plugin 'a' tool #0 could not be read (boom).",
+      "Plugin 'b' manifest field 'visibility' could not be read (boom).",
+      "Plugin 'c' could not be read (boom).",
+      "Plugin 'd' field 'dependsOn' could not be read (boom).",
+      "Plugin 'e' tool 'bad_json' jsonSchema must be an object."
+    ])
+  })
+})
