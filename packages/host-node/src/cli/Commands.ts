@@ -1,0 +1,198 @@
+/**
+ * The `plugboard` commands: `serve`, `token`, `credits`, `chat`. Each takes its arguments and an
+ * IO (so tests run them in-process) and returns an exit code: 0 ok, 1 failure, 2 usage error.
+ */
+import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
+import { loadOrCreateSigner, mintInvocation } from "@plugboard/adapters/ucan"
+import { Clock } from "@plugboard/core"
+import { Effect, Either } from "effect"
+import { createOracleApp, OracleBootError } from "../App.js"
+import * as ServerConfig from "../Config.js"
+import { CREDITS_PLUGIN_NAME } from "../credits/CreditsPlugin.js"
+import { loadPlugins, ModuleError } from "./LoadPlugins.js"
+import { printEvent, readSse } from "./Sse.js"
+
+/** Where a command writes, and its environment. */
+export interface CliIO {
+  readonly out: (text: string) => void
+  readonly err: (text: string) => void
+  readonly env: Readonly<Record<string, string | undefined>>
+  readonly cwd: string
+}
+
+/** A command line the command cannot run. */
+export class UsageError extends Error {}
+
+/** Splits `--flag value` / `--flag=value` options from positional arguments. */
+export const parseFlags = (
+  argv: ReadonlyArray<string>,
+  known: ReadonlyArray<string>
+): { readonly positional: Array<string>; readonly flags: Record<string, string> } => {
+  const positional: Array<string> = []
+  const flags: Record<string, string> = {}
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (!arg.startsWith("--")) {
+      positional.push(arg)
+      continue
+    }
+    const [name, inline] = arg.slice(2).split("=", 2) as [string, string | undefined]
+    if (!known.includes(name)) throw new UsageError(`Unknown option --${name}.`)
+    const value = inline ?? argv[++i]
+    if (value === undefined) throw new UsageError(`Option --${name} needs a value.`)
+    flags[name] = value
+  }
+  return { positional, flags }
+}
+
+const loadConfig = async (io: CliIO) => {
+  const result = await Effect.runPromise(Effect.either(ServerConfig.fromEnv(io.env, io.cwd)))
+  if (Either.isLeft(result)) throw new OracleBootError(result.left.lines)
+  return result.right
+}
+
+const wholeNumber = (name: string, raw: string, min: number, max: number): number => {
+  const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}.`)
+  }
+  return n
+}
+
+/** `serve [module] [--port N]`: runs the oracle until SIGTERM/SIGINT. Resolves when it has stopped. */
+export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
+  const { positional, flags } = parseFlags(argv, ["port", "host"])
+  if (positional.length > 1) throw new UsageError("serve takes at most one module.")
+  const { file, plugins } = await loadPlugins(positional[0], io.cwd)
+  const app = await createOracleApp({ plugins, env: io.env, cwd: io.cwd })
+  const port = flags.port === undefined ? undefined : wholeNumber("--port", flags.port, 0, 65535)
+  const { url } = await app.listen(port, flags.host)
+  io.out(
+    [
+      `plugboard oracle '${app.config.oracleName}' listening on ${url}`,
+      `  oracle DID  ${app.oracleDid}`,
+      `  plugins     ${app.catalog.entries.length} from ${file}`,
+      `  model       ${app.config.model.provider}/${app.config.model.model}`,
+      `  data        ${app.config.dataDir}`,
+      `  credits     ${app.creditsEnabled ? "on" : app.catalog.byName.has(CREDITS_PLUGIN_NAME) ? "off (DISABLE_CREDITS=true)" : "off (no credits plugin)"}`,
+      `  matrix      ${app.config.matrix === undefined ? "off" : app.config.matrix.baseUrl}`,
+      `Try: pnpm plugboard chat "What's the weather in Berlin?"`,
+      ""
+    ].join("\n")
+  )
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      io.err(`\n${signal}: shutting down (deadline ${app.config.shutdownDeadlineMs} ms)…\n`)
+      process.off("SIGTERM", onTerm)
+      process.off("SIGINT", onInt)
+      void app.close().then(resolve, (error: unknown) => {
+        io.err(`shutdown failed: ${error instanceof Error ? error.message : String(error)}\n`)
+        resolve()
+      })
+    }
+    const onTerm = () => stop("SIGTERM")
+    const onInt = () => stop("SIGINT")
+    process.on("SIGTERM", onTerm)
+    process.on("SIGINT", onInt)
+  })
+  io.out("stopped.\n")
+  return 0
+}
+
+/** The local user's signer and the local oracle's DID (both kept under the data directory). */
+const localIdentities = async (config: ServerConfig.ServerConfig) => {
+  const user = (await loadOrCreateSigner(config.userKeyFile)).signer
+  const oracle = (await loadOrCreateSigner(config.oracleKeyFile)).signer
+  return { user, oracleDid: oracle.did() }
+}
+
+/** `token [--ttl seconds] [--audience did]`: prints a fresh invocation for the local user. */
+export const token = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
+  const { positional, flags } = parseFlags(argv, ["ttl", "audience"])
+  if (positional.length > 0) throw new UsageError("token takes no arguments.")
+  const config = await loadConfig(io)
+  const { user, oracleDid } = await localIdentities(config)
+  const ttlSeconds = flags.ttl === undefined ? 300 : wholeNumber("--ttl", flags.ttl, 1, 900)
+  const audience = flags.audience ?? oracleDid
+  io.out(`${await mintInvocation({ issuer: user, audience, ttlSeconds, resource: config.ucanResource })}\n`)
+  return 0
+}
+
+/** `credits [balance | top-up <amount>] [--did did]`: the SQLite ledger at `CREDITS_DATABASE_PATH`. */
+export const credits = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
+  const { positional, flags } = parseFlags(argv, ["did"])
+  const [action = "balance", amountText, ...rest] = positional
+  if (rest.length > 0 || !["balance", "top-up"].includes(action)) {
+    throw new UsageError("Usage: plugboard credits [balance | top-up <amount>] [--did <did>]")
+  }
+  if (action === "top-up" && amountText === undefined) throw new UsageError("top-up needs an amount.")
+  if (action === "balance" && amountText !== undefined) throw new UsageError("balance takes no amount.")
+  const config = await loadConfig(io)
+  const did = flags.did ?? (await loadOrCreateSigner(config.userKeyFile)).signer.did()
+  const amount = amountText === undefined ? 0 : wholeNumber("amount", amountText, 1, Number.MAX_SAFE_INTEGER)
+  const program = Effect.scoped(
+    Effect.gen(function* () {
+      const ledger = yield* SqliteCreditLedger.make({ filename: config.creditsDatabasePath })
+      return action === "top-up"
+        ? (yield* ledger.topUp(did, amount, "plugboard credits top-up")).balance
+        : yield* ledger.balance(did)
+    })
+    // The ledger stamps entries from core's Clock port; the CLI runs on the live clock.
+  ).pipe(Effect.provide(Clock.layer))
+  const result = await Effect.runPromise(Effect.either(program))
+  if (Either.isLeft(result)) {
+    io.err(`credits: ${result.left.message}\n`)
+    return 1
+  }
+  io.out(`${did}: ${result.right} credit${result.right === 1 ? "" : "s"}\n`)
+  return 0
+}
+
+/** `chat "<message>" [--url URL] [--session ID]`: one streamed turn, events printed as they come. */
+export const chat = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
+  const { positional, flags } = parseFlags(argv, ["url", "session"])
+  if (positional.length !== 1 || positional[0]!.trim() === "") {
+    throw new UsageError('Usage: plugboard chat "<message>" [--url <url>] [--session <id>]')
+  }
+  const config = await loadConfig(io)
+  const base = (flags.url ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, "")
+  const health = await fetch(`${base}/health`).catch((error: unknown) => {
+    throw new Error(
+      `No oracle answers at ${base} (${error instanceof Error ? error.message : String(error)}). Start one with: pnpm plugboard serve`
+    )
+  })
+  const { oracleDid } = (await health.json()) as { oracleDid?: string }
+  if (typeof oracleDid !== "string") throw new Error(`${base}/health did not report an oracleDid.`)
+  const user = (await loadOrCreateSigner(config.userKeyFile)).signer
+  const headers = {
+    authorization: `Bearer ${await mintInvocation({ issuer: user, audience: oracleDid, resource: config.ucanResource })}`,
+    "x-auth-type": "ucan",
+    "content-type": "application/json"
+  }
+  const fail = async (what: string, response: Response) => {
+    const body = await response.text()
+    io.err(`${what}: HTTP ${response.status} ${body}\n`)
+    return 1
+  }
+  let sessionId = flags.session
+  if (sessionId === undefined) {
+    const created = await fetch(`${base}/sessions`, { method: "POST", headers, body: "{}" })
+    if (!created.ok) return fail("creating a session", created)
+    sessionId = ((await created.json()) as { sessionId: string }).sessionId
+    io.out(`session ${sessionId}\n`)
+  }
+  const response = await fetch(`${base}/messages/${encodeURIComponent(sessionId)}`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ message: positional[0], stream: true })
+  })
+  if (!response.ok || response.body === null) return fail("sending the message", response)
+  let failed = false
+  for await (const event of readSse(response.body)) {
+    if (event._tag === "error") failed = true
+    io.out(printEvent(event))
+  }
+  return failed ? 1 : 0
+}
+
+export { ModuleError }

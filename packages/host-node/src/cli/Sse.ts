@@ -1,0 +1,49 @@
+/**
+ * The client side of the SSE contract, for `plugboard chat` and the tests: frames parsed with
+ * core's `EventSink.fromSse` (comments such as `: heartbeat` skipped), and a readable rendering.
+ */
+import { EventSink } from "@plugboard/core"
+import { Effect, Either } from "effect"
+
+/** Yields each event of an SSE body as it arrives; a frame that does not parse is an `error` event. */
+export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<EventSink.AgentEvent> {
+  const decoder = new TextDecoder()
+  let buffer = ""
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true })
+    let end = buffer.indexOf("\n\n")
+    while (end >= 0) {
+      const frame = buffer.slice(0, end)
+      buffer = buffer.slice(end + 2)
+      end = buffer.indexOf("\n\n")
+      if (frame.trim() === "" || frame.startsWith(":")) continue
+      const parsed = Effect.runSync(Effect.either(EventSink.fromSse(frame)))
+      yield Either.isRight(parsed)
+        ? parsed.right
+        : { _tag: "error", error: `Unreadable SSE frame: ${frame.slice(0, 200)}` }
+    }
+  }
+}
+
+const short = (value: unknown, max: number): string => {
+  const text = typeof value === "string" ? value : JSON.stringify(value)
+  return text.length > max ? `${text.slice(0, max)}…` : text
+}
+
+/** One event as `plugboard chat` prints it. */
+export const printEvent = (event: EventSink.AgentEvent): string => {
+  switch (event._tag) {
+    case "reasoning":
+      return `… ${event.content}\n`
+    case "tool_call":
+      return event.status === "isRunning"
+        ? `→ ${event.toolName} ${short(event.args, 200)}\n`
+        : `← ${event.toolName} ${short(event.output ?? "", 160)}\n`
+    case "message":
+      return `\n${event.content}\n\n`
+    case "error":
+      return `✗ ${event.error}\n`
+    case "done":
+      return "← done\n"
+  }
+}
