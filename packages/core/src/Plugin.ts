@@ -112,9 +112,13 @@ export interface Plugin {
   readonly getSubAgents?: () => ReadonlyArray<SubAgentSpec>
   readonly getMiddlewares?: () => ReadonlyArray<PluginMiddleware>
   /** Read once at boot, cached, exposed as `context.shared[key]`. */
-  readonly getSharedState?: () => Readonly<Record<string, unknown>> | Promise<Readonly<Record<string, unknown>>>
+  readonly getSharedState?: () =>
+    | Readonly<Record<string, unknown>>
+    | Promise<Readonly<Record<string, unknown>>>
   /** Per-request tools; they follow the plugin's visibility. */
-  readonly getRequestTools?: (request: RequestInfo) => ReadonlyArray<PluginTool> | Promise<ReadonlyArray<PluginTool>>
+  readonly getRequestTools?: (
+    request: RequestInfo
+  ) => ReadonlyArray<PluginTool> | Promise<ReadonlyArray<PluginTool>>
   readonly getRequestSubAgents?: (
     request: RequestInfo
   ) => ReadonlyArray<SubAgentSpec> | Promise<ReadonlyArray<SubAgentSpec>>
@@ -125,13 +129,15 @@ export interface Plugin {
 const KEBAB_CASE = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/
 
 /** True when `name` is a valid plugin name (kebab-case, starts with a letter). */
-export const isPluginName = (name: string): boolean => KEBAB_CASE.test(name)
+export const isPluginName = (name: string): boolean => typeof name === "string" && KEBAB_CASE.test(name)
 
 /** Thrown by `definePlugin` for a name that is not kebab-case. */
 export class InvalidPluginNameError extends Error {
   readonly _tag = "InvalidPluginNameError"
   constructor(readonly pluginName: string) {
-    super(`Plugin name '${pluginName}' is not kebab-case (lowercase letters, digits and single dashes).`)
+    super(
+      `Plugin name '${String(pluginName)}' is not kebab-case (lowercase letters, digits and single dashes).`
+    )
     this.name = "InvalidPluginNameError"
   }
 }

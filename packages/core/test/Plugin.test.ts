@@ -26,6 +26,14 @@ describe("definePlugin", () => {
       )
     }
   )
+
+  it("rejects a name that is not a string (RegExp#test would coerce undefined to 'undefined')", () => {
+    expect(() => definePlugin({ name: undefined as unknown as string, manifest })).toThrow(
+      InvalidPluginNameError
+    )
+    expect(isPluginName(undefined as unknown as string)).toBe(false)
+    expect(isPluginName(null as unknown as string)).toBe(false)
+  })
 })
 
 describe("isPluginName", () => {
