@@ -1,0 +1,138 @@
+/** Black-box helpers: a real server on 127.0.0.1 (random port) over a temporary data directory. */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { generateSigner, mintInvocation, type Signer } from "@plugboard/adapters/ucan"
+import { definePlugin, defineTool, type EventSink, type Plugin } from "@plugboard/core"
+import { Schema } from "effect"
+import { weather } from "../../../examples/plugins/weather.js"
+import { readSse } from "../src/cli/Sse.js"
+import { createOracleApp, type OracleApp, type OracleAppOptions, quietLogger } from "../src/index.js"
+
+export { weather }
+
+/** A running app, its URL, and cleanup. */
+export interface Running {
+  readonly app: OracleApp
+  readonly url: string
+  readonly dir: string
+  readonly stop: () => Promise<void>
+}
+
+/** Starts an app with `plugins` (default: weather) on a random port; env defaults keep limits out of the way. */
+export const start = async (
+  options: Partial<OracleAppOptions> & { readonly env?: Record<string, string> } = {}
+): Promise<Running> => {
+  const dir = mkdtempSync(join(tmpdir(), "plugboard-host-"))
+  const app = await createOracleApp({
+    plugins: [weather],
+    logger: quietLogger,
+    ...options,
+    env: { PLUGBOARD_DATA_DIR: dir, THROTTLE_LIMIT: "1000", SSE_HEARTBEAT_MS: "15000", ...options.env }
+  })
+  const { url } = await app.listen(0, "127.0.0.1")
+  return {
+    app,
+    url,
+    dir,
+    stop: async () => {
+      await app.close(2_000)
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+/** A user: its signer and headers carrying a fresh token for `audience`. */
+export const user = async (audience: string) => {
+  const signer = await generateSigner()
+  return { signer, did: signer.did(), headers: await headersFor(signer, audience) }
+}
+
+/** Headers with a fresh invocation of `signer` for `audience`. */
+export const headersFor = async (signer: Signer, audience: string, ttlSeconds = 600) => ({
+  authorization: `Bearer ${await mintInvocation({ issuer: signer, audience, ttlSeconds })}`,
+  "x-auth-type": "ucan",
+  "content-type": "application/json"
+})
+
+/** A JSON request; returns status, headers and parsed body (or the raw text when not JSON). */
+export const call = async (
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}
+) => {
+  const response = await fetch(url, {
+    method: init.method ?? "GET",
+    headers: init.headers ?? {},
+    ...(init.body === undefined
+      ? {}
+      : { body: typeof init.body === "string" ? init.body : JSON.stringify(init.body) })
+  })
+  const text = await response.text()
+  let body: any
+  try {
+    body = JSON.parse(text)
+  } catch {
+    body = text
+  }
+  return { status: response.status, headers: response.headers, body }
+}
+
+/** Posts a streamed message; returns the response headers and an async list of its events. */
+export const stream = async (
+  url: string,
+  sessionId: string,
+  headers: Record<string, string>,
+  message: string
+) => {
+  const response = await fetch(`${url}/messages/${sessionId}`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ message, stream: true })
+  })
+  return { response, events: readSse(response.body!) }
+}
+
+/** Every event of a stream. */
+export const collect = async (events: AsyncIterable<EventSink.AgentEvent>) => {
+  const out: Array<EventSink.AgentEvent> = []
+  for await (const e of events) out.push(e)
+  return out
+}
+
+/** Creates a session for `headers`' user. */
+export const newSession = async (url: string, headers: Record<string, string>): Promise<string> => {
+  const r = await call(`${url}/sessions`, { method: "POST", headers, body: {} })
+  if (r.status !== 201) throw new Error(`session: ${r.status} ${JSON.stringify(r.body)}`)
+  return r.body.sessionId
+}
+
+/**
+ * An always-visible plugin whose one tool runs until its turn is aborted (or 30 s pass): the
+ * router calls it for "Run the slow job".
+ */
+export const slowJob: Plugin = definePlugin({
+  name: "slow-job",
+  manifest: {
+    title: "Slow job",
+    summary: "Runs a slow background job.",
+    whenToUse: ["When asked to run the slow job."],
+    examples: [{ user: "Run the slow job", tool: "run_slow_job", args: {} }],
+    tags: ["slow", "job"],
+    visibility: "always"
+  },
+  tools: [
+    defineTool({
+      name: "run_slow_job",
+      description: "Runs the slow job until it finishes.",
+      input: Schema.Struct({}),
+      handler: (_input, context) =>
+        new Promise((resolve, reject) => {
+          const timer = setTimeout(() => resolve("finished"), 30_000)
+          context.signal.addEventListener("abort", () => {
+            clearTimeout(timer)
+            reject(new Error("the job was cancelled"))
+          })
+        })
+    })
+  ]
+})
