@@ -15,7 +15,6 @@ import { mkdtempSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
-  directoryUserDatabases,
   MatrixSyncEngine,
   matrixSnapshotStore,
   registerWithSharedSecret,
@@ -190,15 +189,17 @@ export default async (): Promise<void> => {
     engine.close()
     await dbs.close()
 
+    const registryB = new UserDatabaseRegistry({ directory: dirB, retention: false })
     const hostB = new MatrixSyncEngine({
       store: matrixSnapshotStore(oracle),
-      databases: directoryUserDatabases(dirB),
+      databases: registryB,
       intervalMs: 0
     })
     const [restored, restoreMs] = await time(() => hostB.restore(did))
     if (restored._tag !== "Restored") throw new Error(`expected a restore, got ${restored._tag}`)
     hostB.close()
-    const restoredSize = statSync(directoryUserDatabases(dirB).databasePath(did)).size
+    const restoredSize = statSync(registryB.databasePath(did)).size
+    await registryB.close()
     console.log(
       `restore on a fresh host (download + verify + integrity_check + link): ${ms(restoreMs)}, ${kib(restoredSize)}`
     )

@@ -83,6 +83,13 @@ export interface MatrixSyncEngineOptions {
   readonly intervalMs?: number
   /** Retry backoff: `baseMs * 2^(n-1)`, capped at `maxMs`; after `maxAttempts` wait for the next schedule. */
   readonly retry?: { readonly baseMs?: number; readonly maxMs?: number; readonly maxAttempts?: number }
+  /**
+   * `restore` of a user whose restore resolved less than this long ago answers `LocalPresent`
+   * without asking the homeserver. Default 0: always ask (one state-event read), so a user who
+   * came back from another host gets the newer state. A host that restores before every turn and
+   * routes users stickily may raise it to save that round trip.
+   */
+  readonly recheckAfterMs?: number
   /** Largest snapshot accepted on restore (uncompressed). Default 4 GiB. */
   readonly maxSnapshotBytes?: number
   /** Directory for backup temp files. Default: the database's directory. */
@@ -99,6 +106,8 @@ interface UserState {
   attempts: number
   restoreAttempts: number
   restoredInBackground: RestoreOutcome | undefined
+  /** When the last restore of this user resolved. */
+  resolvedAt: number
   debounce: ReturnType<typeof setTimeout> | undefined
   retry: ReturnType<typeof setTimeout> | undefined
   restoreRetry: ReturnType<typeof setTimeout> | undefined
@@ -181,8 +190,13 @@ export class MatrixSyncEngine {
   /** Restores `did` from the room when there is no local database; see `RestoreOutcome`. */
   restore(did: string): Promise<RestoreOutcome> {
     return this.enqueue(did, async () => {
-      const outcome = await this.restoreOnce(did, false)
       const u = this.user(did)
+      // Hosts call this before every turn: skip the round trip while the last check is fresh.
+      const fresh = this.now() - u.resolvedAt < (this.options.recheckAfterMs ?? 0)
+      const outcome =
+        u.restore === "resolved" && fresh && existsSync(this.options.databases.databasePath(did))
+          ? ({ _tag: "LocalPresent" } as const)
+          : await this.restoreOnce(did, false)
       // A background retry already brought the room's snapshot in since the last call.
       const earlier = u.restoredInBackground
       u.restoredInBackground = undefined
@@ -269,6 +283,7 @@ export class MatrixSyncEngine {
         attempts: 0,
         restoreAttempts: 0,
         restoredInBackground: undefined,
+        resolvedAt: Number.NEGATIVE_INFINITY,
         debounce: undefined,
         retry: undefined,
         restoreRetry: undefined,
@@ -449,6 +464,7 @@ export class MatrixSyncEngine {
         }
       })
       u.restore = "resolved"
+      u.resolvedAt = this.now()
       u.restoreAttempts = 0
       if (u.restoreRetry !== undefined) clearTimeout(u.restoreRetry)
       u.restoreRetry = undefined

@@ -6,10 +6,11 @@
  * `UserDatabaseRegistry` from `@plugboard/adapters/sqlite` has exactly this shape; use it in a
  * host. `directoryUserDatabases` is a minimal stand-in for scripts and tests.
  */
-import { createHash } from "node:crypto"
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import Database from "better-sqlite3"
+// The same key as the registry's, so hosts using either name a user's room identically.
+import { storageKey } from "../sqlite/UserDatabases.js"
 
 /** The user's database while the write lock is held. */
 export interface QuiescentDatabase {
@@ -30,9 +31,6 @@ export interface UserDatabases {
   /** Runs `fn` while no turn or write of the user runs, holding new ones back until it ends. */
   withUserWriteLock<A>(did: string, fn: (db: QuiescentDatabase) => Promise<A>): Promise<A>
 }
-
-/** The storage key of a DID: lowercase hex SHA-256 of its UTF-8 bytes. */
-export const hashDid = (did: string): string => createHash("sha256").update(did, "utf8").digest("hex")
 
 /**
  * A per-process write lock per key: a promise chain, so callers run one after another in call
@@ -56,7 +54,7 @@ export const makeKeyedLock = () => {
 }
 
 /**
- * One database file per user in `directory`, named `<sha256(did)>.sqlite`, with an in-process
+ * One database file per user in `directory`, named `<storageKey>.sqlite`, with an in-process
  * write lock that only callers of `withUserWriteLock` take. It keeps no connection, so
  * `closeConnection` does nothing: whoever writes the files must not hold them open across a
  * restore. For scripts and tests; hosts use `UserDatabaseRegistry`.
@@ -64,12 +62,12 @@ export const makeKeyedLock = () => {
 export const directoryUserDatabases = (directory: string): UserDatabases => {
   mkdirSync(directory, { recursive: true })
   const lock = makeKeyedLock()
-  const databasePath = (did: string) => join(directory, `${hashDid(did)}.sqlite`)
+  const databasePath = (did: string) => join(directory, `${storageKey(did)}.sqlite`)
   return {
     databasePath,
-    storageKey: hashDid,
+    storageKey: storageKey,
     withUserWriteLock: (did, fn) =>
-      lock(hashDid(did), () =>
+      lock(storageKey(did), () =>
         fn({
           path: databasePath(did),
           backup: async (destination) => {

@@ -150,6 +150,24 @@ describe("MatrixSyncEngine (memory store)", () => {
     expect(readRows(a.path)).toEqual(["a1", "b2", "a3"])
   })
 
+  it("restore before every turn is free while fresh, and asks the room again once stale", async () => {
+    const store = memorySnapshotStore()
+    const a = host(store)
+    writeRows(a.path, ["a1"])
+    await a.engine.syncNow(did)
+    const flaky = flakyStore(store)
+    const b = host(flaky, { recheckAfterMs: 60_000 })
+    expect((await b.engine.restore(did))._tag).toBe("Restored")
+    const calls = flaky.calls
+    expect(await b.engine.restore(did)).toEqual({ _tag: "LocalPresent" })
+    expect(flaky.calls).toBe(calls)
+    const c = host(flaky, { recheckAfterMs: 0 })
+    await c.engine.restore(did)
+    const before = flaky.calls
+    expect(await c.engine.restore(did)).toEqual({ _tag: "LocalPresent" })
+    expect(flaky.calls).toBeGreaterThan(before)
+  })
+
   it("never uploads over a snapshot it does not descend from (two hosts), until adoptLocal", async () => {
     const store = memorySnapshotStore()
     const a = host(store)
