@@ -73,6 +73,11 @@ describe.each(savers)("the agent loop with %s", (_name, makeSaver) => {
     // Checkpointed, and the next turn of the thread starts from it.
     expect(turn.state.loadedPlugins).toEqual(["weather"])
     expect((await agent.getState()).loadedPlugins).toEqual(["weather"])
+    if (fixture.reopen !== undefined) {
+      // On disk, not only in this process: a second connection reads the same thread.
+      const tuple = await fixture.reopen().getTuple({ configurable: { thread_id: "s1" } })
+      expect(tuple?.checkpoint.channel_values.loadedPlugins).toEqual(["weather"])
+    }
     const nextModel = ScriptedChatModel.script([
       [{ tool: "get_current_weather", args: { city: "Tokyo" } }],
       "Tokyo is warm."

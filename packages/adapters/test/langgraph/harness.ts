@@ -16,6 +16,8 @@ import { makeSqliteSaver } from "../../src/sqlite/index.js"
 export interface SaverFixture {
   readonly saver: BaseCheckpointSaver
   readonly close: () => void
+  /** For a durable saver: a second saver on the same storage (what a restarted host opens). */
+  readonly reopen?: () => BaseCheckpointSaver
 }
 
 /** Every checkpointer the end-to-end scenarios run against. */
@@ -25,10 +27,18 @@ export const savers: ReadonlyArray<readonly [string, () => SaverFixture]> = [
     "SqliteSaver",
     () => {
       const dir = mkdtempSync(join(tmpdir(), "plugboard-agent-"))
-      const saver = makeSqliteSaver({ filename: join(dir, "user.sqlite") })
+      const filename = join(dir, "user.sqlite")
+      const saver = makeSqliteSaver({ filename })
+      const reopened: Array<ReturnType<typeof makeSqliteSaver>> = []
       return {
         saver,
+        reopen: () => {
+          const again = makeSqliteSaver({ filename })
+          reopened.push(again)
+          return again
+        },
         close: () => {
+          for (const s of reopened) s.close()
           saver.close()
           rmSync(dir, { recursive: true, force: true })
         }
