@@ -1,0 +1,249 @@
+/**
+ * Sessions and messages over real sockets: the streamed weather turn in order, its history, the
+ * per-user wall (404), abort mid-stream, the JSON (non-stream) answer, heartbeats, and the host's
+ * `checkpointerForUser` override.
+ */
+import { MemorySaver } from "@plugboard/adapters/langgraph"
+import { describe, expect, it } from "vitest"
+import { call, collect, newSession, slowJob, start, stream, user, weather } from "./helpers.js"
+
+const toolCalls = (events: ReadonlyArray<{ _tag: string; toolName?: string; status?: string }>) =>
+  events.filter((e) => e._tag === "tool_call" && e.status === "isRunning").map((e) => e.toolName)
+
+/** Every tool call of every AI message in a history has an answer. */
+const consistent = (
+  messages: ReadonlyArray<{ type: string; toolCalls?: Array<{ id: string }>; toolCallId?: string }>
+) => {
+  const answered = new Set(messages.filter((m) => m.type === "tool").map((m) => m.toolCallId))
+  return messages.every((m) => (m.toolCalls ?? []).every((c) => answered.has(c.id)))
+}
+
+describe("streamed turn", () => {
+  it("reasoning, load_capability, get_current_weather, message, done; then history; another user gets 404", async () => {
+    const server = await start()
+    try {
+      const alice = await user(server.app.oracleDid)
+      const session = await newSession(server.url, alice.headers)
+      const { response, events } = await stream(
+        server.url,
+        session,
+        alice.headers,
+        "What's the weather in Berlin?"
+      )
+      expect(response.status).toBe(200)
+      expect(response.headers.get("content-type")).toBe("text/event-stream")
+      expect(response.headers.get("cache-control")).toBe("no-cache, no-transform")
+      expect(response.headers.get("x-accel-buffering")).toBe("no")
+      expect(response.headers.get("x-request-id")).toMatch(/^[\w-]+$/)
+      const seen = await collect(events)
+      // Order of first appearance of each kind of event.
+      const order = seen
+        .map((e) => (e._tag === "tool_call" ? `tool_call:${e.toolName}` : e._tag))
+        .filter((tag, i, all) => all.indexOf(tag) === i)
+      expect(order).toEqual([
+        "reasoning",
+        "tool_call:load_capability",
+        "tool_call:get_current_weather",
+        "message",
+        "done"
+      ])
+      expect(seen.filter((e) => e._tag === "done")).toHaveLength(1)
+      const calls = seen.filter((e) => e._tag === "tool_call")
+      for (const c of calls)
+        expect(c).toMatchObject({ sessionId: session, requestId: response.headers.get("x-request-id") })
+      const answer = seen.find((e) => e._tag === "message")
+      expect(answer && "content" in answer ? answer.content : "").toContain("Berlin")
+
+      const history = await call(`${server.url}/messages/${session}`, { headers: alice.headers })
+      expect(history.status).toBe(200)
+      const types = history.body.messages.map((m: { type: string }) => m.type)
+      expect(types).toEqual(["human", "ai", "tool", "ai", "tool", "ai"])
+      expect(history.body.messages[0].content).toBe("What's the weather in Berlin?")
+      expect(history.body.messages[3].toolCalls[0].name).toBe("get_current_weather")
+
+      const bob = await user(server.app.oracleDid)
+      const stolen = await call(`${server.url}/messages/${session}`, { headers: bob.headers })
+      expect(stolen).toMatchObject({ status: 404, body: { statusCode: 404 } })
+      expect(
+        (await call(`${server.url}/sessions/${session}`, { method: "DELETE", headers: bob.headers })).status
+      ).toBe(404)
+      const listed = await call(`${server.url}/sessions`, { headers: alice.headers })
+      expect(listed.body).toMatchObject({ total: 1, sessions: [{ sessionId: session }] })
+      expect((await call(`${server.url}/sessions`, { headers: bob.headers })).body.total).toBe(0)
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it("without stream: JSON {message:{type,content,id}, sessionId}; a session is created on first contact", async () => {
+    const server = await start()
+    try {
+      const u = await user(server.app.oracleDid)
+      const r = await call(`${server.url}/messages/my-own-id`, {
+        method: "POST",
+        headers: u.headers,
+        body: { message: "What's the weather in Berlin?" }
+      })
+      expect(r.status).toBe(200)
+      expect(r.body).toMatchObject({ sessionId: "my-own-id", message: { type: "ai" } })
+      expect(r.body.message.content).toContain("Berlin")
+      expect(typeof r.body.message.id).toBe("string")
+      expect(r.headers.get("server-timing")).toMatch(
+        /auth;dur=.*limit;dur=.*load;dur=.*agent;dur=.*save;dur=/
+      )
+      const listed = await call(`${server.url}/sessions`, { headers: u.headers })
+      expect(listed.body.sessions.map((s: { sessionId: string }) => s.sessionId)).toEqual(["my-own-id"])
+      const deleted = await call(`${server.url}/sessions/my-own-id`, { method: "DELETE", headers: u.headers })
+      expect(deleted).toMatchObject({ status: 200, body: { success: true } })
+      expect((await call(`${server.url}/messages/my-own-id`, { headers: u.headers })).status).toBe(404)
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it("sends `: heartbeat` comments while a turn runs", async () => {
+    const server = await start({ plugins: [weather, slowJob], env: { SSE_HEARTBEAT_MS: "50" } })
+    try {
+      const u = await user(server.app.oracleDid)
+      const session = await newSession(server.url, u.headers)
+      const response = await fetch(`${server.url}/messages/${session}`, {
+        method: "POST",
+        headers: u.headers,
+        body: JSON.stringify({ message: "Run the slow job", stream: true })
+      })
+      const reader = response.body!.getReader()
+      let text = ""
+      while (!text.includes(": heartbeat\n\n")) text += new TextDecoder().decode((await reader.read()).value)
+      await call(`${server.url}/messages/abort`, {
+        method: "POST",
+        headers: u.headers,
+        body: { sessionId: session }
+      })
+      while (true) {
+        const { value, done } = await reader.read()
+        if (done) break
+        text += new TextDecoder().decode(value)
+      }
+      expect(text.endsWith("event: done\ndata: {}\n\n")).toBe(true)
+    } finally {
+      await server.stop()
+    }
+  })
+})
+
+describe("abort", () => {
+  it("mid-stream: the stream ends with done, the thread stays consistent and takes the next turn", async () => {
+    const server = await start({ plugins: [weather, slowJob] })
+    try {
+      const u = await user(server.app.oracleDid)
+      const session = await newSession(server.url, u.headers)
+      const { events } = await stream(server.url, session, u.headers, "Run the slow job")
+      const seen = []
+      for await (const e of events) {
+        seen.push(e)
+        if (e._tag === "tool_call" && e.toolName === "run_slow_job" && e.status === "isRunning") {
+          const aborted = await call(`${server.url}/messages/abort`, {
+            method: "POST",
+            headers: u.headers,
+            body: { sessionId: session }
+          })
+          expect(aborted).toMatchObject({ status: 200, body: { success: true } })
+        }
+      }
+      expect(toolCalls(seen)).toContain("run_slow_job")
+      expect(seen.at(-1)?._tag).toBe("done")
+      expect(seen.filter((e) => e._tag === "done")).toHaveLength(1)
+      // Nothing left to abort.
+      const again = await call(`${server.url}/messages/abort`, {
+        method: "POST",
+        headers: u.headers,
+        body: { sessionId: session }
+      })
+      expect(again.body).toEqual({ success: false })
+
+      const history = await call(`${server.url}/messages/${session}`, { headers: u.headers })
+      expect(consistent(history.body.messages)).toBe(true)
+
+      const next = await collect(
+        (await stream(server.url, session, u.headers, "What's the weather in Berlin?")).events
+      )
+      expect(toolCalls(next)).toEqual(["load_capability", "get_current_weather"])
+      expect(next.at(-1)?._tag).toBe("done")
+      expect(next.some((e) => e._tag === "error")).toBe(false)
+      const after = await call(`${server.url}/messages/${session}`, { headers: u.headers })
+      expect(consistent(after.body.messages)).toBe(true)
+      expect(after.body.messages.length).toBeGreaterThan(history.body.messages.length)
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it("a client that disconnects aborts its turn; the thread stays consistent", async () => {
+    const server = await start({ plugins: [weather, slowJob] })
+    try {
+      const u = await user(server.app.oracleDid)
+      const session = await newSession(server.url, u.headers)
+      const controller = new AbortController()
+      const response = await fetch(`${server.url}/messages/${session}`, {
+        method: "POST",
+        headers: u.headers,
+        body: JSON.stringify({ message: "Run the slow job", stream: true }),
+        signal: controller.signal
+      })
+      const reader = response.body!.getReader()
+      let text = ""
+      while (!text.includes("run_slow_job")) text += new TextDecoder().decode((await reader.read()).value)
+      controller.abort()
+      // The server sees the socket close and aborts the turn; the stored thread gets closed calls.
+      let messages: Array<{ type: string; content: string }> = []
+      for (let i = 0; i < 100; i++) {
+        messages = (await call(`${server.url}/messages/${session}`, { headers: u.headers })).body.messages
+        if (messages.some((m) => m.type === "tool")) break
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      expect(consistent(messages as never)).toBe(true)
+      expect(messages.some((m) => m.type === "tool")).toBe(true)
+    } finally {
+      await server.stop()
+    }
+  })
+})
+
+describe("checkpointerForUser", () => {
+  it("overrides the saver of that user only", async () => {
+    const memory = new MemorySaver()
+    let alice = ""
+    const asked: Array<string> = []
+    const server = await start({
+      hooks: {
+        checkpointerForUser: (did) => {
+          asked.push(did)
+          return did === alice ? memory : undefined
+        }
+      }
+    })
+    try {
+      const a = await user(server.app.oracleDid)
+      const b = await user(server.app.oracleDid)
+      alice = a.did
+      for (const u of [a, b]) {
+        const done = await collect(
+          (await stream(server.url, `s-${u === a ? "a" : "b"}`, u.headers, "What's the weather in Berlin?"))
+            .events
+        )
+        expect(done.at(-1)?._tag).toBe("done")
+      }
+      expect(await memory.getTuple({ configurable: { thread_id: "s-a" } })).toBeDefined()
+      expect(await memory.getTuple({ configurable: { thread_id: "s-b" } })).toBeUndefined()
+      expect(asked).toContain(a.did)
+      expect(asked).toContain(b.did)
+      // Bob's thread went to the default per-user SQLite store and is served from it.
+      const bobHistory = await call(`${server.url}/messages/s-b`, { headers: b.headers })
+      expect(bobHistory.body.messages).toHaveLength(6)
+      const aliceHistory = await call(`${server.url}/messages/s-a`, { headers: a.headers })
+      expect(aliceHistory.body.messages).toHaveLength(6)
+    } finally {
+      await server.stop()
+    }
+  })
+})
