@@ -382,12 +382,13 @@ export class MatrixSyncEngine {
     if (!existsSync(path)) return { _tag: "NoLocalDatabase" }
     u.dirty = false
     try {
+      const ledger = await readLedger(path)
       const snapshot = await takeSnapshot({
         workDirectory: this.workDirectory(path),
         withLock: (fn) => databases.withUserWriteLock(did, fn),
-        now: this.now
+        now: this.now,
+        unlessSha256: ledger?.sha256
       })
-      const ledger = await readLedger(path)
       if (ledger?.sha256 === snapshot.sha256) return { _tag: "Unchanged", sha256: snapshot.sha256 }
       await this.options.afterSnapshot?.(did)
       const key = databases.storageKey(did)

@@ -40,13 +40,16 @@ export const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").upd
 /**
  * Backs up the user's database into a temp file in `workDirectory` while `withLock` is held (the
  * user's write lock: only the backup step holds it), then hashes and compresses it outside the
- * lock. `compress: false` only hashes (to compare the local state with a snapshot).
+ * lock. `compress: false` only hashes (to compare the local state with a snapshot); so does a
+ * hash equal to `unlessSha256`, leaving `compressed` empty.
  */
 export const takeSnapshot = async (options: {
   readonly workDirectory: string
   readonly withLock: <A>(fn: (db: QuiescentDatabase) => Promise<A>) => Promise<A>
   readonly now: () => number
   readonly compress?: boolean
+  /** Skips compression when the content hashes to this (an unchanged database). */
+  readonly unlessSha256?: string | undefined
 }): Promise<Snapshot> => {
   const tmp = join(options.workDirectory, `.snapshot-${randomUUID()}.sqlite`)
   try {
@@ -55,8 +58,10 @@ export const takeSnapshot = async (options: {
       return options.now()
     })
     const raw = await readFile(tmp)
-    const compressed = options.compress === false ? new Uint8Array() : await gzipAsync(raw, { level: 6 })
-    return { sha256: sha256Hex(raw), size: raw.length, compressed, createdAt }
+    const sha256 = sha256Hex(raw)
+    const skip = options.compress === false || sha256 === options.unlessSha256
+    const compressed = skip ? new Uint8Array() : await gzipAsync(raw, { level: 6 })
+    return { sha256, size: raw.length, compressed, createdAt }
   } finally {
     await rm(tmp, { force: true })
     await removeSideFiles(tmp)
