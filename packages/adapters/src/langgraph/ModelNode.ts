@@ -7,6 +7,7 @@
  * `afterModel`. A model error goes to each `onError` in catalog order; the first that returns
  * `{ recover }` turns the error into that answer (and `afterModel` does not run: there was no
  * model result); when none recovers, the error propagates to the caller (seed 002's default).
+ * A hook that throws is a plugin bug, not a model error: it propagates as is.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import {
