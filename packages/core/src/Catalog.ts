@@ -134,6 +134,12 @@ interface Draft {
 
 /** Reads a plugin's tools (`tools` + `getTools()`); a throwing hook becomes an error. */
 const collectTools = (plugin: Plugin, name: string, errors: string[]): ReadonlyArray<PluginTool> => {
+  try {
+    // The common case needs no copy: a plain `tools` array and no `getTools`.
+    if (plugin.getTools === undefined && Array.isArray(plugin.tools)) return plugin.tools
+  } catch {
+    // Fall through: the guarded reads below report it.
+  }
   const out: PluginTool[] = []
   try {
     const tools = plugin.tools
@@ -154,6 +160,95 @@ const collectTools = (plugin: Plugin, name: string, errors: string[]): ReadonlyA
     errors.push(`Plugin '${name}' getTools() threw: ${describe(thrown)}`)
   }
   return out
+}
+
+/** What resolving one tool needs from its plugin, and where it reports. */
+interface ToolContext {
+  readonly name: string
+  readonly visibility: Visibility
+  /** The `[<title>] ` prefix source: the manifest title, or the plugin name when it has none. */
+  readonly prefix: string
+  readonly errors: string[]
+  readonly warnings: string[]
+  readonly seen: Set<string>
+  readonly resolved: CatalogTool[]
+  readonly onDemandTools: CatalogTool[]
+  readonly alwaysTools: CatalogTool[]
+}
+
+/** Checks one tool and resolves its visibility, description and JSON Schema. */
+const resolveTool = (tool: PluginTool, i: number, ctx: ToolContext): void => {
+  const { name, visibility, prefix, errors, warnings, seen } = ctx
+  if (tool === null || typeof tool !== "object") {
+    errors.push(`Plugin '${name}' tool #${i} must be an object.`)
+    return
+  }
+  const toolName: unknown = tool.name
+  if (typeof toolName !== "string" || !TOOL_NAME.test(toolName)) {
+    errors.push(
+      `Plugin '${name}' tool #${i} has an invalid name ${typeof toolName === "string" ? `'${toolName.slice(0, 80)}'` : `(got ${typeof toolName})`} (1-64 letters, digits, '_' or '-').`
+    )
+    return
+  }
+  if (seen.has(toolName)) {
+    errors.push(`Plugin '${name}' registers tool '${toolName}' more than once.`)
+    return
+  }
+  seen.add(toolName)
+  if (typeof tool.description !== "string") {
+    errors.push(`Plugin '${name}' tool '${toolName}' description must be a string.`)
+    return
+  }
+  if (tool.description.trim().length === 0) {
+    warnings.push(`Plugin '${name}' tool '${toolName}' has an empty description.`)
+  }
+  if (typeof tool.handler !== "function") {
+    errors.push(`Plugin '${name}' tool '${toolName}' handler must be a function.`)
+  }
+  let toolVisibility = visibility
+  if (tool.visibility !== undefined) {
+    if (!isVisibility(tool.visibility)) {
+      errors.push(
+        `Plugin '${name}' tool '${toolName}' has unknown visibility '${String(tool.visibility)}' (expected one of 'always', 'on-demand', 'silent').`
+      )
+      return
+    }
+    if (visibility === "silent" && tool.visibility !== "silent") {
+      errors.push(
+        `Plugin '${name}' is silent but its tool '${toolName}' sets visibility '${tool.visibility}': a silent plugin is never offered to the model (drop the override or change the plugin's visibility).`
+      )
+      return
+    }
+    toolVisibility = tool.visibility
+  }
+  if (tool.jsonSchema !== undefined && (tool.jsonSchema === null || typeof tool.jsonSchema !== "object")) {
+    errors.push(`Plugin '${name}' tool '${toolName}' jsonSchema must be an object.`)
+    return
+  }
+  let parameters: JsonSchema | undefined
+  try {
+    parameters = deriveParameters(tool)
+    if (parameters === undefined) {
+      errors.push(`Plugin '${name}' tool '${toolName}' needs an input schema (or a jsonSchema).`)
+      return
+    }
+  } catch (thrown) {
+    errors.push(
+      `Plugin '${name}' tool '${toolName}' input schema cannot be turned into JSON Schema (${describe(thrown).split("\n")[0]}); give the tool a jsonSchema.`
+    )
+    return
+  }
+  const resolvedTool: CatalogTool = {
+    name: toolName,
+    plugin: name,
+    description: `[${prefix}] ${tool.description}`,
+    visibility: toolVisibility,
+    parameters,
+    tool
+  }
+  ctx.resolved.push(resolvedTool)
+  if (toolVisibility === "on-demand") ctx.onDemandTools.push(resolvedTool)
+  else if (toolVisibility === "always") ctx.alwaysTools.push(resolvedTool)
 }
 
 /** Resolves one plugin: manifest rules, tool checks, effective visibilities, JSON Schemas. */
@@ -180,8 +275,8 @@ const resolvePlugin = (
   // one cannot be checked at boot, so for such plugins an unknown example tool only warns.
   const perRequest = typeof plugin.getRequestTools === "function"
   const result = validateManifest(manifest, name, perRequest ? undefined : toolNames)
-  errors.push(...result.errors)
-  warnings.push(...result.warnings)
+  if (result.errors.length > 0) errors.push(...result.errors)
+  if (result.warnings.length > 0) warnings.push(...result.warnings)
   if (perRequest) {
     for (const example of exampleToolNames(manifest)) {
       if (!toolNames.includes(example)) {
@@ -201,82 +296,20 @@ const resolvePlugin = (
   const resolved: CatalogTool[] = []
   const onDemandTools: CatalogTool[] = []
   const alwaysTools: CatalogTool[] = []
-  const seen = new Set<string>()
-  const resolveTool = (tool: PluginTool, i: number): void => {
-    if (tool === null || typeof tool !== "object") {
-      errors.push(`Plugin '${name}' tool #${i} must be an object.`)
-      return
-    }
-    const toolName: unknown = tool.name
-    if (typeof toolName !== "string" || !TOOL_NAME.test(toolName)) {
-      errors.push(
-        `Plugin '${name}' tool #${i} has an invalid name ${typeof toolName === "string" ? `'${toolName.slice(0, 80)}'` : `(got ${typeof toolName})`} (1-64 letters, digits, '_' or '-').`
-      )
-      return
-    }
-    if (seen.has(toolName)) {
-      errors.push(`Plugin '${name}' registers tool '${toolName}' more than once.`)
-      return
-    }
-    seen.add(toolName)
-    if (typeof tool.description !== "string") {
-      errors.push(`Plugin '${name}' tool '${toolName}' description must be a string.`)
-      return
-    }
-    if (tool.description.trim().length === 0) {
-      warnings.push(`Plugin '${name}' tool '${toolName}' has an empty description.`)
-    }
-    if (typeof tool.handler !== "function") {
-      errors.push(`Plugin '${name}' tool '${toolName}' handler must be a function.`)
-    }
-    let toolVisibility = visibility
-    if (tool.visibility !== undefined) {
-      if (!isVisibility(tool.visibility)) {
-        errors.push(
-          `Plugin '${name}' tool '${toolName}' has unknown visibility '${String(tool.visibility)}' (expected one of 'always', 'on-demand', 'silent').`
-        )
-        return
-      }
-      if (visibility === "silent" && tool.visibility !== "silent") {
-        errors.push(
-          `Plugin '${name}' is silent but its tool '${toolName}' sets visibility '${tool.visibility}': a silent plugin is never offered to the model (drop the override or change the plugin's visibility).`
-        )
-        return
-      }
-      toolVisibility = tool.visibility
-    }
-    if (tool.jsonSchema !== undefined && (tool.jsonSchema === null || typeof tool.jsonSchema !== "object")) {
-      errors.push(`Plugin '${name}' tool '${toolName}' jsonSchema must be an object.`)
-      return
-    }
-    let parameters: JsonSchema | undefined
-    try {
-      parameters = deriveParameters(tool)
-      if (parameters === undefined) {
-        errors.push(`Plugin '${name}' tool '${toolName}' needs an input schema (or a jsonSchema).`)
-        return
-      }
-    } catch (thrown) {
-      errors.push(
-        `Plugin '${name}' tool '${toolName}' input schema cannot be turned into JSON Schema (${describe(thrown).split("\n")[0]}); give the tool a jsonSchema.`
-      )
-      return
-    }
-    const resolvedTool: CatalogTool = {
-      name: toolName,
-      plugin: name,
-      description: `[${prefix}] ${tool.description}`,
-      visibility: toolVisibility,
-      parameters,
-      tool
-    }
-    resolved.push(resolvedTool)
-    if (toolVisibility === "on-demand") onDemandTools.push(resolvedTool)
-    else if (toolVisibility === "always") alwaysTools.push(resolvedTool)
+  const ctx: ToolContext = {
+    name,
+    visibility,
+    prefix,
+    errors,
+    warnings,
+    seen: new Set<string>(),
+    resolved,
+    onDemandTools,
+    alwaysTools
   }
   tools.forEach((tool, i) => {
     try {
-      resolveTool(tool, i)
+      resolveTool(tool, i, ctx)
     } catch (thrown) {
       errors.push(`Plugin '${name}' tool #${i} could not be read (${describe(thrown)}).`)
     }
