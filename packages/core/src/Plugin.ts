@@ -11,6 +11,7 @@ import type { RuntimeContext } from "./RuntimeContext.js"
 export type JsonSchema = Readonly<Record<string, unknown>>
 
 /** A tool a plugin registers. `input` validates arguments before the handler runs. */
+// biome-ignore lint/suspicious/noExplicitAny: a plugin's tool list is heterogeneous; defineTool keeps each tool typed
 export interface PluginTool<A = any, I = any> {
   readonly name: string
   readonly description: string
