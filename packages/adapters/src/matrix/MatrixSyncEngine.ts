@@ -17,10 +17,10 @@ import { existsSync, mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
 import { type RestoreResult, restoreUser } from "./Restore.js"
-import { takeSnapshot } from "./Snapshot.js"
-import { SNAPSHOT_SCHEMA_VERSION, type SnapshotPointer } from "./SnapshotPointer.js"
+import type { SnapshotPointer } from "./SnapshotPointer.js"
 import type { SnapshotStore } from "./SnapshotStore.js"
-import { readLedger, writeLedger } from "./SyncLedger.js"
+import { writeLedger } from "./SyncLedger.js"
+import { type SyncOutcome, uploadUser } from "./Upload.js"
 import type { UserDatabases } from "./UserDatabases.js"
 
 /** Where the engine reports; each call is one line. */
@@ -37,22 +37,7 @@ export const consoleSyncLogger: SyncLogger = {
   error: (m) => console.error(`[matrix-sync] ${m}`)
 }
 
-/** Result of one sync attempt that did not fail. */
-export type SyncOutcome =
-  | {
-      readonly _tag: "Uploaded"
-      readonly sha256: string
-      readonly size: number
-      readonly compressedSize: number
-      readonly mxc: string
-    }
-  | { readonly _tag: "Unchanged"; readonly sha256: string }
-  | { readonly _tag: "NoLocalDatabase" }
-  | {
-      readonly _tag: "Refused"
-      readonly reason: "RestorePending" | "RestoreFailed" | "Diverged" | "RemoteUnreadable"
-      readonly message: string
-    }
+export type { SyncOutcome } from "./Upload.js"
 
 /**
  * Result of a restore. `Unavailable` (transient) and `Rejected` (the room's snapshot failed
@@ -382,61 +367,19 @@ export class MatrixSyncEngine {
     if (!existsSync(path)) return { _tag: "NoLocalDatabase" }
     u.dirty = false
     try {
-      const ledger = await readLedger(path)
-      const snapshot = await takeSnapshot({
+      const outcome = await uploadUser({
+        did,
+        store,
+        databases,
         workDirectory: this.workDirectory(path),
-        withLock: (fn) => databases.withUserWriteLock(did, fn),
         now: this.now,
-        unlessSha256: ledger?.sha256
+        afterSnapshot: this.options.afterSnapshot
       })
-      if (ledger?.sha256 === snapshot.sha256) return { _tag: "Unchanged", sha256: snapshot.sha256 }
-      await this.options.afterSnapshot?.(did)
-      const key = databases.storageKey(did)
-      const roomId = await store.room(key, { create: true })
-      let remote: SnapshotPointer | undefined
-      try {
-        remote = await store.readPointer(roomId, key)
-      } catch (e) {
-        if (e instanceof MatrixSyncError && e.reason === "Corrupt") {
-          u.dirty = true
-          return { _tag: "Refused", reason: "RemoteUnreadable", message: e.message }
-        }
-        if (!(e instanceof MatrixNotFound)) throw e
+      if (outcome._tag === "Refused") {
+        u.dirty = true
+        if (outcome.reason === "Diverged") this.log.error(`diverged ${did}: ${outcome.message}`)
       }
-      if (remote !== undefined) {
-        if (remote.sha256 === snapshot.sha256) {
-          await writeLedger(path, { sha256: remote.sha256, mxc: remote.mxc, at: this.now() })
-          return { _tag: "Unchanged", sha256: snapshot.sha256 }
-        }
-        if (remote.sha256 !== ledger?.sha256) {
-          const message =
-            `the room holds snapshot ${remote.sha256.slice(0, 12)} (${new Date(remote.createdAt).toISOString()}) ` +
-            `but the local database descends from ${ledger ? ledger.sha256.slice(0, 12) : "no snapshot"}; ` +
-            "keeping the room's snapshot (restore it, or adoptLocal to replace it)"
-          this.log.error(`diverged ${did}: ${message}`)
-          u.dirty = true
-          return { _tag: "Refused", reason: "Diverged", message }
-        }
-      }
-      const mxc = await store.upload(snapshot.compressed, `${key}.sqlite.gz`)
-      await store.writePointer(roomId, key, {
-        mxc,
-        sha256: snapshot.sha256,
-        size: snapshot.size,
-        compressedSize: snapshot.compressed.length,
-        encoding: "gzip",
-        createdAt: snapshot.createdAt,
-        schemaVersion: SNAPSHOT_SCHEMA_VERSION,
-        ...(remote === undefined ? {} : { previousSha256: remote.sha256 })
-      })
-      await writeLedger(path, { sha256: snapshot.sha256, mxc, at: this.now() })
-      return {
-        _tag: "Uploaded",
-        sha256: snapshot.sha256,
-        size: snapshot.size,
-        compressedSize: snapshot.compressed.length,
-        mxc
-      }
+      return outcome
     } catch (e) {
       u.dirty = true
       throw e

@@ -1,0 +1,93 @@
+/**
+ * Uploading one user's database: an online backup under the user's write lock, skipped when its
+ * hash is the one last synced; otherwise uploaded only over the room snapshot it descends from
+ * (the ledger), so that no host ever replaces a snapshot whose content it does not contain.
+ */
+import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
+import { takeSnapshot } from "./Snapshot.js"
+import { SNAPSHOT_SCHEMA_VERSION, type SnapshotPointer } from "./SnapshotPointer.js"
+import type { SnapshotStore } from "./SnapshotStore.js"
+import { readLedger, writeLedger } from "./SyncLedger.js"
+import type { UserDatabases } from "./UserDatabases.js"
+
+/** Result of one sync attempt that did not fail. */
+export type SyncOutcome =
+  | {
+      readonly _tag: "Uploaded"
+      readonly sha256: string
+      readonly size: number
+      readonly compressedSize: number
+      readonly mxc: string
+    }
+  | { readonly _tag: "Unchanged"; readonly sha256: string }
+  | { readonly _tag: "NoLocalDatabase" }
+  | {
+      readonly _tag: "Refused"
+      readonly reason: "RestorePending" | "RestoreFailed" | "Diverged" | "RemoteUnreadable"
+      readonly message: string
+    }
+
+/** Uploads `did`'s database (which must exist). Throws `MatrixSyncError` on homeserver failures. */
+export const uploadUser = async (options: {
+  readonly did: string
+  readonly store: SnapshotStore
+  readonly databases: UserDatabases
+  readonly workDirectory: string
+  readonly now: () => number
+  readonly afterSnapshot?: ((did: string) => Promise<void>) | undefined
+}): Promise<SyncOutcome> => {
+  const { did, store, databases, now } = options
+  const path = databases.databasePath(did)
+  const ledger = await readLedger(path)
+  const snapshot = await takeSnapshot({
+    workDirectory: options.workDirectory,
+    withLock: (fn) => databases.withUserWriteLock(did, fn),
+    now: now,
+    unlessSha256: ledger?.sha256
+  })
+  if (ledger?.sha256 === snapshot.sha256) return { _tag: "Unchanged", sha256: snapshot.sha256 }
+  await options.afterSnapshot?.(did)
+  const key = databases.storageKey(did)
+  const roomId = await store.room(key, { create: true })
+  let remote: SnapshotPointer | undefined
+  try {
+    remote = await store.readPointer(roomId, key)
+  } catch (e) {
+    if (e instanceof MatrixSyncError && e.reason === "Corrupt") {
+      return { _tag: "Refused", reason: "RemoteUnreadable", message: e.message }
+    }
+    if (!(e instanceof MatrixNotFound)) throw e
+  }
+  if (remote !== undefined) {
+    if (remote.sha256 === snapshot.sha256) {
+      await writeLedger(path, { sha256: remote.sha256, mxc: remote.mxc, at: now() })
+      return { _tag: "Unchanged", sha256: snapshot.sha256 }
+    }
+    if (remote.sha256 !== ledger?.sha256) {
+      const message =
+        `the room holds snapshot ${remote.sha256.slice(0, 12)} (${new Date(remote.createdAt).toISOString()}) ` +
+        `but the local database descends from ${ledger ? ledger.sha256.slice(0, 12) : "no snapshot"}; ` +
+        "keeping the room's snapshot (restore it, or adoptLocal to replace it)"
+      return { _tag: "Refused", reason: "Diverged", message }
+    }
+  }
+  const mxc = await store.upload(snapshot.compressed, `${key}.sqlite.gz`)
+  await store.writePointer(roomId, key, {
+    mxc,
+    sha256: snapshot.sha256,
+    size: snapshot.size,
+    compressedSize: snapshot.compressed.length,
+    encoding: "gzip",
+    createdAt: snapshot.createdAt,
+    schemaVersion: SNAPSHOT_SCHEMA_VERSION,
+    ...(remote === undefined ? {} : { previousSha256: remote.sha256 })
+  })
+  await writeLedger(path, { sha256: snapshot.sha256, mxc, at: now() })
+  return {
+    _tag: "Uploaded",
+    sha256: snapshot.sha256,
+    size: snapshot.size,
+    compressedSize: snapshot.compressed.length,
+    mxc
+  }
+}
