@@ -5,7 +5,8 @@
  *   A sync takes an online backup under the user's write lock (the only step that holds it),
  *   skips the upload when the content hash is unchanged, uploads the gzip as media and points the
  *   user's `org.plugboard.snapshot` state event at it.
- * - `restore(did)` on a host without the user's database: download, verify, link into place.
+ * - `restore(did)` before serving a user: when the room holds a snapshot the local database is not,
+ *   download, verify and rename it into place (`Restore.ts`; unsynced local state is moved aside).
  * - Failures never reach the caller of `scheduleSync`: they are logged and retried with bounded
  *   exponential backoff. `flush(deadlineMs)` pushes pending work out before shutdown.
  *
