@@ -86,6 +86,17 @@ export class CatalogBootError extends Data.TaggedError("CatalogBootError")<{
   }
 }
 
+/** Longest name echoed in a message (ManifestValidation clips plugin names the same way). */
+const MAX_NAME = 200
+// biome-ignore lint/suspicious/noControlCharactersInRegex: detecting exactly those
+const CONTROL = /[\u0000-\u001f\u007f]/g
+
+/** A name as messages show it: clipped and with control characters escaped. */
+const shown = (name: string): string => {
+  const short = name.length > MAX_NAME ? `${name.slice(0, MAX_NAME)}…` : name
+  return short.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+}
+
 const describe = (thrown: unknown): string => {
   try {
     return thrown instanceof Error ? thrown.message : String(thrown)
@@ -145,19 +156,19 @@ const collectTools = (plugin: Plugin, name: string, errors: string[]): ReadonlyA
     const tools = plugin.tools
     if (tools !== undefined) {
       if (Array.isArray(tools)) out.push(...tools)
-      else errors.push(`Plugin '${name}' field 'tools' must be an array.`)
+      else errors.push(`Plugin '${shown(name)}' field 'tools' must be an array.`)
     }
   } catch (thrown) {
-    errors.push(`Plugin '${name}' field 'tools' could not be read (${describe(thrown)}).`)
+    errors.push(`Plugin '${shown(name)}' field 'tools' could not be read (${describe(thrown)}).`)
   }
   try {
     if (plugin.getTools !== undefined) {
       const extra = plugin.getTools()
       if (Array.isArray(extra)) out.push(...extra)
-      else errors.push(`Plugin '${name}' getTools() must return an array.`)
+      else errors.push(`Plugin '${shown(name)}' getTools() must return an array.`)
     }
   } catch (thrown) {
-    errors.push(`Plugin '${name}' getTools() threw: ${describe(thrown)}`)
+    errors.push(`Plugin '${shown(name)}' getTools() threw: ${describe(thrown)}`)
   }
   return out
 }
@@ -180,61 +191,61 @@ interface ToolContext {
 const resolveTool = (tool: PluginTool, i: number, ctx: ToolContext): void => {
   const { name, visibility, prefix, errors, warnings, seen } = ctx
   if (tool === null || typeof tool !== "object") {
-    errors.push(`Plugin '${name}' tool #${i} must be an object.`)
+    errors.push(`Plugin '${shown(name)}' tool #${i} must be an object.`)
     return
   }
   const toolName: unknown = tool.name
   if (typeof toolName !== "string" || !TOOL_NAME.test(toolName)) {
     errors.push(
-      `Plugin '${name}' tool #${i} has an invalid name ${typeof toolName === "string" ? `'${toolName.slice(0, 80)}'` : `(got ${typeof toolName})`} (1-64 letters, digits, '_' or '-').`
+      `Plugin '${shown(name)}' tool #${i} has an invalid name ${typeof toolName === "string" ? `'${shown(toolName)}'` : `(got ${typeof toolName})`} (1-64 letters, digits, '_' or '-').`
     )
     return
   }
   if (seen.has(toolName)) {
-    errors.push(`Plugin '${name}' registers tool '${toolName}' more than once.`)
+    errors.push(`Plugin '${shown(name)}' registers tool '${toolName}' more than once.`)
     return
   }
   seen.add(toolName)
   if (typeof tool.description !== "string") {
-    errors.push(`Plugin '${name}' tool '${toolName}' description must be a string.`)
+    errors.push(`Plugin '${shown(name)}' tool '${toolName}' description must be a string.`)
     return
   }
   if (tool.description.trim().length === 0) {
-    warnings.push(`Plugin '${name}' tool '${toolName}' has an empty description.`)
+    warnings.push(`Plugin '${shown(name)}' tool '${toolName}' has an empty description.`)
   }
   if (typeof tool.handler !== "function") {
-    errors.push(`Plugin '${name}' tool '${toolName}' handler must be a function.`)
+    errors.push(`Plugin '${shown(name)}' tool '${toolName}' handler must be a function.`)
   }
   let toolVisibility = visibility
   if (tool.visibility !== undefined) {
     if (!isVisibility(tool.visibility)) {
       errors.push(
-        `Plugin '${name}' tool '${toolName}' has unknown visibility '${String(tool.visibility)}' (expected one of 'always', 'on-demand', 'silent').`
+        `Plugin '${shown(name)}' tool '${toolName}' has unknown visibility '${shown(String(tool.visibility))}' (expected one of 'always', 'on-demand', 'silent').`
       )
       return
     }
     if (visibility === "silent" && tool.visibility !== "silent") {
       errors.push(
-        `Plugin '${name}' is silent but its tool '${toolName}' sets visibility '${tool.visibility}': a silent plugin is never offered to the model (drop the override or change the plugin's visibility).`
+        `Plugin '${shown(name)}' is silent but its tool '${toolName}' sets visibility '${tool.visibility}': a silent plugin is never offered to the model (drop the override or change the plugin's visibility).`
       )
       return
     }
     toolVisibility = tool.visibility
   }
   if (tool.jsonSchema !== undefined && (tool.jsonSchema === null || typeof tool.jsonSchema !== "object")) {
-    errors.push(`Plugin '${name}' tool '${toolName}' jsonSchema must be an object.`)
+    errors.push(`Plugin '${shown(name)}' tool '${toolName}' jsonSchema must be an object.`)
     return
   }
   let parameters: JsonSchema | undefined
   try {
     parameters = deriveParameters(tool)
     if (parameters === undefined) {
-      errors.push(`Plugin '${name}' tool '${toolName}' needs an input schema (or a jsonSchema).`)
+      errors.push(`Plugin '${shown(name)}' tool '${toolName}' needs an input schema (or a jsonSchema).`)
       return
     }
   } catch (thrown) {
     errors.push(
-      `Plugin '${name}' tool '${toolName}' input schema cannot be turned into JSON Schema (${describe(thrown).split("\n")[0]}); give the tool a jsonSchema.`
+      `Plugin '${shown(name)}' tool '${toolName}' input schema cannot be turned into JSON Schema (${describe(thrown).split("\n")[0]}); give the tool a jsonSchema.`
     )
     return
   }
@@ -264,7 +275,7 @@ const resolvePlugin = (
   try {
     manifest = plugin.manifest
   } catch (thrown) {
-    errors.push(`Plugin '${name}' manifest could not be read (${describe(thrown)}).`)
+    errors.push(`Plugin '${shown(name)}' manifest could not be read (${describe(thrown)}).`)
     manifest = undefined as never
   }
   const toolNames: string[] = []
@@ -281,7 +292,7 @@ const resolvePlugin = (
     for (const example of exampleToolNames(manifest)) {
       if (!toolNames.includes(example)) {
         warnings.push(
-          `Plugin '${name}' manifest example references tool '${example}', which is not registered at boot (assumed to come from getRequestTools).`
+          `Plugin '${shown(name)}' manifest example references tool '${example}', which is not registered at boot (assumed to come from getRequestTools).`
         )
       }
     }
@@ -311,7 +322,7 @@ const resolvePlugin = (
     try {
       resolveTool(tool, i, ctx)
     } catch (thrown) {
-      errors.push(`Plugin '${name}' tool #${i} could not be read (${describe(thrown)}).`)
+      errors.push(`Plugin '${shown(name)}' tool #${i} could not be read (${describe(thrown)}).`)
     }
   })
 
@@ -333,12 +344,12 @@ const readDependsOn = (plugin: Plugin, name: string, errors: string[]): Readonly
   try {
     deps = plugin.dependsOn
   } catch (thrown) {
-    errors.push(`Plugin '${name}' field 'dependsOn' could not be read (${describe(thrown)}).`)
+    errors.push(`Plugin '${shown(name)}' field 'dependsOn' could not be read (${describe(thrown)}).`)
     return []
   }
   if (deps === undefined) return []
   if (!Array.isArray(deps) || deps.some((d) => typeof d !== "string")) {
-    errors.push(`Plugin '${name}' field 'dependsOn' must be an array of plugin names.`)
+    errors.push(`Plugin '${shown(name)}' field 'dependsOn' must be an array of plugin names.`)
     return []
   }
   return [...new Set(deps as ReadonlyArray<string>)]
@@ -388,13 +399,13 @@ export const make = (
     }
     if (!isPluginName(name)) {
       errors.push(
-        `Plugin '${name.slice(0, 80)}' has an invalid name: plugin names are kebab-case (lowercase letters, digits and single dashes, starting with a letter).`
+        `Plugin '${shown(name)}' has an invalid name: plugin names are kebab-case (lowercase letters, digits and single dashes, starting with a letter).`
       )
     }
     const previous = byName.get(name)
     if (previous !== undefined) {
       // Only the first registration is resolved: its twin's tools would all "collide" too.
-      errors.push(`Plugin '${name}' is registered more than once (#${previous.index} and #${index}).`)
+      errors.push(`Plugin '${shown(name)}' is registered more than once (#${previous.index} and #${index}).`)
       continue
     }
     let entry: CatalogEntry
@@ -402,7 +413,7 @@ export const make = (
       entry = resolvePlugin(plugin, name, index, errors, warnings)
     } catch (thrown) {
       // Reads the per-field guards do not cover (a hostile manifest or hook getter).
-      errors.push(`Plugin '${name}' could not be read (${describe(thrown)}).`)
+      errors.push(`Plugin '${shown(name)}' could not be read (${describe(thrown)}).`)
       continue
     }
     const draft: Draft = { name, plugin, index, dependsOn: readDependsOn(plugin, name, errors), entry }
@@ -415,14 +426,14 @@ export const make = (
     for (const tool of entry.tools) {
       if (reserved.has(tool.name)) {
         errors.push(
-          `Plugin '${entry.name}' registers tool '${tool.name}', a name reserved for the runtime's meta-tools.`
+          `Plugin '${shown(entry.name)}' registers tool '${tool.name}', a name reserved for the runtime's meta-tools.`
         )
         continue
       }
       const owner = toolsByName.get(tool.name)
       if (owner !== undefined) {
         errors.push(
-          `Plugin '${entry.name}' registers tool '${tool.name}', which plugin '${owner.plugin}' already registers (tool names are one flat namespace).`
+          `Plugin '${shown(entry.name)}' registers tool '${tool.name}', which plugin '${shown(owner.plugin)}' already registers (tool names are one flat namespace).`
         )
         continue
       }
@@ -478,7 +489,7 @@ const sortByDependencies = (
     for (const depName of d.dependsOn) {
       const dep = byName.get(depName)
       if (dep === undefined) {
-        errors.push(`Plugin '${d.name}' depends on '${depName}', which is not registered.`)
+        errors.push(`Plugin '${shown(d.name)}' depends on '${shown(depName)}', which is not registered.`)
         continue
       }
       const j = position.get(dep) as number
@@ -533,7 +544,7 @@ const reportCycles = (
     // Start the loop at its earliest-registered plugin so the message is deterministic.
     const first = cycle.indexOf(Math.min(...cycle))
     const loop = [...cycle.slice(first), ...cycle.slice(0, first)]
-    const names = loop.map((i) => `'${(drafts[i] as Draft).name}'`)
+    const names = loop.map((i) => `'${shown((drafts[i] as Draft).name)}'`)
     errors.push(`Plugin ${names[0]} is in a dependency cycle: ${[...names, names[0]].join(" -> ")}.`)
   }
 }

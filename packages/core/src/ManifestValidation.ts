@@ -61,9 +61,12 @@ const MAX_UNKNOWN_KEYS = 20
 /** Longest quoted value echoed back in a message; huge strings must not flood the boot log. */
 const MAX_ECHO = 60
 
+/** Longest plugin name shown in a message (the catalog clips names the same way). */
+const MAX_NAME = 200
+
 /** Quotes a user-supplied string for a message, shortened and with control chars escaped. */
-const echo = (value: string): string => {
-  const short = value.length > MAX_ECHO ? `${value.slice(0, MAX_ECHO)}…` : value
+const echo = (value: string, max: number = MAX_ECHO): string => {
+  const short = value.length > max ? `${value.slice(0, max)}…` : value
   // biome-ignore lint/suspicious/noControlCharactersInRegex: escaping exactly those
   return short.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 }
@@ -101,7 +104,7 @@ class Collector {
   /** The uncapped length of the array `length` last measured. */
   lastLength = 0
   constructor(pluginName: string) {
-    this.prefix = `Plugin '${echo(pluginName)}' manifest`
+    this.prefix = `Plugin '${echo(pluginName, MAX_NAME)}' manifest`
   }
 
   read(target: object, key: string, path: string): unknown {

@@ -401,6 +401,20 @@ describe("Catalog.make: per-request tools and the meta-tools", () => {
 })
 
 describe("Catalog.make never throws", () => {
+  it("clips huge names and escapes control characters, the same way in catalog and manifest messages", () => {
+    const huge = `x${"-y".repeat(5_000)}`
+    const error = bootErrors([
+      { ...plugin("a"), name: huge, manifest: { title: "T", summary: "" } as PluginManifest },
+      plugin("b\nc")
+    ])
+    const shownHuge = `${huge.slice(0, 200)}…`
+    expect(error.errors).toEqual([
+      `Plugin '${shownHuge}' manifest field 'summary' must not be empty.`,
+      `Plugin '${shownHuge}' manifest field 'whenToUse' needs at least one non-empty entry when visibility is 'on-demand' (only silent plugins may omit it).`,
+      "Plugin 'b\\u000ac' has an invalid name: plugin names are kebab-case (lowercase letters, digits and single dashes, starting with a letter)."
+    ])
+  })
+
   it("property: any list of anything gives a Right or a CatalogBootError with [boot-error] lines", () => {
     fc.assert(
       fc.property(
