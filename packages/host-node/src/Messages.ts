@@ -90,8 +90,6 @@ export interface MessageServices {
   readonly oracleName: string
   readonly maxBodyBytes: number
   readonly heartbeatMs: number
-  /** Called when a turn's request is over, with the stage timings measured. */
-  readonly onTurnTimings: (timings: TurnOutcome["timings"], base: { readonly did: string }) => void
 }
 
 /** Longest accepted user message, in characters. */
@@ -125,7 +123,7 @@ const DONE = EventSink.toSse({ _tag: "done" })
 /** `POST /messages/:sessionId` and `POST /messages/abort`. */
 export const messageRoutes = (s: MessageServices) => {
   const send = Effect.gen(function* () {
-    const { did, timings } = yield* RequestUser
+    const { did, timings, streamEnded } = yield* RequestUser
     const sessionId = yield* sessionIdParam
     const body = yield* decodeBody(SendMessage, yield* readJson(s.maxBodyBytes))
     // Created on first contact (seed 002); ids are per user, so another user's id is a new session here.
@@ -138,7 +136,6 @@ export const messageRoutes = (s: MessageServices) => {
         runOne(s.turns, { did, sessionId, requestId, message: body.message, signal }, emit).then(
           (outcome) => {
             Object.assign(timings, outcome.timings)
-            s.onTurnTimings(outcome.timings, { did })
             return outcome
           }
         )
@@ -186,6 +183,7 @@ export const messageRoutes = (s: MessageServices) => {
       }
       push(DONE)
       void Effect.runPromise(touch)
+      streamEnded()
     })
     const events = Stream.fromQueue(queue).pipe(Stream.takeUntil((frame) => frame === DONE))
     const heartbeat = Stream.tick(`${s.heartbeatMs} millis`).pipe(Stream.drop(1), Stream.as(HEARTBEAT))

@@ -16,7 +16,12 @@ import type { StageTimings } from "./Pipeline.js"
 /** The authenticated caller of a request behind the pipeline. */
 export class RequestUser extends Context.Tag("@plugboard/host-node/RequestUser")<
   RequestUser,
-  { readonly did: string; readonly timings: StageTimings }
+  {
+    readonly did: string
+    readonly timings: StageTimings
+    /** Reports the timings of a streamed request once its turn is over (its response left long before). */
+    readonly streamEnded: () => void
+  }
 >() {}
 
 /** What the session and message routes use. */

@@ -116,8 +116,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     oracleDid: parts.oracleDid,
     oracleName: parts.oracleName,
     maxBodyBytes: config.maxBodyBytes,
-    heartbeatMs: config.heartbeatMs,
-    onTurnTimings: () => {}
+    heartbeatMs: config.heartbeatMs
   })
 
   const info = modelInfo(parts.model)
@@ -184,12 +183,15 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     const timings: StageTimings = {}
     const t0 = performance.now()
     const path = request.url.split("?")[0] ?? "/"
-    const finish = (response: HttpServerResponse.HttpServerResponse) => {
+    const report = () => {
       timings.total = performance.now() - t0
       emitTimings(timings, request.method, path)
-      return response.body._tag === "Stream"
-        ? response
-        : HttpServerResponse.setHeader(response, "server-timing", serverTiming(timings))
+    }
+    const finish = (response: HttpServerResponse.HttpServerResponse) => {
+      // A stream's work ends with its turn: `streamEnded` reports it then.
+      if (response.body._tag === "Stream") return response
+      report()
+      return HttpServerResponse.setHeader(response, "server-timing", serverTiming(timings))
     }
     const handled = Effect.gen(function* () {
       if (draining) {
@@ -221,7 +223,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       if (parts.creditsEnabled) yield* timed(timings, "credits", checkCredits(ports.ledger, user.did))
       yield* timed(timings, "limit", rateLimit(ports.limiter, user.did))
       return yield* privateRouter.pipe(
-        Effect.provideService(RequestUser, { did: user.did, timings }),
+        Effect.provideService(RequestUser, { did: user.did, timings, streamEnded: report }),
         Effect.catchIf(
           (e): e is HttpServerError.RouteNotFound =>
             HttpServerError.isServerError(e) && e._tag === "RouteNotFound",
@@ -274,6 +276,10 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
         return
       }
       const s = createServer(handler)
+      // Longer than clients' idle keep-alive (undici: 4 s), so a client never reuses a socket the
+      // server is closing at that instant ("other side closed") under load.
+      s.keepAliveTimeout = 65_000
+      s.headersTimeout = 66_000
       s.on("clientError", onClientError)
       s.on("connection", (socket) => {
         sockets.add(socket)

@@ -1,0 +1,117 @@
+/**
+ * The oracle server over loopback with the scripted router model: streamed turns per second and
+ * per-turn latency (request sent → `done` received) at 1, 16 and 64 concurrent clients, and the
+ * server's time per turn split by pipeline stage (from its `onTimings` probe: auth, limit,
+ * checkpoint load, agent, checkpoint save).
+ *
+ * Each turn is "What's the weather in Berlin?" on a fresh session (created on first contact), so
+ * every turn does the same work: three model calls (load_capability, get_current_weather,
+ * answer), two tool calls, per-user SQLite checkpoints. Each client is its own user with its own
+ * token. Clients and server share this process (and its one event loop), so figures include the
+ * client's own parsing; they are an upper bound on the server's cost.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { generateSigner, mintInvocation } from "@plugboard/adapters/ucan"
+import { createOracleApp, quietLogger, STAGES, type StageTimings } from "@plugboard/host-node"
+import { weather } from "../examples/plugins/weather.js"
+
+const LEVELS = [1, 16, 64] as const
+const WARMUP_TURNS = 20
+// BENCH_RUN_MS shortens or lengthens each level (default 6 s: three levels stay under ~40 s).
+const RUN_MS = Number(process.env.BENCH_RUN_MS ?? 6_000)
+const MESSAGE = "What's the weather in Berlin?"
+
+const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
+  sorted.length === 0
+    ? Number.NaN
+    : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+
+const fmt = (ms: number) => ms.toFixed(1).padStart(7)
+
+export default async (): Promise<void> => {
+  const dir = mkdtempSync(join(tmpdir(), "plugboard-bench-server-"))
+  const collected: Array<StageTimings> = []
+  let recording = false
+  const app = await createOracleApp({
+    plugins: [weather],
+    logger: quietLogger,
+    env: { PLUGBOARD_DATA_DIR: dir, THROTTLE_LIMIT: "1000000000", THROTTLE_TTL_MS: "60000" },
+    hooks: {
+      onTimings: (t, r) => {
+        if (recording && r.method === "POST" && r.path.startsWith("/messages/")) collected.push({ ...t })
+      }
+    }
+  })
+  const { url } = await app.listen(0, "127.0.0.1")
+  let sessionCounter = 0
+
+  const makeClient = async () => {
+    const signer = await generateSigner()
+    const headers = {
+      authorization: `Bearer ${await mintInvocation({ issuer: signer, audience: app.oracleDid, ttlSeconds: 900 })}`,
+      "x-auth-type": "ucan",
+      "content-type": "application/json"
+    }
+    return async (): Promise<number> => {
+      const started = performance.now()
+      const response = await fetch(`${url}/messages/bench-${++sessionCounter}`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ message: MESSAGE, stream: true })
+      })
+      const text = await response.text()
+      if (!text.endsWith("event: done\ndata: {}\n\n") || text.includes("event: error")) {
+        throw new Error(`turn failed: ${response.status} ${text.slice(0, 300)}`)
+      }
+      return performance.now() - started
+    }
+  }
+
+  try {
+    console.log(
+      `streamed turns, scripted router, loopback, ${RUN_MS / 1000} s per level (same process as the clients)`
+    )
+    console.log("clients   turns/s    p50 ms   p99 ms   turns")
+    const stageRows: Array<[number, Array<StageTimings>]> = []
+    for (const level of LEVELS) {
+      const clients = await Promise.all(Array.from({ length: level }, makeClient))
+      // Warm-up: JIT, SQLite files, caches.
+      await Promise.all(
+        clients.map(async (turn) => {
+          for (let i = 0; i < Math.ceil(WARMUP_TURNS / level); i++) await turn()
+        })
+      )
+      collected.length = 0
+      recording = true
+      const latencies: Array<number> = []
+      const deadline = performance.now() + RUN_MS
+      const started = performance.now()
+      await Promise.all(
+        clients.map(async (turn) => {
+          while (performance.now() < deadline) latencies.push(await turn())
+        })
+      )
+      const elapsed = performance.now() - started
+      recording = false
+      stageRows.push([level, [...collected]])
+      latencies.sort((a, b) => a - b)
+      console.log(
+        `${String(level).padStart(7)} ${((latencies.length / elapsed) * 1000).toFixed(1).padStart(9)} ${fmt(percentile(latencies, 50))}  ${fmt(percentile(latencies, 99))} ${String(latencies.length).padStart(7)}`
+      )
+    }
+    console.log("\nserver time per streamed turn by stage, mean ms (total = request received → turn saved)")
+    console.log(`clients ${STAGES.map((s) => s.padStart(8)).join("")}`)
+    for (const [level, rows] of stageRows) {
+      const mean = (stage: keyof StageTimings) =>
+        rows.reduce((sum, r) => sum + (r[stage] ?? 0), 0) / Math.max(1, rows.length)
+      console.log(
+        `${String(level).padStart(7)} ${STAGES.map((s) => mean(s).toFixed(2).padStart(8)).join("")}`
+      )
+    }
+  } finally {
+    await app.close(5_000)
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
