@@ -148,6 +148,39 @@ describe("the examples' catalog", () => {
     expect(storeA.list("notes:did:key:alice")).toHaveLength(1)
   })
 
+  it("serves each user only their own audit records on the audit-log route", async () => {
+    const store = new ExampleStore()
+    const audit = makeExamplePlugins({ store }).find((p) => p.name === "audit-log")!
+    const [middleware] = audit.middlewares!
+    await middleware!.beforeModel!(
+      { system: "", messages: [], tools: [{ name: "a" }, { name: "b" }] },
+      context("did:key:alice")
+    )
+    await middleware!.afterModel!(
+      { message: {}, usage: { inputTokens: 10, outputTokens: 2 } },
+      context("did:key:alice")
+    )
+    await middleware!.beforeModel!(
+      { system: "", messages: [], tools: [{ name: "a" }] },
+      context("did:key:bob")
+    )
+    const route = audit.routes![0]!
+    const request = { method: "GET", path: route.path, query: {}, headers: {}, body: undefined, shared: {} }
+    const alice = await route.handler({ ...request, userDid: "did:key:alice" })
+    expect(alice.body).toEqual({
+      records: [
+        {
+          did: "did:key:alice",
+          sessionId: "session-1",
+          offeredTools: 2,
+          usage: { inputTokens: 10, outputTokens: 2 }
+        }
+      ]
+    })
+    const bob = await route.handler({ ...request, userDid: "did:key:bob" })
+    expect((bob.body as { records: ReadonlyArray<unknown> }).records).toHaveLength(1)
+  })
+
   it("answers bad input with a clear error and changes nothing", async () => {
     const plugins = makeExamplePlugins({ now: FIXED_NOW })
     const tool = (name: string) => plugins.flatMap((p) => p.tools ?? []).find((t) => t.name === name)!
