@@ -1,5 +1,6 @@
 /**
- * The oracle server over loopback with the scripted router model: streamed turns per second and
+ * The oracle server over loopback with the scripted router model and the examples' catalog (55
+ * plugins, what `plugboard serve` runs by default): streamed turns per second and
  * per-turn latency (request sent → `done` received) at 1, 16 and 64 concurrent clients, and the
  * server's time per turn split by pipeline stage (from its `onTimings` probe: auth, limit,
  * checkpoint load, agent, checkpoint save).
@@ -15,7 +16,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { generateSigner, mintInvocation } from "@plugboard/adapters/ucan"
 import { createOracleApp, quietLogger, STAGES, type StageTimings } from "@plugboard/host-node"
-import { weather } from "../examples/plugins/weather.js"
+import { examplePlugins } from "../examples/catalog/index.js"
 
 const LEVELS = [1, 16, 64] as const
 const WARMUP_TURNS = 20
@@ -35,7 +36,7 @@ export default async (): Promise<void> => {
   const collected: Array<StageTimings> = []
   let recording = false
   const app = await createOracleApp({
-    plugins: [weather],
+    plugins: [...examplePlugins],
     logger: quietLogger,
     env: { PLUGBOARD_DATA_DIR: dir, THROTTLE_LIMIT: "1000000000", THROTTLE_TTL_MS: "60000" },
     hooks: {

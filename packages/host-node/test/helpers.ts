@@ -59,7 +59,8 @@ export const headersFor = async (signer: Signer, audience: string, ttlSeconds = 
 export const call = async (
   url: string,
   init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}
-) => {
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are JSON the tests read freely
+): Promise<{ status: number; headers: globalThis.Headers; body: any }> => {
   const response = await fetch(url, {
     method: init.method ?? "GET",
     headers: init.headers ?? {},
@@ -68,6 +69,7 @@ export const call = async (
       : { body: typeof init.body === "string" ? init.body : JSON.stringify(init.body) })
   })
   const text = await response.text()
+  // biome-ignore lint/suspicious/noExplicitAny: see above
   let body: any
   try {
     body = JSON.parse(text)

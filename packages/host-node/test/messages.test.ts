@@ -5,6 +5,7 @@
  */
 import { MemorySaver } from "@plugboard/adapters/langgraph"
 import { describe, expect, it } from "vitest"
+import { examplePlugins } from "../../../examples/catalog/index.js"
 import { call, collect, newSession, slowJob, start, stream, user, weather } from "./helpers.js"
 
 const toolCalls = (events: ReadonlyArray<{ _tag: string; toolName?: string; status?: string }>) =>
@@ -70,6 +71,27 @@ describe("streamed turn", () => {
       const listed = await call(`${server.url}/sessions`, { headers: alice.headers })
       expect(listed.body).toMatchObject({ total: 1, sessions: [{ sessionId: session }] })
       expect((await call(`${server.url}/sessions`, { headers: bob.headers })).body.total).toBe(0)
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it("the same turn over the examples' catalog (serve's default module, 55 plugins)", async () => {
+    const server = await start({ plugins: [...examplePlugins] })
+    try {
+      const u = await user(server.app.oracleDid)
+      const seen = await collect(
+        (await stream(server.url, "cat", u.headers, "What's the weather in Berlin?")).events
+      )
+      expect(seen.map((e) => (e._tag === "tool_call" ? `${e.toolName}:${e.status}` : e._tag))).toEqual([
+        "reasoning",
+        "load_capability:isRunning",
+        "load_capability:done",
+        "get_current_weather:isRunning",
+        "get_current_weather:done",
+        "message",
+        "done"
+      ])
     } finally {
       await server.stop()
     }
