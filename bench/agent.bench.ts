@@ -25,7 +25,7 @@ import { makeSqliteSaver } from "@plugboard/adapters/sqlite"
 import { Catalog, type Plugin } from "@plugboard/core"
 import { Schema } from "effect"
 
-const WARMUP = 30
+const WARMUP = 100
 const SAMPLES = 300
 
 const Query = Schema.Struct({ query: Schema.String.annotations({ description: "What to look up." }) })
