@@ -23,6 +23,7 @@ import { marketsPlugins } from "./markets.js"
 import { operationsPlugins } from "./operations.js"
 import { type ExampleOptions, ExampleStore } from "./support.js"
 import { travelPlugins } from "./travel.js"
+import { webopsPlugins } from "./webops.js"
 
 export { type AuditRecord, auditRecords, DEFAULT_PREFERENCES } from "./essentials.js"
 export { type ExampleOptions, ExampleStore } from "./support.js"
@@ -39,6 +40,7 @@ export const makeExamplePlugins = (options: ExampleOptions = {}): ReadonlyArray<
     ...businessPlugins(ctx),
     ...operationsPlugins(ctx),
     ...devtoolsPlugins(ctx),
+    ...webopsPlugins(),
     ...knowledgePlugins(ctx),
     ...marketsPlugins(),
     ...travelPlugins(),
