@@ -70,13 +70,7 @@ describe("the examples' catalog behind the offline router", () => {
     expect(wrong.map((a) => `${a.plugin}: "${a.query}" -> ${a.called.join(", ")}`)).toEqual([])
   })
 
-  // KNOWN BUG in @plugboard/adapters/models Router.adaptArgs (reported to the lead): values with
-  // inner punctuation ("INV-1002", "2025-06-02", "93.184.215.14", "15:00") are cut at the first
-  // '-', '.' or ':', and a repeated left anchor ("on ... on 2025-06-02") picks the longest run.
-  // Verified fix: TOKEN keeps `(?:[-.:/][\p{L}\p{N}]+)*` inside a token, and among exact
-  // candidates the shortest run wins. When the router is fixed this starts passing: turn
-  // `it.fails` into `it`.
-  it.fails("passes arguments that every tool accepts (needs the Router.adaptArgs fix)", async () => {
+  it("passes arguments that every tool accepts", async () => {
     const failed = (await asked).filter((a) => a.failures.length > 0)
     expect(failed.map((a) => `${a.plugin}: "${a.query}" -> ${a.failures.join(" | ")}`)).toEqual([])
   })

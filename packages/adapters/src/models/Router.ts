@@ -46,7 +46,8 @@ interface Token {
   readonly word: boolean
 }
 
-const TOKEN = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*|[^\s\p{L}\p{N}]/gu
+// Identifiers such as INV-1002, 2025-06-02, v1.2 or 10:30 stay one token.
+const TOKEN = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*(?:[-.:/][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu
 
 const tokens = (text: string): Array<Token> =>
   Array.from(text.matchAll(TOKEN), (m) => ({
@@ -135,7 +136,9 @@ const alignValue = (example: string, value: string, user: string): string | unde
       if (run.length > 0) candidates.push({ run: trimRun(run, val, true, false), exact: true })
     })
   }
-  const best = candidates.find((c) => c.exact) ?? candidates[0]
+  // When the anchor word occurs twice, the shortest exact run is the value, not the span between.
+  const best =
+    candidates.filter((c) => c.exact).sort((a, b) => a.run.length - b.run.length)[0] ?? candidates[0]
   if (best === undefined || best.run.length === 0) return undefined
   return user.slice(best.run[0]!.start, best.run.at(-1)!.end)
 }
