@@ -62,7 +62,7 @@ CREATE TABLE IF NOT EXISTS checkpoints (
   metadata BLOB NOT NULL,
   needs_ancestors INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS blobs (
   thread_id TEXT NOT NULL,
   checkpoint_ns TEXT NOT NULL DEFAULT '',
@@ -83,7 +83,7 @@ CREATE TABLE IF NOT EXISTS writes (
   value BLOB,
   task_path TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sessions (
   session_id TEXT PRIMARY KEY,
   title TEXT NOT NULL,
@@ -197,7 +197,20 @@ export class Database {
    * than `busyTimeoutMs` per attempt.
    */
   async write<T>(fn: () => T): Promise<T> {
-    return this.retrying(() => this.db.transaction(fn).immediate())
+    return this.retrying(() => this.transaction(fn))
+  }
+
+  /** BEGIN IMMEDIATE … COMMIT with cached statements (cheaper than `db.transaction()` per call). */
+  private transaction<T>(fn: () => T): T {
+    this.statement("BEGIN IMMEDIATE").run()
+    try {
+      const result = fn()
+      this.statement("COMMIT").run()
+      return result
+    } catch (error) {
+      if (this.db.inTransaction) this.statement("ROLLBACK").run()
+      throw error
+    }
   }
 
   /** Runs a read (retried like a write in the rare cases a reader sees BUSY, e.g. recovery). */

@@ -27,6 +27,7 @@ import {
 } from "@langchain/langgraph-checkpoint"
 import { Database, type DatabaseOptions } from "./Database.js"
 import { SqliteStorageError } from "./errors.js"
+import { makeLoader } from "./FastJson.js"
 import { prune, type RetentionOptions, validateRetention } from "./Retention.js"
 
 /** Where a saver gets its connection: a fixed file, or a per-user registry's lease. */
@@ -51,7 +52,7 @@ interface CheckpointRow {
   checkpoint_id: string
   parent_checkpoint_id: string | null
   type: string
-  checkpoint: Uint8Array
+  checkpoint: string | Uint8Array
   channel_versions: string
   metadata_type: string
   metadata: Uint8Array | string
@@ -113,10 +114,12 @@ export class SqliteSaver extends BaseCheckpointSaver {
   private readonly backend: SaverBackend
   private readonly retention: RetentionOptions | undefined
   private readonly putsSincePrune = new Map<string, number>()
+  private readonly load: ReturnType<typeof makeLoader>
 
   constructor(backend: SaverBackend, options?: SqliteSaverOptions) {
     super(options?.serde)
     this.backend = backend
+    this.load = makeLoader(this.serde)
     this.retention = options?.retention === undefined ? undefined : validateRetention(options.retention)
   }
 
@@ -219,8 +222,9 @@ export class SqliteSaver extends BaseCheckpointSaver {
     const { channel_values: _values, ...rest } = checkpoint
     const skeleton = { ...rest, channel_values: {} }
     const blobKeys = Object.keys(newVersions ?? {})
-    const [[type, bytes], [metaType, metaBytes], blobs] = await Promise.all([
-      this.serde.dumpsTyped(skeleton),
+    // The skeleton (ids, versions) is plain JSON by construction: no serde round trip needed.
+    const bytes = JSON.stringify(skeleton)
+    const [[metaType, metaBytes], blobs] = await Promise.all([
       this.serde.dumpsTyped(metadata),
       Promise.all(
         blobKeys.map((channel) =>
@@ -246,7 +250,7 @@ export class SqliteSaver extends BaseCheckpointSaver {
         ns,
         checkpoint.id,
         parentId ?? null,
-        type,
+        "json",
         bytes,
         versionsText(checkpoint.channel_versions ?? {}),
         metaType,
@@ -343,19 +347,23 @@ export class SqliteSaver extends BaseCheckpointSaver {
   private async toTuple(loaded: ReturnType<SqliteSaver["loadRelated"]>): Promise<CheckpointTuple> {
     const { row, blobs, writes } = loaded
     const [checkpoint, metadata, values, pendingWrites] = await Promise.all([
-      this.serde.loadsTyped(row.type, row.checkpoint) as Promise<Checkpoint>,
-      this.serde.loadsTyped(row.metadata_type, row.metadata) as Promise<CheckpointMetadata>,
+      Promise.resolve(
+        JSON.parse(
+          typeof row.checkpoint === "string" ? row.checkpoint : decoder.decode(row.checkpoint)
+        ) as Checkpoint
+      ),
+      this.load(row.metadata_type, row.metadata) as CheckpointMetadata | Promise<CheckpointMetadata>,
       Promise.all(
         blobs
           .filter((b) => b.type !== "empty")
-          .map(async (b) => [b.channel, await this.serde.loadsTyped(b.type, b.value ?? "")] as const)
+          .map(async (b) => [b.channel, await this.load(b.type, b.value ?? "")] as const)
       ),
       Promise.all(
         writes.map(
           async (w): Promise<CheckpointPendingWrite> => [
             w.task_id,
             w.channel,
-            await this.serde.loadsTyped(w.type, w.value ?? "")
+            await this.load(w.type, w.value ?? "")
           ]
         )
       )
@@ -367,9 +375,7 @@ export class SqliteSaver extends BaseCheckpointSaver {
       const sends = await this.backend.read(
         (db) => db.statement(SQL.sends).all(row.thread_id, row.checkpoint_ns, parentId) as Array<WriteRow>
       )
-      checkpoint.channel_values[TASKS] = await Promise.all(
-        sends.map((s) => this.serde.loadsTyped(s.type, s.value ?? ""))
-      )
+      checkpoint.channel_values[TASKS] = await Promise.all(sends.map((s) => this.load(s.type, s.value ?? "")))
       const versions = Object.values(checkpoint.channel_versions)
       checkpoint.channel_versions[TASKS] =
         versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined)

@@ -31,9 +31,9 @@ const echo = (state: { messages: Array<BaseMessage> }) => {
   return { messages: [new AIMessage({ content: `echo: ${String(last?.content)}`, id: `ai-${last?.id}` })] }
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: compiled graphs of different state schemas
+// Method syntax: parameters are checked bivariantly, so graphs of any state schema fit.
 const runTurns = async (
-  graph: { invoke: (input: any, config: any) => Promise<unknown> },
+  graph: { invoke(input: unknown, config: unknown): Promise<unknown> },
   thread: string,
   turns: number
 ) => {

@@ -1,0 +1,6 @@
+/**
+ * `pnpm bench sqlite`: put, getTuple and list throughput of `@plugboard/adapters/sqlite`'s saver
+ * against `@langchain/langgraph-checkpoint-sqlite`'s `SqliteSaver`, same data, same run. The
+ * body lives in packages/adapters/test/sqlite/benchmark.ts, where LangChain resolves.
+ */
+export { default } from "../packages/adapters/test/sqlite/benchmark.js"

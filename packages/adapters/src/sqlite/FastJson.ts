@@ -1,0 +1,113 @@
+/**
+ * A faster reader for what LangGraph's default `JsonPlusSerializer` writes as type "json".
+ *
+ * The serializer's own reader revives bottom-up with an `await` on every property of every
+ * object, so reading a checkpoint whose `messages` hold a few dozen messages costs thousands
+ * of promise turns. This reader walks synchronously and only goes asynchronous where a
+ * LangChain object (an `lc: 1` constructor record, e.g. a message) must be `load`ed — with the
+ * same result: the same `lc: 2` records (undefined, DeltaSnapshot, Set, Map, RegExp, Error,
+ * Uint8Array) are revived, unknown ones are left inert, and LangChain objects go through
+ * `@langchain/core/load` exactly as before. `FastJson.test.ts` checks the equivalence.
+ *
+ * Used only when the saver's serde is the stock `JsonPlusSerializer`; any other serde is
+ * called as is.
+ */
+import { load } from "@langchain/core/load"
+import { DeltaSnapshot, JsonPlusSerializer, type SerializerProtocol } from "@langchain/langgraph-checkpoint"
+
+type Json = null | boolean | number | string | Array<Json> | { [key: string]: Json }
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null
+
+const isBytes = (v: unknown): v is Array<number> =>
+  Array.isArray(v) && v.every((x) => typeof x === "number" && Number.isInteger(x) && x >= 0 && x <= 255)
+
+const singleArray = (args: unknown): args is [Array<unknown>] =>
+  Array.isArray(args) && args.length === 1 && Array.isArray(args[0])
+
+/** The closed set of `lc: 2` constructor records; `undefined` = leave the record as it is. */
+const reviveConstructor = (r: Record<string, unknown>): unknown => {
+  const id = r.id
+  if (!Array.isArray(id) || id.length !== 1) return undefined
+  const noMethod = r.method === undefined || r.method === null
+  const args = r.args
+  switch (id[0]) {
+    case "Set":
+      return noMethod && singleArray(args) ? new Set(args[0]) : undefined
+    case "Map":
+      return noMethod && singleArray(args) && args[0].every((e) => Array.isArray(e) && e.length === 2)
+        ? new Map(args[0] as Array<[unknown, unknown]>)
+        : undefined
+    case "RegExp":
+      if (!noMethod || !Array.isArray(args) || args.length !== 2) return undefined
+      if (typeof args[0] !== "string" || typeof args[1] !== "string") return undefined
+      try {
+        return new RegExp(args[0], args[1])
+      } catch {
+        return undefined
+      }
+    case "Error":
+      return noMethod && Array.isArray(args) && args.length === 1 && typeof args[0] === "string"
+        ? new Error(args[0])
+        : undefined
+    case "Uint8Array":
+      return (noMethod || r.method === "from") && singleArray(args) && isBytes(args[0])
+        ? new Uint8Array(args[0])
+        : undefined
+    default:
+      return undefined
+  }
+}
+
+/** Applies the record rules to an object whose members are already revived. */
+const finish = (obj: Record<string, unknown>): unknown => {
+  if (obj.lc === 2) {
+    if (obj.type === "undefined") return undefined
+    if (obj.type === "delta_snapshot" && Object.hasOwn(obj, "value")) return new DeltaSnapshot(obj.value)
+    if (obj.type === "constructor") return reviveConstructor(obj) ?? obj
+  }
+  if (obj.lc === 1 && obj.type === "constructor" && Array.isArray(obj.id)) return load(JSON.stringify(obj))
+  return obj
+}
+
+const revive = (value: Json): unknown => {
+  if (!isRecord(value)) return value
+  let pending = false
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length)
+    for (let i = 0; i < value.length; i++) {
+      const v = revive(value[i]!)
+      if (v instanceof Promise) pending = true
+      out[i] = v
+    }
+    return pending ? Promise.all(out) : out
+  }
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(value)) {
+    const v = revive(value[key]!)
+    if (v instanceof Promise) pending = true
+    out[key] = v
+  }
+  if (!pending) return finish(out)
+  return Promise.all(Object.values(out)).then((values) => {
+    const keys = Object.keys(out)
+    for (let i = 0; i < keys.length; i++) out[keys[i]!] = values[i]
+    return finish(out)
+  })
+}
+
+const decoder = new TextDecoder()
+
+/** Reads a JsonPlusSerializer "json" payload, like `loadsTyped("json", data)` does. */
+export const loadJsonPlus = (data: string | Uint8Array): unknown =>
+  revive(JSON.parse(typeof data === "string" ? data : decoder.decode(data)) as Json)
+
+/**
+ * `serde.loadsTyped`, short-circuited through `loadJsonPlus` when `serde` is the stock
+ * JsonPlusSerializer (a subclass may override reading, so only the exact class qualifies).
+ */
+export const makeLoader = (serde: SerializerProtocol) => {
+  const fast = serde.constructor === JsonPlusSerializer
+  return (type: string, data: string | Uint8Array): unknown | Promise<unknown> =>
+    fast && type === "json" ? loadJsonPlus(data) : serde.loadsTyped(type, data)
+}

@@ -1,0 +1,93 @@
+/**
+ * The fast reader returns exactly what JsonPlusSerializer's own reader returns, for
+ * LangChain messages, every lc:2 record, inert/invalid records, and arbitrary JSON.
+ */
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
+import { DeltaSnapshot, JsonPlusSerializer } from "@langchain/langgraph-checkpoint"
+import * as fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { loadJsonPlus, makeLoader } from "../../src/sqlite/FastJson.js"
+
+const serde = new JsonPlusSerializer()
+
+const same = async (value: unknown) => {
+  const [, bytes] = await serde.dumpsTyped(value)
+  const expected = await serde.loadsTyped("json", bytes)
+  const actual = await loadJsonPlus(bytes)
+  expect(actual).toStrictEqual(expected)
+  return actual
+}
+
+describe("loadJsonPlus", () => {
+  it("revives LangChain messages to the same classes and fields", async () => {
+    const messages = [
+      new HumanMessage({ content: "hi", id: "h1" }),
+      new AIMessage({
+        content: [{ type: "text", text: "hello" }],
+        id: "a1",
+        tool_calls: [{ id: "c1", name: "weather", args: { city: "Lisbon" } }]
+      }),
+      new ToolMessage({ content: "19°C", tool_call_id: "c1", id: "t1" })
+    ]
+    const out = (await same({ messages, nested: [{ m: messages[0] }] })) as { messages: Array<unknown> }
+    expect(out.messages[0]).toBeInstanceOf(HumanMessage)
+    expect(out.messages[1]).toBeInstanceOf(AIMessage)
+    expect(out.messages[2]).toBeInstanceOf(ToolMessage)
+  })
+
+  it("revives every lc:2 record the serializer writes", async () => {
+    const out = (await same({
+      u: undefined,
+      list: [1, undefined, 3],
+      set: new Set([1, "a"]),
+      map: new Map<unknown, unknown>([["k", { v: 1 }]]),
+      re: /a+b/gi,
+      err: new Error("boom"),
+      bytes: new Uint8Array([0, 1, 255]),
+      delta: new DeltaSnapshot([new HumanMessage({ content: "x", id: "x" })])
+    })) as Record<string, unknown>
+    expect(out.set).toBeInstanceOf(Set)
+    expect(out.map).toBeInstanceOf(Map)
+    expect(out.re).toBeInstanceOf(RegExp)
+    expect(out.err).toBeInstanceOf(Error)
+    expect(out.bytes).toBeInstanceOf(Uint8Array)
+    expect(out.delta).toBeInstanceOf(DeltaSnapshot)
+    expect(Object.hasOwn(out, "u")).toBe(true)
+  })
+
+  it("leaves invalid or unknown records inert, exactly like the serializer", async () => {
+    const inert = [
+      { lc: 2, type: "constructor", id: ["Function"], args: ["return 1"] },
+      { lc: 2, type: "constructor", id: ["Set"], method: "call", args: [[1]] },
+      { lc: 2, type: "constructor", id: ["Map"], args: [[[1]]] },
+      { lc: 2, type: "constructor", id: ["RegExp"], args: ["(", ""] },
+      { lc: 2, type: "constructor", id: ["Uint8Array"], method: "from", args: [[256]] },
+      { lc: 2, type: "delta_snapshot" },
+      { lc: 3, type: "constructor", id: ["x"] }
+    ]
+    for (const record of inert) {
+      const text = JSON.stringify({ record })
+      expect(await loadJsonPlus(text)).toStrictEqual(await serde.loadsTyped("json", text))
+    }
+  })
+
+  it("agrees with the serializer on arbitrary JSON", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), async (value) => {
+        const text = JSON.stringify(value)
+        expect(await loadJsonPlus(text)).toStrictEqual(await serde.loadsTyped("json", text))
+      }),
+      { numRuns: 200 }
+    )
+  })
+
+  it("is used only for the stock serializer; other serdes are called as they are", async () => {
+    class Custom extends JsonPlusSerializer {
+      override async loadsTyped(): Promise<unknown> {
+        return "custom"
+      }
+    }
+    expect(await makeLoader(new Custom())("json", "{}")).toBe("custom")
+    expect(await makeLoader(serde)("json", '{"a":1}')).toEqual({ a: 1 })
+  })
+})

@@ -1,0 +1,192 @@
+/**
+ * The body of `pnpm bench sqlite` (bench/sqlite.bench.ts). It lives in the adapters package so
+ * that it resolves the adapters' own dependencies (LangChain, the reference saver). Put, getTuple and list throughput of `@plugboard/adapters/sqlite`'s
+ * saver against `@langchain/langgraph-checkpoint-sqlite`'s `SqliteSaver`, on the same data, in
+ * the same run, on files in the same temp directory, with the same `synchronous` setting.
+ *
+ * The data is shaped like an agent's threads: a `messages` channel that grows by a human and
+ * an AI message each step (LangChain message objects, a few hundred characters each), a step
+ * counter, `loadedPlugins` and `userContext` that change rarely, and one pending write per
+ * step. `newVersions` names only the channels that changed, as LangGraph passes it. Throughput
+ * is measured in CPU time (see `time`).
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import type { RunnableConfig } from "@langchain/core/runnables"
+import type {
+  BaseCheckpointSaver,
+  ChannelVersions,
+  Checkpoint,
+  CheckpointMetadata
+} from "@langchain/langgraph-checkpoint"
+import { uuid6 } from "@langchain/langgraph-checkpoint"
+import { SqliteSaver as ReferenceSaver } from "@langchain/langgraph-checkpoint-sqlite"
+import Database from "better-sqlite3"
+import { makeSqliteSaver } from "../../src/sqlite/index.js"
+
+const THREADS = 20
+const STEPS = 30
+const ROUNDS = 5
+
+interface Step {
+  readonly checkpoint: Checkpoint
+  readonly metadata: CheckpointMetadata
+  readonly newVersions: ChannelVersions
+}
+
+const lorem =
+  "The forecast for Lisbon shows light rain in the morning, clearing by noon, with highs near 19°C. "
+
+/** One thread's steps; ids are generated up front so both savers store identical data. */
+export const makeThread = (t: number): Array<Step> => {
+  const steps: Array<Step> = []
+  const messages: Array<HumanMessage | AIMessage> = []
+  const versions: Record<string, number> = {}
+  for (let s = 0; s < STEPS; s++) {
+    messages.push(
+      new HumanMessage({ content: `Question ${s} of thread ${t}: ${lorem.slice(0, 80)}`, id: `h-${t}-${s}` })
+    )
+    messages.push(new AIMessage({ content: lorem.repeat(3), id: `a-${t}-${s}` }))
+    const changed: Array<string> = ["messages", "step"]
+    if (s === 0) changed.push("loadedPlugins", "userContext")
+    if (s % 10 === 5) changed.push("loadedPlugins")
+    const newVersions: ChannelVersions = {}
+    for (const c of changed) {
+      versions[c] = (versions[c] ?? 0) + 1
+      newVersions[c] = versions[c]!
+    }
+    steps.push({
+      checkpoint: {
+        v: 4,
+        id: uuid6(s),
+        ts: new Date(Date.UTC(2025, 0, 1, 0, 0, s)).toISOString(),
+        channel_values: {
+          messages: [...messages],
+          step: s,
+          loadedPlugins: s < 5 ? ["weather"] : ["weather", "calendar"],
+          userContext: { name: `user ${t}`, timezone: "Europe/Lisbon" }
+        },
+        channel_versions: { ...versions },
+        versions_seen: { agent: { messages: versions.messages! - 1 } }
+      },
+      metadata: { source: "loop", step: s, parents: {} },
+      newVersions
+    })
+  }
+  return steps
+}
+
+const data = Array.from({ length: THREADS }, (_, t) => makeThread(t))
+
+/**
+ * CPU time (user + system) of this process, not wall time: the work is single-threaded and
+ * synchronous, and CPU time does not count the time the process waited for a core, so the
+ * figures hold on a loaded machine (wall time would measure the neighbours).
+ */
+const time = async (fn: () => Promise<number>): Promise<{ ops: number; ms: number }> => {
+  const start = process.cpuUsage()
+  const ops = await fn()
+  const used = process.cpuUsage(start)
+  return { ops, ms: (used.user + used.system) / 1000 }
+}
+
+const putAll = async (saver: BaseCheckpointSaver, prefix: string) => {
+  let n = 0
+  for (const [t, steps] of data.entries()) {
+    let config: RunnableConfig = { configurable: { thread_id: `${prefix}-${t}`, checkpoint_ns: "" } }
+    for (const step of steps) {
+      config = await saver.put(config, step.checkpoint, step.metadata, step.newVersions)
+      await saver.putWrites(config, [["messages", `write ${n}`]], "agent")
+      n++
+    }
+  }
+  return n
+}
+
+const getLatest = async (saver: BaseCheckpointSaver, prefix: string) => {
+  let n = 0
+  for (let round = 0; round < 5; round++) {
+    for (let t = 0; t < THREADS; t++) {
+      const tuple = await saver.getTuple({ configurable: { thread_id: `${prefix}-${t}`, checkpoint_ns: "" } })
+      if ((tuple?.checkpoint.channel_values.messages as Array<unknown> | undefined)?.length !== STEPS * 2)
+        throw new Error("bad read")
+      n++
+    }
+  }
+  return n
+}
+
+const listAll = async (saver: BaseCheckpointSaver, prefix: string) => {
+  let n = 0
+  for (let t = 0; t < THREADS; t++) {
+    for await (const tuple of saver.list({ configurable: { thread_id: `${prefix}-${t}` } })) {
+      if (tuple.checkpoint.channel_values.messages === undefined) throw new Error("bad list")
+      n++
+    }
+  }
+  return n
+}
+
+type Result = Record<"put" | "getTuple" | "list", number>
+
+const measure = async (saver: BaseCheckpointSaver, prefix: string): Promise<Result> => {
+  const put = await time(() => putAll(saver, prefix))
+  const get = await time(() => getLatest(saver, prefix))
+  const list = await time(() => listAll(saver, prefix))
+  return {
+    put: (put.ops / put.ms) * 1000,
+    getTuple: (get.ops / get.ms) * 1000,
+    list: (list.ops / list.ms) * 1000
+  }
+}
+
+const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
+export default async () => {
+  const dir = mkdtempSync(join(tmpdir(), "plugboard-bench-sqlite-"))
+  try {
+    const runs: Record<"plugboard" | "reference", Array<Result>> = { plugboard: [], reference: [] }
+    for (let round = 0; round < ROUNDS; round++) {
+      // Alternate who goes first, so cache warmth and CPU frequency favour neither.
+      const order =
+        round % 2 === 0 ? (["reference", "plugboard"] as const) : (["plugboard", "reference"] as const)
+      for (const who of order) {
+        const filename = join(dir, `${who}-${round}.sqlite`)
+        if (who === "plugboard") {
+          const saver = makeSqliteSaver({ filename, synchronous: "NORMAL" })
+          runs[who].push(await measure(saver, "t"))
+          saver.close()
+        } else {
+          const db = new Database(filename)
+          const saver = new ReferenceSaver(db)
+          await saver.getTuple({ configurable: { thread_id: "warm" } }) // runs its setup (WAL)
+          db.pragma("synchronous = NORMAL")
+          runs[who].push(await measure(saver, "t"))
+          db.close()
+        }
+      }
+    }
+    const fmt = (n: number) => n.toFixed(0).padStart(7)
+    console.log(
+      `${THREADS} threads × ${STEPS} steps (messages grow to ${STEPS * 2}), WAL, synchronous=NORMAL, ${ROUNDS} alternating rounds, per CPU-second`
+    )
+    console.log(
+      "                            plugboard  reference  ratio   (median: plugboard reference ratio)"
+    )
+    for (const op of ["put", "getTuple", "list"] as const) {
+      const unit = op === "put" ? "put+putWrites/s" : op === "list" ? "tuples/s" : "reads/s"
+      const ours = Math.max(...runs.plugboard.map((r) => r[op]))
+      const ref = Math.max(...runs.reference.map((r) => r[op]))
+      const oursMed = median(runs.plugboard.map((r) => r[op]))
+      const refMed = median(runs.reference.map((r) => r[op]))
+      console.log(
+        `best  ${op.padEnd(9)}${unit.padEnd(16)}${fmt(ours)}    ${fmt(ref)}  ${(ours / ref).toFixed(2)}×   ` +
+          `(${fmt(oursMed)} ${fmt(refMed)} ${(oursMed / refMed).toFixed(2)}×)`
+      )
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
