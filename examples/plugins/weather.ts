@@ -6,7 +6,10 @@
 import { definePlugin, defineTool } from "@plugboard/core"
 import { Schema } from "effect"
 
-const CONDITIONS = ["clear", "partly cloudy", "overcast", "light rain", "showers", "snow", "fog"] as const
+// Conditions that fit the temperature: no snow on a warm day, no showers in a deep frost.
+const COLD = ["clear", "overcast", "fog", "light snow", "snow"] as const
+const MILD = ["clear", "partly cloudy", "overcast", "light rain", "showers", "fog"] as const
+const WARM = ["clear", "partly cloudy", "overcast", "showers", "thunderstorms"] as const
 
 /** A stable pseudo-random number in [0, 1) for a string: the same city always gets the same weather. */
 const unitHash = (text: string, salt: number): number => {
@@ -16,10 +19,11 @@ const unitHash = (text: string, salt: number): number => {
 }
 
 const dayWeather = (city: string, day: number) => {
-  const t = unitHash(city, day)
+  const temperatureC = Math.round((-5 + unitHash(city, day) * 35) * 10) / 10
+  const conditions = temperatureC < 2 ? COLD : temperatureC < 20 ? MILD : WARM
   return {
-    temperatureC: Math.round((-5 + t * 35) * 10) / 10,
-    condition: CONDITIONS[Math.floor(unitHash(city, day + 101) * CONDITIONS.length)]!,
+    temperatureC,
+    condition: conditions[Math.floor(unitHash(city, day + 101) * conditions.length)]!,
     precipitationMm: Math.round(unitHash(city, day + 202) * 120) / 10,
     windKmh: Math.round(unitHash(city, day + 303) * 400) / 10
   }
