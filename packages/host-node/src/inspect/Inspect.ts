@@ -10,6 +10,7 @@ import { loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
 import { CapabilityIndex, Catalog, TokenCounter } from "@plugboard/core"
 import { Either } from "effect"
 import { ExitCode, type InspectOptions, parseArgs, USAGE, UsageError } from "./Args.js"
+import { cachedCounter } from "./CachedCounter.js"
 import { defaultModule, displayPath, loadModule, ModuleLoadError } from "./LoadModule.js"
 import { QueriesFileError, type QueryLine, readQueries } from "./Queries.js"
 import { render } from "./Render.js"
@@ -25,7 +26,7 @@ export interface InspectStream {
 export interface InspectIO {
   readonly stdout?: InspectStream
   readonly stderr?: InspectStream
-  /** Relative paths (module, --queries, --base-prompt) resolve against it. */
+  /** Relative paths (module, --queries, --base-prompt) resolve against it; default `INIT_CWD`, else the process's. */
   readonly cwd?: string
 }
 
@@ -46,7 +47,7 @@ const readTextFile = (path: string, option: string): string => {
 const counterFor = async (
   tokenizer: InspectOptions["tokenizer"]
 ): Promise<TokenCounter.TokenCounterService> =>
-  tokenizer === "heuristic" ? TokenCounter.heuristic : await loadTiktokenCounter(tokenizer)
+  tokenizer === "heuristic" ? TokenCounter.heuristic : cachedCounter(await loadTiktokenCounter(tokenizer))
 
 /**
  * Runs `plugboard inspect` with `argv` (the arguments after `inspect`) and resolves to the exit
@@ -56,7 +57,8 @@ const counterFor = async (
 export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}): Promise<number> => {
   const stdout = io.stdout ?? process.stdout
   const stderr = io.stderr ?? process.stderr
-  const cwd = io.cwd ?? process.cwd()
+  // `pnpm plugboard` runs in the repository root; INIT_CWD is where the user typed the command.
+  const cwd = io.cwd ?? process.env.INIT_CWD ?? process.cwd()
   const err = (line: string) => stderr.write(`${line}\n`)
 
   let options: InspectOptions

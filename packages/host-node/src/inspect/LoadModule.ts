@@ -24,7 +24,7 @@ export class ModuleLoadError extends Error {
 /** What a module gave: plugins to build a catalog from, or a catalog already built. */
 export type Loaded =
   | { readonly kind: "plugins"; readonly plugins: ReadonlyArray<Plugin>; readonly exportName: string }
-  | { readonly kind: "catalog"; readonly catalog: Catalog; readonly exportName: string }
+  | { readonly kind: "catalog"; readonly catalog: Catalog.Catalog; readonly exportName: string }
 
 const EXTENSIONS = [".ts", ".mts", ".js", ".mjs"]
 
@@ -62,7 +62,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 const looksLikePlugin = (v: unknown): v is Plugin =>
   isRecord(v) && typeof v.name === "string" && "manifest" in v
 
-const looksLikeCatalog = (v: unknown): v is Catalog =>
+const looksLikeCatalog = (v: unknown): v is Catalog.Catalog =>
   isRecord(v) && Array.isArray(v.entries) && v.byName instanceof Map && v.toolsByName instanceof Map
 
 /**

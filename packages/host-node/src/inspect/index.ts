@@ -12,6 +12,7 @@ export {
   USAGE,
   UsageError
 } from "./Args.js"
+export { cachedCounter } from "./CachedCounter.js"
 export { type InspectIO, type InspectStream, runInspect } from "./Inspect.js"
 export {
   defaultModule,
