@@ -74,7 +74,8 @@ export default async (): Promise<void> => {
     console.log(
       `streamed turns, scripted router, loopback, ${RUN_MS / 1000} s per level (same process as the clients)`
     )
-    console.log("clients   turns/s    p50 ms   p99 ms   turns")
+    // CPU ms per turn (this process: server and clients) is the figure least disturbed by other load.
+    console.log("clients   turns/s    p50 ms   p99 ms   turns  CPU ms/turn")
     const stageRows: Array<[number, Array<StageTimings>]> = []
     for (const level of LEVELS) {
       const clients = await Promise.all(Array.from({ length: level }, makeClient))
@@ -88,6 +89,7 @@ export default async (): Promise<void> => {
       recording = true
       const latencies: Array<number> = []
       const deadline = performance.now() + RUN_MS
+      const cpu = process.cpuUsage()
       const started = performance.now()
       await Promise.all(
         clients.map(async (turn) => {
@@ -95,11 +97,13 @@ export default async (): Promise<void> => {
         })
       )
       const elapsed = performance.now() - started
+      const used = process.cpuUsage(cpu)
+      const cpuPerTurn = (used.user + used.system) / 1000 / Math.max(1, latencies.length)
       recording = false
       stageRows.push([level, [...collected]])
       latencies.sort((a, b) => a - b)
       console.log(
-        `${String(level).padStart(7)} ${((latencies.length / elapsed) * 1000).toFixed(1).padStart(9)} ${fmt(percentile(latencies, 50))}  ${fmt(percentile(latencies, 99))} ${String(latencies.length).padStart(7)}`
+        `${String(level).padStart(7)} ${((latencies.length / elapsed) * 1000).toFixed(1).padStart(9)} ${fmt(percentile(latencies, 50))}  ${fmt(percentile(latencies, 99))} ${String(latencies.length).padStart(7)} ${cpuPerTurn.toFixed(1).padStart(11)}`
       )
     }
     console.log("\nserver time per streamed turn by stage, mean ms (total = request received → turn saved)")

@@ -189,7 +189,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     }
     const finish = (response: HttpServerResponse.HttpServerResponse) => {
       // A stream's work ends with its turn: `streamEnded` reports it then.
-      if (response.body._tag === "Stream") return response
+      if (response.body._tag === "Stream" || response.body._tag === "Raw") return response
       report()
       return HttpServerResponse.setHeader(response, "server-timing", serverTiming(timings))
     }
