@@ -270,27 +270,51 @@ export interface UnknownLabel {
 export interface QueriesReport extends RoutingReport {
   /** Labels left out of the figures, in order of first appearance. */
   readonly unknownLabels: ReadonlyArray<UnknownLabel>
-  /** Labels that matched a plugin only once case and punctuation were ignored (label → name). */
-  readonly normalizedLabels: ReadonlyArray<{ readonly label: string; readonly plugin: string }>
+  /** Labels that are not a plugin name but were resolved to one, by an alias or ignoring case and punctuation. */
+  readonly normalizedLabels: ReadonlyArray<{
+    readonly label: string
+    readonly plugin: string
+    readonly via: "alias" | "normalized"
+  }>
 }
 
 const normalizeLabel = (label: string): string => label.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "")
 
+/** How a label became a plugin name (`undefined` when it did not). */
+export interface ResolvedLabel {
+  readonly plugin: string
+  readonly via: "name" | "alias" | "normalized"
+}
+
 /**
- * Resolves a query label to a catalog plugin name: the exact name, else the one plugin whose name
- * equals it once case and punctuation are ignored (`ResearchHelper` → `research-helper`: external
- * data sets rarely spell names in kebab case). `undefined` when none or several match.
+ * Resolves a query label to a catalog plugin name: the exact name; else `aliases` (label →
+ * plugin name, e.g. a data set's original names, as a module exports them); else the one plugin
+ * whose name equals it once case and punctuation are ignored (`ResearchHelper` →
+ * `research-helper`: external data sets rarely spell names in kebab case). `undefined` when
+ * none or several match.
  */
-export const labelResolver = (catalog: Catalog): ((label: string) => string | undefined) => {
+export const labelResolver = (
+  catalog: Catalog,
+  aliases: ReadonlyMap<string, string> = new Map()
+): ((label: string) => ResolvedLabel | undefined) => {
   const byNormal = new Map<string, string | null>()
   for (const entry of catalog.entries) {
     const key = normalizeLabel(entry.name)
     byNormal.set(key, byNormal.has(key) ? null : entry.name)
   }
   return (label) => {
-    if (catalog.byName.has(label)) return label
-    return byNormal.get(normalizeLabel(label)) ?? undefined
+    if (catalog.byName.has(label)) return { plugin: label, via: "name" }
+    const alias = aliases.get(label)
+    if (alias !== undefined) return { plugin: alias, via: "alias" }
+    const normal = byNormal.get(normalizeLabel(label))
+    return normal == null ? undefined : { plugin: normal, via: "normalized" }
   }
+}
+
+/** Options of `evaluateQueries`. */
+export interface QueriesOptions extends EvaluateOptions {
+  /** Label → plugin name, tried after the exact name (see `labelResolver`). */
+  readonly aliases?: ReadonlyMap<string, string> | undefined
 }
 
 /**
@@ -300,16 +324,17 @@ export const labelResolver = (catalog: Catalog): ((label: string) => string | un
 export const evaluateQueries = (
   catalog: Catalog,
   queries: ReadonlyArray<LabelledQuery>,
-  options: EvaluateOptions = {}
+  options: QueriesOptions = {}
 ): QueriesReport => {
   const k = cutOff(options)
   const index = CapabilityIndex.forCatalog(catalog)
-  const resolve = labelResolver(catalog)
+  const resolve = labelResolver(catalog, options.aliases)
   const outcomes: Array<Outcome> = []
   const unknown = new Map<string, { positions: Array<number>; reason: "unknown" | "silent" }>()
-  const normalized = new Map<string, string>()
+  const normalized = new Map<string, { plugin: string; via: "alias" | "normalized" }>()
   queries.forEach((q, i) => {
-    const name = resolve(q.plugin)
+    const resolved = resolve(q.plugin)
+    const name = resolved?.plugin
     const entry = name === undefined ? undefined : catalog.byName.get(name)
     if (name === undefined || entry === undefined || !entry.discoverable) {
       let u = unknown.get(q.plugin)
@@ -320,12 +345,14 @@ export const evaluateQueries = (
       u.positions.push(i)
       return
     }
-    if (name !== q.plugin) normalized.set(q.plugin, name)
+    if (resolved !== undefined && resolved.via !== "name") {
+      normalized.set(q.plugin, { plugin: name, via: resolved.via })
+    }
     outcomes.push(outcomeOf(index, q.query, name, k))
   })
   return {
     ...summarize(catalog, outcomes, k),
     unknownLabels: [...unknown].map(([plugin, u]) => ({ plugin, ...u })),
-    normalizedLabels: [...normalized].map(([label, plugin]) => ({ label, plugin }))
+    normalizedLabels: [...normalized].map(([label, r]) => ({ label, ...r }))
   }
 }

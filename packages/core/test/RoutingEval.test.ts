@@ -184,7 +184,7 @@ describe("RoutingEval.evaluateQueries", () => {
       { query: "more stocks", plugin: "stock-ticker" }
     ])
     expect(report.queries).toBe(1)
-    expect(report.normalizedLabels).toEqual([{ label: "Weather", plugin: "weather" }])
+    expect(report.normalizedLabels).toEqual([{ label: "Weather", plugin: "weather", via: "normalized" }])
     expect(report.unknownLabels).toEqual([
       { plugin: "credits", positions: [1], reason: "silent" },
       { plugin: "stock-ticker", positions: [2, 3], reason: "unknown" }
@@ -194,8 +194,32 @@ describe("RoutingEval.evaluateQueries", () => {
   it("does not guess between two plugins whose names normalise alike", () => {
     const c = Catalog.unsafeMake([plugin("ab-c", { summary: "One." }), plugin("a-bc", { summary: "Two." })])
     const resolve = RoutingEval.labelResolver(c)
-    expect(resolve("a-bc")).toBe("a-bc")
+    expect(resolve("a-bc")).toEqual({ plugin: "a-bc", via: "name" })
     expect(resolve("ABC")).toBeUndefined()
+  })
+
+  it("resolves labels through aliases before ignoring case, and reports aliases that name no plugin", () => {
+    const report = RoutingEval.evaluateQueries(
+      catalog(),
+      [
+        { query: "rain in Oslo", plugin: "WeatherPlugin" },
+        { query: "route to Oslo", plugin: "MapsPlugin" },
+        { query: "notes", plugin: "Maps" }
+      ],
+      {
+        aliases: new Map([
+          ["WeatherPlugin", "weather"],
+          ["MapsPlugin", "gone"],
+          ["Maps", "notes"]
+        ])
+      }
+    )
+    expect(report.normalizedLabels).toEqual([
+      { label: "WeatherPlugin", plugin: "weather", via: "alias" },
+      { label: "Maps", plugin: "notes", via: "alias" }
+    ])
+    expect(report.unknownLabels).toEqual([{ plugin: "MapsPlugin", positions: [1], reason: "unknown" }])
+    expect(report.outcomes.map((o) => o.plugin)).toEqual(["weather", "notes"])
   })
 })
 

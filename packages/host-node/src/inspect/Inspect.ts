@@ -152,7 +152,8 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       budget: options.budget,
       loaded: options.loaded,
       eval: options.eval,
-      queries
+      queries,
+      aliases: loaded.aliases
     })
     if (options.json) stdout.write(`${JSON.stringify(report, null, 2)}\n`)
     else {

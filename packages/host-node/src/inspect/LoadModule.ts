@@ -13,7 +13,7 @@ import type { Catalog, Plugin } from "@plugboard/core"
 export class ModuleLoadError extends Error {
   readonly _tag = "ModuleLoadError"
   constructor(
-    readonly reason: "NotFound" | "ImportFailed" | "NoPlugins",
+    readonly reason: "NotFound" | "ImportFailed" | "NoPlugins" | "BadAliases",
     message: string
   ) {
     super(message)
@@ -111,8 +111,33 @@ const extractOrUndefined = (value: Record<string, unknown>): Loaded | undefined 
   return undefined
 }
 
+/**
+ * The module's `aliases` export, if any: query label → plugin name, for `--queries` files that
+ * label queries with names other than the plugins' (a data set's original names). A `Map` or a
+ * plain object of strings; anything else is an error rather than a silently wrong score.
+ */
+export const extractAliases = (
+  namespace: Record<string, unknown>,
+  shownAs: string
+): ReadonlyMap<string, string> | undefined => {
+  const value = namespace.aliases
+  if (value === undefined) return undefined
+  const entries =
+    value instanceof Map ? [...value.entries()] : isRecord(value) ? Object.entries(value) : undefined
+  if (entries === undefined || entries.some(([k, v]) => typeof k !== "string" || typeof v !== "string")) {
+    throw new ModuleLoadError(
+      "BadAliases",
+      `Module '${shownAs}' exports 'aliases', but it is not a map of query labels to plugin names (strings).`
+    )
+  }
+  return new Map(entries as Array<[string, string]>)
+}
+
 /** Resolves, imports and extracts. Throws `ModuleLoadError`. */
-export const loadModule = async (spec: string, cwd: string): Promise<{ readonly file: string } & Loaded> => {
+export const loadModule = async (
+  spec: string,
+  cwd: string
+): Promise<{ readonly file: string; readonly aliases: ReadonlyMap<string, string> | undefined } & Loaded> => {
   const file = resolveModule(spec, cwd)
   let namespace: Record<string, unknown>
   try {
@@ -124,5 +149,6 @@ export const loadModule = async (spec: string, cwd: string): Promise<{ readonly 
       `Module '${displayPath(file, cwd)}' failed to load: ${message.split("\n")[0]}`
     )
   }
-  return { file, ...extract(namespace, displayPath(file, cwd)) }
+  const shownAs = displayPath(file, cwd)
+  return { file, ...extract(namespace, shownAs), aliases: extractAliases(namespace, shownAs) }
 }

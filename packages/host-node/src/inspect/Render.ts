@@ -238,11 +238,11 @@ const renderEval = (e: EvalJson, options: RenderOptions, bold: (s: string) => st
   if (q !== null) {
     out.push(`Labelled queries from ${q.file}: ${plural(q.queries, "query", "queries")}`)
     if (q.queries > 0) out.push(...renderMetrics(q, e.k, options))
-    if (q.normalizedLabels.length > 0) {
-      out.push(
-        `  ${plural(q.normalizedLabels.length, "label")} matched a plugin name ignoring case and punctuation`
-      )
-    }
+    const aliased = q.normalizedLabels.filter((l) => l.via === "alias").length
+    const normalized = q.normalizedLabels.length - aliased
+    if (aliased > 0) out.push(`  ${plural(aliased, "label")} resolved by the module's aliases`)
+    if (normalized > 0)
+      out.push(`  ${plural(normalized, "label")} matched a plugin name ignoring case and punctuation`)
     for (const u of q.unknownLabels) {
       out.push(
         `  left out: ${plural(u.lines.length, "query", "queries")} labelled '${u.plugin}' (${u.reason === "silent" ? "a silent plugin, never ranked" : "no such plugin"}; line${u.lines.length === 1 ? "" : "s"} ${u.lines.length > 5 ? `${u.lines.slice(0, 5).join(", ")}, ...` : u.lines.join(", ")})`

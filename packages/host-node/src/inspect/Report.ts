@@ -62,7 +62,7 @@ export interface EvalJson {
     | (MetricsJson & {
         readonly file: string
         readonly unknownLabels: ReadonlyArray<UnknownLabelJson>
-        readonly normalizedLabels: ReadonlyArray<{ readonly label: string; readonly plugin: string }>
+        readonly normalizedLabels: RoutingEval.QueriesReport["normalizedLabels"]
       })
     | null
 }
@@ -144,6 +144,8 @@ export interface ReportInput {
   readonly loaded: ReadonlyArray<string> | undefined
   readonly eval: boolean
   readonly queries: { readonly file: string; readonly items: ReadonlyArray<QueryLine> } | undefined
+  /** Query label → plugin name, from the module's `aliases` export. */
+  readonly aliases?: ReadonlyMap<string, string> | undefined
 }
 
 /** Builds the report of a catalog that booted. */
@@ -179,7 +181,9 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
   if (input.eval) {
     const examples = RoutingEval.evaluateExamples(catalog)
     const queries =
-      input.queries === undefined ? undefined : RoutingEval.evaluateQueries(catalog, input.queries.items)
+      input.queries === undefined
+        ? undefined
+        : RoutingEval.evaluateQueries(catalog, input.queries.items, { aliases: input.aliases })
     evalJson = {
       k: examples.k,
       examples: { ...metricsJson(examples), withoutExamples: examples.withoutExamples },

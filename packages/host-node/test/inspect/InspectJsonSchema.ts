@@ -78,7 +78,13 @@ const Eval = Schema.Struct({
           lines: Schema.Array(Schema.Int.pipe(Schema.positive()))
         })
       ),
-      normalizedLabels: Schema.Array(Schema.Struct({ label: Schema.String, plugin: Schema.String }))
+      normalizedLabels: Schema.Array(
+        Schema.Struct({
+          label: Schema.String,
+          plugin: Schema.String,
+          via: Schema.Literal("alias", "normalized")
+        })
+      )
     })
   )
 }).annotations({ identifier: "Eval" })

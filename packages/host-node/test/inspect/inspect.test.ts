@@ -41,7 +41,9 @@ describe("plugboard inspect: the seed's weather plugin", () => {
     expect(report.eval?.queries?.unknownLabels).toEqual([
       { plugin: "restaurants", reason: "unknown", lines: [5] }
     ])
-    expect(report.eval?.queries?.normalizedLabels).toEqual([{ label: "Weather", plugin: "weather" }])
+    expect(report.eval?.queries?.normalizedLabels).toEqual([
+      { label: "Weather", plugin: "weather", via: "normalized" }
+    ])
     expectGolden("weather.json", run.stdout)
   })
 
