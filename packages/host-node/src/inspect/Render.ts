@@ -118,7 +118,7 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
           plural(p.tools, "tool"),
           `+${fmt(p.cost)}`
         ]),
-        new Set([2, 3])
+        new Set([3])
       )
     )
   )
