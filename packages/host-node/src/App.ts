@@ -11,7 +11,7 @@ import type { Server } from "node:http"
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
-import { MatrixSyncEngine, matrixSnapshotStore } from "@plugboard/adapters/matrix"
+import { MatrixSyncEngine, matrixSnapshotStore, type SnapshotStore } from "@plugboard/adapters/matrix"
 import { makeChatModel } from "@plugboard/adapters/models"
 import { layerSessionStore, UserDatabases, layer as userDatabasesLayer } from "@plugboard/adapters/sqlite"
 import { loadOrCreateSigner, type Signer, UcanAuth } from "@plugboard/adapters/ucan"
@@ -74,6 +74,11 @@ export interface OracleAppOptions {
   readonly logger?: RuntimeLogger
   /** The host's own instructions, before the Tier-1 block. */
   readonly basePrompt?: string
+  /**
+   * Replicates per-user state through this snapshot store instead of the Matrix account of
+   * `MATRIX_*` (a store of another backend, or an in-memory one in tests).
+   */
+  readonly matrixStore?: SnapshotStore
 }
 
 /** A running (or ready to run) oracle. */
@@ -216,18 +221,41 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       : Checkpointer.withOverride(base, options.hooks.checkpointerForUser)
   const saverFor = (did: string) => Effect.runPromise(checkpointer.forUser(did))
 
+  const store =
+    options.matrixStore ?? (config.matrix === undefined ? undefined : matrixSnapshotStore(config.matrix))
   const matrix =
-    config.matrix === undefined
+    store === undefined
       ? undefined
-      : new MatrixSyncEngine({ store: matrixSnapshotStore(config.matrix), databases: ports.registry })
+      : new MatrixSyncEngine({
+          store,
+          databases: ports.registry,
+          logger: {
+            info: (m) => logger.info(`[matrix-sync] ${m}`),
+            warn: (m) => logger.warn(`[matrix-sync] ${m}`),
+            error: (m) => logger.error(`[matrix-sync] ${m}`)
+          }
+        })
   matrix?.start()
+  const prepared = new Map<string, Promise<void>>()
+  // A host that does not have a user's database yet picks it up from Matrix before serving them.
+  const prepareUser =
+    matrix === undefined
+      ? undefined
+      : (did: string): Promise<void> => {
+          let done = prepared.get(did)
+          if (done === undefined) {
+            done = matrix.restore(did).then(
+              () => {},
+              (error: unknown) => {
+                prepared.delete(did) // try again on the user's next request
+                logger.warn("matrix restore failed", { did, error: describe(error) })
+              }
+            )
+            prepared.set(did, done)
+          }
+          return done
+        }
   const around = async <A>(did: string, run: () => Promise<A>): Promise<A> => {
-    if (matrix !== undefined) {
-      // A host that does not have the user's database yet picks it up from Matrix first.
-      await matrix
-        .restore(did)
-        .catch((error: unknown) => logger.warn("matrix restore failed", { did, error: describe(error) }))
-    }
     try {
       return await ports.registry.withTurn(did, run)
     } finally {
@@ -249,6 +277,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     creditsEnabled,
     saverFor,
     around,
+    prepareUser,
     basePrompt: options.basePrompt,
     onTimings: options.hooks?.onTimings,
     onClosed: async () => {

@@ -54,6 +54,8 @@ export interface ServerParts {
   readonly creditsEnabled: boolean
   readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
   readonly around: <A>(did: string, run: () => Promise<A>) => Promise<A>
+  /** Makes the user's state available on this host (Matrix restore) before their request is routed. */
+  readonly prepareUser?: ((did: string) => Promise<void>) | undefined
   readonly basePrompt?: string | undefined
   readonly onTimings?:
     | ((timings: Readonly<StageTimings>, request: { method: string; path: string }) => void)
@@ -222,6 +224,13 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       const user = yield* timed(timings, "auth", authenticate(ports.auth, credentialsOf(request.headers)))
       if (parts.creditsEnabled) yield* timed(timings, "credits", checkCredits(ports.ledger, user.did))
       yield* timed(timings, "limit", rateLimit(ports.limiter, user.did))
+      const prepareUser = parts.prepareUser
+      if (prepareUser !== undefined)
+        yield* timed(
+          timings,
+          "load",
+          Effect.promise(() => prepareUser(user.did))
+        )
       return yield* privateRouter.pipe(
         Effect.provideService(RequestUser, { did: user.did, timings, streamEnded: report }),
         Effect.catchIf(
