@@ -7,6 +7,7 @@ import {
   RoutingEval
 } from "@plugboard/core"
 import { Schema } from "effect"
+import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 
 const input = Schema.Struct({ q: Schema.String })
@@ -234,5 +235,52 @@ describe("RoutingEval.whenToUseOverlap", () => {
     expect(RoutingEval.whenToUseOverlap(one!, two!).score).toBe(1)
     expect(RoutingEval.whenToUseOverlap(one!, three!)).toEqual({ score: 0, shared: [] })
     expect(RoutingEval.whenToUseOverlap(two!, one!)).toEqual(RoutingEval.whenToUseOverlap(one!, two!))
+  })
+})
+
+describe("RoutingEval invariants", () => {
+  const vocabulary = [
+    "rain",
+    "city",
+    "stock",
+    "price",
+    "route",
+    "car",
+    "note",
+    "song",
+    "movie",
+    "flight",
+    "hotel"
+  ]
+  const sentence = fc
+    .array(fc.constantFrom(...vocabulary), { minLength: 1, maxLength: 5 })
+    .map((ws) => ws.join(" "))
+  const catalogArb = fc
+    .array(
+      fc.record({
+        summary: sentence,
+        whenToUse: fc.array(sentence, { minLength: 1, maxLength: 3 }),
+        examples: fc.array(sentence, { maxLength: 3 })
+      }),
+      { minLength: 1, maxLength: 6 }
+    )
+    .map((specs) => Catalog.unsafeMake(specs.map((s, i) => plugin(`p${i}`, s))))
+
+  it("recall@1 <= MRR <= 1, recall@1 <= recall@k, every stolen query is counted once", () => {
+    fc.assert(
+      fc.property(catalogArb, fc.integer({ min: 1, max: 6 }), (c, k) => {
+        const r = RoutingEval.evaluateExamples(c, { k })
+        expect(r.recallAt1).toBeLessThanOrEqual(r.recallAtK)
+        expect(r.recallAt1).toBeLessThanOrEqual(r.mrr + 1e-12)
+        expect(r.mrr).toBeLessThanOrEqual(1)
+        const stolen = r.outcomes.filter((o) => o.rank !== 1 && o.top[0] !== undefined).length
+        expect(r.stealing.reduce((s, p) => s + p.aToB + p.bToA, 0)).toBe(stolen)
+        for (const o of r.outcomes) {
+          expect(o.top.length).toBeLessThanOrEqual(k)
+          if (o.rank !== undefined && o.rank <= k) expect(o.top[o.rank - 1]).toBe(o.plugin)
+        }
+      }),
+      { numRuns: 200 }
+    )
   })
 })

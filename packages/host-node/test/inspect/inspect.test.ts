@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
 import { JSONSchema, Schema } from "effect"
 import { describe, expect, it } from "vitest"
+import { runInspect } from "../../src/inspect/index.js"
 import { expectGolden, fixture, inspect, ROOT } from "./helpers.js"
 import { InspectFailure, InspectOutput, InspectReport } from "./InspectJsonSchema.js"
 
@@ -218,6 +219,34 @@ describe("plugboard inspect: bad modules, files and options", () => {
     expect(run.code).toBe(0)
     expect(run.stdout).toContain("Usage: plugboard inspect [module] [options]")
     expect(run.stdout).toContain("Exit codes:")
+  })
+})
+
+describe("plugboard inspect: colour", () => {
+  const run = async (isTTY: boolean) => {
+    let stdout = ""
+    const code = await runInspect([OVER, "--budget", "1"], {
+      stdout: { write: (t: string) => (stdout += t), isTTY },
+      stderr: { write: () => true },
+      cwd: ROOT
+    })
+    return { code, stdout }
+  }
+
+  it("colours headings and budget verdicts on a terminal, unless NO_COLOR is set, and never in a pipe", async () => {
+    const saved = process.env.NO_COLOR
+    try {
+      delete process.env.NO_COLOR
+      const tty = await run(true)
+      expect(tty.code).toBe(1)
+      expect(tty.stdout).toContain("\u001b[31m")
+      expect((await run(false)).stdout).not.toContain("\u001b[")
+      process.env.NO_COLOR = "1"
+      expect((await run(true)).stdout).not.toContain("\u001b[")
+    } finally {
+      if (saved === undefined) delete process.env.NO_COLOR
+      else process.env.NO_COLOR = saved
+    }
   })
 })
 
