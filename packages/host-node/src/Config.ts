@@ -35,6 +35,8 @@ export interface ServerConfig {
   readonly heartbeatMs: number
   readonly shutdownDeadlineMs: number
   readonly maxBodyBytes: number
+  /** `Access-Control-Allow-Origin` for browser clients; `*` (default) or one origin. */
+  readonly corsOrigin: string
   readonly model: ChatModelSettings
   /** Matrix replication, `undefined` (disabled) unless all three variables are set. */
   readonly matrix: MatrixConfig | undefined
@@ -99,6 +101,11 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     meaning: "On SIGTERM/SIGINT: how long running turns may finish before they are aborted"
   },
   { name: "MAX_BODY_BYTES", default: "1048576", meaning: "Largest request body accepted (413 above)" },
+  {
+    name: "CORS_ORIGIN",
+    default: "*",
+    meaning: "Origin browser clients may call from (`*`, or one origin with credentials)"
+  },
   {
     name: "LLM_PROVIDER",
     default: "scripted",
@@ -224,6 +231,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       heartbeatMs: integer("SSE_HEARTBEAT_MS", 15_000, 10),
       shutdownDeadlineMs: integer("SHUTDOWN_DEADLINE_MS", 10_000, 0),
       maxBodyBytes: integer("MAX_BODY_BYTES", 1024 * 1024, 1024),
+      corsOrigin: text("CORS_ORIGIN", "*"),
       model,
       matrix
     }

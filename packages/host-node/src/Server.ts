@@ -177,6 +177,22 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       )
   ])
 
+  // CORS as QiForge oracles answer it: browser clients send the UCAN headers cross-origin.
+  const cors: Record<string, string> = {
+    "access-control-allow-origin": config.corsOrigin,
+    "access-control-expose-headers": "X-Request-Id",
+    ...(config.corsOrigin === "*" ? {} : { "access-control-allow-credentials": "true", vary: "Origin" })
+  }
+  const preflight = HttpServerResponse.empty({
+    status: 204,
+    headers: {
+      "access-control-allow-methods": "GET, POST, PUT, DELETE, PATCH, OPTIONS",
+      "access-control-allow-headers":
+        "Content-Type, Authorization, x-ucan-delegation, x-matrix-access-token, x-matrix-homeserver, x-did, x-request-id, x-auth-type, x-timezone",
+      "access-control-max-age": "600"
+    }
+  })
+
   const notFound = (method: string, path: string) =>
     new HttpFailure({ status: 404, message: `Cannot ${method} ${path.slice(0, 200)}`, error: "Not Found" })
 
@@ -189,7 +205,8 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       timings.total = performance.now() - t0
       emitTimings(timings, request.method, path)
     }
-    const finish = (response: HttpServerResponse.HttpServerResponse) => {
+    const finish = (answer: HttpServerResponse.HttpServerResponse) => {
+      const response = HttpServerResponse.setHeaders(answer, cors)
       // A stream's work ends with its turn: `streamEnded` reports it then.
       if (response.body._tag === "Stream" || response.body._tag === "Raw") return response
       report()
@@ -205,6 +222,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
           })
         )
       }
+      if (request.method === "OPTIONS") return preflight
       try {
         decodeURIComponent(path)
       } catch {

@@ -74,7 +74,7 @@ beforeAll(async () => {
 })
 afterAll(() => server.stop())
 
-const expectJson401 = (r: { status: number; body: any }) => {
+const expectJson401 = (r: { status: number; body: { statusCode?: unknown; message?: unknown } }) => {
   expect(r.status).toBe(401)
   expect(r.body).toMatchObject({ statusCode: 401 })
   expect(typeof r.body.message).toBe("string")
@@ -151,6 +151,22 @@ describe("401", () => {
       status: "ok",
       oracleDid: server.app.oracleDid
     })
+  })
+})
+
+describe("CORS", () => {
+  it("preflights without credentials; every answer carries the allowed origin", async () => {
+    const preflight = await fetch(`${server.url}/messages/abc`, {
+      method: "OPTIONS",
+      headers: { origin: "https://portal.example", "access-control-request-method": "POST" }
+    })
+    expect(preflight.status).toBe(204)
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*")
+    expect(preflight.headers.get("access-control-allow-headers")).toMatch(/x-ucan-delegation/)
+    expect(preflight.headers.get("access-control-allow-headers")).toMatch(/x-auth-type/)
+    const refused = await call(`${server.url}/sessions`)
+    expect(refused.status).toBe(401)
+    expect(refused.headers.get("access-control-allow-origin")).toBe("*")
   })
 })
 
