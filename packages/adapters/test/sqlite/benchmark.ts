@@ -4,16 +4,15 @@
  * saver against `@langchain/langgraph-checkpoint-sqlite`'s `SqliteSaver`, on the same data, in
  * the same run, on files in the same temp directory, with the same `synchronous` setting.
  *
- * The data is shaped like an agent's threads: a `messages` channel that grows by a human and
- * an AI message each step (LangChain message objects, a few hundred characters each), a step
- * counter, `loadedPlugins` and `userContext` that change rarely, and one pending write per
- * step. `newVersions` names only the channels that changed, as LangGraph passes it. Throughput
- * is measured in CPU time (see `time`).
+ * The data is shaped like the agent's threads (see `makeThread`): a `messages` channel that
+ * grows by one LangChain message per step, the per-request channels of seed 004 written once
+ * per turn, and one pending write per step. `newVersions` names only the channels that
+ * changed, as LangGraph passes it. Throughput is measured in CPU time (see `time`).
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import type {
   BaseCheckpointSaver,
@@ -39,19 +38,78 @@ interface Step {
 const lorem =
   "The forecast for Lisbon shows light rain in the morning, clearing by noon, with highs near 19°C. "
 
-/** One thread's steps; ids are generated up front so both savers store identical data. */
+/** A client-side tool definition as the portal sends it each request (seed 004 `browserTools`). */
+const browserTool = (name: string) => ({
+  name,
+  description: `Lets the agent ${name.replace(/_/g, " ")} in the user's open editor. ${lorem.slice(0, 60)}`,
+  schema: {
+    type: "object",
+    properties: {
+      target: { type: "string", description: "CSS selector or block id of the element to act on" },
+      value: { type: "string", description: "Text or value to apply" },
+      options: { type: "object", properties: { scroll: { type: "boolean" }, focus: { type: "boolean" } } }
+    },
+    required: ["target"]
+  }
+})
+
+/**
+ * One thread's steps; ids are generated up front so both savers store identical data. The
+ * state is seed 004's: each turn is three steps — the input (a human message plus the
+ * per-request channels the client sends: config, client, browserTools, userContext,
+ * mcpUcanContext), the agent (an AI message, with a tool call every other turn) and the tool
+ * result — and every step writes LangGraph's `branch:to:<node>` trigger channel.
+ */
 export const makeThread = (t: number): Array<Step> => {
   const steps: Array<Step> = []
-  const messages: Array<HumanMessage | AIMessage> = []
+  const messages: Array<BaseMessage> = []
   const versions: Record<string, number> = {}
+  const values: Record<string, unknown> = {}
   for (let s = 0; s < STEPS; s++) {
-    messages.push(
-      new HumanMessage({ content: `Question ${s} of thread ${t}: ${lorem.slice(0, 80)}`, id: `h-${t}-${s}` })
-    )
-    messages.push(new AIMessage({ content: lorem.repeat(3), id: `a-${t}-${s}` }))
-    const changed: Array<string> = ["messages", "step"]
-    if (s === 0) changed.push("loadedPlugins", "userContext")
-    if (s % 10 === 5) changed.push("loadedPlugins")
+    const turn = Math.floor(s / 3)
+    const kind = s % 3 === 0 ? "input" : s % 3 === 1 ? "agent" : "tools"
+    const changed: Array<string> = [
+      "messages",
+      `branch:to:${kind === "input" ? "agent" : kind === "agent" ? "tools" : "agent"}`
+    ]
+    if (kind === "input") {
+      messages.push(
+        new HumanMessage({
+          content: `Question ${turn} of thread ${t}: ${lorem.slice(0, 80)}`,
+          id: `h-${t}-${s}`
+        })
+      )
+      values.config = { did: `did:key:z6Mk${t}`, wsId: `ws-${t}` }
+      values.client = "portal"
+      values.browserTools = ["highlight_block", "insert_text", "open_panel"].map(browserTool)
+      values.userContext = {
+        name: `user ${t}`,
+        timezone: "Europe/Lisbon",
+        interests: ["weather", "travel"],
+        recent: lorem
+      }
+      values.mcpUcanContext = { invocations: { weather: `ucan-${t}-${turn}-${"x".repeat(300)}` } }
+      changed.push("config", "client", "browserTools", "userContext", "mcpUcanContext")
+    } else if (kind === "agent") {
+      messages.push(
+        new AIMessage({
+          content: lorem.repeat(3),
+          id: `a-${t}-${s}`,
+          tool_calls:
+            turn % 2 === 0 ? [{ id: `call-${t}-${s}`, name: "get_forecast", args: { city: "Lisbon" } }] : []
+        })
+      )
+    } else {
+      messages.push(
+        new ToolMessage({ content: lorem.repeat(2), tool_call_id: `call-${t}-${s - 1}`, id: `t-${t}-${s}` })
+      )
+    }
+    if (s === 7) {
+      values.loadedPlugins = ["weather"]
+      changed.push("loadedPlugins")
+    }
+    values.messages = [...messages]
+    values[changed[1]!] = null
     const newVersions: ChannelVersions = {}
     for (const c of changed) {
       versions[c] = (versions[c] ?? 0) + 1
@@ -62,14 +120,9 @@ export const makeThread = (t: number): Array<Step> => {
         v: 4,
         id: uuid6(s),
         ts: new Date(Date.UTC(2025, 0, 1, 0, 0, s)).toISOString(),
-        channel_values: {
-          messages: [...messages],
-          step: s,
-          loadedPlugins: s < 5 ? ["weather"] : ["weather", "calendar"],
-          userContext: { name: `user ${t}`, timezone: "Europe/Lisbon" }
-        },
+        channel_values: { ...values },
         channel_versions: { ...versions },
-        versions_seen: { agent: { messages: versions.messages! - 1 } }
+        versions_seen: { agent: { messages: versions.messages! - 1 }, tools: { "branch:to:tools": 1 } }
       },
       metadata: { source: "loop", step: s, parents: {} },
       newVersions
@@ -110,7 +163,7 @@ const getLatest = async (saver: BaseCheckpointSaver, prefix: string) => {
   for (let round = 0; round < 5; round++) {
     for (let t = 0; t < THREADS; t++) {
       const tuple = await saver.getTuple({ configurable: { thread_id: `${prefix}-${t}`, checkpoint_ns: "" } })
-      if ((tuple?.checkpoint.channel_values.messages as Array<unknown> | undefined)?.length !== STEPS * 2)
+      if ((tuple?.checkpoint.channel_values.messages as Array<unknown> | undefined)?.length !== STEPS)
         throw new Error("bad read")
       n++
     }
@@ -170,7 +223,7 @@ export default async () => {
     }
     const fmt = (n: number) => n.toFixed(0).padStart(7)
     console.log(
-      `${THREADS} threads × ${STEPS} steps (messages grow to ${STEPS * 2}), WAL, synchronous=NORMAL, ${ROUNDS} alternating rounds, per CPU-second`
+      `${THREADS} threads × ${STEPS} steps (seed-004 state, messages grow to ${STEPS}), WAL, synchronous=NORMAL, ${ROUNDS} alternating rounds, per CPU-second`
     )
     console.log(
       "                            plugboard  reference  ratio   (median: plugboard reference ratio)"
