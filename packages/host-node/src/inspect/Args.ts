@@ -8,7 +8,7 @@
 export const ExitCode = {
   /** The report was printed and every checked budget holds. */
   Ok: 0,
-  /** `--budget` is exceeded by the nothing-loaded turn or by the `--loaded` scenario. */
+  /** `--budget` is exceeded (nothing loaded, or the `--loaded` scenario), or recall@5 is below `--min-recall`. */
   OverBudget: 1,
   /** Hard manifest errors (`[boot-error]` lines), or the module cannot be loaded or exports no plugins. */
   BootError: 2,
@@ -43,6 +43,8 @@ export interface InspectOptions {
   readonly basePromptFile: string | undefined
   readonly json: boolean
   readonly eval: boolean
+  /** `--min-recall`: exit 1 when an evaluated set's recall@5 is below it. */
+  readonly minRecall: number | undefined
   readonly queriesFile: string | undefined
   readonly help: boolean
 }
@@ -79,14 +81,25 @@ Options:
   --json               print the report as JSON (schemaVersion 1, docs/inspect-json-schema.md)
   --eval               routing quality: leave-one-out over the manifests' examples
   --queries FILE       also evaluate labelled queries, JSONL of {"query","plugin"} (implies --eval)
+  --min-recall R       exit 1 when recall@5 of the examples or the queries is below R (0-1;
+                       implies --eval)
   -h, --help           this text
 
-Exit codes: 0 ok, 1 over budget, 2 manifest errors or module not loadable,
+Exit codes: 0 ok, 1 over budget or below --min-recall, 2 manifest errors or module not loadable,
 64 bad usage, 65 malformed --queries file, 66 unreadable --queries/--base-prompt file,
 70 unexpected failure.`
 
 const FLAGS = new Set(["--json", "--eval", "--all", "--help", "-h"])
-const VALUED = new Set(["--tokenizer", "--k", "--top", "--budget", "--loaded", "--base-prompt", "--queries"])
+const VALUED = new Set([
+  "--tokenizer",
+  "--k",
+  "--top",
+  "--budget",
+  "--loaded",
+  "--base-prompt",
+  "--queries",
+  "--min-recall"
+])
 
 const nonNegativeInteger = (option: string, value: string): number => {
   if (!/^\d+$/.test(value)) {
@@ -161,6 +174,13 @@ export const parseArgs = (argv: ReadonlyArray<string>): InspectOptions => {
     if (values.get(file) === "") throw new UsageError(`${file} needs a file name.`)
   }
   const queriesFile = values.get("--queries")
+  let minRecall: number | undefined
+  if (values.has("--min-recall")) {
+    const raw = values.get("--min-recall")!
+    minRecall = /^(0(\.\d+)?|1(\.0+)?)$/.test(raw) ? Number(raw) : Number.NaN
+    if (Number.isNaN(minRecall))
+      throw new UsageError(`--min-recall expects a share between 0 and 1, got '${raw}'.`)
+  }
   return {
     module,
     tokenizer: tokenizer as Tokenizer,
@@ -171,7 +191,8 @@ export const parseArgs = (argv: ReadonlyArray<string>): InspectOptions => {
     loaded,
     basePromptFile: values.get("--base-prompt"),
     json: flags.has("--json"),
-    eval: flags.has("--eval") || queriesFile !== undefined,
+    eval: flags.has("--eval") || queriesFile !== undefined || minRecall !== undefined,
+    minRecall,
     queriesFile,
     help: flags.has("--help")
   }

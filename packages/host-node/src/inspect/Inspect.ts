@@ -152,6 +152,7 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       budget: options.budget,
       loaded: options.loaded,
       eval: options.eval,
+      minRecall: options.minRecall,
       queries,
       aliases: loaded.aliases
     })

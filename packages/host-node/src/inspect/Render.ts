@@ -167,6 +167,16 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
   }
 
   if (report.eval !== null) out.push(...renderEval(report.eval, options, bold))
+  if (report.eval !== null && report.eval.minRecall !== null) {
+    out.push(
+      "",
+      report.eval.belowMinRecall
+        ? red(
+            `Routing is below --min-recall ${report.eval.minRecall}: recall@${report.eval.k} must reach it.`
+          )
+        : green(`Routing reaches --min-recall ${report.eval.minRecall}.`)
+    )
+  }
   out.push("")
   return out.join("\n")
 }

@@ -57,6 +57,10 @@ export interface MetricsJson {
 /** The `eval` section. */
 export interface EvalJson {
   readonly k: number
+  /** `--min-recall`: the recall@k each evaluated set must reach, or null. */
+  readonly minRecall: number | null
+  /** True when a set with queries (examples, labelled queries) is below `minRecall`. */
+  readonly belowMinRecall: boolean
   readonly examples: MetricsJson & { readonly withoutExamples: ReadonlyArray<string> }
   readonly queries:
     | (MetricsJson & {
@@ -82,11 +86,14 @@ export interface BudgetJson {
   readonly fits: boolean
 }
 
-/** A full report (status `ok` or `over-budget`). */
+/**
+ * A full report. `over-budget`: `--budget` is exceeded; `below-min-recall`: routing is below
+ * `--min-recall` (and the budget holds). Both exit 1.
+ */
 export interface InspectReport {
   readonly schemaVersion: typeof SCHEMA_VERSION
   readonly command: "inspect"
-  readonly status: "ok" | "over-budget"
+  readonly status: "ok" | "over-budget" | "below-min-recall"
   readonly exitCode: 0 | 1
   readonly module: string
   readonly tokenizer: string
@@ -143,6 +150,7 @@ export interface ReportInput {
   readonly budget: number | undefined
   readonly loaded: ReadonlyArray<string> | undefined
   readonly eval: boolean
+  readonly minRecall?: number | undefined
   readonly queries: { readonly file: string; readonly items: ReadonlyArray<QueryLine> } | undefined
   /** Query label → plugin name, from the module's `aliases` export. */
   readonly aliases?: ReadonlyMap<string, string> | undefined
@@ -184,8 +192,13 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
       input.queries === undefined
         ? undefined
         : RoutingEval.evaluateQueries(catalog, input.queries.items, { aliases: input.aliases })
+    const minRecall = input.minRecall ?? null
+    const below = (r: RoutingEval.RoutingReport | undefined) =>
+      minRecall !== null && r !== undefined && r.queries > 0 && r.recallAtK < minRecall
     evalJson = {
       k: examples.k,
+      minRecall,
+      belowMinRecall: below(examples) || below(queries),
       examples: { ...metricsJson(examples), withoutExamples: examples.withoutExamples },
       queries:
         queries === undefined || input.queries === undefined
@@ -206,8 +219,8 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
   return {
     schemaVersion: SCHEMA_VERSION,
     command: "inspect",
-    status: over ? "over-budget" : "ok",
-    exitCode: over ? 1 : 0,
+    status: over ? "over-budget" : evalJson?.belowMinRecall === true ? "below-min-recall" : "ok",
+    exitCode: over || evalJson?.belowMinRecall === true ? 1 : 0,
     module: input.module,
     tokenizer: budgetReport.counter,
     plugins: catalog.entries.map((e) => ({

@@ -66,6 +66,8 @@ const Metrics = {
 
 const Eval = Schema.Struct({
   k: Schema.Int.pipe(Schema.positive()),
+  minRecall: Schema.NullOr(Ratio),
+  belowMinRecall: Schema.Boolean,
   examples: Schema.Struct({ ...Metrics, withoutExamples: Names }),
   queries: Schema.NullOr(
     Schema.Struct({
@@ -108,7 +110,7 @@ const Common = {
 /** A catalog that booted: the full report. */
 export const InspectReport = Schema.Struct({
   ...Common,
-  status: Schema.Literal("ok", "over-budget"),
+  status: Schema.Literal("ok", "over-budget", "below-min-recall"),
   exitCode: Schema.Literal(0, 1),
   tokenizer: Schema.String,
   plugins: Schema.Array(PluginRow),

@@ -161,6 +161,29 @@ describe("plugboard inspect: budgets", () => {
   })
 })
 
+describe("plugboard inspect: --min-recall", () => {
+  it("exits 1 when a set's recall@5 is below it, 0 when it is reached", async () => {
+    // One of the three labelled weather queries is labelled with a plugin that never ranks it.
+    const queries = fixture("queries-mislabelled.jsonl")
+    const below = await inspect(OVER, "--queries", queries, "--min-recall", "0.9", "--json")
+    const report = decodeReport(below.stdout)
+    expect(report.eval?.queries?.recallAtK).toBeCloseTo(2 / 3, 12)
+    expect(below.code).toBe(1)
+    expect(report).toMatchObject({ status: "below-min-recall", exitCode: 1 })
+    expect(report.eval).toMatchObject({ minRecall: 0.9, belowMinRecall: true })
+    const text = await inspect(OVER, "--queries", queries, "--min-recall", "0.9")
+    expect(text.stdout).toContain("Routing is below --min-recall 0.9")
+    const reached = await inspect(OVER, "--queries", queries, "--min-recall=0.6")
+    expect(reached.code).toBe(0)
+    expect(reached.stdout).toContain("Routing reaches --min-recall 0.6.")
+    // Over budget and below recall: over-budget wins the status, both exit 1.
+    const both = decodeReport(
+      (await inspect(OVER, "--json", "--budget", "1", "--min-recall", "1", "--queries", queries)).stdout
+    )
+    expect(both.status).toBe("over-budget")
+  })
+})
+
 describe("plugboard inspect: bad modules, files and options", () => {
   it.each([
     [fixture("no-plugins.ts"), "exports no plugins", "it exports 'answer', 'greeting'"],
@@ -206,7 +229,9 @@ describe("plugboard inspect: bad modules, files and options", () => {
     [["--loaded", "weather"], "give --budget N too"],
     [["--json=yes"], "--json takes no value"],
     [["a.ts", "b.ts"], "inspect takes one module, got 'a.ts' and 'b.ts'"],
-    [["--budget", "1", "--budget", "2"], "--budget is given more than once"]
+    [["--budget", "1", "--budget", "2"], "--budget is given more than once"],
+    [["--min-recall", "1.5"], "--min-recall expects a share between 0 and 1, got '1.5'"],
+    [["--min-recall", "90%"], "--min-recall expects a share between 0 and 1"]
   ])("usage error %j exits 64", async (argv, message) => {
     const run = await inspect(...argv)
     expect(run.code).toBe(64)
