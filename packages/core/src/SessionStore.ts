@@ -296,7 +296,9 @@ export const compareCodePoints = (a: string, b: string): number => {
 
 /** Orders records newest activity first: `updatedAtMs` desc, `createdAtMs` desc, id by code point. */
 export const compareRecords = (a: SessionRecord, b: SessionRecord): number =>
-  b.updatedAtMs - a.updatedAtMs || b.createdAtMs - a.createdAtMs || compareCodePoints(a.sessionId, b.sessionId)
+  b.updatedAtMs - a.updatedAtMs ||
+  b.createdAtMs - a.createdAtMs ||
+  compareCodePoints(a.sessionId, b.sessionId)
 
 const notFound = (sessionId: string) =>
   new SessionStoreError({ reason: "NotFound", message: `Session '${sessionId}' not found` })
