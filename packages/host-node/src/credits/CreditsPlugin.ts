@@ -8,7 +8,13 @@
  * exported from a module the CLI loads, which cannot know the host's ledger) read from the shared
  * state the host registers under `CREDITS_LEDGER_KEY`.
  */
-import { type CreditLedger, definePlugin, type ModelResult, type RuntimeContext } from "@plugboard/core"
+import {
+  type CreditLedger,
+  CreditPricing,
+  definePlugin,
+  type ModelResult,
+  type RuntimeContext
+} from "@plugboard/core"
 import { Effect } from "effect"
 
 /** The plugin's name; the server's credit stage is on when a plugin of this name is loaded. */
@@ -17,8 +23,8 @@ export const CREDITS_PLUGIN_NAME = "credits"
 /** Shared-state key under which the host exposes its `CreditLedgerService` to the plugin. */
 export const CREDITS_LEDGER_KEY = "plugboard.creditLedger"
 
-/** Default price: one credit per started 1,000 tokens (input + output). */
-export const DEFAULT_TOKENS_PER_CREDIT = 1000
+/** Default price: one credit per started 1,000 tokens (input + output); core's `CreditPricing`. */
+export const DEFAULT_TOKENS_PER_CREDIT = CreditPricing.DEFAULT_TOKENS_PER_CREDIT
 
 /** Options of `makeCreditsPlugin`. */
 export interface CreditsPluginOptions {
@@ -29,14 +35,11 @@ export interface CreditsPluginOptions {
 }
 
 /**
- * Credits a model call costs: every started `tokensPerCredit` tokens of input plus output is one
- * credit; a call that reported no usage (or zero tokens) costs nothing.
+ * Credits a model call costs (kept here for compatibility): core's `CreditPricing.costOf`, the
+ * one place the rule lives.
  */
-export const costOf = (usage: ModelResult["usage"], tokensPerCredit: number): number => {
-  if (usage === undefined) return 0
-  const tokens = Math.max(0, usage.inputTokens) + Math.max(0, usage.outputTokens)
-  return Number.isFinite(tokens) && tokens > 0 ? Math.ceil(tokens / tokensPerCredit) : 0
-}
+export const costOf = (usage: ModelResult["usage"], tokensPerCredit: number): number =>
+  CreditPricing.costOf(usage, tokensPerCredit)
 
 const isLedger = (value: unknown): value is CreditLedger.CreditLedgerService =>
   typeof value === "object" && value !== null && typeof (value as { deduct?: unknown }).deduct === "function"
@@ -44,11 +47,11 @@ const isLedger = (value: unknown): value is CreditLedger.CreditLedgerService =>
 /** Builds the silent credits plugin. */
 export const makeCreditsPlugin = (options: CreditsPluginOptions = {}) => {
   const tokensPerCredit = options.tokensPerCredit ?? DEFAULT_TOKENS_PER_CREDIT
-  if (!Number.isSafeInteger(tokensPerCredit) || tokensPerCredit <= 0) {
+  if (!CreditPricing.isTokensPerCredit(tokensPerCredit)) {
     throw new RangeError(`tokensPerCredit must be a positive whole number, got ${tokensPerCredit}`)
   }
   const charge = async (result: ModelResult, context: RuntimeContext): Promise<void> => {
-    const amount = costOf(result.usage, tokensPerCredit)
+    const amount = CreditPricing.costOf(result.usage, tokensPerCredit)
     if (amount === 0) return
     const ledger = options.ledger ?? context.shared[CREDITS_LEDGER_KEY]
     if (!isLedger(ledger)) {
