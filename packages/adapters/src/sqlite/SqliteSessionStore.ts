@@ -1,11 +1,13 @@
 /**
  * The `SessionStore` port on the per-user SQLite databases (the `sessions` table lives next
- * to the user's checkpoints), and the Effect layers of the registry.
+ * to the user's checkpoints), the `Checkpointer` port on the registry, and the Effect layers of
+ * the registry.
  */
-import { Clock, SessionStore } from "@plugboard/core"
+import { Checkpointer, Clock, SessionStore } from "@plugboard/core"
 import { Config, Context, Effect, Either, Layer, Option } from "effect"
 import type { Database } from "./Database.js"
 import { SqliteOpenError, SqliteStorageError } from "./errors.js"
+import type { SqliteSaver } from "./SqliteSaver.js"
 import { UserDatabaseRegistry, type UserDatabasesOptions } from "./UserDatabases.js"
 
 /** The per-user database registry as a service. */
@@ -212,3 +214,31 @@ export const make = (
 /** The SessionStore port on the registry's per-user databases. */
 export const layerSessionStore: Layer.Layer<SessionStore.SessionStore, never, UserDatabases | Clock.Clock> =
   Layer.effect(SessionStore.SessionStore, Effect.flatMap(UserDatabases, make))
+
+/**
+ * The `Checkpointer` port on the registry: a user's saver is `checkpointerForUser(did)`. The
+ * saver opens its file lazily, so a bad file surfaces on the first load — where the registry
+ * moves it aside and reports it — and never here. Put a host's `checkpointerForUser` hook in
+ * front with `Checkpointer.withOverride`.
+ */
+export const makeCheckpointer = (
+  registry: UserDatabaseRegistry
+): Checkpointer.CheckpointerService<SqliteSaver> => ({
+  forUser: (did) =>
+    Effect.flatMap(Checkpointer.checkDid(did), (d) =>
+      Effect.try({
+        try: () => registry.checkpointerForUser(d),
+        catch: (error) =>
+          new Checkpointer.CheckpointerError({
+            reason: "unavailable",
+            message: `no saver for ${d}: ${error instanceof Error ? error.message : String(error)}`
+          })
+      })
+    )
+})
+
+/** The Checkpointer port on the registry's per-user databases. */
+export const layerCheckpointer: Layer.Layer<Checkpointer.Checkpointer, never, UserDatabases> = Layer.effect(
+  Checkpointer.typed<SqliteSaver>(),
+  Effect.map(UserDatabases, makeCheckpointer)
+)
