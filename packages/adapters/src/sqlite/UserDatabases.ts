@@ -203,7 +203,9 @@ export class UserDatabaseRegistry {
   /**
    * Runs `fn` when no turn or storage operation of the user is in progress, and keeps new
    * ones waiting until it finishes: the Matrix sync's quiescent point for a backup or a
-   * restore. Other users are not affected.
+   * restore. Other users are not affected. Inside `fn`, use what it is given (`path`,
+   * `backup`, `closeConnection`, or a connection of your own on `path`), not this registry's
+   * savers or `use` for the same user: those wait for the lock `fn` holds.
    */
   async withUserWriteLock<T>(did: string, fn: (db: QuiescentDatabase) => Promise<T>): Promise<T> {
     const gate = this.gate(did)

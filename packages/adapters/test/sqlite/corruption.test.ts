@@ -15,7 +15,13 @@ import {
 import { join } from "node:path"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import { afterEach, describe, expect, it } from "vitest"
-import { Database, makeSqliteSaver, SqliteOpenError, UserDatabaseRegistry } from "../../src/sqlite/index.js"
+import {
+  Database,
+  makeSqliteSaver,
+  SqliteOpenError,
+  SqliteStorageError,
+  UserDatabaseRegistry
+} from "../../src/sqlite/index.js"
 import { conversationCheckpoint, tempDir } from "./helpers.js"
 
 let cleanups: Array<() => void> = []
@@ -181,6 +187,43 @@ describe("corrupt or unreadable user database", () => {
       )
     ).toBeUndefined()
     expect(errors.map((e) => e.reason)).toEqual(["OwnerMismatch"])
+  })
+
+  it("damage found mid-operation (verify on open disabled): typed error, moved aside, next turn fresh", async () => {
+    const t = tempDir()
+    const errors: Array<SqliteOpenError> = []
+    const registry = new UserDatabaseRegistry({
+      directory: t.dir,
+      connection: { verify: "none" },
+      onOpenError: (e) => errors.push(e)
+    })
+    cleanups.push(() => {
+      void registry.close()
+      t.cleanup()
+    })
+    const did = "did:key:midway"
+    const path = registry.databasePath(did)
+    await writeRealDatabase(path)
+    // Opened (and owner-checked) while sound; the damage happens under the open connection.
+    expect((await registry.open(did)).recovered).toBeUndefined()
+    // Fold the owner record the open wrote into the main file, so the WAL is empty.
+    await registry.use(did, "write", () => undefined)
+    await registry.use(did, "read", (db) => db.db.pragma("wal_checkpoint(TRUNCATE)"))
+    const bytes = readFileSync(path)
+    bytes.fill(0xff, 2 * 4096, bytes.length - 4096)
+    writeFileSync(path, bytes)
+    const saver = registry.checkpointerForUser(did)
+    const failure = await saver.getTuple({ configurable: { thread_id: "t" } }).then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    expect(failure).toBeInstanceOf(SqliteStorageError)
+    expect((failure as SqliteStorageError).reason).toBe("Corrupt")
+    expect(errors.map((e) => e.reason)).toEqual(["Corrupt"])
+    expect(readFileSync(errors[0]!.movedTo!).equals(bytes)).toBe(true)
+    // The host logged the failed load and ran the turn on empty state; the next one is clean.
+    expect(await saver.getTuple({ configurable: { thread_id: "t" } })).toBeUndefined()
+    expect(await registry.use(did, "read", (db) => db.integrityCheck())).toEqual(["ok"])
   })
 
   it("opening directly (no registry) throws the typed error and leaves the file alone", () => {
