@@ -4,8 +4,9 @@
  *
  * SSE (DESIGN.md "Wire contract"): headers first (with `X-Request-Id`), then at once a
  * `reasoning` acknowledgement (as QiForge oracles send: the client sees the turn was accepted
- * before any model work), every `tool_call` event as the agent emits it, the answer as `message`,
- * `error` when the turn failed, and always a final `done`; a `: heartbeat` comment every
+ * before any model work), every `tool_call` event as the agent emits it, the answer as `message`
+ * chunks as the model produces them (the adapter's `streamTurn`: tool calls and tokens in one
+ * order), `error` when the turn failed, and always a final `done`; a `: heartbeat` comment every
  * `heartbeatMs`. The turn runs detached from the response: a client that goes away aborts it
  * through its signal, and the turn still ends cleanly (state saved, dangling calls answered).
  */
@@ -132,7 +133,7 @@ export const messageRoutes = (s: MessageServices) => {
       .ensure(did, { sessionId, oracleName: s.oracleName, oracleDid: s.oracleDid })
       .pipe(Effect.mapError(sessionFailure))
     const requestId = body.requestId ?? crypto.randomUUID()
-    const start = (emit: (event: EventSink.AgentEvent) => void) =>
+    const start = (emit?: (event: EventSink.AgentEvent) => void) =>
       s.registry.start(did, sessionId, (signal) =>
         runOne(s.turns, { did, sessionId, requestId, message: body.message, signal }, emit).then(
           (outcome) => {
@@ -144,7 +145,7 @@ export const messageRoutes = (s: MessageServices) => {
     const touch = Effect.ignore(s.sessions.touch(did, sessionId))
 
     if (body.stream !== true) {
-      const running = start(() => {})
+      const running = start()
       const outcome = yield* Effect.promise(() => running.done).pipe(
         Effect.onInterrupt(() => Effect.sync(() => running.controller.abort()))
       )
@@ -172,7 +173,11 @@ export const messageRoutes = (s: MessageServices) => {
       if (!out.destroyed && !out.writableEnded) out.write(frame)
     }
     write(EventSink.toSse({ _tag: "reasoning", content: THINKING, timestamp: now() }))
-    const running = start((event) => write(EventSink.toSse(event)))
+    let answerStreamed = false
+    const running = start((event) => {
+      if (event._tag === "message") answerStreamed = true
+      write(EventSink.toSse(event))
+    })
     const heartbeat = setInterval(() => write(HEARTBEAT), s.heartbeatMs)
     // The response ended or the client left: a turn still running is cancelled.
     out.on("close", () => {
@@ -180,7 +185,8 @@ export const messageRoutes = (s: MessageServices) => {
       running.controller.abort()
     })
     void running.done.then((outcome) => {
-      if (outcome.status === "answered") {
+      // The answer went out as chunks; an answer the stream carried no text for still gets its event.
+      if (outcome.status === "answered" && !answerStreamed) {
         write(EventSink.toSse({ _tag: "message", content: outcome.answer ?? "", timestamp: now() }))
       } else if (outcome.status === "failed") {
         write(

@@ -11,9 +11,15 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { type BaseMessage, isAIMessage, ToolMessage } from "@langchain/core/messages"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import { createMainAgent, type MainAgent, runTurn, textOf } from "@plugboard/adapters/langgraph"
-import { type Catalog, EventSink, type RuntimeLogger } from "@plugboard/core"
-import { Effect } from "effect"
+import {
+  createMainAgent,
+  type MainAgent,
+  runTurn,
+  streamTurn,
+  type TurnResult,
+  textOf
+} from "@plugboard/adapters/langgraph"
+import type { Catalog, EventSink, RuntimeLogger } from "@plugboard/core"
 import { type StorageTimings, TimedSaver } from "./TimedSaver.js"
 
 /** What every turn of this server shares (built once at boot). */
@@ -90,8 +96,34 @@ const repair = async (agent: MainAgent, logger: RuntimeLogger): Promise<void> =>
   }
 }
 
-/** Runs one turn; every event goes to `emit` in order. Never rejects. */
-export const runOne = (deps: TurnDeps, request: TurnRequest, emit: (event: EventSink.AgentEvent) => void) =>
+/**
+ * Streams a turn: each event `streamTurn` yields (tool calls, answer chunks) goes to `emit` as it
+ * comes, exactly once; the agent has no event sink of its own, which would deliver the tool calls
+ * a second time.
+ */
+const streamed = async (
+  agent: MainAgent,
+  message: string,
+  emit: (event: EventSink.AgentEvent) => void
+): Promise<TurnResult> => {
+  const events = streamTurn(agent, { message })
+  let next = await events.next()
+  while (next.done !== true) {
+    emit(next.value)
+    next = await events.next()
+  }
+  return next.value
+}
+
+/**
+ * Runs one turn. With `emit`, the turn is streamed and every event (`tool_call`, `message`
+ * chunks) goes to it in order; without, it runs to its end (the JSON answer). Never rejects.
+ */
+export const runOne = (
+  deps: TurnDeps,
+  request: TurnRequest,
+  emit?: ((event: EventSink.AgentEvent) => void) | undefined
+) =>
   deps.around(request.did, async (): Promise<TurnOutcome> => {
     const storage: StorageTimings = { load: 0, save: 0 }
     const started = performance.now()
@@ -110,7 +142,6 @@ export const runOne = (deps: TurnDeps, request: TurnRequest, emit: (event: Event
         catalog: deps.catalog,
         model: deps.model,
         checkpointer: saver,
-        eventSink: EventSink.make((event) => Effect.sync(() => emit(event))),
         shared: deps.shared,
         logger: deps.logger,
         ...(deps.basePrompt === undefined ? {} : { basePrompt: deps.basePrompt }),
@@ -121,7 +152,10 @@ export const runOne = (deps: TurnDeps, request: TurnRequest, emit: (event: Event
           signal: request.signal
         }
       })
-      const result = await runTurn(agent, { message: request.message })
+      const result =
+        emit === undefined
+          ? await runTurn(agent, { message: request.message })
+          : await streamed(agent, request.message, emit)
       return {
         status: "answered",
         answer: textOf(result.message),

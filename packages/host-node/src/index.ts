@@ -13,6 +13,14 @@ export {
 } from "./App.js"
 export * as ServerConfig from "./Config.js"
 export {
+  type ChatClient,
+  ChatClientError,
+  type ChatClientOptions,
+  chatTurn,
+  connectChat
+} from "./cli/ChatClient.js"
+export { eventPrinter, printEvent, readSse } from "./cli/Sse.js"
+export {
   CREDITS_LEDGER_KEY,
   CREDITS_PLUGIN_NAME,
   type CreditsPluginOptions,

@@ -11,6 +11,13 @@ import { call, collect, newSession, slowJob, start, stream, user, weather } from
 const toolCalls = (events: ReadonlyArray<{ _tag: string; toolName?: string; status?: string }>) =>
   events.filter((e) => e._tag === "tool_call" && e.status === "isRunning").map((e) => e.toolName)
 
+/** The streamed answer: its `message` chunks put together. */
+const answerOf = (events: ReadonlyArray<{ _tag: string; content?: string }>) =>
+  events
+    .filter((e) => e._tag === "message")
+    .map((e) => e.content ?? "")
+    .join("")
+
 /** Every tool call of every AI message in a history has an answer. */
 const consistent = (
   messages: ReadonlyArray<{ type: string; toolCalls?: Array<{ id: string }>; toolCallId?: string }>
@@ -52,13 +59,15 @@ describe("streamed turn", () => {
       const calls = seen.filter((e) => e._tag === "tool_call")
       for (const c of calls)
         expect(c).toMatchObject({ sessionId: session, requestId: response.headers.get("x-request-id") })
-      const answer = seen.find((e) => e._tag === "message")
-      expect(answer && "content" in answer ? answer.content : "").toContain("Berlin")
+      const answer = answerOf(seen)
+      expect(answer).toContain("Berlin")
 
       const history = await call(`${server.url}/messages/${session}`, { headers: alice.headers })
       expect(history.status).toBe(200)
       const types = history.body.messages.map((m: { type: string }) => m.type)
       expect(types).toEqual(["human", "ai", "tool", "ai", "tool", "ai"])
+      // The chunks put together are the stored answer.
+      expect(answer).toBe(history.body.messages[5].content)
       expect(history.body.messages[0].content).toBe("What's the weather in Berlin?")
       expect(history.body.messages[3].toolCalls[0].name).toBe("get_current_weather")
 
@@ -83,7 +92,9 @@ describe("streamed turn", () => {
       const seen = await collect(
         (await stream(server.url, "cat", u.headers, "What's the weather in Berlin?")).events
       )
-      expect(seen.map((e) => (e._tag === "tool_call" ? `${e.toolName}:${e.status}` : e._tag))).toEqual([
+      // Consecutive answer chunks shown as one `message`.
+      const kinds = seen.map((e) => (e._tag === "tool_call" ? `${e.toolName}:${e.status}` : e._tag))
+      expect(kinds.filter((k, i) => k !== "message" || kinds[i - 1] !== "message")).toEqual([
         "reasoning",
         "load_capability:isRunning",
         "load_capability:done",
@@ -92,6 +103,45 @@ describe("streamed turn", () => {
         "message",
         "done"
       ])
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it("the answer streams as several `message` chunks, after the tool calls, then done", async () => {
+    const server = await start()
+    try {
+      const u = await user(server.app.oracleDid)
+      const seen = await collect(
+        (await stream(server.url, "chunks", u.headers, "What's the weather in Berlin?")).events
+      )
+      const chunks = seen.filter((e) => e._tag === "message")
+      expect(chunks.length).toBeGreaterThan(1)
+      const lastToolCall = seen.map((e) => e._tag).lastIndexOf("tool_call")
+      const firstChunk = seen.findIndex((e) => e._tag === "message")
+      expect(firstChunk).toBeGreaterThan(lastToolCall)
+      // Chunks are contiguous and end right before `done`.
+      expect(seen.slice(firstChunk, firstChunk + chunks.length).every((e) => e._tag === "message")).toBe(true)
+      expect(seen.slice(firstChunk + chunks.length).map((e) => e._tag)).toEqual(["done"])
+      for (const c of chunks)
+        expect(c).toMatchObject({ content: expect.any(String), timestamp: expect.any(String) })
+      // Each tool call event is sent once: one isRunning and one done per call.
+      const calls = seen.filter((e) => e._tag === "tool_call")
+      expect(calls.map((e) => (e._tag === "tool_call" ? `${e.toolName}:${e.status}` : ""))).toEqual([
+        "load_capability:isRunning",
+        "load_capability:done",
+        "get_current_weather:isRunning",
+        "get_current_weather:done"
+      ])
+      expect(new Set(calls.map((e) => (e._tag === "tool_call" ? e.eventId : ""))).size).toBe(2)
+      // The JSON (non-stream) answer of the same question is the whole text at once.
+      const whole = await call(`${server.url}/messages/chunks-json`, {
+        method: "POST",
+        headers: u.headers,
+        body: { message: "What's the weather in Berlin?" }
+      })
+      expect(whole.status).toBe(200)
+      expect(answerOf(seen)).toBe(whole.body.message.content)
     } finally {
       await server.stop()
     }

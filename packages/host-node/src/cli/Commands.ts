@@ -9,8 +9,8 @@ import { Effect, Either } from "effect"
 import { createOracleApp, OracleBootError } from "../App.js"
 import * as ServerConfig from "../Config.js"
 import { CREDITS_PLUGIN_NAME } from "../credits/CreditsPlugin.js"
+import { ChatClientError, chatTurn, connectChat } from "./ChatClient.js"
 import { loadPlugins, ModuleError } from "./LoadPlugins.js"
-import { printEvent, readSse } from "./Sse.js"
 
 /** Where a command writes, and its environment. */
 export interface CliIO {
@@ -155,44 +155,22 @@ export const chat = async (argv: ReadonlyArray<string>, io: CliIO): Promise<numb
     throw new UsageError('Usage: plugboard chat "<message>" [--url <url>] [--session <id>]')
   }
   const config = await loadConfig(io)
-  const base = (flags.url ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, "")
-  const health = await fetch(`${base}/health`).catch((error: unknown) => {
-    throw new Error(
-      `No oracle answers at ${base} (${error instanceof Error ? error.message : String(error)}). Start one with: pnpm plugboard serve`
-    )
-  })
-  const { oracleDid } = (await health.json()) as { oracleDid?: string }
-  if (typeof oracleDid !== "string") throw new Error(`${base}/health did not report an oracleDid.`)
-  const user = (await loadOrCreateSigner(config.userKeyFile)).signer
-  const headers = {
-    authorization: `Bearer ${await mintInvocation({ issuer: user, audience: oracleDid, resource: config.ucanResource })}`,
-    "x-auth-type": "ucan",
-    "content-type": "application/json"
-  }
-  const fail = async (what: string, response: Response) => {
-    const body = await response.text()
-    io.err(`${what}: HTTP ${response.status} ${body}\n`)
+  const url = flags.url ?? `http://127.0.0.1:${config.port}`
+  const signer = (await loadOrCreateSigner(config.userKeyFile)).signer
+  const client = await connectChat({ url, signer, resource: config.ucanResource })
+  try {
+    let sessionId = flags.session
+    if (sessionId === undefined) {
+      sessionId = await client.createSession()
+      io.out(`session ${sessionId}\n`)
+    }
+    return (await chatTurn(client, sessionId, positional[0]!, io.out)) ? 0 : 1
+  } catch (error) {
+    // An HTTP refusal (401, 402, 429, ...) is an answer to print, not a crash.
+    if (!(error instanceof ChatClientError) || error.status === undefined) throw error
+    io.err(`${error.message}\n`)
     return 1
   }
-  let sessionId = flags.session
-  if (sessionId === undefined) {
-    const created = await fetch(`${base}/sessions`, { method: "POST", headers, body: "{}" })
-    if (!created.ok) return fail("creating a session", created)
-    sessionId = ((await created.json()) as { sessionId: string }).sessionId
-    io.out(`session ${sessionId}\n`)
-  }
-  const response = await fetch(`${base}/messages/${encodeURIComponent(sessionId)}`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ message: positional[0], stream: true })
-  })
-  if (!response.ok || response.body === null) return fail("sending the message", response)
-  let failed = false
-  for await (const event of readSse(response.body)) {
-    if (event._tag === "error") failed = true
-    io.out(printEvent(event))
-  }
-  return failed ? 1 : 0
 }
 
 export { ModuleError }

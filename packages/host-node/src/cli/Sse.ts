@@ -30,7 +30,7 @@ const short = (value: unknown, max: number): string => {
   return text.length > max ? `${text.slice(0, max)}…` : text
 }
 
-/** One event as `plugboard chat` prints it. */
+/** One event on its own (a `message` as a whole paragraph). Streams print through `eventPrinter`. */
 export const printEvent = (event: EventSink.AgentEvent): string => {
   switch (event._tag) {
     case "reasoning":
@@ -45,5 +45,23 @@ export const printEvent = (event: EventSink.AgentEvent): string => {
       return `✗ ${event.error}\n`
     case "done":
       return "← done\n"
+  }
+}
+
+/**
+ * A printer for one stream's events: `message` chunks run on as one paragraph (as the model
+ * produces them), any other event on its own line.
+ */
+export const eventPrinter = (): ((event: EventSink.AgentEvent) => string) => {
+  let inAnswer = false
+  return (event) => {
+    if (event._tag === "message") {
+      const lead = inAnswer ? "" : "\n"
+      inAnswer = true
+      return lead + event.content
+    }
+    const close = inAnswer ? "\n\n" : ""
+    inAnswer = false
+    return close + printEvent(event)
   }
 }
