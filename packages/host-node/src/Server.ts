@@ -1,10 +1,12 @@
 /**
  * The HTTP server: `@effect/platform` routers on a Node `http.Server` (through
  * `NodeHttpServer.makeHandler`), so `listen`/`close` stay in the host's hands for graceful
- * shutdown. Every request: public routes answer directly; anything else goes through the
- * pipeline (auth → credits → limit) and then the authenticated routes; an unmatched route is a
- * JSON 404. No failure escapes as anything but the JSON error body; a 500 means a bug here or in
- * a plugin, never a client's input.
+ * shutdown. Every request: public routes answer directly; a request no route matches (an
+ * unknown path, or a known path with a method it does not take) is a JSON 404 at once, with or
+ * without a token: the wire contract answers unknown routes 404 and has no 405, and no auth or
+ * rate-limit work is spent on it. A protected route goes through the pipeline (auth → credits →
+ * limit) and then to its handler. No failure escapes as anything but the JSON error body; a 500
+ * means a bug here or in a plugin, never a client's input.
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
@@ -158,7 +160,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       .filter((r) => r.public)
       .map((r) => [r.method, r.path, pluginHandler(r, pluginOptions(Option.none()))] as const)
   ])
-  const privateRouter = routerOf([
+  const privateRows = [
     ["POST", "/sessions", sessions.create],
     ["GET", "/sessions", sessions.list],
     ["DELETE", "/sessions/:id", sessions.remove],
@@ -175,7 +177,14 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
             Effect.flatMap(RequestUser, (user) => pluginHandler(r, pluginOptions(Option.some(user.did))))
           ] as const
       )
-  ])
+  ] as const
+  const privateRouter = routerOf(privateRows)
+  // The same table with handlers that only say "matched": an unknown route is answered 404
+  // before the pipeline runs, by the router's own matching (so both can never disagree).
+  const matched = Effect.succeed(HttpServerResponse.empty({ status: 204 }))
+  const privateMatcher = routerOf(privateRows.map(([method, path]) => [method, path, matched] as const))
+  const isRouteNotFound = (e: unknown): e is HttpServerError.RouteNotFound =>
+    HttpServerError.isServerError(e) && e._tag === "RouteNotFound"
 
   // CORS as QiForge oracles answer it: browser clients send the UCAN headers cross-origin.
   const cors: Record<string, string> = {
@@ -232,13 +241,14 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       }
       const publicAnswer = yield* publicRouter.pipe(
         Effect.map(Option.some),
-        Effect.catchIf(
-          (e): e is HttpServerError.RouteNotFound =>
-            HttpServerError.isServerError(e) && e._tag === "RouteNotFound",
-          () => Effect.succeed(Option.none())
-        )
+        Effect.catchIf(isRouteNotFound, () => Effect.succeed(Option.none()))
       )
       if (Option.isSome(publicAnswer)) return publicAnswer.value
+      const known = yield* privateMatcher.pipe(
+        Effect.as(true),
+        Effect.catchIf(isRouteNotFound, () => Effect.succeed(false))
+      )
+      if (!known) return yield* Effect.fail(notFound(request.method, path))
       const user = yield* timed(timings, "auth", authenticate(ports.auth, credentialsOf(request.headers)))
       if (parts.creditsEnabled) yield* timed(timings, "credits", checkCredits(ports.ledger, user.did))
       yield* timed(timings, "limit", rateLimit(ports.limiter, user.did))
@@ -251,11 +261,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
         )
       return yield* privateRouter.pipe(
         Effect.provideService(RequestUser, { did: user.did, timings, streamEnded: report }),
-        Effect.catchIf(
-          (e): e is HttpServerError.RouteNotFound =>
-            HttpServerError.isServerError(e) && e._tag === "RouteNotFound",
-          () => Effect.fail(notFound(request.method, path))
-        )
+        Effect.catchIf(isRouteNotFound, () => Effect.fail(notFound(request.method, path)))
       )
     })
     return yield* handled.pipe(

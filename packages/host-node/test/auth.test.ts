@@ -154,6 +154,48 @@ describe("401", () => {
   })
 })
 
+describe("unknown routes", () => {
+  const unknown: ReadonlyArray<readonly [string, string]> = [
+    ["GET", "/no/such/route"],
+    ["POST", "/nope"],
+    ["DELETE", "/sessions"], // known path, method it does not take
+    ["PUT", "/messages/abc"],
+    ["POST", "/health"],
+    ["DELETE", "/stations"]
+  ]
+
+  it("are a JSON 404 before the pipeline, with or without a token; known routes still need one", async () => {
+    const u = await user(server.app.oracleDid)
+    for (const [method, path] of unknown) {
+      for (const headers of [{}, bearer("garbage"), u.headers]) {
+        const r = await call(`${server.url}${path}`, { method, headers })
+        expect({ method, path, status: r.status }).toEqual({ method, path, status: 404 })
+        expect(r.body).toEqual({ statusCode: 404, message: `Cannot ${method} ${path}`, error: "Not Found" })
+      }
+    }
+    // Known protected routes (built-in and a plugin's) still answer 401 without a token.
+    for (const path of ["/sessions", "/messages/abc", "/stations", "/sessions?limit=1"]) {
+      expectJson401(await call(`${server.url}${path}`))
+    }
+    expect((await call(`${server.url}/sessions?limit=1`, { headers: u.headers })).status).toBe(200)
+  })
+
+  it("take no rate-limit slot (the pipeline never ran)", async () => {
+    const limited = await start({ plugins: [weather, routed], env: { THROTTLE_LIMIT: "2" } })
+    try {
+      const u = await user(limited.app.oracleDid)
+      for (let i = 0; i < 5; i++) {
+        expect((await call(`${limited.url}/no/such/route`, { headers: u.headers })).status).toBe(404)
+      }
+      expect((await call(`${limited.url}/sessions`, { headers: u.headers })).status).toBe(200)
+      expect((await call(`${limited.url}/stations`, { headers: u.headers })).status).toBe(200)
+      expect((await call(`${limited.url}/sessions`, { headers: u.headers })).status).toBe(429)
+    } finally {
+      await limited.stop()
+    }
+  })
+})
+
 describe("CORS", () => {
   it("preflights without credentials; every answer carries the allowed origin", async () => {
     const preflight = await fetch(`${server.url}/messages/abc`, {
