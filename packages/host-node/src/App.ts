@@ -32,6 +32,7 @@ import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin
 import { consoleLogger } from "./Logger.js"
 import type { StageTimings } from "./Pipeline.js"
 import { collectRoutes } from "./PluginRoutes.js"
+import { makeRestoreGate } from "./RestoreGate.js"
 import { startServer } from "./Server.js"
 
 /** Who the oracle is. Without a signer or DID, the key in `ORACLE_KEY_FILE` is used (created on first boot). */
@@ -222,13 +223,18 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
   const saverFor = (did: string) => Effect.runPromise(checkpointer.forUser(did))
 
   const store =
-    options.matrixStore ?? (config.matrix === undefined ? undefined : matrixSnapshotStore(config.matrix))
+    options.matrixStore ??
+    (config.matrix === undefined
+      ? undefined
+      : matrixSnapshotStore(config.matrix, { requestTimeoutMs: config.matrixRequestTimeoutMs }))
   const matrix =
     store === undefined
       ? undefined
       : new MatrixSyncEngine({
           store,
           databases: ports.registry,
+          // A user restored recently whose database is on disk costs no round trip per request.
+          recheckAfterMs: config.matrixRecheckAfterMs,
           logger: {
             info: (m) => logger.info(`[matrix-sync] ${m}`),
             warn: (m) => logger.warn(`[matrix-sync] ${m}`),
@@ -236,25 +242,17 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
           }
         })
   matrix?.start()
-  const prepared = new Map<string, Promise<void>>()
-  // A host that does not have a user's database yet picks it up from Matrix before serving them.
+  // A host that does not have a user's database yet picks it up from Matrix before serving them,
+  // waiting at most the request timeout: a hanging homeserver never holds a turn longer.
   const prepareUser =
     matrix === undefined
       ? undefined
-      : (did: string): Promise<void> => {
-          let done = prepared.get(did)
-          if (done === undefined) {
-            done = matrix.restore(did).then(
-              () => {},
-              (error: unknown) => {
-                prepared.delete(did) // try again on the user's next request
-                logger.warn("matrix restore failed", { did, error: describe(error) })
-              }
-            )
-            prepared.set(did, done)
-          }
-          return done
-        }
+      : makeRestoreGate({
+          restore: (did) => matrix.restore(did),
+          boundMs: config.matrixRequestTimeoutMs,
+          backoffMs: Math.max(config.matrixRecheckAfterMs, config.matrixRequestTimeoutMs),
+          logger
+        })
   const around = async <A>(did: string, run: () => Promise<A>): Promise<A> => {
     try {
       return await ports.registry.withTurn(did, run)

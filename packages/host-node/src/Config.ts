@@ -40,6 +40,16 @@ export interface ServerConfig {
   readonly model: ChatModelSettings
   /** Matrix replication, `undefined` (disabled) unless all three variables are set. */
   readonly matrix: MatrixConfig | undefined
+  /**
+   * How long a user's successful restore from Matrix is trusted while their database is on disk:
+   * within it a request costs no homeserver round trip (0 = ask before every request).
+   */
+  readonly matrixRecheckAfterMs: number
+  /**
+   * Per-request timeout of the Matrix client, and the longest a request waits for a user's
+   * restore before it is served from the local state.
+   */
+  readonly matrixRequestTimeoutMs: number
 }
 
 /** The oracle's Matrix account for state replication. */
@@ -120,6 +130,18 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "MATRIX_BASE_URL / MATRIX_USER_ID / MATRIX_ACCESS_TOKEN",
     default: "unset (sync disabled)",
     meaning: "The oracle's Matrix account: per-user state replicated to Matrix when all three are set"
+  },
+  {
+    name: "MATRIX_RECHECK_AFTER_MS",
+    default: "300000",
+    meaning:
+      "How long a user's restore from Matrix holds while their database is on disk (0 = ask the homeserver on every request)"
+  },
+  {
+    name: "MATRIX_REQUEST_TIMEOUT_MS",
+    default: "10000",
+    meaning:
+      "Matrix request timeout; also the longest a request waits for a restore (then it is served locally)"
   }
 ]
 
@@ -233,7 +255,9 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       maxBodyBytes: integer("MAX_BODY_BYTES", 1024 * 1024, 1024),
       corsOrigin: text("CORS_ORIGIN", "*"),
       model,
-      matrix
+      matrix,
+      matrixRecheckAfterMs: integer("MATRIX_RECHECK_AFTER_MS", 300_000, 0),
+      matrixRequestTimeoutMs: integer("MATRIX_REQUEST_TIMEOUT_MS", 10_000, 1, 600_000)
     }
     const results = yield* Effect.all(checks)
     const problems = (Object.values(results) as Array<Either.Either<unknown, string>>).flatMap((r) =>

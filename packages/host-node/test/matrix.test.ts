@@ -2,10 +2,12 @@
  * Replication across hosts: a turn on host A, graceful close (which flushes the sync), then
  * host B — a fresh data directory sharing only the snapshot store — serves the same user's
  * session and history. The store is the adapters' in-memory twin of the Matrix one.
+ * Restores cost one homeserver round trip per user (not per request), and a hanging homeserver
+ * holds a request at most the configured bound.
  */
-import { memorySnapshotStore } from "@plugboard/adapters/matrix"
+import { memorySnapshotStore, type SnapshotStore } from "@plugboard/adapters/matrix"
 import { generateSigner } from "@plugboard/adapters/ucan"
-import { expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { call, collect, headersFor, start, stream } from "./helpers.js"
 
 it("a user's state written on one host is served by another after a graceful close", async () => {
@@ -46,4 +48,107 @@ it("a user's state written on one host is served by another after a graceful clo
   } finally {
     await b.stop()
   }
+})
+
+/** A logger that keeps every record. */
+const recording = () => {
+  const records: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = []
+  const at =
+    (level: string) =>
+    (message: string, fields?: Record<string, unknown>): void =>
+      void records.push({ level, message, ...(fields === undefined ? {} : { fields }) })
+  return {
+    records,
+    logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") }
+  }
+}
+
+/** The memory store, counting restores (the only caller of `room` without `create`). */
+const countingStore = () => {
+  const inner = memorySnapshotStore()
+  const counts = { restores: 0 }
+  const store: SnapshotStore = {
+    ...inner,
+    room: (key, options) => {
+      if (!options.create) counts.restores += 1
+      return inner.room(key, options)
+    }
+  }
+  return { store, counts }
+}
+
+const turn = async (url: string, session: string, headers: Record<string, string>) => {
+  const events = await collect((await stream(url, session, headers, "What's the weather in Berlin?")).events)
+  expect(events.at(-1)?._tag).toBe("done")
+  expect(events.some((e) => e._tag === "message")).toBe(true)
+  expect(events.some((e) => e._tag === "error")).toBe(false)
+}
+
+describe("restore before serving a user", () => {
+  it("asks the homeserver once per user while the database is on disk (MATRIX_RECHECK_AFTER_MS)", async () => {
+    const { store, counts } = countingStore()
+    const server = await start({ matrixStore: store })
+    try {
+      const signer = await generateSigner()
+      const headers = await headersFor(signer, server.app.oracleDid)
+      await turn(server.url, "once", headers)
+      expect(counts.restores).toBe(1)
+      await turn(server.url, "once", headers)
+      expect((await call(`${server.url}/messages/once`, { headers })).status).toBe(200)
+      expect((await call(`${server.url}/sessions`, { headers })).status).toBe(200)
+      expect(counts.restores).toBe(1)
+      // Another user has their own restore.
+      await turn(server.url, "other", await headersFor(await generateSigner(), server.app.oracleDid))
+      expect(counts.restores).toBe(2)
+    } finally {
+      await server.stop()
+    }
+    // With 0 the homeserver is asked before every request.
+    const always = countingStore()
+    const eager = await start({ matrixStore: always.store, env: { MATRIX_RECHECK_AFTER_MS: "0" } })
+    try {
+      const headers = await headersFor(await generateSigner(), eager.app.oracleDid)
+      await turn(eager.url, "each", headers)
+      await turn(eager.url, "each", headers)
+      expect((await call(`${eager.url}/sessions`, { headers })).status).toBe(200)
+      expect(always.counts.restores).toBe(3)
+    } finally {
+      await eager.stop()
+    }
+  })
+
+  it("a homeserver that hangs holds a turn at most MATRIX_REQUEST_TIMEOUT_MS; the error is logged", async () => {
+    const calls = { room: 0 }
+    const hanging: SnapshotStore = {
+      ...memorySnapshotStore(),
+      // Never answers (no timer either: a hang, not a slow reply).
+      room: () => {
+        calls.room += 1
+        return new Promise<string>(() => {})
+      }
+    }
+    const { records, logger } = recording()
+    const server = await start({
+      matrixStore: hanging,
+      logger,
+      env: { MATRIX_REQUEST_TIMEOUT_MS: "300", SHUTDOWN_DEADLINE_MS: "300" }
+    })
+    try {
+      const headers = await headersFor(await generateSigner(), server.app.oracleDid)
+      const started = performance.now()
+      await turn(server.url, "hang", headers)
+      // Generous: the turn itself takes milliseconds; without the bound it would never end.
+      expect(performance.now() - started).toBeLessThan(300 + 5_000)
+      const logged = records.filter((r) => r.level === "error" && /matrix restore/.test(r.message))
+      expect(logged).toHaveLength(1)
+      expect(logged[0]!.message).toMatch(/did not finish within 300 ms/)
+      // The same user's next requests do not wait on the hung restore again.
+      await turn(server.url, "hang", headers)
+      expect((await call(`${server.url}/messages/hang`, { headers })).body.messages).toHaveLength(10)
+      expect(calls.room).toBe(1)
+      expect(records.filter((r) => r.level === "error" && /matrix restore/.test(r.message))).toHaveLength(1)
+    } finally {
+      await server.stop()
+    }
+  })
 })
