@@ -7,7 +7,14 @@
  */
 import { Data, Either, JSONSchema, Schema } from "effect"
 import { exampleToolNames, validateManifest } from "./ManifestValidation.js"
-import { isPluginName, type JsonSchema, type Plugin, type PluginTool } from "./Plugin.js"
+import {
+  isPluginName,
+  type JsonSchema,
+  type Plugin,
+  type PluginMiddleware,
+  type PluginTool,
+  type SubAgentSpec
+} from "./Plugin.js"
 import { DEFAULT_VISIBILITY, type PluginManifest, Visibility } from "./PluginManifest.js"
 
 /** A tool as the catalog resolved it: owner, effective visibility, offered description/schema. */
@@ -20,6 +27,23 @@ export interface CatalogTool {
   /** JSON Schema of the arguments, derived once at boot. */
   readonly parameters: JsonSchema
   readonly tool: PluginTool
+}
+
+/** A sub-agent as the catalog resolved it: its spec and the tool the model is offered for it. */
+export interface CatalogSubAgent {
+  readonly plugin: string
+  readonly spec: SubAgentSpec
+  /**
+   * The sub-agent as a tool: `SubAgentInput` arguments, a handler that runs `spec.run`, the
+   * `[<manifest.title>] ` prefix and the plugin's visibility (a sub-agent has no override).
+   */
+  readonly tool: CatalogTool
+}
+
+/** A middleware with the plugin it came from. */
+export interface OwnedMiddleware {
+  readonly plugin: string
+  readonly middleware: PluginMiddleware
 }
 
 /** A plugin as the catalog resolved it. */
@@ -39,6 +63,12 @@ export interface CatalogEntry {
   readonly discoverable: boolean
   /** Position in registration order (before the topological sort). */
   readonly index: number
+  /** `middlewares` then `getMiddlewares()`, read once at boot. */
+  readonly middlewares: ReadonlyArray<PluginMiddleware>
+  /** `getSubAgents()`, read once at boot. */
+  readonly subAgents: ReadonlyArray<CatalogSubAgent>
+  /** The plugin has `getRequestTools` or `getRequestSubAgents`: they run on every request. */
+  readonly hasRequestHooks: boolean
 }
 
 /** The catalog: entries in dependency order plus the indexes the hot path needs. */
@@ -51,6 +81,15 @@ export interface Catalog {
   readonly alwaysTools: ReadonlyArray<CatalogTool>
   /** Soft manifest violations, each line `[boot-warning] ...`. */
   readonly warnings: ReadonlyArray<string>
+  /**
+   * Every plugin middleware in catalog (dependency) order, each plugin's `middlewares` before its
+   * `getMiddlewares()`: the order they run around a model call (seed 002).
+   */
+  readonly middlewares: ReadonlyArray<OwnedMiddleware>
+  /** Every boot-time sub-agent (`getSubAgents`), in catalog order. */
+  readonly subAgents: ReadonlyArray<CatalogSubAgent>
+  /** Entries whose plugin has per-request hooks, in catalog order: what a request must run. */
+  readonly withRequestHooks: ReadonlyArray<CatalogEntry>
 }
 
 /** Tool names the runtime registers itself (seed 000); no plugin may take them. */
@@ -109,7 +148,7 @@ const describe = (thrown: unknown): string => {
 const schemaCache = new WeakMap<object, JsonSchema>()
 
 /** The tool's JSON Schema, `undefined` when it has neither `jsonSchema` nor an Effect Schema. */
-const deriveParameters = (tool: PluginTool): JsonSchema | undefined => {
+const deriveParameters = (tool: Pick<PluginTool, "input" | "jsonSchema">): JsonSchema | undefined => {
   if (tool.jsonSchema !== undefined) return tool.jsonSchema
   // Cache first: `Schema.isSchema` costs more than the lookup, and a hit proves it anyway.
   const cached = schemaCache.get(tool.input)
@@ -120,6 +159,46 @@ const deriveParameters = (tool: PluginTool): JsonSchema | undefined => {
   schemaCache.set(tool.input, parameters)
   return parameters
 }
+
+/**
+ * The JSON Schema a tool's arguments are offered with, derived the way the catalog derives it:
+ * `jsonSchema` when the tool sets one, else the JSON Schema of its Effect Schema `input`
+ * (without `$schema`; derived once per schema object). Left, with the reason, when the tool has
+ * neither or when `input` has no JSON Schema form (give such a tool a `jsonSchema`).
+ */
+export const toolParameters = (
+  tool: Pick<PluginTool, "input" | "jsonSchema">
+): Either.Either<JsonSchema, string> => {
+  try {
+    const parameters = deriveParameters(tool)
+    return parameters === undefined
+      ? Either.left("needs an input schema (or a jsonSchema)")
+      : Either.right(parameters)
+  } catch (thrown) {
+    return Either.left(
+      `input schema cannot be turned into JSON Schema (${describe(thrown).split("\n")[0]}); give the tool a jsonSchema`
+    )
+  }
+}
+
+/** The arguments of every sub-agent tool: the task the main agent delegates. */
+export const SubAgentInput = Schema.Struct({
+  task: Schema.String.annotations({ description: "The task to delegate, in plain words." })
+})
+
+/**
+ * A sub-agent as a plugin tool: `SubAgentInput` arguments, and a handler that passes the task to
+ * `spec.run`. The catalog resolves boot-time sub-agents through it, so a sub-agent is named,
+ * described, gated and offered exactly like a tool.
+ */
+export const subAgentTool = (
+  spec: SubAgentSpec
+): PluginTool<typeof SubAgentInput.Type, typeof SubAgentInput.Encoded> => ({
+  name: spec.name,
+  description: spec.description,
+  input: SubAgentInput,
+  handler: (input, context) => spec.run(input.task, context)
+})
 
 const isVisibility = (v: unknown): v is Visibility =>
   typeof v === "string" && Visibility.literals.includes(v as never)
@@ -175,6 +254,8 @@ const collectTools = (plugin: Plugin, name: string, errors: string[]): ReadonlyA
 
 /** What resolving one tool needs from its plugin, and where it reports. */
 interface ToolContext {
+  /** How messages call the tool: `tool`, `per-request tool` or `sub-agent`. */
+  readonly kind: string
   readonly name: string
   readonly visibility: Visibility
   /** The `[<title>] ` prefix source: the manifest title, or the plugin name when it has none. */
@@ -188,65 +269,59 @@ interface ToolContext {
 }
 
 /** Checks one tool and resolves its visibility, description and JSON Schema. */
-const resolveTool = (tool: PluginTool, i: number, ctx: ToolContext): void => {
-  const { name, visibility, prefix, errors, warnings, seen } = ctx
+const resolveTool = (tool: PluginTool, i: number | undefined, ctx: ToolContext): void => {
+  const { kind, name, visibility, prefix, errors, warnings, seen } = ctx
+  // A per-request tool has no position worth naming: the hook's list changes per request.
+  const nth = i === undefined ? kind : `${kind} #${i}`
   if (tool === null || typeof tool !== "object") {
-    errors.push(`Plugin '${shown(name)}' tool #${i} must be an object.`)
+    errors.push(`Plugin '${shown(name)}' ${nth} must be an object.`)
     return
   }
   const toolName: unknown = tool.name
   if (typeof toolName !== "string" || !TOOL_NAME.test(toolName)) {
     errors.push(
-      `Plugin '${shown(name)}' tool #${i} has an invalid name ${typeof toolName === "string" ? `'${shown(toolName)}'` : `(got ${typeof toolName})`} (1-64 letters, digits, '_' or '-').`
+      `Plugin '${shown(name)}' ${nth} has an invalid name ${typeof toolName === "string" ? `'${shown(toolName)}'` : `(got ${typeof toolName})`} (1-64 letters, digits, '_' or '-').`
     )
     return
   }
   if (seen.has(toolName)) {
-    errors.push(`Plugin '${shown(name)}' registers tool '${toolName}' more than once.`)
+    errors.push(`Plugin '${shown(name)}' registers ${kind} '${toolName}' more than once.`)
     return
   }
   seen.add(toolName)
   if (typeof tool.description !== "string") {
-    errors.push(`Plugin '${shown(name)}' tool '${toolName}' description must be a string.`)
+    errors.push(`Plugin '${shown(name)}' ${kind} '${toolName}' description must be a string.`)
     return
   }
   if (tool.description.trim().length === 0) {
-    warnings.push(`Plugin '${shown(name)}' tool '${toolName}' has an empty description.`)
+    warnings.push(`Plugin '${shown(name)}' ${kind} '${toolName}' has an empty description.`)
   }
   if (typeof tool.handler !== "function") {
-    errors.push(`Plugin '${shown(name)}' tool '${toolName}' handler must be a function.`)
+    errors.push(`Plugin '${shown(name)}' ${kind} '${toolName}' handler must be a function.`)
   }
   let toolVisibility = visibility
   if (tool.visibility !== undefined) {
     if (!isVisibility(tool.visibility)) {
       errors.push(
-        `Plugin '${shown(name)}' tool '${toolName}' has unknown visibility '${shown(String(tool.visibility))}' (expected one of 'always', 'on-demand', 'silent').`
+        `Plugin '${shown(name)}' ${kind} '${toolName}' has unknown visibility '${shown(String(tool.visibility))}' (expected one of 'always', 'on-demand', 'silent').`
       )
       return
     }
     if (visibility === "silent" && tool.visibility !== "silent") {
       errors.push(
-        `Plugin '${shown(name)}' is silent but its tool '${toolName}' sets visibility '${tool.visibility}': a silent plugin is never offered to the model (drop the override or change the plugin's visibility).`
+        `Plugin '${shown(name)}' is silent but its ${kind} '${toolName}' sets visibility '${tool.visibility}': a silent plugin is never offered to the model (drop the override or change the plugin's visibility).`
       )
       return
     }
     toolVisibility = tool.visibility
   }
   if (tool.jsonSchema !== undefined && (tool.jsonSchema === null || typeof tool.jsonSchema !== "object")) {
-    errors.push(`Plugin '${shown(name)}' tool '${toolName}' jsonSchema must be an object.`)
+    errors.push(`Plugin '${shown(name)}' ${kind} '${toolName}' jsonSchema must be an object.`)
     return
   }
-  let parameters: JsonSchema | undefined
-  try {
-    parameters = deriveParameters(tool)
-    if (parameters === undefined) {
-      errors.push(`Plugin '${shown(name)}' tool '${toolName}' needs an input schema (or a jsonSchema).`)
-      return
-    }
-  } catch (thrown) {
-    errors.push(
-      `Plugin '${shown(name)}' tool '${toolName}' input schema cannot be turned into JSON Schema (${describe(thrown).split("\n")[0]}); give the tool a jsonSchema.`
-    )
+  const parameters = toolParameters(tool)
+  if (Either.isLeft(parameters)) {
+    errors.push(`Plugin '${shown(name)}' ${kind} '${toolName}' ${parameters.left}.`)
     return
   }
   const resolvedTool: CatalogTool = {
@@ -254,12 +329,112 @@ const resolveTool = (tool: PluginTool, i: number, ctx: ToolContext): void => {
     plugin: name,
     description: `[${prefix}] ${tool.description}`,
     visibility: toolVisibility,
-    parameters,
+    parameters: parameters.right,
     tool
   }
   ctx.resolved.push(resolvedTool)
   if (toolVisibility === "on-demand") ctx.onDemandTools.push(resolvedTool)
   else if (toolVisibility === "always") ctx.alwaysTools.push(resolvedTool)
+}
+
+/** Reads `getSubAgents()` once; a throwing hook or a non-array is a boot error. */
+const collectSubAgents = (plugin: Plugin, name: string, errors: string[]): ReadonlyArray<SubAgentSpec> => {
+  try {
+    if (plugin.getSubAgents === undefined) return []
+    if (typeof plugin.getSubAgents !== "function") {
+      errors.push(`Plugin '${shown(name)}' getSubAgents must be a function.`)
+      return []
+    }
+    const specs = plugin.getSubAgents()
+    if (Array.isArray(specs)) return specs
+    errors.push(`Plugin '${shown(name)}' getSubAgents() must return an array.`)
+  } catch (thrown) {
+    errors.push(`Plugin '${shown(name)}' getSubAgents() threw: ${describe(thrown)}`)
+  }
+  return []
+}
+
+/**
+ * Checks a sub-agent spec and resolves it as a tool of its plugin (same name rules, same
+ * namespace as the plugin's tools, the plugin's visibility). `undefined` when it is invalid.
+ */
+const checkSubAgent = (
+  spec: SubAgentSpec,
+  i: number | undefined,
+  ctx: ToolContext
+): CatalogSubAgent | undefined => {
+  const where = `Plugin '${shown(ctx.name)}' sub-agent`
+  const nth = i === undefined ? where : `${where} #${i}`
+  if (spec === null || typeof spec !== "object") {
+    ctx.errors.push(`${nth} must be an object.`)
+    return undefined
+  }
+  const label = typeof spec.name === "string" ? `${where} '${shown(spec.name)}'` : nth
+  if (typeof spec.run !== "function") {
+    ctx.errors.push(`${label} run must be a function.`)
+    return undefined
+  }
+  if (spec.init !== undefined && typeof spec.init !== "function") {
+    ctx.errors.push(`${label} init must be a function when set.`)
+    return undefined
+  }
+  const resolved: CatalogTool[] = []
+  const before = ctx.errors.length
+  resolveTool(subAgentTool(spec), i, {
+    ...ctx,
+    kind: "sub-agent",
+    resolved,
+    onDemandTools: [],
+    alwaysTools: []
+  })
+  const tool = resolved[0]
+  return tool === undefined || ctx.errors.length > before ? undefined : { plugin: ctx.name, spec, tool }
+}
+
+/** Reads `middlewares` then `getMiddlewares()` once; each must be an object of hook functions. */
+const collectMiddlewares = (
+  plugin: Plugin,
+  name: string,
+  errors: string[]
+): ReadonlyArray<PluginMiddleware> => {
+  const out: PluginMiddleware[] = []
+  // `source` names the list in messages: "field 'middlewares'" or "getMiddlewares()".
+  const add = (list: unknown, source: string, notArray: string): void => {
+    if (list === undefined) return
+    if (!Array.isArray(list)) {
+      errors.push(`Plugin '${shown(name)}' ${notArray}.`)
+      return
+    }
+    list.forEach((m: unknown, i) => {
+      if (m === null || typeof m !== "object") {
+        errors.push(`Plugin '${shown(name)}' ${source} middleware #${i} must be an object.`)
+        return
+      }
+      for (const hook of ["beforeModel", "afterModel", "onError"] as const) {
+        const fn = (m as Record<string, unknown>)[hook]
+        if (fn !== undefined && typeof fn !== "function") {
+          errors.push(`Plugin '${shown(name)}' ${source} middleware #${i} ${hook} must be a function.`)
+          return
+        }
+      }
+      out.push(m as PluginMiddleware)
+    })
+  }
+  try {
+    add(plugin.middlewares, "field 'middlewares'", "field 'middlewares' must be an array")
+  } catch (thrown) {
+    errors.push(`Plugin '${shown(name)}' field 'middlewares' could not be read (${describe(thrown)}).`)
+  }
+  try {
+    if (plugin.getMiddlewares !== undefined) {
+      if (typeof plugin.getMiddlewares !== "function")
+        errors.push(`Plugin '${shown(name)}' getMiddlewares must be a function.`)
+      else add(plugin.getMiddlewares(), "getMiddlewares()", "getMiddlewares() must return an array")
+    }
+  } catch (thrown) {
+    errors.push(`Plugin '${shown(name)}' getMiddlewares() threw: ${describe(thrown)}`)
+  }
+  return out
 }
 
 /** Resolves one plugin: manifest rules, tool checks, effective visibilities, JSON Schemas. */
@@ -278,13 +453,17 @@ const resolvePlugin = (
     errors.push(`Plugin '${shown(name)}' manifest could not be read (${describe(thrown)}).`)
     manifest = undefined as never
   }
+  const specs = collectSubAgents(plugin, name, errors)
   const toolNames: string[] = []
-  for (const t of tools) {
+  for (const t of [...tools, ...specs]) {
     if (t !== null && typeof t === "object" && typeof t.name === "string") toolNames.push(t.name)
   }
   // Tools from `getRequestTools` exist only per request (an MCP server's, say): an example naming
   // one cannot be checked at boot, so for such plugins an unknown example tool only warns.
-  const perRequest = typeof plugin.getRequestTools === "function"
+  // Read directly: a throwing getter is reported by `make` as "could not be read".
+  const requestHook: unknown = plugin.getRequestTools
+  const requestSubAgentHook: unknown = plugin.getRequestSubAgents
+  const perRequest = typeof requestHook === "function" || typeof requestSubAgentHook === "function"
   const result = validateManifest(manifest, name, perRequest ? undefined : toolNames)
   if (result.errors.length > 0) errors.push(...result.errors)
   if (result.warnings.length > 0) warnings.push(...result.warnings)
@@ -292,7 +471,7 @@ const resolvePlugin = (
     for (const example of exampleToolNames(manifest)) {
       if (!toolNames.includes(example)) {
         warnings.push(
-          `Plugin '${shown(name)}' manifest example references tool '${example}', which is not registered at boot (assumed to come from getRequestTools).`
+          `Plugin '${shown(name)}' manifest example references tool '${example}', which is not registered at boot (assumed to come from ${typeof requestHook === "function" ? "getRequestTools" : "getRequestSubAgents"}).`
         )
       }
     }
@@ -308,6 +487,7 @@ const resolvePlugin = (
   const onDemandTools: CatalogTool[] = []
   const alwaysTools: CatalogTool[] = []
   const ctx: ToolContext = {
+    kind: "tool",
     name,
     visibility,
     prefix,
@@ -325,6 +505,15 @@ const resolvePlugin = (
       errors.push(`Plugin '${shown(name)}' tool #${i} could not be read (${describe(thrown)}).`)
     }
   })
+  const subAgents: CatalogSubAgent[] = []
+  specs.forEach((spec, i) => {
+    try {
+      const resolvedSubAgent = checkSubAgent(spec, i, ctx)
+      if (resolvedSubAgent !== undefined) subAgents.push(resolvedSubAgent)
+    } catch (thrown) {
+      errors.push(`Plugin '${shown(name)}' sub-agent #${i} could not be read (${describe(thrown)}).`)
+    }
+  })
 
   return {
     name,
@@ -335,7 +524,10 @@ const resolvePlugin = (
     onDemandTools,
     alwaysTools,
     discoverable: visibility !== "silent",
-    index
+    index,
+    middlewares: collectMiddlewares(plugin, name, errors),
+    subAgents,
+    hasRequestHooks: perRequest
   }
 }
 
@@ -440,6 +632,23 @@ export const make = (
       toolsByName.set(tool.name, tool)
     }
   }
+  // Sub-agents are offered as tools: they share the one namespace (a plugin's own tools and
+  // sub-agents were checked against each other when it was resolved).
+  const subAgentOwners = new Map<string, string>()
+  for (const { entry } of drafts) {
+    for (const { tool } of entry.subAgents) {
+      const owner = toolsByName.get(tool.name)?.plugin ?? subAgentOwners.get(tool.name)
+      if (reserved.has(tool.name)) {
+        errors.push(
+          `Plugin '${shown(entry.name)}' registers sub-agent '${tool.name}', a name reserved for the runtime's meta-tools.`
+        )
+      } else if (owner !== undefined && owner !== entry.name) {
+        errors.push(
+          `Plugin '${shown(entry.name)}' registers sub-agent '${tool.name}', which plugin '${shown(owner)}' already registers (tool names are one flat namespace).`
+        )
+      } else subAgentOwners.set(tool.name, entry.name)
+    }
+  }
 
   const sorted = sortByDependencies(drafts, byName, errors)
 
@@ -455,14 +664,146 @@ export const make = (
     .flatMap((e) => e.alwaysTools)
   const entriesByName = new Map<string, CatalogEntry>()
   for (const entry of entries) entriesByName.set(entry.name, entry)
+  const middlewares: OwnedMiddleware[] = []
+  for (const entry of entries) {
+    for (const middleware of entry.middlewares) middlewares.push({ plugin: entry.name, middleware })
+  }
   return Either.right({
     entries,
     byName: entriesByName,
     toolsByName,
     alwaysTools,
-    warnings: warnings.map((w) => `[boot-warning] ${w}`)
+    warnings: warnings.map((w) => `[boot-warning] ${w}`),
+    middlewares,
+    subAgents: entries.flatMap((e) => e.subAgents),
+    withRequestHooks: entries.filter((e) => e.hasRequestHooks)
   })
 }
+
+// ---------------------------------------------------------------------------------------------
+// Per-request tools and sub-agents
+
+/**
+ * A per-request tool or sub-agent that cannot be offered. Hosts log it and run the request
+ * without that tool: one bad tool must not take the whole turn down.
+ */
+export class RequestToolError extends Data.TaggedError("RequestToolError")<{
+  /**
+   * `UnknownPlugin`: the plugin is not in the catalog. `InvalidTool`: the tool breaks a rule a
+   * boot-time tool would be rejected for. `NameTaken`: the name is a meta-tool's, or a catalog
+   * tool's or boot-time sub-agent's (tool names are one flat namespace).
+   */
+  readonly reason: "UnknownPlugin" | "InvalidTool" | "NameTaken"
+  readonly plugin: string
+  readonly errors: ReadonlyArray<string>
+}> {
+  override get message(): string {
+    return this.errors.join(" ")
+  }
+}
+
+// Names a request tool may not take, per catalog: meta-tools, catalog tools, boot sub-agents.
+const takenCache = new WeakMap<Catalog, ReadonlyMap<string, string>>()
+
+const takenNames = (catalog: Catalog): ReadonlyMap<string, string> => {
+  let taken = takenCache.get(catalog)
+  if (taken === undefined) {
+    const names = new Map<string, string>()
+    for (const [name, tool] of catalog.toolsByName) names.set(name, tool.plugin)
+    for (const { tool } of catalog.subAgents) names.set(tool.name, tool.plugin)
+    taken = names
+    takenCache.set(catalog, taken)
+  }
+  return taken
+}
+
+const resolvePerRequest = (
+  catalog: Catalog,
+  plugin: string,
+  kind: "per-request tool" | "sub-agent",
+  resolve: (ctx: ToolContext) => CatalogTool | undefined
+): Either.Either<CatalogTool, RequestToolError> => {
+  const entry = catalog.byName.get(plugin)
+  if (entry === undefined) {
+    return Either.left(
+      new RequestToolError({
+        reason: "UnknownPlugin",
+        plugin,
+        errors: [`Plugin '${shown(String(plugin))}' is not in the catalog; its ${kind}s cannot be offered.`]
+      })
+    )
+  }
+  const errors: string[] = []
+  const title = readQuietly(entry.manifest, "title")
+  const tool = resolve({
+    kind,
+    name: entry.name,
+    visibility: entry.visibility,
+    prefix: typeof title === "string" ? title : entry.name,
+    errors,
+    warnings: [],
+    seen: new Set<string>(),
+    resolved: [],
+    onDemandTools: [],
+    alwaysTools: []
+  })
+  if (tool === undefined || errors.length > 0) {
+    return Either.left(new RequestToolError({ reason: "InvalidTool", plugin, errors }))
+  }
+  const owner = RESERVED_TOOL_NAMES.includes(tool.name) ? undefined : takenNames(catalog).get(tool.name)
+  if (RESERVED_TOOL_NAMES.includes(tool.name) || owner !== undefined) {
+    const whose =
+      owner === undefined
+        ? "a name reserved for the runtime's meta-tools"
+        : `a name plugin '${shown(owner)}' registers at boot`
+    return Either.left(
+      new RequestToolError({
+        reason: "NameTaken",
+        plugin,
+        errors: [
+          `Plugin '${shown(plugin)}' ${kind} '${tool.name}' takes ${whose} (tool names are one flat namespace).`
+        ]
+      })
+    )
+  }
+  return Either.right(tool)
+}
+
+/**
+ * Resolves a tool a plugin's `getRequestTools` returned, by the rules of boot-time tools: a
+ * valid name and description, a handler, a known visibility (a silent plugin's tools stay
+ * silent), a JSON Schema for its input, the `[<manifest.title>] ` prefix, and a name no
+ * meta-tool, catalog tool or boot-time sub-agent has.
+ */
+export const resolveRequestTool = (
+  catalog: Catalog,
+  plugin: string,
+  tool: PluginTool
+): Either.Either<CatalogTool, RequestToolError> =>
+  resolvePerRequest(catalog, plugin, "per-request tool", (ctx) => {
+    if (tool === null || typeof tool !== "object") {
+      ctx.errors.push(
+        `Plugin '${shown(ctx.name)}' per-request tool must be an object (got ${tool === null ? "null" : typeof tool}).`
+      )
+      return undefined
+    }
+    resolveTool(tool, undefined, ctx)
+    return ctx.resolved[0]
+  })
+
+/**
+ * Resolves a sub-agent a plugin's `getRequestSubAgents` returned, as a boot-time sub-agent is
+ * resolved: a tool with `SubAgentInput` arguments and the plugin's visibility.
+ */
+export const resolveSubAgent = (
+  catalog: Catalog,
+  plugin: string,
+  spec: SubAgentSpec
+): Either.Either<CatalogSubAgent, RequestToolError> =>
+  Either.map(
+    resolvePerRequest(catalog, plugin, "sub-agent", (ctx) => checkSubAgent(spec, undefined, ctx)?.tool),
+    (tool) => ({ plugin: tool.plugin, spec, tool })
+  )
 
 /** `make`, throwing the `CatalogBootError`: for tests and scripts. */
 export const unsafeMake = (plugins: ReadonlyArray<Plugin>, options?: MakeOptions): Catalog =>

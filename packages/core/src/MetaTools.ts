@@ -8,7 +8,7 @@ import { Data, Either } from "effect"
 import * as CapabilityIndex from "./CapabilityIndex.js"
 import type { Catalog, CatalogEntry } from "./Catalog.js"
 import * as LoadedPlugins from "./LoadedPlugins.js"
-import type { OfferedTool } from "./Offer.js"
+import type { OfferedTool, RequestTool } from "./Offer.js"
 import { Category, type PluginManifest, type Stability, type Visibility } from "./PluginManifest.js"
 
 /** Name of the discovery meta-tool. */
@@ -361,6 +361,23 @@ const unknownOutcome = (catalog: Catalog, name: string): LoadOutcome => {
   }
 }
 
+/** A loaded plugin's non-silent tools: catalog tools, then its request tools of a new name. */
+const toolsOf = (entry: CatalogEntry, requestTools: ReadonlyArray<RequestTool>): Array<LoadedTool> => {
+  const out: Array<LoadedTool> = []
+  const names = new Set<string>()
+  for (const t of entry.tools) {
+    if (t.visibility === "silent") continue
+    names.add(t.name)
+    out.push({ name: t.name, description: t.description })
+  }
+  for (const t of requestTools) {
+    if (t.plugin !== entry.name || t.visibility === "silent" || names.has(t.offered.name)) continue
+    names.add(t.offered.name)
+    out.push({ name: t.offered.name, description: t.offered.description })
+  }
+  return out
+}
+
 /**
  * `load_capability`. Per name: unknown → error with the closest plugin names (a tool name is
  * pointed at its plugin); silent → error; already loaded in this thread → `alreadyAvailable`;
@@ -368,11 +385,16 @@ const unknownOutcome = (catalog: Catalog, name: string): LoadOutcome => {
  * on-demand tools (a per-tool override) is loaded like any other, since that is the only way
  * to bind those tools; otherwise the name joins `loadedPlugins` and the outcome carries the
  * full manifest and the tools now offered.
+ *
+ * `requestTools` are the request's per-request tools and sub-agents (`Offer.RequestTool`): a
+ * loaded plugin's outcome lists its non-silent ones too, and an `always` plugin with an
+ * on-demand request tool is loaded, since that is what binds the tool.
  */
 export const loadCapability = (
   catalog: Catalog,
   loaded: LoadedPlugins.LoadedPlugins,
-  input: unknown
+  input: unknown,
+  requestTools: ReadonlyArray<RequestTool> = []
 ): Either.Either<LoadCapabilityResult, MetaToolInputError> =>
   Either.map(decodeLoadInput(input), (names) => {
     const results: Array<LoadOutcome> = []
@@ -391,7 +413,11 @@ export const loadCapability = (
         })
       } else if (LoadedPlugins.has(loaded, name)) {
         results.push({ name, status: "alreadyAvailable", alreadyAvailable: true, reason: "loaded" })
-      } else if (entry.visibility === "always" && entry.onDemandTools.length === 0) {
+      } else if (
+        entry.visibility === "always" &&
+        entry.onDemandTools.length === 0 &&
+        !requestTools.some((t) => t.plugin === name && t.visibility === "on-demand")
+      ) {
         results.push({ name, status: "alreadyAvailable", alreadyAvailable: true, reason: "always" })
       } else {
         newlyLoaded.push(name)
@@ -399,9 +425,7 @@ export const loadCapability = (
           name,
           status: "loaded",
           manifest: canonicalManifest(entry.manifest),
-          tools: entry.tools
-            .filter((t) => t.visibility !== "silent")
-            .map((t) => ({ name: t.name, description: t.description }))
+          tools: toolsOf(entry, requestTools)
         })
       }
     }

@@ -3,13 +3,18 @@
  * offered. The order is stable (DESIGN.md): meta-tools, always-tier tools, then the on-demand
  * tools of loaded plugins in load order, then per-request tools. Loading only appends, so the
  * prefix a provider caches survives a load.
+ *
+ * Per-request tools (`getRequestTools`, and sub-agents) follow the same visibility rules as
+ * catalog tools: `requestTools` decides which of them a thread is offered, and `gate` answers a
+ * call to one that is not offered just as it answers a catalog tool.
  */
 import { Data } from "effect"
 import * as CapabilityIndex from "./CapabilityIndex.js"
 import type { Catalog, CatalogEntry, CatalogTool } from "./Catalog.js"
-import type * as LoadedPlugins from "./LoadedPlugins.js"
+import * as LoadedPlugins from "./LoadedPlugins.js"
 import * as MetaTools from "./MetaTools.js"
 import type { JsonSchema } from "./Plugin.js"
+import type { Visibility } from "./PluginManifest.js"
 
 /** A tool as a model call receives it. */
 export interface OfferedTool {
@@ -37,6 +42,69 @@ export type GateDecision = Data.TaggedEnum<{
 
 /** Constructors and matchers of `GateDecision` (`GateDecision.$match`, `GateDecision.$is`). */
 export const GateDecision = Data.taggedEnum<GateDecision>()
+
+/**
+ * A tool that exists for one request only: a `getRequestTools` tool or a sub-agent, resolved
+ * against its plugin (`Catalog.resolveRequestTool`, `Catalog.resolveSubAgent`, or a boot-time
+ * sub-agent's `tool`) and turned into this shape by `fromRequestTool`. Adapters may extend it
+ * with what they need to run the tool.
+ */
+export interface RequestTool {
+  readonly plugin: string
+  /** Effective visibility: the tool's override, else its plugin's; silent when the plugin is. */
+  readonly visibility: Visibility
+  /** What the model is given when the tool is offered (`kind: "request"`). */
+  readonly offered: OfferedTool
+}
+
+// One RequestTool per resolved tool: boot-time sub-agents keep the same object for every
+// request, so adapters that cache per offered tool (tool definitions) translate them once.
+const requestToolCache = new WeakMap<CatalogTool, RequestTool>()
+
+/** The per-request shape of a resolved tool (cached per `CatalogTool` object). */
+export const fromRequestTool = (tool: CatalogTool): RequestTool => {
+  let out = requestToolCache.get(tool)
+  if (out === undefined) {
+    out = {
+      plugin: tool.plugin,
+      visibility: tool.visibility,
+      offered: {
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.parameters,
+        kind: "request",
+        plugin: tool.plugin
+      }
+    }
+    requestToolCache.set(tool, out)
+  }
+  return out
+}
+
+/**
+ * The per-request tools a thread is offered, in the order given: a tool whose effective
+ * visibility is `always`, and an `on-demand` one once its plugin is in `loadedPlugins`. Never a
+ * silent one, nor one whose plugin the catalog does not know or cannot offer. Pass the result
+ * to `offer` as its `extra` tools (which also drops names the catalog already offers).
+ */
+export const requestTools = <T extends RequestTool>(
+  catalog: Catalog,
+  loadedPlugins: LoadedPlugins.LoadedPlugins,
+  tools: ReadonlyArray<T>
+): Array<OfferedTool> => {
+  const out: Array<OfferedTool> = []
+  for (const tool of tools) {
+    if (isOfferable(catalog, loadedPlugins, tool)) out.push(tool.offered)
+  }
+  return out
+}
+
+const isOfferable = (catalog: Catalog, loaded: LoadedPlugins.LoadedPlugins, tool: RequestTool): boolean => {
+  const entry = catalog.byName.get(tool.plugin)
+  if (entry === undefined || !entry.discoverable) return false
+  if (tool.visibility === "always") return true
+  return tool.visibility === "on-demand" && LoadedPlugins.has(loaded, tool.plugin)
+}
 
 /** Turns a catalog tool into the offered shape. */
 export const fromCatalogTool = (tool: CatalogTool): OfferedTool => ({
@@ -115,26 +183,70 @@ export const notLoadedMessage = (tool: string, plugin: string): string =>
   `Tool '${tool}' is not available yet: it belongs to plugin '${plugin}', which is not loaded in this ` +
   `conversation. Call ${MetaTools.LOAD_CAPABILITY} with {"names": ["${plugin}"]}, then call '${tool}' again.`
 
+/** Longest tool name echoed in a message; a real one is at most 64 characters. */
+const MAX_SHOWN = 100
+// biome-ignore lint/suspicious/noControlCharactersInRegex: detecting exactly those
+const CONTROL = /[\u0000-\u001f\u007f]/g
+
+/** A name as messages echo it: clipped, control characters escaped (it may be anything). */
+const shown = (name: string): string => {
+  const short = name.length > MAX_SHOWN ? `${name.slice(0, MAX_SHOWN)}…` : name
+  return short.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+}
+
+/**
+ * Names longer than this get no suggestions: no tool name is (the catalog caps them at 64), and
+ * the edit distance to every candidate would cost time proportional to the name's length.
+ */
+const MAX_SUGGESTED = 128
+
+const typeName = (value: unknown): string =>
+  value === null ? "null" : Array.isArray(value) ? "array" : typeof value
+
+/** The offered tool called `name`, or the first request tool called so. */
+const findRequestTool = (tools: ReadonlyArray<RequestTool>, name: string): RequestTool | undefined => {
+  for (const tool of tools) if (tool.offered.name === name) return tool
+  return undefined
+}
+
+const silentDecision = (plugin: string, tool: string): GateDecision =>
+  GateDecision.Silent({
+    plugin,
+    tool,
+    message: `Tool '${shown(tool)}' is internal to the runtime and cannot be called by the assistant.`
+  })
+
 /**
  * Decides a tool call against what was offered on that model call. Only an offered tool runs;
  * otherwise the model is told what to do: load the owning plugin, not use an internal tool, or
  * pick one of the closest names. Silent plugins are never named in suggestions.
+ *
+ * `requestTools` are the request's per-request tools and sub-agents (those that could run in
+ * this request): a call to one that is not offered because its plugin is not loaded gets the
+ * same "load plugin X" answer as a catalog tool. `toolName` is whatever the model sent: a value
+ * that is not a string is refused as an unknown tool; this function never throws.
  */
 export const gate = (
   catalog: Catalog,
   offered: ReadonlyArray<OfferedTool>,
-  toolName: string
+  toolName: unknown,
+  requestTools: ReadonlyArray<RequestTool> = []
 ): GateDecision => {
+  if (typeof toolName !== "string") {
+    return GateDecision.Unknown({
+      tool: "",
+      suggestions: [],
+      message:
+        `A tool call needs a tool name (a string); this call's name was ${typeName(toolName)}. ` +
+        `Call ${MetaTools.LIST_CAPABILITIES} to discover plugins, then ${MetaTools.LOAD_CAPABILITY} to make their tools available.`
+    })
+  }
   for (const tool of offered) if (tool.name === toolName) return GateDecision.Offered({ tool })
   const owned = catalog.toolsByName.get(toolName)
   if (owned !== undefined) {
     const entry = catalog.byName.get(owned.plugin)
     if (entry === undefined || !entry.discoverable || owned.visibility === "silent") {
-      return GateDecision.Silent({
-        plugin: owned.plugin,
-        tool: toolName,
-        message: `Tool '${toolName}' is internal to the runtime and cannot be called by the assistant.`
-      })
+      return silentDecision(owned.plugin, toolName)
     }
     return GateDecision.NotLoaded({
       plugin: owned.plugin,
@@ -142,19 +254,48 @@ export const gate = (
       message: notLoadedMessage(toolName, owned.plugin)
     })
   }
-  const candidates = new Set<string>(offered.map((t) => t.name))
-  for (const entry of catalog.entries) {
-    if (!entry.discoverable) continue
-    for (const t of entry.tools) if (t.visibility !== "silent") candidates.add(t.name)
+  const perRequest = findRequestTool(requestTools, toolName)
+  if (perRequest !== undefined) {
+    const entry = catalog.byName.get(perRequest.plugin)
+    // A request tool of a plugin the catalog does not know cannot be loaded either: unknown.
+    if (entry !== undefined) {
+      if (!entry.discoverable || perRequest.visibility === "silent") {
+        return silentDecision(perRequest.plugin, toolName)
+      }
+      return GateDecision.NotLoaded({
+        plugin: perRequest.plugin,
+        tool: toolName,
+        message: notLoadedMessage(toolName, perRequest.plugin)
+      })
+    }
   }
-  const suggestions = CapabilityIndex.closestNames(toolName, candidates, 3)
+  const suggestions = toolName.length > MAX_SUGGESTED ? [] : suggest(catalog, offered, requestTools, toolName)
   const hint =
     suggestions.length > 0 ? ` Closest tool names: ${suggestions.map((s) => `'${s}'`).join(", ")}.` : ""
   return GateDecision.Unknown({
     tool: toolName,
     suggestions,
     message:
-      `There is no tool named '${toolName}'.${hint} ` +
+      `There is no tool named '${shown(toolName)}'.${hint} ` +
       `Call ${MetaTools.LIST_CAPABILITIES} to discover plugins, then ${MetaTools.LOAD_CAPABILITY} to make their tools available.`
   })
+}
+
+/** Up to three names closest to `toolName` among everything the model could call, never silent. */
+const suggest = (
+  catalog: Catalog,
+  offered: ReadonlyArray<OfferedTool>,
+  requestTools: ReadonlyArray<RequestTool>,
+  toolName: string
+): Array<string> => {
+  const candidates = new Set<string>(offered.map((t) => t.name))
+  for (const entry of catalog.entries) {
+    if (!entry.discoverable) continue
+    for (const t of entry.tools) if (t.visibility !== "silent") candidates.add(t.name)
+  }
+  for (const t of requestTools) {
+    if (t.visibility !== "silent" && catalog.byName.get(t.plugin)?.discoverable === true)
+      candidates.add(t.offered.name)
+  }
+  return CapabilityIndex.closestNames(toolName, candidates, 3)
 }

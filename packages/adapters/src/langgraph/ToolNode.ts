@@ -112,7 +112,7 @@ export const makeToolNode =
     const calls = ai?.tool_calls ?? []
     const ready = await rt.ready(state)
     const loaded = LoadedPlugins.fromUnknown(state.loadedPlugins)
-    const offered = Offer.offer(rt.catalog, loaded, rt.scope.extra(ready, loaded))
+    const offered = Offer.offer(rt.catalog, loaded, Offer.requestTools(rt.catalog, loaded, ready))
     const dynamicByName = new Map<string, DynamicTool>()
     for (const t of ready) if (!dynamicByName.has(t.offered.name)) dynamicByName.set(t.offered.name, t)
     const context = rt.context(state)
@@ -123,13 +123,13 @@ export const makeToolNode =
     const newlyLoaded: Array<string> = []
 
     const plans: Array<Planned> = calls.map((c) => {
-      // Providers always name a call; a malformed one is refused (as an unknown tool), not thrown.
+      // Providers always name a call; core's gate refuses a malformed name as an unknown tool.
       const call = {
         id: c.id ?? "",
         name: typeof c.name === "string" ? c.name : "",
         args: (c.args ?? {}) as Record<string, unknown>
       }
-      const decision = Offer.gate(rt.catalog, offered, call.name)
+      const decision = Offer.gate(rt.catalog, offered, c.name, ready)
       if (decision._tag !== "Offered") {
         return {
           call,
@@ -140,7 +140,7 @@ export const makeToolNode =
       const tool = decision.tool
       if (tool.kind === "meta") {
         if (call.name === MetaTools.LOAD_CAPABILITY) {
-          const result = MetaTools.loadCapability(rt.catalog, threadLoaded, call.args)
+          const result = MetaTools.loadCapability(rt.catalog, threadLoaded, call.args, ready)
           if (Either.isRight(result)) {
             threadLoaded = result.right.loadedPlugins
             newlyLoaded.push(...result.right.newlyLoaded)

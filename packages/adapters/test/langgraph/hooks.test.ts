@@ -6,7 +6,8 @@ import { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { AIMessage } from "@langchain/core/messages"
 import type { ChatResult } from "@langchain/core/outputs"
 import { MemorySaver } from "@langchain/langgraph"
-import { Catalog, definePlugin, type RuntimeContext } from "@plugboard/core"
+import { Catalog, definePlugin, defineTool, type RuntimeContext } from "@plugboard/core"
+import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { createMainAgent, prepareCatalog, runTurn } from "../../src/langgraph/index.js"
 import { ScriptedChatModel } from "../../src/models/index.js"
@@ -65,7 +66,10 @@ describe("per-request sub-agents", () => {
     expect(model.calls[2]!.offeredTools).toContain("web_researcher")
     expect(model.calls[2]!.offeredTools).not.toContain("paper_reader")
     const tools = turn.state.messages.filter((m) => m.getType() === "tool").map((m) => String(m.content))
-    expect(tools[0]).toContain("no tool named 'web_researcher'")
+    // Called before its plugin is loaded: the model is told which plugin to load, as for a
+    // catalog tool (core's gate knows the request's tools).
+    expect(tools[0]).toContain("it belongs to plugin 'research', which is not loaded")
+    expect(tools[0]).toContain(`load_capability with {"names": ["research"]}`)
     expect(tools[2]).toBe("findings on solar panels for did:key:alice")
     expect(tools[3]).toContain("paper_reader")
     expect(inits).toHaveLength(1)
@@ -74,6 +78,65 @@ describe("per-request sub-agents", () => {
       plugin: "research",
       subAgent: "paper_reader",
       error: "no library access"
+    })
+  })
+})
+
+describe("per-request tools core rejects", () => {
+  it("are logged and skipped; the plugin's other tools and the turn go on", async () => {
+    const ok = defineTool({
+      name: "mcp_search",
+      description: "Search.",
+      input: Schema.Struct({ q: Schema.String }),
+      handler: (input) => `found ${input.q}`
+    })
+    const mcp = definePlugin({
+      name: "mcp",
+      manifest: { title: "MCP", summary: "Remote tools.", whenToUse: ["remote"], visibility: "always" },
+      tools: [
+        defineTool({
+          name: "mcp_status",
+          description: "Status.",
+          input: Schema.Struct({}),
+          handler: () => "up"
+        })
+      ],
+      getRequestTools: () => [
+        ok,
+        { ...ok, name: "mcp_status" },
+        { ...ok, name: "bad name" },
+        { ...ok, name: "no_schema", input: undefined as never }
+      ]
+    })
+    const odd = definePlugin({
+      name: "odd",
+      manifest: { title: "Odd", summary: "Returns junk.", whenToUse: ["never"] },
+      getRequestSubAgents: () => "not a list" as never
+    })
+    const { lines, logger } = recordingLogger()
+    const model = ScriptedChatModel.script([[{ tool: "mcp_search", args: { q: "x" } }], "done"])
+    const agent = await agentFor({
+      plugins: [mcp, odd],
+      model,
+      saver: new MemorySaver(),
+      sessionId: "s",
+      logger
+    })
+    const turn = await runTurn(agent, { message: "search" })
+    expect(turn.answer).toBe("done")
+    expect(model.calls[0]!.offeredTools.slice(2)).toEqual(["mcp_status", "mcp_search"])
+    const tool = turn.state.messages.find((m) => m.getType() === "tool")!
+    expect(tool.content).toBe("found x")
+    expect(
+      lines.filter((l) => l.message.includes("per-request tool rejected")).map((l) => l.fields?.error)
+    ).toEqual([
+      "Plugin 'mcp' per-request tool 'mcp_status' takes a name plugin 'mcp' registers at boot (tool names are one flat namespace).",
+      "Plugin 'mcp' per-request tool has an invalid name 'bad name' (1-64 letters, digits, '_' or '-').",
+      "Plugin 'mcp' per-request tool 'no_schema' needs an input schema (or a jsonSchema)."
+    ])
+    expect(lines.find((l) => l.message.includes("per-request hook failed"))?.fields).toMatchObject({
+      plugin: "odd",
+      error: "getRequestSubAgents() must return an array"
     })
   })
 })

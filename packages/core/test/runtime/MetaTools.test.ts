@@ -1,7 +1,7 @@
-import { Catalog, MetaTools } from "@plugboard/core"
+import { Catalog, MetaTools, Offer, type PluginTool } from "@plugboard/core"
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { plugin, smallCatalog, tool } from "./fixtures.js"
+import { plugin, smallCatalog, smallPlugins, tool } from "./fixtures.js"
 
 const right = <A, E>(e: Either.Either<A, E>): A => {
   if (Either.isLeft(e)) throw new Error(`expected success, got ${String(e.left)}`)
@@ -190,6 +190,35 @@ describe("MetaTools.loadCapability", () => {
     expect(outcome?.status).toBe("loaded")
     if (outcome?.status === "loaded")
       expect(outcome.tools.map((t) => t.name)).toEqual(["add_note", "export_notes"])
+  })
+
+  it("with the request's tools: lists a loaded plugin's request tools, and loads an always plugin for an on-demand one", () => {
+    const withRequest = Catalog.unsafeMake([
+      ...smallPlugins(),
+      plugin("pinned", { visibility: "always" }),
+      plugin("mcp", { tools: [tool("mcp_status", "Status.")] })
+    ])
+    const resolve = (owner: string, t: PluginTool) =>
+      Offer.fromRequestTool(right(Catalog.resolveRequestTool(withRequest, owner, t)))
+    const requestTools = [
+      resolve("mcp", tool("mcp_search", "Search.")),
+      resolve("mcp", tool("mcp_hidden", "Hidden.", { visibility: "silent" })),
+      resolve("pinned", tool("pinned_now", "Now.")),
+      resolve("pinned", tool("pinned_later", "Later.", { visibility: "on-demand" }))
+    ]
+    const mcp = right(MetaTools.loadCapability(withRequest, [], { names: ["mcp"] }, requestTools)).results[0]
+    if (mcp?.status !== "loaded") throw new Error("expected a load")
+    expect(mcp.tools).toEqual([
+      { name: "mcp_status", description: "[Mcp] Status." },
+      { name: "mcp_search", description: "[Mcp] Search." }
+    ])
+    const pinned = right(MetaTools.loadCapability(withRequest, [], { names: ["pinned"] }, requestTools))
+    expect(pinned.newlyLoaded).toEqual(["pinned"])
+    // Without an on-demand request tool, an always plugin stays a no-op.
+    const noOp = right(
+      MetaTools.loadCapability(withRequest, [], { names: ["pinned"] }, requestTools.slice(0, 3))
+    )
+    expect(noOp.results[0]).toMatchObject({ status: "alreadyAvailable", reason: "always" })
   })
 
   it("never lists a per-tool silent tool among a loaded plugin's tools", () => {

@@ -1,7 +1,8 @@
-import { Catalog, MetaTools, Offer, type Plugin, type Visibility } from "@plugboard/core"
+import { Catalog, MetaTools, Offer, type Plugin, type PluginTool, type Visibility } from "@plugboard/core"
+import { Either } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { plugin, smallCatalog, tool } from "./fixtures.js"
+import { plugin, smallCatalog, smallPlugins, tool } from "./fixtures.js"
 
 const names = (tools: ReadonlyArray<Offer.OfferedTool>) => tools.map((t) => t.name)
 
@@ -175,5 +176,123 @@ describe("Offer.gate", () => {
     const c = Offer.gate(catalog, offered, "chargee")
     if (c._tag === "Unknown") expect(c.suggestions).not.toContain("charge")
     expect(Offer.GateDecision.$is("Unknown")(c)).toBe(true)
+  })
+})
+
+describe("per-request tools (Offer.requestTools, Offer.gate)", () => {
+  // `mcp`: on-demand with request tools; `pinned`: always, with an on-demand override; `quiet`:
+  // silent. Resolved by core, as an adapter resolves what the hooks returned.
+  const catalog = Catalog.unsafeMake([
+    ...smallPlugins(),
+    plugin("mcp", { tools: [tool("mcp_status")] }),
+    plugin("pinned", { visibility: "always" }),
+    plugin("quiet", { visibility: "silent" })
+  ])
+  const resolve = (pluginName: string, t: PluginTool): Offer.RequestTool => {
+    const resolved = Catalog.resolveRequestTool(catalog, pluginName, t)
+    if (Either.isLeft(resolved)) throw resolved.left
+    return Offer.fromRequestTool(resolved.right)
+  }
+  const requestTools = [
+    resolve("mcp", tool("mcp_search", "Search.")),
+    resolve("pinned", tool("pinned_now", "Always there.")),
+    resolve("pinned", tool("pinned_later", "After a load.", { visibility: "on-demand" })),
+    resolve("quiet", tool("quiet_tool", "Internal."))
+  ]
+
+  it("offers always-tier request tools at once and on-demand ones once their plugin is loaded", () => {
+    expect(names(Offer.requestTools(catalog, [], requestTools))).toEqual(["pinned_now"])
+    expect(names(Offer.requestTools(catalog, ["mcp", "pinned", "quiet"], requestTools))).toEqual([
+      "mcp_search",
+      "pinned_now",
+      "pinned_later"
+    ])
+    const offered = Offer.offer(catalog, ["mcp"], Offer.requestTools(catalog, ["mcp"], requestTools))
+    expect(names(offered).slice(-3)).toEqual(["mcp_status", "mcp_search", "pinned_now"])
+    expect(offered.at(-1)).toMatchObject({
+      kind: "request",
+      plugin: "pinned",
+      description: "[Pinned] Always there."
+    })
+  })
+
+  it("never offers a request tool of a plugin the catalog does not know", () => {
+    const stray: Offer.RequestTool = { ...requestTools[1]!, plugin: "ghost" }
+    expect(Offer.requestTools(catalog, ["ghost"], [stray])).toEqual([])
+  })
+
+  it("answers a request tool of an unloaded plugin with the plugin to load", () => {
+    const offered = Offer.offer(catalog, [], Offer.requestTools(catalog, [], requestTools))
+    for (const [name, owner] of [
+      ["mcp_search", "mcp"],
+      ["pinned_later", "pinned"]
+    ] as const) {
+      const d = Offer.gate(catalog, offered, name, requestTools)
+      expect(d).toMatchObject({ _tag: "NotLoaded", plugin: owner, tool: name })
+      if (d._tag === "NotLoaded") expect(d.message).toBe(Offer.notLoadedMessage(name, owner))
+    }
+    expect(Offer.gate(catalog, offered, "pinned_now", requestTools)._tag).toBe("Offered")
+    expect(Offer.gate(catalog, offered, "quiet_tool", requestTools)).toMatchObject({
+      _tag: "Silent",
+      plugin: "quiet"
+    })
+    // Without the request's tools the gate cannot know them.
+    expect(Offer.gate(catalog, offered, "mcp_search")._tag).toBe("Unknown")
+  })
+
+  it("suggests request tools for a typo, never a silent one", () => {
+    const offered = Offer.offer(catalog, [], [])
+    const d = Offer.gate(catalog, offered, "mcp_serch", requestTools)
+    expect(d._tag === "Unknown" && d.suggestions[0]).toBe("mcp_search")
+    const q = Offer.gate(catalog, offered, "quiet_tol", requestTools)
+    expect(q._tag === "Unknown" && q.suggestions).not.toContain("quiet_tool")
+  })
+})
+
+describe("Offer.gate never throws, whatever the model sends as a name", () => {
+  const catalog = smallCatalog()
+  const offered = Offer.offer(catalog, ["maps"])
+  const offeredNames = new Set(names(offered))
+
+  it("refuses a name that is not a string as an unknown tool, saying what it got", () => {
+    for (const [value, type] of [
+      [undefined, "undefined"],
+      [null, "null"],
+      [42, "number"],
+      [["route"], "array"],
+      [{ name: "route" }, "object"]
+    ] as const) {
+      const d = Offer.gate(catalog, offered, value)
+      expect(d).toMatchObject({ _tag: "Unknown", tool: "", suggestions: [] })
+      if (d._tag === "Unknown") expect(d.message).toContain(`this call's name was ${type}`)
+    }
+  })
+
+  it("clips and escapes a huge or hostile name in its message, and suggests nothing for it", () => {
+    const d = Offer.gate(catalog, offered, `get_weather\n${"x".repeat(100_000)}`)
+    expect(d._tag).toBe("Unknown")
+    if (d._tag === "Unknown") {
+      expect(d.suggestions).toEqual([])
+      expect(d.message.length).toBeLessThan(400)
+      expect(d.message).toContain("get_weather\\u000a")
+    }
+  })
+
+  it("property: any value gives a decision, Offered exactly when it is an offered name", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.anything(),
+          fc.string({ unit: "binary", maxLength: 300 }),
+          fc.constantFrom(...offeredNames, "get_weather", "charge", "__proto__", "constructor", "")
+        ),
+        (value) => {
+          const d = Offer.gate(catalog, offered, value)
+          expect(d._tag === "Offered").toBe(typeof value === "string" && offeredNames.has(value))
+          if (d._tag !== "Offered") expect(typeof d.message).toBe("string")
+        }
+      ),
+      { numRuns: 300 }
+    )
   })
 })
