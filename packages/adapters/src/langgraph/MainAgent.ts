@@ -16,7 +16,7 @@
 import { randomUUID } from "node:crypto"
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { type BaseMessage, isAIMessage } from "@langchain/core/messages"
-import { END, START, StateGraph } from "@langchain/langgraph"
+import { type CompiledStateGraph, END, START, StateGraph } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { type Catalog, type EventSink, type RuntimeLogger, silentLogger } from "@plugboard/core"
 import { Emitter } from "./Events.js"
@@ -24,7 +24,7 @@ import { makeModelNode } from "./ModelNode.js"
 import { makeRequestScope } from "./RequestScope.js"
 import { ResilientCheckpointer } from "./ResilientCheckpointer.js"
 import { type AgentRequest, type AgentRuntime, makeAgentRuntime } from "./Runtime.js"
-import { AgentState, type AgentStateValue } from "./State.js"
+import { AgentState, type AgentStateUpdate, type AgentStateValue } from "./State.js"
 import { makeToolNode } from "./ToolNode.js"
 
 /** What `createMainAgent` needs: boot-time values plus the request. */
@@ -50,16 +50,26 @@ const route = (state: AgentStateValue): "tools" | typeof END => {
   return last !== undefined && isAIMessage(last) && (last.tool_calls?.length ?? 0) > 0 ? "tools" : END
 }
 
-const buildGraph = (rt: AgentRuntime, emitter: Emitter, options: CreateMainAgentOptions) =>
+/**
+ * The compiled LangGraph graph of a main agent. Spelled out rather than inferred: the inferred
+ * type names core's state types by a path outside any package export, so it cannot be emitted
+ * in `.d.ts` files (TS2883).
+ */
+export type AgentGraph = CompiledStateGraph<
+  AgentStateValue,
+  AgentStateUpdate,
+  "model" | "tools" | typeof START,
+  typeof AgentState.spec,
+  typeof AgentState.spec
+>
+
+const buildGraph = (rt: AgentRuntime, emitter: Emitter, options: CreateMainAgentOptions): AgentGraph =>
   new StateGraph(AgentState)
     .addNode("model", makeModelNode(rt, options.model, options.basePrompt ?? ""))
     .addNode("tools", makeToolNode(rt, emitter), { ends: ["model"] })
     .addEdge(START, "model")
     .addConditionalEdges("model", route, ["tools", END])
     .compile({ checkpointer: new ResilientCheckpointer(options.checkpointer, rt.logger) })
-
-/** The compiled LangGraph graph of a main agent. */
-export type AgentGraph = ReturnType<typeof buildGraph>
 
 /** An agent built for one request. Run it with `runTurn` or `streamTurn`. */
 export interface MainAgent {
