@@ -69,6 +69,8 @@ export interface CatalogEntry {
   readonly subAgents: ReadonlyArray<CatalogSubAgent>
   /** The plugin has `getRequestTools` or `getRequestSubAgents`: they run on every request. */
   readonly hasRequestHooks: boolean
+  /** The plugin has `getSharedState` (read by the host at boot: it may do I/O). */
+  readonly hasSharedState: boolean
 }
 
 /** The catalog: entries in dependency order plus the indexes the hot path needs. */
@@ -90,6 +92,11 @@ export interface Catalog {
   readonly subAgents: ReadonlyArray<CatalogSubAgent>
   /** Entries whose plugin has per-request hooks, in catalog order: what a request must run. */
   readonly withRequestHooks: ReadonlyArray<CatalogEntry>
+  /**
+   * Entries whose plugin has `getSharedState`, in catalog order: the order a host reads them in,
+   * so a plugin's hook runs after those of the plugins it `dependsOn`. See `mergeSharedState`.
+   */
+  readonly withSharedState: ReadonlyArray<CatalogEntry>
 }
 
 /** Tool names the runtime registers itself (seed 000); no plugin may take them. */
@@ -527,8 +534,18 @@ const resolvePlugin = (
     index,
     middlewares: collectMiddlewares(plugin, name, errors),
     subAgents,
-    hasRequestHooks: perRequest
+    hasRequestHooks: perRequest,
+    hasSharedState: readSharedStateHook(plugin, name, errors)
   }
+}
+
+/** Whether the plugin has `getSharedState`; anything but a function there is a boot error. */
+const readSharedStateHook = (plugin: Plugin, name: string, errors: string[]): boolean => {
+  const hook: unknown = plugin.getSharedState
+  if (hook === undefined) return false
+  if (typeof hook === "function") return true
+  errors.push(`Plugin '${shown(name)}' getSharedState must be a function.`)
+  return false
 }
 
 const readDependsOn = (plugin: Plugin, name: string, errors: string[]): ReadonlyArray<string> => {
@@ -676,8 +693,76 @@ export const make = (
     warnings: warnings.map((w) => `[boot-warning] ${w}`),
     middlewares,
     subAgents: entries.flatMap((e) => e.subAgents),
-    withRequestHooks: entries.filter((e) => e.hasRequestHooks)
+    withRequestHooks: entries.filter((e) => e.hasRequestHooks),
+    withSharedState: entries.filter((e) => e.hasSharedState)
   })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared state
+
+/** What one plugin's `getSharedState` gave, or how it failed. */
+export type SharedStateRead =
+  | { readonly plugin: string; readonly value: unknown }
+  | { readonly plugin: string; readonly failure: unknown }
+
+/** Shared state that cannot be assembled: every problem, each worded for a `[boot-error]` line. */
+export class SharedStateError extends Data.TaggedError("SharedStateError")<{
+  readonly reason: "InvalidSharedState"
+  readonly errors: ReadonlyArray<string>
+}> {
+  /** One `[boot-error] <message>` line per problem. */
+  get lines(): ReadonlyArray<string> {
+    return this.errors.map((e) => `[boot-error] ${e}`)
+  }
+  override get message(): string {
+    return this.errors.join("\n")
+  }
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value)
+
+/**
+ * Assembles `context.shared` from the values the plugins' `getSharedState` hooks gave (read
+ * by the host in `withSharedState` order; the reading may do I/O, so it is the host's). Each
+ * value must be an object; `shared` is one namespace, like tool names: a key belongs to the
+ * plugin that registers it, and a key two plugins register is an error naming both, not a
+ * silent overwrite. A failed read is an error naming the plugin. Every problem is reported.
+ */
+export const mergeSharedState = (
+  reads: ReadonlyArray<SharedStateRead>
+): Either.Either<Readonly<Record<string, unknown>>, SharedStateError> => {
+  const shared: Record<string, unknown> = {}
+  const owners = new Map<string, string>()
+  const errors: string[] = []
+  for (const read of reads) {
+    const plugin = shown(String(read.plugin))
+    if ("failure" in read) {
+      errors.push(`Plugin '${plugin}' getSharedState failed: ${describe(read.failure)}`)
+      continue
+    }
+    if (!isRecord(read.value)) {
+      const got = read.value === null ? "null" : Array.isArray(read.value) ? "an array" : typeof read.value
+      errors.push(`Plugin '${plugin}' getSharedState must return an object (got ${got}).`)
+      continue
+    }
+    for (const [key, value] of Object.entries(read.value)) {
+      const owner = owners.get(key)
+      if (owner !== undefined) {
+        errors.push(
+          `Plugin '${plugin}' shared state key '${shown(key)}' is already registered by plugin '${owner}' (shared state is one namespace).`
+        )
+        continue
+      }
+      owners.set(key, plugin)
+      // defineProperty, not assignment: a key such as `__proto__` stays a plain key.
+      Object.defineProperty(shared, key, { value, enumerable: true, writable: true, configurable: true })
+    }
+  }
+  return errors.length > 0
+    ? Either.left(new SharedStateError({ reason: "InvalidSharedState", errors }))
+    : Either.right(shared)
 }
 
 // ---------------------------------------------------------------------------------------------

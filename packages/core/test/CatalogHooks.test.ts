@@ -318,3 +318,50 @@ describe("Catalog.resolveRequestTool / resolveSubAgent", () => {
     expect(left(Catalog.resolveSubAgent(catalog, "pinned", subAgent("boot_agent"))).reason).toBe("NameTaken")
   })
 })
+
+describe("shared state: Catalog.withSharedState and mergeSharedState", () => {
+  it("lists the plugins with getSharedState in catalog (dependency) order", () => {
+    const catalog = Catalog.unsafeMake([
+      plugin("profile", undefined, { dependsOn: ["memory"], getSharedState: () => ({ userProfile: {} }) }),
+      plugin("plain"),
+      plugin("memory", "always", { getSharedState: async () => ({ store: "sqlite" }) })
+    ])
+    expect(catalog.withSharedState.map((e) => e.name)).toEqual(["memory", "profile"])
+    expect(bootErrors([plugin("odd", undefined, { getSharedState: {} as never })])).toEqual([
+      "Plugin 'odd' getSharedState must be a function."
+    ])
+  })
+
+  it("merges each plugin's object into one namespace", () => {
+    const merged = right(
+      Catalog.mergeSharedState([
+        { plugin: "memory", value: { userProfile: { name: "Ada" } } },
+        { plugin: "prefs", value: { units: "metric", __proto__: 1 } },
+        { plugin: "empty", value: {} }
+      ])
+    )
+    expect(merged).toEqual({ userProfile: { name: "Ada" }, units: "metric" })
+    expect(Object.getPrototypeOf(merged)).toBe(Object.prototype)
+    const proto = right(Catalog.mergeSharedState([{ plugin: "p", value: JSON.parse('{"__proto__": 1}') }]))
+    expect(Object.keys(proto)).toEqual(["__proto__"])
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype)
+  })
+
+  it("reports every failure, non-object and key taken twice, naming the plugins", () => {
+    const error = left(
+      Catalog.mergeSharedState([
+        { plugin: "memory", value: { userProfile: 1, store: 2 } },
+        { plugin: "copycat", value: { userProfile: 3, own: 4 } },
+        { plugin: "down", failure: new Error("database is locked") },
+        { plugin: "list", value: [1] },
+        { plugin: "nothing", value: undefined }
+      ])
+    )
+    expect(error.lines).toEqual([
+      "[boot-error] Plugin 'copycat' shared state key 'userProfile' is already registered by plugin 'memory' (shared state is one namespace).",
+      "[boot-error] Plugin 'down' getSharedState failed: database is locked",
+      "[boot-error] Plugin 'list' getSharedState must return an object (got an array).",
+      "[boot-error] Plugin 'nothing' getSharedState must return an object (got undefined)."
+    ])
+  })
+})
