@@ -1,7 +1,14 @@
 /**
- * A faster reader for what LangGraph's default `JsonPlusSerializer` writes as type "json".
+ * A faster reader and writer for LangGraph's default `JsonPlusSerializer` "json" format.
  *
- * The serializer's own reader revives bottom-up with an `await` on every property of every
+ * Writing: the serializer first walks the whole value looking for cycles (to print
+ * "[Circular]"), then runs `JSON.stringify` with a replacer that tests every value — strings
+ * and numbers included — against its special types. `dumpJsonPlus` skips the cycle walk (a
+ * cycle makes `JSON.stringify` throw, and then the stock serializer runs, so its output is
+ * kept for that case too) and only tests objects. Same bytes out; `FastJson.test.ts` checks.
+ *
+ * Reading:
+ * the serializer's own reader revives bottom-up with an `await` on every property of every
  * object, so reading a checkpoint whose `messages` hold a few dozen messages costs thousands
  * of promise turns. This reader walks synchronously and only goes asynchronous where a
  * LangChain object (an `lc: 1` constructor record, e.g. a message) must be `load`ed — with the
@@ -102,6 +109,56 @@ const decoder = new TextDecoder()
 export const loadJsonPlus = (data: string | Uint8Array): unknown =>
   revive(JSON.parse(typeof data === "string" ? data : decoder.decode(data)) as Json)
 
+/** The `lc: 2` record of a constructor call, as the serializer writes it. */
+const constructorRecord = (name: string, method: string | null, args: Array<unknown>) => ({
+  lc: 2,
+  type: "constructor",
+  id: [name],
+  method,
+  args,
+  kwargs: {}
+})
+
+const UNDEFINED = { lc: 2, type: "undefined" }
+
+/** The serializer's replacer, testing only what can be special (objects, functions, undefined). */
+const replacer = (_key: string, value: unknown): unknown => {
+  if (value === undefined) return UNDEFINED
+  if ((typeof value !== "object" && typeof value !== "function") || value === null) return value
+  if (value instanceof DeltaSnapshot) return { lc: 2, type: "delta_snapshot", value: value.value }
+  if (value instanceof Set || value instanceof Map) {
+    return constructorRecord(value.constructor.name, null, [Array.from(value as Iterable<unknown>)])
+  }
+  if (value instanceof RegExp) return constructorRecord("RegExp", null, [value.source, value.flags])
+  if (value instanceof Error) return constructorRecord("Error", null, [value.message])
+  const send = value as { lg_name?: unknown; node?: unknown; args?: unknown; timeout?: unknown }
+  if (send.lg_name === "Send") {
+    return send.timeout !== undefined
+      ? { node: send.node, args: send.args, timeout: send.timeout }
+      : { node: send.node, args: send.args }
+  }
+  if (value instanceof Uint8Array) return constructorRecord("Uint8Array", "from", [Array.from(value)])
+  return value
+}
+
+const encoder = new TextEncoder()
+
+/**
+ * `serde.dumpsTyped(value)` of the stock JsonPlusSerializer, faster; falls back to `serde`
+ * itself whenever `JSON.stringify` throws (a cycle, a BigInt), so even those cases match.
+ */
+export const dumpJsonPlus = (
+  serde: SerializerProtocol,
+  value: unknown
+): Promise<[string, Uint8Array]> | [string, Uint8Array] => {
+  if (value instanceof Uint8Array) return ["bytes", value]
+  try {
+    return ["json", encoder.encode(JSON.stringify(value, replacer))]
+  } catch {
+    return serde.dumpsTyped(value)
+  }
+}
+
 /**
  * `serde.loadsTyped`, short-circuited through `loadJsonPlus` when `serde` is the stock
  * JsonPlusSerializer (a subclass may override reading, so only the exact class qualifies).
@@ -110,4 +167,11 @@ export const makeLoader = (serde: SerializerProtocol) => {
   const fast = serde.constructor === JsonPlusSerializer
   return (type: string, data: string | Uint8Array): unknown | Promise<unknown> =>
     fast && type === "json" ? loadJsonPlus(data) : serde.loadsTyped(type, data)
+}
+
+/** `serde.dumpsTyped`, through `dumpJsonPlus` when `serde` is the stock JsonPlusSerializer. */
+export const makeDumper = (serde: SerializerProtocol) => {
+  const fast = serde.constructor === JsonPlusSerializer
+  return (value: unknown): Promise<[string, Uint8Array]> | [string, Uint8Array] =>
+    fast ? dumpJsonPlus(serde, value) : serde.dumpsTyped(value)
 }

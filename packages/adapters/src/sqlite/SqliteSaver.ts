@@ -27,7 +27,7 @@ import {
 } from "@langchain/langgraph-checkpoint"
 import { Database, type DatabaseOptions } from "./Database.js"
 import { SqliteStorageError } from "./errors.js"
-import { makeLoader } from "./FastJson.js"
+import { makeDumper, makeLoader } from "./FastJson.js"
 import { prune, type RetentionOptions, validateRetention } from "./Retention.js"
 
 /** Where a saver gets its connection: a fixed file, or a per-user registry's lease. */
@@ -115,11 +115,13 @@ export class SqliteSaver extends BaseCheckpointSaver {
   private readonly retention: RetentionOptions | undefined
   private readonly putsSincePrune = new Map<string, number>()
   private readonly load: ReturnType<typeof makeLoader>
+  private readonly dump: ReturnType<typeof makeDumper>
 
   constructor(backend: SaverBackend, options?: SqliteSaverOptions) {
     super(options?.serde)
     this.backend = backend
     this.load = makeLoader(this.serde)
+    this.dump = makeDumper(this.serde)
     this.retention = options?.retention === undefined ? undefined : validateRetention(options.retention)
   }
 
@@ -225,11 +227,11 @@ export class SqliteSaver extends BaseCheckpointSaver {
     // The skeleton (ids, versions) is plain JSON by construction: no serde round trip needed.
     const bytes = JSON.stringify(skeleton)
     const [[metaType, metaBytes], blobs] = await Promise.all([
-      this.serde.dumpsTyped(metadata),
+      this.dump(metadata),
       Promise.all(
         blobKeys.map((channel) =>
           Object.hasOwn(values, channel)
-            ? this.serde.dumpsTyped(values[channel])
+            ? this.dump(values[channel])
             : Promise.resolve(["empty", null] as const)
         )
       )
@@ -277,7 +279,7 @@ export class SqliteSaver extends BaseCheckpointSaver {
       throw invalid('putWrites: config.configurable is missing "checkpoint_id"')
     }
     const ns: string = config.configurable?.checkpoint_ns ?? ""
-    const serialized = await Promise.all(writes.map(([, value]) => this.serde.dumpsTyped(value)))
+    const serialized = await Promise.all(writes.map(([, value]) => this.dump(value)))
     await this.backend.write((db) => {
       const ignore = db.statement(SQL.insertWrite)
       const replace = db.statement(SQL.replaceWrite)

@@ -6,7 +6,7 @@ import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import { DeltaSnapshot, JsonPlusSerializer } from "@langchain/langgraph-checkpoint"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { loadJsonPlus, makeLoader } from "../../src/sqlite/FastJson.js"
+import { dumpJsonPlus, loadJsonPlus, makeDumper, makeLoader } from "../../src/sqlite/FastJson.js"
 
 const serde = new JsonPlusSerializer()
 
@@ -89,5 +89,77 @@ describe("loadJsonPlus", () => {
     }
     expect(await makeLoader(new Custom())("json", "{}")).toBe("custom")
     expect(await makeLoader(serde)("json", '{"a":1}')).toEqual({ a: 1 })
+  })
+})
+
+describe("dumpJsonPlus", () => {
+  const sameBytes = async (value: unknown) => {
+    const expected = await serde.dumpsTyped(value)
+    const actual = await dumpJsonPlus(serde, value)
+    expect(actual[0]).toBe(expected[0])
+    expect(Buffer.from(actual[1]).toString("utf8")).toBe(Buffer.from(expected[1]).toString("utf8"))
+  }
+
+  it("writes the same bytes for messages, special values and plain JSON", async () => {
+    class MySet extends Set<number> {}
+    await sameBytes([
+      new HumanMessage({ content: "hi", id: "h1" }),
+      new AIMessage({
+        content: "yo",
+        id: "a1",
+        tool_calls: [{ id: "c", name: "t", args: { x: [1, undefined] } }]
+      }),
+      new ToolMessage({ content: "r", tool_call_id: "c" })
+    ])
+    await sameBytes({
+      u: undefined,
+      arr: [undefined, null, 1, "s", true],
+      set: new Set([1, 2]),
+      sub: new MySet([3]),
+      map: new Map([["a", 1]]),
+      re: /x/g,
+      err: new TypeError("bad"),
+      bytes: new Uint8Array([1, 2]),
+      buffer: Buffer.from("hi"),
+      date: new Date(0),
+      delta: new DeltaSnapshot([1]),
+      send: { lg_name: "Send", node: "n", args: { a: 1 }, extra: "dropped" },
+      sendTimeout: { lg_name: "Send", node: "n", args: 1, timeout: 5 },
+      fn: () => 1,
+      sym: Symbol("s"),
+      nested: { deep: [{ deeper: new Set(["z"]) }] }
+    })
+    await sameBytes(undefined)
+    await sameBytes(null)
+    await sameBytes("plain")
+    await sameBytes(new Uint8Array([9]))
+  })
+
+  it("falls back to the serializer where JSON.stringify throws (cycles, BigInt)", async () => {
+    const cyclic: Record<string, unknown> = { a: 1 }
+    cyclic.self = cyclic
+    await sameBytes(cyclic)
+    await sameBytes({ big: BigInt(1) })
+  })
+
+  it("agrees with the serializer on arbitrary values", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.anything({ withMap: true, withSet: true, withDate: true, withTypedArray: true }),
+        async (value) => {
+          await sameBytes(value)
+        }
+      ),
+      { numRuns: 300 }
+    )
+  })
+
+  it("is used only for the stock serializer", async () => {
+    class Custom extends JsonPlusSerializer {
+      override async dumpsTyped(): Promise<[string, Uint8Array]> {
+        return ["custom", new Uint8Array()]
+      }
+    }
+    expect((await makeDumper(new Custom())({}))[0]).toBe("custom")
   })
 })
