@@ -5,7 +5,10 @@
  * `make` never stops at the first problem: a boot that fails prints every reason at once, so a
  * fork with many plugins is fixed in one pass instead of one error per restart.
  */
-import { Data, Either, JSONSchema, Schema } from "effect"
+import { Data, Either, type Schema } from "effect"
+import { sortByDependencies } from "./internal/dependencyOrder.js"
+import { describe, shown } from "./internal/text.js"
+import * as Tools from "./internal/tools.js"
 import { exampleToolNames, validateManifest } from "./ManifestValidation.js"
 import {
   isPluginName,
@@ -15,7 +18,7 @@ import {
   type PluginTool,
   type SubAgentSpec
 } from "./Plugin.js"
-import { DEFAULT_VISIBILITY, type PluginManifest, Visibility } from "./PluginManifest.js"
+import { DEFAULT_VISIBILITY, type PluginManifest, type Visibility } from "./PluginManifest.js"
 
 /** A tool as the catalog resolved it: owner, effective visibility, offered description/schema. */
 export interface CatalogTool {
@@ -102,8 +105,27 @@ export interface Catalog {
 /** Tool names the runtime registers itself (seed 000); no plugin may take them. */
 export const RESERVED_TOOL_NAMES: ReadonlyArray<string> = ["list_capabilities", "load_capability"]
 
-/** Tool names every major provider accepts (OpenAI and Anthropic share this pattern). */
-const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
+/**
+ * The JSON Schema a tool's arguments are offered with, derived the way the catalog derives it:
+ * `jsonSchema` when the tool sets one, else the JSON Schema of its Effect Schema `input`
+ * (without `$schema`; derived once per schema object). Left, with the reason, when the tool has
+ * neither or when `input` has no JSON Schema form (give such a tool a `jsonSchema`).
+ */
+export const toolParameters: (
+  tool: Pick<PluginTool, "input" | "jsonSchema">
+) => Either.Either<JsonSchema, string> = Tools.toolParameters
+
+/** The arguments of every sub-agent tool: the task the main agent delegates. */
+export const SubAgentInput: Schema.Struct<{ task: typeof Schema.String }> = Tools.SubAgentInput
+
+/**
+ * A sub-agent as a plugin tool: `SubAgentInput` arguments, and a handler that passes the task to
+ * `spec.run`. The catalog resolves sub-agents through it, so a sub-agent is named, described,
+ * gated and offered exactly like a tool.
+ */
+export const subAgentTool: (
+  spec: SubAgentSpec
+) => PluginTool<{ readonly task: string }, { readonly task: string }> = Tools.subAgentTool
 
 /** Options of `make`. */
 export interface MakeOptions {
@@ -132,94 +154,6 @@ export class CatalogBootError extends Data.TaggedError("CatalogBootError")<{
   }
 }
 
-/** Longest name echoed in a message (ManifestValidation clips plugin names the same way). */
-const MAX_NAME = 200
-// biome-ignore lint/suspicious/noControlCharactersInRegex: detecting exactly those
-const CONTROL = /[\u0000-\u001f\u007f]/g
-
-/** A name as messages show it: clipped and with control characters escaped. */
-const shown = (name: string): string => {
-  const short = name.length > MAX_NAME ? `${name.slice(0, MAX_NAME)}…` : name
-  return short.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
-}
-
-const describe = (thrown: unknown): string => {
-  try {
-    return thrown instanceof Error ? thrown.message : String(thrown)
-  } catch {
-    return "an unprintable value"
-  }
-}
-
-// Many tools share one input schema (and hosts rebuild catalogs in tests): derive each once.
-const schemaCache = new WeakMap<object, JsonSchema>()
-
-/** The tool's JSON Schema, `undefined` when it has neither `jsonSchema` nor an Effect Schema. */
-const deriveParameters = (tool: Pick<PluginTool, "input" | "jsonSchema">): JsonSchema | undefined => {
-  if (tool.jsonSchema !== undefined) return tool.jsonSchema
-  // Cache first: `Schema.isSchema` costs more than the lookup, and a hit proves it anyway.
-  const cached = schemaCache.get(tool.input)
-  if (cached !== undefined) return cached
-  if (!Schema.isSchema(tool.input)) return undefined
-  const { $schema: _drop, ...rest } = JSONSchema.make(tool.input) as unknown as Record<string, unknown>
-  const parameters = Object.freeze(rest) as JsonSchema
-  schemaCache.set(tool.input, parameters)
-  return parameters
-}
-
-/**
- * The JSON Schema a tool's arguments are offered with, derived the way the catalog derives it:
- * `jsonSchema` when the tool sets one, else the JSON Schema of its Effect Schema `input`
- * (without `$schema`; derived once per schema object). Left, with the reason, when the tool has
- * neither or when `input` has no JSON Schema form (give such a tool a `jsonSchema`).
- */
-export const toolParameters = (
-  tool: Pick<PluginTool, "input" | "jsonSchema">
-): Either.Either<JsonSchema, string> => {
-  try {
-    const parameters = deriveParameters(tool)
-    return parameters === undefined
-      ? Either.left("needs an input schema (or a jsonSchema)")
-      : Either.right(parameters)
-  } catch (thrown) {
-    return Either.left(
-      `input schema cannot be turned into JSON Schema (${describe(thrown).split("\n")[0]}); give the tool a jsonSchema`
-    )
-  }
-}
-
-/** The arguments of every sub-agent tool: the task the main agent delegates. */
-export const SubAgentInput = Schema.Struct({
-  task: Schema.String.annotations({ description: "The task to delegate, in plain words." })
-})
-
-/**
- * A sub-agent as a plugin tool: `SubAgentInput` arguments, and a handler that passes the task to
- * `spec.run`. The catalog resolves boot-time sub-agents through it, so a sub-agent is named,
- * described, gated and offered exactly like a tool.
- */
-export const subAgentTool = (
-  spec: SubAgentSpec
-): PluginTool<typeof SubAgentInput.Type, typeof SubAgentInput.Encoded> => ({
-  name: spec.name,
-  description: spec.description,
-  input: SubAgentInput,
-  handler: (input, context) => spec.run(input.task, context)
-})
-
-const isVisibility = (v: unknown): v is Visibility =>
-  typeof v === "string" && Visibility.literals.includes(v as never)
-
-const readQuietly = (target: unknown, key: string): unknown => {
-  try {
-    return target !== null && typeof target === "object"
-      ? (target as Record<string, unknown>)[key]
-      : undefined
-  } catch {
-    return undefined
-  }
-}
-
 /** What the first pass learns about one registered plugin. */
 interface Draft {
   readonly name: string
@@ -227,221 +161,6 @@ interface Draft {
   readonly index: number
   readonly dependsOn: ReadonlyArray<string>
   readonly entry: CatalogEntry
-}
-
-/** Reads a plugin's tools (`tools` + `getTools()`); a throwing hook becomes an error. */
-const collectTools = (plugin: Plugin, name: string, errors: string[]): ReadonlyArray<PluginTool> => {
-  try {
-    // The common case needs no copy: a plain `tools` array and no `getTools`.
-    if (plugin.getTools === undefined && Array.isArray(plugin.tools)) return plugin.tools
-  } catch {
-    // Fall through: the guarded reads below report it.
-  }
-  const out: PluginTool[] = []
-  try {
-    const tools = plugin.tools
-    if (tools !== undefined) {
-      if (Array.isArray(tools)) out.push(...tools)
-      else errors.push(`Plugin '${shown(name)}' field 'tools' must be an array.`)
-    }
-  } catch (thrown) {
-    errors.push(`Plugin '${shown(name)}' field 'tools' could not be read (${describe(thrown)}).`)
-  }
-  try {
-    if (plugin.getTools !== undefined) {
-      const extra = plugin.getTools()
-      if (Array.isArray(extra)) out.push(...extra)
-      else errors.push(`Plugin '${shown(name)}' getTools() must return an array.`)
-    }
-  } catch (thrown) {
-    errors.push(`Plugin '${shown(name)}' getTools() threw: ${describe(thrown)}`)
-  }
-  return out
-}
-
-/** What resolving one tool needs from its plugin, and where it reports. */
-interface ToolContext {
-  /** How messages call the tool: `tool`, `per-request tool` or `sub-agent`. */
-  readonly kind: string
-  readonly name: string
-  readonly visibility: Visibility
-  /** The `[<title>] ` prefix source: the manifest title, or the plugin name when it has none. */
-  readonly prefix: string
-  readonly errors: string[]
-  readonly warnings: string[]
-  readonly seen: Set<string>
-  readonly resolved: CatalogTool[]
-  readonly onDemandTools: CatalogTool[]
-  readonly alwaysTools: CatalogTool[]
-}
-
-/** Checks one tool and resolves its visibility, description and JSON Schema. */
-const resolveTool = (tool: PluginTool, i: number | undefined, ctx: ToolContext): void => {
-  const { kind, name, visibility, prefix, errors, warnings, seen } = ctx
-  // A per-request tool has no position worth naming: the hook's list changes per request.
-  const nth = i === undefined ? kind : `${kind} #${i}`
-  if (tool === null || typeof tool !== "object") {
-    errors.push(`Plugin '${shown(name)}' ${nth} must be an object.`)
-    return
-  }
-  const toolName: unknown = tool.name
-  if (typeof toolName !== "string" || !TOOL_NAME.test(toolName)) {
-    errors.push(
-      `Plugin '${shown(name)}' ${nth} has an invalid name ${typeof toolName === "string" ? `'${shown(toolName)}'` : `(got ${typeof toolName})`} (1-64 letters, digits, '_' or '-').`
-    )
-    return
-  }
-  if (seen.has(toolName)) {
-    errors.push(`Plugin '${shown(name)}' registers ${kind} '${toolName}' more than once.`)
-    return
-  }
-  seen.add(toolName)
-  if (typeof tool.description !== "string") {
-    errors.push(`Plugin '${shown(name)}' ${kind} '${toolName}' description must be a string.`)
-    return
-  }
-  if (tool.description.trim().length === 0) {
-    warnings.push(`Plugin '${shown(name)}' ${kind} '${toolName}' has an empty description.`)
-  }
-  if (typeof tool.handler !== "function") {
-    errors.push(`Plugin '${shown(name)}' ${kind} '${toolName}' handler must be a function.`)
-  }
-  let toolVisibility = visibility
-  if (tool.visibility !== undefined) {
-    if (!isVisibility(tool.visibility)) {
-      errors.push(
-        `Plugin '${shown(name)}' ${kind} '${toolName}' has unknown visibility '${shown(String(tool.visibility))}' (expected one of 'always', 'on-demand', 'silent').`
-      )
-      return
-    }
-    if (visibility === "silent" && tool.visibility !== "silent") {
-      errors.push(
-        `Plugin '${shown(name)}' is silent but its ${kind} '${toolName}' sets visibility '${tool.visibility}': a silent plugin is never offered to the model (drop the override or change the plugin's visibility).`
-      )
-      return
-    }
-    toolVisibility = tool.visibility
-  }
-  if (tool.jsonSchema !== undefined && (tool.jsonSchema === null || typeof tool.jsonSchema !== "object")) {
-    errors.push(`Plugin '${shown(name)}' ${kind} '${toolName}' jsonSchema must be an object.`)
-    return
-  }
-  const parameters = toolParameters(tool)
-  if (Either.isLeft(parameters)) {
-    errors.push(`Plugin '${shown(name)}' ${kind} '${toolName}' ${parameters.left}.`)
-    return
-  }
-  const resolvedTool: CatalogTool = {
-    name: toolName,
-    plugin: name,
-    description: `[${prefix}] ${tool.description}`,
-    visibility: toolVisibility,
-    parameters: parameters.right,
-    tool
-  }
-  ctx.resolved.push(resolvedTool)
-  if (toolVisibility === "on-demand") ctx.onDemandTools.push(resolvedTool)
-  else if (toolVisibility === "always") ctx.alwaysTools.push(resolvedTool)
-}
-
-/** Reads `getSubAgents()` once; a throwing hook or a non-array is a boot error. */
-const collectSubAgents = (plugin: Plugin, name: string, errors: string[]): ReadonlyArray<SubAgentSpec> => {
-  try {
-    if (plugin.getSubAgents === undefined) return []
-    if (typeof plugin.getSubAgents !== "function") {
-      errors.push(`Plugin '${shown(name)}' getSubAgents must be a function.`)
-      return []
-    }
-    const specs = plugin.getSubAgents()
-    if (Array.isArray(specs)) return specs
-    errors.push(`Plugin '${shown(name)}' getSubAgents() must return an array.`)
-  } catch (thrown) {
-    errors.push(`Plugin '${shown(name)}' getSubAgents() threw: ${describe(thrown)}`)
-  }
-  return []
-}
-
-/**
- * Checks a sub-agent spec and resolves it as a tool of its plugin (same name rules, same
- * namespace as the plugin's tools, the plugin's visibility). `undefined` when it is invalid.
- */
-const checkSubAgent = (
-  spec: SubAgentSpec,
-  i: number | undefined,
-  ctx: ToolContext
-): CatalogSubAgent | undefined => {
-  const where = `Plugin '${shown(ctx.name)}' sub-agent`
-  const nth = i === undefined ? where : `${where} #${i}`
-  if (spec === null || typeof spec !== "object") {
-    ctx.errors.push(`${nth} must be an object.`)
-    return undefined
-  }
-  const label = typeof spec.name === "string" ? `${where} '${shown(spec.name)}'` : nth
-  if (typeof spec.run !== "function") {
-    ctx.errors.push(`${label} run must be a function.`)
-    return undefined
-  }
-  if (spec.init !== undefined && typeof spec.init !== "function") {
-    ctx.errors.push(`${label} init must be a function when set.`)
-    return undefined
-  }
-  const resolved: CatalogTool[] = []
-  const before = ctx.errors.length
-  resolveTool(subAgentTool(spec), i, {
-    ...ctx,
-    kind: "sub-agent",
-    resolved,
-    onDemandTools: [],
-    alwaysTools: []
-  })
-  const tool = resolved[0]
-  return tool === undefined || ctx.errors.length > before ? undefined : { plugin: ctx.name, spec, tool }
-}
-
-/** Reads `middlewares` then `getMiddlewares()` once; each must be an object of hook functions. */
-const collectMiddlewares = (
-  plugin: Plugin,
-  name: string,
-  errors: string[]
-): ReadonlyArray<PluginMiddleware> => {
-  const out: PluginMiddleware[] = []
-  // `source` names the list in messages: "field 'middlewares'" or "getMiddlewares()".
-  const add = (list: unknown, source: string, notArray: string): void => {
-    if (list === undefined) return
-    if (!Array.isArray(list)) {
-      errors.push(`Plugin '${shown(name)}' ${notArray}.`)
-      return
-    }
-    list.forEach((m: unknown, i) => {
-      if (m === null || typeof m !== "object") {
-        errors.push(`Plugin '${shown(name)}' ${source} middleware #${i} must be an object.`)
-        return
-      }
-      for (const hook of ["beforeModel", "afterModel", "onError"] as const) {
-        const fn = (m as Record<string, unknown>)[hook]
-        if (fn !== undefined && typeof fn !== "function") {
-          errors.push(`Plugin '${shown(name)}' ${source} middleware #${i} ${hook} must be a function.`)
-          return
-        }
-      }
-      out.push(m as PluginMiddleware)
-    })
-  }
-  try {
-    add(plugin.middlewares, "field 'middlewares'", "field 'middlewares' must be an array")
-  } catch (thrown) {
-    errors.push(`Plugin '${shown(name)}' field 'middlewares' could not be read (${describe(thrown)}).`)
-  }
-  try {
-    if (plugin.getMiddlewares !== undefined) {
-      if (typeof plugin.getMiddlewares !== "function")
-        errors.push(`Plugin '${shown(name)}' getMiddlewares must be a function.`)
-      else add(plugin.getMiddlewares(), "getMiddlewares()", "getMiddlewares() must return an array")
-    }
-  } catch (thrown) {
-    errors.push(`Plugin '${shown(name)}' getMiddlewares() threw: ${describe(thrown)}`)
-  }
-  return out
 }
 
 /** Resolves one plugin: manifest rules, tool checks, effective visibilities, JSON Schemas. */
@@ -452,7 +171,7 @@ const resolvePlugin = (
   errors: string[],
   warnings: string[]
 ): CatalogEntry => {
-  const tools = collectTools(plugin, name, errors)
+  const tools = Tools.collectTools(plugin, name, errors)
   let manifest: PluginManifest
   try {
     manifest = plugin.manifest
@@ -460,7 +179,7 @@ const resolvePlugin = (
     errors.push(`Plugin '${shown(name)}' manifest could not be read (${describe(thrown)}).`)
     manifest = undefined as never
   }
-  const specs = collectSubAgents(plugin, name, errors)
+  const specs = Tools.collectSubAgents(plugin, name, errors)
   const toolNames: string[] = []
   for (const t of [...tools, ...specs]) {
     if (t !== null && typeof t === "object" && typeof t.name === "string") toolNames.push(t.name)
@@ -485,15 +204,15 @@ const resolvePlugin = (
   }
 
   // validateManifest already reported unreadable or malformed fields; fall back quietly here.
-  const declared = readQuietly(manifest, "visibility")
-  const visibility: Visibility = isVisibility(declared) ? declared : DEFAULT_VISIBILITY
-  const title = readQuietly(manifest, "title")
+  const declared = Tools.readQuietly(manifest, "visibility")
+  const visibility: Visibility = Tools.isVisibility(declared) ? declared : DEFAULT_VISIBILITY
+  const title = Tools.readQuietly(manifest, "title")
   const prefix = typeof title === "string" ? title : name
 
   const resolved: CatalogTool[] = []
   const onDemandTools: CatalogTool[] = []
   const alwaysTools: CatalogTool[] = []
-  const ctx: ToolContext = {
+  const ctx: Tools.ToolContext = {
     kind: "tool",
     name,
     visibility,
@@ -507,7 +226,7 @@ const resolvePlugin = (
   }
   tools.forEach((tool, i) => {
     try {
-      resolveTool(tool, i, ctx)
+      Tools.resolveTool(tool, i, ctx)
     } catch (thrown) {
       errors.push(`Plugin '${shown(name)}' tool #${i} could not be read (${describe(thrown)}).`)
     }
@@ -515,7 +234,7 @@ const resolvePlugin = (
   const subAgents: CatalogSubAgent[] = []
   specs.forEach((spec, i) => {
     try {
-      const resolvedSubAgent = checkSubAgent(spec, i, ctx)
+      const resolvedSubAgent = Tools.checkSubAgent(spec, i, ctx)
       if (resolvedSubAgent !== undefined) subAgents.push(resolvedSubAgent)
     } catch (thrown) {
       errors.push(`Plugin '${shown(name)}' sub-agent #${i} could not be read (${describe(thrown)}).`)
@@ -532,7 +251,7 @@ const resolvePlugin = (
     alwaysTools,
     discoverable: visibility !== "silent",
     index,
-    middlewares: collectMiddlewares(plugin, name, errors),
+    middlewares: Tools.collectMiddlewares(plugin, name, errors),
     subAgents,
     hasRequestHooks: perRequest,
     hasSharedState: readSharedStateHook(plugin, name, errors)
@@ -806,7 +525,7 @@ const resolvePerRequest = (
   catalog: Catalog,
   plugin: string,
   kind: "per-request tool" | "sub-agent",
-  resolve: (ctx: ToolContext) => CatalogTool | undefined
+  resolve: (ctx: Tools.ToolContext) => CatalogTool | undefined
 ): Either.Either<CatalogTool, RequestToolError> => {
   const entry = catalog.byName.get(plugin)
   if (entry === undefined) {
@@ -819,7 +538,7 @@ const resolvePerRequest = (
     )
   }
   const errors: string[] = []
-  const title = readQuietly(entry.manifest, "title")
+  const title = Tools.readQuietly(entry.manifest, "title")
   const tool = resolve({
     kind,
     name: entry.name,
@@ -872,7 +591,7 @@ export const resolveRequestTool = (
       )
       return undefined
     }
-    resolveTool(tool, undefined, ctx)
+    Tools.resolveTool(tool, undefined, ctx)
     return ctx.resolved[0]
   })
 
@@ -886,130 +605,10 @@ export const resolveSubAgent = (
   spec: SubAgentSpec
 ): Either.Either<CatalogSubAgent, RequestToolError> =>
   Either.map(
-    resolvePerRequest(catalog, plugin, "sub-agent", (ctx) => checkSubAgent(spec, undefined, ctx)?.tool),
+    resolvePerRequest(catalog, plugin, "sub-agent", (ctx) => Tools.checkSubAgent(spec, undefined, ctx)?.tool),
     (tool) => ({ plugin: tool.plugin, spec, tool })
   )
 
 /** `make`, throwing the `CatalogBootError`: for tests and scripts. */
 export const unsafeMake = (plugins: ReadonlyArray<Plugin>, options?: MakeOptions): Catalog =>
   Either.getOrThrowWith(make(plugins, options), (error) => error)
-
-/**
- * Kahn's algorithm, always taking the ready plugin registered first, so a list that already
- * respects its dependencies comes back unchanged. Missing dependencies and cycles are reported
- * (naming the plugins); the sort then ignores those edges.
- */
-const sortByDependencies = (
-  drafts: ReadonlyArray<Draft>,
-  byName: ReadonlyMap<string, Draft>,
-  errors: string[]
-): ReadonlyArray<Draft> => {
-  const position = new Map<Draft, number>()
-  drafts.forEach((d, i) => {
-    position.set(d, i)
-  })
-  const pending = new Array<number>(drafts.length).fill(0)
-  const dependents: number[][] = drafts.map(() => [])
-  const deps: number[][] = drafts.map(() => [])
-  drafts.forEach((d, i) => {
-    for (const depName of d.dependsOn) {
-      const dep = byName.get(depName)
-      if (dep === undefined) {
-        errors.push(`Plugin '${shown(d.name)}' depends on '${shown(depName)}', which is not registered.`)
-        continue
-      }
-      const j = position.get(dep) as number
-      deps[i]?.push(j)
-      dependents[j]?.push(i)
-      pending[i] = (pending[i] as number) + 1
-    }
-  })
-
-  const heap = new MinHeap()
-  pending.forEach((n, i) => {
-    if (n === 0) heap.push(i)
-  })
-  const out: Draft[] = []
-  while (heap.size > 0) {
-    const i = heap.pop()
-    out.push(drafts[i] as Draft)
-    for (const k of dependents[i] as number[]) {
-      pending[k] = (pending[k] as number) - 1
-      if (pending[k] === 0) heap.push(k)
-    }
-  }
-  if (out.length < drafts.length) reportCycles(drafts, deps, pending, errors)
-  return out
-}
-
-/**
- * Every plugin left unsorted waits on another unsorted one, so following "first unsorted
- * dependency" from any of them must revisit a plugin: that loop is a cycle. Each walk stops at
- * plugins an earlier walk visited, so each cycle is reported once.
- */
-const reportCycles = (
-  drafts: ReadonlyArray<Draft>,
-  deps: ReadonlyArray<ReadonlyArray<number>>,
-  pending: ReadonlyArray<number>,
-  errors: string[]
-): void => {
-  const visited = new Set<number>()
-  for (let start = 0; start < drafts.length; start++) {
-    if ((pending[start] as number) === 0 || visited.has(start)) continue
-    const path: number[] = []
-    const onPath = new Map<number, number>()
-    let node: number | undefined = start
-    while (node !== undefined && !visited.has(node)) {
-      visited.add(node)
-      onPath.set(node, path.length)
-      path.push(node)
-      node = (deps[node] as ReadonlyArray<number>).find((j) => (pending[j] as number) > 0)
-    }
-    if (node === undefined || !onPath.has(node)) continue
-    const cycle = path.slice(onPath.get(node))
-    // Start the loop at its earliest-registered plugin so the message is deterministic.
-    const first = cycle.indexOf(Math.min(...cycle))
-    const loop = [...cycle.slice(first), ...cycle.slice(0, first)]
-    const names = loop.map((i) => `'${shown((drafts[i] as Draft).name)}'`)
-    errors.push(`Plugin ${names[0]} is in a dependency cycle: ${[...names, names[0]].join(" -> ")}.`)
-  }
-}
-
-/** A binary min-heap of registration indexes. */
-class MinHeap {
-  private readonly items: number[] = []
-  get size(): number {
-    return this.items.length
-  }
-  push(value: number): void {
-    const a = this.items
-    a.push(value)
-    let i = a.length - 1
-    while (i > 0) {
-      const parent = (i - 1) >> 1
-      if ((a[parent] as number) <= value) break
-      a[i] = a[parent] as number
-      i = parent
-    }
-    a[i] = value
-  }
-  pop(): number {
-    const a = this.items
-    const top = a[0] as number
-    const last = a.pop() as number
-    if (a.length > 0) {
-      let i = 0
-      for (;;) {
-        const l = 2 * i + 1
-        if (l >= a.length) break
-        const r = l + 1
-        const c = r < a.length && (a[r] as number) < (a[l] as number) ? r : l
-        if ((a[c] as number) >= last) break
-        a[i] = a[c] as number
-        i = c
-      }
-      a[i] = last
-    }
-    return top
-  }
-}

@@ -11,6 +11,7 @@
 import { Data } from "effect"
 import * as CapabilityIndex from "./CapabilityIndex.js"
 import type { Catalog, CatalogEntry, CatalogTool } from "./Catalog.js"
+import { shown } from "./internal/text.js"
 import * as LoadedPlugins from "./LoadedPlugins.js"
 import * as MetaTools from "./MetaTools.js"
 import type { JsonSchema } from "./Plugin.js"
@@ -185,14 +186,6 @@ export const notLoadedMessage = (tool: string, plugin: string): string =>
 
 /** Longest tool name echoed in a message; a real one is at most 64 characters. */
 const MAX_SHOWN = 100
-// biome-ignore lint/suspicious/noControlCharactersInRegex: detecting exactly those
-const CONTROL = /[\u0000-\u001f\u007f]/g
-
-/** A name as messages echo it: clipped, control characters escaped (it may be anything). */
-const shown = (name: string): string => {
-  const short = name.length > MAX_SHOWN ? `${name.slice(0, MAX_SHOWN)}…` : name
-  return short.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
-}
 
 /**
  * Names longer than this get no suggestions: no tool name is (the catalog caps them at 64), and
@@ -213,7 +206,7 @@ const silentDecision = (plugin: string, tool: string): GateDecision =>
   GateDecision.Silent({
     plugin,
     tool,
-    message: `Tool '${shown(tool)}' is internal to the runtime and cannot be called by the assistant.`
+    message: `Tool '${shown(tool, MAX_SHOWN)}' is internal to the runtime and cannot be called by the assistant.`
   })
 
 /**
@@ -276,7 +269,7 @@ export const gate = (
     tool: toolName,
     suggestions,
     message:
-      `There is no tool named '${shown(toolName)}'.${hint} ` +
+      `There is no tool named '${shown(toolName, MAX_SHOWN)}'.${hint} ` +
       `Call ${MetaTools.LIST_CAPABILITIES} to discover plugins, then ${MetaTools.LOAD_CAPABILITY} to make their tools available.`
   })
 }
