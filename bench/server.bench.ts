@@ -5,6 +5,9 @@
  * server's time per turn split by pipeline stage (from its `onTimings` probe: auth, limit,
  * checkpoint load, agent, checkpoint save).
  *
+ * The answer streams as `message` chunks (the scripted router splits it in three); the same turn
+ * as a JSON answer (no stream) at 16 clients shows what streaming costs.
+ *
  * Each turn is "What's the weather in Berlin?" on a fresh session (created on first contact), so
  * every turn does the same work: three model calls (load_capability, get_current_weather,
  * answer), two tool calls, per-user SQLite checkpoints. Each client is its own user with its own
@@ -48,7 +51,8 @@ export default async (): Promise<void> => {
   const { url } = await app.listen(0, "127.0.0.1")
   let sessionCounter = 0
 
-  const makeClient = async () => {
+  let chunks = 0
+  const makeClient = async (streamed = true) => {
     const signer = await generateSigner()
     const headers = {
       authorization: `Bearer ${await mintInvocation({ issuer: signer, audience: app.oracleDid, ttlSeconds: 900 })}`,
@@ -60,12 +64,19 @@ export default async (): Promise<void> => {
       const response = await fetch(`${url}/messages/bench-${++sessionCounter}`, {
         method: "POST",
         headers,
-        body: JSON.stringify({ message: MESSAGE, stream: true })
+        body: JSON.stringify({ message: MESSAGE, stream: streamed })
       })
       const text = await response.text()
+      if (!streamed) {
+        if (response.status !== 200 || !text.includes("Berlin")) {
+          throw new Error(`turn failed: ${response.status} ${text.slice(0, 300)}`)
+        }
+        return performance.now() - started
+      }
       if (!text.endsWith("event: done\ndata: {}\n\n") || text.includes("event: error")) {
         throw new Error(`turn failed: ${response.status} ${text.slice(0, 300)}`)
       }
+      chunks += text.split("event: message\n").length - 1
       return performance.now() - started
     }
   }
@@ -75,10 +86,9 @@ export default async (): Promise<void> => {
       `streamed turns, scripted router, loopback, ${RUN_MS / 1000} s per level (same process as the clients)`
     )
     // CPU ms per turn (this process: server and clients) is the figure least disturbed by other load.
-    console.log("clients   turns/s    p50 ms   p99 ms   turns  CPU ms/turn")
     const stageRows: Array<[number, Array<StageTimings>]> = []
-    for (const level of LEVELS) {
-      const clients = await Promise.all(Array.from({ length: level }, makeClient))
+    const measure = async (level: number, streamed: boolean, label: string) => {
+      const clients = await Promise.all(Array.from({ length: level }, () => makeClient(streamed)))
       // Warm-up: JIT, SQLite files, caches.
       await Promise.all(
         clients.map(async (turn) => {
@@ -86,6 +96,7 @@ export default async (): Promise<void> => {
         })
       )
       collected.length = 0
+      chunks = 0
       recording = true
       const latencies: Array<number> = []
       const deadline = performance.now() + RUN_MS
@@ -100,12 +111,19 @@ export default async (): Promise<void> => {
       const used = process.cpuUsage(cpu)
       const cpuPerTurn = (used.user + used.system) / 1000 / Math.max(1, latencies.length)
       recording = false
-      stageRows.push([level, [...collected]])
+      if (streamed) stageRows.push([level, [...collected]])
       latencies.sort((a, b) => a - b)
       console.log(
-        `${String(level).padStart(7)} ${((latencies.length / elapsed) * 1000).toFixed(1).padStart(9)} ${fmt(percentile(latencies, 50))}  ${fmt(percentile(latencies, 99))} ${String(latencies.length).padStart(7)} ${cpuPerTurn.toFixed(1).padStart(11)}`
+        `${label.padStart(7)} ${((latencies.length / elapsed) * 1000).toFixed(1).padStart(9)} ${fmt(percentile(latencies, 50))}  ${fmt(percentile(latencies, 99))} ${String(latencies.length).padStart(7)} ${cpuPerTurn.toFixed(1).padStart(11)}${
+          streamed ? `  ${(chunks / Math.max(1, latencies.length)).toFixed(1).padStart(6)}` : ""
+        }`
       )
     }
+    console.log("clients   turns/s    p50 ms   p99 ms   turns  CPU ms/turn  message events/turn")
+    for (const level of LEVELS) await measure(level, true, String(level))
+    // The same turn without `stream` (JSON answer, the agent run to its end): what streaming costs.
+    console.log("\nthe same turn as JSON (no stream)")
+    await measure(16, false, "16")
     console.log("\nserver time per streamed turn by stage, mean ms (total = request received → turn saved)")
     console.log(`clients ${STAGES.map((s) => s.padStart(8)).join("")}`)
     for (const [level, rows] of stageRows) {
