@@ -1,7 +1,8 @@
 /**
  * Running one agent turn for a request: the per-request agent built from the boot catalog
- * (`createMainAgent`), the user's checkpointer (thread id = session id), the turn's events sent
- * to the caller's sink, its abort signal, and the storage/agent split of its time.
+ * (`createMainAgent`), the user's checkpointer (thread id = session id), the turn streamed to the
+ * caller (`streamTurn`: tool calls and answer chunks in one order) or run to its end for a JSON
+ * answer (`runTurn`), its abort signal, and the storage/agent split of its time.
  *
  * A turn never throws to its caller: it ends with an outcome (answer, error or aborted), so the
  * SSE writer can always finish with `done`. After a failed or aborted turn, tool calls the model
@@ -31,7 +32,7 @@ export interface TurnDeps {
   readonly basePrompt?: string | undefined
   /** The user's saver (default per-user SQLite, or the host's `checkpointerForUser`). */
   readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
-  /** Wraps the whole turn of a user (the registry's turn gate, Matrix restore/schedule). */
+  /** Wraps the whole turn of a user (the registry's turn gate, then the Matrix sync schedule). */
   readonly around: <A>(did: string, run: () => Promise<A>) => Promise<A>
 }
 
