@@ -2,22 +2,27 @@
 /**
  * `plugboard <command>` (`pnpm plugboard <command>` from the repository root):
  * serve, token, credits, chat, and inspect.
+ *
+ * Each command's modules are imported only when that command runs: the server stack (LangChain,
+ * LangGraph, SQLite, ucanto) costs seconds to load, and `inspect` is an offline tool that needs
+ * none of it.
  */
-import { OracleBootError } from "../App.js"
-import { VARIABLES } from "../Config.js"
-import { type CliIO, chat, credits, ModuleError, serve, token, UsageError } from "./Commands.js"
+import type { CliIO } from "./Commands.js"
 
-const USAGE = `Usage: plugboard <command>
+const COMMANDS = `Usage: plugboard <command>
 
   serve [module] [--port N] [--host H]   run the oracle (module exports the plugins; default: the examples)
   token [--ttl seconds] [--audience did] print a UCAN invocation of the local user for the local oracle
   credits [balance | top-up <amount>] [--did did]   read or top up a user's credits (default: the local user)
   chat "<message>" [--url URL] [--session ID]       stream one turn from a running oracle
   inspect [module] ...                   offline report of a catalog (see plugboard inspect --help)
-
-Environment (all optional):
-${VARIABLES.map((v) => `  ${v.name.padEnd(56)} ${v.default.padEnd(22)} ${v.meaning}`).join("\n")}
 `
+
+const usage = async (): Promise<string> => {
+  const { VARIABLES } = await import("../Config.js")
+  const rows = VARIABLES.map((v) => `  ${v.name.padEnd(56)} ${v.default.padEnd(22)} ${v.meaning}`)
+  return `${COMMANDS}\nEnvironment (all optional):\n${rows.join("\n")}\n`
+}
 
 const io: CliIO = {
   out: (text) => void process.stdout.write(text),
@@ -27,32 +32,52 @@ const io: CliIO = {
   cwd: process.env.INIT_CWD ?? process.cwd()
 }
 
+/** Runs a server-side command, turning its known failures into lines and exit codes. */
+const serverCommand = async (
+  name: "serve" | "token" | "credits" | "chat",
+  argv: ReadonlyArray<string>
+): Promise<number> => {
+  const commands = await import("./Commands.js")
+  const { OracleBootError } = await import("../App.js")
+  try {
+    return await commands[name](argv, io)
+  } catch (error) {
+    if (error instanceof OracleBootError) {
+      for (const line of error.lines) io.err(`${line}\n`)
+      return 1
+    }
+    if (error instanceof commands.UsageError) {
+      io.err(`${error.message}\n`)
+      return 2
+    }
+    if (error instanceof commands.ModuleError) {
+      io.err(`[boot-error] ${error.message}\n`)
+      return 1
+    }
+    throw error
+  }
+}
+
 const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   const [command, ...rest] = argv
   switch (command) {
     case "serve":
-      return serve(rest, io)
     case "token":
-      return token(rest, io)
     case "credits":
-      return credits(rest, io)
     case "chat":
-      return chat(rest, io)
+      return serverCommand(command, rest)
     case "inspect": {
-      // Written alongside this CLI; loaded only when asked for.
-      const inspect = (await import("../inspect/index.js")) as {
-        runInspect: (argv: ReadonlyArray<string>) => Promise<number>
-      }
-      return inspect.runInspect(rest)
+      const { runInspect } = await import("../inspect/index.js")
+      return runInspect(rest)
     }
     case undefined:
     case "help":
     case "--help":
     case "-h":
-      io.out(USAGE)
+      io.out(await usage())
       return command === undefined ? 2 : 0
     default:
-      io.err(`Unknown command '${command}'.\n\n${USAGE}`)
+      io.err(`Unknown command '${command}'.\n\n${await usage()}`)
       return 2
   }
 }
@@ -64,18 +89,7 @@ run(process.argv.slice(2)).then(
     if (process.argv[2] === "serve") setTimeout(() => process.exit(code), 500).unref()
   },
   (error: unknown) => {
-    if (error instanceof OracleBootError) {
-      for (const line of error.lines) io.err(`${line}\n`)
-      process.exitCode = 1
-    } else if (error instanceof UsageError) {
-      io.err(`${error.message}\n`)
-      process.exitCode = 2
-    } else if (error instanceof ModuleError) {
-      io.err(`[boot-error] ${error.message}\n`)
-      process.exitCode = 1
-    } else {
-      io.err(`${error instanceof Error ? error.message : String(error)}\n`)
-      process.exitCode = 1
-    }
+    io.err(`${error instanceof Error ? error.message : String(error)}\n`)
+    process.exitCode = 1
   }
 )
