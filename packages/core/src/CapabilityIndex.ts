@@ -25,6 +25,14 @@ export interface CapabilityDocument {
 export interface Ranked {
   readonly name: string
   readonly score: number
+  /**
+   * `score` as a share of the best score this query could reach, in [0, 1): that of a plugin
+   * holding every query word in every field. Unlike `score`, which grows with the catalog (IDF),
+   * it means the same in a one-plugin catalog as in a large one, so it suits a fixed
+   * "relevant enough" threshold. A query word no plugin knows counts in the best score as a
+   * word only one plugin holds, so an unexplained word lowers the share.
+   */
+  readonly relevance: number
 }
 
 /**
@@ -35,17 +43,34 @@ export interface Ranked {
 const FIELDS = ["label", "summary", "whenToUse", "tags", "examples"] as const
 const F = FIELDS.length
 const LABEL = 0
+const WHEN = 2
 const EXAMPLES = 4
 
 /**
  * BM25F parameters (weight and length normalisation per field, one saturation `K1`), chosen on
- * whole collections and never per query: a plateau on the MetaTool benchmark (199 plugins,
- * 2,089 dev queries; `pnpm bench ranking`) where neighbouring values score within a point.
- * There: recall@1 0.463, recall@5 0.674, against 0.372 / 0.549 for plain BM25 in the same run.
+ * whole collections and never per query: a plateau where neighbouring values score within a
+ * point on both the MetaTool benchmark (199 plugins, 2,089 dev queries; `pnpm bench ranking` and
+ * `plugboard inspect examples/metatool --eval`) and the examples' catalog (leave-one-out over
+ * its manifests' examples). `whenToUse` weighs as much as a summary word once: its entries are
+ * trigger phrases written for routing, so a rare word found only there ("umbrella") must not
+ * lose to a common one ("today") that another plugin repeats in every field.
  */
 const K1 = 3
-const WEIGHTS: ReadonlyArray<number> = [6, 2, 0.5, 2, 1.5]
-const B: ReadonlyArray<number> = [0.5, 0.2, 0.6, 0.3, 0.75]
+const WEIGHTS: ReadonlyArray<number> = [6, 2, 1, 2, 1.5]
+const B: ReadonlyArray<number> = [0.5, 0.2, 0.3, 0.3, 0.75]
+/**
+ * How the fields of one document combine for one term: the best field counts fully, the others
+ * at this fraction (a "dis-max" with tie-breaker). A plain BM25F sum lets a word a plugin
+ * repeats in its summary, tags, whenToUse and examples ("today" in a clock) count as four
+ * pieces of evidence and drown a rarer word that another plugin names once.
+ */
+const TIE = 0.5
+/**
+ * Query words are weighted by their IDF raised to this power: the document side already scales
+ * by IDF, and weighting the query side too (as the vector-space model does, softened) lets a
+ * rare word outweigh a common one.
+ */
+const IDF_POWER = 1.5
 /**
  * A query word the index does not know is matched, at this fraction of its weight, against
  * indexed words it is a prefix of or that are a prefix of it (at least `PREFIX_MIN` letters):
@@ -254,7 +279,9 @@ export const make = (input: Catalog | ReadonlyArray<CatalogEntry | CapabilityDoc
     for (const c of counts.values()) c[LABEL] = 1
     lengths[at(d, LABEL)] = counts.size
     lengths[at(d, 1)] = countTerms(doc.summary === undefined ? [] : [doc.summary], 1, counts)
-    lengths[at(d, 2)] = countTerms(doc.whenToUse ?? [], 2, counts)
+    lengths[at(d, WHEN)] = countTerms(doc.whenToUse ?? [], WHEN, counts)
+    // A trigger word says the same thing however many entries repeat it.
+    for (const c of counts.values()) if (c[WHEN]! > 1) c[WHEN] = 1
     lengths[at(d, 3)] = countTerms(doc.tags ?? [], 3, counts)
     const examples = (doc.examples ?? []).map((text) => {
       const m = new Map<string, number>()
@@ -365,6 +392,9 @@ const prefixMatches = (index: CapabilityIndex, term: string): Array<string> => {
   return out
 }
 
+/** BM25's IDF of a term held by `df` of `n` documents. */
+const idfOf = (n: number, df: number): number => Math.log(1 + (n - df + 0.5) / (df + 0.5))
+
 /**
  * Ranks plugins by BM25F relevance to `query`, best first; ties broken by name so the order is
  * deterministic. Plugins sharing no word with the query are left out.
@@ -380,45 +410,84 @@ export const rank = (index: CapabilityIndex, query: string, options: RankOptions
     const p = index.postings.get(term)
     return p !== undefined && documentFrequency(p, term, removal) > 0 ? p : undefined
   }
-  const queryTerms = new Map<string, number>()
-  const addTerm = (term: string, weight: number) => queryTerms.set(term, (queryTerms.get(term) ?? 0) + weight)
+  // A word no plugin uses counts as if one did: its real rarity is unknown, and BM25's IDF at
+  // df = 0 would make it outweigh every known word the more, the smaller the catalog.
+  const unseen = idfOf(n, 1) ** IDF_POWER
+
+  // Each query word adds its query weight times each document's saturated field frequency;
+  // `best` sums, per query word, the most any document could get from it.
+  const scores = new Map<number, number>()
+  let best = 0
+  const matches = new Map<string, { readonly weight: number; readonly tfs: Map<number, number> }>()
+  const match = (term: string) => {
+    let m = matches.get(term)
+    if (m === undefined) {
+      m = termMatches(index, term, known(term)!, removal, avg)
+      matches.set(term, m)
+    }
+    return m
+  }
   for (const t of tokenize(query)) {
+    const expansions: Array<readonly [string, number]> = []
     if (known(t) !== undefined) {
-      addTerm(t, 1)
+      expansions.push([t, 1])
       if (t.length >= EXTEND_MIN)
-        for (const m of prefixMatches(index, t)) if (m !== t) addTerm(m, EXTEND_WEIGHT)
-    } else if (t.length >= PREFIX_MIN) for (const m of prefixMatches(index, t)) addTerm(m, PREFIX_WEIGHT)
+        for (const m of prefixMatches(index, t)) if (m !== t && known(m)) expansions.push([m, EXTEND_WEIGHT])
+    } else if (t.length >= PREFIX_MIN) {
+      for (const m of prefixMatches(index, t)) if (known(m)) expansions.push([m, PREFIX_WEIGHT])
+    }
+    let most = known(t) === undefined ? unseen : 0
+    for (const [term, weight] of expansions) {
+      const m = match(term)
+      const w = weight * m.weight
+      most = Math.max(most, w)
+      for (const [d, tf] of m.tfs) scores.set(d, (scores.get(d) ?? 0) + (w * tf) / (K1 + tf))
+    }
+    best += most
   }
 
-  const scores = new Map<number, number>()
-  for (const [term, weight] of queryTerms) {
-    const p = known(term)
-    if (p === undefined) continue
-    const df = documentFrequency(p, term, removal)
-    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5))
-    const removed = removal?.terms.get(term) ?? 0
-    for (let i = 0; i < p.docs.length; i++) {
-      const d = p.docs[i]!
-      let tf = 0
-      for (let f = 0; f < F; f++) {
-        let raw = p.tfs[i * F + f]!
-        let len = index.lengths[d * F + f]!
-        if (f === EXAMPLES && removal !== undefined && d === removal.doc) {
-          raw -= removed
-          len -= removal.length
-        }
-        if (raw <= 0) continue
-        tf += (WEIGHTS[f]! * raw) / (1 - B[f]! + (B[f]! * len) / avg[f]!)
-      }
-      if (tf === 0) continue
-      scores.set(d, (scores.get(d) ?? 0) + weight * idf * (tf / (K1 + tf)))
-    }
-  }
   const ranked: Array<Ranked> = []
-  for (const [d, score] of scores) ranked.push({ name: index.names[d]!, score })
+  for (const [d, score] of scores) ranked.push({ name: index.names[d]!, score, relevance: score / best })
   ranked.sort((a, b) => b.score - a.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   const limit = options.limit
   return limit === undefined ? ranked : ranked.slice(0, Math.max(0, Math.floor(limit)))
+}
+
+/**
+ * One indexed term against every document holding it: its query weight (IDF to `IDF_POWER`)
+ * and, per document, its fields' weighted, length-normalised frequencies combined by dis-max
+ * (`TIE`), before saturation.
+ */
+const termMatches = (
+  index: CapabilityIndex,
+  term: string,
+  p: Posting,
+  removal: Removal | undefined,
+  avg: ReadonlyArray<number>
+): { readonly weight: number; readonly tfs: Map<number, number> } => {
+  const n = index.names.length
+  const weight = idfOf(n, documentFrequency(p, term, removal)) ** IDF_POWER
+  const removed = removal?.terms.get(term) ?? 0
+  const tfs = new Map<number, number>()
+  for (let i = 0; i < p.docs.length; i++) {
+    const d = p.docs[i]!
+    let sum = 0
+    let max = 0
+    for (let f = 0; f < F; f++) {
+      let raw = p.tfs[i * F + f]!
+      let len = index.lengths[d * F + f]!
+      if (f === EXAMPLES && removal !== undefined && d === removal.doc) {
+        raw -= removed
+        len -= removal.length
+      }
+      if (raw <= 0) continue
+      const x = (WEIGHTS[f]! * raw) / (1 - B[f]! + (B[f]! * len) / avg[f]!)
+      sum += x
+      if (x > max) max = x
+    }
+    if (sum > 0) tfs.set(d, max + TIE * (sum - max))
+  }
+  return { weight, tfs }
 }
 
 const cache = new WeakMap<Catalog, CapabilityIndex>()
