@@ -3,7 +3,7 @@ import { Catalog } from "@plugboard/core"
 import { describe, expect, it } from "vitest"
 import { adaptArgs, route, summariseOutput } from "../../src/models/Router.js"
 import { ScriptedChatModel, type ScriptedTurn } from "../../src/models/ScriptedChatModel.js"
-import { routerPlugins } from "./fixtures.js"
+import { routerPlugins, weather } from "./fixtures.js"
 
 const catalog = Catalog.unsafeMake(routerPlugins)
 const META = ["list_capabilities", "load_capability"]
@@ -90,6 +90,47 @@ describe("router on the weather example", () => {
     expect(route({ catalog, threshold: 100 }, turn([new HumanMessage("weather in Oslo")], META))).toMatch(
       /no capability/
     )
+  })
+
+  it("decides on relevance, which does not grow with the catalog: one plugin alone decides the same", () => {
+    const alone = Catalog.unsafeMake([weather])
+    expect(route({ catalog: alone }, turn([new HumanMessage("Do I need an umbrella today?")], META))).toEqual(
+      {
+        tool: "load_capability",
+        args: { names: ["weather"] }
+      }
+    )
+    expect(route({ catalog: alone }, turn([new HumanMessage("weather in Oslo")], META))).toEqual({
+      tool: "load_capability",
+      args: { names: ["weather"] }
+    })
+    expect(route({ catalog: alone }, turn([new HumanMessage("what time is it in a city")], META))).toMatch(
+      /no capability/
+    )
+  })
+
+  it("takes an explicit threshold as the minimum relevance, a share of the best possible score", () => {
+    const umbrella = turn([new HumanMessage("Do I need an umbrella today?")], META)
+    const oslo = turn([new HumanMessage("weather in Oslo")], META)
+    const load = { tool: "load_capability", args: { names: ["weather"] } }
+    // Trigger words only in whenToUse reach ~0.2; the plugin's own name ~0.4.
+    expect(route({ catalog, threshold: 0.3 }, umbrella)).toMatch(/no capability/)
+    expect(route({ catalog, threshold: 0.3 }, oslo)).toEqual(load)
+    expect(
+      route({ catalog, threshold: 0 }, turn([new HumanMessage("what time is it in a city")], META))
+    ).toEqual(load)
+    expect(route({ catalog, threshold: 1 }, oslo)).toMatch(/no capability/)
+  })
+
+  it("rejects a threshold that is not a finite number >= 0, when the model is made", () => {
+    for (const threshold of [Number.NaN, -0.1, Number.POSITIVE_INFINITY, "0.2" as unknown as number]) {
+      expect(() => ScriptedChatModel.router({ catalog, threshold })).toThrow(
+        /threshold must be a finite number >= 0/
+      )
+      expect(() => route({ catalog, threshold }, turn([new HumanMessage("weather in Oslo")], META))).toThrow(
+        RangeError
+      )
+    }
   })
 
   it("answers plainly when nothing is relevant, and greets a greeting", () => {

@@ -92,6 +92,61 @@ describe("CapabilityIndex.rank", () => {
     expect(CapabilityIndex.rank(twins, "words").map((r) => r.name)).toEqual(["a", "b"])
   })
 
+  it("counts a word once in whenToUse, however many trigger phrases repeat it", () => {
+    const twice = CapabilityIndex.make([
+      { name: "a", whenToUse: ["rain rain"] },
+      { name: "b", whenToUse: ["rain hail"] },
+      { name: "c", summary: "unrelated text here" }
+    ])
+    const [a, b] = ["a", "b"].map((n) => CapabilityIndex.rank(twice, "rain").find((r) => r.name === n)!)
+    expect(a!.score).toBeCloseTo(b!.score, 12)
+  })
+
+  it("lets a rare word beat a common one that another plugin repeats in every field", () => {
+    const docs: Array<CapabilityIndex.CapabilityDocument> = [
+      {
+        name: "clock",
+        summary: "Today's date and time.",
+        whenToUse: ["The user asks for today's date."],
+        tags: ["today"],
+        examples: ["What is today's date?"]
+      },
+      {
+        name: "weather",
+        summary: "Weather lookups.",
+        whenToUse: ["Forecasts for today or tomorrow.", 'The user asks "do I need an umbrella".'],
+        tags: ["weather"]
+      },
+      { name: "news", summary: "Today's headlines.", tags: ["news"] },
+      { name: "stocks", summary: "Quotes for today.", tags: ["stocks"] },
+      { name: "maps", summary: "Directions.", tags: ["maps"] }
+    ]
+    expect(CapabilityIndex.rank(CapabilityIndex.make(docs), "Do I need an umbrella today?")[0]?.name).toBe(
+      "weather"
+    )
+  })
+
+  it("gives a relevance in [0, 1) in the order of the scores, lowered by words no plugin knows", () => {
+    const word = fc.constantFrom("weather", "rain", "meeting", "calendar", "bug", "issue", "zebra", "today")
+    const text = fc.array(word, { minLength: 1, maxLength: 6 }).map((ws) => ws.join(" "))
+    fc.assert(
+      fc.property(text, (query) => {
+        const ranked = CapabilityIndex.rank(index, query)
+        for (const r of ranked) {
+          expect(r.relevance).toBeGreaterThan(0)
+          expect(r.relevance).toBeLessThan(1)
+        }
+        for (let i = 1; i < ranked.length; i++)
+          expect(ranked[i - 1]!.relevance).toBeGreaterThanOrEqual(ranked[i]!.relevance)
+      })
+    )
+    const plain = CapabilityIndex.rank(index, "weather forecast")[0]!
+    const noisy = CapabilityIndex.rank(index, "weather forecast zebra quantum")[0]!
+    expect(noisy.name).toBe(plain.name)
+    expect(noisy.score).toBeCloseTo(plain.score, 12)
+    expect(noisy.relevance).toBeLessThan(plain.relevance)
+  })
+
   it("indexes a catalog's discoverable plugins only", () => {
     const catalog = smallCatalog()
     const idx = CapabilityIndex.forCatalog(catalog)
@@ -142,6 +197,7 @@ describe("CapabilityIndex.leaveOneOut", () => {
           expect(fast.map((r) => r.name)).toEqual(slow.map((r) => r.name))
           fast.forEach((r, i) => {
             expect(r.score).toBeCloseTo(slow[i]!.score, 9)
+            expect(r.relevance).toBeCloseTo(slow[i]!.relevance, 9)
           })
         }
       )
