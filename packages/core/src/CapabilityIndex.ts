@@ -1,9 +1,11 @@
 /**
  * Lexical relevance ranking of discoverable plugins for `list_capabilities`' `query`: BM25F
  * (Robertson & Zaragoza) over a plugin's name, title, summary, whenToUse, tags and examples'
- * user messages, each field with its own weight and length normalisation. Text is split on
- * snake/kebab/camel case, a small stop list is dropped and words are reduced by a light English
- * stemmer, so that "forecasts" finds "forecast" and `get_weather` finds "weather".
+ * user messages, each field with its own weight and length normalisation, fields combined by
+ * dis-max and query words weighted by IDF. Each result also carries a `relevance` that, unlike
+ * the score, does not grow with the catalog (for "is anything relevant at all" decisions).
+ * Text is split on snake/kebab/camel case, a small stop list is dropped and words are reduced by
+ * a light English stemmer, so that "forecasts" finds "forecast" and `get_weather` finds "weather".
  *
  * The index keeps each example's terms apart so that a leave-one-out evaluation can rank as if
  * one example had never been written (`leaveOneOut`), exactly and without rebuilding.
@@ -54,6 +56,8 @@ const EXAMPLES = 4
  * its manifests' examples). `whenToUse` weighs as much as a summary word once: its entries are
  * trigger phrases written for routing, so a rare word found only there ("umbrella") must not
  * lose to a common one ("today") that another plugin repeats in every field.
+ * Measured: MetaTool recall@1 0.466 / recall@5 0.683 as `inspect` builds it, 0.468 / 0.680 in
+ * `pnpm bench ranking` (plain BM25 0.372 / 0.549); examples' catalog 0.985 / 1.000.
  */
 const K1 = 3
 const WEIGHTS: ReadonlyArray<number> = [6, 2, 1, 2, 1.5]
