@@ -303,7 +303,7 @@ const thresholdOf = (options: RouterOptions): number => {
   const threshold = options.threshold ?? DEFAULT_THRESHOLD
   if (typeof threshold !== "number" || !Number.isFinite(threshold) || threshold < 0)
     throw new RangeError(
-      `Router: threshold must be a finite number >= 0 (a share of the best possible relevance), got ${String(threshold)}.`
+      `Router: threshold must be a finite number >= 0 (the minimum relevance: a share of the best score the query could reach), got ${String(threshold)}.`
     )
   return threshold
 }
