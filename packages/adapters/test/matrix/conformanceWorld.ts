@@ -4,13 +4,14 @@
  * the suite may cut and restore.
  */
 import { existsSync } from "node:fs"
+import type { MatrixSyncConformance } from "@plugboard/core/testing"
 import { Effect } from "effect"
 import { fromEngine, MatrixSyncEngine, type SnapshotStore } from "../../src/matrix/index.js"
 import { UserDatabaseRegistry } from "../../src/sqlite/index.js"
 import { flakyStore, recordingLogger, tempDir } from "./helpers.js"
 
 /** A conformance world over one shared store, which the suite may cut and restore. */
-export const world = (shared: SnapshotStore) => {
+export const world = (shared: SnapshotStore): MatrixSyncConformance.MatrixSyncWorld => {
   const store = flakyStore(shared)
   return {
     setRemoteAvailable: (available: boolean) =>
