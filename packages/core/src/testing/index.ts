@@ -2,12 +2,13 @@
  * @plugboard/core/testing — the shared conformance suites of core's ports, run under vitest
  * against every implementation. Imports vitest, so it is a separate entry from `@plugboard/core`.
  */
-export * from "./SessionStoreConformance.js"
-export * as CreditLedgerConformance from "./CreditLedgerConformance.js"
-export * from "./Factory.js"
-export * as RateLimiterConformance from "./RateLimiterConformance.js"
-export * as EventSinkConformance from "./EventSinkConformance.js"
+
 export * as AuthConformance from "./AuthConformance.js"
-export * as MatrixSyncConformance from "./MatrixSyncConformance.js"
 export * as ChatModelConformance from "./ChatModelConformance.js"
 export * as CheckpointerConformance from "./CheckpointerConformance.js"
+export * as CreditLedgerConformance from "./CreditLedgerConformance.js"
+export * as EventSinkConformance from "./EventSinkConformance.js"
+export * from "./Factory.js"
+export * as MatrixSyncConformance from "./MatrixSyncConformance.js"
+export * as RateLimiterConformance from "./RateLimiterConformance.js"
+export * from "./SessionStoreConformance.js"
