@@ -34,6 +34,8 @@ import type { StageTimings } from "./Pipeline.js"
 import { collectRoutes } from "./PluginRoutes.js"
 import { makeRestoreGate } from "./RestoreGate.js"
 import { startServer } from "./Server.js"
+import { attachGateway } from "./socket/Gateway.js"
+import { LiveHub } from "./socket/LiveHub.js"
 
 /** Who the oracle is. Without a signer or DID, the key in `ORACLE_KEY_FILE` is used (created on first boot). */
 export interface OracleIdentity {
@@ -261,7 +263,9 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     }
   }
 
+  const live = new LiveHub(config.clientToolTimeoutMs)
   const handle = await startServer({
+    live,
     runtime,
     config,
     catalog,
@@ -309,9 +313,31 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       topUp: (did, amount) =>
         ledgerCall(Effect.map(ports.ledger.topUp(did, amount, "top-up"), (r) => r.balance))
     },
-    listen: handle.listen,
+    listen: async (port, host) => {
+      const bound = await handle.listen(port, host)
+      const server = handle.server()
+      if (server !== undefined) {
+        live.attach(
+          attachGateway({
+            server,
+            hub: live,
+            auth: ports.auth,
+            sessions: ports.sessions,
+            corsOrigin: config.corsOrigin,
+            logger,
+            prepareUser
+          })
+        )
+      }
+      return bound
+    },
     url: handle.url,
     server: handle.server,
-    close: handle.close
+    close: (deadlineMs) => {
+      // Sockets go first: a turn waiting for a client's answer fails at once instead of at its
+      // timeout, and the HTTP server's close is not held by open WebSockets.
+      live.close("the server is shutting down.")
+      return handle.close(deadlineMs)
+    }
   }
 }

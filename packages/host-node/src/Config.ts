@@ -34,6 +34,8 @@ export interface ServerConfig {
   readonly disableCredits: boolean
   readonly heartbeatMs: number
   readonly shutdownDeadlineMs: number
+  /** How long a client-side (browser) tool call waits for the client's answer over Socket.IO. */
+  readonly clientToolTimeoutMs: number
   readonly maxBodyBytes: number
   /** `Access-Control-Allow-Origin` for browser clients; `*` (default) or one origin. */
   readonly corsOrigin: string
@@ -109,6 +111,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "SHUTDOWN_DEADLINE_MS",
     default: "10000",
     meaning: "On SIGTERM/SIGINT: how long running turns may finish before they are aborted"
+  },
+  {
+    name: "CLIENT_TOOL_TIMEOUT_MS",
+    default: "60000",
+    meaning:
+      "How long a browser tool / AG-UI action call waits for the client's Socket.IO answer (then the model is told it timed out)"
   },
   { name: "MAX_BODY_BYTES", default: "1048576", meaning: "Largest request body accepted (413 above)" },
   {
@@ -252,6 +260,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       disableCredits: boolean("DISABLE_CREDITS", false),
       heartbeatMs: integer("SSE_HEARTBEAT_MS", 15_000, 10),
       shutdownDeadlineMs: integer("SHUTDOWN_DEADLINE_MS", 10_000, 0),
+      clientToolTimeoutMs: integer("CLIENT_TOOL_TIMEOUT_MS", 60_000, 10, 3_600_000),
       maxBodyBytes: integer("MAX_BODY_BYTES", 1024 * 1024, 1024),
       corsOrigin: text("CORS_ORIGIN", "*"),
       model,

@@ -12,11 +12,12 @@
  */
 import { PassThrough } from "node:stream"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { EventSink, type SessionStore } from "@plugboard/core"
-import { Effect, Schema } from "effect"
+import { ClientTools, EventSink, type SessionStore } from "@plugboard/core"
+import { Effect, Either, Schema } from "effect"
 import { decodeBody, HttpFailure, json, readJson } from "./Http.js"
 import { RequestUser, sessionFailure, sessionIdParam } from "./Routes.js"
-import { runOne, type TurnDeps, type TurnOutcome } from "./Turns.js"
+import type { LiveHub } from "./socket/LiveHub.js"
+import { runOne, type TurnDeps, type TurnOutcome, type TurnRequest } from "./Turns.js"
 
 /** A running turn. */
 interface Running {
@@ -92,6 +93,8 @@ export interface MessageServices {
   readonly oracleName: string
   readonly maxBodyBytes: number
   readonly heartbeatMs: number
+  /** The live gateway's hub: the session's sockets see the turn's events and run its client tools. */
+  readonly live?: LiveHub | undefined
 }
 
 /** Longest accepted user message, in characters. */
@@ -100,7 +103,11 @@ export const MAX_MESSAGE_LENGTH = 100_000
 const SendMessage = Schema.Struct({
   message: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_MESSAGE_LENGTH)),
   stream: Schema.optional(Schema.Boolean),
-  requestId: Schema.optional(Schema.String.pipe(Schema.pattern(/^[\w.:-]{1,128}$/)))
+  requestId: Schema.optional(Schema.String.pipe(Schema.pattern(/^[\w.:-]{1,128}$/))),
+  /** Browser tools of this turn (`name`, `description`, JSON Schema as `schema` or `parameters`). */
+  tools: Schema.optional(Schema.Array(Schema.Unknown)),
+  /** AG-UI actions of this turn (`name`, `description`, `schema`). */
+  agActions: Schema.optional(Schema.Array(Schema.Unknown))
 })
 
 const AbortRequest = Schema.Struct({ sessionId: Schema.String })
@@ -128,20 +135,65 @@ export const messageRoutes = (s: MessageServices) => {
     const { did, timings, streamEnded } = yield* RequestUser
     const sessionId = yield* sessionIdParam
     const body = yield* decodeBody(SendMessage, yield* readJson(s.maxBodyBytes))
+    const checked = ClientTools.validate(s.turns.catalog, { tools: body.tools, agActions: body.agActions })
+    if (Either.isLeft(checked)) {
+      return yield* Effect.fail(
+        new HttpFailure({
+          status: 400,
+          message: checked.left.message,
+          error: `client-tool-${checked.left.reason}`
+        })
+      )
+    }
+    const clientTools = checked.right
     // Created on first contact (seed 002); ids are per user, so another user's id is a new session here.
     yield* s.sessions
       .ensure(did, { sessionId, oracleName: s.oracleName, oracleDid: s.oracleDid })
       .pipe(Effect.mapError(sessionFailure))
     const requestId = body.requestId ?? crypto.randomUUID()
+    const live = s.live
+    const key = { did, sessionId, requestId }
+    const turnRequest = (signal: AbortSignal): TurnRequest => ({
+      did,
+      sessionId,
+      requestId,
+      message: body.message,
+      signal,
+      ...(live === undefined
+        ? {}
+        : {
+            // The session's sockets see the turn as the SSE stream does (same events, same order).
+            observe: (event: EventSink.AgentEvent) => {
+              if (event._tag === "tool_call" || event._tag === "reasoning") {
+                const { _tag, ...payload } = event
+                live.publish(key, _tag, { ...payload, sessionId, requestId })
+              }
+            }
+          }),
+      clientState: {
+        browserTools: clientTools.filter((t) => t.kind === "browser").map(ClientTools.toDto),
+        agActions: clientTools.filter((t) => t.kind === "action").map(ClientTools.toDto)
+      },
+      ...(clientTools.length === 0
+        ? {}
+        : {
+            clientTools: {
+              tools: clientTools,
+              call: (call) =>
+                live === undefined
+                  ? Promise.reject(new Error("this server has no live gateway to reach the client."))
+                  : live.callClient(key, call, signal)
+            }
+          })
+    })
     const start = (emit?: (event: EventSink.AgentEvent) => void) =>
-      s.registry.start(did, sessionId, (signal) =>
-        runOne(s.turns, { did, sessionId, requestId, message: body.message, signal }, emit).then(
-          (outcome) => {
-            Object.assign(timings, outcome.timings)
-            return outcome
-          }
-        )
-      )
+      s.registry.start(did, sessionId, (signal) => {
+        live?.publish(key, "reasoning", { content: THINKING, timestamp: now(), sessionId, requestId })
+        return runOne(s.turns, turnRequest(signal), emit).then((outcome) => {
+          Object.assign(timings, outcome.timings)
+          return outcome
+        })
+      })
     const touch = Effect.ignore(s.sessions.touch(did, sessionId))
 
     if (body.stream !== true) {

@@ -33,6 +33,7 @@ import {
 } from "./Pipeline.js"
 import { type OwnedRoute, pluginHandler } from "./PluginRoutes.js"
 import { RequestUser, routerOf, sessionRoutes } from "./Routes.js"
+import type { LiveHub } from "./socket/LiveHub.js"
 
 /** Everything `startServer` composes (built by `createOracleApp`). */
 export interface ServerParts {
@@ -62,6 +63,8 @@ export interface ServerParts {
   readonly onTimings?:
     | ((timings: Readonly<StageTimings>, request: { method: string; path: string }) => void)
     | undefined
+  /** The sessions' live events and client-side tool calls (the Socket.IO gateway's hub). */
+  readonly live?: LiveHub | undefined
   /** Runs after the server stopped and every turn ended (flush, dispose). */
   readonly onClosed: () => Promise<void>
 }
@@ -120,7 +123,8 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     oracleDid: parts.oracleDid,
     oracleName: parts.oracleName,
     maxBodyBytes: config.maxBodyBytes,
-    heartbeatMs: config.heartbeatMs
+    heartbeatMs: config.heartbeatMs,
+    live: parts.live
   })
 
   const info = modelInfo(parts.model)

@@ -13,14 +13,16 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { type BaseMessage, isAIMessage, ToolMessage } from "@langchain/core/messages"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import {
+  type ClientToolsOption,
   createMainAgent,
   type MainAgent,
   runTurn,
   streamTurn,
+  type TurnInput,
   type TurnResult,
   textOf
 } from "@plugboard/adapters/langgraph"
-import type { Catalog, EventSink, RuntimeLogger } from "@plugboard/core"
+import type { Catalog, EventSink, GraphState, RuntimeLogger } from "@plugboard/core"
 import { type StorageTimings, TimedSaver } from "./TimedSaver.js"
 
 /** What every turn of this server shares (built once at boot). */
@@ -43,6 +45,17 @@ export interface TurnRequest {
   readonly requestId: string
   readonly message: string
   readonly signal: AbortSignal
+  /** The client's tools of this turn, offered after the server's and run by the client. */
+  readonly clientTools?: ClientToolsOption | undefined
+  /** Stored in the thread as this turn's `browserTools` / `agActions`. */
+  readonly clientState?:
+    | {
+        readonly browserTools: ReadonlyArray<GraphState.BrowserToolCallDto>
+        readonly agActions: ReadonlyArray<GraphState.AgActionDto>
+      }
+    | undefined
+  /** Told every event the agent emits (tool calls), as it emits it, in both modes (the live gateway). */
+  readonly observe?: ((event: EventSink.AgentEvent) => void) | undefined
 }
 
 /** How a turn ended, with its time split. */
@@ -104,10 +117,10 @@ const repair = async (agent: MainAgent, logger: RuntimeLogger): Promise<void> =>
  */
 const streamed = async (
   agent: MainAgent,
-  message: string,
+  input: TurnInput,
   emit: (event: EventSink.AgentEvent) => void
 ): Promise<TurnResult> => {
-  const events = streamTurn(agent, { message })
+  const events = streamTurn(agent, input)
   let next = await events.next()
   while (next.done !== true) {
     emit(next.value)
@@ -137,6 +150,7 @@ export const runOne = (
       }
     }
     let agent: MainAgent | undefined
+    let stopObserving: (() => void) | undefined
     try {
       const saver = new TimedSaver(await deps.saverFor(request.did), storage)
       agent = await createMainAgent({
@@ -151,12 +165,12 @@ export const runOne = (
           sessionId: request.sessionId,
           requestId: request.requestId,
           signal: request.signal
-        }
+        },
+        ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools })
       })
-      const result =
-        emit === undefined
-          ? await runTurn(agent, { message: request.message })
-          : await streamed(agent, request.message, emit)
+      if (request.observe !== undefined) stopObserving = agent.events.listen(request.observe)
+      const input: TurnInput = { message: request.message, ...request.clientState }
+      const result = emit === undefined ? await runTurn(agent, input) : await streamed(agent, input, emit)
       return {
         status: "answered",
         answer: textOf(result.message),
@@ -172,5 +186,7 @@ export const runOne = (
         error: { message: describe(error), code: codeOf(error) },
         timings: timings()
       }
+    } finally {
+      stopObserving?.()
     }
   })

@@ -23,7 +23,7 @@ import { Emitter } from "./Events.js"
 import { makeModelNode } from "./ModelNode.js"
 import { makeRequestScope } from "./RequestScope.js"
 import { ResilientCheckpointer } from "./ResilientCheckpointer.js"
-import { type AgentRequest, type AgentRuntime, makeAgentRuntime } from "./Runtime.js"
+import { type AgentRequest, type AgentRuntime, type ClientToolsOption, makeAgentRuntime } from "./Runtime.js"
 import { AgentState, type AgentStateUpdate, type AgentStateValue } from "./State.js"
 import { makeToolNode } from "./ToolNode.js"
 
@@ -43,6 +43,8 @@ export interface CreateMainAgentOptions {
   readonly shared?: Readonly<Record<string, unknown>>
   readonly logger?: RuntimeLogger
   readonly request: AgentRequest
+  /** The request's client-side tools (browser tools, AG-UI actions), offered after every server tool. */
+  readonly clientTools?: ClientToolsOption | undefined
 }
 
 const route = (state: AgentStateValue): "tools" | typeof END => {
@@ -97,7 +99,14 @@ export const createMainAgent = async (options: CreateMainAgentOptions): Promise<
     request: { userDid: request.did, sessionId: request.sessionId, shared },
     logger
   })
-  const rt = makeAgentRuntime({ catalog: options.catalog, scope, request, shared, logger })
+  const rt = makeAgentRuntime({
+    catalog: options.catalog,
+    scope,
+    request,
+    shared,
+    logger,
+    client: options.clientTools
+  })
   const emitter = new Emitter(
     { requestId: request.requestId, sessionId: request.sessionId },
     options.eventSink,

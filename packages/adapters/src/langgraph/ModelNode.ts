@@ -18,8 +18,8 @@ import {
   SystemMessage,
   ToolMessage
 } from "@langchain/core/messages"
-import { LoadedPlugins, Offer, SystemPrompt } from "@plugboard/core"
-import type { AgentRuntime } from "./Runtime.js"
+import { LoadedPlugins, SystemPrompt } from "@plugboard/core"
+import { type AgentRuntime, offerFor } from "./Runtime.js"
 import type { AgentStateValue } from "./State.js"
 import { toDefinitions } from "./ToolDefinitions.js"
 
@@ -72,7 +72,7 @@ export const makeModelNode = (rt: AgentRuntime, model: BaseChatModel, basePrompt
   return async (state: AgentStateValue): Promise<{ messages: Array<BaseMessage> }> => {
     const ready = await rt.ready(state)
     const loaded = LoadedPlugins.fromUnknown(state.loadedPlugins)
-    const offered = Offer.offer(rt.catalog, loaded, Offer.requestTools(rt.catalog, loaded, ready))
+    const offered = offerFor(rt, loaded, ready)
     const system = SystemPrompt.compose({ basePrompt, catalog: rt.catalog, loadedPlugins: loaded })
     const context = rt.context(state)
     const middlewares = rt.scope.middlewares

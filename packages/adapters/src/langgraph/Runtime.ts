@@ -2,7 +2,15 @@
  * What the graph's nodes share for one request: the boot catalog, the request scope, the
  * request's identity and the host's shared state and logger.
  */
-import { type Catalog, makeRuntimeContext, type RuntimeContext, type RuntimeLogger } from "@plugboard/core"
+import {
+  type Catalog,
+  type ClientTools,
+  type LoadedPlugins,
+  makeRuntimeContext,
+  Offer,
+  type RuntimeContext,
+  type RuntimeLogger
+} from "@plugboard/core"
 import type { DynamicTool, RequestScope } from "./RequestScope.js"
 import { type AgentStateValue, toCoreState } from "./State.js"
 
@@ -16,6 +24,25 @@ export interface AgentRequest {
   readonly requestId?: string | undefined
 }
 
+/** One call of a client-side tool, as the host forwards it to the client. */
+export interface ClientToolCall {
+  /** The model's tool call id: the client's answer names it. */
+  readonly callId: string
+  readonly kind: ClientTools.ClientToolKind
+  readonly name: string
+  readonly args: Readonly<Record<string, unknown>>
+}
+
+/**
+ * The request's client-side tools (checked by `ClientTools.validate`) and how to run one: the
+ * host sends the call to the client and resolves with its answer, or rejects (no answer in
+ * time, client gone); a rejection becomes the ToolMessage the model sees.
+ */
+export interface ClientToolsOption {
+  readonly tools: ReadonlyArray<ClientTools.ClientTool>
+  readonly call: (call: ClientToolCall) => Promise<unknown>
+}
+
 /** Per-request runtime handed to the nodes. */
 export interface AgentRuntime {
   readonly catalog: Catalog.Catalog
@@ -27,6 +54,26 @@ export interface AgentRuntime {
   readonly context: (state: AgentStateValue) => RuntimeContext
   /** The dynamic tools whose sub-agent init succeeded (runs init once per request). */
   readonly ready: (state: AgentStateValue) => Promise<ReadonlyArray<DynamicTool>>
+  /** The request's client-side tools (none when the host gave none). */
+  readonly client: ClientToolsOption | undefined
+}
+
+/**
+ * What one model call is offered: core's offer, then the thread's visible request tools, then
+ * the client's tools last (they change per request; the cached prefix must not).
+ */
+export const offerFor = (
+  rt: AgentRuntime,
+  loaded: LoadedPlugins.LoadedPlugins,
+  ready: ReadonlyArray<DynamicTool>
+): ReadonlyArray<Offer.OfferedTool> => {
+  const request = Offer.requestTools(rt.catalog, loaded, ready)
+  const client = rt.client?.tools ?? []
+  return Offer.offer(
+    rt.catalog,
+    loaded,
+    client.length === 0 ? request : [...request, ...client.map((t) => t.offered)]
+  )
 }
 
 /** Assembles the runtime of one request. */
@@ -36,6 +83,7 @@ export const makeAgentRuntime = (options: {
   readonly request: AgentRequest
   readonly shared: Readonly<Record<string, unknown>>
   readonly logger: RuntimeLogger
+  readonly client?: ClientToolsOption | undefined
 }): AgentRuntime => {
   const context = (state: AgentStateValue): RuntimeContext =>
     makeRuntimeContext({
@@ -46,5 +94,10 @@ export const makeAgentRuntime = (options: {
       logger: options.logger,
       ...(options.request.signal === undefined ? {} : { signal: options.request.signal })
     })
-  return { ...options, context, ready: (state) => options.scope.init(context(state)) }
+  return {
+    ...options,
+    client: options.client,
+    context,
+    ready: (state) => options.scope.init(context(state))
+  }
 }

@@ -25,7 +25,7 @@ import { LoadedPlugins, MetaTools, Offer } from "@plugboard/core"
 import { Either, ParseResult, Schema } from "effect"
 import type { Emitter } from "./Events.js"
 import type { DynamicTool } from "./RequestScope.js"
-import type { AgentRuntime } from "./Runtime.js"
+import { type AgentRuntime, offerFor } from "./Runtime.js"
 import type { AgentStateValue } from "./State.js"
 
 /** What a ToolMessage's `artifact` records about the call (never sent to the model). */
@@ -112,7 +112,8 @@ export const makeToolNode =
     const calls = ai?.tool_calls ?? []
     const ready = await rt.ready(state)
     const loaded = LoadedPlugins.fromUnknown(state.loadedPlugins)
-    const offered = Offer.offer(rt.catalog, loaded, Offer.requestTools(rt.catalog, loaded, ready))
+    const offered = offerFor(rt, loaded, ready)
+    const clientByName = new Map((rt.client?.tools ?? []).map((t) => [t.name, t] as const))
     const dynamicByName = new Map<string, DynamicTool>()
     for (const t of ready) if (!dynamicByName.has(t.offered.name)) dynamicByName.set(t.offered.name, t)
     const context = rt.context(state)
@@ -138,6 +139,15 @@ export const makeToolNode =
         }
       }
       const tool = decision.tool
+      const client = clientByName.get(call.name)
+      if (client !== undefined && client.offered === tool && rt.client !== undefined) {
+        // The client validates its own arguments: its JSON Schema is its contract, not ours.
+        const bridge = rt.client
+        return {
+          call,
+          run: () => bridge.call({ callId: call.id, kind: client.kind, name: call.name, args: call.args })
+        }
+      }
       if (tool.kind === "meta") {
         if (call.name === MetaTools.LOAD_CAPABILITY) {
           const result = MetaTools.loadCapability(rt.catalog, threadLoaded, call.args, ready)

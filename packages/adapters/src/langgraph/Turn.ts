@@ -12,6 +12,10 @@ export interface TurnInput {
   readonly message: string | HumanMessage
   readonly client?: GraphState.Client
   readonly wsId?: string
+  /** The client's browser tools of this turn, stored in the thread's `browserTools`. */
+  readonly browserTools?: ReadonlyArray<GraphState.BrowserToolCallDto>
+  /** The client's AG-UI actions of this turn, stored in the thread's `agActions`. */
+  readonly agActions?: ReadonlyArray<GraphState.AgActionDto>
   /** Upper bound on graph steps (model + tool node visits); LangGraph's default is 25. */
   readonly recursionLimit?: number
   /**
@@ -47,7 +51,9 @@ const inputOf = (agent: MainAgent, input: TurnInput) => ({
   messages: [typeof input.message === "string" ? new HumanMessage(input.message) : input.message],
   config:
     input.wsId === undefined ? { did: agent.request.did } : { did: agent.request.did, wsId: input.wsId },
-  ...(input.client === undefined ? {} : { client: input.client })
+  ...(input.client === undefined ? {} : { client: input.client }),
+  ...(input.browserTools === undefined ? {} : { browserTools: input.browserTools }),
+  ...(input.agActions === undefined ? {} : { agActions: input.agActions })
 })
 
 const runConfig = (agent: MainAgent, input: TurnInput) => ({

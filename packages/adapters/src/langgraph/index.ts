@@ -10,7 +10,7 @@ export { type AgentGraph, type CreateMainAgentOptions, createMainAgent, type Mai
 export { answeredHistory, INTERRUPTED_CALL } from "./ModelNode.js"
 export { prepareCatalog, SubAgentInput } from "./RequestScope.js"
 export { ResilientCheckpointer } from "./ResilientCheckpointer.js"
-export type { AgentRequest } from "./Runtime.js"
+export type { AgentRequest, ClientToolCall, ClientToolsOption } from "./Runtime.js"
 export { AgentState, type AgentStateUpdate, type AgentStateValue } from "./State.js"
 export { type FunctionDefinition, toDefinition, toDefinitions } from "./ToolDefinitions.js"
 export { type Outcome, stringifyResult, type ToolArtifact } from "./ToolNode.js"

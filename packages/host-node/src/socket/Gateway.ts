@@ -1,0 +1,153 @@
+/**
+ * The Socket.IO gateway, on the same HTTP server as the routes (path `/socket.io`).
+ *
+ * Handshake: `auth.invocation` (a UCAN invocation, as the `Authorization: Bearer` header) or
+ * `auth.ucanDelegation` (as `x-ucan-delegation`), and `query.sessionId`. The credentials are
+ * verified by the same Auth port and stage as HTTP, then the user's Matrix restore runs when the
+ * host replicates state, and the session must exist in that user's SessionStore; otherwise the
+ * connection is refused (`connect_error` whose message says why, `data: { status, error }`).
+ *
+ * A socket joins the room of its session (`LiveHub`) and gets `connected`; then every event the
+ * session's turns publish. Client events: `ping` → `pong`; `tool_result` / `action_call_result`
+ * answer a client-side tool call of the socket's own session (acknowledged `{ accepted }`).
+ */
+import type { Server as HttpServer } from "node:http"
+import { type Auth, type RuntimeLogger, SessionStore } from "@plugboard/core"
+import { Effect, Either } from "effect"
+import { Server, type Socket } from "socket.io"
+import type { HttpFailure } from "../Http.js"
+import { authenticate } from "../Pipeline.js"
+import { type LiveHub, roomOf, type SessionKey } from "./LiveHub.js"
+
+/** What the gateway checks connections against. */
+export interface GatewayOptions {
+  readonly server: HttpServer
+  readonly hub: LiveHub
+  readonly auth: Auth.AuthService
+  readonly sessions: SessionStore.SessionStoreService
+  /** `Access-Control-Allow-Origin` of the HTTP routes, applied to the polling transport too. */
+  readonly corsOrigin: string
+  readonly logger: RuntimeLogger
+  /** The user's Matrix restore, as HTTP requests run it before routing. */
+  readonly prepareUser?: ((did: string) => Promise<void>) | undefined
+}
+
+/** A refused handshake: Socket.IO hands `message` and `data` to the client's `connect_error`. */
+class Refused extends Error {
+  constructor(
+    message: string,
+    readonly data: { readonly status: number; readonly error: string }
+  ) {
+    super(message)
+  }
+}
+
+const str = (value: unknown): string | undefined =>
+  typeof value === "string" && value.trim().length > 0 ? value.trim() : undefined
+
+/** The handshake's credentials in the shape the Auth port reads from HTTP headers. */
+export const handshakeCredentials = (
+  auth: Readonly<Record<string, unknown>>
+): Auth.Credentials | undefined => {
+  const invocation = str(auth.invocation)
+  const delegation = str(auth.ucanDelegation)
+  if (invocation === undefined && delegation === undefined) return undefined
+  return {
+    ...(invocation === undefined
+      ? {}
+      : {
+          authorization: invocation.startsWith("Bearer ") ? invocation : `Bearer ${invocation}`,
+          authType: "ucan"
+        }),
+    ...(delegation === undefined ? {} : { ucanDelegation: delegation })
+  }
+}
+
+/** Who may connect, or why not. */
+const admit = async (options: GatewayOptions, socket: Socket): Promise<SessionKey> => {
+  const credentials = handshakeCredentials((socket.handshake.auth ?? {}) as Record<string, unknown>)
+  if (credentials === undefined) {
+    throw new Refused("Missing credentials: send auth.invocation or auth.ucanDelegation in the handshake.", {
+      status: 401,
+      error: "missing"
+    })
+  }
+  const verified = await Effect.runPromise(Effect.either(authenticate(options.auth, credentials)))
+  if (Either.isLeft(verified)) {
+    const failure: HttpFailure = verified.left
+    throw new Refused(failure.message, { status: failure.status, error: failure.error ?? "unauthorized" })
+  }
+  const did = verified.right.did
+  const query = socket.handshake.query.sessionId
+  const checkedId = await Effect.runPromise(Effect.either(SessionStore.validateSessionId(query)))
+  if (Either.isLeft(checkedId)) {
+    throw new Refused(`query.sessionId: ${checkedId.left.message}`, { status: 400, error: "invalid-input" })
+  }
+  const sessionId = checkedId.right
+  await options.prepareUser?.(did)
+  const found = await Effect.runPromise(Effect.either(options.sessions.get(did, sessionId)))
+  if (Either.isLeft(found)) {
+    throw new Refused(`Sessions could not be read: ${found.left.message}`, {
+      status: 503,
+      error: "storage-unavailable"
+    })
+  }
+  if (found.right === undefined) {
+    throw new Refused(`Session '${sessionId.slice(0, 200)}' not found for this user.`, {
+      status: 404,
+      error: "session-not-found"
+    })
+  }
+  return { did, sessionId }
+}
+
+/** Attaches the gateway to a listening server; returns the Socket.IO server (close it before the HTTP server). */
+export const attachGateway = (options: GatewayOptions): Server => {
+  const io = new Server(options.server, {
+    cors: {
+      origin: options.corsOrigin === "*" ? "*" : options.corsOrigin,
+      credentials: options.corsOrigin !== "*"
+    },
+    // The HTTP routes own every other path; answers to unknown Socket.IO paths stay Socket.IO's.
+    serveClient: false
+  })
+  io.use((socket, next) => {
+    admit(options, socket).then(
+      (key) => {
+        socket.data = key
+        next()
+      },
+      (error: unknown) => {
+        if (error instanceof Refused) {
+          const refused = new Error(error.message) as Error & { data?: unknown }
+          refused.data = error.data
+          next(refused)
+          return
+        }
+        options.logger.error("socket handshake failed", {
+          error: error instanceof Error ? error.message : String(error)
+        })
+        const failed = new Error("The connection could not be checked.") as Error & { data?: unknown }
+        failed.data = { status: 500, error: "internal" }
+        next(failed)
+      }
+    )
+  })
+  io.on("connection", (socket) => {
+    const key = socket.data as SessionKey
+    void socket.join(roomOf(key))
+    socket.emit("connected", { sessionId: key.sessionId, did: key.did, socketId: socket.id })
+    socket.on("ping", (_payload: unknown, ack?: unknown) => {
+      const pong = { sessionId: key.sessionId, timestamp: new Date().toISOString() }
+      socket.emit("pong", pong)
+      if (typeof ack === "function") ack(pong)
+    })
+    const onAnswer = (kind: "browser" | "action") => (answer: unknown, ack?: unknown) => {
+      const accepted = options.hub.answer(key, kind, answer)
+      if (typeof ack === "function") ack({ accepted })
+    }
+    socket.on("tool_result", onAnswer("browser"))
+    socket.on("action_call_result", onAnswer("action"))
+  })
+  return io
+}
