@@ -4,13 +4,32 @@
  * collisions resolved deterministically, a missing data file is a clear error, and ranking the
  * labelled dev queries beats the benchmark's plain-BM25 baseline (recall@5 0.548) by 10 points.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
 import { CapabilityIndex, Catalog, isPluginName, makeRuntimeContext } from "@plugboard/core"
 import { Either, Schema } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import {
+
+const dir = mkdtempSync(join(tmpdir(), "plugboard-metatool-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+// The benchmark data lives in ../shared beside the repository (CI clones it there). A clone
+// without it skips this file and says why instead of failing on a missing fixture.
+const DATA = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  "..",
+  "..",
+  "..",
+  "shared",
+  "benchmarks",
+  "metatool",
+  "plugins.json"
+)
+const present = existsSync(DATA)
+if (!present) console.warn(`SKIPPED: MetaTool benchmark data not found at ${DATA}`)
+const {
   kebabName,
   loadMetaToolPlugins,
   METATOOL_DIR,
@@ -20,12 +39,9 @@ import {
   metatoolPlugins,
   NOT_AVAILABLE_OFFLINE,
   readMetaToolEntries
-} from "./index.js"
+} = present ? await import("./index.js") : ({} as typeof import("./index.js"))
 
-const dir = mkdtempSync(join(tmpdir(), "plugboard-metatool-"))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-describe("the MetaTool benchmark catalog", () => {
+describe.skipIf(!present)("the MetaTool benchmark catalog", () => {
   it("builds all 199 plugins with no errors and no warnings", () => {
     const built = Catalog.make(metatoolPlugins)
     expect(Either.isRight(built) ? [] : built.left.lines).toEqual([])
