@@ -1,0 +1,297 @@
+/**
+ * The Socket.IO gateway and client-side tools, over real sockets on 127.0.0.1 (random port),
+ * with the scripted model in script mode calling the client's tools.
+ */
+import { ToolMessage } from "@langchain/core/messages"
+import { ScriptedChatModel } from "@plugboard/adapters/models"
+import { mintInvocation } from "@plugboard/adapters/ucan"
+import { definePlugin, defineTool, type EventSink, type Plugin } from "@plugboard/core"
+import { Schema } from "effect"
+import { io, type Socket } from "socket.io-client"
+import { afterEach, describe, expect, it } from "vitest"
+import { call, collect, newSession, type Running, start, stream, user } from "../helpers.js"
+
+/** An always-visible plugin with a local tool (no network). */
+const echo: Plugin = definePlugin({
+  name: "echo",
+  manifest: {
+    title: "Echo",
+    summary: "Repeats a text back.",
+    whenToUse: ["When asked to echo a text."],
+    examples: [{ user: "Echo hello", tool: "echo_text", args: { text: "hello" } }],
+    tags: ["echo"],
+    visibility: "always"
+  },
+  tools: [
+    defineTool({
+      name: "echo_text",
+      description: "Returns the text it is given.",
+      input: Schema.Struct({ text: Schema.String }),
+      handler: (input) => `echo: ${input.text}`
+    })
+  ]
+})
+
+const pickColor = {
+  name: "pick_color",
+  description: "Asks the user to pick a color in the page.",
+  schema: { type: "object", properties: { prompt: { type: "string" } }, required: ["prompt"] }
+}
+
+let running: Running | undefined
+const sockets: Array<Socket> = []
+afterEach(async () => {
+  for (const s of sockets.splice(0)) s.disconnect()
+  await running?.stop()
+  running = undefined
+})
+
+const boot = async (model: ScriptedChatModel, env: Record<string, string> = {}) => {
+  running = await start({ plugins: [echo], model, env: { CLIENT_TOOL_TIMEOUT_MS: "60000", ...env } })
+  return running
+}
+
+/** Connects a socket; resolves with it and its `connected` payload, or rejects with the connect_error. */
+const connect = (url: string, auth: Record<string, unknown>, sessionId: string) =>
+  new Promise<{ socket: Socket; connected: Record<string, unknown> }>((resolve, reject) => {
+    const socket = io(url, { auth, query: { sessionId }, transports: ["websocket"], reconnection: false })
+    sockets.push(socket)
+    socket.once("connected", (payload: Record<string, unknown>) => resolve({ socket, connected: payload }))
+    socket.once("connect_error", (error: Error & { data?: unknown }) => {
+      socket.disconnect()
+      reject(error)
+    })
+  })
+
+/** A user with a session and a connected socket for it. */
+const member = async (url: string, audience: string) => {
+  const u = await user(audience)
+  const sessionId = await newSession(url, u.headers)
+  const invocation = await mintInvocation({ issuer: u.signer, audience, ttlSeconds: 600 })
+  return { ...u, sessionId, invocation }
+}
+
+const send = (
+  url: string,
+  sessionId: string,
+  headers: Record<string, string>,
+  body: Record<string, unknown>
+) => call(`${url}/messages/${sessionId}`, { method: "POST", headers, body })
+
+const toolMessagesOf = (model: ScriptedChatModel) =>
+  model.calls.flatMap((c) => c.messages).filter((m): m is ToolMessage => ToolMessage.isInstance(m))
+
+describe("client-side tools over Socket.IO", () => {
+  it("the model calls a browser tool, the socket answers, and the answer reaches the model", async () => {
+    const model = ScriptedChatModel.script([
+      { tool: "pick_color", args: { prompt: "Your color?" } },
+      "You picked teal."
+    ])
+    const { app, url } = await boot(model)
+    const a = await member(url, app.oracleDid)
+    const { socket, connected } = await connect(url, { invocation: a.invocation }, a.sessionId)
+    expect(connected).toMatchObject({ sessionId: a.sessionId })
+    const seen: Array<Record<string, unknown>> = []
+    socket.on("browser_tool_call", (payload: Record<string, unknown>) => {
+      seen.push(payload)
+      socket.emit("tool_result", { callId: payload.callId, result: { color: "teal" } })
+    })
+    const answer = await send(url, a.sessionId, a.headers, {
+      message: "Pick a color",
+      tools: [pickColor],
+      requestId: "req-1"
+    })
+    expect(answer.status).toBe(200)
+    expect(answer.body.message.content).toBe("You picked teal.")
+    expect(seen).toHaveLength(1)
+    expect(seen[0]).toMatchObject({
+      sessionId: a.sessionId,
+      requestId: "req-1",
+      toolName: "pick_color",
+      args: { prompt: "Your color?" }
+    })
+    // Offered after the server's tools (meta-tools, then the plugin's), so the cached prefix holds.
+    const offered = model.calls[0]!.offeredTools
+    expect(offered.at(-1)).toBe("pick_color")
+    expect(offered.indexOf("echo_text")).toBeLessThan(offered.indexOf("pick_color"))
+    const results = toolMessagesOf(model)
+    expect(results.map((m) => [m.name, m.content])).toEqual([["pick_color", '{"color":"teal"}']])
+    // Stored in the thread's state, so `GET /messages` shows the exchange.
+    const history = await call(`${url}/messages/${a.sessionId}`, { headers: a.headers })
+    expect(JSON.stringify(history.body)).toContain("teal")
+  })
+
+  it("an AG-UI action goes out as action_call and its action_call_result reaches the model", async () => {
+    const model = ScriptedChatModel.script([{ tool: "open_panel", args: { panel: "billing" } }, "Opened."])
+    const { app, url } = await boot(model)
+    const a = await member(url, app.oracleDid)
+    const { socket } = await connect(url, { invocation: a.invocation }, a.sessionId)
+    socket.on("action_call", (payload: Record<string, unknown>) => {
+      socket.emit("action_call_result", { callId: payload.callId, result: "panel billing is open" })
+    })
+    const action = {
+      name: "open_panel",
+      description: "Opens a panel.",
+      schema: { type: "object", properties: { panel: { type: "string", enum: ["billing", "profile"] } } }
+    }
+    const answer = await send(url, a.sessionId, a.headers, { message: "Open billing", agActions: [action] })
+    expect(answer.status).toBe(200)
+    expect(toolMessagesOf(model).map((m) => m.content)).toEqual(["panel billing is open"])
+  })
+
+  it("no answer: the call times out as a ToolMessage the model sees, and the stream ends with done", async () => {
+    const model = ScriptedChatModel.script([
+      { tool: "pick_color", args: { prompt: "?" } },
+      "The page did not answer."
+    ])
+    const { app, url } = await boot(model, { CLIENT_TOOL_TIMEOUT_MS: "300" })
+    const a = await member(url, app.oracleDid)
+    const { socket } = await connect(url, { invocation: a.invocation }, a.sessionId)
+    let asked = 0
+    socket.on("browser_tool_call", () => asked++)
+    const response = await fetch(`${url}/messages/${a.sessionId}`, {
+      method: "POST",
+      headers: a.headers,
+      body: JSON.stringify({ message: "Pick a color", stream: true, tools: [pickColor] })
+    })
+    const { readSse } = await import("../../src/cli/Sse.js")
+    const events = await collect(readSse(response.body!))
+    expect(asked).toBe(1)
+    expect(events.at(-1)?._tag).toBe("done")
+    expect(events.some((e) => e._tag === "error")).toBe(false)
+    const results = toolMessagesOf(model)
+    expect(results).toHaveLength(1)
+    expect(results[0]!.status).toBe("error")
+    expect(String(results[0]!.content)).toContain("did not answer within 300 ms")
+  })
+
+  it("with no socket of the session connected, the call fails at once (no wait for the timeout)", async () => {
+    const model = ScriptedChatModel.script([{ tool: "pick_color", args: { prompt: "?" } }, "No page."])
+    const { app, url } = await boot(model)
+    const a = await member(url, app.oracleDid)
+    const answer = await send(url, a.sessionId, a.headers, { message: "Pick a color", tools: [pickColor] })
+    expect(answer.status).toBe(200)
+    expect(String(toolMessagesOf(model)[0]!.content)).toContain("no client of this session is connected")
+  })
+})
+
+describe("the gateway's handshake", () => {
+  it("a socket with a bad token, or none, is refused with a clear connect_error", async () => {
+    const { app, url } = await boot(ScriptedChatModel.script([]))
+    const a = await member(url, app.oracleDid)
+    const bad = connect(url, { invocation: "not-a-ucan" }, a.sessionId)
+    await expect(bad).rejects.toMatchObject({ data: { status: 401 } })
+    await expect(connect(url, {}, a.sessionId)).rejects.toThrow(/Missing credentials/)
+    // A token for another audience is refused as over HTTP.
+    const other = await mintInvocation({
+      issuer: a.signer,
+      audience: "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK",
+      ttlSeconds: 600
+    })
+    await expect(connect(url, { invocation: other }, a.sessionId)).rejects.toMatchObject({
+      data: { status: 401 }
+    })
+    // An unknown session is refused.
+    await expect(connect(url, { invocation: a.invocation }, "no-such-session")).rejects.toThrow(/not found/)
+  })
+
+  it("user B cannot join user A's session, nor answer for it", async () => {
+    const model = ScriptedChatModel.script([{ tool: "pick_color", args: { prompt: "?" } }, "done"])
+    const { app, url } = await boot(model, { CLIENT_TOOL_TIMEOUT_MS: "1500" })
+    const a = await member(url, app.oracleDid)
+    const b = await member(url, app.oracleDid)
+    await expect(connect(url, { invocation: b.invocation }, a.sessionId)).rejects.toMatchObject({
+      data: { status: 404, error: "session-not-found" }
+    })
+    // B on its own session, A on hers: B sees nothing of A's turn and its answers are ignored.
+    const { socket: socketB } = await connect(url, { invocation: b.invocation }, b.sessionId)
+    const { socket: socketA } = await connect(url, { invocation: a.invocation }, a.sessionId)
+    const bSaw: Array<string> = []
+    socketB.onAny((event: string) => bSaw.push(event))
+    const acks: Array<unknown> = []
+    socketA.on("browser_tool_call", async (payload: Record<string, unknown>) => {
+      // B replays the call id it learnt out of band: not accepted.
+      acks.push(await socketB.emitWithAck("tool_result", { callId: payload.callId, result: "forged" }))
+    })
+    const answer = await send(url, a.sessionId, a.headers, { message: "Pick", tools: [pickColor] })
+    expect(answer.status).toBe(200)
+    expect(acks).toEqual([{ accepted: false }])
+    expect(bSaw).toEqual([])
+    expect(String(toolMessagesOf(model)[0]!.content)).toContain("did not answer")
+  })
+
+  it("ping is answered with pong", async () => {
+    const { app, url } = await boot(ScriptedChatModel.script([]))
+    const a = await member(url, app.oracleDid)
+    const { socket } = await connect(url, { invocation: a.invocation }, a.sessionId)
+    const pong = new Promise<Record<string, unknown>>((resolve) => socket.once("pong", resolve))
+    socket.emit("ping")
+    expect(await pong).toMatchObject({ sessionId: a.sessionId })
+  })
+})
+
+describe("live events", () => {
+  it("the SSE stream and the socket see the same tool_call events in the same order", async () => {
+    const model = ScriptedChatModel.script([
+      [
+        { tool: "echo_text", args: { text: "one" } },
+        { tool: "echo_text", args: { text: "two" } }
+      ],
+      { tool: "echo_text", args: { text: "three" } },
+      "All echoed."
+    ])
+    const { app, url } = await boot(model)
+    const a = await member(url, app.oracleDid)
+    const { socket } = await connect(url, { invocation: a.invocation }, a.sessionId)
+    const live: Array<Record<string, unknown>> = []
+    const reasoning: Array<Record<string, unknown>> = []
+    socket.on("tool_call", (p: Record<string, unknown>) => live.push(p))
+    socket.on("reasoning", (p: Record<string, unknown>) => reasoning.push(p))
+    const { response, events } = await stream(url, a.sessionId, a.headers, "Echo three texts")
+    const sse = await collect(events)
+    const requestId = response.headers.get("x-request-id")
+    const sseCalls = sse.filter(
+      (e): e is Extract<EventSink.AgentEvent, { _tag: "tool_call" }> => e._tag === "tool_call"
+    )
+    expect(sseCalls).toHaveLength(6)
+    // The socket may still be receiving the last frames when the HTTP stream ends.
+    await expect.poll(() => live.length).toBe(6)
+    const strip = ({ _tag, ...rest }: Record<string, unknown>) => rest
+    expect(live).toEqual(sseCalls.map((e) => strip(e)))
+    for (const p of live) expect(p).toMatchObject({ sessionId: a.sessionId, requestId })
+    expect(reasoning[0]).toMatchObject({ sessionId: a.sessionId, requestId, content: "Thinking..." })
+  })
+})
+
+describe("client tools that are refused (400 naming the tool)", () => {
+  const cases: ReadonlyArray<[string, Record<string, unknown>, RegExp]> = [
+    [
+      "schema not an object schema",
+      { tools: [{ ...pickColor, schema: { type: "string" } }] },
+      /'pick_color'.*type must be 'object'/
+    ],
+    [
+      "properties not schemas",
+      { tools: [{ ...pickColor, schema: { type: "object", properties: { a: 3 } } }] },
+      /'pick_color'.*properties\.a/
+    ],
+    ["no schema", { tools: [{ name: "pick_color", description: "x" }] }, /'pick_color'.*JSON Schema/],
+    ["a plugin tool's name", { tools: [{ ...pickColor, name: "echo_text" }] }, /'echo_text'.*plugin 'echo'/],
+    [
+      "a meta-tool's name",
+      { agActions: [{ ...pickColor, name: "load_capability" }] },
+      /'load_capability'.*meta-tool/
+    ],
+    ["a duplicate name", { tools: [pickColor], agActions: [pickColor] }, /'pick_color' is given twice/],
+    ["a bad name", { tools: [{ ...pickColor, name: "pick color!" }] }, /'pick color!'.*name must be/]
+  ]
+  it.each(cases)("%s", async (_label, extra, message) => {
+    const model = ScriptedChatModel.script([])
+    const { app, url } = await boot(model)
+    const a = await member(url, app.oracleDid)
+    const r = await send(url, a.sessionId, a.headers, { message: "hi", ...extra })
+    expect(r.status).toBe(400)
+    expect(r.body.message).toMatch(message)
+    expect(model.calls).toHaveLength(0)
+  })
+})
