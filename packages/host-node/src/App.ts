@@ -121,19 +121,22 @@ export class OracleBootError extends Error {
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-const readSharedState = async (catalog: Catalog.Catalog): Promise<Record<string, unknown>> => {
-  const shared: Record<string, unknown> = {}
-  const errors: Array<string> = []
-  for (const entry of catalog.entries) {
-    if (entry.plugin.getSharedState === undefined) continue
+/**
+ * Reads every plugin's `getSharedState` once, in catalog order (it may do I/O, so reading is the
+ * host's), and merges them by core's rule: one namespace, a key two plugins claim is an error.
+ */
+const readSharedState = async (catalog: Catalog.Catalog): Promise<Readonly<Record<string, unknown>>> => {
+  const reads: Array<Catalog.SharedStateRead> = []
+  for (const entry of catalog.withSharedState) {
     try {
-      Object.assign(shared, await entry.plugin.getSharedState())
-    } catch (error) {
-      errors.push(`[boot-error] Plugin '${entry.name}' getSharedState failed: ${describe(error)}`)
+      reads.push({ plugin: entry.name, value: await entry.plugin.getSharedState?.() })
+    } catch (failure) {
+      reads.push({ plugin: entry.name, failure })
     }
   }
-  if (errors.length > 0) throw new OracleBootError(errors)
-  return shared
+  const merged = Catalog.mergeSharedState(reads)
+  if (Either.isLeft(merged)) throw new OracleBootError(merged.left.lines)
+  return merged.right
 }
 
 /** Boots an oracle; see the module doc. Rejects with `OracleBootError` for anything misconfigured. */

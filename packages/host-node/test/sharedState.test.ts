@@ -1,0 +1,52 @@
+/**
+ * Shared state at boot: every plugin's `getSharedState` is read once, in catalog order, and
+ * merged by core's rule — a key two plugins claim, or a read that fails, stops boot with a
+ * `[boot-error]` line naming the plugins, instead of the last plugin silently winning.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { definePlugin } from "@plugboard/core"
+import { describe, expect, it } from "vitest"
+import { createOracleApp, OracleBootError, quietLogger } from "../src/index.js"
+
+const sharing = (name: string, getSharedState: () => Record<string, unknown>) =>
+  definePlugin({
+    name,
+    manifest: { title: name, summary: `Shared state of ${name}.`, visibility: "silent" },
+    getSharedState
+  })
+
+const boot = async (plugins: Parameters<typeof createOracleApp>[0]["plugins"]) => {
+  const dir = mkdtempSync(join(tmpdir(), "plugboard-shared-"))
+  try {
+    const app = await createOracleApp({ plugins, env: { PLUGBOARD_DATA_DIR: dir }, logger: quietLogger })
+    await app.close(1_000)
+    return []
+  } catch (error) {
+    if (!(error instanceof OracleBootError)) throw error
+    return error.lines
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+describe("shared state at boot", () => {
+  it("boots when every key has one owner", async () => {
+    expect(await boot([sharing("alpha", () => ({ a: 1 })), sharing("beta", () => ({ b: 2 }))])).toEqual([])
+  })
+
+  it("refuses a key two plugins claim, naming both, and reports every failed read", async () => {
+    const lines = await boot([
+      sharing("alpha", () => ({ profile: 1 })),
+      sharing("beta", () => ({ profile: 2 })),
+      sharing("gamma", () => {
+        throw new Error("vault unreachable")
+      })
+    ])
+    expect(lines).toContain(
+      "[boot-error] Plugin 'beta' shared state key 'profile' is already registered by plugin 'alpha' (shared state is one namespace)."
+    )
+    expect(lines.some((l) => l.includes("'gamma'") && l.includes("vault unreachable"))).toBe(true)
+  })
+})
