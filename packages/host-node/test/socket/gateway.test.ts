@@ -9,6 +9,7 @@ import { definePlugin, defineTool, type EventSink, type Plugin } from "@plugboar
 import { Schema } from "effect"
 import { io, type Socket } from "socket.io-client"
 import { afterEach, describe, expect, it } from "vitest"
+import { readSse } from "../../src/cli/Sse.js"
 import { call, collect, newSession, type Running, start, stream, user } from "../helpers.js"
 
 /** An always-visible plugin with a local tool (no network). */
@@ -154,7 +155,6 @@ describe("client-side tools over Socket.IO", () => {
       headers: a.headers,
       body: JSON.stringify({ message: "Pick a color", stream: true, tools: [pickColor] })
     })
-    const { readSse } = await import("../../src/cli/Sse.js")
     const events = await collect(readSse(response.body!))
     expect(asked).toBe(1)
     expect(events.at(-1)?._tag).toBe("done")
@@ -175,6 +175,47 @@ describe("client-side tools over Socket.IO", () => {
   })
 })
 
+describe("a client call and the turn's end", () => {
+  it("aborting the turn ends a call still waiting for the client at once", async () => {
+    const model = ScriptedChatModel.script([{ tool: "pick_color", args: { prompt: "?" } }, "unused"])
+    const { app, url } = await boot(model)
+    const a = await member(url, app.oracleDid)
+    const { socket } = await connect(url, { invocation: a.invocation }, a.sessionId)
+    socket.on("browser_tool_call", () => {
+      void send(url, "abort", a.headers, { sessionId: a.sessionId })
+    })
+    const started = Date.now()
+    const response = await fetch(`${url}/messages/${a.sessionId}`, {
+      method: "POST",
+      headers: a.headers,
+      body: JSON.stringify({ message: "Pick", stream: true, tools: [pickColor] })
+    })
+    const events = await collect(readSse(response.body!))
+    expect(events.at(-1)?._tag).toBe("done")
+    // The call's timeout is 60 s: the abort, not the timeout, ended it.
+    expect(Date.now() - started).toBeLessThan(30_000)
+    const history = await call(`${url}/messages/${a.sessionId}`, { headers: a.headers })
+    expect(history.status).toBe(200)
+  })
+
+  it("shutdown fails a waiting call at once and disconnects the sockets", async () => {
+    const model = ScriptedChatModel.script([{ tool: "pick_color", args: { prompt: "?" } }, "Closed."])
+    const { app, url } = await boot(model)
+    const a = await member(url, app.oracleDid)
+    const { socket } = await connect(url, { invocation: a.invocation }, a.sessionId)
+    const disconnected = new Promise<string>((resolve) => socket.once("disconnect", resolve))
+    let closing: Promise<void> | undefined
+    socket.on("browser_tool_call", () => {
+      closing = app.close(20_000)
+    })
+    const answer = await send(url, a.sessionId, a.headers, { message: "Pick", tools: [pickColor] })
+    expect(answer.status).toBe(200)
+    expect(String(toolMessagesOf(model)[0]!.content)).toContain("shutting down")
+    expect(await disconnected).toBe("io server disconnect")
+    await closing
+  })
+})
+
 describe("the gateway's handshake", () => {
   it("a socket with a bad token, or none, is refused with a clear connect_error", async () => {
     const { app, url } = await boot(ScriptedChatModel.script([]))
@@ -189,6 +230,10 @@ describe("the gateway's handshake", () => {
       ttlSeconds: 600
     })
     await expect(connect(url, { invocation: other }, a.sessionId)).rejects.toMatchObject({
+      data: { status: 401 }
+    })
+    // A delegation in the handshake goes through the same port.
+    await expect(connect(url, { ucanDelegation: "not-a-ucan" }, a.sessionId)).rejects.toMatchObject({
       data: { status: 401 }
     })
     // An unknown session is refused.
