@@ -140,6 +140,31 @@ export default async () => {
   measure("gate: a tool of an unloaded plugin", 50_000, () =>
     Offer.gate(catalog, first, onDemand[3000]!.onDemandTools[0]!.name)
   )
+  // A hallucinated name: "did you mean" over every callable tool. The first call builds the
+  // catalog's name index; then typos, reordered and invented names of several shapes.
+  const real = onDemand[2500]!.onDemandTools[0]!.name
+  const unknown = [
+    real.replace(/_(\d+)_/, "_$1$1_"),
+    `${real.slice(0, 3)}${real.slice(4)}`,
+    real.split("_").reverse().join("_"),
+    "get_weather_forecast_for_city",
+    "send_slack_message",
+    "zzqx"
+  ]
+  t0 = performance.now()
+  const firstUnknown = Offer.gate(catalog, first, unknown[0])
+  console.log(
+    `  gate: unknown name, first call (builds name index)     ${us(performance.now() - t0)} (${firstUnknown._tag}: ${
+      firstUnknown._tag === "Unknown" ? firstUnknown.suggestions.join(", ") : ""
+    })`
+  )
+  let u = 0
+  const gateUnknown = measure("gate: unknown tool name (did-you-mean, 5,000 plugins)", 20_000, () =>
+    Offer.gate(catalog, first, unknown[u++ % unknown.length])
+  )
+  console.log(
+    `  target < 1 ms median for an unknown name: ${gateUnknown.median < 1 ? "met" : "MISSED"} (median ${us(gateUnknown.median)}, p99 ${us(gateUnknown.p99)})`
+  )
 
   const queries = [
     "track my carbon emission report",

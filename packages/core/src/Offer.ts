@@ -9,8 +9,8 @@
  * call to one that is not offered just as it answers a catalog tool.
  */
 import { Data } from "effect"
-import * as CapabilityIndex from "./CapabilityIndex.js"
 import type { Catalog, CatalogEntry, CatalogTool } from "./Catalog.js"
+import { closestIn, makeNameIndex, type NameIndex } from "./internal/nameIndex.js"
 import { shown } from "./internal/text.js"
 import * as LoadedPlugins from "./LoadedPlugins.js"
 import * as MetaTools from "./MetaTools.js"
@@ -274,6 +274,24 @@ export const gate = (
   })
 }
 
+// The catalog's callable tool names, indexed once per catalog: a hallucinated name is answered
+// without scoring every tool (see internal/nameIndex.ts).
+const nameIndexes = new WeakMap<Catalog, NameIndex>()
+
+const catalogNameIndex = (catalog: Catalog): NameIndex => {
+  let index = nameIndexes.get(catalog)
+  if (index === undefined) {
+    const names: Array<string> = []
+    for (const entry of catalog.entries) {
+      if (!entry.discoverable) continue
+      for (const t of entry.tools) if (t.visibility !== "silent") names.push(t.name)
+    }
+    index = makeNameIndex(names)
+    nameIndexes.set(catalog, index)
+  }
+  return index
+}
+
 /** Up to three names closest to `toolName` among everything the model could call, never silent. */
 const suggest = (
   catalog: Catalog,
@@ -281,14 +299,10 @@ const suggest = (
   requestTools: ReadonlyArray<RequestTool>,
   toolName: string
 ): Array<string> => {
-  const candidates = new Set<string>(offered.map((t) => t.name))
-  for (const entry of catalog.entries) {
-    if (!entry.discoverable) continue
-    for (const t of entry.tools) if (t.visibility !== "silent") candidates.add(t.name)
-  }
+  const extra: Array<string> = offered.map((t) => t.name)
   for (const t of requestTools) {
     if (t.visibility !== "silent" && catalog.byName.get(t.plugin)?.discoverable === true)
-      candidates.add(t.offered.name)
+      extra.push(t.offered.name)
   }
-  return CapabilityIndex.closestNames(toolName, candidates, 3)
+  return closestIn(catalogNameIndex(catalog), toolName, 3, extra)
 }
