@@ -172,7 +172,11 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
 
   const clock = options.clock ?? Clock.layer
   const ledgerLayer = options.ledger ?? SqliteCreditLedger.layer({ filename: config.creditsDatabasePath })
-  const databases = userDatabasesLayer({ directory: config.sqliteDatabasePath })
+  const databases = userDatabasesLayer({
+    directory: config.sqliteDatabasePath,
+    maxOpen: config.sqliteMaxOpen,
+    retention: config.sqliteKeepCheckpoints > 0 ? { keepCheckpoints: config.sqliteKeepCheckpoints } : false
+  })
   const services = Layer.mergeAll(
     UcanAuth.layer({
       ...(signer === undefined ? { oracleDid } : { oracleSigner: signer }),

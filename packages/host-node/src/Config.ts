@@ -20,6 +20,10 @@ export interface ServerConfig {
   readonly dataDir: string
   /** Directory of the per-user SQLite databases. */
   readonly sqliteDatabasePath: string
+  /** Most per-user databases kept open at once (least recently used closed first). */
+  readonly sqliteMaxOpen: number
+  /** Newest checkpoints kept per thread; 0 keeps every checkpoint. */
+  readonly sqliteKeepCheckpoints: number
   /** File of the SQLite credit ledger. */
   readonly creditsDatabasePath: string
   /** The oracle's private key (created on first boot when absent). */
@@ -77,6 +81,16 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "SQLITE_DATABASE_PATH",
     default: "<data>/users",
     meaning: "Directory of the per-user SQLite databases (sessions + checkpoints)"
+  },
+  {
+    name: "SQLITE_MAX_OPEN",
+    default: "64",
+    meaning: "Most per-user databases open at once (the least recently used idle one is closed)"
+  },
+  {
+    name: "SQLITE_KEEP_CHECKPOINTS",
+    default: "100",
+    meaning: "Newest checkpoints kept per thread (the conversation itself is never pruned); 0 keeps all"
   },
   { name: "CREDITS_DATABASE_PATH", default: "<data>/credits.sqlite", meaning: "SQLite credit ledger file" },
   {
@@ -250,6 +264,8 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       host: text("HOST", "127.0.0.1"),
       dataDir: Effect.succeed(dataDirE),
       sqliteDatabasePath: path("SQLITE_DATABASE_PATH", join(dataDir, "users"), cwd),
+      sqliteMaxOpen: integer("SQLITE_MAX_OPEN", 64, 1, 100_000),
+      sqliteKeepCheckpoints: integer("SQLITE_KEEP_CHECKPOINTS", 100, 0),
       creditsDatabasePath: path("CREDITS_DATABASE_PATH", join(dataDir, "credits.sqlite"), cwd),
       oracleKeyFile: path("ORACLE_KEY_FILE", join(dataDir, "oracle.key"), cwd),
       userKeyFile: path("USER_KEY_FILE", join(dataDir, "user.key"), cwd),

@@ -45,16 +45,20 @@ describe("boot", () => {
       THROTTLE_TTL_MS: "-5",
       DISABLE_CREDITS: "maybe",
       LLM_PROVIDER: "skynet",
-      MATRIX_BASE_URL: "https://matrix.example"
+      MATRIX_BASE_URL: "https://matrix.example",
+      SQLITE_MAX_OPEN: "0",
+      SQLITE_KEEP_CHECKPOINTS: "all"
     })
-    expect(lines).toHaveLength(6)
+    expect(lines).toHaveLength(8)
     for (const name of [
       "PORT",
       "THROTTLE_LIMIT",
       "THROTTLE_TTL_MS",
       "DISABLE_CREDITS",
       "LLM_PROVIDER",
-      "MATRIX_USER_ID"
+      "MATRIX_USER_ID",
+      "SQLITE_MAX_OPEN",
+      "SQLITE_KEEP_CHECKPOINTS"
     ]) {
       expect(lines.filter((l) => l.startsWith("[config-error]") && l.includes(name))).toHaveLength(1)
     }
