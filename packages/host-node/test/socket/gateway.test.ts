@@ -93,6 +93,8 @@ describe("client-side tools over Socket.IO", () => {
     const { socket, connected } = await connect(url, { invocation: a.invocation }, a.sessionId)
     expect(connected).toMatchObject({ sessionId: a.sessionId })
     const seen: Array<Record<string, unknown>> = []
+    const toolCalls: Array<Record<string, unknown>> = []
+    socket.on("tool_call", (payload: Record<string, unknown>) => toolCalls.push(payload))
     socket.on("browser_tool_call", (payload: Record<string, unknown>) => {
       seen.push(payload)
       socket.emit("tool_result", { callId: payload.callId, result: { color: "teal" } })
@@ -117,6 +119,13 @@ describe("client-side tools over Socket.IO", () => {
     expect(offered.indexOf("echo_text")).toBeLessThan(offered.indexOf("pick_color"))
     const results = toolMessagesOf(model)
     expect(results.map((m) => [m.name, m.content])).toEqual([["pick_color", '{"color":"teal"}']])
+    // A JSON turn's tool calls reach the session's sockets too.
+    await expect.poll(() => toolCalls.map((p) => p.status)).toEqual(["isRunning", "done"])
+    expect(toolCalls[1]).toMatchObject({
+      toolName: "pick_color",
+      requestId: "req-1",
+      output: '{"color":"teal"}'
+    })
     // Stored in the thread's state, so `GET /messages` shows the exchange.
     const history = await call(`${url}/messages/${a.sessionId}`, { headers: a.headers })
     expect(JSON.stringify(history.body)).toContain("teal")
