@@ -9,6 +9,11 @@
  * order), `error` when the turn failed, and always a final `done`; a `: heartbeat` comment every
  * `heartbeatMs`. The turn runs detached from the response: a client that goes away aborts it
  * through its signal, and the turn still ends cleanly (state saved, dangling calls answered).
+ *
+ * A message may carry client-side tools (`tools`: browser tools, `agActions`: AG-UI actions),
+ * checked by core's `ClientTools.validate` (a bad one is a 400 naming it, before any work), offered
+ * for that turn after the server's tools, and run by the session's sockets (`socket/LiveHub.ts`),
+ * which also see the turn's `reasoning` and `tool_call` events, in the order the stream has them.
  */
 import { PassThrough } from "node:stream"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
