@@ -3,10 +3,11 @@
  * middlewares. Shared by boot (`Catalog.make`) and per request (`Catalog.resolveRequestTool`,
  * `Catalog.resolveSubAgent`), so a tool obeys the same rules whenever it appears.
  */
-import { Either, JSONSchema, Schema } from "effect"
+import { Either, Schema } from "effect"
 import type { CatalogSubAgent, CatalogTool } from "../Catalog.js"
 import type { JsonSchema, Plugin, PluginMiddleware, PluginTool, SubAgentSpec } from "../Plugin.js"
 import { Visibility } from "../PluginManifest.js"
+import { jsonSchemaOf } from "./jsonSchema.js"
 import { describe, shown } from "./text.js"
 
 /** Tool names every major provider accepts (OpenAI and Anthropic share this pattern). */
@@ -22,8 +23,7 @@ const deriveParameters = (tool: Pick<PluginTool, "input" | "jsonSchema">): JsonS
   const cached = schemaCache.get(tool.input)
   if (cached !== undefined) return cached
   if (!Schema.isSchema(tool.input)) return undefined
-  const { $schema: _drop, ...rest } = JSONSchema.make(tool.input) as unknown as Record<string, unknown>
-  const parameters = Object.freeze(rest) as JsonSchema
+  const parameters = Object.freeze(jsonSchemaOf(tool.input)) as JsonSchema
   schemaCache.set(tool.input, parameters)
   return parameters
 }
