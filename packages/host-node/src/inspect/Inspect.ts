@@ -6,11 +6,10 @@
  */
 import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
-import { loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
+import { cachedCounter, loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
 import { CapabilityIndex, Catalog, TokenCounter } from "@plugboard/core"
 import { Either } from "effect"
 import { ExitCode, type InspectOptions, parseArgs, USAGE, UsageError } from "./Args.js"
-import { cachedCounter } from "./CachedCounter.js"
 import { defaultModule, displayPath, loadModule, ModuleLoadError } from "./LoadModule.js"
 import { QueriesFileError, type QueryLine, readQueries } from "./Queries.js"
 import { render } from "./Render.js"

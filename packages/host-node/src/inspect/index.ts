@@ -3,6 +3,9 @@
  * and budgets, routing quality). `runInspect` is the command; the rest is exported for tools
  * that want the report as data.
  */
+
+/** The adapter's piece-caching counter (re-exported: inspect counts with it). */
+export { cachedCounter } from "@plugboard/adapters/tokenizers"
 export {
   ExitCode,
   type InspectOptions,
@@ -12,7 +15,6 @@ export {
   USAGE,
   UsageError
 } from "./Args.js"
-export { cachedCounter } from "./CachedCounter.js"
 export { type InspectIO, type InspectStream, runInspect } from "./Inspect.js"
 export {
   defaultModule,
