@@ -8,6 +8,11 @@
  * the catalog: validation and JSON Schemas; load the o200k ranks; count the budget report;
  * render). The two are timed apart, in wall-clock and CPU time; the machine is shared, so CPU
  * time is the steadier figure. Then `--json`, `--eval` (on 1,000 plugins) and `pnpm plugboard inspect` as typed.
+ *
+ * Issue 5's "< 3 s" is judged, and printed, for two scopes: inspect's own work given the loaded
+ * module (what plugboard controls), and the whole process as a user runs it (tsx start-up and
+ * transpiling, importing the user's module: 5,000 plugins built with Effect Schema cost what they
+ * cost, whoever inspects them, and inspect's work).
  */
 import { execFileSync } from "node:child_process"
 import { existsSync } from "node:fs"
@@ -28,6 +33,8 @@ interface Phase {
 interface ChildFigures {
   readonly importModule: Phase
   readonly inspect: Phase
+  /** CPU time of the whole child node process (start-up, tsx loader, import, inspect), ms. */
+  readonly processCpu: number
   readonly code: number
   readonly bytes: number
 }
@@ -50,6 +57,9 @@ const child = (
   return { ...(JSON.parse(out.trim().split("\n").at(-1)!) as ChildFigures), process: process_ }
 }
 
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const verdict = (ms: number) => (ms < 3000 ? "MET" : "MISSED")
+
 export default async () => {
   const runs = [child([MODULE]), child([MODULE]), child([MODULE])]
   for (const r of runs) if (r.code !== 0) throw new Error(`inspect exited ${r.code}`)
@@ -57,7 +67,7 @@ export default async () => {
   for (const [i, r] of runs.entries()) {
     console.log(
       `  run ${i + 1}: import the module ${s(r.importModule.wall)} (cpu ${s(r.importModule.cpu)}), ` +
-        `inspect ${s(r.inspect.wall)} (cpu ${s(r.inspect.cpu)}), whole process ${s(r.process)}`
+        `inspect ${s(r.inspect.wall)} (cpu ${s(r.inspect.cpu)}), whole process ${s(r.process)} (cpu ${s(r.processCpu)})`
     )
   }
   const json = child([MODULE, "--json"])
@@ -70,6 +80,7 @@ export default async () => {
     `  --eval on 1,000 plugins (leave-one-out over 2,000 examples): inspect ${s(evaluated.inspect.wall)} (cpu ${s(evaluated.inspect.cpu)})`
   )
   const main = join(root, "packages/host-node/src/cli/main.ts")
+  let cli: number | undefined
   if (existsSync(main)) {
     const t0 = performance.now()
     execFileSync(tsx, ["--conditions=@plugboard/source", main, "inspect", MODULE], {
@@ -77,9 +88,22 @@ export default async () => {
       env: { ...process.env, PLUGBOARD_INSPECT_PLUGINS: String(PLUGINS) },
       stdio: "ignore"
     })
-    console.log(`  pnpm plugboard inspect (cli/main.ts), whole process: ${s(performance.now() - t0)}`)
+    cli = performance.now() - t0
+    console.log(`  pnpm plugboard inspect (cli/main.ts), whole process: ${s(cli)}`)
   }
-  console.log("  [target < 3 s]")
+  const inspectWall = median(runs.map((r) => r.inspect.wall))
+  const inspectCpu = median(runs.map((r) => r.inspect.cpu))
+  const processWall = median(runs.map((r) => r.process))
+  const processCpu = median(runs.map((r) => r.processCpu))
+  const importCpu = median(runs.map((r) => r.importModule.cpu))
+  console.log("  target < 3 s (issue 5), medians of the 3 runs:")
+  console.log(
+    `    inspect given the loaded module (build catalog, count, render): wall ${s(inspectWall)}, cpu ${s(inspectCpu)} -> ${verdict(Math.max(inspectWall, inspectCpu))}`
+  )
+  console.log(
+    `    whole process (tsx start-up + import of the module, cpu ${s(importCpu)} + inspect): wall ${s(processWall)}, cpu ${s(processCpu)} -> ${verdict(Math.max(processWall, processCpu))}` +
+      (cli === undefined ? "" : `; as typed (cli/main.ts) wall ${s(cli)} -> ${verdict(cli)}`)
+  )
 }
 
 const measure = async <A>(f: () => Promise<A>): Promise<[A, Phase]> => {
@@ -102,5 +126,7 @@ if (process.env[CHILD] === "1" && process.argv[1] === fileURLToPath(import.meta.
       cwd: root
     })
   )
-  console.log(JSON.stringify({ importModule, inspect, code, bytes } satisfies ChildFigures))
+  const used = process.cpuUsage()
+  const processCpu = (used.user + used.system) / 1000
+  console.log(JSON.stringify({ importModule, inspect, processCpu, code, bytes } satisfies ChildFigures))
 }
