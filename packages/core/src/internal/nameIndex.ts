@@ -28,44 +28,68 @@ export interface NameIndex {
   readonly byLength: ReadonlyMap<number, Int32Array>
   readonly lengths: ReadonlyArray<number>
   readonly has: ReadonlySet<string>
-  /** Two-character piece of a flat name → the names (indices) holding it. */
-  readonly pairs: ReadonlyMap<string, Int32Array>
+  /** Two-character piece of a flat name → the names (indices) holding it; built on first use. */
+  readonly pairs: () => ReadonlyMap<string, Int32Array>
 }
 
 const stemSet = (name: string): Set<string> => new Set(words(name).map(stem))
+
+const push = <K>(map: Map<K, Array<number>>, key: K, i: number) => {
+  const list = map.get(key)
+  if (list === undefined) map.set(key, [i])
+  else list.push(i)
+}
+
+const frozen = <K>(lists: Map<K, Array<number>>): Map<K, Int32Array> => {
+  const out = new Map<K, Int32Array>()
+  for (const [key, list] of lists) out.set(key, Int32Array.from(list))
+  return out
+}
 
 /** Builds the index of `names` (duplicates are kept once). */
 export const makeNameIndex = (input: Iterable<string>): NameIndex => {
   const has = new Set(input)
   const names = [...has]
-  const flat = names.map((n) => words(n).join(""))
+  const flat: Array<string> = new Array(names.length)
   const wordCount = new Int32Array(names.length)
   const postingLists = new Map<string, Array<number>>()
   const lengthLists = new Map<number, Array<number>>()
-  const pairLists = new Map<string, Array<number>>()
-  const push = <K>(map: Map<K, Array<number>>, key: K, i: number) => {
-    const list = map.get(key)
-    if (list === undefined) map.set(key, [i])
-    else list.push(i)
-  }
+  // Tool names repeat their words ("get", "list", a vendor's name): stem each once.
+  const stems = new Map<string, string>()
   names.forEach((name, i) => {
-    const f = flat[i]!
+    const ws = words(name)
+    const f = ws.join("")
+    flat[i] = f
     const own = new Set<string>()
-    for (let j = 0; j + 2 <= f.length; j++) own.add(f.slice(j, j + 2))
-    for (const pair of own) push(pairLists, pair, i)
-    const ws = stemSet(name)
-    wordCount[i] = ws.size
-    for (const w of ws) push(postingLists, w, i)
+    for (const w of ws) {
+      let s = stems.get(w)
+      if (s === undefined) {
+        s = stem(w)
+        stems.set(w, s)
+      }
+      own.add(s)
+    }
+    wordCount[i] = own.size
+    for (const w of own) push(postingLists, w, i)
     push(lengthLists, f.length, i)
   })
-  const postings = new Map<string, Int32Array>()
-  for (const [w, list] of postingLists) postings.set(w, Int32Array.from(list))
-  const byLength = new Map<number, Int32Array>()
-  for (const [len, list] of lengthLists) byLength.set(len, Int32Array.from(list))
+  const byLength = frozen(lengthLists)
   const lengths = [...byLength.keys()].sort((a, b) => a - b)
-  const pairs = new Map<string, Int32Array>()
-  for (const [pair, list] of pairLists) pairs.set(pair, Int32Array.from(list))
-  return { names, flat, wordCount, postings, byLength, lengths, has, pairs }
+  // Only queries sharing no word with any good name need letter pairs: built then, once.
+  let pairs: Map<string, Int32Array> | undefined
+  const pairsOnce = () => {
+    if (pairs === undefined) {
+      const pairLists = new Map<string, Array<number>>()
+      flat.forEach((f, i) => {
+        const own = new Set<string>()
+        for (let j = 0; j + 2 <= f.length; j++) own.add(f.slice(j, j + 2))
+        for (const pair of own) push(pairLists, pair, i)
+      })
+      pairs = frozen(pairLists)
+    }
+    return pairs
+  }
+  return { names, flat, wordCount, postings: frozen(postingLists), byLength, lengths, has, pairs: pairsOnce }
 }
 
 interface Scored {
@@ -166,11 +190,12 @@ const noSharedWord = (
   const hit: Array<number> = []
   const common = Math.max(COMMON_PAIR, count / 32)
   const walked = new Set<string>()
+  const pairs = index.pairs()
   for (let j = 0; j + 2 <= lq; j++) {
     const pair = flatQ.slice(j, j + 2)
     if (walked.has(pair)) continue
     walked.add(pair)
-    const list = index.pairs.get(pair)
+    const list = pairs.get(pair)
     if (list === undefined || list.length > common) continue
     for (let p = 0; p < list.length; p++) {
       const i = list[p]!
