@@ -114,6 +114,7 @@ let pairHits = new Int32Array(0)
  */
 const MAX_WORK = 25_000
 const BOUND_BUCKETS = 64
+const AFFIX_TIERS = 16
 /** Letter pairs held by more names than this (and 1/32 of the index) say little: not walked. */
 const COMMON_PAIR = 256
 const BUCKETS = 128
@@ -322,24 +323,42 @@ export const closestIn = (
   }
   let budget = MAX_WORK
   try {
-    const buckets: Array<Array<number>> = []
+    // Buckets by upper bound (so whole buckets can be skipped), each split by how much of the
+    // name's start and end match the input's (a cheap guess of its edit similarity), best first.
+    const buckets: Array<Array<Array<number>>> = []
     const jaccard = (i: number) => shared[i]! / (qSize + index.wordCount[i]! - shared[i]!)
     for (const i of touched) {
-      const len = index.flat[i]!.length
-      const bound = 1 - Math.abs(lq - len) / Math.max(lq, len, 1) + jaccard(i)
+      const f = index.flat[i]!
+      const len = f.length
+      const longest = Math.max(lq, len, 1)
+      const bound = 1 - Math.abs(lq - len) / longest + jaccard(i)
       const b = Math.min(BOUND_BUCKETS - 1, Math.floor((bound / 2) * BOUND_BUCKETS))
-      const list = buckets[b]
-      if (list === undefined) buckets[b] = [i]
+      const shortest = Math.min(lq, len)
+      let prefix = 0
+      while (prefix < shortest && flatQ.charCodeAt(prefix) === f.charCodeAt(prefix)) prefix++
+      let suffix = 0
+      while (
+        suffix < shortest - prefix &&
+        flatQ.charCodeAt(lq - 1 - suffix) === f.charCodeAt(len - 1 - suffix)
+      )
+        suffix++
+      const guess = Math.min(AFFIX_TIERS - 1, Math.floor(((prefix + suffix) / longest) * AFFIX_TIERS))
+      const tiers = buckets[b] ?? []
+      buckets[b] = tiers
+      const list = tiers[guess]
+      if (list === undefined) tiers[guess] = [i]
       else list.push(i)
     }
     for (let b = BOUND_BUCKETS - 1; b >= 0 && budget > 0; b--) {
-      const bucket = buckets[b]
-      if (bucket === undefined) continue
+      const tiers = buckets[b]
+      if (tiers === undefined) continue
       // Every bound in this bucket is below its upper edge: nothing here or lower can enter.
       if (top.length === k && ((b + 1) / BOUND_BUCKETS) * 2 < top[k - 1]!.score) break
-      for (const i of bucket) {
-        budget -= consider(index.names[i]!, index.flat[i]!, jaccard(i))
-        if (budget <= 0) break
+      for (let t = tiers.length - 1; t >= 0 && budget > 0; t--) {
+        for (const i of tiers[t] ?? []) {
+          budget -= consider(index.names[i]!, index.flat[i]!, jaccard(i))
+          if (budget <= 0) break
+        }
       }
     }
     // Names sharing no word score at most their edit similarity, at most 1: those sharing the
