@@ -141,7 +141,7 @@ const boundedLevenshtein = (a: string, b: string, max: number): number => {
       const sub = prev[j - 1]! + (ca === b.charCodeAt(j - 1) ? 0 : 1)
       const del = prev[j]! + 1
       const ins = cur[j - 1]! + 1
-      const v = sub < del ? (sub < ins ? sub : ins) : del < ins ? del : ins
+      const v = Math.min(sub, del, ins)
       cur[j] = v
       if (v < rowMin) rowMin = v
     }
@@ -170,7 +170,7 @@ const bagDistance = (lq: number, b: string): number => {
       left--
     } else missing++
   }
-  return left > missing ? left : missing
+  return Math.max(left, missing)
 }
 
 /**
