@@ -32,6 +32,8 @@ describe("SIGKILL in the middle of a stream of checkpoint writes", () => {
       writer.child.kill("SIGKILL")
       const { signal } = await writer.exited
       expect(signal).toBe("SIGKILL")
+      // The writer itself is gone (not a wrapper around it): signal 0 finds no such process.
+      expect(() => process.kill(writer.child.pid!, 0)).toThrow()
       expect(writer.errors.filter((e) => e.startsWith("error"))).toEqual([])
       acknowledged.push(...writer.acks)
     }

@@ -1,4 +1,8 @@
-/** Spawns `writer-child.ts` (through tsx, resolving workspace sources) and parses its output. */
+/**
+ * Spawns `writer-child.ts` and parses its output. Node runs the child itself, with tsx as an
+ * import hook: the `tsx` binary would be a wrapper process, and a SIGKILL sent to the wrapper
+ * leaves the real writer running as an orphan — the kill would never hit the writes.
+ */
 import { type ChildProcess, spawn } from "node:child_process"
 import { join } from "node:path"
 
@@ -8,8 +12,8 @@ const root = join(here, "../../../..")
 /** Spawns the writer child; collects its `ack` lines as they arrive. */
 export const spawnWriter = (args: Array<string>) => {
   const child: ChildProcess = spawn(
-    join(root, "node_modules/.bin/tsx"),
-    ["--conditions=@plugboard/source", join(here, "writer-child.ts"), ...args],
+    process.execPath,
+    ["--conditions=@plugboard/source", "--import", "tsx", join(here, "writer-child.ts"), ...args],
     { stdio: ["ignore", "pipe", "pipe"], cwd: root }
   )
   const acks: Array<{ id: string; value: string }> = []
