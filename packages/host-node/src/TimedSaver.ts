@@ -1,18 +1,18 @@
 /**
- * A checkpointer wrapper that measures where a turn's storage time goes: reads (`getTuple`,
- * `list`) count as the "load" stage, writes (`put`, `putWrites`) as "save". The benchmark's
- * per-stage split comes from here; behaviour is exactly the inner saver's.
+ * A checkpointer wrapper that measures where a turn's storage time goes: reads (`getTuple`) count
+ * as the "load" stage, writes (`put`, `putWrites`) as "save". The benchmark's per-stage split
+ * comes from here; behaviour is exactly the inner saver's.
  */
 import type { RunnableConfig } from "@langchain/core/runnables"
-import {
+import type {
   BaseCheckpointSaver,
-  type ChannelVersions,
-  type Checkpoint,
-  type CheckpointListOptions,
-  type CheckpointMetadata,
-  type CheckpointTuple,
-  type PendingWrite
+  ChannelVersions,
+  Checkpoint,
+  CheckpointMetadata,
+  CheckpointTuple,
+  PendingWrite
 } from "@langchain/langgraph-checkpoint"
+import { DelegatingCheckpointSaver } from "@plugboard/adapters/langgraph"
 
 /** Accumulated milliseconds of reads and writes. */
 export interface StorageTimings {
@@ -21,12 +21,12 @@ export interface StorageTimings {
 }
 
 /** Delegates to `inner`, adding each call's duration to `timings`. */
-export class TimedSaver extends BaseCheckpointSaver {
+export class TimedSaver extends DelegatingCheckpointSaver {
   constructor(
-    readonly inner: BaseCheckpointSaver,
+    inner: BaseCheckpointSaver,
     readonly timings: StorageTimings
   ) {
-    super(inner.serde)
+    super(inner)
   }
 
   private async measure<A>(stage: keyof StorageTimings, run: () => Promise<A>): Promise<A> {
@@ -40,10 +40,6 @@ export class TimedSaver extends BaseCheckpointSaver {
 
   override getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     return this.measure("load", () => this.inner.getTuple(config))
-  }
-
-  override list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
-    return this.inner.list(config, options)
   }
 
   override put(
@@ -62,17 +58,5 @@ export class TimedSaver extends BaseCheckpointSaver {
     taskPath?: string
   ): Promise<void> {
     return this.measure("save", () => this.inner.putWrites(config, writes, taskId, taskPath))
-  }
-
-  override getDeltaChannelHistory(options: { config: RunnableConfig; channels: Array<string> }) {
-    return this.inner.getDeltaChannelHistory(options)
-  }
-
-  override deleteThread(threadId: string): Promise<void> {
-    return this.inner.deleteThread(threadId)
-  }
-
-  override getNextVersion(current: number | undefined): number {
-    return this.inner.getNextVersion(current as never) as number
   }
 }

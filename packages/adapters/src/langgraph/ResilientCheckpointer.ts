@@ -5,24 +5,17 @@
  * state cannot be saved must fail loudly rather than pretend it was kept.
  */
 import type { RunnableConfig } from "@langchain/core/runnables"
-import {
-  BaseCheckpointSaver,
-  type ChannelVersions,
-  type Checkpoint,
-  type CheckpointListOptions,
-  type CheckpointMetadata,
-  type CheckpointTuple,
-  type PendingWrite
-} from "@langchain/langgraph-checkpoint"
+import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import type { RuntimeLogger } from "@plugboard/core"
+import { DelegatingCheckpointSaver } from "./DelegatingCheckpointSaver.js"
 
 /** Delegates to `inner`; a failing `getTuple` is logged and read as an empty thread. */
-export class ResilientCheckpointer extends BaseCheckpointSaver {
+export class ResilientCheckpointer extends DelegatingCheckpointSaver {
   constructor(
-    readonly inner: BaseCheckpointSaver,
+    inner: BaseCheckpointSaver,
     private readonly logger: RuntimeLogger
   ) {
-    super(inner.serde)
+    super(inner)
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -35,39 +28,5 @@ export class ResilientCheckpointer extends BaseCheckpointSaver {
       })
       return undefined
     }
-  }
-
-  override list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
-    return this.inner.list(config, options)
-  }
-
-  override put(
-    config: RunnableConfig,
-    checkpoint: Checkpoint,
-    metadata: CheckpointMetadata,
-    newVersions: ChannelVersions
-  ): Promise<RunnableConfig> {
-    return this.inner.put(config, checkpoint, metadata, newVersions)
-  }
-
-  override putWrites(
-    config: RunnableConfig,
-    writes: Array<PendingWrite>,
-    taskId: string,
-    taskPath?: string
-  ): Promise<void> {
-    return this.inner.putWrites(config, writes, taskId, taskPath)
-  }
-
-  override getDeltaChannelHistory(options: { config: RunnableConfig; channels: Array<string> }) {
-    return this.inner.getDeltaChannelHistory(options)
-  }
-
-  override deleteThread(threadId: string): Promise<void> {
-    return this.inner.deleteThread(threadId)
-  }
-
-  override getNextVersion(current: number | undefined): number {
-    return this.inner.getNextVersion(current as never) as number
   }
 }

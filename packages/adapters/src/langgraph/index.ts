@@ -5,6 +5,7 @@
 
 /** LangGraph's in-memory checkpointer: the embedded default and the one tests use. */
 export { MemorySaver } from "@langchain/langgraph"
+export { DelegatingCheckpointSaver } from "./DelegatingCheckpointSaver.js"
 export type { ToolCallEvent } from "./Events.js"
 export { type AgentGraph, type CreateMainAgentOptions, createMainAgent, type MainAgent } from "./MainAgent.js"
 export { answeredHistory, INTERRUPTED_CALL } from "./ModelNode.js"
