@@ -161,7 +161,18 @@ export const budgetReport = (
   }
 ): BudgetReport => {
   const { counter, basePrompt } = options
-  const costOfTools = (tools: ReadonlyArray<ToolLike>) => sum(tools.map((t) => toolCost(counter, t)))
+  // Each on-demand tool is priced for its plugin's load and again for the all-bound turn;
+  // serialising 15,000 schemas twice is most of a large catalog's report, so price each once.
+  const priced = new WeakMap<ToolLike, number>()
+  const costOf = (tool: ToolLike): number => {
+    let n = priced.get(tool)
+    if (n === undefined) {
+      n = toolCost(counter, tool)
+      priced.set(tool, n)
+    }
+    return n
+  }
+  const costOfTools = (tools: ReadonlyArray<ToolLike>) => sum(tools.map(costOf))
   const promptCost = (e: CatalogEntry) => {
     const p = promptOf(e)
     return p === undefined ? 0 : counter.count(p)

@@ -5,8 +5,9 @@
  */
 import { existsSync, statSync } from "node:fs"
 import { dirname, isAbsolute, join, resolve } from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { fileURLToPath } from "node:url"
 import type { Plugin } from "@plugboard/core"
+import { importModule } from "./ImportModule.js"
 
 /** The module is missing, fails to import, or exports no plugins. */
 export class ModuleError extends Error {
@@ -89,7 +90,7 @@ export const loadPlugins = async (
   if (!existsSync(file)) throw new ModuleError("NotFound", `Module not found: ${file}.`)
   let namespace: Record<string, unknown>
   try {
-    namespace = (await import(pathToFileURL(file).href)) as Record<string, unknown>
+    namespace = await importModule(file)
   } catch (error) {
     throw new ModuleError(
       "ImportFailed",

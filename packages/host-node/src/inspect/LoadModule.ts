@@ -6,8 +6,9 @@
  */
 import { existsSync, statSync } from "node:fs"
 import { isAbsolute, join, relative, resolve } from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { fileURLToPath } from "node:url"
 import type { Catalog, Plugin } from "@plugboard/core"
+import { importModule } from "../cli/ImportModule.js"
 
 /** The module cannot be found, fails to import, or exports nothing inspect can use. */
 export class ModuleLoadError extends Error {
@@ -141,7 +142,7 @@ export const loadModule = async (
   const file = resolveModule(spec, cwd)
   let namespace: Record<string, unknown>
   try {
-    namespace = (await import(pathToFileURL(file).href)) as Record<string, unknown>
+    namespace = await importModule(file)
   } catch (thrown) {
     const message = thrown instanceof Error ? thrown.message : String(thrown)
     throw new ModuleLoadError(
