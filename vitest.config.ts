@@ -11,6 +11,7 @@ export default defineConfig({
     include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts"],
     // LangGraph's checkpointer conformance suite relies on global beforeAll/describe.
     globals: true,
+    setupFiles: ["./vitest.setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000
   }
