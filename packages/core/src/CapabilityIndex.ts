@@ -227,7 +227,7 @@ export const tokenize = (text: string): Array<string> => {
 // Building
 
 /** The document of a catalog entry: its name and the manifest fields the ranking reads. */
-export const fromEntry = (entry: CatalogEntry): CapabilityDocument => ({
+const fromEntry = (entry: CatalogEntry): CapabilityDocument => ({
   name: entry.name,
   title: entry.manifest.title,
   summary: entry.manifest.summary,

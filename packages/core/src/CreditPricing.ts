@@ -27,7 +27,7 @@ export const isTokensPerCredit = (n: unknown): n is number =>
  * Tokens a usage counts: input plus output. A negative, NaN or infinite count (a
  * provider's garbage) counts as 0 for that side, so garbage never produces a charge of NaN or ∞.
  */
-export const tokensOf = (usage: TokenUsage | undefined): number => {
+const tokensOf = (usage: TokenUsage | undefined): number => {
   if (usage === undefined) return 0
   const side = (n: number) => (Number.isFinite(n) && n > 0 ? n : 0)
   return side(usage.inputTokens) + side(usage.outputTokens)

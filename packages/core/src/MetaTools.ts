@@ -93,7 +93,7 @@ export interface ListCapabilitiesInput {
 const describe = (u: unknown): string => (u === null ? "null" : Array.isArray(u) ? "an array" : typeof u)
 
 /** Decodes `list_capabilities` arguments. Unknown keys are ignored; wrong types are errors. */
-export const decodeListInput = (input: unknown): Either.Either<ListCapabilitiesInput, MetaToolInputError> => {
+const decodeListInput = (input: unknown): Either.Either<ListCapabilitiesInput, MetaToolInputError> => {
   const fail = (message: string) =>
     Either.left(new MetaToolInputError({ reason: "InvalidInput", tool: LIST_CAPABILITIES, message }))
   const o = asObject(input)
@@ -129,7 +129,7 @@ export const decodeListInput = (input: unknown): Either.Either<ListCapabilitiesI
  * Decodes `load_capability` arguments: `{ names: string[] }` or `{ name: string }` (both may be
  * given: `name` comes first). Names are trimmed and deduplicated; at least one is required.
  */
-export const decodeLoadInput = (input: unknown): Either.Either<ReadonlyArray<string>, MetaToolInputError> => {
+const decodeLoadInput = (input: unknown): Either.Either<ReadonlyArray<string>, MetaToolInputError> => {
   const fail = (message: string) =>
     Either.left(new MetaToolInputError({ reason: "InvalidInput", tool: LOAD_CAPABILITY, message }))
   const usage = `Call it as {"names": ["plugin-name"]}.`
@@ -191,7 +191,7 @@ export interface ListCapabilitiesResult {
 }
 
 /** Whether every tool of a plugin is offered, given this thread's loads. */
-export const isAvailable = (entry: CatalogEntry, loaded: LoadedPlugins.LoadedPlugins): boolean =>
+const isAvailable = (entry: CatalogEntry, loaded: LoadedPlugins.LoadedPlugins): boolean =>
   entry.visibility === "always"
     ? entry.onDemandTools.length === 0 || LoadedPlugins.has(loaded, entry.name)
     : LoadedPlugins.has(loaded, entry.name)

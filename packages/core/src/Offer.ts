@@ -108,7 +108,7 @@ const isOfferable = (catalog: Catalog, loaded: LoadedPlugins.LoadedPlugins, tool
 }
 
 /** Turns a catalog tool into the offered shape. */
-export const fromCatalogTool = (tool: CatalogTool): OfferedTool => ({
+const fromCatalogTool = (tool: CatalogTool): OfferedTool => ({
   name: tool.name,
   description: tool.description,
   parameters: tool.parameters,

@@ -59,7 +59,7 @@ export class RateLimiter extends Context.Tag("@plugboard/core/RateLimiter")<
 export const MAX_KEY_LENGTH = 2048
 
 /** Validates a key: a non-empty string of at most `MAX_KEY_LENGTH` characters. */
-export const checkKey = (key: unknown): Effect.Effect<string, RateLimiterError> =>
+const checkKey = (key: unknown): Effect.Effect<string, RateLimiterError> =>
   typeof key === "string" && key.length > 0 && key.length <= MAX_KEY_LENGTH
     ? Effect.succeed(key)
     : Effect.fail(
@@ -70,9 +70,7 @@ export const checkKey = (key: unknown): Effect.Effect<string, RateLimiterError> 
       )
 
 /** Validates a config: both fields positive safe integers. */
-export const checkConfig = (
-  config: RateLimiterConfig
-): Effect.Effect<RateLimiterConfig, RateLimiterError> => {
+const checkConfig = (config: RateLimiterConfig): Effect.Effect<RateLimiterConfig, RateLimiterError> => {
   const bad = (["limit", "windowMs"] as const).filter(
     (k) => !(Number.isSafeInteger(config[k]) && config[k] > 0)
   )

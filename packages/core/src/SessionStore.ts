@@ -166,7 +166,7 @@ const validateOptionalString = (
  * Copies a user context through JSON, as the SQLite store does, so both implementations hand
  * back the same value (no shared mutable object, no functions, no `undefined` members).
  */
-export const normalizeUserContext = (
+const normalizeUserContext = (
   value: unknown
 ): Effect.Effect<Readonly<Record<string, unknown>> | undefined, SessionStoreError> => {
   if (value === undefined || value === null) return Effect.succeed(undefined)
@@ -281,7 +281,7 @@ export const applyPatch = (
  * Compares strings by Unicode code point — the order SQLite's BINARY collation gives UTF-8
  * text — rather than JavaScript's UTF-16 code-unit order, so every store sorts ids alike.
  */
-export const compareCodePoints = (a: string, b: string): number => {
+const compareCodePoints = (a: string, b: string): number => {
   let i = 0
   let j = 0
   while (i < a.length && j < b.length) {
@@ -295,7 +295,7 @@ export const compareCodePoints = (a: string, b: string): number => {
 }
 
 /** Orders records newest activity first: `updatedAtMs` desc, `createdAtMs` desc, id by code point. */
-export const compareRecords = (a: SessionRecord, b: SessionRecord): number =>
+const compareRecords = (a: SessionRecord, b: SessionRecord): number =>
   b.updatedAtMs - a.updatedAtMs ||
   b.createdAtMs - a.createdAtMs ||
   compareCodePoints(a.sessionId, b.sessionId)

@@ -13,7 +13,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
 import { MatrixSyncEngine, matrixSnapshotStore, type SnapshotStore } from "@plugboard/adapters/matrix"
 import { makeChatModel } from "@plugboard/adapters/models"
-import { layerSessionStore, UserDatabases, layer as userDatabasesLayer } from "@plugboard/adapters/sqlite"
+import { layerSessionStore, layerUserDatabases, UserDatabases } from "@plugboard/adapters/sqlite"
 import { loadOrCreateSigner, type Signer, UcanAuth } from "@plugboard/adapters/ucan"
 import {
   Auth,
@@ -172,7 +172,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
 
   const clock = options.clock ?? Clock.layer
   const ledgerLayer = options.ledger ?? SqliteCreditLedger.layer({ filename: config.creditsDatabasePath })
-  const databases = userDatabasesLayer({
+  const databases = layerUserDatabases({
     directory: config.sqliteDatabasePath,
     maxOpen: config.sqliteMaxOpen,
     retention: config.sqliteKeepCheckpoints > 0 ? { keepCheckpoints: config.sqliteKeepCheckpoints } : false

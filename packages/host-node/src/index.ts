@@ -24,7 +24,6 @@ export {
   CREDITS_LEDGER_KEY,
   CREDITS_PLUGIN_NAME,
   type CreditsPluginOptions,
-  costOf,
   creditsPlugin,
   DEFAULT_TOKENS_PER_CREDIT,
   makeCreditsPlugin

@@ -8,13 +8,12 @@ export { MemorySaver } from "@langchain/langgraph"
 export { DelegatingCheckpointSaver } from "./DelegatingCheckpointSaver.js"
 export type { ToolCallEvent } from "./Events.js"
 export { type AgentGraph, type CreateMainAgentOptions, createMainAgent, type MainAgent } from "./MainAgent.js"
-export { answeredHistory, INTERRUPTED_CALL } from "./ModelNode.js"
+export { INTERRUPTED_CALL } from "./ModelNode.js"
 export { prepareCatalog, SubAgentInput } from "./RequestScope.js"
 export { ResilientCheckpointer } from "./ResilientCheckpointer.js"
 export type { AgentRequest, ClientToolCall, ClientToolsOption } from "./Runtime.js"
 export { AgentState, type AgentStateUpdate, type AgentStateValue } from "./State.js"
-export { type FunctionDefinition, toDefinition, toDefinitions } from "./ToolDefinitions.js"
-export { type Outcome, stringifyResult, type ToolArtifact } from "./ToolNode.js"
+export type { Outcome, ToolArtifact } from "./ToolNode.js"
 export {
   runTurn,
   streamTurn,

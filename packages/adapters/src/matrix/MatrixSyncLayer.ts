@@ -44,7 +44,7 @@ const toRestore = (
 }
 
 /** The port's operations on an existing engine (the caller owns its lifecycle). */
-export const fromEngine = (engine: MatrixSyncEngine): MatrixSync.MatrixSyncService => ({
+export const matrixSyncFromEngine = (engine: MatrixSyncEngine): MatrixSync.MatrixSyncService => ({
   scheduleSync: (did) => Effect.map(MatrixSync.checkDid(did), (d) => engine.scheduleSync(d)),
   flush: (deadlineMs) =>
     Effect.flatMap(MatrixSync.checkDeadline(deadlineMs), (ms) =>
@@ -71,7 +71,7 @@ export const fromEngine = (engine: MatrixSyncEngine): MatrixSync.MatrixSyncServi
  * `MatrixSync` backed by a new engine, started with the layer and closed with it. Closing does
  * not flush: the host calls `flush(deadlineMs)` on SIGTERM first.
  */
-export const layer = (options: MatrixSyncEngineOptions): Layer.Layer<MatrixSync.MatrixSync> =>
+export const layerMatrixSync = (options: MatrixSyncEngineOptions): Layer.Layer<MatrixSync.MatrixSync> =>
   Layer.scoped(
     MatrixSync.MatrixSync,
     Effect.map(
@@ -83,6 +83,6 @@ export const layer = (options: MatrixSyncEngineOptions): Layer.Layer<MatrixSync.
         }),
         (engine) => Effect.sync(() => engine.close())
       ),
-      fromEngine
+      matrixSyncFromEngine
     )
   )

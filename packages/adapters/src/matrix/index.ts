@@ -3,15 +3,27 @@
  * homeserver (snapshots as media, pointed at by an `org.plugboard.snapshot` room state event),
  * and restore of a user's database on a host that does not have it.
  */
-export * from "./MatrixSyncEngine.js"
-export * from "./MatrixSyncError.js"
-export * from "./MatrixSyncLayer.js"
-export * from "./MemorySnapshotStore.js"
-export * from "./Restore.js"
-export * from "./SharedSecretRegistration.js"
-export * from "./Snapshot.js"
-export * from "./SnapshotPointer.js"
-export * from "./SnapshotStore.js"
-export * from "./SyncLedger.js"
-export * from "./Upload.js"
-export * from "./UserDatabases.js"
+export {
+  consoleSyncLogger,
+  type FlushReport,
+  MatrixSyncEngine,
+  type MatrixSyncEngineOptions,
+  type RestoreOutcome,
+  type RestoreStatus,
+  type SyncLogger,
+  type SyncOutcome
+} from "./MatrixSyncEngine.js"
+export { MatrixNotFound, MatrixSyncError, type MatrixSyncErrorReason } from "./MatrixSyncError.js"
+export { layerMatrixSync, matrixSyncFromEngine } from "./MatrixSyncLayer.js"
+export { type MemorySnapshotStore, memorySnapshotStore } from "./MemorySnapshotStore.js"
+export { registerWithSharedSecret, type SharedSecretRegistration } from "./SharedSecretRegistration.js"
+export { type Snapshot, sha256Hex, takeSnapshot, verifySnapshot } from "./Snapshot.js"
+export { SNAPSHOT_EVENT_TYPE, SnapshotPointer } from "./SnapshotPointer.js"
+export {
+  type MatrixAccount,
+  type MatrixSnapshotStoreOptions,
+  matrixSnapshotStore,
+  type SnapshotStore
+} from "./SnapshotStore.js"
+export type { LedgerEntry } from "./SyncLedger.js"
+export { directoryUserDatabases, type QuiescentDatabase, type UserDatabases } from "./UserDatabases.js"

@@ -165,7 +165,7 @@ export class LangChainChatModel extends Context.Tag("@plugboard/adapters/models/
 >() {}
 
 /** Both services, from checked settings. */
-export const layer = (
+export const layerChatModel = (
   settings: ChatModelSettings,
   deps: ChatModelDeps = {}
 ): Layer.Layer<ChatModel.ChatModel | LangChainChatModel> => {
@@ -204,13 +204,13 @@ export const chatModelFromEnv = (env: ChatModelEnv, deps: ChatModelDeps = {}): B
  * `LLM_TEMPERATURE`, `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`,
  * `ANTHROPIC_BASE_URL`, `OLLAMA_BASE_URL`). Fails with `ChatModelConfigError` at boot.
  */
-export const layerConfig = (
+export const layerChatModelConfig = (
   deps: ChatModelDeps = {}
 ): Layer.Layer<ChatModel.ChatModel | LangChainChatModel, ChatModel.ChatModelConfigError> =>
   Layer.unwrapEffect(
     envConfig.pipe(
       Effect.orDie,
       Effect.flatMap((env) => settingsFromEnv(env)),
-      Effect.map((settings) => layer(settings, deps))
+      Effect.map((settings) => layerChatModel(settings, deps))
     )
   )

@@ -4,14 +4,42 @@
  * deterministic offline `ScriptedChatModel` (script replay for tests, router for the demo).
  */
 
-export * from "./Port.js"
-export * from "./Providers.js"
 export {
-  adaptArgs,
-  DEFAULT_THRESHOLD,
-  type RouterOptions,
-  route,
-  routerResponder,
-  summariseOutput
-} from "./Router.js"
-export * from "./ScriptedChatModel.js"
+  chatModelFromEnv,
+  fromLangChain,
+  LangChainChatModel,
+  type LangChainChatModelService,
+  layerChatModel,
+  layerChatModelConfig,
+  settingsFromEnv,
+  toLangChainMessages
+} from "./Port.js"
+export {
+  type ChatModelDeps,
+  type ChatModelEnv,
+  type ChatModelSettings,
+  type ConfigProblem,
+  DEFAULT_OLLAMA_BASE_URL,
+  defaultModels,
+  envConfig,
+  makeChatModel,
+  NO_KEY,
+  type Provider,
+  providers,
+  resolveSettings
+} from "./Providers.js"
+export { adaptArgs, DEFAULT_THRESHOLD, type RouterOptions, route, summariseOutput } from "./Router.js"
+export {
+  type Counter,
+  type Responder,
+  ScriptExhaustedError,
+  type ScriptedCall,
+  ScriptedChatModel,
+  type ScriptedChatModelOptions,
+  type ScriptedReply,
+  type ScriptedToolCall,
+  type ScriptedTurn,
+  type ScriptStep,
+  splitAnswer,
+  toolName
+} from "./ScriptedChatModel.js"

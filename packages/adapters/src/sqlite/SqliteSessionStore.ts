@@ -17,7 +17,7 @@ export class UserDatabases extends Context.Tag("@plugboard/adapters/sqlite/UserD
 >() {}
 
 /** A registry for the layer's lifetime; its connections close when the scope closes. */
-export const layer = (options: UserDatabasesOptions): Layer.Layer<UserDatabases> =>
+export const layerUserDatabases = (options: UserDatabasesOptions): Layer.Layer<UserDatabases> =>
   Layer.scoped(
     UserDatabases,
     Effect.acquireRelease(
@@ -30,13 +30,17 @@ export const layer = (options: UserDatabasesOptions): Layer.Layer<UserDatabases>
  * The registry configured from the environment: `SQLITE_DATABASE_PATH` (required),
  * `SQLITE_MAX_OPEN` (default 64), `SQLITE_KEEP_CHECKPOINTS` (default 100; 0 keeps all).
  */
-export const layerConfig: Layer.Layer<UserDatabases, import("effect").ConfigError.ConfigError> =
+export const layerUserDatabasesConfig: Layer.Layer<UserDatabases, import("effect").ConfigError.ConfigError> =
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const directory = yield* Config.string("SQLITE_DATABASE_PATH")
       const maxOpen = yield* Config.integer("SQLITE_MAX_OPEN").pipe(Config.withDefault(64))
       const keep = yield* Config.integer("SQLITE_KEEP_CHECKPOINTS").pipe(Config.withDefault(100))
-      return layer({ directory, maxOpen, retention: keep > 0 ? { keepCheckpoints: keep } : false })
+      return layerUserDatabases({
+        directory,
+        maxOpen,
+        retention: keep > 0 ? { keepCheckpoints: keep } : false
+      })
     })
   )
 
@@ -96,7 +100,7 @@ const unavailable = (cause: unknown) =>
   })
 
 /** Builds the SQLite SessionStore over a registry. */
-export const make = (
+export const makeSessionStore = (
   registry: UserDatabaseRegistry
 ): Effect.Effect<SessionStore.SessionStoreService, never, Clock.Clock> =>
   Effect.gen(function* () {
@@ -213,7 +217,7 @@ export const make = (
 
 /** The SessionStore port on the registry's per-user databases. */
 export const layerSessionStore: Layer.Layer<SessionStore.SessionStore, never, UserDatabases | Clock.Clock> =
-  Layer.effect(SessionStore.SessionStore, Effect.flatMap(UserDatabases, make))
+  Layer.effect(SessionStore.SessionStore, Effect.flatMap(UserDatabases, makeSessionStore))
 
 /**
  * The `Checkpointer` port on the registry: a user's saver is `checkpointerForUser(did)`. The

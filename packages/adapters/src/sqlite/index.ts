@@ -3,10 +3,37 @@
  * the SessionStore port on the same per-user database, and the registry that maps user DIDs
  * to database files.
  */
-export * from "./Database.js"
-export * from "./errors.js"
-export * from "./Retention.js"
-export * from "./SqliteSaver.js"
-export * from "./SqliteSessionStore.js"
-export * from "./UserDatabases.js"
-export * from "./UserGate.js"
+export { Database, type DatabaseOptions, SCHEMA_VERSION } from "./Database.js"
+export {
+  SqliteOpenError,
+  type SqliteOpenErrorReason,
+  SqliteStorageError,
+  type SqliteStorageErrorReason
+} from "./errors.js"
+export { prune, type RetentionOptions } from "./Retention.js"
+export {
+  type MakeSqliteSaverOptions,
+  makeSqliteSaver,
+  type OwnedSqliteSaver,
+  type SaverBackend,
+  SqliteSaver,
+  type SqliteSaverOptions
+} from "./SqliteSaver.js"
+export {
+  layerCheckpointer,
+  layerSessionStore,
+  layerUserDatabases,
+  layerUserDatabasesConfig,
+  makeCheckpointer,
+  makeSessionStore,
+  UserDatabases
+} from "./SqliteSessionStore.js"
+export {
+  databaseFileName,
+  type OpenReport,
+  type QuiescentDatabase,
+  storageKey,
+  UserDatabaseRegistry,
+  type UserDatabasesOptions
+} from "./UserDatabases.js"
+export { UserGate } from "./UserGate.js"

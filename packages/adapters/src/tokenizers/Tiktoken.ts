@@ -107,7 +107,7 @@ export const loadTiktokenCounter = async (encoding: TiktokenEncoding): Promise<T
  * process) while the layer builds, so no request pays for them; an encoding plugboard does not
  * bundle fails the layer with `UnknownEncodingError`.
  */
-export const layer = (
+export const layerTiktoken = (
   encoding: TiktokenEncoding
 ): Layer.Layer<TokenCounter.TokenCounter, UnknownEncodingError> =>
   Layer.effect(
@@ -120,7 +120,7 @@ export const layer = (
   )
 
 /** `TokenCounter` with o200k_base (GPT-4o and later). */
-export const layerO200k: Layer.Layer<TokenCounter.TokenCounter> = Layer.orDie(layer("o200k"))
+export const layerO200k: Layer.Layer<TokenCounter.TokenCounter> = Layer.orDie(layerTiktoken("o200k"))
 
 /** `TokenCounter` with cl100k_base (GPT-4, GPT-3.5). */
-export const layerCl100k: Layer.Layer<TokenCounter.TokenCounter> = Layer.orDie(layer("cl100k"))
+export const layerCl100k: Layer.Layer<TokenCounter.TokenCounter> = Layer.orDie(layerTiktoken("cl100k"))

@@ -3,5 +3,15 @@
  * o200k and cl100k ranks, no runtime downloads).
  */
 
-export * from "./PieceCache.js"
-export * from "./Tiktoken.js"
+export { cachedCounter } from "./PieceCache.js"
+export {
+  encodings,
+  layerCl100k,
+  layerO200k,
+  layerTiktoken,
+  loadTiktokenCounter,
+  makeTiktokenCounter,
+  type TiktokenCounter,
+  type TiktokenEncoding,
+  UnknownEncodingError
+} from "./Tiktoken.js"

@@ -2,9 +2,8 @@
  * `@plugboard/adapters/ucan` — UCAN auth for the oracle: verifies a request's credentials into
  * the user's DID, mints tokens, and keeps Ed25519 keys as text.
  */
-export { type Credentials, pickToken } from "./Credentials.js"
+export type { Credentials } from "./Credentials.js"
 export * from "./Keys.js"
-export * as NativeEd25519 from "./NativeEd25519.js"
 export * from "./Refusal.js"
 export {
   DEFAULT_MAX_TOKEN_LENGTH,

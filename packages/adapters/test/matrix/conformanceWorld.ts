@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs"
 import type { MatrixSyncConformance } from "@plugboard/core/testing"
 import { Effect } from "effect"
-import { fromEngine, MatrixSyncEngine, type SnapshotStore } from "../../src/matrix/index.js"
+import { MatrixSyncEngine, matrixSyncFromEngine, type SnapshotStore } from "../../src/matrix/index.js"
 import { UserDatabaseRegistry } from "../../src/sqlite/index.js"
 import { flakyStore, recordingLogger, tempDir } from "./helpers.js"
 
@@ -41,7 +41,7 @@ export const world = (shared: SnapshotStore): MatrixSyncConformance.MatrixSyncWo
           })
       ).pipe(
         Effect.map(({ registry, engine }) => ({
-          sync: fromEngine(engine),
+          sync: matrixSyncFromEngine(engine),
           write: (did: string, data: string) =>
             Effect.promise(() =>
               registry.use(did, "write", (db) => {

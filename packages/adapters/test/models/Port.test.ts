@@ -11,7 +11,7 @@ import {
   fromAIMessage,
   fromLangChain,
   LangChainChatModel,
-  layerConfig,
+  layerChatModelConfig,
   settingsFromEnv,
   toLangChainMessages
 } from "../../src/models/Port.js"
@@ -179,10 +179,10 @@ describe("provider errors from a real SDK (local HTTP server, no network)", () =
 })
 
 describe("configuration at boot", () => {
-  it("layerConfig fails with ChatModelConfigError naming the variable", async () => {
+  it("layerChatModelConfig fails with ChatModelConfigError naming the variable", async () => {
     const program = Effect.provide(
       ChatModel.ChatModel,
-      layerConfig().pipe(Layer.provide(fromEnv({ LLM_PROVIDER: "anthropic" })))
+      layerChatModelConfig().pipe(Layer.provide(fromEnv({ LLM_PROVIDER: "anthropic" })))
     )
     const error = failureOf(await Effect.runPromiseExit(program))
     expect(error).toBeInstanceOf(ChatModel.ChatModelConfigError)
@@ -192,7 +192,7 @@ describe("configuration at boot", () => {
       await Effect.runPromiseExit(
         Effect.provide(
           ChatModel.ChatModel,
-          layerConfig().pipe(Layer.provide(fromEnv({ LLM_PROVIDER: "bard" })))
+          layerChatModelConfig().pipe(Layer.provide(fromEnv({ LLM_PROVIDER: "bard" })))
         )
       )
     )
@@ -200,7 +200,7 @@ describe("configuration at boot", () => {
     expect(unknown.message).toContain("openai, anthropic, ollama, openai-compatible, scripted")
   })
 
-  it("layerConfig provides both the port and the LangChain model; scripted by default", async () => {
+  it("layerChatModelConfig provides both the port and the LangChain model; scripted by default", async () => {
     const catalog = Catalog.unsafeMake(routerPlugins)
     const program = Effect.gen(function* () {
       const port = yield* ChatModel.ChatModel
@@ -211,7 +211,7 @@ describe("configuration at boot", () => {
       return { info: port.info, lcInfo: lc.info, model: lc.model, answer }
     })
     const result = await Effect.runPromise(
-      Effect.provide(program, layerConfig({ catalog }).pipe(Layer.provide(fromEnv({}))))
+      Effect.provide(program, layerChatModelConfig({ catalog }).pipe(Layer.provide(fromEnv({}))))
     )
     expect(result.info).toEqual({ provider: "scripted", model: "scripted-router" })
     expect(result.lcInfo).toEqual(result.info)
@@ -220,12 +220,12 @@ describe("configuration at boot", () => {
     expect(result.answer.message.content).toMatch(/not available to me/)
   })
 
-  it("layerConfig wires a real provider without calling it", async () => {
+  it("layerChatModelConfig wires a real provider without calling it", async () => {
     const program = Effect.map(LangChainChatModel, (s) => s)
     const { model, info } = await Effect.runPromise(
       Effect.provide(
         program,
-        layerConfig().pipe(
+        layerChatModelConfig().pipe(
           Layer.provide(
             fromEnv({ LLM_PROVIDER: "openai", OPENAI_API_KEY: "sk-x", LLM_MODEL: "gpt-4.1-mini" })
           )

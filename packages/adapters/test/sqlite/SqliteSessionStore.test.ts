@@ -1,6 +1,6 @@
 import { sessionStoreConformance } from "@plugboard/core/testing"
 import { Effect, Layer } from "effect"
-import { layer, layerSessionStore } from "../../src/sqlite/index.js"
+import { layerSessionStore, layerUserDatabases } from "../../src/sqlite/index.js"
 import { tempDir } from "./helpers.js"
 
 sessionStoreConformance("sqlite (per-user files)", () =>
@@ -10,7 +10,7 @@ sessionStoreConformance("sqlite (per-user files)", () =>
       Effect.acquireRelease(
         Effect.sync(() => tempDir()),
         (t) => Effect.sync(t.cleanup)
-      ).pipe(Effect.map((t) => layer({ directory: t.dir, maxOpen: 3 })))
+      ).pipe(Effect.map((t) => layerUserDatabases({ directory: t.dir, maxOpen: 3 })))
     )
   )
 )

@@ -3,9 +3,9 @@ import { Cause, Effect, Exit, Option } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import {
-  layer,
   layerCl100k,
   layerO200k,
+  layerTiktoken,
   loadTiktokenCounter,
   makeTiktokenCounter,
   preload,
@@ -87,7 +87,7 @@ describe("tiktoken layers", () => {
 
   it("fail with UnknownEncodingError for an encoding that is not bundled", async () => {
     const exit = await Effect.runPromiseExit(
-      Effect.provide(TokenCounter.TokenCounter, layer("r50k" as never))
+      Effect.provide(TokenCounter.TokenCounter, layerTiktoken("r50k" as never))
     )
     expect(Exit.isFailure(exit) && Cause.failureOption(exit.cause)).toEqual(
       Option.some(new UnknownEncodingError("r50k"))

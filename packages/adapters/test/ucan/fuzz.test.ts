@@ -4,13 +4,13 @@ import {
   isAuthError,
   makeUcanVerifier,
   mintInvocation,
-  NativeEd25519,
   type Signer
 } from "@plugboard/adapters/ucan"
 import { Auth } from "@plugboard/core"
 import { ed25519 } from "@ucanto/principal"
 import fc from "fast-check"
 import { beforeAll, describe, expect, it } from "vitest"
+import * as NativeEd25519 from "../../src/ucan/NativeEd25519.js"
 import { bearer } from "./helpers.js"
 
 let oracle: Signer

@@ -34,13 +34,6 @@ export interface CreditsPluginOptions {
   readonly tokensPerCredit?: number
 }
 
-/**
- * Credits a model call costs (kept here for compatibility): core's `CreditPricing.costOf`, the
- * one place the rule lives.
- */
-export const costOf = (usage: ModelResult["usage"], tokensPerCredit: number): number =>
-  CreditPricing.costOf(usage, tokensPerCredit)
-
 const isLedger = (value: unknown): value is CreditLedger.CreditLedgerService =>
   typeof value === "object" && value !== null && typeof (value as { deduct?: unknown }).deduct === "function"
 
