@@ -330,6 +330,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
             hub: live,
             auth: ports.auth,
             sessions: ports.sessions,
+            limiter: ports.limiter,
             corsOrigin: config.corsOrigin,
             logger,
             prepareUser

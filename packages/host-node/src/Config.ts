@@ -109,7 +109,11 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     meaning: "Oracle name shown by /health and stored on sessions"
   },
   { name: "UCAN_RESOURCE", default: "ixo:oracle", meaning: "Resource of the required `*` capability" },
-  { name: "THROTTLE_LIMIT", default: "10", meaning: "Requests per user per window" },
+  {
+    name: "THROTTLE_LIMIT",
+    default: "10",
+    meaning: "Requests (and Socket.IO handshakes) per user per window"
+  },
   { name: "THROTTLE_TTL_MS", default: "60000", meaning: "Rate-limit window in milliseconds (sliding)" },
   {
     name: "DISABLE_CREDITS",

@@ -3,20 +3,23 @@
  *
  * Handshake: `auth.invocation` (a UCAN invocation, as the `Authorization: Bearer` header) or
  * `auth.ucanDelegation` (as `x-ucan-delegation`), and `query.sessionId`. The credentials are
- * verified by the same Auth port and stage as HTTP, then the user's Matrix restore runs when the
- * host replicates state, and the session must exist in that user's SessionStore; otherwise the
- * connection is refused (`connect_error` whose message says why, `data: { status, error }`).
+ * verified by the same Auth port and stage as HTTP; a handshake then takes one slot of the user's
+ * rate limit, like a request (so reconnect loops and socket floods are throttled with the HTTP
+ * traffic of the same user, `data.retryAfter` in seconds); then the user's Matrix restore runs
+ * when the host replicates state, and the session must exist in that user's SessionStore;
+ * otherwise the connection is refused (`connect_error` whose message says why,
+ * `data: { status, error }`).
  *
  * A socket joins the room of its session (`LiveHub`) and gets `connected`; then every event the
  * session's turns publish. Client events: `ping` → `pong`; `tool_result` / `action_call_result`
  * answer a client-side tool call of the socket's own session (acknowledged `{ accepted }`).
  */
 import type { Server as HttpServer } from "node:http"
-import { type Auth, type RuntimeLogger, SessionStore } from "@plugboard/core"
+import { type Auth, type RateLimiter, type RuntimeLogger, SessionStore } from "@plugboard/core"
 import { Effect, Either } from "effect"
 import { Server, type Socket } from "socket.io"
 import type { HttpFailure } from "../Http.js"
-import { authenticate } from "../Pipeline.js"
+import { authenticate, rateLimit } from "../Pipeline.js"
 import { type LiveHub, roomOf, type SessionKey } from "./LiveHub.js"
 
 /** What the gateway checks connections against. */
@@ -25,6 +28,8 @@ export interface GatewayOptions {
   readonly hub: LiveHub
   readonly auth: Auth.AuthService
   readonly sessions: SessionStore.SessionStoreService
+  /** The per-user limiter of the HTTP pipeline; each handshake takes one slot. */
+  readonly limiter: RateLimiter.RateLimiterService
   /** `Access-Control-Allow-Origin` of the HTTP routes, applied to the polling transport too. */
   readonly corsOrigin: string
   readonly logger: RuntimeLogger
@@ -36,7 +41,7 @@ export interface GatewayOptions {
 class Refused extends Error {
   constructor(
     message: string,
-    readonly data: { readonly status: number; readonly error: string }
+    readonly data: { readonly status: number; readonly error: string; readonly retryAfter?: number }
   ) {
     super(message)
   }
@@ -78,6 +83,16 @@ const admit = async (options: GatewayOptions, socket: Socket): Promise<SessionKe
     throw new Refused(failure.message, { status: failure.status, error: failure.error ?? "unauthorized" })
   }
   const did = verified.right.did
+  const limited = await Effect.runPromise(Effect.either(rateLimit(options.limiter, did)))
+  if (Either.isLeft(limited)) {
+    const failure: HttpFailure = limited.left
+    const retryAfter = Number(failure.headers?.["retry-after"])
+    throw new Refused(failure.message, {
+      status: failure.status,
+      error: failure.error ?? "rate-limited",
+      ...(Number.isFinite(retryAfter) ? { retryAfter } : {})
+    })
+  }
   const query = socket.handshake.query.sessionId
   const checkedId = await Effect.runPromise(Effect.either(SessionStore.validateSessionId(query)))
   if (Either.isLeft(checkedId)) {

@@ -249,6 +249,31 @@ describe("the gateway's handshake", () => {
     await expect(connect(url, { invocation: a.invocation }, "no-such-session")).rejects.toThrow(/not found/)
   })
 
+  it("a handshake takes a slot of the user's rate limit, shared with HTTP; over it: 429 with retryAfter", async () => {
+    const { app, url } = await boot(ScriptedChatModel.script([]), { THROTTLE_LIMIT: "4" })
+    const a = await member(url, app.oracleDid) // POST /sessions: slot 1
+    await connect(url, { invocation: a.invocation }, a.sessionId) // slot 2
+    await connect(url, { invocation: a.invocation }, a.sessionId) // slot 3
+    const listed = await call(`${url}/sessions`, { headers: a.headers }) // slot 4, over HTTP
+    expect(listed.status).toBe(200)
+    const refused = connect(url, { invocation: a.invocation }, a.sessionId)
+    await expect(refused).rejects.toMatchObject({
+      message: expect.stringMatching(/Too many requests: at most 4 per window/),
+      data: { status: 429, error: "rate-limited", retryAfter: expect.any(Number) }
+    })
+    const { data } = (await refused.catch((e: { data: { retryAfter: number } }) => e)) as {
+      data: { retryAfter: number }
+    }
+    expect(data.retryAfter).toBeGreaterThanOrEqual(1)
+    // HTTP is throttled too: the socket flood spent the same user's budget.
+    expect((await call(`${url}/sessions`, { headers: a.headers })).status).toBe(429)
+    // Another user is not affected.
+    const b = await member(url, app.oracleDid)
+    await expect(connect(url, { invocation: b.invocation }, b.sessionId)).resolves.toMatchObject({
+      connected: { sessionId: b.sessionId }
+    })
+  })
+
   it("user B cannot join user A's session, nor answer for it", async () => {
     const model = ScriptedChatModel.script([{ tool: "pick_color", args: { prompt: "?" } }, "done"])
     const { app, url } = await boot(model, { CLIENT_TOOL_TIMEOUT_MS: "1500" })
