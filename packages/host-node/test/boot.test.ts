@@ -10,7 +10,7 @@ import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { definePlugin, type Plugin } from "@plugboard/core"
 import { describe, expect, it } from "vitest"
-import { loadPlugins, ModuleError } from "../src/cli/LoadPlugins.js"
+import { loadModule, ModuleLoadError } from "../src/cli/LoadModule.js"
 import { createOracleApp, OracleBootError, quietLogger } from "../src/index.js"
 import { collect, newSession, slowJob, start, stream, user, weather } from "./helpers.js"
 
@@ -100,15 +100,15 @@ describe("boot", () => {
   it("module loading errors say what is wrong", async () => {
     const dir = mkdtempSync(join(tmpdir(), "plugboard-mod-"))
     try {
-      await expect(loadPlugins(join(dir, "missing.ts"), dir)).rejects.toThrow(/Module not found/)
+      await expect(loadModule(join(dir, "missing.ts"), dir)).rejects.toThrow(/Cannot find module/)
       writeFileSync(join(dir, "empty.mjs"), "export const answer = 42\n")
-      const empty = await loadPlugins(join(dir, "empty.mjs"), dir).catch((e: unknown) => e)
-      expect(empty).toBeInstanceOf(ModuleError)
-      expect((empty as ModuleError).message).toMatch(/exports no plugins.*'answer'/)
+      const empty = await loadModule(join(dir, "empty.mjs"), dir).catch((e: unknown) => e)
+      expect(empty).toBeInstanceOf(ModuleLoadError)
+      expect((empty as ModuleLoadError).message).toMatch(/exports no plugins.*'answer'/)
       writeFileSync(join(dir, "throws.mjs"), "throw new Error('boom')\n")
-      await expect(loadPlugins(join(dir, "throws.mjs"), dir)).rejects.toThrow(/Could not import .*boom/)
-      const ok = await loadPlugins(join(ROOT, "examples/plugins/weather.ts"), dir)
-      expect(ok.plugins.map((p) => p.name)).toContain("weather")
+      await expect(loadModule(join(dir, "throws.mjs"), dir)).rejects.toThrow(/failed to load: boom/)
+      const ok = await loadModule(join(ROOT, "examples/plugins/weather.ts"), dir)
+      expect(ok.kind === "plugins" && ok.plugins.map((p) => p.name)).toContain("weather")
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -10,7 +10,7 @@ import { createOracleApp, OracleBootError } from "../App.js"
 import * as ServerConfig from "../Config.js"
 import { CREDITS_PLUGIN_NAME } from "../credits/CreditsPlugin.js"
 import { ChatClientError, chatTurn, connectChat } from "./ChatClient.js"
-import { loadPlugins, ModuleError } from "./LoadPlugins.js"
+import { loadModule, ModuleLoadError } from "./LoadModule.js"
 
 /** Where a command writes, and its environment. */
 export interface CliIO {
@@ -63,7 +63,9 @@ const wholeNumber = (name: string, raw: string, min: number, max: number): numbe
 export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
   const { positional, flags } = parseFlags(argv, ["port", "host"])
   if (positional.length > 1) throw new UsageError("serve takes at most one module.")
-  const { file, plugins } = await loadPlugins(positional[0], io.cwd)
+  const loaded = await loadModule(positional[0], io.cwd)
+  const plugins = loaded.kind === "catalog" ? loaded.catalog.entries.map((e) => e.plugin) : loaded.plugins
+  const file = loaded.file
   const app = await createOracleApp({ plugins, env: io.env, cwd: io.cwd })
   const port = flags.port === undefined ? undefined : wholeNumber("--port", flags.port, 0, 65535)
   const { url } = await app.listen(port, flags.host)
@@ -173,4 +175,4 @@ export const chat = async (argv: ReadonlyArray<string>, io: CliIO): Promise<numb
   }
 }
 
-export { ModuleError }
+export { ModuleLoadError }

@@ -50,7 +50,7 @@ const serverCommand = async (
       io.err(`${error.message}\n`)
       return 2
     }
-    if (error instanceof commands.ModuleError) {
+    if (error instanceof commands.ModuleLoadError) {
       io.err(`[boot-error] ${error.message}\n`)
       return 1
     }

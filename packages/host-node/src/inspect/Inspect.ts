@@ -9,8 +9,8 @@ import { resolve } from "node:path"
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
 import { CapabilityIndex, Catalog, TokenCounter } from "@plugboard/core"
 import { Either } from "effect"
+import { defaultModule, displayPath, loadModule, ModuleLoadError } from "../cli/LoadModule.js"
 import { ExitCode, type InspectOptions, parseArgs, USAGE, UsageError } from "./Args.js"
-import { defaultModule, displayPath, loadModule, ModuleLoadError } from "./LoadModule.js"
 import { QueriesFileError, type QueryLine, readQueries } from "./Queries.js"
 import { render } from "./Render.js"
 import { buildReport, type InspectFailure, SCHEMA_VERSION } from "./Report.js"
@@ -103,7 +103,7 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
   }
 
   try {
-    const loaded = await loadModule(options.module ?? defaultModule(), cwd)
+    const loaded = await loadModule(options.module, cwd)
     moduleName = displayPath(loaded.file, cwd)
 
     const basePrompt =

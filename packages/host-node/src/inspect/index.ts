@@ -7,6 +7,14 @@
 /** The adapter's piece-caching counter (re-exported: inspect counts with it). */
 export { cachedCounter } from "@plugboard/adapters/tokenizers"
 export {
+  defaultModule,
+  displayPath,
+  type Loaded,
+  loadModule,
+  ModuleLoadError,
+  resolveModule
+} from "../cli/LoadModule.js"
+export {
   ExitCode,
   type InspectOptions,
   parseArgs,
@@ -16,14 +24,6 @@ export {
   UsageError
 } from "./Args.js"
 export { type InspectIO, type InspectStream, runInspect } from "./Inspect.js"
-export {
-  defaultModule,
-  displayPath,
-  type Loaded,
-  loadModule,
-  ModuleLoadError,
-  resolveModule
-} from "./LoadModule.js"
 export { parseQueries, QueriesFileError, type QueryLine, readQueries } from "./Queries.js"
 export { type RenderOptions, render } from "./Render.js"
 export * from "./Report.js"

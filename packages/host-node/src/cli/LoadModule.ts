@@ -1,5 +1,6 @@
 /**
- * Finds and imports the module `plugboard inspect` reports on, and takes the plugins out of it.
+ * Finds and imports the module of plugins a CLI command runs on (`serve`, `inspect`), and takes
+ * the plugins out of it.
  * A module may export them as its default export, `plugins` or `examplePlugins` (an array of
  * plugins or a single plugin), or export a built catalog (`catalog`, or a default export that is
  * one). Every way this can fail says what was looked for and what was found.
@@ -8,7 +9,7 @@ import { existsSync, statSync } from "node:fs"
 import { isAbsolute, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Catalog, Plugin } from "@plugboard/core"
-import { importModule } from "../cli/ImportModule.js"
+import { importModule } from "./ImportModule.js"
 
 /** The module cannot be found, fails to import, or exports nothing inspect can use. */
 export class ModuleLoadError extends Error {
@@ -35,7 +36,10 @@ export const displayPath = (file: string, cwd: string): string => {
   return rel.length > 0 && !rel.startsWith("..") && !isAbsolute(rel) ? rel : file
 }
 
-/** The examples' catalog, relative to this file in the repository (src/inspect → examples/catalog). */
+/**
+ * The examples' catalog, relative to this file in the repository (`src/cli` or `dist/cli` →
+ * `examples/catalog`): the module when none is given.
+ */
 export const defaultModule = (): string =>
   fileURLToPath(new URL("../../../../examples/catalog/index.ts", import.meta.url))
 
@@ -136,10 +140,17 @@ export const extractAliases = (
 
 /** Resolves, imports and extracts. Throws `ModuleLoadError`. */
 export const loadModule = async (
-  spec: string,
+  spec: string | undefined,
   cwd: string
 ): Promise<{ readonly file: string; readonly aliases: ReadonlyMap<string, string> | undefined } & Loaded> => {
-  const file = resolveModule(spec, cwd)
+  if (spec === undefined && !existsSync(defaultModule())) {
+    throw new ModuleLoadError(
+      "NotFound",
+      "No module given, and the default (the examples' catalog) is not here: it ships with the " +
+        "plugboard repository, not with the package. Pass the module that exports your plugins."
+    )
+  }
+  const file = resolveModule(spec ?? defaultModule(), cwd)
   let namespace: Record<string, unknown>
   try {
     namespace = await importModule(file)
