@@ -10,6 +10,7 @@
  */
 import {
   Catalog,
+  Category,
   isCleanManifest,
   type Plugin,
   type PluginManifest,
@@ -44,17 +45,7 @@ const NOUNS = [
 ]
 const NOUNS2 = ["data", "sync", "hub", "search", "index", "store", "feed", "bridge", "audit", "notes"]
 const VERBS = ["get", "list", "create", "update", "search", "delete", "summarise", "export"]
-const CATEGORIES = [
-  "data",
-  "communication",
-  "automation",
-  "memory",
-  "integration",
-  "ui",
-  "auth",
-  "observability",
-  "core"
-] as const
+const CATEGORIES = Category.literals
 const STABILITIES = ["stable", "beta", "experimental"] as const
 
 interface Generated {
