@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The packages as a user gets them: `pnpm pack` of core, adapters and host-node (after
+# `pnpm build`), installed into an empty project outside the workspace, then
+#   - turn.mjs: a turn through core + the LangGraph adapter + the scripted model, and the server
+#     from @plugboard/host-node answering /health;
+#   - types.ts: type-checked against the published declarations (strict, NodeNext);
+#   - the `plugboard` bin inspecting a JavaScript plugin module (no TypeScript loader installed).
+# Catches what the workspace hides: files missing from a package, `exports` that point nowhere,
+# declarations that do not resolve, dependencies only the workspace provided.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+for p in core adapters host-node; do
+  (cd "$root/packages/$p" && pnpm pack --pack-destination "$work" >/dev/null)
+done
+cp "$root"/scripts/consumer/{plugins.mjs,turn.mjs,types.ts,tsconfig.json} "$work/"
+
+version() { node -p "require('$root/package.json').devDependencies['$1']"; }
+tarball() { ls "$work"/plugboard-"$1"-*.tgz; }
+cat > "$work/package.json" <<JSON
+{
+  "name": "plugboard-consumer",
+  "private": true,
+  "type": "module",
+  "dependencies": {
+    "@plugboard/core": "file:$(tarball core)",
+    "@plugboard/adapters": "file:$(tarball adapters)",
+    "@plugboard/host-node": "file:$(tarball host-node)",
+    "@types/node": "$(version @types/node)",
+    "effect": "$(version effect)",
+    "typescript": "$(version typescript)"
+  },
+  "pnpm": {
+    "overrides": {
+      "@plugboard/core": "file:$(tarball core)",
+      "@plugboard/adapters": "file:$(tarball adapters)"
+    },
+    "onlyBuiltDependencies": ["better-sqlite3"]
+  }
+}
+JSON
+
+cd "$work"
+echo "[consumer] install the packed packages"
+pnpm install --ignore-workspace --reporter=silent
+echo "[consumer] a turn and the server"
+node turn.mjs
+echo "[consumer] type-check against the declarations"
+# skipLibCheck is off so that our own .d.ts files are checked; errors inside third-party
+# declarations (theirs to fix, and skipped by any consumer with skipLibCheck) are counted only.
+if node_modules/.bin/tsc -p tsconfig.json >tsc.log; then :; fi
+ours=$(grep "error TS" tsc.log | grep -vE "^node_modules/" || true)$(grep "error TS" tsc.log | grep "/@plugboard/" || true)
+if [[ -n "$ours" ]]; then
+  echo "$ours"
+  echo "[consumer] the published declarations do not type-check"
+  exit 1
+fi
+echo "[consumer] declarations ok ($(grep -c "error TS" tsc.log || true) errors inside third-party declarations ignored)"
+echo "[consumer] plugboard inspect through the bin"
+node_modules/.bin/plugboard inspect ./plugins.mjs --budget 100000 >/dev/null
+echo "[consumer] ok"
