@@ -44,7 +44,7 @@ JSON
 
 cd "$work"
 echo "[consumer] install the packed packages"
-pnpm install --ignore-workspace --reporter=silent
+pnpm install --ignore-workspace --prefer-offline --reporter=silent
 echo "[consumer] a turn and the server"
 node turn.mjs
 echo "[consumer] type-check against the declarations"
