@@ -74,6 +74,13 @@ export interface OracleAppOptions {
   readonly clock?: Layer.Layer<Clock.Clock>
   /** A credit ledger to use instead of the SQLite file at `CREDITS_DATABASE_PATH`. */
   readonly ledger?: Layer.Layer<CreditLedger.CreditLedger, unknown, Clock.Clock>
+  /**
+   * A rate limiter to use instead of the in-memory one of `THROTTLE_LIMIT` / `THROTTLE_TTL_MS`
+   * (one shared by every process, e.g. on Redis, when the oracle runs on several).
+   */
+  readonly rateLimiter?: Layer.Layer<RateLimiter.RateLimiter, unknown, Clock.Clock>
+  /** A session store to use instead of the per-user SQLite databases (e.g. a shared database). */
+  readonly sessions?: Layer.Layer<SessionStore.SessionStore, unknown, Clock.Clock>
   readonly logger?: RuntimeLogger
   /** The host's own instructions, before the Tier-1 block. */
   readonly basePrompt?: string
@@ -182,9 +189,9 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       ...(signer === undefined ? { oracleDid } : { oracleSigner: signer }),
       resource: config.ucanResource
     }),
-    RateLimiter.layerMemory({ limit: config.throttleLimit, windowMs: config.throttleTtlMs }),
+    options.rateLimiter ?? RateLimiter.layerMemory({ limit: config.throttleLimit, windowMs: config.throttleTtlMs }),
     ledgerLayer,
-    layerSessionStore
+    options.sessions ?? layerSessionStore
   ).pipe(Layer.provideMerge(databases), Layer.provideMerge(clock))
   const runtime = ManagedRuntime.make(services)
   const ports = await runtime
