@@ -189,7 +189,8 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       ...(signer === undefined ? { oracleDid } : { oracleSigner: signer }),
       resource: config.ucanResource
     }),
-    options.rateLimiter ?? RateLimiter.layerMemory({ limit: config.throttleLimit, windowMs: config.throttleTtlMs }),
+    options.rateLimiter ??
+      RateLimiter.layerMemory({ limit: config.throttleLimit, windowMs: config.throttleTtlMs }),
     ledgerLayer,
     options.sessions ?? layerSessionStore
   ).pipe(Layer.provideMerge(databases), Layer.provideMerge(clock))
