@@ -3,9 +3,10 @@
  * makes about it is checked here, on the LangGraph agent with a scripted model, and on a real
  * server for the routes and for shared state read at boot.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { type AgentStateValue, createMainAgent, MemorySaver, runTurn } from "@plugboard/adapters/langgraph"
 import { ScriptedChatModel } from "@plugboard/adapters/models"
 import { generateSigner, mintInvocation } from "@plugboard/adapters/ucan"
@@ -65,6 +66,20 @@ const setUp = async (
 
 const toolMessages = (messages: AgentStateValue["messages"]) =>
   messages.filter((m) => m.getType() === "tool").map((m) => ({ name: m.name, content: String(m.content) }))
+
+describe("docs/plugins.md", () => {
+  it("quotes this example verbatim", () => {
+    const here = dirname(fileURLToPath(import.meta.url))
+    const source = readFileSync(join(here, "hooks.ts"), "utf8")
+    const guide = readFileSync(join(here, "../../docs/plugins.md"), "utf8")
+    // Every TypeScript block of the guide except the import line is an excerpt of hooks.ts.
+    const excerpts = [...guide.matchAll(/```ts\n([\s\S]*?)```/g)]
+      .map((m) => m[1]!)
+      .filter((block) => !block.startsWith("import "))
+    expect(excerpts.length).toBeGreaterThanOrEqual(5)
+    for (const excerpt of excerpts) expect(source).toContain(excerpt.trimEnd())
+  })
+})
 
 describe("the hooks example: catalog", () => {
   it("builds clean, in dependency order, middleware in catalog order", () => {

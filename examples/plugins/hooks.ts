@@ -51,7 +51,7 @@ export interface TeamUsage {
   readonly modelCalls: Map<string, number>
   /** Output tokens per user DID, as the provider reported them to `afterModel`. */
   readonly outputTokens: Map<string, number>
-  /** `<plugin>:<hook>` in the order the middleware hooks ran. */
+  /** `<plugin>:<hook>` in the order the middleware hooks ran (the last 100). */
   readonly trace: Array<string>
 }
 
@@ -82,21 +82,24 @@ const reportingLine = (task: string, roster: ReadonlyArray<Member>): string => {
 export const makeTeamPlugins = (options: TeamPluginsOptions = {}) => {
   const usage: TeamUsage = { modelCalls: new Map(), outputTokens: new Map(), trace: [] }
   const loadRoster = options.loadRoster ?? (async () => ROSTER)
+  const note = (hook: string): void => {
+    if (usage.trace.push(hook) > 100) usage.trace.shift()
+  }
 
   const meter: PluginMiddleware = {
     name: "usage-meter",
     beforeModel: (_call, context) => {
-      usage.trace.push("team-admin:beforeModel")
+      note("team-admin:beforeModel")
       usage.modelCalls.set(context.user.did, (usage.modelCalls.get(context.user.did) ?? 0) + 1)
     },
     afterModel: (result, context) => {
-      usage.trace.push("team-admin:afterModel")
+      note("team-admin:afterModel")
       const tokens = result.usage?.outputTokens ?? 0
       usage.outputTokens.set(context.user.did, (usage.outputTokens.get(context.user.did) ?? 0) + tokens)
     },
     onError: (error, context) => {
-      usage.trace.push("team-admin:onError")
-      if (!isOverloaded(error)) return undefined // propagate: the client gets an `error` event
+      note("team-admin:onError")
+      if (!isOverloaded(error)) return undefined // propagate: the turn fails, the client is told
       context.logger.warn("model overloaded; answering politely", { did: context.user.did })
       return { recover: "The assistant is busy right now; please try again in a minute." }
     }
@@ -203,10 +206,10 @@ export const makeTeamPlugins = (options: TeamPluginsOptions = {}) => {
       {
         name: "directory-trace",
         beforeModel: () => {
-          usage.trace.push("team-directory:beforeModel")
+          note("team-directory:beforeModel")
         },
         afterModel: () => {
-          usage.trace.push("team-directory:afterModel")
+          note("team-directory:afterModel")
         }
       }
     ]
@@ -214,3 +217,6 @@ export const makeTeamPlugins = (options: TeamPluginsOptions = {}) => {
 
   return { teamAdmin, teamDirectory, plugins: [teamAdmin, teamDirectory] as const, usage }
 }
+
+/** One instance for the CLI: `pnpm plugboard inspect examples/plugins/hooks.ts --eval`, or `serve`. */
+export const plugins = makeTeamPlugins().plugins
