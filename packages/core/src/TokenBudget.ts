@@ -7,7 +7,10 @@
  * Convention: a tool costs `count(name) + count(description) + count(JSON.stringify(parameters))`
  * — the three things every provider serialises — with no per-tool framing overhead (it differs
  * per provider and is constant per tool). A turn's total is the sum of its parts; the blank
- * lines joining the system prompt's sections are not counted.
+ * lines joining the system prompt's sections are not counted. Boot-time sub-agents are tools
+ * like the others (offered by their plugin's visibility); tools a plugin adds per request
+ * (`getRequestTools`, `getRequestSubAgents`) are unknown before a request and are counted only
+ * when passed as `extra`.
  */
 import type { Catalog, CatalogEntry } from "./Catalog.js"
 import type * as LoadedPlugins from "./LoadedPlugins.js"
@@ -45,7 +48,25 @@ export interface TurnCost {
   readonly total: number
 }
 
-/** The cost of a turn: system prompt (base, Tier-1, plugin prompts) plus every offered tool. */
+/** The boot-time sub-agents offered for `loadedPlugins`, as the agent loop offers them. */
+const subAgentTools = (
+  catalog: Catalog,
+  loadedPlugins: LoadedPlugins.LoadedPlugins
+): Array<Offer.OfferedTool> =>
+  Offer.requestTools(
+    catalog,
+    loadedPlugins,
+    catalog.subAgents.map((s) => Offer.fromRequestTool(s.tool))
+  )
+
+/** The sub-agent tools of `entry` whose visibility is `visibility` (they inherit their plugin's). */
+const subAgentsOf = (entry: CatalogEntry, visibility: "always" | "on-demand"): ReadonlyArray<ToolLike> =>
+  entry.subAgents.filter((s) => s.tool.visibility === visibility).map((s) => s.tool)
+
+/**
+ * The cost of a turn: system prompt (base, Tier-1, plugin prompts) plus every offered tool,
+ * boot-time sub-agents included.
+ */
 export const turnCost = (options: {
   readonly catalog: Catalog
   readonly loadedPlugins: LoadedPlugins.LoadedPlugins
@@ -65,7 +86,8 @@ export const turnCost = (options: {
   )
   let metaTools = 0
   let toolSchemas = 0
-  for (const tool of Offer.offer(catalog, options.loadedPlugins, options.extra)) {
+  const extra = [...subAgentTools(catalog, options.loadedPlugins), ...(options.extra ?? [])]
+  for (const tool of Offer.offer(catalog, options.loadedPlugins, extra)) {
     if (tool.kind === "meta") metaTools += toolCost(counter, tool)
     else toolSchemas += toolCost(counter, tool)
   }
@@ -83,7 +105,7 @@ export const turnCost = (options: {
 export interface PluginLoadCost {
   readonly name: string
   readonly visibility: "always" | "on-demand"
-  /** On-demand tools the load binds. */
+  /** On-demand tools the load binds (boot-time sub-agents included). */
   readonly tools: number
   /** Their schemas plus the plugin's `prompt` section (for an on-demand plugin). */
   readonly cost: number
@@ -180,13 +202,14 @@ export const budgetReport = (
   const nothingLoaded = turnCost({ catalog, loadedPlugins: [], basePrompt, counter })
 
   const perPlugin: Array<PluginLoadCost> = catalog.entries
-    .filter((e) => e.discoverable && (e.visibility !== "always" || e.onDemandTools.length > 0))
-    .map((e) => ({
+    .map((e) => ({ e, tools: [...e.onDemandTools, ...subAgentsOf(e, "on-demand")] }))
+    .filter(({ e, tools }) => e.discoverable && (e.visibility !== "always" || tools.length > 0))
+    .map(({ e, tools }) => ({
       name: e.name,
       visibility: e.visibility === "always" ? ("always" as const) : ("on-demand" as const),
-      tools: e.onDemandTools.length,
+      tools: tools.length,
       // An always plugin's prompt is paid already; loading it adds only its on-demand tools.
-      cost: costOfTools(e.onDemandTools) + (e.visibility === "always" ? 0 : promptCost(e))
+      cost: costOfTools(tools) + (e.visibility === "always" ? 0 : promptCost(e))
     }))
     .sort(byCostThenName((p) => p.cost))
 
@@ -202,7 +225,14 @@ export const budgetReport = (
   const allBoundTotal =
     counter.count(basePrompt) +
     sum(discoverable.map(promptCost)) +
-    sum(discoverable.map((e) => costOfTools(e.tools.filter((t) => t.visibility !== "silent"))))
+    sum(
+      discoverable.map((e) =>
+        costOfTools([
+          ...e.tools.filter((t) => t.visibility !== "silent"),
+          ...e.subAgents.map((s) => s.tool).filter((t) => t.visibility !== "silent")
+        ])
+      )
+    )
   const allBound = { total: allBoundTotal, saving: allBoundTotal - nothingLoaded.total }
 
   const report: BudgetReport = { counter: counter.name, nothingLoaded, perPlugin, worstCase, allBound }
@@ -240,6 +270,7 @@ const checkBudget = (
       saving += sum(
         e.alwaysTools.filter((t) => t.tool.visibility === undefined).map((t) => toolCost(counter, t))
       )
+      saving += sum(subAgentsOf(e, "always").map((t) => toolCost(counter, t)))
       const p = promptOf(e)
       if (p !== undefined) saving += counter.count(p)
     }

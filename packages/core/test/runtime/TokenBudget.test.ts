@@ -222,3 +222,60 @@ describe("TokenBudget.budgetReport", () => {
     })
   })
 })
+
+describe("TokenBudget with boot-time sub-agents", () => {
+  // Sub-agents are tools the agent loop offers by their plugin's visibility: an always plugin's
+  // from the first call, an on-demand plugin's once loaded, a silent plugin's never.
+  const withSubAgents = (on: boolean) =>
+    Catalog.unsafeMake(
+      [
+        {
+          ...plugin("memory", { visibility: "always", tools: [tool("remember", "Store a fact.")] }),
+          sub: "recall"
+        },
+        { ...plugin("research", { tools: [tool("search", "Search the web.")] }), sub: "researcher" },
+        { ...plugin("audit", { visibility: "silent" }), sub: "auditor" }
+      ].map(({ sub, ...p }) =>
+        on
+          ? { ...p, getSubAgents: () => [{ name: sub, description: `The ${sub} agent.`, run: () => "ok" }] }
+          : p
+      )
+    )
+  const catalog = withSubAgents(true)
+  const cost = (name: string) =>
+    TokenBudget.toolCost(wordCounter, catalog.subAgents.find((s) => s.tool.name === name)!.tool)
+  const report = TokenBudget.budgetReport(catalog, { basePrompt, counter: wordCounter, k: 1, budget: 1 })
+  const without = TokenBudget.budgetReport(withSubAgents(false), {
+    basePrompt,
+    counter: wordCounter,
+    k: 1,
+    budget: 1
+  })
+
+  it("counts an always plugin's sub-agent in every turn, an on-demand one's in its load", () => {
+    expect(cost("recall")).toBeGreaterThan(0)
+    expect(report.nothingLoaded.toolSchemas).toBe(without.nothingLoaded.toolSchemas + cost("recall"))
+    expect(report.perPlugin).toEqual([
+      {
+        name: "research",
+        visibility: "on-demand",
+        tools: 2,
+        cost: without.perPlugin[0]!.cost + cost("researcher")
+      }
+    ])
+    const loaded = TokenBudget.turnCost({
+      catalog,
+      loadedPlugins: ["research"],
+      basePrompt,
+      counter: wordCounter
+    })
+    expect(loaded.total).toBe(report.nothingLoaded.total + report.perPlugin[0]!.cost)
+  })
+
+  it("binds every non-silent sub-agent in the all-bound figure, and demoting saves the always one", () => {
+    expect(report.allBound.total).toBe(without.allBound.total + cost("recall") + cost("researcher"))
+    const demote = (r: TokenBudget.BudgetReport) =>
+      r.budget!.demotions.find((d) => d.name === "memory")!.saving
+    expect(demote(report)).toBe(demote(without) + cost("recall"))
+  })
+})
