@@ -12,7 +12,7 @@ import { ScriptedChatModel } from "@plugboard/adapters/models"
 import { generateSigner, mintInvocation } from "@plugboard/adapters/ucan"
 import { Catalog, type RuntimeLogger } from "@plugboard/core"
 import { createOracleApp, quietLogger } from "@plugboard/host-node"
-import { Either } from "effect"
+import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { type Member, makeTeamPlugins, ROSTER, ROSTER_KEY } from "./hooks.js"
 
@@ -20,17 +20,9 @@ const ADA = "did:key:z6MkAda" // on the roster
 const STRANGER = "did:key:z6MkStranger" // not on the roster
 
 /** Reads every `getSharedState` once, as `createOracleApp` does at boot. */
-const readShared = async (catalog: Catalog.Catalog) => {
-  const reads: Array<Catalog.SharedStateRead> = []
-  for (const entry of catalog.withSharedState) {
-    try {
-      reads.push({ plugin: entry.name, value: await entry.plugin.getSharedState?.() })
-    } catch (failure) {
-      reads.push({ plugin: entry.name, failure })
-    }
-  }
-  return Either.getOrThrowWith(Catalog.mergeSharedState(reads), (error) => error)
-}
+/** What a host does at boot (`createOracleApp` too): every `getSharedState`, merged; throws the `SharedStateError`. */
+const readShared = async (catalog: Catalog.Catalog) =>
+  Either.getOrThrowWith(await Effect.runPromise(Effect.either(Catalog.readSharedState(catalog))), (e) => e)
 
 /** A logger that keeps what the runtime reports. */
 const recordingLogger = () => {

@@ -5,7 +5,7 @@
  * `make` never stops at the first problem: a boot that fails prints every reason at once, so a
  * fork with many plugins is fixed in one pass instead of one error per restart.
  */
-import { Data, Either, type Schema } from "effect"
+import { Data, Effect, Either, type Schema } from "effect"
 import { sortByDependencies } from "./internal/dependencyOrder.js"
 import { describe, shown } from "./internal/text.js"
 import * as Tools from "./internal/tools.js"
@@ -483,6 +483,54 @@ export const mergeSharedState = (
     ? Either.left(new SharedStateError({ reason: "InvalidSharedState", errors }))
     : Either.right(shared)
 }
+
+/**
+ * Reads every plugin's `getSharedState` once, in `withSharedState` order (a plugin after those it
+ * `dependsOn`), and merges the values by `mergeSharedState`'s rule; what a host does at boot, for
+ * embedders too. `host` holds the host's own entries (a ledger, a client): their keys are taken,
+ * so a plugin that registers one is an error as well, never a silent overwrite either way.
+ */
+export const readSharedState = (
+  catalog: Catalog,
+  host: Readonly<Record<string, unknown>> = {}
+): Effect.Effect<Readonly<Record<string, unknown>>, SharedStateError> =>
+  Effect.gen(function* () {
+    const reads: Array<SharedStateRead> = []
+    for (const entry of catalog.withSharedState) {
+      reads.push(
+        yield* Effect.tryPromise({
+          try: async () => entry.plugin.getSharedState?.(),
+          catch: (failure) => failure
+        }).pipe(
+          Effect.match({
+            onSuccess: (value): SharedStateRead => ({ plugin: entry.name, value }),
+            onFailure: (failure): SharedStateRead => ({ plugin: entry.name, failure })
+          })
+        )
+      )
+    }
+    const taken: Array<string> = []
+    for (const read of reads) {
+      if ("failure" in read || !isRecord(read.value)) continue
+      for (const key of Object.keys(read.value)) {
+        if (Object.hasOwn(host, key)) {
+          taken.push(
+            `Plugin '${shown(read.plugin)}' shared state key '${shown(key)}' is reserved by the host.`
+          )
+        }
+      }
+    }
+    const merged = mergeSharedState(reads)
+    const errors = [...taken, ...(Either.isLeft(merged) ? merged.left.errors : [])]
+    if (errors.length > 0 || Either.isLeft(merged)) {
+      return yield* Effect.fail(new SharedStateError({ reason: "InvalidSharedState", errors }))
+    }
+    const shared: Record<string, unknown> = { ...merged.right }
+    for (const [key, value] of Object.entries(host)) {
+      Object.defineProperty(shared, key, { value, enumerable: true, writable: true, configurable: true })
+    }
+    return shared
+  })
 
 // ---------------------------------------------------------------------------------------------
 // Per-request tools and sub-agents

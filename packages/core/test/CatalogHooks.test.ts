@@ -11,7 +11,7 @@ import {
   type SubAgentSpec,
   type Visibility
 } from "@plugboard/core"
-import { Either, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 
 const tool = (name: string, extra: Partial<PluginTool> = {}): PluginTool => ({
@@ -362,6 +362,51 @@ describe("shared state: Catalog.withSharedState and mergeSharedState", () => {
       "[boot-error] Plugin 'down' getSharedState failed: database is locked",
       "[boot-error] Plugin 'list' getSharedState must return an object (got an array).",
       "[boot-error] Plugin 'nothing' getSharedState must return an object (got undefined)."
+    ])
+  })
+})
+
+describe("shared state: Catalog.readSharedState", () => {
+  const read = (catalog: Catalog.Catalog, host?: Record<string, unknown>) =>
+    Effect.runPromise(Effect.either(Catalog.readSharedState(catalog, host)))
+
+  it("calls each getSharedState once, dependencies first, and merges them with the host's entries", async () => {
+    const calls: Array<string> = []
+    const catalog = Catalog.unsafeMake([
+      plugin("profile", undefined, {
+        dependsOn: ["memory"],
+        getSharedState: () => {
+          calls.push("profile")
+          return { userProfile: { name: "Ada" } }
+        }
+      }),
+      plugin("memory", "always", {
+        getSharedState: async () => {
+          calls.push("memory")
+          return { store: "sqlite" }
+        }
+      })
+    ])
+    const shared = Either.getOrThrow(await read(catalog, { "host.ledger": "the ledger" }))
+    expect(calls).toEqual(["memory", "profile"])
+    expect(shared).toEqual({ store: "sqlite", userProfile: { name: "Ada" }, "host.ledger": "the ledger" })
+  })
+
+  it("reports a throwing or rejecting hook and a key the host holds, naming the plugins", async () => {
+    const catalog = Catalog.unsafeMake([
+      plugin("sync-throw", undefined, {
+        getSharedState: () => {
+          throw new Error("no config file")
+        }
+      }),
+      plugin("rejects", undefined, { getSharedState: () => Promise.reject(new Error("database is locked")) }),
+      plugin("squatter", undefined, { getSharedState: () => ({ "host.ledger": 0, own: 1 }) })
+    ])
+    const error = await read(catalog, { "host.ledger": "the ledger" })
+    expect(Either.isLeft(error) && error.left.lines).toEqual([
+      "[boot-error] Plugin 'squatter' shared state key 'host.ledger' is reserved by the host.",
+      "[boot-error] Plugin 'sync-throw' getSharedState failed: no config file",
+      "[boot-error] Plugin 'rejects' getSharedState failed: database is locked"
     ])
   })
 })

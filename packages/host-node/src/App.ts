@@ -128,24 +128,6 @@ export class OracleBootError extends Error {
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-/**
- * Reads every plugin's `getSharedState` once, in catalog order (it may do I/O, so reading is the
- * host's), and merges them by core's rule: one namespace, a key two plugins claim is an error.
- */
-const readSharedState = async (catalog: Catalog.Catalog): Promise<Readonly<Record<string, unknown>>> => {
-  const reads: Array<Catalog.SharedStateRead> = []
-  for (const entry of catalog.withSharedState) {
-    try {
-      reads.push({ plugin: entry.name, value: await entry.plugin.getSharedState?.() })
-    } catch (failure) {
-      reads.push({ plugin: entry.name, failure })
-    }
-  }
-  const merged = Catalog.mergeSharedState(reads)
-  if (Either.isLeft(merged)) throw new OracleBootError(merged.left.lines)
-  return merged.right
-}
-
 /** Boots an oracle; see the module doc. Rejects with `OracleBootError` for anything misconfigured. */
 export const createOracleApp = async (options: OracleAppOptions): Promise<OracleApp> => {
   const logger = options.logger ?? consoleLogger
@@ -212,7 +194,11 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
 
   let shared: Record<string, unknown>
   try {
-    shared = { ...(await readSharedState(catalog)), [CREDITS_LEDGER_KEY]: ports.ledger }
+    const read = await Effect.runPromise(
+      Effect.either(Catalog.readSharedState(catalog, { [CREDITS_LEDGER_KEY]: ports.ledger }))
+    )
+    if (Either.isLeft(read)) throw new OracleBootError(read.left.lines)
+    shared = { ...read.right }
   } catch (error) {
     await runtime.dispose()
     throw error

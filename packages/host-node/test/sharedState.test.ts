@@ -1,14 +1,14 @@
 /**
  * Shared state at boot: every plugin's `getSharedState` is read once, in catalog order, and
- * merged by core's rule — a key two plugins claim, or a read that fails, stops boot with a
- * `[boot-error]` line naming the plugins, instead of the last plugin silently winning.
+ * merged by core's rule — a key two plugins claim, a key the server holds itself, or a read that
+ * fails, stops boot with a `[boot-error]` line naming the plugins, instead of a silent overwrite.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { definePlugin } from "@plugboard/core"
 import { describe, expect, it } from "vitest"
-import { createOracleApp, OracleBootError, quietLogger } from "../src/index.js"
+import { CREDITS_LEDGER_KEY, createOracleApp, OracleBootError, quietLogger } from "../src/index.js"
 
 const sharing = (name: string, getSharedState: () => Record<string, unknown>) =>
   definePlugin({
@@ -48,5 +48,11 @@ describe("shared state at boot", () => {
       "[boot-error] Plugin 'beta' shared state key 'profile' is already registered by plugin 'alpha' (shared state is one namespace)."
     )
     expect(lines.some((l) => l.includes("'gamma'") && l.includes("vault unreachable"))).toBe(true)
+  })
+
+  it("refuses a plugin that registers the key under which the server exposes its credit ledger", async () => {
+    expect(await boot([sharing("squatter", () => ({ [CREDITS_LEDGER_KEY]: "not a ledger" }))])).toEqual([
+      `[boot-error] Plugin 'squatter' shared state key '${CREDITS_LEDGER_KEY}' is reserved by the host.`
+    ])
   })
 })
