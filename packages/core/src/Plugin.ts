@@ -54,7 +54,8 @@ export interface PluginMiddleware {
   readonly afterModel?: (result: ModelResult, context: RuntimeContext) => Promise<void> | void
   /**
    * Sees a model error. Return `{ recover: message }` to answer with a message instead;
-   * return nothing to let the error propagate to the client (the default).
+   * return nothing (or a `recover` of `undefined` / `null`) to let the error propagate to the
+   * client (the default).
    */
   readonly onError?: (
     error: unknown,

@@ -90,8 +90,11 @@ export const makeModelNode = (rt: AgentRuntime, model: BaseChatModel, basePrompt
     } catch (error) {
       for (const { middleware } of middlewares) {
         if (middleware.onError === undefined) continue
-        const outcome = await middleware.onError(error, context)
-        if (outcome !== undefined) return { messages: [toAnswer(outcome.recover)] }
+        const outcome: unknown = await middleware.onError(error, context)
+        // Only an answer recovers: `{ recover: undefined }` (or any value without one) passes,
+        // rather than ending the turn with an empty message.
+        const recover = (outcome as { recover?: unknown } | null | undefined)?.recover
+        if (recover !== undefined && recover !== null) return { messages: [toAnswer(recover)] }
       }
       throw error
     }

@@ -133,6 +133,31 @@ describe("plugin middleware", () => {
     expect(turn.state.messages.at(-1)!.getType()).toBe("ai")
   })
 
+  it("passes over { recover: undefined } and { recover: null }: only an answer recovers", async () => {
+    const log: Array<string> = []
+    const plugins = [
+      recorder("alpha", log, {
+        onError: (error) => {
+          log.push(`alpha.onError(${(error as Error).message})`)
+          return { recover: undefined }
+        }
+      }),
+      recorder("beta", log, {
+        onError: (error) => {
+          log.push(`beta.onError(${(error as Error).message})`)
+          return { recover: null }
+        }
+      })
+    ]
+    const model = ScriptedChatModel.script([new Error("overloaded")])
+    const agent = await agentFor({ plugins, model, saver: new MemorySaver(), sessionId: "s" })
+    await expect(runTurn(agent, { message: "hi" })).rejects.toThrow("overloaded")
+    expect(log.filter((l) => l.includes("onError"))).toEqual([
+      "alpha.onError(overloaded)",
+      "beta.onError(overloaded)"
+    ])
+  })
+
   it("accepts a message as the recovery", async () => {
     const plugins = [
       recorder("alpha", [], {
