@@ -165,7 +165,15 @@ describe("the examples' catalog", () => {
       context("did:key:bob")
     )
     const route = audit.routes![0]!
-    const request = { method: "GET", path: route.path, query: {}, headers: {}, body: undefined, shared: {} }
+    const request = {
+      method: "GET",
+      path: route.path,
+      params: {},
+      query: {},
+      headers: {},
+      body: undefined,
+      shared: {}
+    }
     const alice = await route.handler({ ...request, userDid: "did:key:alice" })
     expect(alice.body).toEqual({
       records: [

@@ -77,6 +77,8 @@ export interface PluginRoute {
 export interface PluginRouteRequest {
   readonly method: string
   readonly path: string
+  /** The route's `:param` segments, URL-decoded (`/stations/:id` → `{ id }`). */
+  readonly params: Readonly<Record<string, string>>
   readonly query: Readonly<Record<string, string>>
   readonly headers: Readonly<Record<string, string>>
   readonly body: unknown

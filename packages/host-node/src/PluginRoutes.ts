@@ -105,6 +105,31 @@ const plainHeaders = (headers: Readonly<Record<string, string | ReadonlyArray<st
   return out
 }
 
+/**
+ * The values of `pattern`'s `:param` segments in `pathname` (the router matched them, so the
+ * segment counts agree), URL-decoded; a malformed escape is passed on as it came.
+ */
+export const routeParams = (pattern: string, pathname: string): Record<string, string> => {
+  const params: Record<string, string> = {}
+  const names = pattern.split("/")
+  const values = pathname.split("/")
+  names.forEach((name, i) => {
+    if (!name.startsWith(":")) return
+    const raw = values[i] ?? ""
+    let value = raw
+    try {
+      value = decodeURIComponent(raw)
+    } catch {}
+    Object.defineProperty(params, name.slice(1), {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true
+    })
+  })
+  return params
+}
+
 /** The handler of one plugin route: builds the plugin's request, runs it, answers JSON. */
 export const pluginHandler = (
   owned: OwnedRoute,
@@ -123,6 +148,7 @@ export const pluginHandler = (
     const input: PluginRouteRequest = {
       method: owned.method,
       path: url.pathname,
+      params: routeParams(owned.path, url.pathname),
       query: Object.fromEntries(url.searchParams),
       headers: plainHeaders(request.headers),
       body,

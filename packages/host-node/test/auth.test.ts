@@ -62,6 +62,11 @@ const routed = definePlugin({
       path: "/stations/public",
       public: true,
       handler: (r) => ({ body: { open: true, user: r.userDid ?? null } })
+    },
+    {
+      method: "GET",
+      path: "/stations/:country/:city",
+      handler: (r) => ({ body: { params: r.params, query: r.query } })
     }
   ]
 })
@@ -218,6 +223,11 @@ describe("plugin routes", () => {
     const u = await user(server.app.oracleDid)
     const ok = await call(`${server.url}/stations`, { headers: u.headers })
     expect(ok).toMatchObject({ status: 200, body: { stations: ["Berlin"], user: u.did } })
+    // `:param` segments reach the handler decoded; the literal route still wins its own path.
+    expect(await call(`${server.url}/stations/de/K%C3%B6ln?near=1`, { headers: u.headers })).toMatchObject({
+      status: 200,
+      body: { params: { country: "de", city: "Köln" }, query: { near: "1" } }
+    })
     expect(await call(`${server.url}/stations/public`)).toMatchObject({
       status: 200,
       body: { open: true, user: null }
