@@ -121,6 +121,8 @@ describe("the hooks example: one turn", () => {
     ])
     const turn = await runTurn(agent, { message: "Tell me about Grace and Linus." })
     expect(turn.answer).toBe("Grace leads platform; Linus reports to her.")
+    // team-directory's afterModel wrote the user's team into the thread's userContext.
+    expect(turn.state.userContext).toEqual({ team: "platform" })
 
     const offered = model.calls.map((c) => c.offeredTools)
     expect(offered[0]).toEqual(["list_capabilities", "load_capability"])

@@ -208,8 +208,11 @@ export const makeTeamPlugins = (options: TeamPluginsOptions = {}) => {
         beforeModel: () => {
           note("team-directory:beforeModel")
         },
-        afterModel: () => {
+        afterModel: (_result, context) => {
           note("team-directory:afterModel")
+          // A plugin may write the state fields it owns: remember the user's team in the thread.
+          const me = rosterOf(context.shared).find((m) => m.did === context.user.did)
+          return me === undefined ? undefined : { userContext: { team: me.team } }
         }
       }
     ]

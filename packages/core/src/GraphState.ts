@@ -2,6 +2,7 @@
  * The graph state of seed 004 and its per-field reducers, as pure functions. The LangGraph
  * adapter wraps these; nothing else decides how an update merges.
  */
+import { Either } from "effect"
 import * as LoadedPlugins from "./LoadedPlugins.js"
 
 /** The minimum a message needs for the messages reducer: an optional stable id. */
@@ -153,4 +154,94 @@ export const apply = <M extends StateMessage>(
     if (Object.hasOwn(changes, key)) next[key] = rs[key]!(current[key], changes[key])
   }
   return next as unknown as GraphState<M>
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plugin writes
+
+/**
+ * The fields a plugin's middleware may write (seed 004's plugin-owned fields): `userContext`
+ * (merged, as the Memory plugin's enrichment writes it), `userPreferences`, `editorRoomId`,
+ * `spaceId`, `currentEntityDid` (last write wins). The others belong to the runtime
+ * (`messages`, `config`, `client`, `loadedPlugins`, `mcpUcanContext`) or to the client
+ * (`browserTools`, `agActions`).
+ */
+export const PLUGIN_WRITABLE_FIELDS = [
+  "userContext",
+  "userPreferences",
+  "editorRoomId",
+  "spaceId",
+  "currentEntityDid"
+] as const
+
+/** A partial state update a plugin's middleware may return. */
+export interface PluginStateUpdate {
+  readonly userContext?: Readonly<Record<string, unknown>>
+  readonly userPreferences?: Readonly<Record<string, unknown>> | undefined
+  readonly editorRoomId?: string | undefined
+  readonly spaceId?: string | undefined
+  readonly currentEntityDid?: string | undefined
+}
+
+const isPlainObject = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+const typeOf = (u: unknown): string => (u === null ? "null" : Array.isArray(u) ? "an array" : typeof u)
+
+/**
+ * Checks what a middleware hook returned: nothing (no update), or an object of writable fields
+ * with values of their types. Left: the message naming the plugin, the hook and the field.
+ */
+export const checkPluginUpdate = (
+  value: unknown,
+  source: { readonly plugin: string; readonly hook: string }
+): Either.Either<PluginStateUpdate, string> => {
+  const at = `Plugin '${source.plugin}' ${source.hook}`
+  if (value === undefined || value === null) return Either.right({})
+  if (!isPlainObject(value)) {
+    return Either.left(`${at} returned ${typeOf(value)}; return nothing or an object of state fields.`)
+  }
+  for (const [key, field] of Object.entries(value)) {
+    if (!(PLUGIN_WRITABLE_FIELDS as ReadonlyArray<string>).includes(key)) {
+      return Either.left(
+        `${at} returned a state update for '${key}', which plugins cannot write (writable: ${PLUGIN_WRITABLE_FIELDS.join(", ")}).`
+      )
+    }
+    const ok =
+      key === "userContext"
+        ? isPlainObject(field)
+        : key === "userPreferences"
+          ? field === undefined || isPlainObject(field)
+          : field === undefined || typeof field === "string"
+    if (!ok) {
+      const expected =
+        key === "userContext"
+          ? "an object"
+          : key === "userPreferences"
+            ? "an object or undefined"
+            : "a string or undefined"
+      return Either.left(`${at} returned '${key}' as ${typeOf(field)}; it must be ${expected}.`)
+    }
+  }
+  return Either.right(value as PluginStateUpdate)
+}
+
+/**
+ * Combines plugin updates in the order they were returned, by the fields' reducers, into one
+ * update a node can return (which the channels then merge into the state the same way).
+ */
+export const combinePluginUpdates = (updates: ReadonlyArray<PluginStateUpdate>): PluginStateUpdate => {
+  const out: Record<string, unknown> = {}
+  for (const update of updates) {
+    for (const [key, value] of Object.entries(update)) {
+      out[key] =
+        key === "userContext" && Object.hasOwn(out, key)
+          ? mergeRecord(
+              out[key] as Readonly<Record<string, unknown>>,
+              value as Readonly<Record<string, unknown>>
+            )
+          : value
+    }
+  }
+  return out as PluginStateUpdate
 }

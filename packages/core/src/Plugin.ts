@@ -4,6 +4,7 @@
  * catalog (collisions, dependencies, manifest rules) is checked when the catalog is built.
  */
 import type { Schema } from "effect"
+import type { PluginStateUpdate } from "./GraphState.js"
 import type { PluginManifest, Visibility } from "./PluginManifest.js"
 import type { RuntimeContext } from "./RuntimeContext.js"
 
@@ -47,11 +48,25 @@ export interface ModelResult {
   readonly usage?: { readonly inputTokens: number; readonly outputTokens: number } | undefined
 }
 
+/**
+ * What `beforeModel` / `afterModel` may return: nothing, or a partial update of the fields
+ * plugins own (`GraphState.PLUGIN_WRITABLE_FIELDS`), merged by their reducers and checkpointed
+ * with the thread (seed 004: the Memory plugin writes `userContext` from its middleware).
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is the common case
+export type MiddlewareResult = PluginStateUpdate | void | undefined
+
 /** Hooks around each model invocation, run in catalog order. */
 export interface PluginMiddleware {
   readonly name?: string
-  readonly beforeModel?: (call: ModelCall, context: RuntimeContext) => Promise<void> | void
-  readonly afterModel?: (result: ModelResult, context: RuntimeContext) => Promise<void> | void
+  readonly beforeModel?: (
+    call: ModelCall,
+    context: RuntimeContext
+  ) => Promise<MiddlewareResult> | MiddlewareResult
+  readonly afterModel?: (
+    result: ModelResult,
+    context: RuntimeContext
+  ) => Promise<MiddlewareResult> | MiddlewareResult
   /**
    * Sees a model error. Return `{ recover: message }` to answer with a message instead;
    * return nothing (or a `recover` of `undefined` / `null`) to let the error propagate to the

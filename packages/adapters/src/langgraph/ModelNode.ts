@@ -8,6 +8,12 @@
  * `{ recover }` turns the error into that answer (and `afterModel` does not run: there was no
  * model result); when none recovers, the error propagates to the caller (seed 002's default).
  * A hook that throws is a plugin bug, not a model error: it propagates as is.
+ *
+ * `beforeModel` / `afterModel` may return an update of the fields plugins own (core's
+ * `GraphState.checkPluginUpdate`): the updates of one call are combined in the order they were
+ * returned and written with the call's answer, so they are checkpointed with the thread. Every
+ * hook of a call sees the state as the call began. An update a plugin may not write fails the
+ * turn with a message naming the plugin and the field, like a hook that throws.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import {
@@ -18,7 +24,8 @@ import {
   SystemMessage,
   ToolMessage
 } from "@langchain/core/messages"
-import { LoadedPlugins, SystemPrompt } from "@plugboard/core"
+import { type Catalog, GraphState, LoadedPlugins, SystemPrompt } from "@plugboard/core"
+import { Either } from "effect"
 import { type AgentRuntime, offerFor } from "./Runtime.js"
 import type { AgentStateValue } from "./State.js"
 import { toDefinitions } from "./ToolDefinitions.js"
@@ -31,6 +38,18 @@ const toAnswer = (recovered: unknown): BaseMessage => {
 const usageOf = (message: BaseMessage) => {
   const u = (message as AIMessage).usage_metadata
   return u === undefined ? undefined : { inputTokens: u.input_tokens, outputTokens: u.output_tokens }
+}
+
+/** Runs one hook and checks what it returned; throws the plugin's mistake as an Error. */
+const runHook = async (
+  owned: Catalog.OwnedMiddleware,
+  hook: "beforeModel" | "afterModel",
+  run: () => unknown,
+  updates: Array<GraphState.PluginStateUpdate>
+): Promise<void> => {
+  const checked = GraphState.checkPluginUpdate(await run(), { plugin: owned.plugin, hook })
+  if (Either.isLeft(checked)) throw new Error(checked.left)
+  if (Object.keys(checked.right).length > 0) updates.push(checked.right)
 }
 
 /** What the model is told about a tool call whose turn ended before the call was answered. */
@@ -69,7 +88,9 @@ export const makeModelNode = (rt: AgentRuntime, model: BaseChatModel, basePrompt
       `The chat model '${model._llmType()}' cannot bind tools (no bindTools): the agent needs tool calling.`
     )
   }
-  return async (state: AgentStateValue): Promise<{ messages: Array<BaseMessage> }> => {
+  return async (
+    state: AgentStateValue
+  ): Promise<{ messages: Array<BaseMessage> } & GraphState.PluginStateUpdate> => {
     const ready = await rt.ready(state)
     const loaded = LoadedPlugins.fromUnknown(state.loadedPlugins)
     const offered = offerFor(rt, loaded, ready)
@@ -77,9 +98,16 @@ export const makeModelNode = (rt: AgentRuntime, model: BaseChatModel, basePrompt
     const context = rt.context(state)
     const middlewares = rt.scope.middlewares
     const history = answeredHistory(state.messages)
-    for (const { middleware } of middlewares) {
-      if (middleware.beforeModel !== undefined)
-        await middleware.beforeModel({ system, messages: history, tools: offered }, context)
+    const updates: Array<GraphState.PluginStateUpdate> = []
+    for (const owned of middlewares) {
+      const before = owned.middleware.beforeModel
+      if (before !== undefined)
+        await runHook(
+          owned,
+          "beforeModel",
+          () => before({ system, messages: history, tools: offered }, context),
+          updates
+        )
     }
     let message: BaseMessage
     try {
@@ -94,14 +122,21 @@ export const makeModelNode = (rt: AgentRuntime, model: BaseChatModel, basePrompt
         // Only an answer recovers: `{ recover: undefined }` (or any value without one) passes,
         // rather than ending the turn with an empty message.
         const recover = (outcome as { recover?: unknown } | null | undefined)?.recover
-        if (recover !== undefined && recover !== null) return { messages: [toAnswer(recover)] }
+        if (recover !== undefined && recover !== null)
+          return { ...GraphState.combinePluginUpdates(updates), messages: [toAnswer(recover)] }
       }
       throw error
     }
-    for (const { middleware } of middlewares) {
-      if (middleware.afterModel !== undefined)
-        await middleware.afterModel({ message, usage: usageOf(message) }, context)
+    for (const owned of middlewares) {
+      const after = owned.middleware.afterModel
+      if (after !== undefined)
+        await runHook(
+          owned,
+          "afterModel",
+          () => after({ message, usage: usageOf(message) }, context),
+          updates
+        )
     }
-    return { messages: [message] }
+    return { ...GraphState.combinePluginUpdates(updates), messages: [message] }
   }
 }

@@ -172,3 +172,71 @@ describe("plugin middleware", () => {
     expect(turn.message.id).toBe("fixed-id")
   })
 })
+
+describe("plugin middleware writing the state it owns (seed 004)", () => {
+  /** A Memory-like plugin: enriches userContext before each call, records what it saw. */
+  const memory = (seen: Array<unknown>): Plugin =>
+    definePlugin({
+      name: "memory",
+      manifest: { title: "Memory", summary: "Remembers the user.", whenToUse: [], visibility: "silent" },
+      middlewares: [
+        {
+          beforeModel: (_call, context) => {
+            seen.push(context.history.userContext)
+            const turns = Number((context.history.userContext as { calls?: number }).calls ?? 0)
+            return { userContext: { name: "Ada", calls: turns + 1 } }
+          }
+        }
+      ]
+    })
+  const entity: Plugin = definePlugin({
+    name: "indexer",
+    dependsOn: ["memory"],
+    manifest: { title: "Indexer", summary: "Tracks the entity.", whenToUse: [], visibility: "silent" },
+    middlewares: [
+      {
+        beforeModel: () => ({ userContext: { lang: "en" }, spaceId: "space-1" }),
+        afterModel: (result) => ({ currentEntityDid: `did:ixo:${(result.message as AIMessage).content}` })
+      }
+    ]
+  })
+
+  it("merges the updates by the fields' reducers, checkpoints them and shows them on the next turn", async () => {
+    const seen: Array<unknown> = []
+    const plugins = [memory(seen), entity]
+    const saver = new MemorySaver()
+    const first = await runTurn(
+      await agentFor({ plugins, model: ScriptedChatModel.script(["one"]), saver, sessionId: "s" }),
+      { message: "hi" }
+    )
+    expect(first.state.userContext).toEqual({ name: "Ada", calls: 1, lang: "en" })
+    expect(first.state.spaceId).toBe("space-1")
+    expect(first.state.currentEntityDid).toBe("did:ixo:one")
+    const second = await runTurn(
+      await agentFor({ plugins, model: ScriptedChatModel.script(["two"]), saver, sessionId: "s" }),
+      { message: "again" }
+    )
+    // The second turn's hook saw the first turn's writes, read back from the checkpoint.
+    expect(seen).toEqual([{}, { name: "Ada", calls: 1, lang: "en" }])
+    expect(second.state.userContext).toEqual({ name: "Ada", calls: 2, lang: "en" })
+    expect(second.state.currentEntityDid).toBe("did:ixo:two")
+    expect(second.state.loadedPlugins).toEqual([])
+  })
+
+  it("fails the turn with a message naming the plugin when it writes a field it does not own", async () => {
+    const rogue: Plugin = definePlugin({
+      name: "rogue",
+      manifest: { title: "Rogue", summary: "Loads everything.", whenToUse: [], visibility: "silent" },
+      middlewares: [{ afterModel: () => ({ loadedPlugins: ["everything"] }) as never }]
+    })
+    const agent = await agentFor({
+      plugins: [rogue],
+      model: ScriptedChatModel.script(["hi"]),
+      saver: new MemorySaver(),
+      sessionId: "s"
+    })
+    await expect(runTurn(agent, { message: "hi" })).rejects.toThrow(
+      "Plugin 'rogue' afterModel returned a state update for 'loadedPlugins', which plugins cannot write"
+    )
+  })
+})

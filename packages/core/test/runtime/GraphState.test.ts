@@ -1,4 +1,5 @@
 import { GraphState } from "@plugboard/core"
+import { Either } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 
@@ -134,5 +135,85 @@ describe("GraphState reducers", () => {
         }
       })
     )
+  })
+})
+
+describe("GraphState plugin writes", () => {
+  const from = { plugin: "memory", hook: "beforeModel" }
+  const check = (value: unknown) => GraphState.checkPluginUpdate(value, from)
+
+  it("accepts nothing, or the fields plugins own with values of their types", () => {
+    expect(check(undefined)).toEqual(Either.right({}))
+    expect(check(null)).toEqual(Either.right({}))
+    const update = {
+      userContext: { name: "Ada" },
+      userPreferences: { units: "metric" },
+      editorRoomId: "!room",
+      spaceId: undefined,
+      currentEntityDid: "did:ixo:entity"
+    }
+    expect(check(update)).toEqual(Either.right(update))
+  })
+
+  it("refuses a field the runtime or the client owns, and a value of the wrong type, naming plugin and hook", () => {
+    expect(check({ loadedPlugins: ["weather"] })).toEqual(
+      Either.left(
+        "Plugin 'memory' beforeModel returned a state update for 'loadedPlugins', which plugins cannot write (writable: userContext, userPreferences, editorRoomId, spaceId, currentEntityDid)."
+      )
+    )
+    for (const field of [
+      "messages",
+      "config",
+      "client",
+      "mcpUcanContext",
+      "browserTools",
+      "agActions",
+      "other"
+    ]) {
+      expect(Either.isLeft(check({ [field]: undefined }))).toBe(true)
+    }
+    expect(check({ userContext: "Ada" })).toEqual(
+      Either.left("Plugin 'memory' beforeModel returned 'userContext' as string; it must be an object.")
+    )
+    expect(check({ userContext: undefined })).toEqual(
+      Either.left("Plugin 'memory' beforeModel returned 'userContext' as undefined; it must be an object.")
+    )
+    expect(check({ spaceId: 7 })).toEqual(
+      Either.left(
+        "Plugin 'memory' beforeModel returned 'spaceId' as number; it must be a string or undefined."
+      )
+    )
+    expect(check([])).toEqual(
+      Either.left(
+        "Plugin 'memory' beforeModel returned an array; return nothing or an object of state fields."
+      )
+    )
+  })
+
+  it("property: never throws, and what it accepts applies to any state without touching runtime fields", () => {
+    const state = GraphState.initial({ did: "did:key:z", client: "portal" })
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.anything(), fc.record({ userContext: fc.dictionary(fc.string(), fc.jsonValue()) })),
+        (value) => {
+          const checked = check(value)
+          if (Either.isLeft(checked)) return
+          const next = GraphState.apply(state, checked.right)
+          expect(next.messages).toBe(state.messages)
+          expect(next.loadedPlugins).toBe(state.loadedPlugins)
+          expect(next.config).toBe(state.config)
+        }
+      )
+    )
+  })
+
+  it("combines one call's updates in order: userContext merged, the other fields last write wins", () => {
+    expect(
+      GraphState.combinePluginUpdates([
+        { userContext: { name: "Ada", lang: "en" }, spaceId: "a" },
+        { userContext: { lang: "fr" }, spaceId: "b", editorRoomId: "!r" }
+      ])
+    ).toEqual({ userContext: { name: "Ada", lang: "fr" }, spaceId: "b", editorRoomId: "!r" })
+    expect(GraphState.combinePluginUpdates([])).toEqual({})
   })
 })
