@@ -8,6 +8,7 @@
  */
 import {
   Catalog,
+  type LoadedPlugins,
   Offer,
   type PluginTool,
   type RuntimeContext,
@@ -73,10 +74,17 @@ export interface RequestScope {
   /** Request tools, then sub-agents (boot, then per request), before `init` ran. */
   readonly tools: ReadonlyArray<DynamicTool>
   /**
-   * Initialises the sub-agents once (memoised): a rejected `init` is logged and that sub-agent
-   * is dropped from `ready`. Request tools are always ready.
+   * The tools ready for a model call of a thread that has `loaded`: the request tools, and the
+   * sub-agents that can be offered (their plugin `always`, or loaded), each initialised the first
+   * time it can be (memoised for the request). A sub-agent of a plugin not loaded, or of a silent
+   * one, is never initialised; one loaded mid-turn is initialised before the call that offers
+   * it. A rejected `init` is logged once and that sub-agent left out for the request
+   * (`Promise.allSettled` semantics: the others and the turn go on).
    */
-  readonly init: (context: RuntimeContext) => Promise<ReadonlyArray<DynamicTool>>
+  readonly init: (
+    context: RuntimeContext,
+    loaded: LoadedPlugins.LoadedPlugins
+  ) => Promise<ReadonlyArray<DynamicTool>>
 }
 
 const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
@@ -145,26 +153,43 @@ export const makeRequestScope = async (options: {
       }
     })
   }
-  let initialised: Promise<ReadonlyArray<DynamicTool>> | undefined
-
-  const init = (context: RuntimeContext): Promise<ReadonlyArray<DynamicTool>> => {
-    initialised ??= Promise.allSettled(subAgentTools.map(async ({ spec }) => spec.init?.(context))).then(
-      (results) => {
-        const ready: Array<DynamicTool> = [...requestTools]
-        results.forEach((r, i) => {
-          const { tool } = subAgentTools[i]!
-          if (r.status === "fulfilled") ready.push(tool)
-          else
+  const initialised = new Map<SubAgentTool, Promise<boolean>>()
+  const initOnce = (subAgent: SubAgentTool, context: RuntimeContext): Promise<boolean> => {
+    let done = initialised.get(subAgent)
+    if (done === undefined) {
+      done = Promise.resolve()
+        .then(() => subAgent.spec.init?.(context))
+        .then(
+          () => true,
+          (reason: unknown) => {
             logger.error("sub-agent init failed; it is skipped for this turn", {
-              plugin: tool.plugin,
-              subAgent: tool.offered.name,
-              error: describeError(r.reason)
+              plugin: subAgent.tool.plugin,
+              subAgent: subAgent.tool.offered.name,
+              error: describeError(reason)
             })
-        })
-        return ready
-      }
+            return false
+          }
+        )
+      initialised.set(subAgent, done)
+    }
+    return done
+  }
+
+  const init = async (
+    context: RuntimeContext,
+    loaded: LoadedPlugins.LoadedPlugins
+  ): Promise<ReadonlyArray<DynamicTool>> => {
+    // Core's rule decides which sub-agents this thread can be offered; only those initialise.
+    const offerable = new Set(
+      Offer.requestTools(
+        catalog,
+        loaded,
+        subAgentTools.map((s) => s.tool)
+      ).map((t) => t.name)
     )
-    return initialised
+    const wanted = subAgentTools.filter((s) => offerable.has(s.tool.offered.name))
+    const ok = await Promise.all(wanted.map((s) => initOnce(s, context)))
+    return [...requestTools, ...wanted.filter((_, i) => ok[i]).map((s) => s.tool)]
   }
 
   return {

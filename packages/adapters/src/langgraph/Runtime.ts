@@ -5,7 +5,7 @@
 import {
   type Catalog,
   type ClientTools,
-  type LoadedPlugins,
+  LoadedPlugins,
   makeRuntimeContext,
   Offer,
   type RuntimeContext,
@@ -98,6 +98,6 @@ export const makeAgentRuntime = (options: {
     ...options,
     client: options.client,
     context,
-    ready: (state) => options.scope.init(context(state))
+    ready: (state) => options.scope.init(context(state), LoadedPlugins.fromUnknown(state.loadedPlugins))
   }
 }

@@ -116,7 +116,22 @@ export const makeToolNode =
     const clientByName = new Map((rt.client?.tools ?? []).map((t) => [t.name, t] as const))
     const dynamicByName = new Map<string, DynamicTool>()
     for (const t of ready) if (!dynamicByName.has(t.offered.name)) dynamicByName.set(t.offered.name, t)
+    // What the gate knows beyond the offer: the ready tools, and the request tools and sub-agents
+    // of plugins not loaded (never initialised), so a call to one is told which plugin to load.
+    const known = [
+      ...ready,
+      ...rt.scope.tools.filter((t) => Offer.requestTools(rt.catalog, loaded, [t]).length === 0)
+    ]
     const context = rt.context(state)
+    // The loads of this batch initialise their plugins' sub-agents now, so that each load's
+    // answer lists exactly the tools the next model call will offer (a failed init left out).
+    let prospective = loaded
+    for (const c of calls) {
+      if (c.name !== MetaTools.LOAD_CAPABILITY) continue
+      const result = MetaTools.loadCapability(rt.catalog, prospective, c.args)
+      if (Either.isRight(result)) prospective = result.right.loadedPlugins
+    }
+    const readyAfterLoads = prospective === loaded ? ready : await rt.scope.init(context, prospective)
     const failures = failuresInTurn(state.messages)
     // Loads within one batch see each other (a second load of the same name is a no-op), but
     // the tools they unlock are only offered on the next model call: this call's offer is fixed.
@@ -130,7 +145,7 @@ export const makeToolNode =
         name: typeof c.name === "string" ? c.name : "",
         args: (c.args ?? {}) as Record<string, unknown>
       }
-      const decision = Offer.gate(rt.catalog, offered, c.name, ready)
+      const decision = Offer.gate(rt.catalog, offered, c.name, known)
       if (decision._tag !== "Offered") {
         return {
           call,
@@ -150,7 +165,7 @@ export const makeToolNode =
       }
       if (tool.kind === "meta") {
         if (call.name === MetaTools.LOAD_CAPABILITY) {
-          const result = MetaTools.loadCapability(rt.catalog, threadLoaded, call.args, ready)
+          const result = MetaTools.loadCapability(rt.catalog, threadLoaded, call.args, readyAfterLoads)
           if (Either.isRight(result)) {
             threadLoaded = result.right.loadedPlugins
             newlyLoaded.push(...result.right.newlyLoaded)

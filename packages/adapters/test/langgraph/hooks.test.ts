@@ -82,6 +82,60 @@ describe("per-request sub-agents", () => {
   })
 })
 
+describe("sub-agent init runs only for sub-agents the thread can be offered", () => {
+  it("never for a plugin not loaded or silent; once per request for an always plugin; at the load for an on-demand one", async () => {
+    const inits: Array<string> = []
+    const subAgentOf = (plugin: string, name: string) => ({
+      name,
+      description: `The ${name} of ${plugin}.`,
+      init: () => {
+        inits.push(name)
+      },
+      run: (task: string) => `${name} did ${task}`
+    })
+    const plugin = (name: string, visibility: "always" | "on-demand" | "silent", sub: string) =>
+      definePlugin({
+        name,
+        manifest: { title: name, summary: `The ${name} plugin.`, whenToUse: [name], visibility },
+        getSubAgents: () => [subAgentOf(name, sub)]
+      })
+    const plugins = [
+      plugin("planner", "always", "plan_agent"),
+      plugin("research", "on-demand", "research_agent"),
+      plugin("archive", "on-demand", "archive_agent"),
+      plugin("audit", "silent", "audit_agent")
+    ]
+    const saver = new MemorySaver()
+    // Turn 1: three model calls, nothing loaded: only the always plugin's sub-agent initialises, once.
+    const first = ScriptedChatModel.script([
+      [{ tool: "plan_agent", args: { task: "a" } }],
+      [{ tool: "plan_agent", args: { task: "b" } }],
+      "ok"
+    ])
+    await runTurn(await agentFor({ plugins, model: first, saver, sessionId: "s" }), { message: "plan" })
+    expect(inits).toEqual(["plan_agent"])
+    // Turn 2 (a new request): research is loaded mid-turn; its sub-agent initialises at the load,
+    // is listed in the load's answer and offered on the next call; archive and audit never.
+    inits.length = 0
+    const second = ScriptedChatModel.script([
+      [{ tool: "load_capability", args: { names: ["research"] } }],
+      [{ tool: "research_agent", args: { task: "c" } }],
+      "done"
+    ])
+    const turn = await runTurn(await agentFor({ plugins, model: second, saver, sessionId: "s" }), {
+      message: "research"
+    })
+    expect(inits).toEqual(["plan_agent", "research_agent"])
+    expect(second.calls[0]!.offeredTools).not.toContain("research_agent")
+    expect(second.calls[1]!.offeredTools).toContain("research_agent")
+    const answers = turn.state.messages.filter((m) => m.getType() === "tool").map((m) => String(m.content))
+    expect(JSON.parse(answers.at(-2)!).results[0].tools.map((t: { name: string }) => t.name)).toEqual([
+      "research_agent"
+    ])
+    expect(answers.at(-1)).toBe("research_agent did c")
+  })
+})
+
 describe("per-request tools core rejects", () => {
   it("are logged and skipped; the plugin's other tools and the turn go on", async () => {
     const ok = defineTool({
