@@ -1,23 +1,4 @@
-/**
- * The package's public surface is deliberate: every export of its entry points has a doc
- * comment, and docs/api/host-node.md (the API reference, written by `pnpm api`) is what the code
- * exports. A change to the surface shows up in that file's diff.
- */
-import { readFileSync } from "node:fs"
-import { beforeAll, describe, expect, it } from "vitest"
-import { type ApiReport, apiReport, reportPath } from "../../../scripts/api-report.js"
+/** The package's public surface is deliberate: documented, and as docs/api/host-node.md lists it. */
+import { publicApiSuite } from "../../../scripts/publicApiSuite.js"
 
-let report: ApiReport
-beforeAll(() => {
-  report = apiReport("host-node")
-})
-
-describe("@plugboard/host-node public API", () => {
-  it("documents every export", () => {
-    expect(report.undocumented).toEqual([])
-  })
-
-  it("matches docs/api/host-node.md (run pnpm api after changing an entry point)", () => {
-    expect(report.markdown).toBe(readFileSync(reportPath("host-node"), "utf8"))
-  })
-})
+publicApiSuite("host-node")

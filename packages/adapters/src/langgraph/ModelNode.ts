@@ -24,7 +24,15 @@ import {
   SystemMessage,
   ToolMessage
 } from "@langchain/core/messages"
-import { type Catalog, GraphState, LoadedPlugins, SystemPrompt } from "@plugboard/core"
+import {
+  type Catalog,
+  GraphState,
+  LoadedPlugins,
+  type ModelCall,
+  type ModelResult,
+  type RuntimeContext,
+  SystemPrompt
+} from "@plugboard/core"
 import { Either } from "effect"
 import { type AgentRuntime, offerFor } from "./Runtime.js"
 import type { AgentStateValue } from "./State.js"
@@ -40,16 +48,27 @@ const usageOf = (message: BaseMessage) => {
   return u === undefined ? undefined : { inputTokens: u.input_tokens, outputTokens: u.output_tokens }
 }
 
-/** Runs one hook and checks what it returned; throws the plugin's mistake as an Error. */
-const runHook = async (
-  owned: Catalog.OwnedMiddleware,
+/**
+ * Runs `hook` of every middleware in catalog order with `input`, checking what each returned;
+ * their state updates join `updates`. A plugin's mistake is thrown as an Error naming it.
+ */
+const runHooks = async (
+  middlewares: ReadonlyArray<Catalog.OwnedMiddleware>,
   hook: "beforeModel" | "afterModel",
-  run: () => unknown,
+  input: ModelCall | ModelResult,
+  context: RuntimeContext,
   updates: Array<GraphState.PluginStateUpdate>
 ): Promise<void> => {
-  const checked = GraphState.checkPluginUpdate(await run(), { plugin: owned.plugin, hook })
-  if (Either.isLeft(checked)) throw new Error(checked.left)
-  if (Object.keys(checked.right).length > 0) updates.push(checked.right)
+  for (const owned of middlewares) {
+    const run = owned.middleware[hook] as ((input: never, context: RuntimeContext) => unknown) | undefined
+    if (run === undefined) continue
+    const checked = GraphState.checkPluginUpdate(await run(input as never, context), {
+      plugin: owned.plugin,
+      hook
+    })
+    if (Either.isLeft(checked)) throw new Error(checked.left)
+    if (Object.keys(checked.right).length > 0) updates.push(checked.right)
+  }
 }
 
 /** What the model is told about a tool call whose turn ended before the call was answered. */
@@ -99,16 +118,13 @@ export const makeModelNode = (rt: AgentRuntime, model: BaseChatModel, basePrompt
     const middlewares = rt.scope.middlewares
     const history = answeredHistory(state.messages)
     const updates: Array<GraphState.PluginStateUpdate> = []
-    for (const owned of middlewares) {
-      const before = owned.middleware.beforeModel
-      if (before !== undefined)
-        await runHook(
-          owned,
-          "beforeModel",
-          () => before({ system, messages: history, tools: offered }, context),
-          updates
-        )
-    }
+    await runHooks(
+      middlewares,
+      "beforeModel",
+      { system, messages: history, tools: offered },
+      context,
+      updates
+    )
     let message: BaseMessage
     try {
       const bound = model.bindTools!(toDefinitions(offered))
@@ -127,16 +143,7 @@ export const makeModelNode = (rt: AgentRuntime, model: BaseChatModel, basePrompt
       }
       throw error
     }
-    for (const owned of middlewares) {
-      const after = owned.middleware.afterModel
-      if (after !== undefined)
-        await runHook(
-          owned,
-          "afterModel",
-          () => after({ message, usage: usageOf(message) }, context),
-          updates
-        )
-    }
+    await runHooks(middlewares, "afterModel", { message, usage: usageOf(message) }, context, updates)
     return { ...GraphState.combinePluginUpdates(updates), messages: [message] }
   }
 }
