@@ -144,8 +144,9 @@ describe("SqliteCreditLedger", () => {
     expect(deducts).toHaveLength(processes * each)
     expect(deducts.reduce((sum, e) => sum + e.amount, 0)).toBe(300)
     expect(balance).toBe(0)
-    // The writers really overlapped: the history alternates between processes more often than
-    // running them one after another would (processes − 1 switches).
+    // The writers really overlapped (the workers meet half-way, so every first half precedes
+    // every second half): the history alternates between processes more often than running
+    // them one after another would (processes − 1 switches).
     const order = [...deducts].reverse().map((e) => e.reason)
     const switches = order.filter((reason, i) => i > 0 && reason !== order[i - 1]).length
     expect(switches).toBeGreaterThan(processes - 1)
