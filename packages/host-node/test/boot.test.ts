@@ -8,27 +8,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { definePlugin, type Plugin } from "@plugboard/core"
+import { definePlugin } from "@plugboard/core"
 import { describe, expect, it } from "vitest"
 import { loadModule, ModuleLoadError } from "../src/cli/LoadModule.js"
-import { createOracleApp, OracleBootError, quietLogger } from "../src/index.js"
-import { collect, newSession, slowJob, start, stream, user, weather } from "./helpers.js"
+import { bootLines, collect, newSession, slowJob, start, stream, user, weather } from "./helpers.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(here, "../../..")
-
-const bootLines = async (plugins: ReadonlyArray<Plugin>, env: Record<string, string>) => {
-  const dir = mkdtempSync(join(tmpdir(), "plugboard-boot-"))
-  try {
-    await createOracleApp({ plugins, env: { PLUGBOARD_DATA_DIR: dir, ...env }, logger: quietLogger })
-    return []
-  } catch (error) {
-    if (!(error instanceof OracleBootError)) throw error
-    return error.lines
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
 
 const routePlugin = (name: string, path: string) =>
   definePlugin({

@@ -7,7 +7,13 @@ import { definePlugin, defineTool, type EventSink, type Plugin } from "@plugboar
 import { Schema } from "effect"
 import { weather } from "../../../examples/plugins/weather.js"
 import { readSse } from "../src/cli/Sse.js"
-import { createOracleApp, type OracleApp, type OracleAppOptions, quietLogger } from "../src/index.js"
+import {
+  createOracleApp,
+  type OracleApp,
+  type OracleAppOptions,
+  OracleBootError,
+  quietLogger
+} from "../src/index.js"
 
 export { weather }
 
@@ -39,6 +45,31 @@ export const start = async (
       await app.close(2_000)
       rmSync(dir, { recursive: true, force: true })
     }
+  }
+}
+
+/**
+ * Boots an app with `plugins` in a fresh data directory and returns its boot-error lines: `[]`
+ * when it boots (it is closed again at once). Any other failure is rethrown.
+ */
+export const bootLines = async (
+  plugins: ReadonlyArray<Plugin>,
+  env: Record<string, string> = {}
+): Promise<ReadonlyArray<string>> => {
+  const dir = mkdtempSync(join(tmpdir(), "plugboard-boot-"))
+  try {
+    const app = await createOracleApp({
+      plugins,
+      env: { PLUGBOARD_DATA_DIR: dir, ...env },
+      logger: quietLogger
+    })
+    await app.close(1_000)
+    return []
+  } catch (error) {
+    if (!(error instanceof OracleBootError)) throw error
+    return error.lines
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
   }
 }
 

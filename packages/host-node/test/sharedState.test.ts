@@ -3,12 +3,10 @@
  * merged by core's rule — a key two plugins claim, a key the server holds itself, or a read that
  * fails, stops boot with a `[boot-error]` line naming the plugins, instead of a silent overwrite.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { definePlugin } from "@plugboard/core"
+import { definePlugin, type Plugin } from "@plugboard/core"
 import { describe, expect, it } from "vitest"
-import { CREDITS_LEDGER_KEY, createOracleApp, OracleBootError, quietLogger } from "../src/index.js"
+import { CREDITS_LEDGER_KEY } from "../src/index.js"
+import { bootLines } from "./helpers.js"
 
 const sharing = (name: string, getSharedState: () => Record<string, unknown>) =>
   definePlugin({
@@ -17,19 +15,7 @@ const sharing = (name: string, getSharedState: () => Record<string, unknown>) =>
     getSharedState
   })
 
-const boot = async (plugins: Parameters<typeof createOracleApp>[0]["plugins"]) => {
-  const dir = mkdtempSync(join(tmpdir(), "plugboard-shared-"))
-  try {
-    const app = await createOracleApp({ plugins, env: { PLUGBOARD_DATA_DIR: dir }, logger: quietLogger })
-    await app.close(1_000)
-    return []
-  } catch (error) {
-    if (!(error instanceof OracleBootError)) throw error
-    return error.lines
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
+const boot = (plugins: ReadonlyArray<Plugin>) => bootLines(plugins)
 
 describe("shared state at boot", () => {
   it("boots when every key has one owner", async () => {

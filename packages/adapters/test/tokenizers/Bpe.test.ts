@@ -4,28 +4,7 @@ import cl100k from "js-tiktoken/ranks/cl100k_base"
 import o200k from "js-tiktoken/ranks/o200k_base"
 import { describe, expect, it } from "vitest"
 import { makeBpeCounter } from "../../src/tokenizers/Bpe.js"
-
-// Pieces that hit every branch of both patterns and of the merge loop: words in both cases,
-// contractions, digit runs, punctuation runs, whitespace kinds, accents, CJK, emoji, lone
-// surrogates, special-token spellings, rare long words (many merges).
-const tricky = fc.constantFrom(
-  ..."aZ'sStTreVEmMllLdD 0123456789{}\":,./\\-_\n\r\t  éÉßσΣ日本語🙂\u0301\ud800".split(""),
-  "'s",
-  "'RE",
-  "\r\n",
-  "<|endoftext|>",
-  "<|fim_prefix|>",
-  "antidisestablishmentarianism",
-  "Pneumonoultramicroscopic",
-  "ZXQJVKW",
-  "résumé naïve",
-  "supercalifragilisticexpialidocious"
-)
-const text = fc.oneof(
-  fc.array(tricky, { maxLength: 40 }).map((parts) => parts.join("")),
-  fc.string({ unit: "binary", maxLength: 60 }),
-  fc.string({ unit: "grapheme", maxLength: 40 })
-)
+import { text } from "./trickyText.js"
 
 describe("tokenizers Bpe", () => {
   for (const [name, ranks] of [

@@ -2,19 +2,7 @@ import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { cachedCounter } from "../../src/tokenizers/PieceCache.js"
 import { loadTiktokenCounter, makeTiktokenCounter, tiktokenPattern } from "../../src/tokenizers/Tiktoken.js"
-
-// Characters that exercise every branch of the pre-tokenizer patterns: case changes,
-// contractions, digit runs, punctuation runs, slashes, every kind of whitespace, non-Latin.
-const tricky = fc.constantFrom(
-  ..."aZ'sStTreVEmMllLdD 0123456789{}\":,./\\-_\n\r\t  éÉßσΣ日本語🙂\u0301".split(""),
-  "'s",
-  "'RE",
-  "  ",
-  "\r\n",
-  " \n ",
-  "<|endoftext|>"
-)
-const text = fc.array(tricky, { maxLength: 60 }).map((parts) => parts.join(""))
+import { text } from "./trickyText.js"
 
 describe("tokenizers cachedCounter", () => {
   for (const encoding of ["o200k", "cl100k"] as const) {
