@@ -9,11 +9,12 @@ import {
   definePlugin,
   defineTool,
   EventSink,
+  MetaTools,
   type Plugin,
   type RequestInfo,
   type RuntimeContext
 } from "@plugboard/core"
-import { Effect, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { INTERRUPTED_CALL, runTurn, streamTurn, type ToolCallEvent } from "../../src/langgraph/index.js"
 import { ScriptedChatModel } from "../../src/models/index.js"
@@ -72,6 +73,47 @@ describe("events", () => {
     expect(done.find((e) => e.toolName === "summarizer")!.output).toBe("summary of: t")
     // Every event is valid for core's schema, and the host's sink got the same sequence.
     for (const e of events) expect(Effect.runSync(Effect.either(EventSink.decode(e)))._tag).toBe("Right")
+    expect(Effect.runSync(sink.events)).toEqual(turn.events)
+  })
+
+  it("answers list_capabilities with core's listing for the thread's loads, with its events", async () => {
+    const counters = makeCounters()
+    const plugins = testPlugins(counters)
+    const catalog = Catalog.unsafeMake(plugins)
+    const sink = Effect.runSync(EventSink.makeMemory)
+    const args = { query: "weather in a city" }
+    const model = ScriptedChatModel.script([
+      [{ tool: "list_capabilities", args: {} }],
+      [{ tool: "load_capability", args: { names: ["weather"] } }],
+      [{ tool: "list_capabilities", args }],
+      "listed"
+    ])
+    const agent = await agentFor({
+      plugins,
+      catalog,
+      model,
+      saver: new MemorySaver(),
+      sessionId: "s-list",
+      eventSink: sink
+    })
+    const turn = await runTurn(agent, { message: "what can you do?" })
+    const answers = turn.state.messages.filter((m) => m.getType() === "tool").map((m) => String(m.content))
+    expect(answers).toHaveLength(3)
+    // Before the load: nothing loaded; after it: the same listing core computes for ["weather"].
+    const listing = (loaded: ReadonlyArray<string>, input: unknown) =>
+      MetaTools.formatToolMessage(Either.merge(MetaTools.listCapabilities(catalog, loaded, input)))
+    expect(answers[0]).toBe(listing([], {}))
+    expect(answers[2]).toBe(listing(["weather"], args))
+    expect(JSON.parse(answers[2]!).plugins.find((p: { name: string }) => p.name === "weather")).toMatchObject(
+      {
+        loaded: true
+      }
+    )
+    expect(answers[2]).not.toBe(answers[0])
+    const listed = toolEvents(turn.events).filter((e) => e.toolName === "list_capabilities")
+    expect(listed.map((e) => e.status)).toEqual(["isRunning", "done", "isRunning", "done"])
+    expect(listed[2]!.args).toEqual(args)
+    expect(listed[3]!.output).toBe(answers[2])
     expect(Effect.runSync(sink.events)).toEqual(turn.events)
   })
 
@@ -256,6 +298,12 @@ describe("per-request tools and the RuntimeContext", () => {
     expect(ctx.history.state.loadedPlugins).toEqual(["notes-on-demand"])
     expect(ctx.history.messages[0]!.content).toBe("save my notes")
     expect(AIMessage.isInstance(ctx.history.recent(1)[0])).toBe(true)
+    // recent(n) is the last n messages in order; 0 or less is none, more than exist is all.
+    const all = ctx.history.messages
+    expect(all.length).toBeGreaterThan(3)
+    expect(ctx.history.recent(3)).toEqual(all.slice(-3))
+    expect(ctx.history.recent(0)).toEqual([])
+    expect(ctx.history.recent(all.length + 5)).toEqual(all)
     expect(ctx.history.state.config).toEqual({ did: "did:key:bob" })
     expect(turn.state.client).toBe("matrix")
   })

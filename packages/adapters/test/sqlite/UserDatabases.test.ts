@@ -83,9 +83,20 @@ describe("UserDatabaseRegistry file names", () => {
 describe("UserDatabaseRegistry connection cache", () => {
   it("closes the least recently used connection beyond maxOpen", async () => {
     const r = registry({ maxOpen: 2 })
-    for (const did of ["a", "b", "c"]) await r.use(did, "read", () => 1)
+    const handle = (did: string) => r.use(did, "read", (db) => db)
+    const a = await handle("a")
+    const b = await handle("b")
+    // Touch "a" again: "b" is now the least recently used, although "a" was opened first.
+    expect(await handle("a")).toBe(a)
+    const c = await handle("c")
     expect(r.openCount).toBe(2)
-    // "a" was evicted; using it again reopens it transparently and evicts "b".
+    expect([a.isClosed, b.isClosed, c.isClosed]).toEqual([false, true, false])
+    // The order follows use, not opening: touch "c", then open "d" → "a" goes.
+    await handle("c")
+    const d = await handle("d")
+    expect([a.isClosed, c.isClosed, d.isClosed]).toEqual([true, false, false])
+    expect(r.openCount).toBe(2)
+    // "a" was evicted; using it again reopens it transparently.
     await r.use("a", "write", (db) => db.statement("INSERT INTO plugboard_meta VALUES ('k', 'v')").run())
     expect(r.openCount).toBe(2)
     expect(
