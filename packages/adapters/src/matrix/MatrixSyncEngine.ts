@@ -99,6 +99,8 @@ interface UserState {
   restoreRetry: ReturnType<typeof setTimeout> | undefined
   /** Tail of this user's serialized sync/restore operations. */
   queue: Promise<unknown>
+  /** The upload running now, if any (its dirty flag is already cleared). */
+  inflight: Promise<SyncOutcome> | undefined
 }
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
@@ -142,10 +144,10 @@ export class MatrixSyncEngine {
     for (const u of this.users.values()) this.clearTimers(u)
   }
 
-  /** How many users have changes not yet in the room (scheduled, failed or refused). */
+  /** How many users have changes not yet in the room (scheduled, uploading, failed or refused). */
   pendingCount(): number {
     let n = 0
-    for (const u of this.users.values()) if (u.dirty) n++
+    for (const u of this.users.values()) if (u.dirty || u.inflight !== undefined) n++
     return n
   }
 
@@ -213,43 +215,28 @@ export class MatrixSyncEngine {
 
   /**
    * Runs every pending sync now, retrying transient failures, until done or `deadlineMs` has
-   * passed. For SIGTERM: `await engine.flush(10_000)` then exit.
+   * passed. For SIGTERM: `await engine.flush(10_000)` then exit. A sync already uploading is
+   * waited for (not skipped), and a user who became dirty meanwhile is synced again. Users that
+   * failed or ran out of time stay pending (`pendingCount`) and, unless the engine is closed, are
+   * scheduled again.
    */
   async flush(deadlineMs: number, options: { readonly retry?: boolean } = {}): Promise<FlushReport> {
     const deadline = this.now() + deadlineMs
     const pending = [...this.users.entries()].filter(
-      ([, u]) => u.dirty || u.debounce !== undefined || u.retry !== undefined
+      ([, u]) => u.dirty || u.debounce !== undefined || u.retry !== undefined || u.inflight !== undefined
     )
-    for (const [, u] of pending) {
-      if (u.debounce !== undefined) clearTimeout(u.debounce)
-      if (u.retry !== undefined) clearTimeout(u.retry)
-      u.debounce = undefined
-      u.retry = undefined
-    }
     const synced: Array<{ did: string; outcome: SyncOutcome }> = []
     const failed: Array<{ did: string; error: string; cause: unknown }> = []
     const timedOut: Array<string> = []
     await Promise.all(
       pending.map(async ([did]) => {
-        let attempt = 0
-        let lastError = ""
-        let lastFailure: unknown
-        while (this.now() < deadline) {
-          const result = await this.withDeadline(this.syncNow(did), deadline)
-          if (result === "timeout") break
-          if (result.ok) {
-            synced.push({ did, outcome: result.value })
-            return
-          }
-          lastError = describe(result.error)
-          lastFailure = result.error
-          if (options.retry === false) break
-          attempt += 1
-          const wait = Math.min(this.backoff(attempt), deadline - this.now())
-          if (wait > 0) await new Promise((r) => setTimeout(r, wait))
-        }
-        if (lastError === "") timedOut.push(did)
-        else failed.push({ did, error: lastError, cause: lastFailure })
+        const result = await this.flushUser(did, deadline, options.retry !== false)
+        if (result._tag === "Synced") synced.push({ did, outcome: result.outcome })
+        else if (result._tag === "Failed")
+          failed.push({ did, error: describe(result.cause), cause: result.cause })
+        else timedOut.push(did)
+        // Not in the room yet: keep the user scheduled (a no-op once the engine is closed).
+        if (result._tag !== "Synced") this.scheduleSync(did)
       })
     )
     if (failed.length + timedOut.length > 0) {
@@ -258,6 +245,60 @@ export class MatrixSyncEngine {
       )
     }
     return { synced, failed, timedOut }
+  }
+
+  /** One user's part of `flush`: the running upload, then syncs until the state is in the room. */
+  private async flushUser(
+    did: string,
+    deadline: number,
+    retry: boolean
+  ): Promise<
+    | { readonly _tag: "Synced"; readonly outcome: SyncOutcome }
+    | { readonly _tag: "Failed"; readonly cause: unknown }
+    | { readonly _tag: "TimedOut" }
+  > {
+    const u = this.user(did)
+    let outcome: SyncOutcome | undefined
+    let failure: { cause: unknown } | undefined
+    // `syncOnce` cleared the dirty flag when this upload began: it carries the latest turn.
+    const running = u.inflight
+    if (running !== undefined) {
+      const result = await this.withDeadline(running, deadline)
+      if (result === "timeout") return { _tag: "TimedOut" }
+      if (result.ok) outcome = result.value
+    }
+    // Until a sync succeeded with nothing newer behind it (a turn may end during an upload).
+    const settled = (o: SyncOutcome) => o._tag === "Refused" || o._tag === "NoLocalDatabase" || !u.dirty
+    let attempt = 0
+    while (outcome === undefined || !settled(outcome)) {
+      if (this.now() >= deadline) break
+      this.cancelSyncTimers(u)
+      const result = await this.withDeadline(this.syncNow(did), deadline)
+      if (result === "timeout") break
+      if (result.ok) {
+        outcome = result.value
+        failure = undefined
+        continue
+      }
+      outcome = undefined
+      failure = { cause: result.error }
+      if (!retry) break
+      attempt += 1
+      const wait = Math.min(this.backoff(attempt), deadline - this.now())
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+    }
+    if (outcome !== undefined && settled(outcome)) {
+      this.cancelSyncTimers(u)
+      return { _tag: "Synced", outcome }
+    }
+    return failure === undefined ? { _tag: "TimedOut" } : { _tag: "Failed", cause: failure.cause }
+  }
+
+  private cancelSyncTimers(u: UserState): void {
+    if (u.debounce !== undefined) clearTimeout(u.debounce)
+    if (u.retry !== undefined) clearTimeout(u.retry)
+    u.debounce = undefined
+    u.retry = undefined
   }
 
   private user(did: string): UserState {
@@ -273,7 +314,8 @@ export class MatrixSyncEngine {
         debounce: undefined,
         retry: undefined,
         restoreRetry: undefined,
-        queue: Promise.resolve()
+        queue: Promise.resolve(),
+        inflight: undefined
       }
       this.users.set(did, u)
     }
@@ -365,16 +407,21 @@ export class MatrixSyncEngine {
       }
     }
     const path = databases.databasePath(did)
-    if (!existsSync(path)) return { _tag: "NoLocalDatabase" }
     u.dirty = false
+    if (!existsSync(path)) return { _tag: "NoLocalDatabase" }
     try {
-      const outcome = await uploadUser({
+      const upload = uploadUser({
         did,
         store,
         databases,
         workDirectory: this.workDirectory(path),
         now: this.now,
         afterSnapshot: this.options.afterSnapshot
+      })
+      // For `flush`, which must wait for this upload rather than skip a user who is not dirty.
+      u.inflight = upload
+      const outcome = await upload.finally(() => {
+        u.inflight = undefined
       })
       if (outcome._tag === "Refused") {
         u.dirty = true

@@ -10,6 +10,7 @@ import {
   directoryUserDatabases,
   MatrixSyncEngine,
   type MatrixSyncEngineOptions,
+  MatrixSyncError,
   memorySnapshotStore,
   type SnapshotStore
 } from "../../src/matrix/index.js"
@@ -242,5 +243,148 @@ describe("MatrixSyncEngine (memory store)", () => {
     expect(Date.now() - started).toBeLessThan(2_000)
     expect(failed.failed.map((f) => f.did)).toEqual([did])
     expect(failed.failed[0]?.error).toContain("unavailable")
+  })
+})
+
+/**
+ * The memory store with a gate on `upload`: while `hold` is set, an upload waits until `release`
+ * lets it through (or fails it as a homeserver outage would).
+ */
+const gatedStore = () => {
+  const inner = memorySnapshotStore()
+  const gate = {
+    hold: true,
+    started: 0,
+    uploads: 0,
+    release: (_fail?: boolean) => {}
+  }
+  const store: SnapshotStore = {
+    ...inner,
+    upload: async (bytes, name) => {
+      gate.started += 1
+      if (gate.hold) {
+        const fail = await new Promise<boolean>((r) => {
+          gate.release = (f = false) => {
+            gate.hold = false
+            r(f)
+          }
+        })
+        if (fail) throw new MatrixSyncError({ reason: "Unavailable", message: "connection reset (test)" })
+      }
+      gate.uploads += 1
+      return inner.upload(bytes, name)
+    }
+  }
+  return { inner, store, gate }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+describe("flush on shutdown with an upload already running", () => {
+  it("waits for the running upload: its pointer lands before flush resolves, reported as synced", async () => {
+    const { inner, store, gate } = gatedStore()
+    const a = host(store, { debounceMs: 60_000 })
+    writeRows(a.path, ["last turn"])
+    a.engine.scheduleSync(did, 0)
+    await waitFor(() => gate.started === 1)
+    // The running sync cleared the dirty flag; the user is still pending until it lands.
+    expect(a.engine.pendingCount()).toBe(1)
+    let settled = false
+    const flushing = a.engine.flush(5_000).finally(() => {
+      settled = true
+    })
+    await sleep(100)
+    expect(settled).toBe(false)
+    expect(inner.pointers.size).toBe(0)
+    gate.release()
+    const report = await flushing
+    expect(report.synced).toEqual([{ did, outcome: expect.objectContaining({ _tag: "Uploaded" }) }])
+    expect(report.failed).toEqual([])
+    expect(report.timedOut).toEqual([])
+    expect(inner.pointers.size).toBe(1)
+    expect(gate.uploads).toBe(1) // the running upload was waited for, not repeated
+    expect(a.engine.pendingCount()).toBe(0)
+    const b = host(inner)
+    expect((await b.engine.restore(did))._tag).toBe("Restored")
+    expect(readRows(b.path)).toEqual(["last turn"])
+  })
+
+  it("a turn that ends during the running upload is synced again before flush resolves", async () => {
+    const { inner, store, gate } = gatedStore()
+    const a = host(store, { debounceMs: 60_000 })
+    writeRows(a.path, ["first"])
+    a.engine.scheduleSync(did, 0)
+    await waitFor(() => gate.started === 1)
+    writeRows(a.path, ["written during the upload"])
+    a.engine.scheduleSync(did)
+    const flushing = a.engine.flush(5_000)
+    await sleep(50)
+    gate.release()
+    const report = await flushing
+    expect(report.synced.map((s) => [s.did, s.outcome._tag])).toEqual([[did, "Uploaded"]])
+    expect(gate.uploads).toBe(2)
+    expect(a.engine.pendingCount()).toBe(0)
+    const b = host(inner)
+    await b.engine.restore(did)
+    expect(readRows(b.path)).toEqual(["first", "written during the upload"])
+  })
+
+  it("an upload slower than the deadline: flush returns at the deadline, reports it timed out, loses nothing", async () => {
+    const { inner, store, gate } = gatedStore()
+    const a = host(store)
+    writeRows(a.path, ["slow"])
+    a.engine.scheduleSync(did, 0)
+    await waitFor(() => gate.started === 1)
+    const started = Date.now()
+    const report = await a.engine.flush(300)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250)
+    expect(Date.now() - started).toBeLessThan(3_000)
+    expect(report).toEqual({ synced: [], failed: [], timedOut: [did] })
+    expect(a.logger.lines).toContain("error flush: 0 synced, 0 failed, 1 timed out after 300 ms")
+    expect(a.engine.pendingCount()).toBe(1)
+    expect(inner.pointers.size).toBe(0)
+    // The upload outlives the flush and fails; the user is retried and the state lands.
+    gate.release(true)
+    await waitFor(() => a.logger.lines.some((l) => l.includes("retrying in")))
+    await waitFor(() => inner.pointers.size === 1 && a.engine.pendingCount() === 0)
+    const b = host(inner)
+    await b.engine.restore(did)
+    expect(readRows(b.path)).toEqual(["slow"])
+  })
+
+  it("a user with nothing running and nothing scheduled is not part of a flush", async () => {
+    const { inner, store, gate } = gatedStore()
+    gate.hold = false
+    const a = host(store)
+    writeRows(a.path, ["x"])
+    await a.engine.syncNow(did)
+    expect(await a.engine.flush(1_000)).toEqual({ synced: [], failed: [], timedOut: [] })
+    expect(inner.media.size).toBe(1)
+  })
+})
+
+describe("the periodic tick", () => {
+  it("uploads a changed database without any scheduleSync, and skips an unchanged one", async () => {
+    const { inner, store, gate } = gatedStore()
+    gate.hold = false
+    const a = host(store, { intervalMs: 50 })
+    writeRows(a.path, ["written outside any turn hook"])
+    // The engine learns about the user the way a host does before serving them.
+    expect(await a.engine.restore(did)).toEqual({ _tag: "LocalPresent" })
+    expect(inner.media.size).toBe(0)
+    a.engine.start()
+    await waitFor(() => inner.pointers.size === 1)
+    expect(gate.uploads).toBe(1)
+    // Several ticks over an unchanged database: no upload.
+    await sleep(300)
+    expect(gate.uploads).toBe(1)
+    expect(a.logger.lines.filter((l) => l.startsWith("info synced"))).toHaveLength(1)
+    // A change is picked up by the next tick.
+    writeRows(a.path, ["changed later"])
+    await waitFor(() => gate.uploads === 2)
+    await waitFor(() => a.engine.pendingCount() === 0)
+    const b = host(inner)
+    await b.engine.restore(did)
+    expect(readRows(b.path)).toEqual(["written outside any turn hook", "changed later"])
   })
 })
