@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto"
 import { existsSync, readdirSync } from "node:fs"
 import { dirname } from "node:path"
+import { gunzipSync, gzipSync } from "node:zlib"
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import { type BaseCheckpointSaver, END, START, StateGraph } from "@langchain/langgraph"
 import { MatrixSyncConformance } from "@plugboard/core/testing"
@@ -18,7 +19,9 @@ import {
   type MatrixSyncEngineOptions,
   matrixSnapshotStore,
   registerWithSharedSecret,
-  SNAPSHOT_EVENT_TYPE
+  SNAPSHOT_EVENT_TYPE,
+  type SnapshotPointer,
+  sha256Hex
 } from "../../src/matrix/index.js"
 import { storageKey, UserDatabaseRegistry } from "../../src/sqlite/index.js"
 import { world } from "./conformanceWorld.js"
@@ -41,6 +44,37 @@ const turnGraph = (saver: BaseCheckpointSaver) =>
     .addEdge(START, "agent")
     .addEdge("agent", END)
     .compile({ checkpointer: saver })
+
+/** The page size recorded in a SQLite header. */
+const pageSizeOf = (raw: Buffer): number => {
+  const n = raw.readUInt16BE(16)
+  return n === 1 ? 65_536 : n
+}
+
+/** A copy of `bytes` with `count` bytes from `at` inverted. */
+const flipBytes = (bytes: Uint8Array, at: number, count: number): Uint8Array => {
+  const out = Uint8Array.from(bytes)
+  for (let i = at; i < Math.min(out.length, at + count); i++) out[i] = (out[i] ?? 0) ^ 0xff
+  return out
+}
+
+/**
+ * A copy of a SQLite file whose last table leaf page (after page 1, so the schema still opens)
+ * has its cell pointers aimed past the page: the file opens, `PRAGMA integrity_check` reports it.
+ */
+const scribbleOverLeafCells = (raw: Buffer): Buffer => {
+  const out = Buffer.from(raw)
+  const size = pageSizeOf(raw)
+  for (let page = raw.length / size - 1; page >= 1; page--) {
+    const base = page * size
+    const cells = out.readUInt16BE(base + 3)
+    if (out[base] === 0x0d && cells > 0) {
+      out.fill(0xff, base + 8, base + 8 + 2 * cells)
+      return out
+    }
+  }
+  throw new Error("no table leaf page after page 1 to damage")
+}
 
 const texts = (messages: ReadonlyArray<BaseMessage>) =>
   messages.map((m) => `${m.getType()}:${String(m.content)}`)
@@ -222,44 +256,111 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
     const b = makeHost(did)
     expect((await b.engine.restore(did))._tag).toBe("Restored")
     const before = texts((await b.state()).messages)
+    // A newer snapshot B does not have: the damaged copies below are made from it, so that
+    // B (whose ledger names the older one) downloads and checks each of them.
+    await a.turn("a newer turn, load calendar")
+    await a.engine.flush(20_000)
 
     const roomId = await a.store.room(key, { create: false })
     const good = await a.store.readPointer(roomId, key)
-    const bytes = await a.store.download(good.mxc)
+    const gz = await a.store.download(good.mxc)
+    expect(gz.length).toBe(good.compressedSize)
+    const raw = gunzipSync(gz)
+    // Each damaged snapshot's pointer carries the true size and sha256 of what it points at
+    // (where those exist), so that the refusal comes from the check the case is named for.
+    const pointed = (bytes: Buffer) => ({ sha256: sha256Hex(bytes), size: bytes.length })
+    const cases: ReadonlyArray<{
+      label: string
+      media: Uint8Array
+      pointer: Partial<SnapshotPointer>
+      reason: RegExp
+    }> = [
+      {
+        // The media is cut short (a broken upload); the pointer announces the full gzip.
+        label: "gzip truncated, pointer of the full snapshot",
+        media: gz.subarray(0, Math.floor(gz.length / 2)),
+        pointer: { compressedSize: gz.length },
+        reason: /truncated: expected \d+ B of gzip, got \d+ B/
+      },
+      {
+        label: "gzip truncated, pointer announcing the truncated size",
+        media: gz.subarray(0, Math.floor(gz.length / 2)),
+        pointer: { compressedSize: Math.floor(gz.length / 2) },
+        reason: /cannot decompress \(unexpected end of file\)/
+      },
+      {
+        label: "gzip corrupted",
+        media: flipBytes(gz, Math.floor(gz.length / 3), 64),
+        pointer: {},
+        reason: /cannot decompress \(/
+      },
+      (() => {
+        const cut = raw.subarray(
+          0,
+          pageSizeOf(raw) * Math.max(1, Math.floor(raw.length / pageSizeOf(raw) / 2))
+        )
+        return {
+          label: "SQLite file truncated, pointer with its true sha256 and size",
+          media: gzipSync(cut),
+          pointer: pointed(cut),
+          reason: /cannot be opened by SQLite \(database disk image is malformed\)/
+        }
+      })(),
+      (() => {
+        const headless = Buffer.from(raw).fill(0, 0, 16)
+        return {
+          label: "SQLite header overwritten, pointer with its true sha256",
+          media: gzipSync(headless),
+          pointer: pointed(headless),
+          reason: /not a SQLite 3 database \(bad header\)/
+        }
+      })(),
+      (() => {
+        const damaged = scribbleOverLeafCells(raw)
+        return {
+          label: "b-tree page damaged, pointer with its true sha256",
+          media: gzipSync(damaged),
+          pointer: pointed(damaged),
+          reason: /PRAGMA integrity_check failed: /
+        }
+      })()
+    ]
+    for (const { label, media, pointer, reason } of cases) {
+      const mxc = await a.store.upload(media, "damaged.sqlite.gz")
+      await a.store.writePointer(roomId, key, { ...good, mxc, compressedSize: media.length, ...pointer })
+      const refusedLine = (lines: ReadonlyArray<string>) =>
+        lines.filter((l) => l.startsWith("error") && l.includes(" refused: ")).at(-1)
 
-    const truncated = bytes.subarray(0, Math.floor(bytes.length / 2))
-    const flipped = Uint8Array.from(bytes)
-    for (let i = Math.floor(bytes.length / 3); i < Math.floor(bytes.length / 3) + 64; i++) {
-      flipped[i] = (flipped[i] ?? 0) ^ 0xff
-    }
-    for (const [label, damaged, compressedSize] of [
-      ["truncated", truncated, bytes.length],
-      ["truncated, size rewritten", truncated, truncated.length],
-      ["corrupted", flipped, flipped.length]
-    ] as const) {
-      // A damaged "newer" snapshot: its pointer announces content host B does not have.
-      const mxc = await a.store.upload(damaged, "damaged.sqlite.gz")
-      await a.store.writePointer(roomId, key, { ...good, mxc, compressedSize, sha256: "e".repeat(64) })
       expect((await b.engine.restore(did))._tag, label).toBe("Rejected")
+      expect(refusedLine(b.logger.lines), label).toMatch(reason)
       expect(texts((await b.state()).messages), label).toEqual(before)
 
       const fresh = makeHost(did)
       const outcome = await fresh.engine.restore(did)
       expect(outcome._tag, label).toBe("Rejected")
+      expect(outcome._tag === "Rejected" ? outcome.message : "", label).toMatch(reason)
       expect(existsSync(fresh.path), label).toBe(false)
       expect(readdirSync(dirname(fresh.path)), label).toEqual([])
-      const line = fresh.logger.lines.find((l) => l.startsWith("error") && l.includes("refused"))
+      const line = refusedLine(fresh.logger.lines)
       expect(line, label).toMatch(
-        /restore of did:key:\S+ refused: snapshot mxc:\/\/\S+ .* failed verification: /
+        new RegExp(
+          `^error restore of did:key:\\S+ refused: snapshot ${mxc.replace(/[/.]/g, "\\$&")} \\(sha256 [0-9a-f]{12}\\) failed verification: .*${reason.source}`
+        )
       )
+      expect(line, label).toContain("keeping the local state as it is and not uploading")
       expect(fresh.engine.restoreStatus(did), label).toBe("failed")
       // A turn on that host then runs on empty state, and is not uploaded over the room's pointer.
       await fresh.turn("empty-state turn")
       expect(await fresh.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "RestoreFailed" })
       await fresh.close()
     }
-    // Host B kept what it had.
+    // Host B kept what it had, and nobody replaced the (damaged) pointer.
     expect(texts((await b.state()).messages)).toEqual(before)
+    expect((await a.store.readPointer(roomId, key)).mxc).not.toBe(good.mxc)
+    // Once the room points at a sound snapshot again, B takes it: the checks, not the path, refused.
+    await a.store.writePointer(roomId, key, good)
+    expect((await b.engine.restore(did))._tag).toBe("Restored")
+    expect(texts((await b.state()).messages)).toEqual(texts((await a.state()).messages))
   })
 })
 
