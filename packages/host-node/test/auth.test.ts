@@ -96,6 +96,26 @@ describe("401", () => {
     expectJson401(await call(`${server.url}/sessions`, { headers: { "x-ucan-delegation": "not-a-ucan" } }))
   })
 
+  it("a valid invocation as Bearer without X-Auth-Type: ucan is refused (the contract's header pair)", async () => {
+    const u = await user(server.app.oracleDid)
+    const { authorization } = u.headers
+    const noType = await call(`${server.url}/sessions`, { headers: { authorization } })
+    expectJson401(noType)
+    expect(noType.body.error).toBe("malformed")
+    expect(noType.body.message).toMatch(/X-Auth-Type: ucan/)
+    const otherType = await call(`${server.url}/sessions`, {
+      headers: { authorization, "x-auth-type": "jwt" }
+    })
+    expectJson401(otherType)
+    expect(otherType.body.error).toBe("unsupported")
+    // The same token with the header pair passes, and the type is case-insensitive.
+    for (const type of ["ucan", "UCAN"]) {
+      expect(
+        (await call(`${server.url}/sessions`, { headers: { authorization, "x-auth-type": type } })).status
+      ).toBe(200)
+    }
+  })
+
   it("another audience, expired, not yet valid, no expiry, expiry beyond 15 min, bad signature, wrong capability", async () => {
     const issuer = await generateSigner()
     const oracle = server.app.oracleDid

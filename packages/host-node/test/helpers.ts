@@ -25,9 +25,12 @@ export interface Running {
   readonly stop: () => Promise<void>
 }
 
-/** Starts an app with `plugins` (default: weather) on a random port; env defaults keep limits out of the way. */
+/**
+ * Starts an app with `plugins` (default: weather) on a random port; env defaults keep limits out
+ * of the way (set a variable to `undefined` to get the server's own default).
+ */
 export const start = async (
-  options: Partial<OracleAppOptions> & { readonly env?: Record<string, string> } = {}
+  options: Partial<OracleAppOptions> & { readonly env?: Record<string, string | undefined> } = {}
 ): Promise<Running> => {
   const dir = mkdtempSync(join(tmpdir(), "plugboard-host-"))
   const app = await createOracleApp({
