@@ -1,0 +1,121 @@
+/**
+ * The gateway's remaining contract over real sockets: a handshake with `auth.ucanDelegation`
+ * connects as the delegation's issuer; `action_call` carries the session and request ids; an
+ * answer from another session of the same user is ignored, and the right socket's answer is
+ * the one the model sees.
+ */
+import { ToolMessage } from "@langchain/core/messages"
+import { ScriptedChatModel } from "@plugboard/adapters/models"
+import { encodeToken, mintDelegation, mintInvocation } from "@plugboard/adapters/ucan"
+import { io, type Socket } from "socket.io-client"
+import { afterEach, describe, expect, it } from "vitest"
+import { call, newSession, type Running, start, user } from "../helpers.js"
+
+let running: Running | undefined
+const sockets: Array<Socket> = []
+afterEach(async () => {
+  for (const s of sockets.splice(0)) s.disconnect()
+  await running?.stop()
+  running = undefined
+})
+
+const connect = (url: string, auth: Record<string, unknown>, sessionId: string) =>
+  new Promise<{ socket: Socket; connected: Record<string, unknown> }>((resolve, reject) => {
+    const socket = io(url, { auth, query: { sessionId }, transports: ["websocket"], reconnection: false })
+    sockets.push(socket)
+    socket.once("connected", (payload: Record<string, unknown>) => resolve({ socket, connected: payload }))
+    socket.once("connect_error", (error: Error) => {
+      socket.disconnect()
+      reject(error)
+    })
+  })
+
+const openPanel = {
+  name: "open_panel",
+  description: "Opens a panel.",
+  schema: { type: "object", properties: { panel: { type: "string" } } }
+}
+
+describe("handshake with auth.ucanDelegation", () => {
+  it("a valid delegation connects as its issuer; one for another audience is refused", async () => {
+    running = await start({ model: ScriptedChatModel.script([]) })
+    const { app, url } = running
+    const u = await user(app.oracleDid)
+    const sessionId = await newSession(url, u.headers)
+    const delegation = await encodeToken(
+      await mintDelegation({ issuer: u.signer, audience: app.oracleDid, ttlSeconds: 300 })
+    )
+    const { connected } = await connect(url, { ucanDelegation: delegation }, sessionId)
+    expect(connected).toMatchObject({ sessionId, did: u.did })
+    const stranger = await user(app.oracleDid)
+    const misaddressed = await encodeToken(
+      await mintDelegation({ issuer: u.signer, audience: stranger.did, ttlSeconds: 300 })
+    )
+    await expect(connect(url, { ucanDelegation: misaddressed }, sessionId)).rejects.toMatchObject({
+      data: { status: 401, error: "wrong-audience" }
+    })
+  })
+})
+
+describe("AG-UI action calls", () => {
+  it("carry sessionId and requestId; another session of the same user cannot answer; the right socket can", async () => {
+    const model = ScriptedChatModel.script([{ tool: "open_panel", args: { panel: "billing" } }, "Opened."])
+    running = await start({ model, env: { CLIENT_TOOL_TIMEOUT_MS: "20000" } })
+    const { app, url } = running
+    const u = await user(app.oracleDid)
+    const mine = await newSession(url, u.headers)
+    const other = await newSession(url, u.headers)
+    const invocation = await mintInvocation({ issuer: u.signer, audience: app.oracleDid, ttlSeconds: 600 })
+    const { socket: right } = await connect(url, { invocation }, mine)
+    const { socket: wrong } = await connect(url, { invocation }, other)
+    const wrongSaw: Array<string> = []
+    wrong.onAny((event: string) => wrongSaw.push(event))
+
+    const payloads: Array<Record<string, unknown>> = []
+    const acks: Array<[string, unknown]> = []
+    right.on("action_call", async (payload: Record<string, unknown>) => {
+      payloads.push(payload)
+      // Same user, other session: refused, and the call keeps waiting.
+      acks.push([
+        "other session",
+        await wrong.emitWithAck("action_call_result", { callId: payload.callId, result: "forged" })
+      ])
+      // The right session, but answering as a browser tool: refused too.
+      acks.push([
+        "wrong kind",
+        await right.emitWithAck("tool_result", { callId: payload.callId, result: "wrong kind" })
+      ])
+      acks.push([
+        "right socket",
+        await right.emitWithAck("action_call_result", { callId: payload.callId, result: "panel open" })
+      ])
+    })
+    const answer = await call(`${url}/messages/${mine}`, {
+      method: "POST",
+      headers: u.headers,
+      body: { message: "Open billing", agActions: [openPanel], requestId: "req-action-1" }
+    })
+    expect(answer.status).toBe(200)
+    expect(answer.body.message.content).toBe("Opened.")
+    expect(payloads).toEqual([
+      {
+        sessionId: mine,
+        requestId: "req-action-1",
+        callId: expect.any(String),
+        toolName: "open_panel",
+        args: { panel: "billing" }
+      }
+    ])
+    expect(acks).toEqual([
+      ["other session", { accepted: false }],
+      ["wrong kind", { accepted: false }],
+      ["right socket", { accepted: true }]
+    ])
+    const results = model.calls
+      .flatMap((c) => c.messages)
+      .filter((m): m is ToolMessage => ToolMessage.isInstance(m))
+    expect(results.map((m) => [m.name, m.content])).toEqual([["open_panel", "panel open"]])
+    // The other session's socket saw nothing of this turn.
+    expect(wrongSaw).toEqual([])
+  })
+})
