@@ -29,7 +29,7 @@ export interface Session {
   readonly userContext: Readonly<Record<string, unknown>> | undefined
 }
 
-/** What `create`/`ensure` take. The host picks the id (the client's, or a fresh UUID). */
+/** What `create`/`ensure` take. The host picks the id (the client's, or one it mints). */
 export interface NewSession {
   readonly sessionId: string
   /** Defaults to `DEFAULT_TITLE`. */

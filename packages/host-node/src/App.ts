@@ -112,7 +112,8 @@ export interface OracleApp {
   /**
    * Graceful shutdown: stop accepting, let running turns finish within `deadlineMs` (default
    * `SHUTDOWN_DEADLINE_MS`) then abort the rest (their streams still end with `done`), flush the
-   * Matrix sync, close storage. Idempotent.
+   * Matrix sync (within `SHUTDOWN_DEADLINE_MS` again: the last turns' uploads are the point of
+   * it, so they do not share the turns' budget), close storage. Idempotent.
    */
   readonly close: (deadlineMs?: number) => Promise<void>
 }

@@ -128,7 +128,8 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
   {
     name: "SHUTDOWN_DEADLINE_MS",
     default: "10000",
-    meaning: "On SIGTERM/SIGINT: how long running turns may finish before they are aborted"
+    meaning:
+      "On SIGTERM/SIGINT: how long running turns may finish before they are aborted; the Matrix flush that follows gets as long again"
   },
   {
     name: "CLIENT_TOOL_TIMEOUT_MS",

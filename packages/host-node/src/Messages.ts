@@ -20,7 +20,8 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ClientTools, EventSink, type SessionStore } from "@plugboard/core"
 import { Effect, Either, Schema } from "effect"
 import { decodeBody, HttpFailure, json, readJson } from "./Http.js"
-import { RequestUser, sessionFailure, sessionIdParam } from "./Routes.js"
+import { RequestUser, sessionIdParam } from "./Routes.js"
+import { openSession } from "./SessionAccess.js"
 import type { LiveHub } from "./socket/LiveHub.js"
 import { runOne, type TurnDeps, type TurnOutcome, type TurnRequest } from "./Turns.js"
 
@@ -151,10 +152,8 @@ export const messageRoutes = (s: MessageServices) => {
       )
     }
     const clientTools = checked.right
-    // Created on first contact (seed 002); ids are per user, so another user's id is a new session here.
-    yield* s.sessions
-      .ensure(did, { sessionId, oracleName: s.oracleName, oracleDid: s.oracleDid })
-      .pipe(Effect.mapError(sessionFailure))
+    // The user's own session, or created on first contact (seed 002); another user's is a 404.
+    yield* openSession({ ...s, saverFor: s.turns.saverFor }, did, sessionId)
     const requestId = body.requestId ?? crypto.randomUUID()
     const live = s.live
     const key = { did, sessionId, requestId }

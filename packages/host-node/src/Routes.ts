@@ -12,6 +12,7 @@ import { SessionStore } from "@plugboard/core"
 import { Context, Effect, Schema } from "effect"
 import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
 import type { StageTimings } from "./Pipeline.js"
+import { mintSessionId, notFound, ownerOf, sessionFailure, threadOfOther } from "./SessionAccess.js"
 
 /** The authenticated caller of a request behind the pipeline. */
 export class RequestUser extends Context.Tag("@plugboard/host-node/RequestUser")<
@@ -32,20 +33,6 @@ export interface RouteServices {
   readonly oracleName: string
   readonly maxBodyBytes: number
   readonly logger: { readonly warn: (message: string, fields?: Record<string, unknown>) => void }
-}
-
-/** Maps a SessionStore failure to its HTTP status. */
-export const sessionFailure = (error: SessionStore.SessionStoreError): HttpFailure => {
-  switch (error.reason) {
-    case "NotFound":
-      return new HttpFailure({ status: 404, message: error.message, error: "session-not-found" })
-    case "AlreadyExists":
-      return new HttpFailure({ status: 409, message: error.message, error: "session-exists" })
-    case "InvalidInput":
-      return new HttpFailure({ status: 400, message: error.message, error: "invalid-input" })
-    case "Unavailable":
-      return new HttpFailure({ status: 503, message: error.message, error: "storage-unavailable" })
-  }
 }
 
 /** The `:sessionId` (or `:id`) path parameter, checked by the port's rule. */
@@ -111,7 +98,7 @@ export const sessionRoutes = (s: RouteServices) => {
     const body = yield* decodeBody(CreateSession, (yield* readJson(s.maxBodyBytes)) ?? {})
     const session = yield* sessionsApi
       .create(did, {
-        sessionId: crypto.randomUUID(),
+        sessionId: mintSessionId(),
         title: body.title,
         oracleName: s.oracleName,
         oracleDid: s.oracleDid
@@ -131,11 +118,13 @@ export const sessionRoutes = (s: RouteServices) => {
   const remove = Effect.gen(function* () {
     const { did } = yield* RequestUser
     const id = yield* sessionIdParam
+    // Under a saver shared by users, a thread another user wrote is never deleted (SessionAccess).
+    const others = yield* Effect.either(threadOfOther(s.saverFor, did, id))
     const existed = yield* sessionsApi.delete(did, id).pipe(Effect.mapError(sessionFailure))
-    if (!existed) {
-      return yield* Effect.fail(
-        new HttpFailure({ status: 404, message: `Session '${id}' not found`, error: "session-not-found" })
-      )
+    if (!existed) return yield* Effect.fail(notFound(id))
+    if (others._tag === "Right" && others.right) {
+      s.logger.warn("session deleted, thread kept: another user wrote it", { id })
+      return json({ success: true, sessionId: id })
     }
     // The thread goes with its session; a failure leaves orphaned checkpoints, never a 500.
     yield* Effect.ignore(
@@ -152,14 +141,12 @@ export const sessionRoutes = (s: RouteServices) => {
     const { did } = yield* RequestUser
     const id = yield* sessionIdParam
     const session = yield* sessionsApi.get(did, id).pipe(Effect.mapError(sessionFailure))
-    if (session === undefined) {
-      return yield* Effect.fail(
-        new HttpFailure({ status: 404, message: `Session '${id}' not found`, error: "session-not-found" })
-      )
-    }
+    if (session === undefined) return yield* Effect.fail(notFound(id))
     const tuple = yield* tryPromise("load thread", async () =>
       (await s.saverFor(did)).getTuple({ configurable: { thread_id: id } })
     )
+    const owner = ownerOf(tuple?.checkpoint.channel_values)
+    if (owner !== undefined && owner !== did) return yield* Effect.fail(notFound(id))
     const messages = (tuple?.checkpoint.channel_values.messages ?? []) as ReadonlyArray<BaseMessage>
     return json({ messages: messages.map(wireMessage), sessionId: id })
   })
