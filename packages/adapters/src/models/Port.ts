@@ -82,9 +82,11 @@ export const fromAIMessage = (message: AIMessage): ChatModel.ChatResponse => {
   }
 }
 
+// The OpenAI and Anthropic SDKs put the HTTP status on `status`; ollama-js's `ResponseError` on
+// `status_code`.
 const statusOf = (error: unknown): number | undefined => {
-  const e = error as { status?: unknown; response?: { status?: unknown } } | null
-  const status = e?.status ?? e?.response?.status
+  const e = error as { status?: unknown; status_code?: unknown; response?: { status?: unknown } } | null
+  const status = e?.status ?? e?.status_code ?? e?.response?.status
   return typeof status === "number" ? status : undefined
 }
 

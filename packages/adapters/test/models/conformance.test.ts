@@ -9,7 +9,7 @@
  */
 import { ChatModel } from "@plugboard/core"
 import { ChatModelConformance } from "@plugboard/core/testing"
-import { ConfigProvider, Effect, Layer } from "effect"
+import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { fromLangChain, layerChatModelConfig } from "../../src/models/Port.js"
 import { ScriptedChatModel } from "../../src/models/ScriptedChatModel.js"
@@ -170,4 +170,39 @@ describe("the port's round trip over each provider's wire", () => {
       if (p.wire === "anthropic") expect(results.map((r) => r.id)).toEqual(["toolu_1", "toolu_1_1"])
     }
   )
+})
+
+describe("provider failures over each wire, as core's reasons", () => {
+  const reasonAfter = async (p: (typeof providers)[number], status: number) => {
+    const fake = await startFake(p.wire, [{ fail: status }])
+    try {
+      const port = await Effect.runPromise(portFrom(p.env(fake.origin)))
+      const exit = await Effect.runPromiseExit(port.invoke(answerable))
+      expect(fake.received).toHaveLength(1)
+      return Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error.reason : exit
+    } finally {
+      await fake.close()
+    }
+  }
+
+  // Statuses no SDK retries, so the host-built model (default retries) fails on the first answer.
+  it.each(providers)("$name: 401 is unauthorized, 404 is invalid-request", async (p) => {
+    expect(await reasonAfter(p, 401)).toBe("unauthorized")
+    expect(await reasonAfter(p, 404)).toBe("invalid-request")
+  })
+
+  // ChatOllama never retries, so every status is seen as is (ollama-js reports it as
+  // `status_code`, not `status`).
+  it("ollama: 429 is rate-limited, 503 unavailable, a refused connection unavailable", async () => {
+    const ollama = providers.find((p) => p.name === "ollama")!
+    expect(await reasonAfter(ollama, 429)).toBe("rate-limited")
+    expect(await reasonAfter(ollama, 503)).toBe("unavailable")
+    const closed = await startFake("ollama", [])
+    await closed.close()
+    const port = await Effect.runPromise(portFrom(ollama.env(closed.origin)))
+    const exit = await Effect.runPromiseExit(port.invoke(answerable))
+    expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error.reason : exit).toBe(
+      "unavailable"
+    )
+  })
 })

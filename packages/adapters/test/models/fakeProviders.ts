@@ -29,6 +29,11 @@ export type Step =
   | { readonly call: Call }
   | { readonly calls: ReadonlyArray<Call> }
   | { readonly text: string }
+  /** An HTTP error with the provider's error body. */
+  | { readonly fail: number }
+
+/** A step the fake answers with a message. */
+type Reply = Exclude<Step, { readonly fail: number }>
 
 /** One request the fake received. */
 export interface Received {
@@ -68,7 +73,7 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
 }
 
 /** The tool calls a step makes (none for a text step). */
-const callsOf = (step: Step): ReadonlyArray<Call> =>
+const callsOf = (step: Reply): ReadonlyArray<Call> =>
   "call" in step ? [step.call] : "calls" in step ? step.calls : []
 
 /** The id of a reply's `i`-th call: `<prefix>_<reply number>`, suffixed `_<i>` after the first. */
@@ -76,7 +81,7 @@ const callId = (prefix: string, n: number, i: number) => (i === 0 ? `${prefix}_$
 
 // --- OpenAI chat completions -----------------------------------------------------------------
 
-const openai = (res: ServerResponse, body: Json, step: Step, n: number) => {
+const openai = (res: ServerResponse, body: Json, step: Reply, n: number) => {
   const id = `chatcmpl-${n}`
   const model = body.model
   const calls = callsOf(step)
@@ -141,7 +146,7 @@ const openai = (res: ServerResponse, body: Json, step: Step, n: number) => {
 
 // --- Anthropic messages ----------------------------------------------------------------------
 
-const anthropic = (res: ServerResponse, body: Json, step: Step, n: number) => {
+const anthropic = (res: ServerResponse, body: Json, step: Reply, n: number) => {
   const id = `msg_${n}`
   const model = body.model
   const calls = callsOf(step)
@@ -221,7 +226,7 @@ const anthropic = (res: ServerResponse, body: Json, step: Step, n: number) => {
 
 // --- Ollama chat -----------------------------------------------------------------------------
 
-const ollama = (res: ServerResponse, body: Json, step: Step) => {
+const ollama = (res: ServerResponse, body: Json, step: Reply) => {
   const base = { model: body.model, created_at: "2025-01-01T00:00:00Z" }
   const calls = callsOf(step)
   const message =
@@ -247,6 +252,14 @@ const ollama = (res: ServerResponse, body: Json, step: Step) => {
     "text" in step ? halves(step.text).map((content) => ({ role: "assistant", content })) : [message]
   for (const m of pieces) res.write(`${JSON.stringify({ ...base, message: m, done: false })}\n`)
   res.end(`${JSON.stringify({ ...done, message: { role: "assistant", content: "" } })}\n`)
+}
+
+/** An HTTP error as each provider shapes its body. */
+const failure = (res: ServerResponse, wire: Wire, status: number) => {
+  const message = `fake ${wire}: status ${status}`
+  if (wire === "openai") return json(res, status, { error: { message, type: "fake", code: null } })
+  if (wire === "anthropic") return json(res, status, { type: "error", error: { type: "fake", message } })
+  return json(res, status, { error: message })
 }
 
 /** The path each wire's chat endpoint is served at (OpenAI's under `prefix`, default `/v1`). */
@@ -287,6 +300,7 @@ export const startFake = async (
         return json(res, 400, { error: { message: `fake ${wire}: script exhausted`, type: "fake" } })
       }
       next += 1
+      if ("fail" in step) return failure(res, wire, step.fail)
       if (wire === "openai") return openai(res, body, step, next)
       if (wire === "anthropic") return anthropic(res, body, step, next)
       return ollama(res, body, step)
