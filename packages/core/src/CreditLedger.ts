@@ -56,6 +56,13 @@ export interface LedgerEntry {
   readonly at: number
 }
 
+/**
+ * Whether a user with this balance may start a turn (the credit gate; 402 otherwise): any
+ * positive balance. A turn's cost is known only after its model calls, so the last turn may take
+ * the balance to zero (`deduct` clamps), and the next request is the one refused.
+ */
+export const mayStartTurn = (balance: number): boolean => Number.isFinite(balance) && balance > 0
+
 /** The outcome of a deduct. */
 export interface DeductResult {
   /** Credits actually taken. */

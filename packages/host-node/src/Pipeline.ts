@@ -7,7 +7,7 @@
  * Each stage's duration is recorded in the request's `StageTimings`, which the server exposes as
  * a `Server-Timing` header on JSON answers and hands to `onTimings` when a request ends.
  */
-import { Auth, type CreditLedger, type RateLimiter } from "@plugboard/core"
+import { Auth, CreditLedger, type RateLimiter } from "@plugboard/core"
 import { Effect } from "effect"
 import { HttpFailure } from "./Http.js"
 
@@ -91,7 +91,7 @@ export const checkCredits = (
         })
     ),
     Effect.filterOrFail(
-      (balance) => balance > 0,
+      CreditLedger.mayStartTurn,
       () =>
         new HttpFailure({
           status: 402,
