@@ -1,7 +1,9 @@
 /**
- * Emits the agent's typed events: every tool call (plugin, sub-agent, meta-tool, refused) is an
- * `isRunning` event, then a `done` event with its output, sharing one `eventId`. Events go to
- * the host's sink and to the listeners of the turn being run (`runTurn` / `streamTurn`).
+ * Emits the agent's typed events: the model's reasoning (one `reasoning` event per model call
+ * whose provider exposed any, before that call's tool calls), and every tool call (plugin,
+ * sub-agent, meta-tool, refused) as an `isRunning` event, then a `done` event with its output,
+ * sharing one `eventId`. Events go to the host's sink and to the listeners of the turn being run
+ * (`runTurn` / `streamTurn`).
  */
 import { randomUUID } from "node:crypto"
 import type { EventSink, RuntimeLogger } from "@plugboard/core"
@@ -50,6 +52,11 @@ export class Emitter {
   /** Resolves once the sink has received every event emitted so far. */
   flush(): Promise<void> {
     return this.delivered
+  }
+
+  /** Emits the reasoning a model call exposed (core's `EventSink.Reasoning`). */
+  reasoning(content: string, writer?: (chunk: unknown) => void): void {
+    this.emit({ _tag: "reasoning", content, timestamp: new Date().toISOString() }, writer)
   }
 
   /** Emits `isRunning` for a tool call; returns the event id its `done` must reuse. */

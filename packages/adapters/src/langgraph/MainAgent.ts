@@ -37,7 +37,7 @@ export interface CreateMainAgentOptions {
   readonly checkpointer: BaseCheckpointSaver
   /** The host's own instructions, before the Tier-1 block. */
   readonly basePrompt?: string
-  /** Receives every `tool_call` event of the turn, in order (the host's SSE writer). */
+  /** Receives every `reasoning` and `tool_call` event of the turn, in order (the host's SSE writer). */
   readonly eventSink?: EventSink.EventSinkService
   /** Values registered by plugins' `getSharedState` at boot. */
   readonly shared?: Readonly<Record<string, unknown>>
@@ -67,7 +67,7 @@ export type AgentGraph = CompiledStateGraph<
 
 const buildGraph = (rt: AgentRuntime, emitter: Emitter, options: CreateMainAgentOptions): AgentGraph =>
   new StateGraph(AgentState)
-    .addNode("model", makeModelNode(rt, options.model, options.basePrompt ?? ""))
+    .addNode("model", makeModelNode(rt, options.model, options.basePrompt ?? "", emitter))
     .addNode("tools", makeToolNode(rt, emitter), { ends: ["model"] })
     .addEdge(START, "model")
     .addConditionalEdges("model", route, ["tools", END])

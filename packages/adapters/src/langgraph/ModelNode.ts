@@ -14,6 +14,10 @@
  * returned and written with the call's answer, so they are checkpointed with the thread. Every
  * hook of a call sees the state as the call began. An update a plugin may not write fails the
  * turn with a message naming the plugin and the field, like a hook that throws.
+ *
+ * The reasoning a provider exposed on the call's answer (`Reasoning.ts`) goes out as one
+ * `reasoning` event as soon as the call returns: before the tool node's `tool_call` events, and
+ * (`streamTurn` holds the text of a call whose chunks carried reasoning) before its answer text.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import {
@@ -24,6 +28,7 @@ import {
   SystemMessage,
   ToolMessage
 } from "@langchain/core/messages"
+import type { LangGraphRunnableConfig } from "@langchain/langgraph"
 import {
   type Catalog,
   GraphState,
@@ -34,6 +39,8 @@ import {
   SystemPrompt
 } from "@plugboard/core"
 import { Either } from "effect"
+import type { Emitter } from "./Events.js"
+import { reasoningOf } from "./Reasoning.js"
 import { type AgentRuntime, offerFor } from "./Runtime.js"
 import type { AgentStateValue } from "./State.js"
 import { toDefinitions } from "./ToolDefinitions.js"
@@ -101,14 +108,20 @@ export const answeredHistory = (messages: ReadonlyArray<BaseMessage>): ReadonlyA
 }
 
 /** Builds the model node for one request. */
-export const makeModelNode = (rt: AgentRuntime, model: BaseChatModel, basePrompt: string) => {
+export const makeModelNode = (
+  rt: AgentRuntime,
+  model: BaseChatModel,
+  basePrompt: string,
+  emitter: Emitter
+) => {
   if (typeof model.bindTools !== "function") {
     throw new TypeError(
       `The chat model '${model._llmType()}' cannot bind tools (no bindTools): the agent needs tool calling.`
     )
   }
   return async (
-    state: AgentStateValue
+    state: AgentStateValue,
+    config?: LangGraphRunnableConfig
   ): Promise<{ messages: Array<BaseMessage> } & GraphState.PluginStateUpdate> => {
     const ready = await rt.ready(state)
     const loaded = LoadedPlugins.fromUnknown(state.loadedPlugins)
@@ -143,6 +156,8 @@ export const makeModelNode = (rt: AgentRuntime, model: BaseChatModel, basePrompt
       }
       throw error
     }
+    const reasoning = reasoningOf(message)
+    if (reasoning !== undefined) emitter.reasoning(reasoning, config?.writer)
     await runHooks(middlewares, "afterModel", { message, usage: usageOf(message) }, context, updates)
     return { ...GraphState.combinePluginUpdates(updates), messages: [message] }
   }

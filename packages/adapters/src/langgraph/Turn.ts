@@ -5,6 +5,7 @@
 import { type AIMessage, AIMessageChunk, type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import type { EventSink, GraphState } from "@plugboard/core"
 import type { MainAgent } from "./MainAgent.js"
+import { reasoningOf } from "./Reasoning.js"
 import type { AgentStateValue } from "./State.js"
 
 /** One user message and the state fields the runtime owns for this turn. */
@@ -82,13 +83,19 @@ export const runTurn = async (agent: MainAgent, input: TurnInput): Promise<TurnR
 }
 
 /**
- * Runs one turn as a stream: each `tool_call` event when it happens, and the assistant's text as
- * `message` events (core's `EventSink.Message`) — token chunks when the model streams, whole
- * messages when it does not (or when a middleware recovered an error) — all in one order,
- * through LangGraph's stream. The host's `eventSink` receives the `tool_call` events as well, so
- * a host writes either the sink or this stream to its client, not both. The caller ends its
- * response with `done` (or `error` then `done`). A failing turn throws from the iterator after
- * the events that preceded it. Returns the `TurnResult` as the generator's return value.
+ * Runs one turn as a stream: each model call's `reasoning` (when its provider exposed any), each
+ * `tool_call` event when it happens, and the assistant's text as `message` events (core's
+ * `EventSink.Message`) — token chunks when the model streams, whole messages when it does not
+ * (or when a middleware recovered an error) — all in one order, through LangGraph's stream. The
+ * host's `eventSink` receives the `reasoning` and `tool_call` events as well, so a host writes
+ * either the sink or this stream to its client, not both. The caller ends its response with
+ * `done` (or `error` then `done`). A failing turn throws from the iterator after the events that
+ * preceded it. Returns the `TurnResult` as the generator's return value.
+ *
+ * A call's `reasoning` event is sent when the call returns (its whole reasoning), yet a streaming
+ * model sends its text chunks earlier: so the text of a call whose chunks carried reasoning is
+ * held back and follows its `reasoning` event. Such a call's answer arrives at once rather than
+ * token by token; a call without reasoning streams as before.
  */
 export async function* streamTurn(
   agent: MainAgent,
@@ -99,6 +106,15 @@ export async function* streamTurn(
   // Text of the model's current answer already yielded as chunks: the whole message LangGraph
   // may emit after them must not be yielded a second time.
   let chunked = ""
+  // Text chunks of the current model call held until its reasoning event (see above).
+  let held: Array<string> = []
+  let reasoningPending = false
+  const release = (): Array<EventSink.AgentEvent> => {
+    reasoningPending = false
+    const out = held.map(message)
+    held = []
+    return out
+  }
   const message = (content: string): EventSink.AgentEvent => ({
     _tag: "message",
     content,
@@ -111,18 +127,24 @@ export async function* streamTurn(
     })
     for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
       if (mode === "custom") {
-        chunked = ""
-        events.push(chunk as EventSink.AgentEvent)
-        yield chunk as EventSink.AgentEvent
+        const event = chunk as EventSink.AgentEvent
+        // A reasoning event closes the call whose chunks precede it; a tool call starts afresh.
+        if (event._tag !== "reasoning") chunked = ""
+        events.push(event)
+        yield event
+        if (event._tag === "reasoning") yield* release()
       } else if (mode === "messages") {
         const [m, meta] = chunk as [BaseMessage, { langgraph_node?: string }]
         if (meta?.langgraph_node !== "model") continue
         const text = textOf(m)
         if (AIMessageChunk.isInstance(m)) {
+          if (reasoningOf(m) !== undefined) reasoningPending = true
           if (text.length === 0) continue
           chunked += text
-          yield message(text)
+          if (reasoningPending) held.push(text)
+          else yield message(text)
         } else {
+          yield* release()
           const already = chunked === text
           chunked = ""
           if (!already && text.length > 0) yield message(text)
@@ -131,6 +153,8 @@ export async function* streamTurn(
         state = chunk as AgentStateValue
       }
     }
+    // Held text whose reasoning event never came (the call's final message carried none).
+    yield* release()
   } finally {
     await agent.events.flush()
   }

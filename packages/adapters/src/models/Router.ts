@@ -6,12 +6,17 @@
  * the best-matching manifest example (arguments adapted from the message), then answers with a
  * short summary of the tool's output. Every decision is a pure function of the messages and the
  * offer, so a replayed conversation gets the same replies.
+ *
+ * Each reply carries the router's reasoning about it (`decide`), which the scripted model exposes
+ * as a reasoning provider does: the chosen manifest example's `thought` when it has one,
+ * otherwise one sentence stating the decision ("The user asks “…”; the Weather plugin (weather)
+ * fits; loading it.").
  */
 import type { BaseMessage } from "@langchain/core/messages"
 import { AIMessage, ToolMessage } from "@langchain/core/messages"
 import type { ManifestExample } from "@plugboard/core"
 import { CapabilityIndex, type Catalog } from "@plugboard/core"
-import type { Responder, ScriptedReply, ScriptedTurn } from "./ScriptedChatModel.js"
+import type { Responder, ScriptedAction, ScriptedReply, ScriptedTurn } from "./ScriptedChatModel.js"
 
 /** Meta-tool names (seed 000); the runtime registers them, the router only calls them. */
 const LIST_CAPABILITIES = "list_capabilities"
@@ -308,16 +313,44 @@ const thresholdOf = (options: RouterOptions): number => {
   return threshold
 }
 
-/** One routing decision; exported for tests. */
-export const route = (options: RouterOptions, turn: ScriptedTurn): ScriptedReply => {
+/** One routing decision: what the model replies, and its reasoning about it. */
+export interface RouterDecision {
+  readonly reply: ScriptedAction
+  readonly reasoning: string
+}
+
+const MAX_QUOTE = 80
+
+/** The user's message as reasoning quotes it: one line, clipped. */
+const quote = (user: string): string => `“${clip(user.replace(/\s+/g, " ").trim(), MAX_QUOTE)}”`
+
+const joinNames = (names: ReadonlyArray<string>): string =>
+  names.length <= 1 ? (names[0] ?? "") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`
+
+/** One routing decision with its reasoning; a pure function of the options and the turn. */
+export const decide = (options: RouterOptions, turn: ScriptedTurn): RouterDecision => {
   const { catalog } = options
   const f = facts(turn.messages)
-  if (f === undefined) return "Hello! Ask me anything, or ask what I can do."
+  if (f === undefined)
+    return {
+      reply: "Hello! Ask me anything, or ask what I can do.",
+      reasoning: "There is no user message to act on yet; greeting."
+    }
   const offered = new Set(turn.offeredTools)
 
   // A tool answered (other than a load): summarise it. A load falls through to the call it enabled.
   const results = f.results.filter((r) => r.name !== LOAD_CAPABILITY)
-  if (results.length > 0) return answerAbout(results, catalog)
+  if (results.length > 0) {
+    const failed = results.filter((r) => r.failed).map((r) => r.name)
+    const names = joinNames([...new Set(results.map((r) => r.name))])
+    return {
+      reply: answerAbout(results, catalog),
+      reasoning:
+        failed.length === 0
+          ? `${names} answered; summarising the result for the user.`
+          : `${names} answered, ${joinNames([...new Set(failed)])} with an error; telling the user what came back.`
+    }
+  }
   const loaded = new Set(
     f.called
       .filter((c) => c.name === LOAD_CAPABILITY)
@@ -325,33 +358,69 @@ export const route = (options: RouterOptions, turn: ScriptedTurn): ScriptedReply
   )
 
   if (ASKS_CAPABILITIES.test(f.user) && offered.has(LIST_CAPABILITIES))
-    return { tool: LIST_CAPABILITIES, args: {} }
+    return {
+      reply: { tool: LIST_CAPABILITIES, args: {} },
+      reasoning: `The user asks what I can do; listing my capabilities with ${LIST_CAPABILITIES}.`
+    }
 
   const [best] = CapabilityIndex.rank(CapabilityIndex.forCatalog(catalog), f.user, { limit: 1 })
   const entry = best === undefined ? undefined : catalog.byName.get(best.name)
-  if (best === undefined || entry === undefined || best.relevance < thresholdOf(options)) {
-    return GREETING.test(f.user)
-      ? "Hello! How can I help? Ask me what I can do to see my capabilities."
-      : "I have no capability that fits this request, so I can only answer in general terms. Ask me what I can do to see my capabilities."
+  const threshold = thresholdOf(options)
+  if (best === undefined || entry === undefined || best.relevance < threshold) {
+    if (GREETING.test(f.user))
+      return {
+        reply: "Hello! How can I help? Ask me what I can do to see my capabilities.",
+        reasoning: "The user greets me; no capability is needed to answer."
+      }
+    return {
+      reply:
+        "I have no capability that fits this request, so I can only answer in general terms. Ask me what I can do to see my capabilities.",
+      reasoning:
+        best === undefined
+          ? `The user asks ${quote(f.user)}; no capability shares a word with it, so I answer in general terms.`
+          : `The user asks ${quote(f.user)}; the closest capability, ${best.name}, is too weak a match (relevance ${best.relevance.toFixed(2)}, below ${threshold}), so I answer in general terms.`
+    }
   }
 
   const callable = entry.tools.filter((t) => t.visibility !== "silent")
   const examples = (entry.manifest.examples ?? []).filter((e) => callable.some((t) => t.name === e.tool))
   const example = bestExample(examples, f.user)
   const toolName = example?.tool ?? callable[0]?.name
-  if (toolName === undefined) return `${entry.manifest.title} has no tool I can call.`
   const title = entry.manifest.title
+  const fits = `The user asks ${quote(f.user)}; the ${title} plugin (${entry.name}) fits`
+  if (toolName === undefined)
+    return { reply: `${title} has no tool I can call.`, reasoning: `${fits}, but it has no tool I can call.` }
+  // The manifest author's own reasoning for this example, when they wrote one.
+  const thought = example?.thought?.trim() || undefined
 
-  if (offered.has(toolName))
-    return { tool: toolName, args: example === undefined ? {} : adaptArgs(example, f.user) }
-  if (offered.has(LOAD_CAPABILITY) && !loaded.has(entry.name)) {
-    return { tool: LOAD_CAPABILITY, args: { names: [entry.name] } }
+  if (offered.has(toolName)) {
+    const args = example === undefined ? {} : adaptArgs(example, f.user)
+    return {
+      reply: { tool: toolName, args },
+      reasoning: thought ?? `${fits}; calling ${toolName} with ${JSON.stringify(args)}.`
+    }
   }
-  return `${title} would answer this, but its tool '${toolName}' is not available to me in this conversation.`
+  if (offered.has(LOAD_CAPABILITY) && !loaded.has(entry.name)) {
+    return {
+      reply: { tool: LOAD_CAPABILITY, args: { names: [entry.name] } },
+      reasoning:
+        thought === undefined
+          ? `${fits}; loading it.`
+          : `${thought} ${toolName} belongs to ${entry.name}, which is not loaded yet; loading it.`
+    }
+  }
+  return {
+    reply: `${title} would answer this, but its tool '${toolName}' is not available to me in this conversation.`,
+    reasoning: `${fits}, but ${toolName} is not offered to me and I cannot load ${entry.name} here; saying so.`
+  }
 }
 
-/** The router as a `Responder` for `ScriptedChatModel`. */
+/** One routing decision (the reply without its reasoning); exported for tests. */
+export const route = (options: RouterOptions, turn: ScriptedTurn): ScriptedReply =>
+  decide(options, turn).reply
+
+/** The router as a `Responder` for `ScriptedChatModel`: each reply carries its reasoning. */
 export const routerResponder = (options: RouterOptions): Responder => {
   thresholdOf(options) // a bad threshold fails when the model is made, not at its first turn
-  return (turn) => route(options, turn)
+  return (turn) => decide(options, turn)
 }

@@ -6,7 +6,13 @@
  * counted with a `TokenCounter`, so credits can be deducted downstream exactly as for a provider:
  * input = the sum over messages of `count("<type>: <text><tool calls as JSON>")` plus, per bound
  * tool, `count(JSON of its OpenAI function definition)`; output = `count(answer)`, or of the tool
- * calls as JSON.
+ * calls as JSON, plus `count(reasoning)` when the reply carries reasoning (providers bill it as
+ * output too; also reported as `output_token_details.reasoning`).
+ *
+ * A reply may carry reasoning (`{ reasoning, reply }`; the router's replies always do). The model
+ * exposes it as DeepSeek, vLLM and Ollama do, in `additional_kwargs.reasoning_content` — on the
+ * first streamed chunk, before any text or tool call — so it reaches the client through the same
+ * extraction as a real provider's (`langgraph/Reasoning.ts`), never as answer text.
  */
 import { createHash } from "node:crypto"
 import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager"
@@ -31,11 +37,21 @@ export interface ScriptedToolCall {
   readonly args?: Readonly<Record<string, unknown>>
 }
 
+/** A final answer (a string) or an AI message carrying one or several tool calls. */
+export type ScriptedAction = string | ScriptedToolCall | ReadonlyArray<ScriptedToolCall>
+
+/** A reply with the model's reasoning about it, exposed as a provider exposes reasoning. */
+export interface ScriptedReasonedReply {
+  readonly reasoning: string
+  readonly reply: ScriptedAction
+}
+
 /**
  * What the model answers on one invocation: a string is a final answer, a tool call (or several)
- * is an AI message carrying tool calls, an `Error` is thrown (to exercise `onError` middleware).
+ * is an AI message carrying tool calls, `{ reasoning, reply }` is either of them with the
+ * model's reasoning, an `Error` is thrown (to exercise `onError` middleware).
  */
-export type ScriptedReply = string | ScriptedToolCall | ReadonlyArray<ScriptedToolCall> | Error
+export type ScriptedReply = ScriptedAction | ScriptedReasonedReply | Error
 
 /** What a step or a responder sees of one invocation. */
 export interface ScriptedTurn {
@@ -114,12 +130,13 @@ interface SharedLog {
   readonly tools: WeakMap<object, number>
 }
 
-type Reply =
+type Reply = (
   | { readonly kind: "answer"; readonly text: string }
   | {
       readonly kind: "tools"
       readonly calls: ReadonlyArray<{ readonly name: string; readonly args: Record<string, unknown> }>
     }
+) & { readonly reasoning?: string }
 
 /** Name of a tool in any of the shapes `bindTools` accepts (LangChain tool, OpenAI or Anthropic format). */
 export const toolName = (tool: BindToolsInput): string => {
@@ -129,7 +146,18 @@ export const toolName = (tool: BindToolsInput): string => {
   return name
 }
 
-const normalise = (reply: ScriptedReply): Reply => {
+const isReasoned = (reply: Exclude<ScriptedReply, Error>): reply is ScriptedReasonedReply =>
+  typeof reply === "object" && !Array.isArray(reply) && "reply" in reply
+
+const normalise = (reply: Exclude<ScriptedReply, Error>): Reply => {
+  if (isReasoned(reply)) {
+    if (typeof reply.reasoning !== "string")
+      throw new TypeError("Scripted model: a step's reasoning must be a string")
+    if (isReasoned(reply.reply as Exclude<ScriptedReply, Error>))
+      throw new TypeError("Scripted model: a reasoned step's reply cannot carry reasoning again")
+    const inner = normalise(reply.reply)
+    return reply.reasoning.length === 0 ? inner : { ...inner, reasoning: reply.reasoning }
+  }
   if (typeof reply === "string") return { kind: "answer", text: reply }
   const calls = Array.isArray(reply) ? reply : [reply as ScriptedToolCall]
   if (calls.length === 0)
@@ -267,18 +295,22 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
     // a hash of the history and the reply is both.
     const id = `scripted-${createHash("sha256").update(history).update("\0").update(output).digest("hex").slice(0, 20)}`
     const input = measured.reduce((sum, e) => sum + e.tokens, 0) + this.#offeredToolTokens()
-    const outputTokens = this.tokenCounter.count(output)
+    const reasoningTokens = reply.reasoning === undefined ? 0 : this.tokenCounter.count(reply.reasoning)
+    const outputTokens = this.tokenCounter.count(output) + reasoningTokens
     const usage: UsageMetadata = {
       input_tokens: input,
       output_tokens: outputTokens,
-      total_tokens: input + outputTokens
+      total_tokens: input + outputTokens,
+      ...(reply.reasoning === undefined ? {} : { output_token_details: { reasoning: reasoningTokens } })
     }
+    const additional_kwargs = reply.reasoning === undefined ? {} : { reasoning_content: reply.reasoning }
     const message =
       reply.kind === "answer"
-        ? new AIMessage({ id, content: reply.text, usage_metadata: usage })
+        ? new AIMessage({ id, content: reply.text, additional_kwargs, usage_metadata: usage })
         : new AIMessage({
             id,
             content: "",
+            additional_kwargs,
             usage_metadata: usage,
             tool_calls: reply.calls.map((c, i) => ({
               id: `call_${id.slice(9)}_${i}`,
@@ -316,6 +348,16 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
     options.signal?.throwIfAborted()
     const message = this.#respond(messages)
     const id = message.id
+    const reasoning = message.additional_kwargs.reasoning_content
+    if (typeof reasoning === "string") {
+      // As reasoning providers stream: the reasoning first, in a chunk of its own.
+      const chunk = new ChatGenerationChunk({
+        text: "",
+        message: new AIMessageChunk({ id, content: "", additional_kwargs: { reasoning_content: reasoning } })
+      })
+      yield chunk
+      await runManager?.handleLLMNewToken("", undefined, undefined, undefined, undefined, { chunk })
+    }
     if (message.tool_calls && message.tool_calls.length > 0) {
       const chunk = new ChatGenerationChunk({
         text: "",

@@ -28,14 +28,24 @@ export {
   providers,
   resolveSettings
 } from "./Providers.js"
-export { adaptArgs, DEFAULT_THRESHOLD, type RouterOptions, route, summariseOutput } from "./Router.js"
+export {
+  adaptArgs,
+  DEFAULT_THRESHOLD,
+  decide,
+  type RouterDecision,
+  type RouterOptions,
+  route,
+  summariseOutput
+} from "./Router.js"
 export {
   type Counter,
   type Responder,
   ScriptExhaustedError,
+  type ScriptedAction,
   type ScriptedCall,
   ScriptedChatModel,
   type ScriptedChatModelOptions,
+  type ScriptedReasonedReply,
   type ScriptedReply,
   type ScriptedToolCall,
   type ScriptedTurn,
