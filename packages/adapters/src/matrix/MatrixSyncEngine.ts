@@ -278,6 +278,8 @@ export class MatrixSyncEngine {
       if (result.ok) {
         outcome = result.value
         failure = undefined
+        // (A running background upload that was waited for above logs its own line.)
+        if (outcome._tag === "Uploaded") this.logUploaded(did, outcome)
         continue
       }
       outcome = undefined
@@ -292,6 +294,10 @@ export class MatrixSyncEngine {
       return { _tag: "Synced", outcome }
     }
     return failure === undefined ? { _tag: "TimedOut" } : { _tag: "Failed", cause: failure.cause }
+  }
+
+  private logUploaded(did: string, outcome: Extract<SyncOutcome, { _tag: "Uploaded" }>): void {
+    this.log.info(`synced ${did}: ${outcome.size} B (${outcome.compressedSize} B gzip) as ${outcome.mxc}`)
   }
 
   private cancelSyncTimers(u: UserState): void {
@@ -369,7 +375,7 @@ export class MatrixSyncEngine {
       const outcome = await this.syncNow(did)
       u.attempts = 0
       if (outcome._tag === "Uploaded") {
-        this.log.info(`synced ${did}: ${outcome.size} B (${outcome.compressedSize} B gzip) as ${outcome.mxc}`)
+        this.logUploaded(did, outcome)
       } else if (outcome._tag === "Refused") {
         this.log.warn(`not uploading ${did}: ${outcome.message}`)
       }

@@ -304,6 +304,8 @@ describe("flush on shutdown with an upload already running", () => {
     expect(inner.pointers.size).toBe(1)
     expect(gate.uploads).toBe(1) // the running upload was waited for, not repeated
     expect(a.engine.pendingCount()).toBe(0)
+    await sleep(20)
+    expect(a.logger.lines.filter((l) => l.startsWith("info synced"))).toHaveLength(1)
     const b = host(inner)
     expect((await b.engine.restore(did))._tag).toBe("Restored")
     expect(readRows(b.path)).toEqual(["last turn"])
@@ -324,6 +326,9 @@ describe("flush on shutdown with an upload already running", () => {
     expect(report.synced.map((s) => [s.did, s.outcome._tag])).toEqual([[did, "Uploaded"]])
     expect(gate.uploads).toBe(2)
     expect(a.engine.pendingCount()).toBe(0)
+    // One line per upload: the background one it waited for, and its own.
+    await sleep(20)
+    expect(a.logger.lines.filter((l) => l.startsWith("info synced"))).toHaveLength(2)
     const b = host(inner)
     await b.engine.restore(did)
     expect(readRows(b.path)).toEqual(["first", "written during the upload"])
