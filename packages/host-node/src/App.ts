@@ -290,10 +290,17 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
           logger.error("matrix flush failed", { error: describe(error) })
           return undefined
         })
-        if (report !== undefined && (report.failed.length > 0 || report.timedOut.length > 0)) {
+        // A refused sync (diverged from the room, restore pending or failed) left that user's
+        // state out of the room as surely as a failure did.
+        const refused = report?.synced.filter((s) => s.outcome._tag === "Refused").map((s) => s.did) ?? []
+        if (
+          report !== undefined &&
+          (report.failed.length > 0 || report.timedOut.length > 0 || refused.length > 0)
+        ) {
           logger.warn("matrix flush incomplete", {
             failed: report.failed.length,
-            timedOut: report.timedOut.length
+            timedOut: report.timedOut.length,
+            refused: refused.length
           })
         }
         matrix.close()

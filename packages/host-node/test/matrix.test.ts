@@ -152,3 +152,49 @@ describe("restore before serving a user", () => {
     }
   })
 })
+
+describe("two hosts serving one user at once", () => {
+  it("the host whose database no longer descends from the room's snapshot says, at close, that its flush was refused", async () => {
+    const inner = memorySnapshotStore()
+    let written = 0
+    const waiters: Array<{ n: number; resolve: () => void }> = []
+    const store: SnapshotStore = {
+      ...inner,
+      writePointer: async (...args) => {
+        await inner.writePointer(...args)
+        written += 1
+        for (const w of waiters.filter((w) => written >= w.n)) w.resolve()
+      }
+    }
+    const pointers = (n: number) =>
+      written >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))
+    const signer = await generateSigner()
+    const a = recording()
+    // Host A checks the room only once per user: it will not notice host B's snapshot in time.
+    const hostA = await start({
+      matrixStore: store,
+      logger: a.logger,
+      env: { MATRIX_RECHECK_AFTER_MS: "3600000" }
+    })
+    try {
+      await turn(hostA.url, "s", await headersFor(signer, hostA.app.oracleDid))
+      await pointers(1) // A's debounced sync after the turn
+      const hostB = await start({ matrixStore: store })
+      try {
+        await turn(hostB.url, "s", await headersFor(signer, hostB.app.oracleDid))
+      } finally {
+        await hostB.stop() // B's flush: the room now holds B's snapshot, descended from A's
+      }
+      expect(written).toBe(2)
+      await turn(hostA.url, "s", await headersFor(signer, hostA.app.oracleDid))
+    } finally {
+      await hostA.stop()
+    }
+    // A's new state diverged from the room's: never uploaded over it, and the close says so.
+    expect(written).toBe(2)
+    expect(a.records.find((r) => r.message === "matrix flush incomplete")).toMatchObject({
+      level: "warn",
+      fields: { failed: 0, timedOut: 0, refused: 1 }
+    })
+  })
+})
