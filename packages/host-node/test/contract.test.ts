@@ -11,52 +11,63 @@ import { Clock, CreditLedger, CreditPricing } from "@plugboard/core"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import * as ServerConfig from "../src/Config.js"
-import { creditsPlugin } from "../src/index.js"
+import { creditsPlugin, makeCreditsPlugin } from "../src/index.js"
 import { call, collect, headersFor, newSession, start, stream, user, weather } from "./helpers.js"
 
 describe("credits: a turn costs exactly core's price of each model call's usage", () => {
-  it("one deduct per model call, each CreditPricing.costOf(usage), the balance down by their sum", async () => {
-    const ledger = await Effect.runPromise(Effect.provide(CreditLedger.makeMemory, Clock.layer))
-    // One token per character: every call costs several credits, so a flat per-call charge (or
-    // charging only input, or only output) gives another total.
-    const counter = { name: "chars", count: (text: string) => text.length }
-    let model: ScriptedChatModel | undefined
-    const server = await start({
-      plugins: [weather, creditsPlugin],
-      ledger: Layer.succeed(CreditLedger.CreditLedger, ledger),
-      model: (catalog) => {
-        model = ScriptedChatModel.router({ catalog }, { tokenCounter: counter })
-        return model
+  // The default price, and a finer one under which dropping either side of the usage, or
+  // rounding the turn instead of each call, gives another total.
+  it.each([
+    ["the default credits plugin", creditsPlugin, CreditPricing.DEFAULT_TOKENS_PER_CREDIT],
+    ["100 tokens per credit", makeCreditsPlugin({ tokensPerCredit: 100 }), 100]
+  ] as const)(
+    "%s: one deduct per model call, each costOf(usage), the balance down by their sum",
+    async (_label, plugin, price) => {
+      const ledger = await Effect.runPromise(Effect.provide(CreditLedger.makeMemory, Clock.layer))
+      // One token per character: every call costs several credits, so a flat per-call charge (or
+      // charging only input, or only output) gives another total.
+      const counter = { name: "chars", count: (text: string) => text.length }
+      let model: ScriptedChatModel | undefined
+      const server = await start({
+        plugins: [weather, plugin],
+        ledger: Layer.succeed(CreditLedger.CreditLedger, ledger),
+        model: (catalog) => {
+          model = ScriptedChatModel.router({ catalog }, { tokenCounter: counter })
+          return model
+        }
+      })
+      try {
+        const u = await user(server.app.oracleDid)
+        await server.app.credits.topUp(u.did, 1_000)
+        const session = await newSession(server.url, u.headers)
+        const seen = await collect(
+          (await stream(server.url, session, u.headers, "What's the weather in Berlin?")).events
+        )
+        expect(seen.at(-1)?._tag).toBe("done")
+        expect(seen.some((e) => e._tag === "error")).toBe(false)
+
+        const calls = model!.calls
+        expect(calls).toHaveLength(3) // load_capability, get_current_weather, the answer
+        const costs = calls.map((c) =>
+          CreditPricing.costOf(
+            { inputTokens: c.usage!.input_tokens, outputTokens: c.usage!.output_tokens },
+            price
+          )
+        )
+        const total = costs.reduce((a, b) => a + b, 0)
+        // The usage is large enough that a flat one-credit-per-call charge would give another total.
+        expect(total).toBeGreaterThan(calls.length)
+        expect(await server.app.credits.balance(u.did)).toBe(1_000 - total)
+
+        const history = await Effect.runPromise(ledger.history(u.did))
+        const deducts = history.filter((e) => e.kind === "deduct").reverse()
+        expect(deducts.map((e) => e.amount)).toEqual(costs)
+        for (const e of deducts) expect(e.reason).toContain(session)
+      } finally {
+        await server.stop()
       }
-    })
-    try {
-      const u = await user(server.app.oracleDid)
-      await server.app.credits.topUp(u.did, 1_000)
-      const session = await newSession(server.url, u.headers)
-      const seen = await collect(
-        (await stream(server.url, session, u.headers, "What's the weather in Berlin?")).events
-      )
-      expect(seen.at(-1)?._tag).toBe("done")
-      expect(seen.some((e) => e._tag === "error")).toBe(false)
-
-      const calls = model!.calls
-      expect(calls).toHaveLength(3) // load_capability, get_current_weather, the answer
-      const costs = calls.map((c) =>
-        CreditPricing.costOf({ inputTokens: c.usage!.input_tokens, outputTokens: c.usage!.output_tokens })
-      )
-      const total = costs.reduce((a, b) => a + b, 0)
-      // The usage is large enough that a flat one-credit-per-call charge would give another total.
-      expect(total).toBeGreaterThan(calls.length)
-      expect(await server.app.credits.balance(u.did)).toBe(1_000 - total)
-
-      const history = await Effect.runPromise(ledger.history(u.did))
-      const deducts = history.filter((e) => e.kind === "deduct").reverse()
-      expect(deducts.map((e) => e.amount)).toEqual(costs)
-      for (const e of deducts) expect(e.reason).toContain(session)
-    } finally {
-      await server.stop()
     }
-  })
+  )
 })
 
 describe("client tools are stored in the thread's state", () => {
