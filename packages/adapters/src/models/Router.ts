@@ -341,14 +341,16 @@ export const decide = (options: RouterOptions, turn: ScriptedTurn): RouterDecisi
   // A tool answered (other than a load): summarise it. A load falls through to the call it enabled.
   const results = f.results.filter((r) => r.name !== LOAD_CAPABILITY)
   if (results.length > 0) {
-    const failed = results.filter((r) => r.failed).map((r) => r.name)
-    const names = joinNames([...new Set(results.map((r) => r.name))])
+    const names = [...new Set(results.map((r) => r.name))]
+    const failed = [...new Set(results.filter((r) => r.failed).map((r) => r.name))]
     return {
       reply: answerAbout(results, catalog),
       reasoning:
         failed.length === 0
-          ? `${names} answered; summarising the result for the user.`
-          : `${names} answered, ${joinNames([...new Set(failed)])} with an error; telling the user what came back.`
+          ? `${joinNames(names)} answered; summarising the result for the user.`
+          : failed.length === names.length
+            ? `${joinNames(failed)} failed; telling the user what came back.`
+            : `${joinNames(names)} answered, ${joinNames(failed)} with an error; telling the user what came back.`
     }
   }
   const loaded = new Set(

@@ -1,7 +1,8 @@
 import { AIMessage, type AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages"
-import { Catalog } from "@plugboard/core"
+import { Catalog, definePlugin, defineTool } from "@plugboard/core"
+import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { adaptArgs, route, summariseOutput } from "../../src/models/Router.js"
+import { adaptArgs, decide, route, summariseOutput } from "../../src/models/Router.js"
 import { ScriptedChatModel, type ScriptedTurn } from "../../src/models/ScriptedChatModel.js"
 import { routerPlugins, weather } from "./fixtures.js"
 
@@ -204,6 +205,139 @@ describe("router on the weather example", () => {
     expect(chunks.map((c) => c.text).join("")).toBe(
       "Here is what Weather (get_current_weather) returned: city: Berlin, temperatureC: 18.5."
     )
+  })
+})
+
+describe("the router's reasoning (decide)", () => {
+  const WEATHER = [...META, "get_current_weather", "get_weather_forecast"]
+  const berlin = new HumanMessage("What's the weather in Berlin?")
+  const reasoningOf = (
+    messages: ScriptedTurn["messages"],
+    offered: ReadonlyArray<string>,
+    threshold?: number
+  ) =>
+    decide(threshold === undefined ? { catalog } : { catalog, threshold }, turn(messages, offered)).reasoning
+
+  it("states each decision: load, call with the adapted arguments, answer from the result", () => {
+    expect(reasoningOf([berlin], META)).toBe(
+      "The user asks “What's the weather in Berlin?”; the Weather plugin (weather) fits; loading it."
+    )
+    expect(reasoningOf([new HumanMessage("What's the weather in Paris?")], WEATHER)).toBe(
+      'The user asks “What\'s the weather in Paris?”; the Weather plugin (weather) fits; calling get_current_weather with {"city":"Paris"}.'
+    )
+    const ai = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "w", name: "get_current_weather", args: { city: "Berlin" } }]
+    })
+    const ok = new ToolMessage({ tool_call_id: "w", content: "{}" })
+    expect(reasoningOf([berlin, ai, ok], WEATHER)).toBe(
+      "get_current_weather answered; summarising the result for the user."
+    )
+    const failed = new ToolMessage({ tool_call_id: "w", content: "timeout", status: "error" })
+    expect(reasoningOf([berlin, ai, failed], WEATHER)).toBe(
+      "get_current_weather failed; telling the user what came back."
+    )
+    const two = new AIMessage({
+      content: "",
+      tool_calls: [
+        { id: "a", name: "get_current_weather", args: { city: "Berlin" } },
+        { id: "b", name: "get_weather_forecast", args: { city: "Berlin", days: 2 } }
+      ]
+    })
+    const mixed = [
+      new ToolMessage({ tool_call_id: "a", content: "{}" }),
+      new ToolMessage({ tool_call_id: "b", content: "down", status: "error" })
+    ]
+    expect(reasoningOf([berlin, two, ...mixed], WEATHER)).toBe(
+      "get_current_weather and get_weather_forecast answered, get_weather_forecast with an error; telling the user what came back."
+    )
+  })
+
+  it("the reply is route's, whatever the reasoning", () => {
+    for (const messages of [[berlin], [new HumanMessage("hello")], [new HumanMessage("What can you do?")]]) {
+      expect(decide({ catalog }, turn(messages, META)).reply).toEqual(
+        route({ catalog }, turn(messages, META))
+      )
+    }
+  })
+
+  it("uses the chosen manifest example's thought when it has one", () => {
+    const org = definePlugin({
+      name: "org-chart",
+      manifest: {
+        title: "Org chart",
+        summary: "Who reports to whom.",
+        whenToUse: ["When the user asks who someone reports to."],
+        examples: [
+          {
+            user: "Who does Dana report to?",
+            thought: "A reporting line: ask the org chart.",
+            tool: "manager_of",
+            args: { person: "Dana" }
+          }
+        ],
+        visibility: "on-demand"
+      },
+      tools: [
+        defineTool({
+          name: "manager_of",
+          description: "The manager of a person.",
+          input: Schema.Struct({ person: Schema.String }),
+          handler: () => "Lee"
+        })
+      ]
+    })
+    const orgCatalog = Catalog.unsafeMake([org, weather])
+    const ask = [new HumanMessage("Who does Sam report to?")]
+    expect(decide({ catalog: orgCatalog }, turn(ask, META))).toEqual({
+      reply: { tool: "load_capability", args: { names: ["org-chart"] } },
+      reasoning:
+        "A reporting line: ask the org chart. manager_of belongs to org-chart, which is not loaded yet; loading it."
+    })
+    expect(decide({ catalog: orgCatalog }, turn(ask, [...META, "manager_of"]))).toEqual({
+      reply: { tool: "manager_of", args: { person: "Sam" } },
+      reasoning: "A reporting line: ask the org chart."
+    })
+  })
+
+  it("explains answering without a tool: greeting, listing, no fit (with the relevance), not available", () => {
+    expect(reasoningOf([new HumanMessage("hello!")], META)).toBe(
+      "The user greets me; no capability is needed to answer."
+    )
+    expect(reasoningOf([new HumanMessage("What can you do?")], META)).toBe(
+      "The user asks what I can do; listing my capabilities with list_capabilities."
+    )
+    expect(reasoningOf([new HumanMessage("Explain the rules of chess")], META)).toBe(
+      "The user asks “Explain the rules of chess”; no capability shares a word with it, so I answer in general terms."
+    )
+    expect(reasoningOf([new HumanMessage("weather in Oslo")], META, 1)).toMatch(
+      /^The user asks “weather in Oslo”; the closest capability, weather, is too weak a match \(relevance 0\.\d\d, below 1\), so I answer in general terms\.$/
+    )
+    const load = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "x", name: "load_capability", args: { names: ["weather"] } }]
+    })
+    const refused = new ToolMessage({ tool_call_id: "x", content: "error", status: "error" })
+    expect(reasoningOf([berlin, load, refused], META)).toMatch(
+      /fits, but get_current_weather is not offered to me and I cannot load weather here; saying so\.$/
+    )
+    expect(decide({ catalog }, turn([], META)).reasoning).toMatch(/no user message/)
+  })
+
+  it("quotes a long or multi-line message on one clipped line", () => {
+    const long = `What's the weather\n\nin Berlin ${"and more ".repeat(30)}`
+    const reasoning = reasoningOf([new HumanMessage(long)], META)
+    const quoted = /“([^”]*)”/.exec(reasoning)![1]!
+    expect(quoted).not.toContain("\n")
+    expect(quoted.length).toBeLessThanOrEqual(80)
+    expect(quoted.endsWith("…")).toBe(true)
+  })
+
+  it("the router model exposes the reasoning as a provider does (additional_kwargs.reasoning_content)", async () => {
+    const model = ScriptedChatModel.router({ catalog })
+    const first = await model.bindTools(toolsNamed(META)).invoke([berlin])
+    expect(first.additional_kwargs.reasoning_content).toBe(reasoningOf([berlin], META))
+    expect(first.content).toBe("")
   })
 })
 

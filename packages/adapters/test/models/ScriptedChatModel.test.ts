@@ -142,6 +142,74 @@ describe("ScriptedChatModel (script mode)", () => {
   })
 })
 
+describe("ScriptedChatModel: reasoning", () => {
+  it("a { reasoning, reply } step exposes its reasoning in additional_kwargs.reasoning_content, not the text", async () => {
+    const model = ScriptedChatModel.script([
+      { reasoning: "Look it up first.", reply: { tool: "lookup", args: { q: "x" } } },
+      { reasoning: "Enough to answer.", reply: "It is x." },
+      "No reasoning here.",
+      { reasoning: "", reply: "Empty reasoning is none." }
+    ])
+    const bound = model.bindTools([lookup])
+    const r1 = await bound.invoke([new HumanMessage("q")])
+    expect(r1.additional_kwargs.reasoning_content).toBe("Look it up first.")
+    expect(r1.tool_calls?.map((c) => [c.name, c.args])).toEqual([["lookup", { q: "x" }]])
+    expect(r1.content).toBe("")
+    const r2 = await bound.invoke([new HumanMessage("q")])
+    expect(r2.additional_kwargs.reasoning_content).toBe("Enough to answer.")
+    expect(r2.content).toBe("It is x.")
+    const r3 = await bound.invoke([new HumanMessage("q")])
+    expect(r3.additional_kwargs).toEqual({})
+    expect((await bound.invoke([new HumanMessage("q")])).additional_kwargs).toEqual({})
+    expect(model.calls[0]?.message?.additional_kwargs.reasoning_content).toBe("Look it up first.")
+  })
+
+  it("bills the reasoning as output tokens, as providers do, and reports them", async () => {
+    const counter = { name: "words", count: (text: string) => text.split(/\s+/).filter(Boolean).length }
+    const plain = await ScriptedChatModel.script(["two words"], { tokenCounter: counter }).invoke([
+      new HumanMessage("q")
+    ])
+    const reasoned = await ScriptedChatModel.script([{ reasoning: "three more words", reply: "two words" }], {
+      tokenCounter: counter
+    }).invoke([new HumanMessage("q")])
+    expect(plain.usage_metadata?.output_tokens).toBe(2)
+    expect(reasoned.usage_metadata).toMatchObject({
+      output_tokens: 5,
+      total_tokens: reasoned.usage_metadata!.input_tokens + 5,
+      output_token_details: { reasoning: 3 }
+    })
+  })
+
+  it("streams the reasoning first, in a chunk of its own, then the text or tool calls", async () => {
+    const model = ScriptedChatModel.script([
+      { reasoning: "Answer briefly.", reply: "one two three four five six" },
+      { reasoning: "Call it.", reply: [{ tool: "lookup", args: { q: "y" } }] }
+    ])
+    const chunks: AIMessageChunk[] = []
+    for await (const c of await model.stream([new HumanMessage("q")])) chunks.push(c)
+    expect(chunks[0]?.additional_kwargs.reasoning_content).toBe("Answer briefly.")
+    expect(chunks[0]?.content).toBe("")
+    expect(chunks.slice(1).every((c) => c.additional_kwargs.reasoning_content === undefined)).toBe(true)
+    const whole = chunks.reduce((a, b) => a.concat(b))
+    expect(whole.content).toBe("one two three four five six")
+    expect(whole.additional_kwargs.reasoning_content).toBe("Answer briefly.")
+    let calls: AIMessageChunk | undefined
+    for await (const c of await model.bindTools([lookup]).stream([new HumanMessage("q")]))
+      calls = calls === undefined ? c : calls.concat(c)
+    expect(calls?.additional_kwargs.reasoning_content).toBe("Call it.")
+    expect(calls?.tool_calls?.map((c) => [c.name, c.args])).toEqual([["lookup", { q: "y" }]])
+  })
+
+  it("refuses a step whose reasoning is not a string, or nests reasoning twice", async () => {
+    const bad = ScriptedChatModel.script([{ reasoning: 3 as unknown as string, reply: "x" }])
+    await expect(bad.invoke([new HumanMessage("q")])).rejects.toThrow(/reasoning must be a string/)
+    const nested = ScriptedChatModel.script([
+      { reasoning: "a", reply: { reasoning: "b", reply: "x" } as never }
+    ])
+    await expect(nested.invoke([new HumanMessage("q")])).rejects.toThrow(/cannot carry reasoning again/)
+  })
+})
+
 describe("helpers", () => {
   it("splitAnswer keeps the text and caps the number of chunks", () => {
     expect(splitAnswer("one two three four five", 3).join("")).toBe("one two three four five")
