@@ -2,11 +2,14 @@
  * Client-side tools (seed 004's `browserTools` and `agActions`): tools the client sends with a
  * message, offered to the model for that turn and run by the client, not the server.
  *
- * The rules: each needs a name a provider accepts, a description, and a JSON Schema of its
- * arguments that is structurally valid (an object schema; see `checkSchema`); its name must not
- * be a meta-tool's, a catalog tool's (whatever its visibility: a client must not shadow a plugin),
- * nor another client tool's of the same request. They are offered after every server tool
- * (`Offer.offer`'s `extra`, last), so the prefix a provider caches stays the same turn to turn.
+ * The rules: each needs a name a provider accepts, a description, and a valid JSON Schema of its
+ * arguments: an object schema within bounds (`checkShape`, here), valid as JSON Schema (the
+ * injected `SchemaChecker`: core is pure and has no validator; the Node host gives it Ajv). Its
+ * name must not be one the server could offer in that turn, whatever the visibility (the name
+ * space is flat, a client must not shadow a plugin): a meta-tool's, a catalog tool's, a sub-agent's,
+ * or a tool of the request's own `getRequestTools` / `getRequestSubAgents`; nor another client
+ * tool's of the same request. They are offered after every server tool (`Offer.offer`'s `extra`,
+ * last), so the prefix a provider caches stays the same turn to turn.
  */
 import { Data, Either } from "effect"
 import type { Catalog } from "./Catalog.js"
@@ -48,78 +51,66 @@ export const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
 /** Most client tools accepted in one request (browser tools and actions together). */
 export const MAX_CLIENT_TOOLS = 128
 
-/** Deepest nesting a client schema may have (a bound on the check's work). */
-const MAX_DEPTH = 32
+/** Deepest nesting a client schema may have: bounds the work (and the stack) of any checker. */
+export const MAX_SCHEMA_DEPTH = 32
 
-const JSON_TYPES = new Set(["object", "array", "string", "number", "integer", "boolean", "null"])
+/** Most JSON values (objects, arrays, scalars) one client schema may hold. */
+export const MAX_SCHEMA_NODES = 2_000
+
+/**
+ * Most JSON values all client schemas of one request may hold together. Compiling a JSON Schema
+ * costs time roughly in proportion to its size, so this bounds what one request can cost.
+ */
+export const MAX_REQUEST_SCHEMA_NODES = 8_000
+
+/**
+ * Checks a tool's argument schema as JSON Schema (the injected validator): what is wrong, for the
+ * client to read, or `undefined`. It only ever sees a schema `checkShape` accepted (an object
+ * schema within the depth and size bounds), and may throw (the tool is then refused).
+ */
+export type SchemaChecker = (schema: Readonly<Record<string, unknown>>) => string | undefined
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-/** Problems of one (sub)schema at `path`; empty when structurally valid. */
-const schemaProblem = (schema: unknown, path: string, depth: number): string | undefined => {
-  if (depth > MAX_DEPTH) return `${path} nests deeper than ${MAX_DEPTH} levels`
-  if (typeof schema === "boolean") return undefined
-  if (!isRecord(schema)) return `${path} must be a JSON Schema object`
-  const type = schema.type
-  if (type !== undefined) {
-    const types = Array.isArray(type) ? type : [type]
-    if (types.length === 0 || !types.every((t) => typeof t === "string" && JSON_TYPES.has(t)))
-      return `${path}.type must be one of ${[...JSON_TYPES].join(", ")} (or a list of them)`
+/**
+ * How many JSON values `value` holds, or what bound it breaks. Iterative, and it stops at the
+ * first bound broken, so a hostile input costs at most `MAX_SCHEMA_NODES` steps.
+ */
+const measure = (value: unknown): { readonly nodes: number } | { readonly problem: string } => {
+  const stack: Array<[unknown, number]> = [[value, 0]]
+  let nodes = 0
+  while (stack.length > 0) {
+    const [next, depth] = stack.pop()!
+    if (++nodes > MAX_SCHEMA_NODES)
+      return { problem: `the schema holds more than ${MAX_SCHEMA_NODES} values` }
+    if (typeof next !== "object" || next === null) continue
+    if (depth >= MAX_SCHEMA_DEPTH)
+      return { problem: `the schema nests deeper than ${MAX_SCHEMA_DEPTH} levels` }
+    const children = Array.isArray(next) ? next : Object.values(next)
+    if (nodes + stack.length + children.length > MAX_SCHEMA_NODES)
+      return { problem: `the schema holds more than ${MAX_SCHEMA_NODES} values` }
+    for (const child of children) stack.push([child, depth + 1])
   }
-  if (schema.properties !== undefined) {
-    if (!isRecord(schema.properties)) return `${path}.properties must be an object of schemas`
-    for (const [key, sub] of Object.entries(schema.properties)) {
-      if (!isRecord(sub) && typeof sub !== "boolean")
-        return `${path}.properties.${key} must be a JSON Schema object`
-      const problem = schemaProblem(sub, `${path}.properties.${key}`, depth + 1)
-      if (problem !== undefined) return problem
-    }
-  }
-  if (schema.required !== undefined) {
-    if (!Array.isArray(schema.required) || !schema.required.every((r) => typeof r === "string"))
-      return `${path}.required must be a list of property names`
-  }
-  if (schema.items !== undefined) {
-    const items = Array.isArray(schema.items) ? schema.items : [schema.items]
-    for (const [i, sub] of items.entries()) {
-      const problem = schemaProblem(
-        sub,
-        Array.isArray(schema.items) ? `${path}.items[${i}]` : `${path}.items`,
-        depth + 1
-      )
-      if (problem !== undefined) return problem
-    }
-  }
-  if (schema.enum !== undefined && (!Array.isArray(schema.enum) || schema.enum.length === 0))
-    return `${path}.enum must be a non-empty list`
-  for (const key of ["anyOf", "oneOf", "allOf"] as const) {
-    const list = schema[key]
-    if (list === undefined) continue
-    if (!Array.isArray(list) || list.length === 0) return `${path}.${key} must be a non-empty list of schemas`
-    for (const [i, sub] of list.entries()) {
-      const problem = schemaProblem(sub, `${path}.${key}[${i}]`, depth + 1)
-      if (problem !== undefined) return problem
-    }
-  }
-  if (schema.additionalProperties !== undefined) {
-    const problem = schemaProblem(schema.additionalProperties, `${path}.additionalProperties`, depth + 1)
-    if (problem !== undefined) return problem
-  }
-  return undefined
+  return { nodes }
+}
+
+const shape = (schema: unknown): { readonly nodes: number } | { readonly problem: string } => {
+  if (!isRecord(schema)) return { problem: "the schema must be a JSON Schema object" }
+  if (schema.type !== "object")
+    return { problem: `the schema's type must be 'object' (the arguments are an object)` }
+  return measure(schema)
 }
 
 /**
- * Checks a client tool's argument schema: a JSON Schema object whose `type` is `object`, whose
- * `properties` (when present) map names to schemas, and whose nested `type`, `required`,
- * `items`, `enum`, `anyOf`/`oneOf`/`allOf` and `additionalProperties` have the shapes JSON
- * Schema gives them. Returns what is wrong, or `undefined`. Not a full validator: it refuses
- * what a provider would reject or misread, without a validator dependency.
+ * The part of the schema rule core owns, before any JSON Schema validator runs: the schema is an
+ * object whose `type` is `object` (the arguments are an object; providers require it), at most
+ * `MAX_SCHEMA_DEPTH` deep and `MAX_SCHEMA_NODES` values big. Returns what is wrong, or
+ * `undefined`. Whether it is valid JSON Schema is the injected `SchemaChecker`'s to say.
  */
-export const checkSchema = (schema: unknown): string | undefined => {
-  if (!isRecord(schema)) return "the schema must be a JSON Schema object"
-  if (schema.type !== "object") return `the schema's type must be 'object' (the arguments are an object)`
-  return schemaProblem(schema, "schema", 0)
+export const checkShape = (schema: unknown): string | undefined => {
+  const checked = shape(schema)
+  return "problem" in checked ? checked.problem : undefined
 }
 
 /** A client's tool as sent: `schema` or `parameters` carries its JSON Schema. */
@@ -131,6 +122,24 @@ export interface ClientToolInput {
   readonly [key: string]: unknown
 }
 
+/** A tool that exists for this request only (`getRequestTools`, a sub-agent): its name is taken. */
+export interface ReservedTool {
+  readonly plugin: string
+  readonly offered: { readonly name: string }
+  readonly kind?: "request-tool" | "sub-agent" | undefined
+}
+
+/** Options of `validate`. */
+export interface ValidateOptions {
+  /** The JSON Schema check (the host's validator; core has none, being pure). */
+  readonly checkSchema: SchemaChecker
+  /**
+   * The request's own tools, whose names are reserved besides the catalog's: its `getRequestTools`
+   * tools and its sub-agents (boot-time ones may be repeated here; they are reserved anyway).
+   */
+  readonly requestTools?: ReadonlyArray<ReservedTool> | undefined
+}
+
 const refuse = (reason: ClientToolErrorReason, tool: string, message: string) =>
   Either.left(new ClientToolError({ reason, tool, message }))
 
@@ -139,14 +148,60 @@ const shownName = (name: unknown, kind: ClientToolKind, index: number): string =
     ? name
     : `${kind === "browser" ? "tools" : "agActions"}[${index}]`
 
-const checkOne = (
+const labelOf = (kind: ClientToolKind) => (kind === "browser" ? "Client tool" : "Client action")
+
+const META_TOOLS: ReadonlySet<string> = new Set(MetaTools.definitions.map((t) => t.name))
+
+// Boot-time sub-agents by name, per catalog (they are fixed at boot).
+const bootSubAgents = new WeakMap<Catalog, ReadonlyMap<string, string>>()
+
+const subAgentsOf = (catalog: Catalog): ReadonlyMap<string, string> => {
+  let names = bootSubAgents.get(catalog)
+  if (names === undefined) {
+    names = new Map(catalog.subAgents.map((s) => [s.tool.name, s.plugin]))
+    bootSubAgents.set(catalog, names)
+  }
+  return names
+}
+
+/**
+ * Who owns `name` among the tools the server could offer in this turn, described for the client,
+ * or `undefined` when the name is free. The name space is flat: a tool of a silent plugin or of a
+ * plugin not loaded takes its name as much as one offered now.
+ */
+const ownerOf = (
+  catalog: Catalog,
+  requestTools: ReadonlyMap<string, ReservedTool>,
+  name: string
+): string | undefined => {
+  if (META_TOOLS.has(name)) return "a runtime meta-tool"
+  const tool = catalog.toolsByName.get(name)
+  if (tool !== undefined) return `a tool of plugin '${tool.plugin}'`
+  const subAgent = subAgentsOf(catalog).get(name)
+  if (subAgent !== undefined) return `a sub-agent of plugin '${subAgent}'`
+  const dynamic = requestTools.get(name)
+  if (dynamic === undefined) return undefined
+  return dynamic.kind === "sub-agent"
+    ? `a sub-agent of plugin '${dynamic.plugin}'`
+    : `a per-request tool of plugin '${dynamic.plugin}'`
+}
+
+/** A tool that passed every check but the JSON Schema one. */
+interface Candidate {
+  readonly tool: ClientTool
+  readonly nodes: number
+}
+
+/** The checks that need no validator: shape, name, description, bounds, name clashes. */
+const precheck = (
   input: unknown,
   kind: ClientToolKind,
   index: number,
   taken: ReadonlySet<string>,
-  catalog: Catalog
-): Either.Either<ClientTool, ClientToolError> => {
-  const label = kind === "browser" ? "Client tool" : "Client action"
+  catalog: Catalog,
+  requestTools: ReadonlyMap<string, ReservedTool>
+): Either.Either<Candidate, ClientToolError> => {
+  const label = labelOf(kind)
   if (!isRecord(input)) {
     const where = shownName(undefined, kind, index)
     return refuse(
@@ -167,17 +222,13 @@ const checkOne = (
     return refuse("invalid-tool", name, `${label} '${name}' needs a description (a non-empty string).`)
   }
   const schema = input.schema ?? input.parameters
-  const problem = checkSchema(schema)
-  if (problem !== undefined) {
-    return refuse("invalid-schema", name, `${label} '${name}' has an invalid JSON Schema: ${problem}.`)
+  const size = shape(schema)
+  if ("problem" in size) {
+    return refuse("invalid-schema", name, `${label} '${name}' has an invalid JSON Schema: ${size.problem}.`)
   }
-  if (MetaTools.definitions.some((t) => t.name === name) || catalog.toolsByName.has(name)) {
-    const owner = catalog.toolsByName.get(name)?.plugin
-    return refuse(
-      "name-collision",
-      name,
-      `${label} '${name}' has the name of ${owner === undefined ? "a runtime meta-tool" : `a tool of plugin '${owner}'`}; rename it.`
-    )
+  const owner = ownerOf(catalog, requestTools, name)
+  if (owner !== undefined) {
+    return refuse("name-collision", name, `${label} '${name}' has the name of ${owner}; rename it.`)
   }
   if (taken.has(name)) {
     return refuse(
@@ -188,24 +239,48 @@ const checkOne = (
   }
   const parameters = schema as Readonly<Record<string, unknown>>
   return Either.right({
-    kind,
-    name,
-    description: input.description,
-    schema: parameters,
-    offered: { name, description: input.description, parameters, kind: "request" }
+    nodes: size.nodes,
+    tool: {
+      kind,
+      name,
+      description: input.description,
+      schema: parameters,
+      offered: { name, description: input.description, parameters, kind: "request" }
+    }
   })
 }
 
+/** The injected JSON Schema check of one tool; a checker that throws refuses the tool too. */
+const schemaCheck = (tool: ClientTool, checkSchema: SchemaChecker): ClientToolError | undefined => {
+  let problem: string | undefined
+  try {
+    problem = checkSchema(tool.schema)
+  } catch (error) {
+    problem = `it could not be checked (${error instanceof Error ? error.message : String(error)})`
+  }
+  return problem === undefined
+    ? undefined
+    : new ClientToolError({
+        reason: "invalid-schema",
+        tool: tool.name,
+        message: `${labelOf(tool.kind)} '${tool.name}' has an invalid JSON Schema: ${problem}.`
+      })
+}
+
 /**
- * Checks a request's client tools against the catalog: browser tools first, then actions (one
- * name space for both). The first refused tool is the error; nothing is accepted partly.
+ * Checks a request's client tools: browser tools first, then actions (one name space for both).
+ * A name may not be one the server could offer in this turn: a meta-tool's, a catalog tool's of
+ * any visibility, a boot-time sub-agent's, or one of `options.requestTools`. Every tool's cheap
+ * checks run before any schema is given to `options.checkSchema`, so a bad name never costs a
+ * schema compilation. The first refused tool is the error; nothing is accepted partly.
  */
 export const validate = (
   catalog: Catalog,
   input: {
     readonly tools?: ReadonlyArray<unknown> | undefined
     readonly agActions?: ReadonlyArray<unknown> | undefined
-  }
+  },
+  options: ValidateOptions
 ): Either.Either<ReadonlyArray<ClientTool>, ClientToolError> => {
   const all: Array<[unknown, ClientToolKind, number]> = [
     ...(input.tools ?? []).map((t, i) => [t, "browser", i] as [unknown, ClientToolKind, number]),
@@ -218,13 +293,29 @@ export const validate = (
       `At most ${MAX_CLIENT_TOOLS} client tools and actions per request, got ${all.length}.`
     )
   }
+  if (all.length === 0) return Either.right([])
+  const requestTools = new Map((options.requestTools ?? []).map((t) => [t.offered.name, t]))
   const out: Array<ClientTool> = []
   const taken = new Set<string>()
+  let nodes = 0
   for (const [tool, kind, index] of all) {
-    const checked = checkOne(tool, kind, index, taken, catalog)
+    const checked = precheck(tool, kind, index, taken, catalog, requestTools)
     if (Either.isLeft(checked)) return Either.left(checked.left)
-    taken.add(checked.right.name)
-    out.push(checked.right)
+    nodes += checked.right.nodes
+    if (nodes > MAX_REQUEST_SCHEMA_NODES) {
+      const name = checked.right.tool.name
+      return refuse(
+        "invalid-schema",
+        name,
+        `${labelOf(kind)} '${name}': the client schemas of one request may hold at most ${MAX_REQUEST_SCHEMA_NODES} values together.`
+      )
+    }
+    taken.add(checked.right.tool.name)
+    out.push(checked.right.tool)
+  }
+  for (const tool of out) {
+    const error = schemaCheck(tool, options.checkSchema)
+    if (error !== undefined) return Either.left(error)
   }
   return Either.right(out)
 }

@@ -2,11 +2,11 @@
  * `POST /messages/:sessionId` (SSE or JSON), `POST /messages/abort`, and the registry of running
  * turns that abort and graceful shutdown act on.
  *
- * SSE (DESIGN.md "Wire contract"): headers first (with `X-Request-Id`), then at once a
- * `reasoning` acknowledgement (as QiForge oracles send: the client sees the turn was accepted
- * before any model work), every `tool_call` event as the agent emits it, the answer as `message`
- * chunks as the model produces them (the adapter's `streamTurn`: tool calls and tokens in one
- * order), `error` when the turn failed, and always a final `done`; a `: heartbeat` comment every
+ * SSE (DESIGN.md "Wire contract"): headers first (with `X-Request-Id`), then each model call's
+ * `reasoning` (the model's own, when its provider exposes it; the scripted router always does),
+ * every `tool_call` event as the agent emits it, the answer as `message` chunks as the model
+ * produces them (the adapter's `streamTurn`: reasoning, tool calls and tokens in one order),
+ * `error` when the turn failed, and always a final `done`; a `: heartbeat` comment every
  * `heartbeatMs`. The turn runs detached from the response: a client that goes away aborts it
  * through its signal, and the turn still ends cleanly (state saved, dangling calls answered).
  *
@@ -118,9 +118,6 @@ const SendMessage = Schema.Struct({
 
 const AbortRequest = Schema.Struct({ sessionId: Schema.String })
 
-/** The reasoning acknowledgement sent as soon as the stream opens. */
-export const THINKING = "Thinking..."
-
 const now = () => new Date().toISOString()
 
 /** The SSE headers of the contract. */
@@ -191,13 +188,12 @@ export const messageRoutes = (s: MessageServices) => {
           })
     })
     const start = (emit?: (event: EventSink.AgentEvent) => void) =>
-      s.registry.start(did, sessionId, (signal) => {
-        live?.publish(key, "reasoning", { content: THINKING, timestamp: now(), sessionId, requestId })
-        return runOne(s.turns, turnRequest(signal), emit).then((outcome) => {
+      s.registry.start(did, sessionId, (signal) =>
+        runOne(s.turns, turnRequest(signal), emit).then((outcome) => {
           Object.assign(timings, outcome.timings)
           return outcome
         })
-      })
+      )
     const touch = Effect.ignore(s.sessions.touch(did, sessionId))
 
     if (body.stream !== true) {
@@ -228,7 +224,6 @@ export const messageRoutes = (s: MessageServices) => {
     const write = (frame: string) => {
       if (!out.destroyed && !out.writableEnded) out.write(frame)
     }
-    write(EventSink.toSse({ _tag: "reasoning", content: THINKING, timestamp: now() }))
     let answerStreamed = false
     const running = start((event) => {
       if (event._tag === "message") answerStreamed = true

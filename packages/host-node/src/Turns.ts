@@ -16,6 +16,8 @@ import {
   type ClientToolsOption,
   createMainAgent,
   type MainAgent,
+  makeRequestScope,
+  type RequestScope,
   runTurn,
   streamTurn,
   type TurnInput,
@@ -56,7 +58,25 @@ export interface TurnRequest {
     | undefined
   /** Told every event the agent emits (tool calls), as it emits it, in both modes (the live gateway). */
   readonly observe?: ((event: EventSink.AgentEvent) => void) | undefined
+  /** The request's scope when the route built it first (`prepareScope`); built with the agent otherwise. */
+  readonly scope?: RequestScope | undefined
 }
+
+/**
+ * Runs the request's per-request hooks (`getRequestTools`, `getRequestSubAgents`) ahead of the
+ * turn, so the route can check the client's tool names against every tool the turn could offer
+ * before it answers; the turn then reuses the scope (`TurnRequest.scope`), so the hooks run once.
+ * Never rejects: a failing hook is logged and skipped, as in the turn.
+ */
+export const prepareScope = (
+  deps: Pick<TurnDeps, "catalog" | "shared" | "logger">,
+  request: { readonly did: string; readonly sessionId: string }
+): Promise<RequestScope> =>
+  makeRequestScope({
+    catalog: deps.catalog,
+    request: { userDid: request.did, sessionId: request.sessionId, shared: deps.shared },
+    logger: deps.logger
+  })
 
 /** How a turn ended, with its time split. */
 export interface TurnOutcome {
@@ -166,7 +186,8 @@ export const runOne = (
           requestId: request.requestId,
           signal: request.signal
         },
-        ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools })
+        ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools }),
+        ...(request.scope === undefined ? {} : { scope: request.scope })
       })
       if (request.observe !== undefined) stopObserving = agent.events.listen(request.observe)
       const input: TurnInput = { message: request.message, ...request.clientState }

@@ -65,7 +65,7 @@ describe("plugboard CLI", () => {
     const lines = c.out()
     expect(lines).toMatch(/^session \S+\n/)
     const order = [
-      "… Thinking...",
+      "… The user asks “What's the weather in Berlin?”; the Weather plugin (weather) fits; loading it.",
       '→ load_capability {"names":["weather"]}',
       '→ get_current_weather {"city":"Berlin"}',
       "Here is what Weather",

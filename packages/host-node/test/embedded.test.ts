@@ -24,7 +24,7 @@ const weatherTurn = async (url: string, oracleDid: string) => {
   const { response, events } = await stream(url, "berlin", headers, "What's the weather in Berlin?")
   expect(response.status).toBe(200)
   const seen = await collect(events)
-  // The stream opens with the acknowledgement; the model's own reasoning may come between steps.
+  // The router's reasoning opens the stream (its first model call) and precedes each later step.
   expect(seen[0]?._tag).toBe("reasoning")
   const kinds = seen
     .filter((e) => e._tag !== "reasoning")

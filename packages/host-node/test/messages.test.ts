@@ -18,6 +18,19 @@ const answerOf = (events: ReadonlyArray<{ _tag: string; content?: string }>) =>
     .map((e) => e.content ?? "")
     .join("")
 
+/**
+ * The scripted router's reasoning for the weather turn, one per model call: what the model
+ * exposed (as a provider does), not a placeholder.
+ */
+const WEATHER_REASONING = [
+  "The user asks “What's the weather in Berlin?”; the Weather plugin (weather) fits; loading it.",
+  'The user asks “What\'s the weather in Berlin?”; the Weather plugin (weather) fits; calling get_current_weather with {"city":"Berlin"}.',
+  "get_current_weather answered; summarising the result for the user."
+]
+
+const reasoningOf = (events: ReadonlyArray<{ _tag: string; content?: string }>) =>
+  events.filter((e) => e._tag === "reasoning").map((e) => e.content)
+
 /** Every tool call of every AI message in a history has an answer. */
 const consistent = (
   messages: ReadonlyArray<{ type: string; toolCalls?: Array<{ id: string }>; toolCallId?: string }>
@@ -56,6 +69,10 @@ describe("streamed turn", () => {
         "done"
       ])
       expect(seen.filter((e) => e._tag === "done")).toHaveLength(1)
+      // The model's own reasoning, each before its call's tool calls or answer.
+      expect(reasoningOf(seen)).toEqual(WEATHER_REASONING)
+      for (const e of seen.filter((e) => e._tag === "reasoning"))
+        expect(Date.parse((e as { timestamp: string }).timestamp)).not.toBeNaN()
       const calls = seen.filter((e) => e._tag === "tool_call")
       for (const c of calls)
         expect(c).toMatchObject({ sessionId: session, requestId: response.headers.get("x-request-id") })
@@ -98,11 +115,16 @@ describe("streamed turn", () => {
         "reasoning",
         "load_capability:isRunning",
         "load_capability:done",
+        "reasoning",
         "get_current_weather:isRunning",
         "get_current_weather:done",
+        "reasoning",
         "message",
         "done"
       ])
+      expect(reasoningOf(seen)).toEqual(WEATHER_REASONING)
+      // Reasoning never leaks into the answer.
+      expect(answerOf(seen)).not.toContain("fits")
     } finally {
       await server.stop()
     }

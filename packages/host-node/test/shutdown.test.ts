@@ -93,8 +93,8 @@ describe("graceful close within the deadline", () => {
         }
       }
       expect(closing).toBeDefined()
-      // The stream opens with the acknowledgement; the model's own reasoning may come between steps.
-      expect(seen[0]?._tag).toBe("reasoning")
+      // The script exposes no reasoning, so the stream carries none (there is no placeholder).
+      expect(seen.some((e) => e._tag === "reasoning")).toBe(false)
       const kinds = seen
         .filter((e) => e._tag !== "reasoning")
         .map((e) => (e._tag === "tool_call" ? `${e.toolName}:${e.status}` : e._tag))

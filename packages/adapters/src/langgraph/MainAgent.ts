@@ -21,7 +21,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { type Catalog, type EventSink, type RuntimeLogger, silentLogger } from "@plugboard/core"
 import { Emitter } from "./Events.js"
 import { makeModelNode } from "./ModelNode.js"
-import { makeRequestScope } from "./RequestScope.js"
+import { makeRequestScope, type RequestScope } from "./RequestScope.js"
 import { ResilientCheckpointer } from "./ResilientCheckpointer.js"
 import { type AgentRequest, type AgentRuntime, type ClientToolsOption, makeAgentRuntime } from "./Runtime.js"
 import { AgentState, type AgentStateUpdate, type AgentStateValue } from "./State.js"
@@ -45,6 +45,12 @@ export interface CreateMainAgentOptions {
   readonly request: AgentRequest
   /** The request's client-side tools (browser tools, AG-UI actions), offered after every server tool. */
   readonly clientTools?: ClientToolsOption | undefined
+  /**
+   * This request's scope, when the host built it first (`makeRequestScope`, for the same catalog,
+   * user, session and shared state) to check the client's tool names against the request's own
+   * tools before answering; the per-request hooks then run once. Built here when absent.
+   */
+  readonly scope?: RequestScope | undefined
 }
 
 const route = (state: AgentStateValue): "tools" | typeof END => {
@@ -94,11 +100,13 @@ export const createMainAgent = async (options: CreateMainAgentOptions): Promise<
   const logger = options.logger ?? silentLogger
   const shared = options.shared ?? {}
   const request = { ...options.request, requestId: options.request.requestId ?? randomUUID() }
-  const scope = await makeRequestScope({
-    catalog: options.catalog,
-    request: { userDid: request.did, sessionId: request.sessionId, shared },
-    logger
-  })
+  const scope =
+    options.scope ??
+    (await makeRequestScope({
+      catalog: options.catalog,
+      request: { userDid: request.did, sessionId: request.sessionId, shared },
+      logger
+    }))
   const rt = makeAgentRuntime({
     catalog: options.catalog,
     scope,

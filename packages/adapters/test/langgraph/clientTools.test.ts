@@ -27,12 +27,16 @@ const notes: Plugin = {
 const catalog = Either.getOrThrow(Catalog.make([notes]))
 
 const clientTools = Either.getOrThrow(
-  ClientTools.validate(catalog, {
-    tools: [
-      { name: "read_selection", description: "Reads the page's selection.", schema: { type: "object" } }
-    ],
-    agActions: [{ name: "show_toast", description: "Shows a toast.", parameters: { type: "object" } }]
-  })
+  ClientTools.validate(
+    catalog,
+    {
+      tools: [
+        { name: "read_selection", description: "Reads the page's selection.", schema: { type: "object" } }
+      ],
+      agActions: [{ name: "show_toast", description: "Shows a toast.", parameters: { type: "object" } }]
+    },
+    { checkSchema: () => undefined }
+  )
 )
 
 const agent = (

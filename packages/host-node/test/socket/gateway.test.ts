@@ -312,12 +312,15 @@ describe("the gateway's handshake", () => {
 describe("live events", () => {
   it("the SSE stream and the socket see the same tool_call events in the same order", async () => {
     const model = ScriptedChatModel.script([
-      [
-        { tool: "echo_text", args: { text: "one" } },
-        { tool: "echo_text", args: { text: "two" } }
-      ],
+      {
+        reasoning: "Echo the first two texts at once.",
+        reply: [
+          { tool: "echo_text", args: { text: "one" } },
+          { tool: "echo_text", args: { text: "two" } }
+        ]
+      },
       { tool: "echo_text", args: { text: "three" } },
-      "All echoed."
+      { reasoning: "All three are echoed; say so.", reply: "All echoed." }
     ])
     const { app, url } = await boot(model)
     const a = await member(url, app.oracleDid)
@@ -338,7 +341,16 @@ describe("live events", () => {
     const strip = ({ _tag, ...rest }: Record<string, unknown>) => rest
     expect(live).toEqual(sseCalls.map((e) => strip(e)))
     for (const p of live) expect(p).toMatchObject({ sessionId: a.sessionId, requestId })
-    expect(reasoning[0]).toMatchObject({ sessionId: a.sessionId, requestId, content: "Thinking..." })
+    // The model's own reasoning, where the model exposed it (not the step without), as the SSE has it.
+    const sseReasoning = sse.filter(
+      (e): e is Extract<EventSink.AgentEvent, { _tag: "reasoning" }> => e._tag === "reasoning"
+    )
+    expect(sseReasoning.map((e) => e.content)).toEqual([
+      "Echo the first two texts at once.",
+      "All three are echoed; say so."
+    ])
+    await expect.poll(() => reasoning.length).toBe(2)
+    expect(reasoning).toEqual(sseReasoning.map((e) => ({ ...strip(e), sessionId: a.sessionId, requestId })))
   })
 })
 
