@@ -11,19 +11,22 @@
  * through its signal, and the turn still ends cleanly (state saved, dangling calls answered).
  *
  * A message may carry client-side tools (`tools`: browser tools, `agActions`: AG-UI actions),
- * checked by core's `ClientTools.validate` (a bad one is a 400 naming it, before any work), offered
- * for that turn after the server's tools, and run by the session's sockets (`socket/LiveHub.ts`),
- * which also see the turn's `reasoning` and `tool_call` events, in the order the stream has them.
+ * checked by core's `ClientTools.validate` against every tool the turn could offer (the request's
+ * own per-request tools included) and by Ajv (`JsonSchemaCheck.ts`): a bad one is a 400 naming it,
+ * before any work. They are offered for that turn after the server's tools, and run by the
+ * session's sockets (`socket/LiveHub.ts`), which also see the turn's `reasoning` and `tool_call`
+ * events, in the order the stream has them.
  */
 import { PassThrough } from "node:stream"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ClientTools, EventSink, type SessionStore } from "@plugboard/core"
 import { Effect, Either, Schema } from "effect"
 import { decodeBody, HttpFailure, json, readJson } from "./Http.js"
+import { jsonSchemaCheck } from "./JsonSchemaCheck.js"
 import { RequestUser, sessionIdParam } from "./Routes.js"
 import { openSession } from "./SessionAccess.js"
 import type { LiveHub } from "./socket/LiveHub.js"
-import { runOne, type TurnDeps, type TurnOutcome, type TurnRequest } from "./Turns.js"
+import { prepareScope, runOne, type TurnDeps, type TurnOutcome, type TurnRequest } from "./Turns.js"
 
 /** A running turn. */
 interface Running {
@@ -138,7 +141,17 @@ export const messageRoutes = (s: MessageServices) => {
     const { did, timings, streamEnded } = yield* RequestUser
     const sessionId = yield* sessionIdParam
     const body = yield* decodeBody(SendMessage, yield* readJson(s.maxBodyBytes))
-    const checked = ClientTools.validate(s.turns.catalog, { tools: body.tools, agActions: body.agActions })
+    // With client tools, the request's own tools are built first (the turn reuses them), so a name
+    // any tool of this turn has is refused here: before the session, the turn or any event.
+    const hasClientTools = (body.tools?.length ?? 0) + (body.agActions?.length ?? 0) > 0
+    const scope = hasClientTools
+      ? yield* Effect.promise(() => prepareScope(s.turns, { did, sessionId }))
+      : undefined
+    const checked = ClientTools.validate(
+      s.turns.catalog,
+      { tools: body.tools, agActions: body.agActions },
+      { checkSchema: jsonSchemaCheck.check, requestTools: scope?.tools }
+    )
     if (Either.isLeft(checked)) {
       return yield* Effect.fail(
         new HttpFailure({
@@ -160,6 +173,7 @@ export const messageRoutes = (s: MessageServices) => {
       requestId,
       message: body.message,
       signal,
+      scope,
       ...(live === undefined
         ? {}
         : {

@@ -364,7 +364,7 @@ describe("client tools that are refused (400 naming the tool)", () => {
     [
       "properties not schemas",
       { tools: [{ ...pickColor, schema: { type: "object", properties: { a: 3 } } }] },
-      /'pick_color'.*properties\.a/
+      /'pick_color'.*\/properties\/a must be object,boolean/
     ],
     ["no schema", { tools: [{ name: "pick_color", description: "x" }] }, /'pick_color'.*JSON Schema/],
     ["a plugin tool's name", { tools: [{ ...pickColor, name: "echo_text" }] }, /'echo_text'.*plugin 'echo'/],
