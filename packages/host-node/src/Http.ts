@@ -18,6 +18,7 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = {
   415: "Unsupported Media Type",
   429: "Too Many Requests",
   500: "Internal Server Error",
+  502: "Bad Gateway",
   503: "Service Unavailable"
 }
 

@@ -104,7 +104,8 @@ const describe = (error: unknown): string => (error instanceof Error ? error.mes
 const codeOf = (error: unknown): string => {
   const e = error as { _tag?: unknown; reason?: unknown; name?: unknown } | null
   if (typeof e?._tag === "string") return typeof e.reason === "string" ? `${e._tag}:${e.reason}` : e._tag
-  return typeof e?.name === "string" ? e.name : "Error"
+  // A plain Error says nothing a client could act on; a named one (TypeError, AbortError) does.
+  return typeof e?.name === "string" && e.name !== "Error" ? e.name : "turn-failed"
 }
 
 /** Answers the thread's dangling tool calls so the stored conversation is complete again. */

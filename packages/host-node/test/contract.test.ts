@@ -130,8 +130,9 @@ describe("a turn whose model fails", () => {
       const seen = await collect(events)
       // The model failed before exposing any reasoning: no placeholder is sent either.
       expect(seen.map((e) => e._tag)).toEqual(["error", "done"])
-      const error = seen[0] as { error: string; details?: Record<string, unknown> }
+      const error = seen[0] as { error: string; code?: string; details?: Record<string, unknown> }
       expect(error.error).toContain("the provider is down")
+      expect(error.code).toBe("turn-failed")
       expect(error.details).toMatchObject({
         sessionId: session,
         requestId: response.headers.get("x-request-id")
@@ -156,7 +157,8 @@ describe("a turn whose model fails", () => {
       expect(Object.keys(r.body).sort()).toEqual(["error", "message", "statusCode"])
       expect(r.body.statusCode).toBe(502)
       expect(r.body.message).toContain("the provider is down")
-      expect(typeof r.body.error).toBe("string")
+      // A plain Error from the model carries no name worth showing: the code says the turn failed.
+      expect(r.body.error).toBe("turn-failed")
     } finally {
       await server.stop()
     }

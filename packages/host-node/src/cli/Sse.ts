@@ -34,7 +34,8 @@ const short = (value: unknown, max: number): string => {
 export const printEvent = (event: EventSink.AgentEvent): string => {
   switch (event._tag) {
     case "reasoning":
-      return `… ${event.content}\n`
+      // A provider's reasoning can run to pages: one line, clipped, keeps the chat readable.
+      return `… ${short(event.content.replace(/\s+/g, " ").trim(), 300)}\n`
     case "tool_call":
       return event.status === "isRunning"
         ? `→ ${event.toolName} ${short(event.args, 200)}\n`
