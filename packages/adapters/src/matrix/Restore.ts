@@ -31,9 +31,15 @@ export type RestoreResult =
 
 const SIDE_FILES = ["-wal", "-shm", "-journal"] as const
 
-/** Renames a database and its side files to `<path>.conflict-<time>`; returns the new path. */
-const moveAside = (path: string, now: number): string => {
-  const target = `${path}.conflict-${new Date(now).toISOString().replace(/[:.]/g, "-")}`
+/**
+ * Renames a database and its side files to `<path>.conflict-<time>` (`-2`, `-3`… when that name
+ * is taken: a rename would silently replace it); returns the new path.
+ */
+export const moveAside = (path: string, now: number): string => {
+  const base = `${path}.conflict-${new Date(now).toISOString().replace(/[:.]/g, "-")}`
+  const taken = (p: string) => [p, ...SIDE_FILES.map((s) => `${p}${s}`)].some((f) => existsSync(f))
+  let target = base
+  for (let n = 2; taken(target); n++) target = `${base}-${n}`
   renameSync(path, target)
   for (const suffix of SIDE_FILES) {
     if (existsSync(`${path}${suffix}`)) renameSync(`${path}${suffix}`, `${target}${suffix}`)
