@@ -3,7 +3,6 @@
  * collisions naming both plugins, graceful close of running streams, module loading errors, and
  * `plugboard serve` with an empty environment in a temporary directory (a spawned process).
  */
-import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
@@ -11,7 +10,17 @@ import { fileURLToPath } from "node:url"
 import { definePlugin } from "@plugboard/core"
 import { describe, expect, it } from "vitest"
 import { loadModule, ModuleLoadError } from "../src/cli/LoadModule.js"
-import { bootLines, collect, newSession, slowJob, start, stream, user, weather } from "./helpers.js"
+import {
+  bootLines,
+  collect,
+  newSession,
+  slowJob,
+  spawnServe,
+  start,
+  stream,
+  user,
+  weather
+} from "./helpers.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(here, "../../..")
@@ -123,37 +132,17 @@ describe("graceful close", () => {
 })
 
 describe("plugboard serve", () => {
-  const serve = (cwd: string, env: Record<string, string>) => {
-    const child = spawn(
-      join(ROOT, "node_modules/.bin/tsx"),
-      ["--conditions=@plugboard/source", join(ROOT, "packages/host-node/src/cli/main.ts"), "serve"],
-      {
-        cwd,
-        env: { PATH: process.env.PATH ?? "", ...env },
-        stdio: ["ignore", "pipe", "pipe"]
-      }
+  const serve = (cwd: string, env: Record<string, string>) =>
+    spawnServe(
+      [
+        join(ROOT, "node_modules/.bin/tsx"),
+        "--conditions=@plugboard/source",
+        join(ROOT, "packages/host-node/src/cli/main.ts"),
+        "serve"
+      ],
+      cwd,
+      env
     )
-    let out = ""
-    child.stdout.on("data", (d) => {
-      out += d.toString()
-    })
-    child.stderr.on("data", (d) => {
-      out += d.toString()
-    })
-    const url = new Promise<string>((resolveUrl, reject) => {
-      const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 60_000)
-      child.stdout.on("data", () => {
-        const match = /listening on (http:\/\/\S+)/.exec(out)
-        if (match) {
-          clearTimeout(timer)
-          resolveUrl(match[1]!)
-        }
-      })
-      child.on("exit", (code) => reject(new Error(`serve exited with ${code}:\n${out}`)))
-    })
-    const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)))
-    return { child, url, exited, output: () => out }
-  }
 
   it("boots with an empty environment in a fresh directory, answers /health, keeps its key across restarts", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "plugboard-serve-"))

@@ -4,7 +4,6 @@
  * `./.plugboard/`, and answers "What's the weather in Berlin?" with no configuration. Checked in
  * process (the app `serve` builds) and through the README's exact command in a spawned process.
  */
-import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
@@ -13,7 +12,7 @@ import { generateSigner } from "@plugboard/adapters/ucan"
 import { describe, expect, it } from "vitest"
 import { examplePlugins } from "../../../examples/catalog/index.js"
 import { createOracleApp, quietLogger } from "../src/index.js"
-import { call, collect, headersFor, stream } from "./helpers.js"
+import { call, collect, headersFor, spawnServe, stream } from "./helpers.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(here, "../../..")
@@ -88,31 +87,19 @@ describe("embedded default", () => {
 
   it("the README's command (node --conditions=@plugboard/source scripts/plugboard.mjs serve) with only PORT=0", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "plugboard-readme-"))
-    const child = spawn(
-      process.execPath,
-      ["--conditions=@plugboard/source", join(ROOT, "scripts/plugboard.mjs"), "serve"],
-      { cwd, env: { PATH: process.env.PATH ?? "", PORT: "0" }, stdio: ["ignore", "pipe", "pipe"] }
+    const {
+      child,
+      url: listening,
+      exited,
+      output
+    } = spawnServe(
+      [process.execPath, "--conditions=@plugboard/source", join(ROOT, "scripts/plugboard.mjs"), "serve"],
+      cwd,
+      { PORT: "0" }
     )
-    let out = ""
-    child.stdout.on("data", (d) => {
-      out += d.toString()
-    })
-    child.stderr.on("data", (d) => {
-      out += d.toString()
-    })
-    const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)))
     try {
-      const url = await new Promise<string>((resolveUrl, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 60_000)
-        child.stdout.on("data", () => {
-          const match = /listening on (http:\/\/\S+)/.exec(out)
-          if (match) {
-            clearTimeout(timer)
-            resolveUrl(match[1]!)
-          }
-        })
-        void exited.then((code) => reject(new Error(`serve exited with ${code}:\n${out}`)))
-      })
+      const url = await listening
+      const out = output()
       expect(out).toMatch(/plugins\s+55 from /)
       expect(out).toMatch(/credits\s+off \(no credits plugin\)/)
       const oracleDid = await expectEmbeddedHealth(url)

@@ -1,4 +1,5 @@
 /** Black-box helpers: a real server on 127.0.0.1 (random port) over a temporary data directory. */
+import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -172,3 +173,44 @@ export const slowJob: Plugin = definePlugin({
     })
   ]
 })
+
+/**
+ * Spawns `plugboard serve` as a process (`command`: the program and its arguments) with exactly
+ * `env` (plus PATH); `url` resolves from its "listening on" line, or rejects with its output when
+ * it exits first or does not start within a minute.
+ */
+export const spawnServe = (
+  command: readonly [string, ...Array<string>],
+  cwd: string,
+  env: Record<string, string>
+) => {
+  const [program, ...args] = command
+  const child = spawn(program, args, {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let out = ""
+  child.stdout.on("data", (d) => {
+    out += d.toString()
+  })
+  child.stderr.on("data", (d) => {
+    out += d.toString()
+  })
+  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)))
+  const url = new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 60_000)
+    child.stdout.on("data", () => {
+      const match = /listening on (http:\/\/\S+)/.exec(out)
+      if (match) {
+        clearTimeout(timer)
+        resolveUrl(match[1]!)
+      }
+    })
+    void exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`serve exited with ${code}:\n${out}`))
+    })
+  })
+  return { child, url, exited, output: () => out }
+}

@@ -7,28 +7,12 @@
 import { ToolMessage } from "@langchain/core/messages"
 import { ScriptedChatModel } from "@plugboard/adapters/models"
 import { encodeToken, mintDelegation, mintInvocation } from "@plugboard/adapters/ucan"
-import { io, type Socket } from "socket.io-client"
-import { afterEach, describe, expect, it } from "vitest"
-import { call, newSession, type Running, start, user } from "../helpers.js"
+import { describe, expect, it } from "vitest"
+import { call, newSession, user } from "../helpers.js"
+import { socketHarness } from "./harness.js"
 
-let running: Running | undefined
-const sockets: Array<Socket> = []
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.disconnect()
-  await running?.stop()
-  running = undefined
-})
-
-const connect = (url: string, auth: Record<string, unknown>, sessionId: string) =>
-  new Promise<{ socket: Socket; connected: Record<string, unknown> }>((resolve, reject) => {
-    const socket = io(url, { auth, query: { sessionId }, transports: ["websocket"], reconnection: false })
-    sockets.push(socket)
-    socket.once("connected", (payload: Record<string, unknown>) => resolve({ socket, connected: payload }))
-    socket.once("connect_error", (error: Error) => {
-      socket.disconnect()
-      reject(error)
-    })
-  })
+const harness = socketHarness()
+const { connect } = harness
 
 const openPanel = {
   name: "open_panel",
@@ -38,7 +22,7 @@ const openPanel = {
 
 describe("handshake with auth.ucanDelegation", () => {
   it("a valid delegation connects as its issuer; one for another audience is refused", async () => {
-    running = await start({ model: ScriptedChatModel.script([]) })
+    const running = await harness.start({ model: ScriptedChatModel.script([]) })
     const { app, url } = running
     const u = await user(app.oracleDid)
     const sessionId = await newSession(url, u.headers)
@@ -60,7 +44,7 @@ describe("handshake with auth.ucanDelegation", () => {
 describe("AG-UI action calls", () => {
   it("carry sessionId and requestId; another session of the same user cannot answer; the right socket can", async () => {
     const model = ScriptedChatModel.script([{ tool: "open_panel", args: { panel: "billing" } }, "Opened."])
-    running = await start({ model, env: { CLIENT_TOOL_TIMEOUT_MS: "20000" } })
+    const running = await harness.start({ model, env: { CLIENT_TOOL_TIMEOUT_MS: "20000" } })
     const { app, url } = running
     const u = await user(app.oracleDid)
     const mine = await newSession(url, u.headers)

@@ -7,10 +7,10 @@ import { ScriptedChatModel } from "@plugboard/adapters/models"
 import { mintInvocation } from "@plugboard/adapters/ucan"
 import { definePlugin, defineTool, type EventSink, type Plugin } from "@plugboard/core"
 import { Schema } from "effect"
-import { io, type Socket } from "socket.io-client"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { readSse } from "../../src/cli/Sse.js"
-import { call, collect, newSession, type Running, start, stream, user } from "../helpers.js"
+import { call, collect, newSession, stream, user } from "../helpers.js"
+import { socketHarness } from "./harness.js"
 
 /** An always-visible plugin with a local tool (no network). */
 const echo: Plugin = definePlugin({
@@ -39,30 +39,14 @@ const pickColor = {
   schema: { type: "object", properties: { prompt: { type: "string" } }, required: ["prompt"] }
 }
 
-let running: Running | undefined
-const sockets: Array<Socket> = []
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.disconnect()
-  await running?.stop()
-  running = undefined
-})
+const harness = socketHarness()
+const { connect } = harness
 
 const boot = async (model: ScriptedChatModel, env: Record<string, string> = {}) => {
-  running = await start({ plugins: [echo], model, env: { CLIENT_TOOL_TIMEOUT_MS: "60000", ...env } })
-  return running
+  return harness.start({ plugins: [echo], model, env: { CLIENT_TOOL_TIMEOUT_MS: "60000", ...env } })
 }
 
 /** Connects a socket; resolves with it and its `connected` payload, or rejects with the connect_error. */
-const connect = (url: string, auth: Record<string, unknown>, sessionId: string) =>
-  new Promise<{ socket: Socket; connected: Record<string, unknown> }>((resolve, reject) => {
-    const socket = io(url, { auth, query: { sessionId }, transports: ["websocket"], reconnection: false })
-    sockets.push(socket)
-    socket.once("connected", (payload: Record<string, unknown>) => resolve({ socket, connected: payload }))
-    socket.once("connect_error", (error: Error & { data?: unknown }) => {
-      socket.disconnect()
-      reject(error)
-    })
-  })
 
 /** A user with a session and a connected socket for it. */
 const member = async (url: string, audience: string) => {
