@@ -22,6 +22,18 @@ const gunzipAsync = promisify(gunzip)
 /** The 16 bytes every SQLite 3 database file starts with. */
 export const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1")
 
+/**
+ * The file length the SQLite header announces (page count × page size), when the header's count
+ * is valid (its "version-valid-for" equals the change counter, as in every file SQLite wrote
+ * since 3.7.0, online backups included); `undefined` otherwise.
+ */
+const announcedLength = (raw: Buffer): number | undefined => {
+  const pageSize = raw.readUInt16BE(16) === 1 ? 65_536 : raw.readUInt16BE(16)
+  const pages = raw.readUInt32BE(28)
+  const valid = raw.readUInt32BE(92) === raw.readUInt32BE(24)
+  return valid && pages > 0 ? pages * pageSize : undefined
+}
+
 /** A compressed, hashed snapshot ready to upload. */
 export interface Snapshot {
   /** Lowercase hex SHA-256 of the uncompressed SQLite file. */
@@ -103,6 +115,10 @@ export const verifySnapshot = async (options: {
   if (raw.length < 100 || !raw.subarray(0, 16).equals(SQLITE_HEADER)) {
     throw corrupt("not a SQLite 3 database (bad header)")
   }
+  const announced = announcedLength(raw)
+  if (announced !== undefined && announced > raw.length) {
+    throw corrupt(`truncated: the SQLite header announces ${announced} B, the file has ${raw.length} B`)
+  }
   const tmp = join(options.directory, `.restore-${randomUUID()}.sqlite.tmp`)
   try {
     const fd = openSync(tmp, "wx", 0o600)
@@ -112,19 +128,25 @@ export const verifySnapshot = async (options: {
     } finally {
       closeSync(fd)
     }
+    const message = (e: unknown) => (e instanceof Error ? e.message : String(e))
+    let db: Database.Database
+    try {
+      db = new Database(tmp, { readonly: true, fileMustExist: true })
+    } catch (e) {
+      await removeSideFiles(tmp)
+      throw corrupt(`cannot be opened by SQLite (${message(e)})`, e)
+    }
     let verdict: string
     try {
-      const db = new Database(tmp, { readonly: true, fileMustExist: true })
-      try {
-        const rows = db.pragma("integrity_check") as Array<{ integrity_check: string }>
-        verdict = rows.map((r) => r.integrity_check).join("; ")
-      } finally {
-        db.close()
-        // A read-only connection to a WAL-mode file leaves (empty) side files behind.
-        await removeSideFiles(tmp)
-      }
+      const rows = db.pragma("integrity_check") as Array<{ integrity_check: string }>
+      verdict = rows.map((r) => r.integrity_check).join("; ")
     } catch (e) {
-      throw corrupt(`cannot be opened by SQLite (${e instanceof Error ? e.message : String(e)})`, e)
+      // Damage bad enough makes the check itself fail (SQLITE_CORRUPT) rather than list problems.
+      verdict = message(e)
+    } finally {
+      db.close()
+      // A read-only connection to a WAL-mode file leaves (empty) side files behind.
+      await removeSideFiles(tmp)
     }
     if (verdict !== "ok") throw corrupt(`PRAGMA integrity_check failed: ${verdict.slice(0, 300)}`)
     return tmp

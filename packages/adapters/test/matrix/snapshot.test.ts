@@ -163,6 +163,27 @@ describe("Snapshot", () => {
     raw.fill(0xff, pageSize * 2 + 8, pageSize * 2 + 200)
     const e = await refusal(gzipSync(raw), sha256Hex(raw), raw.length, dir.path)
     expect(e.reason).toBe("Corrupt")
-    expect(e.message).toMatch(/integrity_check failed|cannot be opened by SQLite/)
+    // Whether the check lists the damage or fails on it (SQLITE_CORRUPT), it is the check's verdict.
+    expect(e.message).toMatch(/PRAGMA integrity_check failed: /)
+  })
+
+  it("refuses a database cut short, by the length its own header announces", async () => {
+    const dir = tempDir("matrix-cut")
+    cleanups.push(dir.cleanup)
+    const path = join(dir.path, "user.sqlite")
+    writeRows(
+      path,
+      Array.from({ length: 400 }, (_, i) => `row ${i} ${"x".repeat(100)}`)
+    )
+    const good = await takeSnapshot({ workDirectory: dir.path, withLock: lockOf(path), now: Date.now })
+    const { gunzipSync } = await import("node:zlib")
+    const raw = Buffer.from(gunzipSync(good.compressed))
+    const pageSize = raw.readUInt16BE(16)
+    const cut = raw.subarray(0, pageSize * Math.floor(raw.length / pageSize / 2))
+    const e = await refusal(gzipSync(cut), sha256Hex(cut), cut.length, dir.path)
+    expect(e.reason).toBe("Corrupt")
+    expect(e.message).toContain(
+      `truncated: the SQLite header announces ${raw.length} B, the file has ${cut.length} B`
+    )
   })
 })
