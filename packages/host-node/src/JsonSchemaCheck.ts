@@ -17,7 +17,10 @@
  * Ajv's recursion; compiling takes time in proportion to size), and the verdicts are cached by a
  * hash of the schema's JSON, so the same tools sent every turn are compiled once. Compiled
  * schemas are removed from Ajv at once: client schemas are never used to validate data here, and
- * Ajv would otherwise keep each one (and refuse a second schema with the same `$id`).
+ * Ajv would otherwise keep each one. A schema that declares an `$id` anywhere is checked by an Ajv
+ * of its own, thrown away after: Ajv files schemas by `$id` (and removes them by it), so on the
+ * shared instance a client's `$id` could shadow or delete the meta-schema every other client's
+ * check relies on.
  */
 import { createHash } from "node:crypto"
 import type { ClientTools } from "@plugboard/core"
@@ -67,6 +70,18 @@ const describeThrown = (error: unknown): string => {
   return message
 }
 
+/** Whether an `$id` appears anywhere in the schema (core has bounded its size already). */
+const declaresId = (schema: unknown): boolean => {
+  const stack: Array<unknown> = [schema]
+  while (stack.length > 0) {
+    const node = stack.pop()
+    if (node === null || typeof node !== "object") continue
+    if (!Array.isArray(node) && Object.hasOwn(node, "$id")) return true
+    stack.push(...(Array.isArray(node) ? node : Object.values(node)))
+  }
+  return false
+}
+
 /**
  * A checker of client tool schemas, with a cache of its verdicts (least recently used first out,
  * `cacheSize` entries; default 1,000). Never throws.
@@ -76,12 +91,13 @@ export const makeJsonSchemaCheck = (options: { readonly cacheSize?: number } = {
   const cache = new Map<string, string | undefined>()
   const validators = new Map<string, Validator>()
 
-  const validatorFor = ($schema: unknown): Validator | string => {
+  const validatorFor = ($schema: unknown, isolated: boolean): Validator | string => {
     const uri = typeof $schema === "string" ? $schema.replace(/#$/, "") : DIALECTS[0]![0]
     const dialect = DIALECTS.find(([id]) => id === uri)
     if (dialect === undefined) {
       return `$schema '${String($schema)}' is not supported; use draft-07 (the default), 2019-09 or 2020-12`
     }
+    if (isolated) return dialect[1]()
     let validator = validators.get(uri)
     if (validator === undefined) {
       validator = dialect[1]()
@@ -91,7 +107,7 @@ export const makeJsonSchemaCheck = (options: { readonly cacheSize?: number } = {
   }
 
   const verdict = (schema: Readonly<Record<string, unknown>>): string | undefined => {
-    const validator = validatorFor(schema.$schema)
+    const validator = validatorFor(schema.$schema, declaresId(schema))
     if (typeof validator === "string") return validator
     try {
       if (validator.validateSchema(schema) !== true) return describeError(validator.errors?.[0])

@@ -135,6 +135,32 @@ describe("JsonSchemaCheck", () => {
     expect(checker.cached()).toBe(2)
   })
 
+  it.each([
+    ["draft-07", "http://json-schema.org/draft-07/schema", undefined],
+    ["draft-07 (with #)", "http://json-schema.org/draft-07/schema#", undefined],
+    [
+      "2020-12",
+      "https://json-schema.org/draft/2020-12/schema",
+      "https://json-schema.org/draft/2020-12/schema"
+    ],
+    [
+      "2019-09",
+      "https://json-schema.org/draft/2019-09/schema",
+      "https://json-schema.org/draft/2019-09/schema"
+    ]
+  ])("a client's $id naming the %s meta-schema leaves every later check intact", (_what, id, dialect) => {
+    const checker = makeJsonSchemaCheck()
+    const withDialect = (schema: Record<string, unknown>) =>
+      dialect === undefined ? schema : { $schema: dialect, ...schema }
+    // Root and nested, as the schema itself and as a subschema.
+    checker.check(withDialect(obj({ $id: id })))
+    checker.check(withDialect(obj({ properties: { a: { $id: id, type: "string" } } })))
+    expect(checker.check(withDialect(obj({ properties: { q: { type: "number" } } })))).toBeUndefined()
+    expect(checker.check(withDialect(obj({ properties: { q: { minLength: "x" } } })))).toMatch(
+      /must be integer/
+    )
+  })
+
   it("a cached verdict is the verdict: a bad schema stays refused turn after turn", () => {
     const checker = makeJsonSchemaCheck()
     const bad = obj({ properties: { a: { type: "string", pattern: "[" } } })
