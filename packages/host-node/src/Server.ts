@@ -10,6 +10,7 @@
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -17,7 +18,8 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import type { UserDatabaseRegistry } from "@plugboard/adapters/sqlite"
-import type { Auth, Catalog, CreditLedger, RateLimiter, RuntimeLogger, SessionStore } from "@plugboard/core"
+import type { Auth, Catalog, CreditLedger, RateLimiter, RuntimeLogger } from "@plugboard/core"
+import { SessionStore } from "@plugboard/core"
 import { Cause, Effect, type ManagedRuntime, Option } from "effect"
 import type { ServerConfig } from "./Config.js"
 import { errorBody, failureResponse, HttpFailure, json } from "./Http.js"
@@ -286,7 +288,12 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     )
   })
 
-  const handler = await parts.runtime.runPromise(NodeHttpServer.makeHandler(app))
+  // The router refuses path parameters over 100 characters by default; a session id may have up
+  // to `SessionStore.MAX_SESSION_ID_LENGTH` characters, each up to 12 once percent-encoded (4 UTF-8 bytes).
+  const routed = app.pipe(
+    HttpRouter.withRouterConfig({ maxParamLength: 12 * SessionStore.MAX_SESSION_ID_LENGTH })
+  )
+  const handler = await parts.runtime.runPromise(NodeHttpServer.makeHandler(routed))
   let server: Server | undefined
   let url: string | undefined
   const sockets = new Set<Socket>()
