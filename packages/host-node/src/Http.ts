@@ -17,6 +17,7 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = {
   413: "Payload Too Large",
   415: "Unsupported Media Type",
   429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
   500: "Internal Server Error",
   502: "Bad Gateway",
   503: "Service Unavailable"

@@ -43,7 +43,15 @@ export const makeCreditsPlugin = (options: CreditsPluginOptions = {}) => {
   if (!CreditPricing.isTokensPerCredit(tokensPerCredit)) {
     throw new RangeError(`tokensPerCredit must be a positive whole number, got ${tokensPerCredit}`)
   }
+  let warnedNoUsage = false
   const charge = async (result: ModelResult, context: RuntimeContext): Promise<void> => {
+    if (result.usage === undefined && !warnedNoUsage) {
+      // Nothing measured, nothing charged (CreditPricing): say so once, or calls go free unnoticed.
+      warnedNoUsage = true
+      context.logger.warn("credits: the model reports no token usage; its calls are not charged", {
+        did: context.user.did
+      })
+    }
     const amount = CreditPricing.costOf(result.usage, tokensPerCredit)
     if (amount === 0) return
     const ledger = options.ledger ?? context.shared[CREDITS_LEDGER_KEY]
