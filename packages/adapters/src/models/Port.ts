@@ -14,10 +14,12 @@ import {
 } from "@langchain/core/messages"
 import { ChatModel } from "@plugboard/core"
 import { Context, Effect, Either, Layer } from "effect"
+import type { NonEmptyReadonlyArray } from "effect/Array"
 import {
   type ChatModelDeps,
   type ChatModelEnv,
   type ChatModelSettings,
+  type ConfigProblem,
   envConfig,
   makeChatModel,
   resolveSettings
@@ -179,13 +181,21 @@ export const layerChatModel = (
   )
 }
 
-const toConfigError = (problem: {
-  reason: "missing-key" | "unknown-provider" | "malformed"
-  variable: string
-  message: string
-}) => new ChatModel.ChatModelConfigError(problem)
+/**
+ * The problems as one error: the first one's reason and variable, and every message (one per
+ * line), so a host that prints the message still shows every variable to fix.
+ */
+const toConfigError = (problems: NonEmptyReadonlyArray<ConfigProblem>) =>
+  new ChatModel.ChatModelConfigError({
+    reason: problems[0].reason,
+    variable: problems[0].variable,
+    message: problems.map((p) => p.message).join("\n")
+  })
 
-/** Checks `env` (e.g. `process.env`) into settings, or the `ChatModelConfigError` naming the variable. */
+/**
+ * Checks `env` (e.g. `process.env`) into settings, or one `ChatModelConfigError` naming the
+ * first variable to fix and listing every problem in its message.
+ */
 export const settingsFromEnv = (
   env: ChatModelEnv
 ): Either.Either<ChatModelSettings, ChatModel.ChatModelConfigError> =>

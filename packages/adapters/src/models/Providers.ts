@@ -10,6 +10,7 @@ import { ChatOllama } from "@langchain/ollama"
 import { ChatOpenAI } from "@langchain/openai"
 import { Catalog } from "@plugboard/core"
 import { Config, Either, Option } from "effect"
+import { isNonEmptyReadonlyArray, type NonEmptyReadonlyArray } from "effect/Array"
 import { type Counter, ScriptedChatModel } from "./ScriptedChatModel.js"
 
 /** Every valid `LLM_PROVIDER`. */
@@ -73,89 +74,109 @@ const missing = (variable: string, provider: string, what: string): ConfigProble
   message: `${variable} is required when LLM_PROVIDER=${provider} (${what}).`
 })
 
-const url = (
-  variable: string,
-  value: string | undefined
-): Either.Either<string | undefined, ConfigProblem> => {
-  if (value === undefined) return Either.right(undefined)
+const url = (variable: string, value: string | undefined): ConfigProblem | undefined => {
+  if (value === undefined) return undefined
   try {
     const parsed = new URL(value)
-    if (parsed.protocol === "http:" || parsed.protocol === "https:") return Either.right(value)
+    if (parsed.protocol === "http:" || parsed.protocol === "https:") return undefined
   } catch {
     // reported below
   }
-  return Either.left({
+  return {
     reason: "malformed",
     variable,
     message: `${variable} must be an http(s) URL, got ${JSON.stringify(value)}.`
-  })
+  }
+}
+
+const unknownProvider = (raw: string): ConfigProblem => ({
+  reason: "unknown-provider",
+  variable: "LLM_PROVIDER",
+  message: `LLM_PROVIDER=${JSON.stringify(raw)} is not a provider; valid: ${providers.join(", ")}.`
+})
+
+const temperatureOf = (raw: string | undefined): number | ConfigProblem | undefined => {
+  if (raw === undefined) return undefined
+  const n = Number(raw)
+  return Number.isFinite(n) && n >= 0 && n <= 2
+    ? n
+    : {
+        reason: "malformed",
+        variable: "LLM_TEMPERATURE",
+        message: `LLM_TEMPERATURE must be a number between 0 and 2, got ${JSON.stringify(raw)}.`
+      }
 }
 
 /**
  * Checks a set of variables and resolves defaults. Pure: the same variables always give the same
- * settings or the same problem, which names the variable to fix.
+ * settings or the same problems. Every problem is reported at once, one per variable, each naming
+ * the variable to fix, so a server is configured in one pass.
  */
-export const resolveSettings = (env: ChatModelEnv): Either.Either<ChatModelSettings, ConfigProblem> =>
-  Either.gen(function* () {
-    const raw = present(env.LLM_PROVIDER) ?? "scripted"
-    const provider = raw.toLowerCase() as Provider
-    if (!providers.includes(provider)) {
-      return yield* Either.left<ConfigProblem>({
-        reason: "unknown-provider",
-        variable: "LLM_PROVIDER",
-        message: `LLM_PROVIDER=${JSON.stringify(raw)} is not a provider; valid: ${providers.join(", ")}.`
-      })
+export const resolveSettings = (
+  env: ChatModelEnv
+): Either.Either<ChatModelSettings, NonEmptyReadonlyArray<ConfigProblem>> => {
+  const problems: Array<ConfigProblem> = []
+  const check = (problem: ConfigProblem | undefined) => {
+    if (problem !== undefined) problems.push(problem)
+  }
+  const raw = present(env.LLM_PROVIDER) ?? "scripted"
+  const provider = raw.toLowerCase() as Provider
+  if (!providers.includes(provider)) check(unknownProvider(raw))
+  // Checked for every provider, even an unknown one or the scripted one that ignores it: a typo
+  // is reported in the same pass as the rest.
+  const checkedTemperature = temperatureOf(present(env.LLM_TEMPERATURE))
+  const temperature = typeof checkedTemperature === "number" ? checkedTemperature : undefined
+  if (typeof checkedTemperature === "object") check(checkedTemperature)
+  const model = present(env.LLM_MODEL)
+  let settings: ChatModelSettings | undefined
+  switch (provider) {
+    case "openai": {
+      const apiKey = present(env.OPENAI_API_KEY)
+      const baseUrl = present(env.OPENAI_BASE_URL)
+      if (apiKey === undefined) check(missing("OPENAI_API_KEY", provider, "the OpenAI API key"))
+      check(url("OPENAI_BASE_URL", baseUrl))
+      settings = { provider, model: model ?? defaultModels.openai, apiKey, baseUrl, temperature }
+      break
     }
-    const rawTemperature = present(env.LLM_TEMPERATURE)
-    let temperature: number | undefined
-    if (rawTemperature !== undefined) {
-      temperature = Number(rawTemperature)
-      if (!Number.isFinite(temperature) || temperature < 0 || temperature > 2) {
-        return yield* Either.left<ConfigProblem>({
-          reason: "malformed",
-          variable: "LLM_TEMPERATURE",
-          message: `LLM_TEMPERATURE must be a number between 0 and 2, got ${JSON.stringify(rawTemperature)}.`
-        })
-      }
+    case "anthropic": {
+      const apiKey = present(env.ANTHROPIC_API_KEY)
+      const baseUrl = present(env.ANTHROPIC_BASE_URL)
+      if (apiKey === undefined) check(missing("ANTHROPIC_API_KEY", provider, "the Anthropic API key"))
+      check(url("ANTHROPIC_BASE_URL", baseUrl))
+      settings = { provider, model: model ?? defaultModels.anthropic, apiKey, baseUrl, temperature }
+      break
     }
-    const model = present(env.LLM_MODEL)
-    switch (provider) {
-      case "openai": {
-        const apiKey = present(env.OPENAI_API_KEY)
-        if (apiKey === undefined)
-          return yield* Either.left(missing("OPENAI_API_KEY", provider, "the OpenAI API key"))
-        const baseUrl = yield* url("OPENAI_BASE_URL", present(env.OPENAI_BASE_URL))
-        return { provider, model: model ?? defaultModels.openai, apiKey, baseUrl, temperature }
-      }
-      case "anthropic": {
-        const apiKey = present(env.ANTHROPIC_API_KEY)
-        if (apiKey === undefined) {
-          return yield* Either.left(missing("ANTHROPIC_API_KEY", provider, "the Anthropic API key"))
-        }
-        const baseUrl = yield* url("ANTHROPIC_BASE_URL", present(env.ANTHROPIC_BASE_URL))
-        return { provider, model: model ?? defaultModels.anthropic, apiKey, baseUrl, temperature }
-      }
-      case "ollama": {
-        const baseUrl = yield* url("OLLAMA_BASE_URL", present(env.OLLAMA_BASE_URL) ?? DEFAULT_OLLAMA_BASE_URL)
-        return { provider, model: model ?? defaultModels.ollama, baseUrl, temperature }
-      }
-      case "openai-compatible": {
-        const rawUrl = present(env.OPENAI_BASE_URL)
-        if (rawUrl === undefined) {
-          return yield* Either.left(
-            missing("OPENAI_BASE_URL", provider, "the server's base URL, e.g. http://localhost:8000/v1")
-          )
-        }
-        const baseUrl = yield* url("OPENAI_BASE_URL", rawUrl)
-        if (model === undefined) {
-          return yield* Either.left(missing("LLM_MODEL", provider, "the model name the server serves"))
-        }
-        return { provider, model, apiKey: present(env.OPENAI_API_KEY), baseUrl, temperature }
-      }
-      case "scripted":
-        return { provider, model: model ?? defaultModels.scripted }
+    case "ollama": {
+      const baseUrl = present(env.OLLAMA_BASE_URL) ?? DEFAULT_OLLAMA_BASE_URL
+      check(url("OLLAMA_BASE_URL", baseUrl))
+      settings = { provider, model: model ?? defaultModels.ollama, baseUrl, temperature }
+      break
     }
-  })
+    case "openai-compatible": {
+      const baseUrl = present(env.OPENAI_BASE_URL)
+      check(
+        baseUrl === undefined
+          ? missing("OPENAI_BASE_URL", provider, "the server's base URL, e.g. http://localhost:8000/v1")
+          : url("OPENAI_BASE_URL", baseUrl)
+      )
+      if (model === undefined) check(missing("LLM_MODEL", provider, "the model name the server serves"))
+      settings = {
+        provider,
+        model: model ?? "",
+        apiKey: present(env.OPENAI_API_KEY),
+        baseUrl,
+        temperature
+      }
+      break
+    }
+    case "scripted":
+      settings = { provider, model: model ?? defaultModels.scripted }
+      break
+  }
+  if (isNonEmptyReadonlyArray(problems)) return Either.left(problems)
+  // Only an unknown provider leaves `settings` unset, and that is a problem above.
+  return settings === undefined ? Either.left([unknownProvider(raw)]) : Either.right(settings)
+}
 
 const variable = (name: keyof ChatModelEnv) => Config.option(Config.string(name))
 

@@ -2,10 +2,13 @@ import { ChatAnthropic } from "@langchain/anthropic"
 import { HumanMessage } from "@langchain/core/messages"
 import { ChatOllama } from "@langchain/ollama"
 import { ChatOpenAI } from "@langchain/openai"
-import { ConfigProvider, Effect, Either } from "effect"
+import { ChatModel } from "@plugboard/core"
+import { ConfigProvider, Effect, Either, Option } from "effect"
 import { describe, expect, it } from "vitest"
+import { settingsFromEnv } from "../../src/models/Port.js"
 import {
   type ChatModelEnv,
+  type ConfigProblem,
   envConfig,
   makeChatModel,
   NO_KEY,
@@ -15,14 +18,20 @@ import {
 import { ScriptedChatModel } from "../../src/models/ScriptedChatModel.js"
 
 const settings = (env: ChatModelEnv) =>
-  Either.getOrThrowWith(resolveSettings(env), (p) => new Error(p.message))
-const problem = (env: ChatModelEnv) =>
+  Either.getOrThrowWith(resolveSettings(env), (ps) => new Error(ps.map((p) => p.message).join("\n")))
+const problems = (env: ChatModelEnv): ReadonlyArray<ConfigProblem> =>
   Either.match(resolveSettings(env), {
-    onLeft: (p) => p,
+    onLeft: (ps) => ps,
     onRight: (s) => {
       throw new Error(`expected a problem, got ${JSON.stringify(s)}`)
     }
   })
+/** The one problem of `env` (fails when there are more). */
+const problem = (env: ChatModelEnv) => {
+  const all = problems(env)
+  expect(all).toHaveLength(1)
+  return all[0]!
+}
 
 describe("resolveSettings", () => {
   it("defaults to the scripted provider (the embedded server needs no key)", () => {
@@ -86,6 +95,49 @@ describe("resolveSettings", () => {
       reason: "malformed",
       variable: "LLM_TEMPERATURE"
     })
+  })
+
+  it("reports every problem at once, one per variable, for every provider", () => {
+    const variables = (env: ChatModelEnv) => problems(env).map((p) => [p.variable, p.reason])
+    // The audit's case: the temperature, the missing key and the bad URL in one pass.
+    expect(variables({ LLM_PROVIDER: "openai", LLM_TEMPERATURE: "9", OPENAI_BASE_URL: "notaurl" })).toEqual([
+      ["LLM_TEMPERATURE", "malformed"],
+      ["OPENAI_API_KEY", "missing-key"],
+      ["OPENAI_BASE_URL", "malformed"]
+    ])
+    expect(
+      variables({ LLM_PROVIDER: "anthropic", LLM_TEMPERATURE: "-1", ANTHROPIC_BASE_URL: "ftp://x" })
+    ).toEqual([
+      ["LLM_TEMPERATURE", "malformed"],
+      ["ANTHROPIC_API_KEY", "missing-key"],
+      ["ANTHROPIC_BASE_URL", "malformed"]
+    ])
+    expect(
+      variables({ LLM_PROVIDER: "ollama", LLM_TEMPERATURE: "warm", OLLAMA_BASE_URL: "gpu-box" })
+    ).toEqual([
+      ["LLM_TEMPERATURE", "malformed"],
+      ["OLLAMA_BASE_URL", "malformed"]
+    ])
+    expect(variables({ LLM_PROVIDER: "openai-compatible", LLM_TEMPERATURE: "2.5" })).toEqual([
+      ["LLM_TEMPERATURE", "malformed"],
+      ["OPENAI_BASE_URL", "missing-key"],
+      ["LLM_MODEL", "missing-key"]
+    ])
+    expect(variables({ LLM_PROVIDER: "openai-compatible", OPENAI_BASE_URL: "localhost:8000" })).toEqual([
+      ["OPENAI_BASE_URL", "malformed"],
+      ["LLM_MODEL", "missing-key"]
+    ])
+    expect(variables({ LLM_PROVIDER: "scripted", LLM_TEMPERATURE: "NaN" })).toEqual([
+      ["LLM_TEMPERATURE", "malformed"]
+    ])
+    expect(variables({ LLM_PROVIDER: "gemini", LLM_TEMPERATURE: "Infinity" })).toEqual([
+      ["LLM_PROVIDER", "unknown-provider"],
+      ["LLM_TEMPERATURE", "malformed"]
+    ])
+    // Each message names its variable first, as the boot lines print it.
+    for (const p of problems({ LLM_PROVIDER: "openai", LLM_TEMPERATURE: "9", OPENAI_BASE_URL: "notaurl" })) {
+      expect(p.message.startsWith(p.variable)).toBe(true)
+    }
   })
 
   it("accepts the provider name in any case and trims values", () => {
@@ -187,5 +239,20 @@ describe("envConfig", () => {
     expect(env.LLM_PROVIDER).toBe("ollama")
     expect(env.OLLAMA_BASE_URL).toBe("http://h:1")
     expect(env.OPENAI_API_KEY).toBeUndefined()
+  })
+})
+
+describe("settingsFromEnv", () => {
+  it("one ChatModelConfigError naming the first variable, every problem in its message", () => {
+    const error = Either.getLeft(
+      settingsFromEnv({ LLM_PROVIDER: "openai", LLM_TEMPERATURE: "9", OPENAI_BASE_URL: "notaurl" })
+    ).pipe(Option.getOrThrow)
+    expect(error).toBeInstanceOf(ChatModel.ChatModelConfigError)
+    expect(error).toMatchObject({ reason: "malformed", variable: "LLM_TEMPERATURE" })
+    expect(error.message.split("\n")).toEqual([
+      expect.stringMatching(/^LLM_TEMPERATURE must be/),
+      expect.stringMatching(/^OPENAI_API_KEY is required/),
+      expect.stringMatching(/^OPENAI_BASE_URL must be/)
+    ])
   })
 })
