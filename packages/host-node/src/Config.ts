@@ -8,6 +8,7 @@
  * Defaults are the embedded default: nothing set at all boots a working local oracle with its
  * data under `./.plugboard/`.
  */
+import { isIP } from "node:net"
 import { isAbsolute, join, resolve } from "node:path"
 import { type ChatModelSettings, envConfig, resolveSettings } from "@plugboard/adapters/models"
 import { Config, ConfigProvider, Effect, Either, Option } from "effect"
@@ -41,7 +42,7 @@ export interface ServerConfig {
   /** How long a client-side (browser) tool call waits for the client's answer over Socket.IO. */
   readonly clientToolTimeoutMs: number
   readonly maxBodyBytes: number
-  /** `Access-Control-Allow-Origin` for browser clients; `*` (default) or one origin. */
+  /** `Access-Control-Allow-Origin` for browser clients: `*` (default) or one origin, as browsers send it. */
   readonly corsOrigin: string
   readonly model: ChatModelSettings
   /** Matrix replication, `undefined` (disabled) unless all three variables are set. */
@@ -185,7 +186,10 @@ export class ConfigProblems extends Error {
   }
 }
 
-type Check<A> = Effect.Effect<Either.Either<A, string>>
+/** A checked variable (or group): its value, or every problem found, one message each. */
+type Check<A> = Effect.Effect<Either.Either<A, ReadonlyArray<string>>>
+
+const bad = (message: string) => Either.left([message])
 
 const raw = (name: string): Effect.Effect<string | undefined> =>
   Config.option(Config.string(name)).pipe(
@@ -203,7 +207,7 @@ const integer = (name: string, fallback: number, min: number, max = Number.MAX_S
     const n = /^[+-]?\d+$/.test(v) ? Number(v) : Number.NaN
     return Number.isSafeInteger(n) && n >= min && n <= max
       ? Either.right(n)
-      : Either.left(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(v)}.`)
+      : bad(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(v)}.`)
   })
 
 const text = (name: string, fallback: string): Check<string> =>
@@ -215,45 +219,118 @@ const boolean = (name: string, fallback: boolean): Check<boolean> =>
     const lower = v.toLowerCase()
     if (["true", "1", "yes", "on"].includes(lower)) return Either.right(true)
     if (["false", "0", "no", "off"].includes(lower)) return Either.right(false)
-    return Either.left(`${name} must be true or false, got ${JSON.stringify(v)}.`)
+    return bad(`${name} must be true or false, got ${JSON.stringify(v)}.`)
   })
 
 const path = (name: string, fallback: string, cwd: string): Check<string> =>
   Effect.map(raw(name), (v) => Either.right(v === undefined ? fallback : isAbsolute(v) ? v : resolve(cwd, v)))
 
+// RFC 1123 host names: dot-separated labels of letters, digits and inner hyphens, at most 63
+// characters each and 253 in all (a trailing dot, the DNS root, is allowed).
+const HOSTNAME_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i
+
+/**
+ * Whether `value` is something a server can listen on by name: an IPv4 or IPv6 literal (without
+ * brackets) or a syntactically valid host name such as `localhost`. Whether it resolves to an
+ * address of this machine is only known when listening.
+ */
+export const isListenHost = (value: string): boolean => {
+  if (isIP(value) !== 0) return true
+  const name = value.endsWith(".") ? value.slice(0, -1) : value
+  // All digits and dots is a mistyped IPv4 address (no top-level domain is numeric).
+  if (/^[\d.]+$/.test(name)) return false
+  return name.length > 0 && name.length <= 253 && name.split(".").every((label) => HOSTNAME_LABEL.test(label))
+}
+
+const host: Check<string> = Effect.map(raw("HOST"), (v) => {
+  if (v === undefined) return Either.right("127.0.0.1")
+  if (isListenHost(v)) return Either.right(v)
+  const hint = /^\[.*\]$/.test(v) ? " (write an IPv6 address without brackets)" : ""
+  return bad(
+    `HOST must be an IP address (e.g. 127.0.0.1, 0.0.0.0, ::1) or a host name (e.g. localhost), got ${JSON.stringify(v)}${hint}.`
+  )
+})
+
+/**
+ * `CORS_ORIGIN`: `*`, or exactly one origin, normalised to what a browser sends in `Origin`
+ * (lower-case scheme and host, no default port, no trailing slash) so the header matches it.
+ */
+const corsOrigin: Check<string> = Effect.map(raw("CORS_ORIGIN"), (v) => {
+  if (v === undefined || v === "*") return Either.right("*")
+  const refuse = (why: string) =>
+    bad(
+      `CORS_ORIGIN must be * or one origin, scheme://host[:port] without a path (e.g. https://app.example.com), got ${JSON.stringify(v)}${why}.`
+    )
+  // The header carries one exact origin; a list or a wildcard pattern is what people try.
+  if (/[,\s]/.test(v)) return refuse("; a list of origins is not accepted")
+  if (v.includes("*")) return refuse("; wildcard patterns are not accepted (only * alone)")
+  let parsed: URL
+  try {
+    parsed = new URL(v)
+  } catch {
+    return refuse("")
+  }
+  const hostless = parsed.host === ""
+  const extra =
+    parsed.username !== "" ||
+    parsed.password !== "" ||
+    parsed.search !== "" ||
+    parsed.hash !== "" ||
+    v.endsWith("?") ||
+    v.endsWith("#") ||
+    (parsed.pathname !== "" && parsed.pathname !== "/")
+  if (hostless || extra || !v.includes("://")) return refuse("")
+  return Either.right(`${parsed.protocol}//${parsed.host}`)
+})
+
+const MATRIX_VARIABLES = ["MATRIX_BASE_URL", "MATRIX_USER_ID", "MATRIX_ACCESS_TOKEN"] as const
+
+/**
+ * The Matrix account: all three variables or none. Every problem is reported at once: the
+ * missing ones (one line, the rule), and each one that is set but malformed.
+ */
 const matrix: Check<MatrixConfig | undefined> = Effect.map(
-  Effect.all([raw("MATRIX_BASE_URL"), raw("MATRIX_USER_ID"), raw("MATRIX_ACCESS_TOKEN")]),
+  Effect.all(MATRIX_VARIABLES.map(raw)),
   ([baseUrl, userId, accessToken]) => {
-    const set = [baseUrl, userId, accessToken].filter((v) => v !== undefined).length
-    if (set === 0) return Either.right(undefined)
-    if (set < 3) {
-      const missing = [
-        ["MATRIX_BASE_URL", baseUrl],
-        ["MATRIX_USER_ID", userId],
-        ["MATRIX_ACCESS_TOKEN", accessToken]
-      ]
-        .filter(([, v]) => v === undefined)
-        .map(([n]) => n)
-      return Either.left(
+    const values = [baseUrl, userId, accessToken]
+    const missing = MATRIX_VARIABLES.filter((_, i) => values[i] === undefined)
+    if (missing.length === 3) return Either.right(undefined)
+    const problems: Array<string> = []
+    if (missing.length > 0) {
+      problems.push(
         `${missing.join(", ")} must be set too: Matrix sync needs MATRIX_BASE_URL, MATRIX_USER_ID and MATRIX_ACCESS_TOKEN together (or none, to disable it).`
       )
     }
-    try {
-      const url = new URL(baseUrl!)
-      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("protocol")
-    } catch {
-      return Either.left(`MATRIX_BASE_URL must be an http(s) URL, got ${JSON.stringify(baseUrl)}.`)
+    if (baseUrl !== undefined && !isHttpUrl(baseUrl)) {
+      problems.push(`MATRIX_BASE_URL must be an http(s) URL, got ${JSON.stringify(baseUrl)}.`)
     }
-    if (!/^@[^:]+:.+$/.test(userId!)) {
-      return Either.left(`MATRIX_USER_ID must look like @name:server, got ${JSON.stringify(userId)}.`)
+    if (userId !== undefined && !/^@[^:\s]+:\S+$/.test(userId)) {
+      problems.push(`MATRIX_USER_ID must look like @name:server, got ${JSON.stringify(userId)}.`)
     }
-    return Either.right({ baseUrl: baseUrl!, userId: userId!, accessToken: accessToken! })
+    // It is sent in an Authorization header: a space or control character would break it.
+    if (accessToken !== undefined && !/^[\x21-\x7e]+$/.test(accessToken)) {
+      problems.push(
+        "MATRIX_ACCESS_TOKEN must be one token of printable ASCII characters without spaces (its value is not shown)."
+      )
+    }
+    return problems.length > 0
+      ? Either.left(problems)
+      : Either.right({ baseUrl: baseUrl!, userId: userId!, accessToken: accessToken! })
   }
 )
 
+const isHttpUrl = (value: string): boolean => {
+  try {
+    const url = new URL(value)
+    return url.protocol === "http:" || url.protocol === "https:"
+  } catch {
+    return false
+  }
+}
+
 const model: Check<ChatModelSettings> = Effect.map(
   Effect.orElseSucceed(envConfig, () => ({})),
-  (env) => Either.mapLeft(resolveSettings(env), (problem) => problem.message)
+  (env) => Either.mapLeft(resolveSettings(env), (problems) => problems.map((p) => p.message))
 )
 
 /**
@@ -266,7 +343,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
     const dataDir = Either.getOrElse(dataDirE, () => resolve(cwd, ".plugboard"))
     const checks = {
       port: integer("PORT", 3000, 0, 65535),
-      host: text("HOST", "127.0.0.1"),
+      host,
       dataDir: Effect.succeed(dataDirE),
       sqliteDatabasePath: path("SQLITE_DATABASE_PATH", join(dataDir, "users"), cwd),
       sqliteMaxOpen: integer("SQLITE_MAX_OPEN", 64, 1, 100_000),
@@ -283,15 +360,15 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       shutdownDeadlineMs: integer("SHUTDOWN_DEADLINE_MS", 10_000, 0),
       clientToolTimeoutMs: integer("CLIENT_TOOL_TIMEOUT_MS", 60_000, 10, 3_600_000),
       maxBodyBytes: integer("MAX_BODY_BYTES", 1024 * 1024, 1024),
-      corsOrigin: text("CORS_ORIGIN", "*"),
+      corsOrigin,
       model,
       matrix,
       matrixRecheckAfterMs: integer("MATRIX_RECHECK_AFTER_MS", 300_000, 0),
       matrixRequestTimeoutMs: integer("MATRIX_REQUEST_TIMEOUT_MS", 10_000, 1, 600_000)
     }
     const results = yield* Effect.all(checks)
-    const problems = (Object.values(results) as Array<Either.Either<unknown, string>>).flatMap((r) =>
-      Either.isLeft(r) ? [r.left] : []
+    const problems = (Object.values(results) as Array<Either.Either<unknown, ReadonlyArray<string>>>).flatMap(
+      (r) => (Either.isLeft(r) ? r.left : [])
     )
     if (problems.length > 0) return yield* Effect.fail(new ConfigProblems(problems))
     return Object.fromEntries(

@@ -23,6 +23,37 @@ export interface CliIO {
 /** A command line the command cannot run. */
 export class UsageError extends Error {}
 
+/** The server could not listen; `message` is one line naming PORT or HOST (or the flag) to change. */
+export class ListenError extends Error {
+  readonly _tag = "ListenError"
+}
+
+const hostPort = (host: string, port: number) =>
+  host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`
+
+/** What to tell the user when `listen` fails, by the system error code. */
+const listenFailure = (
+  error: unknown,
+  where: { readonly port: string; readonly host: string; readonly address: string }
+): string => {
+  const code = (error as { code?: unknown } | undefined)?.code
+  const head = `[boot-error] Cannot listen on ${where.address}`
+  switch (code) {
+    case "EADDRINUSE":
+      return `${head}: the port is already in use (EADDRINUSE); change ${where.port} (0 = any free port) or stop the process using it.`
+    case "EACCES":
+      return `${head}: permission denied (EACCES); ports below 1024 need privileges, change ${where.port} to 1024 or above.`
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+    case "EAI_NONAME":
+      return `${head}: the host name does not resolve (${code}); change ${where.host} to an address of this machine, e.g. 127.0.0.1 or 0.0.0.0.`
+    case "EADDRNOTAVAIL":
+      return `${head}: the address is not one of this machine's (EADDRNOTAVAIL); change ${where.host}, e.g. to 127.0.0.1 or 0.0.0.0.`
+    default:
+      return `${head} (check ${where.port} and ${where.host}): ${error instanceof Error ? error.message : String(error)}`
+  }
+}
+
 /** Splits `--flag value` / `--flag=value` options from positional arguments. */
 export const parseFlags = (
   argv: ReadonlyArray<string>,
@@ -59,16 +90,37 @@ const wholeNumber = (name: string, raw: string, min: number, max: number): numbe
   return n
 }
 
-/** `serve [module] [--port N]`: runs the oracle until SIGTERM/SIGINT. Resolves when it has stopped. */
+/**
+ * `serve [module] [--port N] [--host H]`: runs the oracle until SIGTERM/SIGINT. Resolves when it
+ * has stopped; rejects with `ListenError` when the port or host cannot be listened on.
+ */
 export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
   const { positional, flags } = parseFlags(argv, ["port", "host"])
   if (positional.length > 1) throw new UsageError("serve takes at most one module.")
   const loaded = await loadModule(positional[0], io.cwd)
   const plugins = loaded.kind === "catalog" ? loaded.catalog.entries.map((e) => e.plugin) : loaded.plugins
   const file = loaded.file
-  const app = await createOracleApp({ plugins, env: io.env, cwd: io.cwd })
   const port = flags.port === undefined ? undefined : wholeNumber("--port", flags.port, 0, 65535)
-  const { url } = await app.listen(port, flags.host)
+  if (flags.host !== undefined && !ServerConfig.isListenHost(flags.host)) {
+    throw new UsageError(
+      `--host must be an IP address (e.g. 127.0.0.1, 0.0.0.0, ::1) or a host name (e.g. localhost), got ${JSON.stringify(flags.host)}.`
+    )
+  }
+  const app = await createOracleApp({ plugins, env: io.env, cwd: io.cwd })
+  let url: string
+  try {
+    url = (await app.listen(port, flags.host)).url
+  } catch (error) {
+    // Storage is already open: close it before reporting, so nothing is left half-written.
+    await app.close().catch(() => undefined)
+    throw new ListenError(
+      listenFailure(error, {
+        port: port === undefined ? `PORT=${app.config.port}` : `--port ${port}`,
+        host: flags.host === undefined ? `HOST=${app.config.host}` : `--host ${flags.host}`,
+        address: hostPort(flags.host ?? app.config.host, port ?? app.config.port)
+      })
+    )
+  }
   io.out(
     [
       `plugboard oracle '${app.config.oracleName}' listening on ${url}`,

@@ -50,6 +50,10 @@ const serverCommand = async (
       io.err(`${error.message}\n`)
       return 2
     }
+    if (error instanceof commands.ListenError) {
+      io.err(`${error.message}\n`)
+      return 1
+    }
     if (error instanceof commands.ModuleLoadError) {
       io.err(`[boot-error] ${error.message}\n`)
       return 1
