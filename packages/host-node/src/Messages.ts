@@ -19,41 +19,144 @@
  */
 import { PassThrough } from "node:stream"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type { RunnableConfig } from "@langchain/core/runnables"
+import type {
+  ChannelVersions,
+  Checkpoint,
+  CheckpointListOptions,
+  CheckpointMetadata,
+  CheckpointTuple,
+  PendingWrite
+} from "@langchain/langgraph-checkpoint"
+import { DelegatingCheckpointSaver } from "@plugboard/adapters/langgraph"
 import { ClientTools, EventSink, type SessionStore } from "@plugboard/core"
 import { Effect, Either, Schema } from "effect"
 import { decodeBody, HttpFailure, json, readJson } from "./Http.js"
 import { jsonSchemaCheck } from "./JsonSchemaCheck.js"
 import { RequestUser, sessionIdParam } from "./Routes.js"
-import { openSession } from "./SessionAccess.js"
+import { openSession, ThreadClaims } from "./SessionAccess.js"
 import type { LiveHub } from "./socket/LiveHub.js"
 import { prepareScope, runOne, type TurnDeps, type TurnOutcome, type TurnRequest } from "./Turns.js"
 
-/** A running turn. */
-interface Running {
-  readonly controller: AbortController
-  readonly done: Promise<TurnOutcome>
+/**
+ * The saver of one turn: delegates to the user's, but reads wait for this turn's writes still in
+ * flight, and `settled()` for all of them. LangGraph does not await the final checkpoint of a run
+ * whose signal aborted it (nor always of one that ended) before its stream returns; without this,
+ * the turn's cleanup would read the thread as it was before the turn, and the turn would count as
+ * ended (the next turn of the session starting, a delete going ahead) before its save landed.
+ */
+export class SettledSaver extends DelegatingCheckpointSaver {
+  private readonly pending = new Set<Promise<void>>()
+
+  private track<A>(write: Promise<A>): Promise<A> {
+    const settled = write.then(noop, noop)
+    this.pending.add(settled)
+    void settled.then(() => this.pending.delete(settled))
+    return write
+  }
+
+  /** Resolves once every write this saver started (including ones started meanwhile) has settled. */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending])
+  }
+
+  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    await this.settled()
+    return this.inner.getTuple(config)
+  }
+
+  override async *list(
+    config: RunnableConfig,
+    options?: CheckpointListOptions
+  ): AsyncGenerator<CheckpointTuple> {
+    await this.settled()
+    yield* this.inner.list(config, options)
+  }
+
+  override put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions
+  ): Promise<RunnableConfig> {
+    return this.track(this.inner.put(config, checkpoint, metadata, newVersions))
+  }
+
+  override putWrites(
+    config: RunnableConfig,
+    writes: Array<PendingWrite>,
+    taskId: string,
+    taskPath?: string
+  ): Promise<void> {
+    return this.track(this.inner.putWrites(config, writes, taskId, taskPath))
+  }
 }
 
-/** Running turns by user and session; what abort and shutdown reach. */
+/** A turn of the registry: running, or waiting for the session's previous turn to end. */
+interface Running {
+  readonly controller: AbortController
+  /** The turn's outcome; an aborted turn that never ran resolves `aborted` at once. */
+  readonly done: Promise<TurnOutcome>
+  /** When this turn and every earlier one of its session have ended (and saved). */
+  readonly ended: Promise<void>
+}
+
+const noop = () => {}
+
+/** The outcome of a turn aborted before it started. */
+const ABORTED_BEFORE_START: TurnOutcome = { status: "aborted", timings: { load: 0, save: 0, agent: 0 } }
+
+/** Resolves when `ended` does or `signal` aborts, whichever first. */
+const endedOrAborted = (ended: Promise<void>, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) return resolve()
+    const onAbort = () => resolve()
+    signal.addEventListener("abort", onAbort, { once: true })
+    void ended.then(() => {
+      signal.removeEventListener("abort", onAbort)
+      resolve()
+    })
+  })
+
+/**
+ * Running turns by user and session; what abort, delete and shutdown reach. The turns of one
+ * session run one after another: a new one aborts the running one (as QiForge does) and starts
+ * only once it has ended and saved, so it loads the checkpoint the aborted turn wrote instead of
+ * the one both began from (which would erase the aborted turn from the thread).
+ */
 export class TurnRegistry {
   private readonly bySession = new Map<string, Running>()
   private readonly all = new Set<Running>()
+  /** Who is posting to which thread (SessionAccess): held by a post until its turn has ended. */
+  readonly claims = new ThreadClaims()
 
   private static key(did: string, sessionId: string): string {
     return `${did}\u0000${sessionId}`
   }
 
-  /** Starts a turn; a turn already running on the same session is aborted first (as QiForge does). */
+  /**
+   * Starts a turn: the session's running (or waiting) turn is aborted, and `run` is called once
+   * it has ended. A turn aborted while it waits never runs; its `done` is `aborted` at once.
+   */
   start(did: string, sessionId: string, run: (signal: AbortSignal) => Promise<TurnOutcome>): Running {
     const key = TurnRegistry.key(did, sessionId)
-    this.bySession.get(key)?.controller.abort()
+    const previous = this.bySession.get(key)
+    previous?.controller.abort()
     const controller = new AbortController()
-    const done = run(controller.signal)
-    const running: Running = { controller, done }
+    const done = (async () => {
+      if (previous !== undefined) await endedOrAborted(previous.ended, controller.signal)
+      if (controller.signal.aborted) return ABORTED_BEFORE_START
+      return run(controller.signal)
+    })()
+    const ended = Promise.all([previous?.ended, done.then(noop, noop)]).then(noop)
+    const running: Running = { controller, done, ended }
     this.bySession.set(key, running)
     this.all.add(running)
-    void done.finally(() => {
-      this.all.delete(running)
+    void done.then(
+      () => this.all.delete(running),
+      () => this.all.delete(running)
+    )
+    void ended.then(() => {
       if (this.bySession.get(key) === running) this.bySession.delete(key)
     })
     return running
@@ -67,29 +170,48 @@ export class TurnRegistry {
     return true
   }
 
-  /** How many turns are running. */
+  /**
+   * Aborts the user's turns on the session and waits until they have ended (saved), at most
+   * `ms`; `true` when none is left running (or there was none).
+   */
+  async stop(did: string, sessionId: string, ms: number): Promise<boolean> {
+    const running = this.bySession.get(TurnRegistry.key(did, sessionId))
+    if (running === undefined) return true
+    running.controller.abort()
+    return settleWithin([running.ended], ms)
+  }
+
+  /** How many turns are running (or waiting to). */
   get size(): number {
     return this.all.size
   }
 
   /** Resolves when every running turn has ended, or after `ms` (whichever first); `true` if all ended. */
-  async settle(ms: number): Promise<boolean> {
-    if (this.all.size === 0) return true
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const timeout = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), ms)
-    })
-    const ended = Promise.allSettled([...this.all].map((r) => r.done)).then(() => true as const)
-    try {
-      return await Promise.race([ended, timeout])
-    } finally {
-      clearTimeout(timer)
-    }
+  settle(ms: number): Promise<boolean> {
+    return settleWithin(
+      [...this.all].map((r) => r.done),
+      ms
+    )
   }
 
   /** Aborts every running turn. */
   abortAll(): void {
     for (const r of this.all) r.controller.abort()
+  }
+}
+
+/** Whether every promise settled within `ms`. */
+const settleWithin = async (promises: ReadonlyArray<Promise<unknown>>, ms: number): Promise<boolean> => {
+  if (promises.length === 0) return true
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms)
+  })
+  const ended = Promise.allSettled(promises).then(() => true as const)
+  try {
+    return await Promise.race([ended, timeout])
+  } finally {
+    clearTimeout(timer)
   }
 }
 
@@ -163,7 +285,12 @@ export const messageRoutes = (s: MessageServices) => {
     }
     const clientTools = checked.right
     // The user's own session, or created on first contact (seed 002); another user's is a 404.
-    yield* openSession({ ...s, saverFor: s.turns.saverFor }, did, sessionId)
+    // The claim on the thread is held until the turn has ended (and saved); see SessionAccess.
+    const { release } = yield* openSession(
+      { ...s, saverFor: s.turns.saverFor, claims: s.registry.claims },
+      did,
+      sessionId
+    )
     const requestId = body.requestId ?? crypto.randomUUID()
     const live = s.live
     const key = { did, sessionId, requestId }
@@ -201,13 +328,25 @@ export const messageRoutes = (s: MessageServices) => {
             }
           })
     })
-    const start = (emit?: (event: EventSink.AgentEvent) => void) =>
-      s.registry.start(did, sessionId, (signal) =>
-        runOne(s.turns, turnRequest(signal), emit).then((outcome) => {
-          Object.assign(timings, outcome.timings)
-          return outcome
-        })
-      )
+    const start = (emit?: (event: EventSink.AgentEvent) => void) => {
+      const running = s.registry.start(did, sessionId, async (signal) => {
+        // The turn has ended only once its writes have landed (SettledSaver).
+        let saver: SettledSaver | undefined
+        const deps: TurnDeps = {
+          ...s.turns,
+          saverFor: async (d) => {
+            saver ??= new SettledSaver(await s.turns.saverFor(d))
+            return saver
+          }
+        }
+        const outcome = await runOne(deps, turnRequest(signal), emit)
+        await saver?.settled()
+        Object.assign(timings, outcome.timings)
+        return outcome
+      })
+      void running.done.finally(release)
+      return running
+    }
     const touch = Effect.ignore(s.sessions.touch(did, sessionId))
 
     if (body.stream !== true) {

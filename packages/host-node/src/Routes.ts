@@ -11,6 +11,7 @@ import { textOf } from "@plugboard/adapters/langgraph"
 import { SessionStore } from "@plugboard/core"
 import { Context, Effect, Schema } from "effect"
 import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
+import type { TurnRegistry } from "./Messages.js"
 import type { StageTimings } from "./Pipeline.js"
 import { mintSessionId, notFound, ownerOf, sessionFailure, threadOfOther } from "./SessionAccess.js"
 
@@ -33,7 +34,14 @@ export interface RouteServices {
   readonly oracleName: string
   readonly maxBodyBytes: number
   readonly logger: { readonly warn: (message: string, fields?: Record<string, unknown>) => void }
+  /** The running turns: a deleted session's turn is stopped first, another user's claim respected. */
+  readonly turns: Pick<TurnRegistry, "stop" | "claims">
+  /** How long `DELETE /sessions/:id` waits for the session's aborted turn to end (default 5 s). */
+  readonly stopTurnMs?: number | undefined
 }
+
+/** How long a delete waits for the session's aborted turn to end, unless told otherwise. */
+export const STOP_TURN_MS = 5_000
 
 /** The `:sessionId` (or `:id`) path parameter, checked by the port's rule. */
 export const sessionIdParam = Effect.flatMap(HttpRouter.params, (params) =>
@@ -118,8 +126,30 @@ export const sessionRoutes = (s: RouteServices) => {
   const remove = Effect.gen(function* () {
     const { did } = yield* RequestUser
     const id = yield* sessionIdParam
-    // Under a saver shared by users, a thread another user wrote is never deleted (SessionAccess).
-    const others = yield* Effect.either(threadOfOther(s.saverFor, did, id))
+    // The user's turn on the session saves when it ends: stopped first, or it would write the
+    // deleted conversation back after the thread is gone.
+    const stopped = yield* Effect.promise(() => s.turns.stop(did, id, s.stopTurnMs ?? STOP_TURN_MS))
+    if (!stopped) {
+      return yield* Effect.fail(
+        new HttpFailure({
+          status: 503,
+          message: "The session's running turn did not stop in time; nothing was deleted. Try again.",
+          error: "turn-still-running",
+          headers: { "retry-after": "1" }
+        })
+      )
+    }
+    // Under a saver shared by users, a thread another user wrote (or is writing: their turn holds
+    // the id) is never deleted (SessionAccess).
+    const others = yield* Effect.either(
+      Effect.flatMap(threadOfOther(s.saverFor, did, id), (other) =>
+        other
+          ? Effect.succeed(true)
+          : tryPromise("load checkpointer", async () =>
+              s.turns.claims.heldByOther(await s.saverFor(did), id, did)
+            )
+      )
+    )
     const existed = yield* sessionsApi.delete(did, id).pipe(Effect.mapError(sessionFailure))
     if (!existed) return yield* Effect.fail(notFound(id))
     if (others._tag === "Right" && others.right) {

@@ -108,7 +108,8 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     oracleDid: parts.oracleDid,
     oracleName: parts.oracleName,
     maxBodyBytes: config.maxBodyBytes,
-    logger
+    logger,
+    turns: registry
   })
   const messages = messageRoutes({
     turns: {

@@ -10,7 +10,16 @@
  *   one saver between users (`hooks.checkpointerForUser`, e.g. LangGraph's Postgres saver), where
  *   thread id = session id is one namespace for everybody. Each checkpoint records the DID of the
  *   turn that wrote it (`config.did` of the graph state): a thread written by another user is
- *   answered 404, never read, continued or deleted.
+ *   answered 404, never read, continued or deleted — checked on every post, not only the first.
+ *
+ * A turn saves its thread only when it ends, so until then nothing in the saver says whose a new
+ * client-chosen id is. `ThreadClaims` closes that window in this process: a post claims the
+ * (saver, session id) pair before it checks anything and holds it until its turn has ended (and
+ * saved); a post by another DID to a pair held by someone else is a 404. Across processes sharing
+ * one saver nothing claims the id before the first save, so two users' first contacts with the
+ * same client-chosen id at the same moment on two hosts can still both be accepted (the later
+ * save wins the thread; the other user then gets 404s). Minted ids (`ses_…`, 128 random bits)
+ * cannot meet that way: use them when several processes share a saver.
  */
 import { randomBytes } from "node:crypto"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
@@ -59,45 +68,109 @@ const storageFailure = (what: string) => (error: unknown) =>
     error: "storage-unavailable"
   })
 
-/** Whether the thread of `sessionId` in the user's saver was written by somebody else. */
-export const threadOfOther = (
-  saverFor: (did: string) => Promise<BaseCheckpointSaver>,
+const loadSaver = (saverFor: (did: string) => Promise<BaseCheckpointSaver>, did: string) =>
+  Effect.tryPromise({ try: () => saverFor(did), catch: storageFailure("load checkpointer") })
+
+/** Whether the thread of `sessionId` in `saver` was written by somebody else than `did`. */
+const writtenByOther = (
+  saver: BaseCheckpointSaver,
   did: string,
   sessionId: string
 ): Effect.Effect<boolean, HttpFailure> =>
   Effect.tryPromise({
     try: async () => {
-      const tuple = await (await saverFor(did)).getTuple({ configurable: { thread_id: sessionId } })
+      const tuple = await saver.getTuple({ configurable: { thread_id: sessionId } })
       const owner = ownerOf(tuple?.checkpoint.channel_values)
       return owner !== undefined && owner !== did
     },
     catch: storageFailure("load thread")
   })
 
+/** Whether the thread of `sessionId` in the user's saver was written by somebody else. */
+export const threadOfOther = (
+  saverFor: (did: string) => Promise<BaseCheckpointSaver>,
+  did: string,
+  sessionId: string
+): Effect.Effect<boolean, HttpFailure> =>
+  Effect.flatMap(loadSaver(saverFor, did), (saver) => writtenByOther(saver, did, sessionId))
+
+/**
+ * Which DID is posting to which thread right now, per saver (thread ids are one namespace per
+ * saver: per-user SQLite savers never meet, one saver shared by users does). A claim is held
+ * from the post's first check until its turn has ended; several claims of one DID stack.
+ */
+export class ThreadClaims {
+  private readonly bySaver = new WeakMap<object, Map<string, { did: string; count: number }>>()
+
+  /** Claims `sessionId` of `saver` for `did`: the release (idempotent), or `undefined` when another DID holds it. */
+  claim(saver: object, sessionId: string, did: string): (() => void) | undefined {
+    let threads = this.bySaver.get(saver)
+    if (threads === undefined) {
+      threads = new Map()
+      this.bySaver.set(saver, threads)
+    }
+    const held = threads.get(sessionId)
+    if (held !== undefined && held.did !== did) return undefined
+    const entry = held ?? { did, count: 0 }
+    entry.count += 1
+    threads.set(sessionId, entry)
+    let released = false
+    const map = threads
+    return () => {
+      if (released) return
+      released = true
+      entry.count -= 1
+      if (entry.count === 0 && map.get(sessionId) === entry) map.delete(sessionId)
+    }
+  }
+
+  /** Whether a DID other than `did` holds `sessionId` of `saver`. */
+  heldByOther(saver: object, sessionId: string, did: string): boolean {
+    const held = this.bySaver.get(saver)?.get(sessionId)
+    return held !== undefined && held.did !== did
+  }
+}
+
 /** What `openSession` uses. */
 export interface SessionAccessServices {
   readonly sessions: SessionStore.SessionStoreService
   readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
+  readonly claims: ThreadClaims
   readonly oracleName: string
   readonly oracleDid: string
 }
 
+/** An opened session and the claim on its thread, to release when the turn posted to it has ended. */
+export interface OpenedSession {
+  readonly session: SessionStore.Session
+  readonly release: () => void
+}
+
 /**
- * The session a message is posted to: the user's own, or created on first contact when the id
- * is the client's own choice and no other user's thread has it; otherwise 404.
+ * The session a message is posted to: the user's own whose thread no other user wrote, or
+ * created on first contact when the id is the client's own choice and no other user's thread has
+ * it or is being written to it; otherwise 404. The caller releases the claim once the turn ended.
  */
 export const openSession = (
   s: SessionAccessServices,
   did: string,
   sessionId: string
-): Effect.Effect<SessionStore.Session, HttpFailure> =>
+): Effect.Effect<OpenedSession, HttpFailure> =>
   Effect.gen(function* () {
-    const existing = yield* s.sessions.get(did, sessionId).pipe(Effect.mapError(sessionFailure))
-    if (existing !== undefined) return existing
-    if (isMinted(sessionId)) return yield* Effect.fail(notFound(sessionId))
-    if (yield* threadOfOther(s.saverFor, did, sessionId)) return yield* Effect.fail(notFound(sessionId))
-    const { session } = yield* s.sessions
-      .ensure(did, { sessionId, oracleName: s.oracleName, oracleDid: s.oracleDid })
-      .pipe(Effect.mapError(sessionFailure))
-    return session
+    const saver = yield* loadSaver(s.saverFor, did)
+    // Claimed before any check (synchronously after the saver is known), so of two first
+    // contacts in this process exactly one passes.
+    const release = s.claims.claim(saver, sessionId, did)
+    if (release === undefined) return yield* Effect.fail(notFound(sessionId))
+    const session = yield* Effect.gen(function* () {
+      const existing = yield* s.sessions.get(did, sessionId).pipe(Effect.mapError(sessionFailure))
+      if (existing === undefined && isMinted(sessionId)) return yield* Effect.fail(notFound(sessionId))
+      if (yield* writtenByOther(saver, did, sessionId)) return yield* Effect.fail(notFound(sessionId))
+      if (existing !== undefined) return existing
+      const { session } = yield* s.sessions
+        .ensure(did, { sessionId, oracleName: s.oracleName, oracleDid: s.oracleDid })
+        .pipe(Effect.mapError(sessionFailure))
+      return session
+    }).pipe(Effect.onError(() => Effect.sync(release)))
+    return { session, release }
   })

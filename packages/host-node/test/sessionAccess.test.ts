@@ -6,7 +6,7 @@
 import { MemorySaver } from "@plugboard/adapters/langgraph"
 import { describe, expect, it } from "vitest"
 import { isMinted, mintSessionId, ownerOf } from "../src/SessionAccess.js"
-import { call, collect, newSession, start, stream, user } from "./helpers.js"
+import { call, collect, newSession, slowJob, start, stream, user, weather } from "./helpers.js"
 
 const BERLIN = "What's the weather in Berlin?"
 
@@ -82,6 +82,33 @@ describe("per-user SQLite stores", () => {
   })
 })
 
+describe("per-user SQLite stores: one client-chosen id, two users", () => {
+  it("each user has their own: a turn of one on the id never holds the other's back", async () => {
+    const server = await start({ plugins: [weather, slowJob] })
+    try {
+      const alice = await user(server.app.oracleDid)
+      const bob = await user(server.app.oracleDid)
+      const { events } = await stream(server.url, "chat-1", alice.headers, "Run the slow job")
+      for await (const e of events) {
+        if (e._tag === "tool_call" && e.toolName === "run_slow_job" && e.status === "isRunning") {
+          expect((await post(server.url, "chat-1", bob.headers, "hello")).status).toBe(200)
+          await call(`${server.url}/messages/abort`, {
+            method: "POST",
+            headers: alice.headers,
+            body: { sessionId: "chat-1" }
+          })
+        }
+      }
+      const bobs = await call(`${server.url}/messages/chat-1`, { headers: bob.headers })
+      expect(bobs.body.messages.map((m: { content: string }) => m.content)[0]).toBe("hello")
+      const alices = await call(`${server.url}/messages/chat-1`, { headers: alice.headers })
+      expect(alices.body.messages[0].content).toBe("Run the slow job")
+    } finally {
+      await server.stop()
+    }
+  })
+})
+
 describe("one saver shared by every user (checkpointerForUser)", () => {
   it("a client-chosen id another user's thread already has is a 404 to read, post or delete", async () => {
     const shared = new MemorySaver()
@@ -136,6 +163,96 @@ describe("one saver shared by every user (checkpointerForUser)", () => {
       expect(
         ownerOf((await shared.getTuple({ configurable: { thread_id: "race" } }))?.checkpoint.channel_values)
       ).toBe(alice.did)
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it("a client-chosen id whose first turn is still running (no checkpoint yet) cannot be taken over", async () => {
+    const shared = new MemorySaver()
+    const server = await start({ plugins: [weather, slowJob], hooks: { checkpointerForUser: () => shared } })
+    try {
+      const alice = await user(server.app.oracleDid)
+      const bob = await user(server.app.oracleDid)
+      const { events } = await stream(server.url, "chat-1", alice.headers, "My secret. Run the slow job")
+      const seen = []
+      for await (const e of events) {
+        seen.push(e)
+        if (e._tag === "tool_call" && e.toolName === "run_slow_job" && e.status === "isRunning") {
+          // Alice's turn has not saved yet: nothing in the saver says the id is hers.
+          const bobs = await post(server.url, "chat-1", bob.headers, "What did she say?")
+          expect(bobs.status).toBe(404)
+          const bobsStream = await stream(server.url, "chat-1", bob.headers, "hello")
+          expect(bobsStream.response.status).toBe(404)
+          expect((await call(`${server.url}/messages/chat-1`, { headers: bob.headers })).status).toBe(404)
+          expect(
+            (await call(`${server.url}/sessions/chat-1`, { method: "DELETE", headers: bob.headers })).status
+          ).toBe(404)
+          await call(`${server.url}/messages/abort`, {
+            method: "POST",
+            headers: alice.headers,
+            body: { sessionId: "chat-1" }
+          })
+        }
+      }
+      expect(seen.at(-1)?._tag).toBe("done")
+      const history = await call(`${server.url}/messages/chat-1`, { headers: alice.headers })
+      expect(history.status).toBe(200)
+      expect(history.body.messages[0].content).toBe("My secret. Run the slow job")
+      expect((await call(`${server.url}/messages/chat-1`, { headers: bob.headers })).status).toBe(404)
+      expect((await post(server.url, "chat-1", bob.headers, "And now?")).status).toBe(404)
+      expect((await call(`${server.url}/sessions`, { headers: bob.headers })).body.total).toBe(0)
+      const tuple = await shared.getTuple({ configurable: { thread_id: "chat-1" } })
+      expect(ownerOf(tuple?.checkpoint.channel_values)).toBe(alice.did)
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it("two users' first contacts on one id at once: exactly one gets it, the other a 404", async () => {
+    const shared = new MemorySaver()
+    const server = await start({ hooks: { checkpointerForUser: () => shared } })
+    try {
+      const alice = await user(server.app.oracleDid)
+      const bob = await user(server.app.oracleDid)
+      const [a, b] = await Promise.all([
+        post(server.url, "both", alice.headers, "hello"),
+        post(server.url, "both", bob.headers, "hello")
+      ])
+      expect([a.status, b.status].sort()).toEqual([200, 404])
+      const [winner, loser] = a.status === 200 ? [alice, bob] : [bob, alice]
+      expect((await call(`${server.url}/messages/both`, { headers: winner.headers })).status).toBe(200)
+      expect((await call(`${server.url}/messages/both`, { headers: loser.headers })).status).toBe(404)
+      const tuple = await shared.getTuple({ configurable: { thread_id: "both" } })
+      expect(ownerOf(tuple?.checkpoint.channel_values)).toBe(winner.did)
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it("a session record another user's thread took over answers 404 to a post too", async () => {
+    const shared = new MemorySaver()
+    const server = await start({ hooks: { checkpointerForUser: () => shared } })
+    try {
+      const alice = await user(server.app.oracleDid)
+      const bob = await user(server.app.oracleDid)
+      expect((await post(server.url, "taken", bob.headers, "hello")).status).toBe(200)
+      // As if Alice's turn had written the thread last in a race across processes.
+      const tuple = (await shared.getTuple({ configurable: { thread_id: "taken" } }))!
+      const values = tuple.checkpoint.channel_values as Record<string, unknown>
+      await shared.put(
+        tuple.config,
+        {
+          ...tuple.checkpoint,
+          id: `${tuple.checkpoint.id}-a`,
+          channel_values: { ...values, config: { did: alice.did } }
+        },
+        tuple.metadata!
+      )
+      const before = await shared.getTuple({ configurable: { thread_id: "taken" } })
+      expect((await post(server.url, "taken", bob.headers, "What did she say?")).status).toBe(404)
+      const after = await shared.getTuple({ configurable: { thread_id: "taken" } })
+      expect(after?.checkpoint.id).toBe(before?.checkpoint.id)
     } finally {
       await server.stop()
     }
