@@ -2,7 +2,8 @@
  * `POST /messages/:sessionId` (SSE or JSON), `POST /messages/abort`, and the registry of running
  * turns that abort and graceful shutdown act on.
  *
- * SSE (DESIGN.md "Wire contract"): headers first (with `X-Request-Id`), then each model call's
+ * SSE (DESIGN.md "Wire contract"): headers first (with `X-Request-Id`, sent at once with a `: ok`
+ * comment, as Node sends headers with the first body bytes), then each model call's
  * `reasoning` (the model's own, when its provider exposes it; the scripted router always does),
  * every `tool_call` event as the agent emits it, the answer as `message` chunks as the model
  * produces them (the adapter's `streamTurn`: reasoning, tool calls and tokens in one order),
@@ -192,6 +193,7 @@ export const sseHeaders = (requestId: string): Record<string, string> => ({
 })
 
 const HEARTBEAT = ": heartbeat\n\n"
+const OPENED = ": ok\n\n"
 const DONE = EventSink.toSse({ _tag: "done" })
 
 /** `POST /messages/:sessionId` and `POST /messages/abort`. */
@@ -314,6 +316,9 @@ export const messageRoutes = (s: MessageServices) => {
     const write = (frame: string) => {
       if (!out.destroyed && !out.writableEnded) out.write(frame)
     }
+    // A comment at once, so the headers leave now (Node sends them with the first body bytes):
+    // the first event may be a slow model call away, or wait for the session's previous turn.
+    write(OPENED)
     let answerStreamed = false
     const running = start((event) => {
       if (event._tag === "message") answerStreamed = true

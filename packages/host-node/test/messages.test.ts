@@ -4,9 +4,12 @@
  * `checkpointerForUser` override.
  */
 import { MemorySaver } from "@plugboard/adapters/langgraph"
+import { ScriptedChatModel } from "@plugboard/adapters/models"
 import { describe, expect, it } from "vitest"
 import { examplePlugins } from "../../../examples/catalog/index.js"
 import { call, collect, newSession, slowJob, start, stream, user, weather } from "./helpers.js"
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const toolCalls = (events: ReadonlyArray<{ _tag: string; toolName?: string; status?: string }>) =>
   events.filter((e) => e._tag === "tool_call" && e.status === "isRunning").map((e) => e.toolName)
@@ -191,6 +194,58 @@ describe("streamed turn", () => {
       expect(deleted).toMatchObject({ status: 200, body: { success: true } })
       expect((await call(`${server.url}/messages/my-own-id`, { headers: u.headers })).status).toBe(404)
     } finally {
+      await server.stop()
+    }
+  })
+
+  it("sends the headers at once, before the model has said anything", async () => {
+    let open!: () => void
+    const gate = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    // A model whose first token is a long way off (a real provider thinking); `bindTools` makes
+    // the copy the agent calls, so each copy waits too.
+    const gated = (m: ScriptedChatModel): ScriptedChatModel => {
+      const generate = m._generate.bind(m)
+      const chunks = m._streamResponseChunks.bind(m)
+      const bind = m.bindTools.bind(m)
+      m._generate = async (...args) => {
+        await gate
+        return generate(...args)
+      }
+      m._streamResponseChunks = async function* (...args) {
+        await gate
+        yield* chunks(...args)
+      }
+      m.bindTools = (...args) => gated(bind(...args))
+      return m
+    }
+    const model = gated(ScriptedChatModel.script(["Hello, slowly."]))
+    const server = await start({ model })
+    try {
+      const u = await user(server.app.oracleDid)
+      const session = await newSession(server.url, u.headers)
+      const { response, events } = await stream(server.url, session, u.headers, "hi")
+      // fetch resolved: the status and headers arrived while the model was still waiting.
+      expect(response.status).toBe(200)
+      expect(response.headers.get("content-type")).toBe("text/event-stream")
+      expect(response.headers.get("x-request-id")).toBeTruthy()
+      // …and no event yet: the model really is still waiting.
+      const iterator = events[Symbol.asyncIterator]()
+      const first = iterator.next()
+      const early = await Promise.race([first.then(() => "event"), delay(300).then(() => "nothing yet")])
+      expect(early).toBe("nothing yet")
+      open()
+      const seen = [(await first).value, ...(await collect({ [Symbol.asyncIterator]: () => iterator }))]
+      expect(
+        seen
+          .filter((e) => e._tag === "message")
+          .map((e) => (e as { content: string }).content)
+          .join("")
+      ).toBe("Hello, slowly.")
+      expect(seen.at(-1)?._tag).toBe("done")
+    } finally {
+      open()
       await server.stop()
     }
   })
