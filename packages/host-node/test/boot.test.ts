@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url"
 import { definePlugin } from "@plugboard/core"
 import { describe, expect, it } from "vitest"
 import { loadModule, ModuleLoadError } from "../src/cli/LoadModule.js"
+import { createOracleApp, OracleBootError, quietLogger } from "../src/index.js"
 import {
   bootLines,
   collect,
@@ -76,6 +77,43 @@ describe("boot", () => {
     expect(lines.length).toBeGreaterThan(0)
     expect(lines.every((l) => l.startsWith("[boot-error]"))).toBe(true)
     expect(lines).toContain("[boot-error] Plugin 'broken' manifest example references unknown tool 'foo'.")
+  })
+
+  it("logs every soft-rule warning as a [boot-warning] line, whether the catalog boots or not", async () => {
+    const shouty = definePlugin({
+      name: "shouty",
+      manifest: {
+        title: "Shouty",
+        summary: "Says things loudly.",
+        whenToUse: ["When asked to shout."],
+        tags: ["Loud"]
+      }
+    })
+    const broken = definePlugin({
+      name: "broken",
+      manifest: { title: "Broken", summary: "", whenToUse: ["x"] }
+    })
+    for (const plugins of [
+      [weather, shouty],
+      [weather, shouty, broken]
+    ]) {
+      const warned: Array<string> = []
+      const dir = mkdtempSync(join(tmpdir(), "plugboard-warn-"))
+      const logger = { ...quietLogger, warn: (message: string) => void warned.push(message) }
+      try {
+        const app = await createOracleApp({ plugins, env: { PLUGBOARD_DATA_DIR: dir }, logger }).catch(
+          (error: unknown) => {
+            expect(error).toBeInstanceOf(OracleBootError)
+            return undefined
+          }
+        )
+        expect(app === undefined).toBe(plugins.includes(broken))
+        await app?.close(1_000)
+        expect(warned.filter((w) => w.startsWith("[boot-warning]") && w.includes("'Loud'"))).toHaveLength(1)
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }
   })
 
   it("a route collision is a boot error naming both plugins", async () => {

@@ -95,13 +95,16 @@ describe("MetaTools.listCapabilities", () => {
     )
   })
 
-  it("defaults to DEFAULT_LIMIT plugins for large catalogs", () => {
-    const big = Catalog.unsafeMake(
-      Array.from({ length: 60 }, (_, i) => plugin(`p${String(i).padStart(2, "0")}`))
-    )
-    const r = right(MetaTools.listCapabilities(big, [], undefined))
-    expect(r.plugins).toHaveLength(MetaTools.DEFAULT_LIMIT)
-    expect(r.total).toBe(60)
+  it("lists every visible plugin of a catalog of up to DEFAULT_LIMIT (seed 000), and cuts a larger one", () => {
+    const many = (n: number) =>
+      Catalog.unsafeMake(Array.from({ length: n }, (_, i) => plugin(`p${String(i).padStart(3, "0")}`)))
+    const all = right(MetaTools.listCapabilities(many(MetaTools.DEFAULT_LIMIT), [], undefined))
+    expect(all.plugins).toHaveLength(MetaTools.DEFAULT_LIMIT)
+    expect(JSON.parse(MetaTools.formatToolMessage(all)).note).toBeUndefined()
+    const big = right(MetaTools.listCapabilities(many(MetaTools.DEFAULT_LIMIT + 10), [], undefined))
+    expect(big.plugins).toHaveLength(MetaTools.DEFAULT_LIMIT)
+    expect(big.total).toBe(MetaTools.DEFAULT_LIMIT + 10)
+    expect(JSON.parse(MetaTools.formatToolMessage(big)).note).toMatch(/^Showing 100 of 110;/)
   })
 
   it("accepts arguments as a JSON string and treats a blank query as none", () => {

@@ -286,3 +286,13 @@ describe("docs/inspect.schema.json", () => {
     expect(readFileSync(file, "utf8")).toBe(generated)
   })
 })
+
+describe("soft-rule warnings", () => {
+  it("are printed with the report, and the catalog still passes", async () => {
+    const run = await inspect(fixture("warnings.ts"))
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(/Manifest validation: no errors, 2 warnings/)
+    expect(run.stdout).toMatch(/\[boot-warning\] .*shouty.*120/)
+    expect(run.stdout).toMatch(/\[boot-warning\] .*shouty.*'Loud'/)
+  })
+})
