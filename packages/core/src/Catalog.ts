@@ -184,16 +184,19 @@ const resolvePlugin = (
   for (const t of [...tools, ...specs]) {
     if (t !== null && typeof t === "object" && typeof t.name === "string") toolNames.push(t.name)
   }
-  // Tools from `getRequestTools` exist only per request (an MCP server's, say): an example naming
-  // one cannot be checked at boot, so for such plugins an unknown example tool only warns.
+  // A plugin whose every tool comes per request (`getRequestTools`: an MCP server's, say) has
+  // nothing to check its examples against at boot, so an unknown example tool only warns there.
+  // One that registers tools at boot gets the seed's hard check, as QiForge does: a stale example
+  // is caught at boot, not by a model calling a tool that does not exist.
   // Read directly: a throwing getter is reported by `make` as "could not be read".
   const requestHook: unknown = plugin.getRequestTools
   const requestSubAgentHook: unknown = plugin.getRequestSubAgents
   const perRequest = typeof requestHook === "function" || typeof requestSubAgentHook === "function"
-  const result = validateManifest(manifest, name, perRequest ? undefined : toolNames)
+  const examplesAtRequest = perRequest && toolNames.length === 0
+  const result = validateManifest(manifest, name, examplesAtRequest ? undefined : toolNames)
   if (result.errors.length > 0) errors.push(...result.errors)
   if (result.warnings.length > 0) warnings.push(...result.warnings)
-  if (perRequest) {
+  if (examplesAtRequest) {
     for (const example of exampleToolNames(manifest)) {
       if (!toolNames.includes(example)) {
         warnings.push(

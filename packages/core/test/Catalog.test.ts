@@ -376,8 +376,21 @@ describe("Catalog.make: boot errors", () => {
 })
 
 describe("Catalog.make: per-request tools and the meta-tools", () => {
-  it("an example naming a tool only getRequestTools can provide warns instead of failing boot", () => {
+  it("a plugin whose every tool comes per request: an example naming one warns instead of failing boot", () => {
     const mcp: Plugin = {
+      ...plugin("sandbox", {
+        manifest: { examples: [{ user: "run it", tool: "sandbox_exec" }] }
+      }),
+      getRequestTools: () => [tool("sandbox_exec")]
+    }
+    const catalog = Catalog.unsafeMake([mcp])
+    expect(catalog.warnings).toEqual([
+      "[boot-warning] Plugin 'sandbox' manifest example references tool 'sandbox_exec', which is not registered at boot (assumed to come from getRequestTools)."
+    ])
+  })
+
+  it("a plugin with boot-time tools gets the seed's hard check, request hooks or not (as QiForge)", () => {
+    const mixed: Plugin = {
       ...plugin("sandbox", {
         tools: [tool("sandbox_status")],
         manifest: {
@@ -389,9 +402,8 @@ describe("Catalog.make: per-request tools and the meta-tools", () => {
       }),
       getRequestTools: () => [tool("sandbox_exec")]
     }
-    const catalog = Catalog.unsafeMake([mcp])
-    expect(catalog.warnings).toEqual([
-      "[boot-warning] Plugin 'sandbox' manifest example references tool 'sandbox_exec', which is not registered at boot (assumed to come from getRequestTools)."
+    expect(bootErrors([mixed]).errors).toEqual([
+      "Plugin 'sandbox' manifest example references unknown tool 'sandbox_exec'."
     ])
   })
 
