@@ -92,6 +92,40 @@ describe("GraphState reducers", () => {
     expect(s.config).toEqual({ did: "did:key:bob", wsId: "w" })
   })
 
+  it("property: a last-write-wins field holds exactly the last value written, never a blend of two", () => {
+    const tool = fc.record({
+      name: fc.string(),
+      description: fc.string(),
+      schema: fc.constant({ type: "object" })
+    })
+    const values = {
+      config: fc.record(
+        { did: fc.string(), wsId: fc.option(fc.string(), { nil: undefined }) },
+        { requiredKeys: ["did"] }
+      ),
+      client: fc.constantFrom("portal" as const, "matrix" as const, "slack" as const),
+      editorRoomId: fc.option(fc.string(), { nil: undefined }),
+      spaceId: fc.option(fc.string(), { nil: undefined }),
+      currentEntityDid: fc.option(fc.string(), { nil: undefined }),
+      browserTools: fc.array(tool, { maxLength: 3 }),
+      agActions: fc.array(tool, { maxLength: 3 }),
+      userPreferences: fc.dictionary(fc.string(), fc.string(), { maxKeys: 3 })
+    }
+    for (const [field, arbitrary] of Object.entries(values)) {
+      fc.assert(
+        fc.property(
+          arbitrary as fc.Arbitrary<unknown>,
+          arbitrary as fc.Arbitrary<unknown>,
+          (first, second) => {
+            const s = GraphState.apply(GraphState.apply(fresh(), { [field]: first }), { [field]: second })
+            expect((s as unknown as Record<string, unknown>)[field]).toEqual(second)
+          }
+        ),
+        { numRuns: 50 }
+      )
+    }
+  })
+
   it("ignores keys that are not fields of the state and never mutates its input", () => {
     const s0 = fresh()
     const frozen = JSON.stringify(s0)
