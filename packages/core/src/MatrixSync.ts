@@ -168,3 +168,15 @@ export const makeMemoryHost = (remote: MemoryRemote): Effect.Effect<MemoryHost, 
       read: (did) => Effect.sync(() => local.get(did)?.data)
     }
   })
+
+/**
+ * `MatrixSync` as one memory host replicating to `remote` (a fresh one by default): the layer
+ * form of `makeMemoryHost`, for tests that provide the port rather than drive hosts.
+ */
+export const layerMemory = (
+  remote: MemoryRemote = makeMemoryRemote()
+): Layer.Layer<MatrixSync, never, Clock> =>
+  Layer.effect(
+    MatrixSync,
+    Effect.map(makeMemoryHost(remote), (host) => host.sync)
+  )

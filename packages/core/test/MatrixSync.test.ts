@@ -59,3 +59,19 @@ describe("MatrixSync memory host", () => {
     ])
   })
 })
+
+describe("MatrixSync.layerMemory", () => {
+  it("provides the port as a memory host replicating to the given remote", async () => {
+    const remote = MatrixSync.makeMemoryRemote()
+    remote.snapshots.set("did:key:alice", { version: 1, data: "state" })
+    const outcome = await Effect.gen(function* () {
+      const sync = yield* MatrixSync.MatrixSync
+      return yield* sync.restore("did:key:alice")
+    }).pipe(Effect.provide(MatrixSync.layerMemory(remote)), Effect.provide(Clock.layer), Effect.runPromise)
+    expect(outcome).toBe("restored")
+    const absent = await Effect.gen(function* () {
+      return yield* (yield* MatrixSync.MatrixSync).restore("did:key:alice")
+    }).pipe(Effect.provide(MatrixSync.layerMemory()), Effect.provide(Clock.layer), Effect.runPromise)
+    expect(absent).toBe("absent")
+  })
+})
