@@ -13,6 +13,18 @@ const BERLIN = "What's the weather in Berlin?"
 const post = (url: string, sessionId: string, headers: Record<string, string>, message = BERLIN) =>
   call(`${url}/messages/${sessionId}`, { method: "POST", headers, body: { message } })
 
+/** Writes a checkpoint of `threadId` as `did`'s turn would: what a race across processes leaves. */
+const writeAs = async (saver: MemorySaver, threadId: string, did: string) => {
+  const tuple = await saver.getTuple({ configurable: { thread_id: threadId } })
+  if (tuple === undefined) throw new Error(`no thread ${threadId}`)
+  const values = tuple.checkpoint.channel_values as Record<string, unknown>
+  await saver.put(
+    tuple.config,
+    { ...tuple.checkpoint, id: `${tuple.checkpoint.id}-a`, channel_values: { ...values, config: { did } } },
+    tuple.metadata!
+  )
+}
+
 describe("session ids", () => {
   it("mints ids of their own shape, 128 random bits each", () => {
     const ids = Array.from({ length: 1000 }, mintSessionId)
@@ -143,17 +155,7 @@ describe("one saver shared by every user (checkpointerForUser)", () => {
       const bob = await user(server.app.oracleDid)
       expect((await post(server.url, "race", bob.headers, "hello")).status).toBe(200)
       // Alice's turn wrote the thread last (both sessions were created before either turn saved).
-      const tuple = (await shared.getTuple({ configurable: { thread_id: "race" } }))!
-      const values = tuple.checkpoint.channel_values as Record<string, unknown>
-      await shared.put(
-        tuple.config,
-        {
-          ...tuple.checkpoint,
-          id: `${tuple.checkpoint.id}-a`,
-          channel_values: { ...values, config: { did: alice.did } }
-        },
-        tuple.metadata!
-      )
+      await writeAs(shared, "race", alice.did)
 
       expect((await call(`${server.url}/messages/race`, { headers: bob.headers })).status).toBe(404)
       const removed = await call(`${server.url}/sessions/race`, { method: "DELETE", headers: bob.headers })
@@ -238,17 +240,7 @@ describe("one saver shared by every user (checkpointerForUser)", () => {
       const bob = await user(server.app.oracleDid)
       expect((await post(server.url, "taken", bob.headers, "hello")).status).toBe(200)
       // As if Alice's turn had written the thread last in a race across processes.
-      const tuple = (await shared.getTuple({ configurable: { thread_id: "taken" } }))!
-      const values = tuple.checkpoint.channel_values as Record<string, unknown>
-      await shared.put(
-        tuple.config,
-        {
-          ...tuple.checkpoint,
-          id: `${tuple.checkpoint.id}-a`,
-          channel_values: { ...values, config: { did: alice.did } }
-        },
-        tuple.metadata!
-      )
+      await writeAs(shared, "taken", alice.did)
       const before = await shared.getTuple({ configurable: { thread_id: "taken" } })
       expect((await post(server.url, "taken", bob.headers, "What did she say?")).status).toBe(404)
       const after = await shared.getTuple({ configurable: { thread_id: "taken" } })
