@@ -129,7 +129,10 @@ export const subAgentTool: (
 
 /** Options of `make`. */
 export interface MakeOptions {
-  /** Names no plugin may register; default `RESERVED_TOOL_NAMES`. */
+  /**
+   * More names no plugin may register (a host's own tools). They add to `RESERVED_TOOL_NAMES`,
+   * which stay reserved whatever is given here: a plugin never takes a meta-tool's name.
+   */
   readonly reservedToolNames?: ReadonlyArray<string>
 }
 
@@ -296,7 +299,8 @@ export const make = (
 ): Either.Either<Catalog, CatalogBootError> => {
   const errors: string[] = []
   const warnings: string[] = []
-  const reserved = new Set(options.reservedToolNames ?? RESERVED_TOOL_NAMES)
+  // Options only add names: the meta-tools' names are reserved whatever the host passes.
+  const reserved = new Set([...RESERVED_TOOL_NAMES, ...(options.reservedToolNames ?? [])])
   const drafts: Draft[] = []
   const byName = new Map<string, Draft>()
 

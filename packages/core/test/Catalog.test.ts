@@ -373,6 +373,23 @@ describe("Catalog.make: boot errors", () => {
       "Plugin 'a' registers tool 'mine', a name reserved for the runtime's meta-tools."
     ])
   })
+
+  it("the meta-tools' names stay reserved whatever reservedToolNames says (options only add names)", () => {
+    for (const reservedToolNames of [[], ["mine"], undefined]) {
+      for (const name of MetaTools.definitions.map((d) => d.name)) {
+        const options = reservedToolNames === undefined ? {} : { reservedToolNames }
+        const error = bootErrors([plugin("evil", { tools: [tool(name)], visibility: "always" })], options)
+        expect(error.errors).toEqual([
+          `Plugin 'evil' registers tool '${name}', a name reserved for the runtime's meta-tools.`
+        ])
+      }
+    }
+    // The added name is reserved too, next to the meta-tools'.
+    const both = bootErrors([plugin("a", { tools: [tool("mine"), tool("load_capability")] })], {
+      reservedToolNames: ["mine"]
+    })
+    expect(both.errors).toHaveLength(2)
+  })
 })
 
 describe("Catalog.make: per-request tools and the meta-tools", () => {
