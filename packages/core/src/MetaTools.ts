@@ -7,6 +7,8 @@
 import { Data, Either } from "effect"
 import * as CapabilityIndex from "./CapabilityIndex.js"
 import type { Catalog, CatalogEntry } from "./Catalog.js"
+import { closestIn, MAX_SCORED_LENGTH, makeNameIndex, type NameIndex } from "./internal/nameIndex.js"
+import { shown } from "./internal/text.js"
 import * as LoadedPlugins from "./LoadedPlugins.js"
 import type { OfferedTool, RequestTool } from "./Offer.js"
 import { Category, type PluginManifest, type Stability, type Visibility } from "./PluginManifest.js"
@@ -62,6 +64,14 @@ export class MetaToolInputError extends Data.TaggedError("MetaToolInputError")<{
  * says how to narrow it, rather than flood the conversation.
  */
 export const DEFAULT_LIMIT = 100
+
+/**
+ * Most distinct names one `load_capability` call accepts. A turn needs a few plugins (seed 001:
+ * "3–5 loaded per thread"); a longer list is a model gone astray, and each unknown name costs a
+ * "did you mean" search and a line in the ToolMessage. Beyond it the call is refused whole
+ * (nothing is loaded) with a message saying so.
+ */
+export const MAX_NAMES_PER_LOAD = 32
 
 /** The footnote an `experimental` plugin carries in `list_capabilities`. */
 export const EXPERIMENTAL_WARNING =
@@ -158,6 +168,12 @@ const decodeLoadInput = (input: unknown): Either.Either<ReadonlyArray<string>, M
     out.map((n) => n.trim()).filter((n) => n.length > 0)
   )
   if (trimmed.length === 0) return fail(`${LOAD_CAPABILITY}: give at least one plugin name. ${usage}`)
+  if (trimmed.length > MAX_NAMES_PER_LOAD) {
+    return fail(
+      `${LOAD_CAPABILITY}: at most ${MAX_NAMES_PER_LOAD} plugin names per call, got ${trimmed.length}; nothing was loaded. ` +
+        `Load only the plugins this request needs (${LIST_CAPABILITIES} with a query finds them).`
+    )
+  }
   return Either.right(trimmed)
 }
 
@@ -297,6 +313,7 @@ export type LoadOutcome =
       readonly reason: "always" | "loaded"
     }
   | {
+      /** The requested name; an unknown one is clipped to 200 characters and escaped. */
       readonly name: string
       readonly status: "error"
       readonly error: "unknown" | "silent"
@@ -335,17 +352,31 @@ const canonicalManifest = (m: PluginManifest): PluginManifest => {
   return out as unknown as PluginManifest
 }
 
+// The discoverable plugin names, indexed once per catalog: an unknown name is answered without
+// scoring every plugin (see internal/nameIndex.ts).
+const pluginNameIndexes = new WeakMap<Catalog, NameIndex>()
+
+const pluginNameIndex = (catalog: Catalog): NameIndex => {
+  let index = pluginNameIndexes.get(catalog)
+  if (index === undefined) {
+    index = makeNameIndex(catalog.entries.filter((e) => e.discoverable).map((e) => e.name))
+    pluginNameIndexes.set(catalog, index)
+  }
+  return index
+}
+
+/** Up to `n` discoverable plugin names closest to `name`; none for a name too long to mean one. */
+const closestPlugins = (catalog: Catalog, name: string, n: number): Array<string> =>
+  name.length > MAX_SCORED_LENGTH ? [] : closestIn(pluginNameIndex(catalog), name, n)
+
 const unknownOutcome = (catalog: Catalog, name: string): LoadOutcome => {
-  const discoverable = catalog.entries.filter((e) => e.discoverable).map((e) => e.name)
   const tool = catalog.toolsByName.get(name)
   const owner = tool === undefined ? undefined : catalog.byName.get(tool.plugin)
   if (owner?.discoverable && tool!.visibility !== "silent") {
     // The model passed a tool name: point at the plugin that owns it.
-    const rest = CapabilityIndex.closestNames(
-      name,
-      discoverable.filter((n) => n !== owner.name),
-      2
-    )
+    const rest = closestPlugins(catalog, name, 3)
+      .filter((n) => n !== owner.name)
+      .slice(0, 2)
     return {
       name,
       status: "error",
@@ -354,13 +385,15 @@ const unknownOutcome = (catalog: Catalog, name: string): LoadOutcome => {
       suggestions: [owner.name, ...rest]
     }
   }
-  const suggestions = CapabilityIndex.closestNames(name, discoverable, 3)
+  const suggestions = closestPlugins(catalog, name, 3)
   const hint = suggestions.length > 0 ? ` Closest names: ${suggestions.map((s) => `'${s}'`).join(", ")}.` : ""
+  // A name is echoed clipped: a model's runaway string must not come back whole in the ToolMessage.
+  const echoed = shown(name)
   return {
-    name,
+    name: echoed,
     status: "error",
     error: "unknown",
-    message: `There is no plugin named '${name}'.${hint} Call ${LIST_CAPABILITIES} to see what can be loaded.`,
+    message: `There is no plugin named '${echoed}'.${hint} Call ${LIST_CAPABILITIES} to see what can be loaded.`,
     suggestions
   }
 }
@@ -383,8 +416,10 @@ const toolsOf = (entry: CatalogEntry, requestTools: ReadonlyArray<RequestTool>):
 }
 
 /**
- * `load_capability`. Per name: unknown → error with the closest plugin names (a tool name is
- * pointed at its plugin); silent → error; already loaded in this thread → `alreadyAvailable`;
+ * `load_capability`. At most `MAX_NAMES_PER_LOAD` distinct names (more is an input error). Per
+ * name: unknown → error with up to three closest plugin names (a tool name is pointed at its
+ * plugin; a name over 128 characters gets none), found through an index built once per catalog,
+ * so the work per name does not grow with the catalog; silent → error; already loaded in this thread → `alreadyAvailable`;
  * an `always` plugin → `alreadyAvailable`, except that an always plugin which also has
  * on-demand tools (a per-tool override) is loaded like any other, since that is the only way
  * to bind those tools; otherwise the name joins `loadedPlugins` and the outcome carries the

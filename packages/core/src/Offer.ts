@@ -10,7 +10,7 @@
  */
 import { Data } from "effect"
 import type { Catalog, CatalogEntry, CatalogTool } from "./Catalog.js"
-import { closestIn, makeNameIndex, type NameIndex } from "./internal/nameIndex.js"
+import { closestIn, MAX_SCORED_LENGTH, makeNameIndex, type NameIndex } from "./internal/nameIndex.js"
 import { shown } from "./internal/text.js"
 import * as LoadedPlugins from "./LoadedPlugins.js"
 import * as MetaTools from "./MetaTools.js"
@@ -187,12 +187,6 @@ export const notLoadedMessage = (tool: string, plugin: string): string =>
 /** Longest tool name echoed in a message; a real one is at most 64 characters. */
 const MAX_SHOWN = 100
 
-/**
- * Names longer than this get no suggestions: no tool name is (the catalog caps them at 64), and
- * the edit distance to every candidate would cost time proportional to the name's length.
- */
-const MAX_SUGGESTED = 128
-
 const typeName = (value: unknown): string =>
   value === null ? "null" : Array.isArray(value) ? "array" : typeof value
 
@@ -262,7 +256,9 @@ export const gate = (
       })
     }
   }
-  const suggestions = toolName.length > MAX_SUGGESTED ? [] : suggest(catalog, offered, requestTools, toolName)
+  // Longer than any tool name (the catalog caps them at 64): no suggestions, no scoring cost.
+  const suggestions =
+    toolName.length > MAX_SCORED_LENGTH ? [] : suggest(catalog, offered, requestTools, toolName)
   const hint =
     suggestions.length > 0 ? ` Closest tool names: ${suggestions.map((s) => `'${s}'`).join(", ")}.` : ""
   return GateDecision.Unknown({

@@ -103,6 +103,34 @@ const lastAI = (messages: ReadonlyArray<BaseMessage>): AIMessage | undefined => 
   return undefined
 }
 
+/**
+ * Initialises the sub-agents the batch's loads made offerable (`Promise.allSettled` semantics,
+ * memoised per request) and returns what removes, from a load's answer, the sub-agents whose
+ * init failed: those will not be offered, so the answer must not list them.
+ */
+const leaveOutFailedInits = async (
+  rt: AgentRuntime,
+  context: ReturnType<AgentRuntime["context"]>,
+  loaded: LoadedPlugins.LoadedPlugins,
+  after: LoadedPlugins.LoadedPlugins,
+  ready: ReadonlyArray<DynamicTool>
+): Promise<(result: MetaTools.LoadCapabilityResult) => MetaTools.LoadCapabilityResult> => {
+  const readyAfter = after === loaded ? ready : await rt.scope.init(context, after)
+  const readyNames = new Set(readyAfter.map((t) => t.offered.name))
+  const failed = new Set(
+    rt.scope.tools
+      .filter((t) => t.kind === "sub-agent" && !readyNames.has(t.offered.name))
+      .map((t) => t.offered.name)
+  )
+  if (failed.size === 0) return (result) => result
+  return (result) => ({
+    ...result,
+    results: result.results.map((r) =>
+      r.status === "loaded" ? { ...r, tools: r.tools.filter((t) => !failed.has(t.name)) } : r
+    )
+  })
+}
+
 /** Builds the tool node for one request. */
 export const makeToolNode =
   (rt: AgentRuntime, emitter: Emitter) =>
@@ -123,22 +151,28 @@ export const makeToolNode =
       ...rt.scope.tools.filter((t) => Offer.requestTools(rt.catalog, loaded, [t]).length === 0)
     ]
     const context = rt.context(state)
-    // The loads of this batch initialise their plugins' sub-agents now, so that each load's
-    // answer lists exactly the tools the next model call will offer (a failed init left out).
-    let prospective = loaded
-    for (const c of calls) {
-      if (c.name !== MetaTools.LOAD_CAPABILITY) continue
-      const result = MetaTools.loadCapability(rt.catalog, prospective, c.args)
-      if (Either.isRight(result)) prospective = result.right.loadedPlugins
-    }
-    const readyAfterLoads = prospective === loaded ? ready : await rt.scope.init(context, prospective)
-    const failures = failuresInTurn(state.messages)
-    // Loads within one batch see each other (a second load of the same name is a no-op), but
-    // the tools they unlock are only offered on the next model call: this call's offer is fixed.
+    // Each load of this batch runs core's `loadCapability` once, in call order, so loads within
+    // one batch see each other (a second load of the same name is a no-op). The tools they unlock
+    // are only offered on the next model call: this call's offer is fixed. Every request tool and
+    // sub-agent counts for the decision (an `always` plugin with an on-demand one is loaded).
+    const loads = new Map<number, ReturnType<typeof MetaTools.loadCapability>>()
     let threadLoaded = loaded
     const newlyLoaded: Array<string> = []
+    calls.forEach((c, i) => {
+      if (c.name !== MetaTools.LOAD_CAPABILITY) return
+      const result = MetaTools.loadCapability(rt.catalog, threadLoaded, c.args, rt.scope.tools)
+      loads.set(i, result)
+      if (Either.isRight(result)) {
+        threadLoaded = result.right.loadedPlugins
+        newlyLoaded.push(...result.right.newlyLoaded)
+      }
+    })
+    // The loaded plugins' sub-agents initialise now, so that each load's answer lists exactly the
+    // tools the next model call will offer: a sub-agent whose init failed is left out.
+    const withoutFailedInits = await leaveOutFailedInits(rt, context, loaded, threadLoaded, ready)
+    const failures = failuresInTurn(state.messages)
 
-    const plans: Array<Planned> = calls.map((c) => {
+    const plans: Array<Planned> = calls.map((c, i) => {
       // Providers always name a call; core's gate refuses a malformed name as an unknown tool.
       const call = {
         id: c.id ?? "",
@@ -164,13 +198,9 @@ export const makeToolNode =
         }
       }
       if (tool.kind === "meta") {
-        if (call.name === MetaTools.LOAD_CAPABILITY) {
-          const result = MetaTools.loadCapability(rt.catalog, threadLoaded, call.args, readyAfterLoads)
-          if (Either.isRight(result)) {
-            threadLoaded = result.right.loadedPlugins
-            newlyLoaded.push(...result.right.newlyLoaded)
-          }
-          return { call, answer: metaAnswer(Either.merge(result)) }
+        const load = loads.get(i)
+        if (load !== undefined) {
+          return { call, answer: metaAnswer(Either.merge(Either.map(load, withoutFailedInits))) }
         }
         return {
           call,

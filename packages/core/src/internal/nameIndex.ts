@@ -15,6 +15,13 @@
  */
 import { stem, words } from "../CapabilityIndex.js"
 
+/**
+ * Inputs longer than this get no "did you mean" (callers skip `closestIn`): no tool or plugin
+ * name a model could mean is that long, and scoring costs time in proportion to the input's
+ * length. `Offer.gate` (tool names) and `MetaTools.loadCapability` (plugin names) share it.
+ */
+export const MAX_SCORED_LENGTH = 128
+
 /** A precomputed "did you mean" index over a list of distinct names. */
 export interface NameIndex {
   readonly names: ReadonlyArray<string>
@@ -100,6 +107,14 @@ interface Scored {
 /** Best-first order of `closestNames`: higher score, then name. */
 const before = (a: Scored, b: Scored): boolean =>
   a.score > b.score || (a.score === b.score && a.name < b.name)
+
+let scoredNames = 0
+
+/**
+ * How many names `closestIn` has scored with an edit distance since the process started: lets
+ * tests assert that a query's work is bounded, whatever the index's size.
+ */
+export const scoredNameCount = (): number => scoredNames
 
 // Scratch buffers, grown on demand and reused: a query allocates almost nothing.
 let rowA = new Int32Array(130)
@@ -289,6 +304,7 @@ export const closestIn = (
     if (!canEnter(1 - bagDistance(lq, flatB) / longest + jac, name)) return lb + 16
     // Largest distance that could still enter, with slack for rounding.
     const max = top.length < k ? longest : Math.max(0, Math.ceil((1 + jac - top[k - 1]!.score) * longest) + 1)
+    scoredNames++
     const d = boundedLevenshtein(flatQ, flatB, max)
     const score = 1 - d / longest + jac
     // Beyond max, `score` is an upper bound, below the n-th best.

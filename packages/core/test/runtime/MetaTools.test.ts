@@ -1,6 +1,7 @@
 import { Catalog, MetaTools, Offer, type PluginTool } from "@plugboard/core"
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
+import { scoredNameCount } from "../../src/internal/nameIndex.js"
 import { plugin, smallCatalog, smallPlugins, tool } from "./fixtures.js"
 
 const right = <A, E>(e: Either.Either<A, E>): A => {
@@ -242,6 +243,55 @@ describe("MetaTools.loadCapability", () => {
     }
     expect(r.alreadyAvailable).toBeUndefined()
     expect(r.newlyLoaded).toEqual([])
+  })
+
+  it("refuses more than MAX_NAMES_PER_LOAD distinct names in one call, loading none", () => {
+    expect(MetaTools.MAX_NAMES_PER_LOAD).toBe(32)
+    const names = (n: number) => Array.from({ length: n }, (_, i) => `nope-${i}`)
+    const error = left(MetaTools.loadCapability(catalog, [], { names: [...names(32), "weather", "maps"] }))
+    expect(error.message).toBe(
+      "load_capability: at most 32 plugin names per call, got 34; nothing was loaded. " +
+        "Load only the plugins this request needs (list_capabilities with a query finds them)."
+    )
+    // At the cap, and with repeats that collapse under it, the call is answered name by name.
+    const atCap = right(MetaTools.loadCapability(catalog, [], { names: [...names(31), "weather"] }))
+    expect(atCap.results).toHaveLength(32)
+    expect(atCap.newlyLoaded).toEqual(["weather"])
+    const repeated = right(MetaTools.loadCapability(catalog, [], { names: Array(200).fill("weather") }))
+    expect(repeated.newlyLoaded).toEqual(["weather"])
+  })
+
+  it("scores no name too long to mean a plugin, and echoes an unknown name clipped", () => {
+    const before = scoredNameCount()
+    const long = `weather${"x".repeat(10_000)}`
+    const outcome = right(MetaTools.loadCapability(catalog, [], { names: [long] })).results[0]
+    expect(outcome).toMatchObject({ status: "error", error: "unknown", suggestions: [] })
+    expect(scoredNameCount()).toBe(before)
+    expect(outcome!.name).toBe(`${long.slice(0, 200)}…`)
+    if (outcome?.status === "error") expect(outcome.message.length).toBeLessThan(400)
+    // At 128 characters a name is still scored.
+    const edge = right(MetaTools.loadCapability(catalog, [], { names: [`weather${"x".repeat(121)}`] }))
+    expect(edge.results[0]).toMatchObject({ suggestions: expect.arrayContaining(["weather"]) })
+  })
+
+  it("suggests from a per-catalog index: the names scored per unknown name do not grow with the catalog", () => {
+    const big = Catalog.unsafeMake(
+      Array.from({ length: 5000 }, (_, i) =>
+        plugin(`${["weather", "invoice", "calendar", "maps"][i % 4]}-vendor-${i}`)
+      )
+    )
+    const unknown = Array.from({ length: 32 }, (_, i) =>
+      i % 2 === 0 ? `invoice-vendr-${4 * i + 1}` : `${"qz".repeat(60)}-${i}`.slice(0, 128)
+    )
+    const before = scoredNameCount()
+    const r = right(MetaTools.loadCapability(big, [], { names: unknown }))
+    const scored = scoredNameCount() - before
+    expect(r.results.every((o) => o.status === "error")).toBe(true)
+    // A typo still finds its plugin.
+    expect(r.results[0]).toMatchObject({ suggestions: expect.arrayContaining(["invoice-vendor-1"]) })
+    // Scoring every plugin for every name would be 32 × 5,000; the index scores a few per name.
+    expect(scored).toBeGreaterThan(0)
+    expect(scored).toBeLessThan(32 * 200)
   })
 
   it("points a tool name at the plugin that owns it", () => {
