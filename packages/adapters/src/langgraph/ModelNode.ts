@@ -19,6 +19,7 @@
  * `reasoning` event as soon as the call returns: before the tool node's `tool_call` events, and
  * (`streamTurn` holds the text of a call whose chunks carried reasoning) before its answer text.
  */
+import { randomUUID } from "node:crypto"
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import {
   AIMessage,
@@ -42,7 +43,7 @@ import { Either } from "effect"
 import type { Emitter } from "./Events.js"
 import { reasoningOf } from "./Reasoning.js"
 import { type AgentRuntime, offerFor } from "./Runtime.js"
-import type { AgentStateValue } from "./State.js"
+import { type AgentStateValue, setMessageId } from "./State.js"
 import { toDefinitions } from "./ToolDefinitions.js"
 
 const toAnswer = (recovered: unknown): BaseMessage => {
@@ -107,6 +108,32 @@ export const answeredHistory = (messages: ReadonlyArray<BaseMessage>): ReadonlyA
   return out ?? messages
 }
 
+/**
+ * The model's answer as it joins the thread: with a fresh id when its id is already in the
+ * thread. Core's messages reducer (seed 004: append, dedupe by id, as LangGraph's
+ * `add_messages`) replaces a message whose id it has seen, which is how a node deliberately
+ * updates a message; but a provider that reuses response ids across calls (some
+ * OpenAI-compatible servers do, and the scripted model derives its ids from the text) would
+ * then overwrite an earlier answer, rewriting history and ending the turn on the user's
+ * message. A model call only ever appends.
+ */
+export const asNewMessage = (message: BaseMessage, thread: ReadonlyArray<BaseMessage>): BaseMessage => {
+  const id = message.id
+  if (id === undefined || !thread.some((m) => m.id === id)) return message
+  if (!thread.includes(message)) {
+    setMessageId(message, randomUUID())
+    return message
+  }
+  // A middleware recovered with a message of the thread itself: append a copy, leave it as is.
+  const fields: Record<string, unknown> = {}
+  for (const key of Object.keys(message.lc_kwargs)) {
+    fields[key] =
+      key in message ? (message as unknown as Record<string, unknown>)[key] : message.lc_kwargs[key]
+  }
+  const Message = message.constructor as new (fields: Record<string, unknown>) => BaseMessage
+  return new Message({ ...fields, id: randomUUID() })
+}
+
 /** Builds the model node for one request. */
 export const makeModelNode = (
   rt: AgentRuntime,
@@ -152,13 +179,16 @@ export const makeModelNode = (
         // rather than ending the turn with an empty message.
         const recover = (outcome as { recover?: unknown } | null | undefined)?.recover
         if (recover !== undefined && recover !== null)
-          return { ...GraphState.combinePluginUpdates(updates), messages: [toAnswer(recover)] }
+          return {
+            ...GraphState.combinePluginUpdates(updates),
+            messages: [asNewMessage(toAnswer(recover), state.messages)]
+          }
       }
       throw error
     }
     const reasoning = reasoningOf(message)
     if (reasoning !== undefined) emitter.reasoning(reasoning, config?.writer)
     await runHooks(middlewares, "afterModel", { message, usage: usageOf(message) }, context, updates)
-    return { ...GraphState.combinePluginUpdates(updates), messages: [message] }
+    return { ...GraphState.combinePluginUpdates(updates), messages: [asNewMessage(message, state.messages)] }
   }
 }

@@ -12,11 +12,20 @@ import { GraphState, LoadedPlugins } from "@plugboard/core"
 type Core = GraphState.GraphState<BaseMessage & GraphState.StateMessage>
 
 /**
+ * Sets a message's id so that it is checkpointed too: LangChain serialises a message from its
+ * constructor fields (`lc_kwargs`), so assigning `id` alone is lost on the next load.
+ */
+export const setMessageId = (message: BaseMessage, id: string): void => {
+  message.id = id
+  ;(message.lc_kwargs as { id?: string }).id = id
+}
+
+/**
  * Gives every message an id before core's reducer sees it: core dedupes by id and appends
  * id-less messages, so without ids a re-sent message would be stored twice.
  */
 const withIds = (messages: ReadonlyArray<BaseMessage>): ReadonlyArray<BaseMessage> => {
-  for (const m of messages) if (m.id === undefined) m.id = randomUUID()
+  for (const m of messages) if (m.id === undefined) setMessageId(m, randomUUID())
   return messages
 }
 
