@@ -15,6 +15,8 @@ export type ToolCallEvent = typeof EventSink.ToolCall.Type
 /** Tees events to the host's sink and to per-turn listeners. */
 export class Emitter {
   private readonly listeners = new Set<(event: EventSink.AgentEvent) => void>()
+  // Tool calls that emitted `isRunning` and not yet `done`: what `interrupt` closes.
+  private readonly running = new Map<string, { readonly toolName: string; readonly args: unknown }>()
   // Sink deliveries are chained so an asynchronous sink still receives events in order.
   private delivered: Promise<void> = Promise.resolve()
 
@@ -62,11 +64,15 @@ export class Emitter {
   /** Emits `isRunning` for a tool call; returns the event id its `done` must reuse. */
   toolStarted(toolName: string, args: unknown, writer?: (chunk: unknown) => void): string {
     const eventId = randomUUID()
+    this.running.set(eventId, { toolName, args })
     this.emit({ _tag: "tool_call", ...this.ids, toolName, args, status: "isRunning", eventId }, writer)
     return eventId
   }
 
-  /** Emits `done` with the tool's output. */
+  /**
+   * Emits `done` with the tool's output. Once per call: a call `interrupt` already closed (its
+   * handler returned after the turn was aborted) emits nothing more.
+   */
   toolDone(
     eventId: string,
     toolName: string,
@@ -74,7 +80,32 @@ export class Emitter {
     output: string,
     writer?: (chunk: unknown) => void
   ): void {
+    if (!this.running.delete(eventId)) return
     this.emit({ _tag: "tool_call", ...this.ids, toolName, args, status: "done", eventId, output }, writer)
+  }
+
+  /**
+   * Emits `done` with `output` for every tool call still running. A turn calls it before it
+   * settles: an aborted turn ends while its handlers may still run, and the client must see
+   * every call it was told about end (and nothing after the host's final `done`). Returns the
+   * events emitted, for a stream to yield.
+   */
+  interrupt(output: string): ReadonlyArray<ToolCallEvent> {
+    const open = [...this.running]
+    this.running.clear()
+    return open.map(([eventId, { toolName, args }]) => {
+      const event: ToolCallEvent = {
+        _tag: "tool_call",
+        ...this.ids,
+        toolName,
+        args,
+        status: "done",
+        eventId,
+        output
+      }
+      this.emit(event)
+      return event
+    })
   }
 
   private sinkFailed(e: unknown): void {

@@ -86,7 +86,7 @@ export interface MainAgent {
   readonly threadId: string
   readonly request: AgentRequest & { readonly requestId: string }
   /** Per-turn listeners for the agent's events (the host's sink receives them too). */
-  readonly events: Pick<Emitter, "listen" | "flush">
+  readonly events: Pick<Emitter, "listen" | "flush" | "interrupt">
   /** The thread's checkpointed state (what the next turn will start from). */
   readonly getState: () => Promise<AgentStateValue>
 }

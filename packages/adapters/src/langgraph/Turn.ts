@@ -5,6 +5,7 @@
 import { type AIMessage, AIMessageChunk, type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import type { EventSink, GraphState } from "@plugboard/core"
 import type { MainAgent } from "./MainAgent.js"
+import { INTERRUPTED_CALL } from "./ModelNode.js"
 import { reasoningOf } from "./Reasoning.js"
 import type { AgentStateValue } from "./State.js"
 
@@ -76,6 +77,8 @@ export const runTurn = async (agent: MainAgent, input: TurnInput): Promise<TurnR
     const message = state.messages.at(-1) as AIMessage
     return { answer: textOf(message), message, events, state }
   } finally {
+    // An aborted turn ends while handlers may still run: their calls end now, for this turn.
+    agent.events.interrupt(INTERRUPTED_CALL)
     stop()
     // The host's sink has every event of the turn before the caller writes its `done`.
     await agent.events.flush()
@@ -155,7 +158,17 @@ export async function* streamTurn(
     }
     // Held text whose reasoning event never came (the call's final message carried none).
     yield* release()
+  } catch (error) {
+    // An aborted turn ends while handlers may still run: their calls end in the stream too,
+    // before the error (and in the sink, as every event).
+    for (const event of agent.events.interrupt(INTERRUPTED_CALL)) {
+      events.push(event)
+      yield event
+    }
+    throw error
   } finally {
+    // Also when the consumer stops early: the sink and listeners still see every call end.
+    agent.events.interrupt(INTERRUPTED_CALL)
     await agent.events.flush()
   }
   if (state === undefined) throw new Error("the turn ended without a state")
