@@ -15,6 +15,17 @@
  * (`exit`: one checkpoint write at the end of the turn). Median and p99 over the samples, after
  * a warm-up, and the mean CPU time per turn (process user + system time over all samples, which
  * a busy machine distorts far less than wall time). Target: < 5 ms median at 5,000 plugins.
+ *
+ * Then, at 5,000 plugins:
+ * - plugboard against a bare LangGraph graph: a `StateGraph` over `MessagesAnnotation` with a
+ *   model node and a tool node of a few lines each, the same zero-latency scripted model bound
+ *   to the same tool definitions, the same script and steps (first turn: 3 model + 2 tool
+ *   steps; next turn: 2 + 1), compiled per request against a MemorySaver like the agent.
+ *   Samples alternate between the two, so both see the same machine load. The difference is
+ *   what plugboard adds per turn (its nodes, its state channels, the per-request build).
+ * - `load_capability` fed a runaway list: 200 unknown names of 1,000 characters (refused whole:
+ *   over the 32-name cap), and the worst accepted call, 32 unknown names of 128 characters
+ *   (each gets "did you mean" suggestions).
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
@@ -22,8 +33,11 @@ import { join } from "node:path"
 import { createMainAgent, MemorySaver, prepareCatalog, runTurn } from "@plugboard/adapters/langgraph"
 import { ScriptedChatModel } from "@plugboard/adapters/models"
 import { makeSqliteSaver } from "@plugboard/adapters/sqlite"
-import { Catalog, type Plugin } from "@plugboard/core"
-import { Schema } from "effect"
+import { Catalog, LoadedPlugins, MetaTools, Offer, type Plugin } from "@plugboard/core"
+import { Either, Schema } from "effect"
+// Lives with the adapter's tests (which check it takes the same steps as the agent), where
+// LangGraph resolves; the workspace root does not depend on LangGraph directly.
+import { bareGraph } from "../packages/adapters/test/langgraph/bareGraph.js"
 
 const WARMUP = 100
 const SAMPLES = 300
@@ -161,4 +175,119 @@ export default async () => {
   console.log(
     `target (< 5 ms median at 5,000 plugins): ${worst.median < 5 ? "met" : "MISSED"} — slowest ${worst.label} ${fmt(worst.median)}`
   )
+  const catalog = Catalog.unsafeMake(makePlugins(5_000))
+  prepareCatalog(catalog)
+  await againstBareLangGraph(catalog)
+  loadCapabilityRunaway(catalog)
+}
+
+type Steps = Parameters<typeof ScriptedChatModel.script>[0]
+
+/** The OpenAI function definitions of what plugboard offers a thread that loaded `loaded`. */
+const definitionsFor = (catalog: Catalog.Catalog, loaded: ReadonlyArray<string>) =>
+  Offer.offer(catalog, LoadedPlugins.union([], loaded)).map((t) => ({
+    type: "function" as const,
+    function: { name: t.name, description: t.description, parameters: t.parameters }
+  }))
+
+const againstBareLangGraph = async (catalog: Catalog.Catalog) => {
+  const size = 5_000
+  const target = `plugin-${size / 2 + 1}`
+  const tool = `lookup_${size / 2 + 1}_0`
+  const first: Steps = [
+    { tool: "load_capability", args: { names: [target] } },
+    { tool, args: { query: "latest" } },
+    "Here are the latest records."
+  ]
+  const next: Steps = [{ tool, args: { query: "older" } }, "Here are older ones."]
+  const definitions = { before: definitionsFor(catalog, []), after: definitionsFor(catalog, [target]) }
+  const times = {
+    plugboard: { first: [] as number[], next: [] as number[] },
+    bare: { first: [] as number[], next: [] as number[] }
+  }
+  const saverP = new MemorySaver()
+  const saverB = new MemorySaver()
+  for (let i = 0; i < WARMUP + SAMPLES; i++) {
+    const sessionId = `cmp-${i}`
+    const keep = i >= WARMUP
+    // plugboard: one request per turn, as in the table above.
+    for (const [turn, steps, message] of [
+      ["first", first, "Show me the latest records."],
+      ["next", next, "And older ones?"]
+    ] as const) {
+      const t0 = performance.now()
+      const agent = await createMainAgent({
+        catalog,
+        model: ScriptedChatModel.script(steps),
+        checkpointer: saverP,
+        basePrompt: "You are a helpful assistant.",
+        request: { did: "did:key:bench", sessionId, requestId: sessionId }
+      })
+      const r = await runTurn(agent, { message })
+      if (keep) times.plugboard[turn].push(performance.now() - t0)
+      if (r.state.loadedPlugins[0] !== target) throw new Error("plugboard comparison turn did not load")
+    }
+    // The bare graph: the same script, steps and model, compiled per request.
+    for (const [turn, steps, message] of [
+      ["first", first, "Show me the latest records."],
+      ["next", next, "And older ones?"]
+    ] as const) {
+      const t0 = performance.now()
+      const graph = bareGraph(ScriptedChatModel.script(steps), definitions, saverB)
+      const out = await graph.invoke(
+        { messages: [{ role: "user", content: message }] },
+        { configurable: { thread_id: sessionId }, durability: "exit" }
+      )
+      if (keep) times.bare[turn].push(performance.now() - t0)
+      const expected = turn === "first" ? 6 : 10
+      if (out.messages.length !== expected) throw new Error(`bare graph: ${out.messages.length} messages`)
+    }
+  }
+  const median = (xs: ReadonlyArray<number>) =>
+    percentile(
+      [...xs].sort((a, b) => a - b),
+      50
+    )
+  console.log(
+    `\nper turn at ${size.toLocaleString("en")} plugins, MemorySaver, ${SAMPLES} samples each, alternating:`
+  )
+  console.log("turn                      plugboard agent  bare LangGraph graph  difference")
+  for (const turn of ["first", "next"] as const) {
+    const p = median(times.plugboard[turn])
+    const b = median(times.bare[turn])
+    const label = turn === "first" ? "first (3 model + 2 tool)" : "next (2 model + 1 tool) "
+    console.log(`${label}  ${fmt(p).padEnd(15)}  ${fmt(b).padEnd(20)}  ${fmt(p - b)}`)
+  }
+}
+
+const loadCapabilityRunaway = (catalog: Catalog.Catalog) => {
+  const name = (i: number, length: number) =>
+    `${String(i).padStart(4, "0")}-${"unknownplugin".repeat(100)}`.slice(0, length)
+  const cases = [
+    {
+      label: "200 unknown names of 1,000 chars",
+      names: Array.from({ length: 200 }, (_, i) => name(i, 1000))
+    },
+    { label: " 32 unknown names of   128 chars", names: Array.from({ length: 32 }, (_, i) => name(i, 128)) },
+    {
+      label: " 32 near-miss names (typos)     ",
+      names: Array.from({ length: 32 }, (_, i) => `plugin-${i * 150 + 7}x`)
+    }
+  ]
+  console.log(`\nload_capability at ${catalog.entries.length.toLocaleString("en")} plugins (median of 30):`)
+  for (const { label, names } of cases) {
+    const xs: Array<number> = []
+    let answer = ""
+    for (let i = 0; i < 33; i++) {
+      const t0 = performance.now()
+      const result = MetaTools.loadCapability(catalog, [], { names })
+      const ms = performance.now() - t0
+      if (i >= 3) xs.push(ms)
+      answer = MetaTools.formatToolMessage(Either.merge(result))
+    }
+    const sorted = xs.sort((a, b) => a - b)
+    console.log(
+      `  ${label}  ${fmt(percentile(sorted, 50))}  (ToolMessage ${answer.length.toLocaleString("en")} chars)`
+    )
+  }
 }
