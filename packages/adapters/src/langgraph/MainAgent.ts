@@ -89,6 +89,46 @@ export interface MainAgent {
   readonly events: Pick<Emitter, "listen" | "flush" | "interrupt">
   /** The thread's checkpointed state (what the next turn will start from). */
   readonly getState: () => Promise<AgentStateValue>
+  /**
+   * Waits until no other turn of this thread runs on this checkpointer in this process, and
+   * returns the function that lets the next one start. `runTurn` and `streamTurn` hold it for
+   * the whole turn (see `acquireThread`).
+   */
+  readonly acquireThread: () => Promise<() => void>
+}
+
+// Per checkpointer, the tail of each thread's queue of turns.
+const threadQueues = new WeakMap<BaseCheckpointSaver, Map<string, Promise<void>>>()
+
+/**
+ * Turns of one thread run one at a time (per checkpointer object, in this process). A turn
+ * loads the thread's latest checkpoint when it starts and saves a child of it when it ends: two
+ * turns started together would both build on the same checkpoint, and the one saved last would
+ * become the thread's state without the other's messages — a lost turn. Queued, each turn starts
+ * from the state the previous one saved. (Hosts sharing one thread across processes must also
+ * serialise per session, as the host does.)
+ */
+const acquireThread = async (saver: BaseCheckpointSaver, threadId: string): Promise<() => void> => {
+  let threads = threadQueues.get(saver)
+  if (threads === undefined) {
+    threads = new Map()
+    threadQueues.set(saver, threads)
+  }
+  const previous = threads.get(threadId) ?? Promise.resolve()
+  let release!: () => void
+  const mine = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  const tail = previous.then(() => mine)
+  threads.set(threadId, tail)
+  await previous
+  let released = false
+  return () => {
+    if (released) return
+    released = true
+    release()
+    if (threads.get(threadId) === tail) threads.delete(threadId)
+  }
 }
 
 /**
@@ -127,6 +167,7 @@ export const createMainAgent = async (options: CreateMainAgentOptions): Promise<
     threadId: request.sessionId,
     request,
     events: emitter,
-    getState: async () => (await graph.getState(config)).values as AgentStateValue
+    getState: async () => (await graph.getState(config)).values as AgentStateValue,
+    acquireThread: () => acquireThread(options.checkpointer, request.sessionId)
   }
 }

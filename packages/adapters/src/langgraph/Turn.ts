@@ -65,9 +65,15 @@ const runConfig = (agent: MainAgent, input: TurnInput) => ({
   ...(input.recursionLimit === undefined ? {} : { recursionLimit: input.recursionLimit })
 })
 
-/** Runs one turn to its end and returns the answer with the turn's events. */
+/**
+ * Runs one turn to its end and returns the answer with the turn's events. A turn of a thread
+ * that another turn is running (same checkpointer) waits for it to end, then starts from the
+ * state it saved (`MainAgent.acquireThread`).
+ */
 export const runTurn = async (agent: MainAgent, input: TurnInput): Promise<TurnResult> => {
   const events: Array<EventSink.AgentEvent> = []
+  // One turn of a thread at a time: a concurrent one would lose one of the two (MainAgent).
+  const release = await agent.acquireThread()
   const stop = agent.events.listen((e) => events.push(e))
   try {
     const state = (await agent.graph.invoke(
@@ -80,6 +86,7 @@ export const runTurn = async (agent: MainAgent, input: TurnInput): Promise<TurnR
     // An aborted turn ends while handlers may still run: their calls end now, for this turn.
     agent.events.interrupt(INTERRUPTED_CALL)
     stop()
+    release()
     // The host's sink has every event of the turn before the caller writes its `done`.
     await agent.events.flush()
   }
@@ -92,7 +99,9 @@ export const runTurn = async (agent: MainAgent, input: TurnInput): Promise<TurnR
  * (or when a middleware recovered an error) — all in one order, through LangGraph's stream. The
  * host's `eventSink` receives the `reasoning` and `tool_call` events as well, so a host writes
  * either the sink or this stream to its client, not both. The caller ends its response with
- * `done` (or `error` then `done`). A failing turn throws from the iterator after the events that
+ * `done` (or `error` then `done`). Like `runTurn`, it waits for any running turn of the thread;
+ * it holds the thread until consumed to its end or closed (`return()`, as `break` in
+ * `for await` does). A failing turn throws from the iterator after the events that
  * preceded it. Returns the `TurnResult` as the generator's return value.
  *
  * A call's `reasoning` event is sent when the call returns (its whole reasoning), yet a streaming
@@ -123,6 +132,7 @@ export async function* streamTurn(
     content,
     timestamp: new Date().toISOString()
   })
+  const releaseThread = await agent.acquireThread()
   try {
     const stream = await agent.graph.stream(inputOf(agent, input), {
       ...runConfig(agent, input),
@@ -169,6 +179,7 @@ export async function* streamTurn(
   } finally {
     // Also when the consumer stops early: the sink and listeners still see every call end.
     agent.events.interrupt(INTERRUPTED_CALL)
+    releaseThread()
     await agent.events.flush()
   }
   if (state === undefined) throw new Error("the turn ended without a state")
