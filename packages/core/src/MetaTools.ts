@@ -8,7 +8,7 @@ import { Data, Either } from "effect"
 import * as CapabilityIndex from "./CapabilityIndex.js"
 import type { Catalog, CatalogEntry } from "./Catalog.js"
 import { closestIn, MAX_SCORED_LENGTH, makeNameIndex, type NameIndex } from "./internal/nameIndex.js"
-import { shown } from "./internal/text.js"
+import { shown as clip } from "./internal/text.js"
 import * as LoadedPlugins from "./LoadedPlugins.js"
 import type { OfferedTool, RequestTool } from "./Offer.js"
 import { Category, type PluginManifest, type Stability, type Visibility } from "./PluginManifest.js"
@@ -388,7 +388,7 @@ const unknownOutcome = (catalog: Catalog, name: string): LoadOutcome => {
   const suggestions = closestPlugins(catalog, name, 3)
   const hint = suggestions.length > 0 ? ` Closest names: ${suggestions.map((s) => `'${s}'`).join(", ")}.` : ""
   // A name is echoed clipped: a model's runaway string must not come back whole in the ToolMessage.
-  const echoed = shown(name)
+  const echoed = clip(name)
   return {
     name: echoed,
     status: "error",
@@ -493,7 +493,8 @@ export const formatToolMessage = (
   if (result.tool === LIST_CAPABILITIES) {
     const shown = result.plugins.length
     return JSON.stringify({
-      ...(result.query === undefined ? {} : { query: result.query }),
+      // Echoed clipped: a runaway query must not come back whole in the conversation.
+      ...(result.query === undefined ? {} : { query: clip(result.query) }),
       ...(result.category === undefined ? {} : { category: result.category }),
       total: result.total,
       ...(shown < result.total

@@ -108,6 +108,15 @@ describe("MetaTools.listCapabilities", () => {
     expect(JSON.parse(MetaTools.formatToolMessage(big)).note).toMatch(/^Showing 100 of 110;/)
   })
 
+  it("echoes a runaway query clipped in the ToolMessage, and still ranks by all of it", () => {
+    const query = `${"zzz ".repeat(5000)}weather`
+    const r = right(MetaTools.listCapabilities(catalog, [], { query }))
+    expect(r.plugins.map((p) => p.name)).toEqual(["weather"])
+    const text = MetaTools.formatToolMessage(r)
+    expect(text.length).toBeLessThan(1500)
+    expect(JSON.parse(text).query).toBe(`${query.slice(0, 200)}…`)
+  })
+
   it("accepts arguments as a JSON string and treats a blank query as none", () => {
     expect(
       right(MetaTools.listCapabilities(catalog, [], '{"category":"core"}')).plugins.map((p) => p.name)
