@@ -20,7 +20,7 @@ import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
 import { type RestoreResult, restoreUser } from "./Restore.js"
 import type { SnapshotPointer } from "./SnapshotPointer.js"
 import type { SnapshotStore } from "./SnapshotStore.js"
-import { writeLedger } from "./SyncLedger.js"
+import { confirmedAt, entryOf, ledgerPath, writeLedger } from "./SyncLedger.js"
 import { type SyncOutcome, uploadUser } from "./Upload.js"
 import type { UserDatabases } from "./UserDatabases.js"
 
@@ -180,9 +180,12 @@ export class MatrixSyncEngine {
     return this.enqueue(did, async () => {
       const u = this.user(did)
       // Hosts call this before every turn: skip the round trip while the last check is fresh.
+      // A database without its sync record (new, or started afresh after the file was moved
+      // aside, which takes the record with it) is not known to hold the room's state: ask.
+      const path = this.options.databases.databasePath(did)
       const fresh = this.now() - u.resolvedAt < (this.options.recheckAfterMs ?? 0)
       const outcome =
-        u.restore === "resolved" && fresh && existsSync(this.options.databases.databasePath(did))
+        u.restore === "resolved" && fresh && existsSync(path) && existsSync(ledgerPath(path))
           ? ({ _tag: "LocalPresent" } as const)
           : await this.restoreOnce(did, false)
       // A background retry already brought the room's snapshot in since the last call.
@@ -203,7 +206,7 @@ export class MatrixSyncEngine {
       try {
         const roomId = await this.options.store.room(key, { create: false })
         const remote = await this.options.store.readPointer(roomId, key)
-        await writeLedger(path, { sha256: remote.sha256, mxc: remote.mxc, at: this.now() })
+        await writeLedger(path, confirmedAt(entryOf(remote, this.now())))
       } catch (e) {
         if (!(e instanceof MatrixNotFound)) throw e
       }

@@ -10,11 +10,12 @@
 import { existsSync, renameSync, rmSync } from "node:fs"
 import { rm } from "node:fs/promises"
 import { dirname } from "node:path"
+import { moveAside, SIDE_FILES } from "../sqlite/MoveAside.js"
 import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
 import { takeSnapshot, verifySnapshot } from "./Snapshot.js"
 import type { SnapshotPointer } from "./SnapshotPointer.js"
 import type { SnapshotStore } from "./SnapshotStore.js"
-import { readLedger, writeLedger } from "./SyncLedger.js"
+import { confirmedAt, descendsFrom, entryOf, readLedger, writeLedger } from "./SyncLedger.js"
 import type { UserDatabases } from "./UserDatabases.js"
 
 /** What a restore did. */
@@ -28,24 +29,6 @@ export type RestoreResult =
       /** Where a local database with content in no snapshot was moved. */
       readonly movedAside: string | undefined
     }
-
-const SIDE_FILES = ["-wal", "-shm", "-journal"] as const
-
-/**
- * Renames a database and its side files to `<path>.conflict-<time>` (`-2`, `-3`… when that name
- * is taken: a rename would silently replace it); returns the new path.
- */
-export const moveAside = (path: string, now: number): string => {
-  const base = `${path}.conflict-${new Date(now).toISOString().replace(/[:.]/g, "-")}`
-  const taken = (p: string) => [p, ...SIDE_FILES.map((s) => `${p}${s}`)].some((f) => existsSync(f))
-  let target = base
-  for (let n = 2; taken(target); n++) target = `${base}-${n}`
-  renameSync(path, target)
-  for (const suffix of SIDE_FILES) {
-    if (existsSync(`${path}${suffix}`)) renameSync(`${path}${suffix}`, `${target}${suffix}`)
-  }
-  return target
-}
 
 /**
  * Restores `did`. Throws `MatrixSyncError` (`Unavailable`, `Rejected`, `Corrupt`); `onPointer`
@@ -71,7 +54,15 @@ export const restoreUser = async (options: {
     throw e
   }
   options.onPointer?.(pointer)
-  if (hadLocal && (await readLedger(path))?.sha256 === pointer.sha256) return { _tag: "LocalPresent" }
+  if (hadLocal) {
+    const ledger = await readLedger(path)
+    if (descendsFrom(ledger, pointer.sha256)) {
+      // The pointer write of this host's last upload landed though its answer was lost.
+      if (ledger.base?.sha256 !== pointer.sha256)
+        await writeLedger(path, confirmedAt(entryOf(pointer, now())))
+      return { _tag: "LocalPresent" }
+    }
+  }
 
   // The room holds a snapshot this host's database is not: fetch it and check everything.
   const compressed = await store.download(pointer.mxc)
@@ -102,19 +93,19 @@ export const restoreUser = async (options: {
         const ledger = await readLedger(path)
         if (local.sha256 === verified.sha256) {
           // Same content, only the record was missing.
-          await writeLedger(path, { sha256: verified.sha256, mxc: verified.mxc, at: now() })
+          await writeLedger(path, confirmedAt(entryOf(verified, now())))
           return { _tag: "LocalPresent" } as const
         }
         db.closeConnection()
         // Unchanged since the last sync: its content is in the room's history; else keep it.
-        if (local.sha256 !== ledger?.sha256) movedAside = moveAside(path, now())
+        if (local.sha256 !== ledger.base?.sha256) movedAside = moveAside(path, "conflict", now())
       }
       // Journal files of the old database would be replayed onto the new one.
       for (const suffix of SIDE_FILES) rmSync(`${path}${suffix}`, { force: true })
       renameSync(tmp, path)
       // After the rename: a crash in between leaves a ledger that is merely stale, which the next
       // sync repairs (the room holds exactly the local content); the reverse order could not.
-      await writeLedger(path, { sha256: verified.sha256, mxc: verified.mxc, at: now() })
+      await writeLedger(path, confirmedAt(entryOf(verified, now())))
       return { _tag: "Restored", sha256: verified.sha256, size: verified.size, movedAside } as const
     })
   } finally {

@@ -2,12 +2,21 @@
  * Uploading one user's database: an online backup under the user's write lock, skipped when its
  * hash is the one last synced; otherwise uploaded only over the room snapshot it descends from
  * (the ledger), so that no host ever replaces a snapshot whose content it does not contain.
+ * The new snapshot is recorded as unconfirmed before the pointer write, so that a write that
+ * landed but whose answer was lost is recognised at the next sync instead of looking diverged.
  */
 import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
 import { takeSnapshot } from "./Snapshot.js"
 import { SNAPSHOT_SCHEMA_VERSION, type SnapshotPointer } from "./SnapshotPointer.js"
 import type { SnapshotStore } from "./SnapshotStore.js"
-import { readLedger, writeLedger } from "./SyncLedger.js"
+import {
+  confirmedAt,
+  descendsFrom,
+  entryOf,
+  type LedgerEntry,
+  readLedger,
+  writeLedger
+} from "./SyncLedger.js"
 import type { UserDatabases } from "./UserDatabases.js"
 
 /** Result of one sync attempt that did not fail. */
@@ -43,9 +52,9 @@ export const uploadUser = async (options: {
     workDirectory: options.workDirectory,
     withLock: (fn) => databases.withUserWriteLock(did, fn),
     now: now,
-    unlessSha256: ledger?.sha256
+    unlessSha256: ledger.base?.sha256
   })
-  if (ledger?.sha256 === snapshot.sha256) return { _tag: "Unchanged", sha256: snapshot.sha256 }
+  if (ledger.base?.sha256 === snapshot.sha256) return { _tag: "Unchanged", sha256: snapshot.sha256 }
   await options.afterSnapshot?.(did)
   const key = databases.storageKey(did)
   const roomId = await store.room(key, { create: true })
@@ -60,18 +69,25 @@ export const uploadUser = async (options: {
   }
   if (remote !== undefined) {
     if (remote.sha256 === snapshot.sha256) {
-      await writeLedger(path, { sha256: remote.sha256, mxc: remote.mxc, at: now() })
+      await writeLedger(path, confirmedAt(entryOf(remote, now())))
       return { _tag: "Unchanged", sha256: snapshot.sha256 }
     }
-    if (remote.sha256 !== ledger?.sha256) {
+    if (!descendsFrom(ledger, remote.sha256)) {
+      const from = ledger.base ?? ledger.unconfirmed
       const message =
         `the room holds snapshot ${remote.sha256.slice(0, 12)} (${new Date(remote.createdAt).toISOString()}) ` +
-        `but the local database descends from ${ledger ? ledger.sha256.slice(0, 12) : "no snapshot"}; ` +
+        `but the local database descends from ${from ? from.sha256.slice(0, 12) : "no snapshot"}; ` +
         "keeping the room's snapshot (restore it, or adoptLocal to replace it)"
       return { _tag: "Refused", reason: "Diverged", message }
     }
   }
   const mxc = await store.upload(snapshot.compressed, `${key}.sqlite.gz`)
+  const uploaded: LedgerEntry = { sha256: snapshot.sha256, mxc, at: now() }
+  // Before the pointer write: if it lands and its answer is lost, the next sync still knows.
+  await writeLedger(path, {
+    base: remote === undefined ? ledger.base : entryOf(remote, now()),
+    unconfirmed: uploaded
+  })
   await store.writePointer(roomId, key, {
     mxc,
     sha256: snapshot.sha256,
@@ -82,7 +98,7 @@ export const uploadUser = async (options: {
     schemaVersion: SNAPSHOT_SCHEMA_VERSION,
     ...(remote === undefined ? {} : { previousSha256: remote.sha256 })
   })
-  await writeLedger(path, { sha256: snapshot.sha256, mxc, at: now() })
+  await writeLedger(path, confirmedAt(uploaded))
   return {
     _tag: "Uploaded",
     sha256: snapshot.sha256,

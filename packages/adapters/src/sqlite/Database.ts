@@ -11,16 +11,7 @@
  * `transaction().immediate()`, which the Matrix sync and the busy-free writes need. Effect
  * stays at the edges: the session store and the registry's layers.
  */
-import {
-  closeSync,
-  existsSync,
-  fstatSync,
-  linkSync,
-  openSync,
-  readSync,
-  renameSync,
-  unlinkSync
-} from "node:fs"
+import { closeSync, fstatSync, openSync, readSync } from "node:fs"
 import BetterSqlite3 from "better-sqlite3"
 import { isBusy, isCorruption, SqliteOpenError, SqliteStorageError, sqliteCode } from "./errors.js"
 
@@ -275,16 +266,21 @@ const checkHeader = (filename: string) => {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === "ENOENT") return // a new database
-    if (code === "EISDIR") return // SQLite reports it as CANTOPEN below: Unreadable
     throw new SqliteOpenError({
-      reason: "Unreadable",
+      reason: code === "EACCES" || code === "EPERM" ? "Unreadable" : "Unavailable",
       path: filename,
-      message: `${code}: cannot read`,
+      message: `${code ?? "error"}: cannot read the file`,
       cause: error
     })
   }
   try {
-    if (!fstatSync(fd).isFile()) return
+    if (!fstatSync(fd).isFile()) {
+      throw new SqliteOpenError({
+        reason: "Unreadable",
+        path: filename,
+        message: "not a regular file (a directory or a device where the database should be)"
+      })
+    }
     const head = Buffer.alloc(MAGIC.length)
     const n = readSync(fd, head, 0, MAGIC.length, 0)
     if (n > 0 && (n < MAGIC.length || !head.equals(MAGIC))) {
@@ -294,6 +290,15 @@ const checkHeader = (filename: string) => {
         message: "the file does not start with the SQLite header"
       })
     }
+  } catch (error) {
+    if (error instanceof SqliteOpenError) throw error
+    const code = (error as NodeJS.ErrnoException).code
+    throw new SqliteOpenError({
+      reason: "Unavailable",
+      path: filename,
+      message: `${code ?? "error"}: cannot read the file's header`,
+      cause: error
+    })
   } finally {
     closeSync(fd)
   }
@@ -317,12 +322,17 @@ const checkOwner = (db: BetterSqlite3.Database, filename: string, ownerDid: stri
   }
 }
 
+/**
+ * Only positive evidence of damage is `NotADatabase` or `Corrupt` (both move the file aside); any
+ * other failure (BUSY, CANTOPEN under EMFILE, IOERR, NOMEM, FULL, an unknown error) is
+ * `Unavailable`: the file may be perfectly sound, so it stays where it is.
+ */
 const toOpenError = (filename: string, error: unknown): SqliteOpenError => {
   if (error instanceof SqliteOpenError) return error
   const code = sqliteCode(error)
   const detail = error instanceof Error ? error.message : String(error)
   const reason =
-    code === "SQLITE_NOTADB" ? "NotADatabase" : code?.startsWith("SQLITE_CORRUPT") ? "Corrupt" : "Unreadable"
+    code === "SQLITE_NOTADB" ? "NotADatabase" : code?.startsWith("SQLITE_CORRUPT") ? "Corrupt" : "Unavailable"
   return new SqliteOpenError({
     reason,
     path: filename,
@@ -341,41 +351,4 @@ export const toStorageError = (error: unknown): unknown => {
     })
   }
   return error
-}
-
-/** The sidecar files SQLite may keep next to a database. */
-export const SIDE_FILES = ["-wal", "-shm", "-journal"] as const
-
-/**
- * Moves a bad database (and its WAL/SHM/journal sidecars, which belong to it and must never
- * be replayed into a fresh file) to `<file>.corrupt-<timestamp>[-n]`. Uses link+unlink so an
- * existing file is never overwritten; nothing is deleted. Returns the new path of the main
- * file, or `undefined` when there was no file to move.
- */
-export const moveAside = (filename: string, now: Date = new Date()): string | undefined => {
-  if (!existsSync(filename)) return undefined
-  const stamp = now.toISOString().replace(/[:.]/g, "-")
-  for (let n = 0; n < 1000; n++) {
-    const base = `${filename}.corrupt-${stamp}${n === 0 ? "" : `-${n}`}`
-    if ([base, ...SIDE_FILES.map((s) => base + s)].some((p) => existsSync(p))) continue
-    moveNoClobber(filename, base)
-    for (const side of SIDE_FILES) {
-      if (existsSync(filename + side)) moveNoClobber(filename + side, base + side)
-    }
-    return base
-  }
-  throw new Error(`cannot find a free name to move ${filename} aside`)
-}
-
-const moveNoClobber = (from: string, to: string) => {
-  try {
-    linkSync(from, to) // fails with EEXIST rather than overwrite
-    unlinkSync(from)
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === "EEXIST") throw error
-    // File systems without hard links: a rename after the existence check above.
-    if (existsSync(to)) throw error
-    renameSync(from, to)
-  }
 }

@@ -15,8 +15,9 @@ import { createHash } from "node:crypto"
 import { mkdirSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint"
-import { Database, type DatabaseOptions, moveAside } from "./Database.js"
+import { Database, type DatabaseOptions } from "./Database.js"
 import { SqliteOpenError, SqliteStorageError } from "./errors.js"
+import { moveAside } from "./MoveAside.js"
 import type { RetentionOptions } from "./Retention.js"
 import { SqliteSaver } from "./SqliteSaver.js"
 import { UserGate } from "./UserGate.js"
@@ -31,6 +32,12 @@ export interface UserDatabasesOptions {
   readonly retention?: RetentionOptions | false | undefined
   /** Connection settings (busy timeout, synchronous, verify on open). */
   readonly connection?: Omit<DatabaseOptions, "filename" | "ownerDid"> | undefined
+  /**
+   * How long an open that failed for a passing reason (`Unavailable`: another process holds a
+   * lock, too many open files, an I/O error) is retried before the operation fails with it
+   * (default 5,000). Such a file is never moved aside.
+   */
+  readonly openRetryMs?: number | undefined
   /** Serializer for checkpoint values (default LangGraph's JsonPlusSerializer). */
   readonly serde?: SerializerProtocol | undefined
   /**
@@ -67,13 +74,23 @@ interface Entry {
 
 const RECOVERABLE = new Set(["NotADatabase", "Corrupt", "Unreadable", "OwnerMismatch"])
 
+// With the `u` flag a surrogate pair is one code point, so this matches unpaired halves only.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u
+
 /**
  * A user's storage key: lowercase hex of a domain-separated SHA-256 of the DID's UTF-8 bytes.
- * Stable across hosts, so it also names the user's snapshots in Matrix.
+ * Stable across hosts, so it also names the user's snapshots in Matrix. A string with a lone
+ * surrogate has no UTF-8 form (it would be hashed as U+FFFD, the key of another string): refused.
  */
 export const storageKey = (did: string): string => {
   if (typeof did !== "string" || did.length === 0) {
     throw new SqliteStorageError({ reason: "InvalidInput", message: "user DID must be a non-empty string" })
+  }
+  if (LONE_SURROGATE.test(did)) {
+    throw new SqliteStorageError({
+      reason: "InvalidInput",
+      message: "user DID must be well-formed Unicode (it holds a lone surrogate)"
+    })
   }
   return createHash("sha256").update("plugboard/user-db/v1\u0000").update(did, "utf8").digest("hex")
 }
@@ -88,6 +105,7 @@ export class UserDatabaseRegistry {
   private readonly maxOpen: number
   private readonly retention: RetentionOptions | undefined
   private readonly connection: Omit<DatabaseOptions, "filename" | "ownerDid">
+  private readonly openRetryMs: number
   private readonly serde: SerializerProtocol | undefined
   private readonly onOpenError: (error: SqliteOpenError) => void
   private readonly entries = new Map<string, Entry>() // insertion order = LRU order
@@ -101,6 +119,7 @@ export class UserDatabaseRegistry {
     this.maxOpen = Math.max(1, options.maxOpen ?? 64)
     this.retention = options.retention === false ? undefined : (options.retention ?? { keepCheckpoints: 100 })
     this.connection = options.connection ?? {}
+    this.openRetryMs = Math.max(0, options.openRetryMs ?? 5_000)
     this.serde = options.serde
     this.onOpenError =
       options.onOpenError ??
@@ -155,7 +174,7 @@ export class UserDatabaseRegistry {
   async open(did: string): Promise<OpenReport> {
     const entry = this.entry(did)
     if (entry.db !== undefined && !entry.db.isClosed) return { recovered: undefined }
-    return { recovered: this.openEntry(entry) }
+    return { recovered: await this.retryingOpen(() => this.openEntry(entry)) }
   }
 
   /**
@@ -169,7 +188,7 @@ export class UserDatabaseRegistry {
     if (wait !== undefined) await wait
     const entry = this.entry(did)
     try {
-      const db = this.lease(entry)
+      const db = await this.retryingOpen(() => this.lease(entry))
       try {
         return await (mode === "write" ? db.write(() => fn(db)) : db.read(() => fn(db)))
       } catch (error) {
@@ -217,7 +236,7 @@ export class UserDatabaseRegistry {
         backup: async (destination) => {
           // Looked up at call time: the entry may have been dropped while `fn` awaited.
           const entry = this.entry(did)
-          const db = this.lease(entry)
+          const db = await this.retryingOpen(() => this.lease(entry))
           try {
             await db.db.backup(destination)
           } finally {
@@ -251,6 +270,7 @@ export class UserDatabaseRegistry {
   private gate(did: string): UserGate {
     let gate = this.gates.get(did)
     if (gate === undefined) {
+      storageKey(did) // an invalid DID throws here, before it holds a gate it would never leave
       gate = new UserGate()
       this.gates.set(did, gate)
     }
@@ -268,6 +288,28 @@ export class UserDatabaseRegistry {
     return entry
   }
 
+  /**
+   * Runs `open` (which opens the entry's file when needed) and, while it fails `Unavailable`,
+   * again with jittered backoff for up to `openRetryMs`; the last failure is reported and thrown.
+   */
+  private async retryingOpen<A>(open: () => A): Promise<A> {
+    const deadline = Date.now() + this.openRetryMs
+    for (let n = 0; ; n++) {
+      try {
+        return open()
+      } catch (error) {
+        if (!(error instanceof SqliteOpenError) || error.reason !== "Unavailable") throw error
+        if (Date.now() >= deadline || this.closed) {
+          this.onOpenError(error)
+          throw error
+        }
+        await new Promise((r) =>
+          setTimeout(r, Math.min(250, 5 * 2 ** Math.min(n, 6)) * (0.5 + Math.random()))
+        )
+      }
+    }
+  }
+
   private lease(entry: Entry): Database {
     if (this.closed) throw new SqliteStorageError({ reason: "Closed", message: "the registry is closed" })
     if (entry.db === undefined || entry.db.isClosed) this.openEntry(entry)
@@ -282,11 +324,12 @@ export class UserDatabaseRegistry {
       entry.db = Database.open(options)
       return undefined
     } catch (error) {
+      // Unavailable is reported by `retryingOpen` once it gives up, not at every attempt.
       if (!(error instanceof SqliteOpenError) || !RECOVERABLE.has(error.reason)) {
-        if (error instanceof SqliteOpenError) this.onOpenError(error)
+        if (error instanceof SqliteOpenError && error.reason !== "Unavailable") this.onOpenError(error)
         throw error
       }
-      const movedTo = moveAside(entry.path)
+      const movedTo = moveAside(entry.path, "corrupt")
       const report = new SqliteOpenError({
         reason: error.reason,
         path: error.path,
@@ -304,7 +347,7 @@ export class UserDatabaseRegistry {
   /** A database that reported corruption mid-operation: close it and move it aside. */
   private quarantine(entry: Entry, cause: SqliteStorageError) {
     this.closeEntry(entry)
-    const movedTo = moveAside(entry.path)
+    const movedTo = moveAside(entry.path, "corrupt")
     this.onOpenError(
       new SqliteOpenError({ reason: "Corrupt", path: entry.path, message: cause.message, movedTo, cause })
     )

@@ -11,8 +11,14 @@ export type SqliteOpenErrorReason =
   | "NotADatabase"
   /** SQLite reads it but it is damaged (a truncated file, a failed integrity check). */
   | "Corrupt"
-  /** The file exists but cannot be opened or read (permissions, I/O error). */
+  /** The file can never be read as it is: no permission to read it, or not a regular file. */
   | "Unreadable"
+  /**
+   * The file could not be opened just now (locked by another process, too many open files, an
+   * I/O error, out of memory or disk): nothing says it is damaged, so it is left in place and the
+   * next operation tries again. Never a reason to move a file aside.
+   */
+  | "Unavailable"
   /** The file was written by a newer plugboard schema; it is left untouched. */
   | "SchemaTooNew"
   /** The file belongs to another user (its recorded owner DID differs). */

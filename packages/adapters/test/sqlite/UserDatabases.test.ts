@@ -20,6 +20,8 @@ const hostile = [
   "did:key:é", // precomposed é: NOT merged with the line above
   "did:key:" + "z".repeat(100_000),
   "🙂",
+  "did:key:\uFFFD", // the replacement character itself: a valid DID string of its own
+  "did:key:\uD83D\uDE42", // a surrogate pair (🙂) is fine
   "C:\\Windows\\system32",
   'a/b\\c:d*e?f"g<h>i|j'
 ]
@@ -57,6 +59,17 @@ describe("UserDatabaseRegistry file names", () => {
     const r = registry()
     expect(() => r.databasePath("")).toThrow(SqliteStorageError)
     expect(() => r.checkpointerForUser(undefined as unknown as string)).toThrow(SqliteStorageError)
+  })
+
+  it("refuses a DID with a lone surrogate, which would share the key of its U+FFFD twin", async () => {
+    const r = registry()
+    for (const lone of ["did:key:\uD800", "did:key:a\uDC00b", "\uDBFF", "did:key:\uDE42\uD83D"]) {
+      expect(() => databaseFileName(lone)).toThrow(/lone surrogate/)
+      expect(() => r.checkpointerForUser(lone)).toThrow(SqliteStorageError)
+      await expect(r.use(lone, "read", () => 1)).rejects.toThrow(/lone surrogate/)
+    }
+    expect(databaseFileName("did:key:\uFFFD")).toMatch(/^u-[0-9a-f]{64}\.sqlite$/)
+    expect(readdirSync(r.directory)).toEqual([])
   })
 
   it("stores each hostile DID's checkpoints in its own file, and only there", async () => {

@@ -41,8 +41,8 @@ const setup = () => {
   return { registry, errors, dir: t.dir }
 }
 
-/** A real database with a few hundred KB of conversation, closed cleanly. */
-const writeRealDatabase = async (filename: string) => {
+/** A real database with a few hundred KB of conversation, closed cleanly; answers its newest checkpoint id. */
+const writeRealDatabase = async (filename: string): Promise<string> => {
   const saver = makeSqliteSaver({ filename })
   let config: RunnableConfig = { configurable: { thread_id: "t", checkpoint_ns: "" } }
   for (let step = 1; step <= 40; step++) {
@@ -58,6 +58,7 @@ const writeRealDatabase = async (filename: string) => {
     )
   }
   saver.close()
+  return config.configurable!.checkpoint_id as string
 }
 
 const cases: Array<[string, (path: string) => Promise<void> | void, SqliteOpenError["reason"]]> = [
@@ -249,5 +250,90 @@ describe("corrupt or unreadable user database", () => {
     expect(await registry.use("did:key:perm", "read", (db) => db.integrityCheck())).toEqual(["ok"])
     expect(errors[0]?.reason).toBe("Unreadable")
     chmodSync(errors[0]!.movedTo!, 0o600)
+  })
+})
+
+/**
+ * A sound database that cannot be opened just now — another process holds its lock, the process
+ * ran out of file descriptors — is left exactly where it is: the operation fails `Unavailable`
+ * after retrying, and the next one, once the cause has passed, reads the whole history.
+ */
+describe("a sound database that cannot be opened for a passing reason", () => {
+  const history = async (registry: UserDatabaseRegistry, did: string) =>
+    (await registry.checkpointerForUser(did).getTuple({ configurable: { thread_id: "t" } }))?.checkpoint.id
+
+  it("locked by another process: retried, reported Unavailable, never moved aside; served once the lock goes", async () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const did = "did:key:locked"
+    const first = new UserDatabaseRegistry({ directory: t.dir })
+    const path = first.databasePath(did)
+    await first.close()
+    const latest = await writeRealDatabase(path)
+
+    // Another process (an operator's shell, a backup tool) keeps the database locked.
+    const BetterSqlite3 = (await import("better-sqlite3")).default
+    const other = new BetterSqlite3(path)
+    other.pragma("locking_mode = EXCLUSIVE")
+    other.exec("BEGIN EXCLUSIVE")
+
+    const errors: Array<SqliteOpenError> = []
+    const registry = new UserDatabaseRegistry({
+      directory: t.dir,
+      openRetryMs: 300,
+      connection: { busyTimeoutMs: 20 },
+      onOpenError: (e) => errors.push(e)
+    })
+    cleanups.push(() => void registry.close())
+    const failure = await history(registry, did).then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    expect(failure).toBeInstanceOf(SqliteOpenError)
+    expect((failure as SqliteOpenError).reason).toBe("Unavailable")
+    expect((failure as SqliteOpenError).message).toMatch(/SQLITE_BUSY/)
+    // Reported once, after the retries, and nothing was moved or started afresh.
+    expect(errors.map((e) => [e.reason, e.movedTo])).toEqual([["Unavailable", undefined]])
+    expect(readdirSync(t.dir).filter((f) => f.includes(".corrupt-"))).toEqual([])
+
+    other.exec("COMMIT")
+    other.close()
+    expect(await history(registry, did)).toBe(latest)
+    expect(errors).toHaveLength(1)
+  })
+
+  it("out of file descriptors (EMFILE, in a child process under a low ulimit): left in place, served afterwards", async () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const did = "did:key:emfile"
+    const first = new UserDatabaseRegistry({ directory: t.dir })
+    const path = first.databasePath(did)
+    await first.close()
+    const latest = await writeRealDatabase(path)
+    const { execFileSync } = await import("node:child_process")
+    const child = join(import.meta.dirname, "emfile-child.ts")
+    const root = join(import.meta.dirname, "../../../..")
+    const out = execFileSync(
+      "bash",
+      [
+        "-c",
+        `ulimit -n 256 && exec "${process.execPath}" --conditions=@plugboard/source --import tsx "$@"`,
+        "bash",
+        child,
+        t.dir,
+        did
+      ],
+      { cwd: root, encoding: "utf8", timeout: 60_000 }
+    )
+    const result = JSON.parse(out.trim().split("\n").at(-1)!) as {
+      whileExhausted: { reason: string; message: string }
+      reported: Array<[string, string | null]>
+      afterwards: string | null
+      files: Array<string>
+    }
+    expect(result.whileExhausted.reason).toBe("Unavailable")
+    expect(result.reported).toEqual([["Unavailable", null]])
+    expect(result.afterwards).toBe(latest)
+    expect(result.files.filter((f) => f.includes(".corrupt-"))).toEqual([])
   })
 })
