@@ -177,30 +177,93 @@ describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
     expect(counters.calls["summarizer.init"]).toBe(1)
   })
 
-  it("logs a failing checkpointer load and proceeds on an empty state", async () => {
+  it("logs a failing checkpointer load and proceeds on an empty state; its save never hides the history", async () => {
     const counters = makeCounters()
     const plugins = testPlugins(counters)
     const seedModel = ScriptedChatModel.script([load, "loaded"])
     await runTurn(await agentFor({ plugins, model: seedModel, saver: fixture.saver, sessionId: "s1" }), {
       message: "load weather"
     })
+    const history = await fixture.saver.getTuple({ configurable: { thread_id: "s1" } })
     const broken = brokenLoads(fixture.saver)
     const { lines, logger } = recordingLogger()
     const model = ScriptedChatModel.script(["Fresh start."])
     const agent = await agentFor({ plugins, model, saver: broken, sessionId: "s1", logger })
-    const turn = await runTurn(agent, { message: "Hello again" })
-    expect(turn.answer).toBe("Fresh start.")
+    // The turn runs on an empty state ...
+    await expect(runTurn(agent, { message: "Hello again" })).rejects.toThrow(
+      /not saved: the thread's state could not be read when the turn began, and it still cannot be read \(disk on fire\)/
+    )
     expect(model.calls[0]!.messages.map((m) => m.getType())).toEqual(["system", "human"])
     expect(model.calls[0]!.offeredTools).not.toContain("get_current_weather")
-    expect(turn.state.loadedPlugins).toEqual([])
     const logged = lines.find((l) => l.level === "error" && l.message.includes("checkpointer load failed"))
     expect(logged?.fields).toMatchObject({ threadId: "s1", error: "disk on fire" })
+    // ... but it is not saved over a history it never saw.
+    const after = await fixture.saver.getTuple({ configurable: { thread_id: "s1" } })
+    expect(after?.checkpoint.id).toBe(history?.checkpoint.id)
+    expect(after?.checkpoint.channel_values.loadedPlugins).toEqual(["weather"])
     // The resilient wrapper never hides a healthy load.
     const healthy = new ResilientCheckpointer(fixture.saver, logger)
     const tuple = await healthy.getTuple({ configurable: { thread_id: "s1" } })
     expect(tuple).toBeDefined()
   })
+
+  it("a load that failed once: a thread with a history is not saved over; a new thread is saved", async () => {
+    const plugins = testPlugins(makeCounters())
+    await runTurn(
+      await agentFor({
+        plugins,
+        model: ScriptedChatModel.script([load, "loaded"]),
+        saver: fixture.saver,
+        sessionId: "old"
+      }),
+      { message: "load weather" }
+    )
+    const history = await fixture.saver.getTuple({ configurable: { thread_id: "old" } })
+    const { logger } = recordingLogger()
+    const old = await agentFor({
+      plugins,
+      model: ScriptedChatModel.script(["Fresh start."]),
+      saver: failsOnce(fixture.saver),
+      sessionId: "old",
+      logger
+    })
+    await expect(runTurn(old, { message: "Hello again" })).rejects.toThrow(/and it holds a history/)
+    expect((await fixture.saver.getTuple({ configurable: { thread_id: "old" } }))?.checkpoint.id).toBe(
+      history?.checkpoint.id
+    )
+
+    const fresh = await agentFor({
+      plugins,
+      model: ScriptedChatModel.script(["Hello, new thread."]),
+      saver: failsOnce(fixture.saver),
+      sessionId: "new",
+      logger
+    })
+    const turn = await runTurn(fresh, { message: "Hi" })
+    expect(turn.answer).toBe("Hello, new thread.")
+    const saved = await fixture.saver.getTuple({ configurable: { thread_id: "new" } })
+    expect((saved?.checkpoint.channel_values.messages as Array<BaseMessage>).map((m) => m.getType())).toEqual(
+      ["human", "ai"]
+    )
+  })
 })
+
+/** A saver whose first read fails; everything after works. */
+const failsOnce = (inner: BaseCheckpointSaver): BaseCheckpointSaver => {
+  let failed = false
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop === "getTuple" && !failed) {
+        return async () => {
+          failed = true
+          throw new Error("SQLITE_BUSY: database is locked")
+        }
+      }
+      const value = Reflect.get(target, prop, receiver)
+      return typeof value === "function" ? value.bind(target) : value
+    }
+  })
+}
 
 /** A saver whose reads fail and whose writes work. */
 const brokenLoads = (inner: BaseCheckpointSaver): BaseCheckpointSaver =>
