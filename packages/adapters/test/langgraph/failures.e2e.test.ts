@@ -242,7 +242,7 @@ describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
     const turn = await runTurn(fresh, { message: "Hi" })
     expect(turn.answer).toBe("Hello, new thread.")
     const saved = await fixture.saver.getTuple({ configurable: { thread_id: "new" } })
-    expect((saved?.checkpoint.channel_values.messages as Array<BaseMessage>).map((m) => m.getType())).toEqual(
+    expect((saved!.checkpoint.channel_values.messages as Array<BaseMessage>).map((m) => m.getType())).toEqual(
       ["human", "ai"]
     )
   })
