@@ -94,6 +94,11 @@ interface UserState {
   restoredInBackground: RestoreOutcome | undefined
   /** When the last restore of this user resolved. */
   resolvedAt: number
+  /**
+   * The database had its sync record when last restored or synced. If the record is gone since,
+   * the file was replaced (moved aside, which takes the record along): the room must be asked.
+   */
+  recorded: boolean
   debounce: ReturnType<typeof setTimeout> | undefined
   retry: ReturnType<typeof setTimeout> | undefined
   restoreRetry: ReturnType<typeof setTimeout> | undefined
@@ -180,12 +185,11 @@ export class MatrixSyncEngine {
     return this.enqueue(did, async () => {
       const u = this.user(did)
       // Hosts call this before every turn: skip the round trip while the last check is fresh.
-      // A database without its sync record (new, or started afresh after the file was moved
-      // aside, which takes the record with it) is not known to hold the room's state: ask.
       const path = this.options.databases.databasePath(did)
       const fresh = this.now() - u.resolvedAt < (this.options.recheckAfterMs ?? 0)
+      const replaced = u.recorded && !existsSync(ledgerPath(path))
       const outcome =
-        u.restore === "resolved" && fresh && existsSync(path) && existsSync(ledgerPath(path))
+        u.restore === "resolved" && fresh && !replaced && existsSync(path)
           ? ({ _tag: "LocalPresent" } as const)
           : await this.restoreOnce(did, false)
       // A background retry already brought the room's snapshot in since the last call.
@@ -320,6 +324,7 @@ export class MatrixSyncEngine {
         restoreAttempts: 0,
         restoredInBackground: undefined,
         resolvedAt: Number.NEGATIVE_INFINITY,
+        recorded: false,
         debounce: undefined,
         retry: undefined,
         restoreRetry: undefined,
@@ -435,6 +440,8 @@ export class MatrixSyncEngine {
       if (outcome._tag === "Refused") {
         u.dirty = true
         if (outcome.reason === "Diverged") this.log.error(`diverged ${did}: ${outcome.message}`)
+      } else if (outcome._tag === "Uploaded" || outcome._tag === "Unchanged") {
+        u.recorded = true // the record was there, or has just been written
       }
       return outcome
     } catch (e) {
@@ -466,6 +473,7 @@ export class MatrixSyncEngine {
       })
       u.restore = "resolved"
       u.resolvedAt = this.now()
+      u.recorded = existsSync(ledgerPath(this.options.databases.databasePath(did)))
       u.restoreAttempts = 0
       if (u.restoreRetry !== undefined) clearTimeout(u.restoreRetry)
       u.restoreRetry = undefined
