@@ -161,7 +161,8 @@ const decodeLoadInput = (input: unknown): Either.Either<ReadonlyArray<string>, M
     if (!Array.isArray(names) || names.some((n) => typeof n !== "string")) {
       return fail(`${LOAD_CAPABILITY}: 'names' must be a list of plugin names (strings). ${usage}`)
     }
-    out.push(...names)
+    // One by one: spreading a runaway list (hundreds of thousands of names) overflows the stack.
+    for (const n of names) out.push(n)
   }
   const trimmed = LoadedPlugins.union(
     [],

@@ -270,6 +270,17 @@ describe("MetaTools.loadCapability", () => {
     expect(repeated.newlyLoaded).toEqual(["weather"])
   })
 
+  it("answers a names list of any length instead of throwing (a million entries)", () => {
+    const distinct = Array.from({ length: 1_000_000 }, (_, i) => `nope-${i}`)
+    expect(left(MetaTools.loadCapability(catalog, [], { names: distinct })).message).toMatch(
+      /^load_capability: at most 32 plugin names per call, got 1000000; nothing was loaded\./
+    )
+    const repeated = right(
+      MetaTools.loadCapability(catalog, [], { name: "maps", names: Array(1_000_000).fill("weather") })
+    )
+    expect(repeated.newlyLoaded).toEqual(["maps", "weather"])
+  })
+
   it("scores no name too long to mean a plugin, and echoes an unknown name clipped", () => {
     const before = scoredNameCount()
     const long = `weather${"x".repeat(10_000)}`
