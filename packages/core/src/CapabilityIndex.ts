@@ -431,7 +431,13 @@ export const rank = (index: CapabilityIndex, query: string, options: RankOptions
     }
     return m
   }
-  for (const t of tokenize(query)) {
+  // A word the query repeats adds the same each time: each distinct word is scored once and
+  // weighted by its count (in order of first use, so a query without repeats sums exactly as
+  // word by word). Scored per occurrence, a runaway query repeating a common word cost a pass
+  // over every plugin holding it per repeat: seconds for one call at 5,000 plugins.
+  const counts = new Map<string, number>()
+  for (const t of tokenize(query)) counts.set(t, (counts.get(t) ?? 0) + 1)
+  for (const [t, count] of counts) {
     const expansions: Array<readonly [string, number]> = []
     if (known(t) !== undefined) {
       expansions.push([t, 1])
@@ -445,9 +451,9 @@ export const rank = (index: CapabilityIndex, query: string, options: RankOptions
       const m = match(term)
       const w = weight * m.weight
       most = Math.max(most, w)
-      for (const [d, tf] of m.tfs) scores.set(d, (scores.get(d) ?? 0) + (w * tf) / (K1 + tf))
+      for (const [d, tf] of m.tfs) scores.set(d, (scores.get(d) ?? 0) + count * ((w * tf) / (K1 + tf)))
     }
-    best += most
+    best += count * most
   }
 
   const ranked: Array<Ranked> = []

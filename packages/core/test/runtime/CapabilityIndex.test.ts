@@ -147,6 +147,28 @@ describe("CapabilityIndex.rank", () => {
     expect(noisy.relevance).toBeLessThan(plain.relevance)
   })
 
+  it("weighs a repeated query word by its count, and pays for it once: a runaway repetition stays cheap", () => {
+    // Every plugin holds the word: scored per occurrence, 50,000 repeats cost a pass over all
+    // 5,000 plugins each (seconds of CPU for one list_capabilities call or one router turn).
+    const many = CapabilityIndex.make(
+      Array.from({ length: 5000 }, (_, i) => ({
+        name: `records-${i}`,
+        summary: `Records of kind ${i}.`,
+        whenToUse: [`Questions about records of kind ${i}.`]
+      }))
+    )
+    const once = CapabilityIndex.rank(many, "records kind 42")
+    const start = performance.now()
+    const repeated = CapabilityIndex.rank(many, `${"records kind ".repeat(50_000)}42`)
+    const ms = performance.now() - start
+    expect(repeated.map((r) => r.name)).toEqual(once.map((r) => r.name))
+    expect(repeated[0]!.name).toBe("records-42")
+    // Each repeat adds what the word adds once (up to rounding).
+    const perWord = (q: string) => CapabilityIndex.rank(many, q).find((r) => r.name === "records-7")!.score
+    expect(perWord("records records records kind")).toBeCloseTo(3 * perWord("records") + perWord("kind"), 9)
+    expect(ms).toBeLessThan(1000)
+  })
+
   it("indexes a catalog's discoverable plugins only", () => {
     const catalog = smallCatalog()
     const idx = CapabilityIndex.forCatalog(catalog)
