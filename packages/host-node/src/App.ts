@@ -169,7 +169,21 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
   const databases = layerUserDatabases({
     directory: config.sqliteDatabasePath,
     maxOpen: config.sqliteMaxOpen,
-    retention: config.sqliteKeepCheckpoints > 0 ? { keepCheckpoints: config.sqliteKeepCheckpoints } : false
+    retention: config.sqliteKeepCheckpoints > 0 ? { keepCheckpoints: config.sqliteKeepCheckpoints } : false,
+    // Through the host's logger, so a damaged file's report lands where the operator looks.
+    onOpenError: (e) =>
+      e.movedTo === undefined
+        ? logger.error("user database could not be opened; left in place", {
+            reason: e.reason,
+            path: e.path,
+            error: e.message
+          })
+        : logger.error("user database could not be used as it was; moved aside, a fresh one started", {
+            reason: e.reason,
+            path: e.path,
+            movedTo: e.movedTo,
+            error: e.message
+          })
   })
   const services = Layer.mergeAll(
     UcanAuth.layer({
