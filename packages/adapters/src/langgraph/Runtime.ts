@@ -5,6 +5,7 @@
 import {
   type Catalog,
   type ClientTools,
+  type GraphState,
   LoadedPlugins,
   makeRuntimeContext,
   Offer,
@@ -76,6 +77,43 @@ export const offerFor = (
   )
 }
 
+const isPlainObject = (value: object): boolean => {
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+/**
+ * A frozen copy of `value`'s arrays and plain objects, at every depth; anything else (LangChain
+ * messages, class instances) is shared as it is.
+ */
+const frozenCopy = (value: unknown, seen: WeakMap<object, unknown>): unknown => {
+  if (typeof value !== "object" || value === null) return value
+  const done = seen.get(value)
+  if (done !== undefined) return done
+  if (Array.isArray(value)) {
+    const out: Array<unknown> = []
+    seen.set(value, out)
+    for (const item of value) out.push(frozenCopy(item, seen))
+    return Object.freeze(out)
+  }
+  if (!isPlainObject(value)) return value
+  const out: Record<string, unknown> = {}
+  seen.set(value, out)
+  for (const key of Object.keys(value)) out[key] = frozenCopy((value as Record<string, unknown>)[key], seen)
+  return Object.freeze(out)
+}
+
+/**
+ * The state as plugins see it (seed 004: `history.state` is read-only). The graph hands its nodes
+ * its own channel values, the very arrays and objects it checkpoints: a handler or middleware
+ * that wrote into them in place (a `push` onto `loadedPlugins`, a field of `userContext`, a
+ * message spliced out) changed the thread, loaded plugins without `load_capability` and got past
+ * `GraphState.checkPluginUpdate`. Plugins get frozen copies instead; a write throws. The messages
+ * themselves are LangChain objects and are shared (the list holding them is a copy).
+ */
+const readonlyState = (state: AgentStateValue): GraphState.GraphState =>
+  frozenCopy(toCoreState(state), new WeakMap()) as GraphState.GraphState
+
 /** Assembles the runtime of one request. */
 export const makeAgentRuntime = (options: {
   readonly catalog: Catalog.Catalog
@@ -85,15 +123,25 @@ export const makeAgentRuntime = (options: {
   readonly logger: RuntimeLogger
   readonly client?: ClientToolsOption | undefined
 }): AgentRuntime => {
-  const context = (state: AgentStateValue): RuntimeContext =>
+  // A node builds the context of its state more than once (its sub-agents' init, its hooks).
+  const contexts = new WeakMap<AgentStateValue, RuntimeContext>()
+  const build = (state: AgentStateValue): RuntimeContext =>
     makeRuntimeContext({
-      state: toCoreState(state),
+      state: readonlyState(state),
       sessionId: options.request.sessionId,
       did: options.request.did,
       shared: options.shared,
       logger: options.logger,
       ...(options.request.signal === undefined ? {} : { signal: options.request.signal })
     })
+  const context = (state: AgentStateValue): RuntimeContext => {
+    let ctx = contexts.get(state)
+    if (ctx === undefined) {
+      ctx = build(state)
+      contexts.set(state, ctx)
+    }
+    return ctx
+  }
   return {
     ...options,
     client: options.client,
