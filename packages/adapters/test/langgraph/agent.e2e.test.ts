@@ -5,12 +5,13 @@
  * checkpointed.
  */
 import { type BaseMessage, ToolMessage } from "@langchain/core/messages"
-import { Catalog, MetaTools, Offer } from "@plugboard/core"
+import { MemorySaver } from "@langchain/langgraph"
+import { Catalog, MetaTools, Offer, SystemPrompt } from "@plugboard/core"
 import { Either } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { runTurn } from "../../src/langgraph/index.js"
 import { ScriptedChatModel } from "../../src/models/index.js"
-import { makeCounters, testPlugins } from "./fixtures.js"
+import { makeCounters, memoryPlugin, testPlugins, weatherPlugin } from "./fixtures.js"
 import { agentFor, savers } from "./harness.js"
 
 const toolMessages = (messages: ReadonlyArray<BaseMessage>) =>
@@ -159,5 +160,31 @@ describe.each(savers)("the agent loop with %s", (_name, makeSaver) => {
     expect(outcome.error).toBe("unknown")
     expect(outcome.suggestions[0]).toBe("weather")
     expect(turn.state.loadedPlugins).toEqual([])
+  })
+})
+
+describe("the system prompt of each model call", () => {
+  it("is the base prompt, the Tier-1 block and the prompt sections of the plugins offered, a loaded one from the next call", async () => {
+    const counters = makeCounters()
+    const plugins = [
+      { ...weatherPlugin(counters), prompt: "Give temperatures in Celsius." },
+      { ...memoryPlugin(counters), prompt: "Recall before asking the user again." }
+    ]
+    const catalog = Catalog.unsafeMake(plugins)
+    const model = ScriptedChatModel.script([
+      [{ tool: "load_capability", args: { names: ["weather"] } }],
+      [{ tool: "get_current_weather", args: { city: "Berlin" } }],
+      "Cloudy."
+    ])
+    const agent = await agentFor({ plugins, catalog, model, saver: new MemorySaver(), sessionId: "s" })
+    await runTurn(agent, { message: "Weather in Berlin?" })
+    const systems = model.calls.map((c) => String(c.messages[0]!.content))
+    const compose = (loadedPlugins: ReadonlyArray<string>) =>
+      SystemPrompt.compose({ basePrompt: "You are a test assistant.", catalog, loadedPlugins })
+    expect(systems).toEqual([compose([]), compose(["weather"]), compose(["weather"])])
+    expect(systems[0]).toContain("Recall before asking the user again.")
+    expect(systems[0]).not.toContain("Celsius")
+    expect(systems[1]!.startsWith(systems[0]!)).toBe(true)
+    expect(systems[1]).toContain("Give temperatures in Celsius.")
   })
 })

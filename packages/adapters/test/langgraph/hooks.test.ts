@@ -136,6 +136,49 @@ describe("sub-agent init runs only for sub-agents the thread can be offered", ()
   })
 })
 
+describe("a load whose sub-agent fails to initialise", () => {
+  it("leaves that sub-agent out of the load's answer and of the next offer; the others are listed", async () => {
+    const { lines, logger } = recordingLogger()
+    const research = definePlugin({
+      name: "research",
+      manifest: { title: "Research", summary: "Research helpers.", whenToUse: ["research"] },
+      getSubAgents: () => [
+        {
+          name: "reader_agent",
+          description: "Reads.",
+          init: () => {},
+          run: (task: string) => `read ${task}`
+        },
+        {
+          name: "crawler_agent",
+          description: "Crawls.",
+          init: async () => {
+            throw new Error("crawler offline")
+          },
+          run: () => "never"
+        }
+      ]
+    })
+    const model = ScriptedChatModel.script([
+      [{ tool: "load_capability", args: { names: ["research"] } }],
+      "ok"
+    ])
+    const turn = await runTurn(
+      await agentFor({ plugins: [research], model, saver: new MemorySaver(), sessionId: "s", logger }),
+      { message: "research" }
+    )
+    const answer = JSON.parse(String(turn.state.messages.find((m) => m.getType() === "tool")!.content))
+    expect(answer.newlyLoaded).toEqual(["research"])
+    expect(answer.results[0].tools.map((t: { name: string }) => t.name)).toEqual(["reader_agent"])
+    expect(model.calls[1]!.offeredTools).toContain("reader_agent")
+    expect(model.calls[1]!.offeredTools).not.toContain("crawler_agent")
+    expect(lines.find((l) => l.message.includes("sub-agent init failed"))?.fields).toMatchObject({
+      subAgent: "crawler_agent",
+      error: "crawler offline"
+    })
+  })
+})
+
 describe("per-request tools core rejects", () => {
   it("are logged and skipped; the plugin's other tools and the turn go on", async () => {
     const ok = defineTool({
