@@ -96,6 +96,11 @@ export interface Catalog {
   /** Entries whose plugin has per-request hooks, in catalog order: what a request must run. */
   readonly withRequestHooks: ReadonlyArray<CatalogEntry>
   /**
+   * The names `make` was given in `reservedToolNames` (a host's own tools): no plugin tool takes
+   * them, at boot or per request. The meta-tools' names are reserved apart (`RESERVED_TOOL_NAMES`).
+   */
+  readonly hostReservedToolNames?: ReadonlySet<string> | undefined
+  /**
    * Entries whose plugin has `getSharedState`, in catalog order: the order a host reads them in,
    * so a plugin's hook runs after those of the plugins it `dependsOn`. See `mergeSharedState`.
    */
@@ -420,6 +425,7 @@ export const make = (
     middlewares,
     subAgents: entries.flatMap((e) => e.subAgents),
     withRequestHooks: entries.filter((e) => e.hasRequestHooks),
+    hostReservedToolNames: new Set(options.reservedToolNames ?? []),
     withSharedState: entries.filter((e) => e.hasSharedState)
   })
 }
@@ -609,12 +615,16 @@ const resolvePerRequest = (
   if (tool === undefined || errors.length > 0) {
     return Either.left(new RequestToolError({ reason: "InvalidTool", plugin, errors }))
   }
-  const owner = RESERVED_TOOL_NAMES.includes(tool.name) ? undefined : takenNames(catalog).get(tool.name)
-  if (RESERVED_TOOL_NAMES.includes(tool.name) || owner !== undefined) {
-    const whose =
-      owner === undefined
-        ? "a name reserved for the runtime's meta-tools"
-        : `a name plugin '${shown(owner)}' registers at boot`
+  // A per-request tool takes no name a boot-time one could not: the meta-tools', the host's.
+  const meta = RESERVED_TOOL_NAMES.includes(tool.name)
+  const hosts = !meta && catalog.hostReservedToolNames?.has(tool.name) === true
+  const owner = meta || hosts ? undefined : takenNames(catalog).get(tool.name)
+  if (meta || hosts || owner !== undefined) {
+    const whose = meta
+      ? "a name reserved for the runtime's meta-tools"
+      : hosts
+        ? "a name the host reserves"
+        : `a name plugin '${shown(owner!)}' registers at boot`
     return Either.left(
       new RequestToolError({
         reason: "NameTaken",

@@ -302,6 +302,20 @@ describe("Catalog.resolveRequestTool / resolveSubAgent", () => {
     }
   })
 
+  it("rejects a name the host reserved at make, as boot-time tools are", () => {
+    const hosted = Catalog.unsafeMake([plugin("mcp")], { reservedToolNames: ["host_search"] })
+    const error = left(Catalog.resolveRequestTool(hosted, "mcp", tool("host_search")))
+    expect(error.reason).toBe("NameTaken")
+    expect(error.message).toBe(
+      "Plugin 'mcp' per-request tool 'host_search' takes a name the host reserves (tool names are one flat namespace)."
+    )
+    expect(left(Catalog.resolveSubAgent(hosted, "mcp", subAgent("host_search"))).reason).toBe("NameTaken")
+    // Without the option the name is free.
+    expect(
+      Catalog.resolveRequestTool(Catalog.unsafeMake([plugin("mcp")]), "mcp", tool("host_search"))._tag
+    ).toBe("Right")
+  })
+
   it("resolves a per-request sub-agent as a tool of its plugin, and rejects a broken one", () => {
     const spec = subAgent("web_researcher")
     const resolved = right(Catalog.resolveSubAgent(catalog, "pinned", spec))
