@@ -361,13 +361,16 @@ export const make = (
     byName.set(name, draft)
   }
 
+  // Which of the two kinds of reserved name was taken, worded like `checkRequestTool` words it.
+  const reservedBy = (name: string) =>
+    RESERVED_TOOL_NAMES.includes(name)
+      ? "a name reserved for the runtime's meta-tools"
+      : "a name the host reserves"
   const toolsByName = new Map<string, CatalogTool>()
   for (const { entry } of drafts) {
     for (const tool of entry.tools) {
       if (reserved.has(tool.name)) {
-        errors.push(
-          `Plugin '${shown(entry.name)}' registers tool '${tool.name}', a name reserved for the runtime's meta-tools.`
-        )
+        errors.push(`Plugin '${shown(entry.name)}' registers tool '${tool.name}', ${reservedBy(tool.name)}.`)
         continue
       }
       const owner = toolsByName.get(tool.name)
@@ -388,7 +391,7 @@ export const make = (
       const owner = toolsByName.get(tool.name)?.plugin ?? subAgentOwners.get(tool.name)
       if (reserved.has(tool.name)) {
         errors.push(
-          `Plugin '${shown(entry.name)}' registers sub-agent '${tool.name}', a name reserved for the runtime's meta-tools.`
+          `Plugin '${shown(entry.name)}' registers sub-agent '${tool.name}', ${reservedBy(tool.name)}.`
         )
       } else if (owner !== undefined && owner !== entry.name) {
         errors.push(

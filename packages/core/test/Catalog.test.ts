@@ -369,9 +369,7 @@ describe("Catalog.make: boot errors", () => {
       "[boot-error] Plugin 'a' depends on 'b', which is not registered."
     )
     const error = bootErrors([plugin("a", { tools: [tool("mine")] })], { reservedToolNames: ["mine"] })
-    expect(error.errors).toEqual([
-      "Plugin 'a' registers tool 'mine', a name reserved for the runtime's meta-tools."
-    ])
+    expect(error.errors).toEqual(["Plugin 'a' registers tool 'mine', a name the host reserves."])
   })
 
   it("the meta-tools' names stay reserved whatever reservedToolNames says (options only add names)", () => {
