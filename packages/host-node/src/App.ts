@@ -166,7 +166,11 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
 
   const clock = options.clock ?? Clock.layer
   const ledgerLayer = options.ledger ?? SqliteCreditLedger.layer({ filename: config.creditsDatabasePath })
+  // Every committed write of a user (a turn's checkpoints, a session created or deleted) asks
+  // for a sync of that user; the engine is built below, once the registry exists.
+  let afterWrite: (did: string) => void = () => {}
   const databases = layerUserDatabases({
+    onWrite: (did) => afterWrite(did),
     directory: config.sqliteDatabasePath,
     maxOpen: config.sqliteMaxOpen,
     retention: config.sqliteKeepCheckpoints > 0 ? { keepCheckpoints: config.sqliteKeepCheckpoints } : false,
@@ -263,6 +267,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
             error: (m) => logger.error(`[matrix-sync] ${m}`)
           }
         })
+  if (matrix !== undefined) afterWrite = (did) => matrix.scheduleSync(did)
   matrix?.start()
   // A host that does not have a user's database yet picks it up from Matrix before serving them,
   // waiting at most the request timeout: a hanging homeserver never holds a turn longer.

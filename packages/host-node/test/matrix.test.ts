@@ -198,3 +198,43 @@ describe("two hosts serving one user at once", () => {
     })
   })
 })
+
+describe("what reaches the room besides turns", () => {
+  it("a session deleted or created after the last turn's sync is in the room the next host restores", async () => {
+    const inner = memorySnapshotStore()
+    let written = 0
+    const store: SnapshotStore = {
+      ...inner,
+      writePointer: async (...args) => {
+        await inner.writePointer(...args)
+        written += 1
+      }
+    }
+    const signer = await generateSigner()
+    const a = await start({ matrixStore: store })
+    let created: string
+    try {
+      const headers = await headersFor(signer, a.app.oracleDid)
+      await turn(a.url, "secret-chat", headers)
+      // The turn's debounced sync lands: nothing of this user is pending any more.
+      const until = Date.now() + 10_000
+      while (written === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+      expect(written).toBe(1)
+      expect((await call(`${a.url}/sessions/secret-chat`, { method: "DELETE", headers })).status).toBe(200)
+      const made = await call(`${a.url}/sessions`, { method: "POST", headers })
+      expect(made.status).toBe(201)
+      created = made.body.sessionId
+    } finally {
+      await a.stop() // graceful close: flushes what is pending
+    }
+    const b = await start({ matrixStore: store })
+    try {
+      const headers = await headersFor(signer, b.app.oracleDid)
+      const sessions = await call(`${b.url}/sessions`, { headers })
+      expect(sessions.body.sessions.map((s: { sessionId: string }) => s.sessionId)).toEqual([created])
+      expect((await call(`${b.url}/messages/secret-chat`, { headers })).status).toBe(404)
+    } finally {
+      await b.stop()
+    }
+  })
+})

@@ -20,7 +20,7 @@ import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
 import { type RestoreResult, restoreUser } from "./Restore.js"
 import type { SnapshotPointer } from "./SnapshotPointer.js"
 import type { SnapshotStore } from "./SnapshotStore.js"
-import { confirmedAt, entryOf, ledgerPath, writeLedger } from "./SyncLedger.js"
+import { confirmedAt, entryOf, type FileIdentity, fileIdentity, sameFile, writeLedger } from "./SyncLedger.js"
 import { type SyncOutcome, uploadUser } from "./Upload.js"
 import type { UserDatabases } from "./UserDatabases.js"
 
@@ -80,6 +80,12 @@ export interface MatrixSyncEngineOptions {
   readonly maxSnapshotBytes?: number
   /** Directory for backup temp files. Default: the database's directory. */
   readonly workDirectory?: string
+  /**
+   * Most syncs running at once across users (default 4). The periodic tick schedules every known
+   * user at the same moment; each sync opens that user's database for its backup, so without a
+   * bound a tick over thousands of users would open them all at once (file descriptors, memory).
+   */
+  readonly maxConcurrentSyncs?: number
   readonly logger?: SyncLogger
   readonly now?: () => number
   /** Test instrumentation: awaited after the backup step, before any network call. */
@@ -95,10 +101,12 @@ interface UserState {
   /** When the last restore of this user resolved. */
   resolvedAt: number
   /**
-   * The database had its sync record when last restored or synced. If the record is gone since,
-   * the file was replaced (moved aside, which takes the record along): the room must be asked.
+   * The database file as last restored or synced. Another file there since (moved aside and
+   * started afresh, deleted, replaced) is not known to hold the room's state: the room is asked.
    */
-  recorded: boolean
+  file: FileIdentity | undefined
+  /** An operator adopted the local database over a room pointer that cannot be read. */
+  adoptedOverUnreadable: boolean
   debounce: ReturnType<typeof setTimeout> | undefined
   retry: ReturnType<typeof setTimeout> | undefined
   restoreRetry: ReturnType<typeof setTimeout> | undefined
@@ -121,6 +129,9 @@ export class MatrixSyncEngine {
   private readonly maxMs: number
   private readonly maxAttempts: number
   private closed = false
+  private readonly maxConcurrent: number
+  private activeSyncs = 0
+  private readonly waitingForSlot: Array<() => void> = []
 
   constructor(private readonly options: MatrixSyncEngineOptions) {
     this.log = options.logger ?? consoleSyncLogger
@@ -129,6 +140,7 @@ export class MatrixSyncEngine {
     this.baseMs = options.retry?.baseMs ?? 1_000
     this.maxMs = options.retry?.maxMs ?? 60_000
     this.maxAttempts = options.retry?.maxAttempts ?? 10
+    this.maxConcurrent = Math.max(1, options.maxConcurrentSyncs ?? 4)
   }
 
   /** Starts the periodic tick (idempotent). */
@@ -187,9 +199,10 @@ export class MatrixSyncEngine {
       // Hosts call this before every turn: skip the round trip while the last check is fresh.
       const path = this.options.databases.databasePath(did)
       const fresh = this.now() - u.resolvedAt < (this.options.recheckAfterMs ?? 0)
-      const replaced = u.recorded && !existsSync(ledgerPath(path))
+      const current = fileIdentity(path)
+      const replaced = u.file !== undefined && !sameFile(u.file, current)
       const outcome =
-        u.restore === "resolved" && fresh && !replaced && existsSync(path)
+        u.restore === "resolved" && fresh && !replaced && current !== undefined
           ? ({ _tag: "LocalPresent" } as const)
           : await this.restoreOnce(did, false)
       // A background retry already brought the room's snapshot in since the last call.
@@ -207,14 +220,17 @@ export class MatrixSyncEngine {
     await this.enqueue(did, async () => {
       const key = this.options.databases.storageKey(did)
       const path = this.options.databases.databasePath(did)
+      const u = this.user(did)
       try {
         const roomId = await this.options.store.room(key, { create: false })
         const remote = await this.options.store.readPointer(roomId, key)
-        await writeLedger(path, confirmedAt(entryOf(remote, this.now())))
+        await writeLedger(path, confirmedAt(entryOf(remote, this.now())), fileIdentity(path))
       } catch (e) {
-        if (!(e instanceof MatrixNotFound)) throw e
+        // A pointer that cannot be read (malformed, another format) is what adoption is for too.
+        if (e instanceof MatrixSyncError && e.reason === "Corrupt") u.adoptedOverUnreadable = true
+        else if (!(e instanceof MatrixNotFound)) throw e
       }
-      this.user(did).restore = "resolved"
+      u.restore = "resolved"
       this.log.warn(`local database of ${did} adopted by an operator; the room's snapshot will be replaced`)
     })
     this.scheduleSync(did, 0)
@@ -280,7 +296,10 @@ export class MatrixSyncEngine {
     while (outcome === undefined || !settled(outcome)) {
       if (this.now() >= deadline) break
       this.cancelSyncTimers(u)
-      const result = await this.withDeadline(this.syncNow(did), deadline)
+      const result = await this.withDeadline(
+        this.limited(() => this.syncNow(did)),
+        deadline
+      )
       if (result === "timeout") break
       if (result.ok) {
         outcome = result.value
@@ -324,7 +343,8 @@ export class MatrixSyncEngine {
         restoreAttempts: 0,
         restoredInBackground: undefined,
         resolvedAt: Number.NEGATIVE_INFINITY,
-        recorded: false,
+        file: undefined,
+        adoptedOverUnreadable: false,
         debounce: undefined,
         retry: undefined,
         restoreRetry: undefined,
@@ -348,6 +368,19 @@ export class MatrixSyncEngine {
     const run = u.queue.then(op, op)
     u.queue = run.catch(() => undefined)
     return run
+  }
+
+  /** Runs `fn` once fewer than `maxConcurrentSyncs` syncs are running (first come, first served). */
+  private async limited<A>(fn: () => Promise<A>): Promise<A> {
+    if (this.activeSyncs < this.maxConcurrent) this.activeSyncs++
+    else await new Promise<void>((resolve) => this.waitingForSlot.push(resolve)) // a slot handed over
+    try {
+      return await fn()
+    } finally {
+      const next = this.waitingForSlot.shift()
+      if (next !== undefined) next()
+      else this.activeSyncs--
+    }
   }
 
   private backoff(attempt: number): number {
@@ -380,7 +413,7 @@ export class MatrixSyncEngine {
   private async background(did: string): Promise<void> {
     const u = this.user(did)
     try {
-      const outcome = await this.syncNow(did)
+      const outcome = await this.limited(() => this.syncNow(did))
       u.attempts = 0
       if (outcome._tag === "Uploaded") {
         this.logUploaded(did, outcome)
@@ -412,6 +445,11 @@ export class MatrixSyncEngine {
   private async syncOnce(did: string): Promise<SyncOutcome> {
     const u = this.user(did)
     const { databases, store } = this.options
+    if ((u.restore === "pending" || u.restore === "failed") && u.restoreRetry === undefined) {
+      // Its retries have run out: a sync (the periodic tick's, flush's) tries the restore again
+      // rather than stay refused until the user's next request.
+      await this.restoreOnce(did, true)
+    }
     if (u.restore === "pending" || u.restore === "failed") {
       u.dirty = true
       return {
@@ -424,13 +462,18 @@ export class MatrixSyncEngine {
     u.dirty = false
     if (!existsSync(path)) return { _tag: "NoLocalDatabase" }
     try {
+      let snapshotted: FileIdentity | undefined
       const upload = uploadUser({
         did,
         store,
         databases,
         workDirectory: this.workDirectory(path),
         now: this.now,
-        afterSnapshot: this.options.afterSnapshot
+        afterSnapshot: this.options.afterSnapshot,
+        overUnreadable: u.adoptedOverUnreadable,
+        onFile: (file) => {
+          snapshotted = file
+        }
       })
       // For `flush`, which must wait for this upload rather than skip a user who is not dirty.
       u.inflight = upload
@@ -441,7 +484,8 @@ export class MatrixSyncEngine {
         u.dirty = true
         if (outcome.reason === "Diverged") this.log.error(`diverged ${did}: ${outcome.message}`)
       } else if (outcome._tag === "Uploaded" || outcome._tag === "Unchanged") {
-        u.recorded = true // the record was there, or has just been written
+        if (outcome._tag === "Uploaded") u.adoptedOverUnreadable = false
+        u.file = snapshotted // the record was there, or has just been written
       }
       return outcome
     } catch (e) {
@@ -473,7 +517,7 @@ export class MatrixSyncEngine {
       })
       u.restore = "resolved"
       u.resolvedAt = this.now()
-      u.recorded = existsSync(ledgerPath(this.options.databases.databasePath(did)))
+      u.file = fileIdentity(this.options.databases.databasePath(did))
       u.restoreAttempts = 0
       if (u.restoreRetry !== undefined) clearTimeout(u.restoreRetry)
       u.restoreRetry = undefined

@@ -44,10 +44,16 @@ export const memorySnapshotStore = (): MemorySnapshotStore => {
       media.set(mxc, Uint8Array.from(bytes))
       return mxc
     },
-    download: async (mxc) => {
+    download: async (mxc, options) => {
       const bytes = media.get(mxc)
       if (bytes === undefined) {
         throw new MatrixSyncError({ reason: "Corrupt", message: `snapshot media ${mxc} is gone` })
+      }
+      if (options?.maxBytes !== undefined && bytes.length > options.maxBytes) {
+        throw new MatrixSyncError({
+          reason: "Corrupt",
+          message: `snapshot media ${mxc} is longer than the announced ${options.maxBytes} B`
+        })
       }
       return Uint8Array.from(bytes)
     }

@@ -15,7 +15,7 @@ import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
 import { takeSnapshot, verifySnapshot } from "./Snapshot.js"
 import type { SnapshotPointer } from "./SnapshotPointer.js"
 import type { SnapshotStore } from "./SnapshotStore.js"
-import { confirmedAt, descendsFrom, entryOf, readLedger, writeLedger } from "./SyncLedger.js"
+import { confirmedAt, descendsFrom, entryOf, fileIdentity, readLedger, writeLedger } from "./SyncLedger.js"
 import type { UserDatabases } from "./UserDatabases.js"
 
 /** What a restore did. */
@@ -55,17 +55,18 @@ export const restoreUser = async (options: {
   }
   options.onPointer?.(pointer)
   if (hadLocal) {
-    const ledger = await readLedger(path)
+    const file = fileIdentity(path)
+    const ledger = await readLedger(path, file)
     if (descendsFrom(ledger, pointer.sha256)) {
       // The pointer write of this host's last upload landed though its answer was lost.
       if (ledger.base?.sha256 !== pointer.sha256)
-        await writeLedger(path, confirmedAt(entryOf(pointer, now())))
+        await writeLedger(path, confirmedAt(entryOf(pointer, now())), file)
       return { _tag: "LocalPresent" }
     }
   }
 
   // The room holds a snapshot this host's database is not: fetch it and check everything.
-  const compressed = await store.download(pointer.mxc)
+  const compressed = await store.download(pointer.mxc, { maxBytes: pointer.compressedSize })
   if (compressed.length !== pointer.compressedSize) {
     throw new MatrixSyncError({
       reason: "Corrupt",
@@ -84,16 +85,17 @@ export const restoreUser = async (options: {
     return await databases.withUserWriteLock(did, async (db) => {
       let movedAside: string | undefined
       if (existsSync(path)) {
+        const file = fileIdentity(path)
         const local = await takeSnapshot({
           workDirectory: dirname(path),
           withLock: (fn) => fn(db),
           now,
           compress: false
         })
-        const ledger = await readLedger(path)
+        const ledger = await readLedger(path, file)
         if (local.sha256 === verified.sha256) {
           // Same content, only the record was missing.
-          await writeLedger(path, confirmedAt(entryOf(verified, now())))
+          await writeLedger(path, confirmedAt(entryOf(verified, now())), file)
           return { _tag: "LocalPresent" } as const
         }
         db.closeConnection()
@@ -103,9 +105,9 @@ export const restoreUser = async (options: {
       // Journal files of the old database would be replayed onto the new one.
       for (const suffix of SIDE_FILES) rmSync(`${path}${suffix}`, { force: true })
       renameSync(tmp, path)
-      // After the rename: a crash in between leaves a ledger that is merely stale, which the next
-      // sync repairs (the room holds exactly the local content); the reverse order could not.
-      await writeLedger(path, confirmedAt(entryOf(verified, now())))
+      // After the rename, for the file now in place: a crash in between leaves no record of it,
+      // and the next restore finds the local content equal to the room's and writes it.
+      await writeLedger(path, confirmedAt(entryOf(verified, now())), fileIdentity(path))
       return { _tag: "Restored", sha256: verified.sha256, size: verified.size, movedAside } as const
     })
   } finally {

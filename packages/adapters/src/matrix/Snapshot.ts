@@ -6,6 +6,7 @@
  * snapshot is trusted only after every check passes: it decompresses, has the announced size and
  * SHA-256, starts with the SQLite header, and `PRAGMA integrity_check` says `ok` on a temp file.
  */
+import { constants } from "node:buffer"
 import { createHash, randomUUID } from "node:crypto"
 import { closeSync, fsyncSync, openSync, writeSync } from "node:fs"
 import { readFile, rm } from "node:fs/promises"
@@ -99,10 +100,19 @@ export const verifySnapshot = async (options: {
   if (options.expectedSize > options.maxBytes) {
     throw corrupt(`announced size ${options.expectedSize} B exceeds the limit of ${options.maxBytes} B`)
   }
+  // Decompression stops at the announced size: a small gzip can expand to gigabytes (a "size
+  // bomb"), and one bad pointer must not cost more memory than the snapshot it announces.
+  const cap = Math.min(Math.max(1, options.expectedSize), constants.MAX_LENGTH)
   let raw: Buffer
   try {
-    raw = await gunzipAsync(options.compressed, { maxOutputLength: Math.max(1, options.maxBytes) })
+    raw = await gunzipAsync(options.compressed, { maxOutputLength: cap })
   } catch (e) {
+    if (typeof e === "object" && e !== null && "code" in e && e.code === "ERR_BUFFER_TOO_LARGE") {
+      throw corrupt(
+        `size mismatch: expected ${options.expectedSize} B, decompresses to more (stopped after ${cap} B)`,
+        e
+      )
+    }
     throw corrupt(`cannot decompress (${e instanceof Error ? e.message : String(e)})`, e)
   }
   if (raw.length !== options.expectedSize) {

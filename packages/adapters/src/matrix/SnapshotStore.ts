@@ -21,8 +21,12 @@ export interface SnapshotStore {
   readonly writePointer: (roomId: string, storageKey: string, pointer: SnapshotPointer) => Promise<void>
   /** Uploads media and returns its `mxc://` URI. */
   readonly upload: (bytes: Uint8Array, fileName: string) => Promise<string>
-  /** Downloads media; `Corrupt` when the homeserver no longer has it. */
-  readonly download: (mxc: string) => Promise<Uint8Array>
+  /**
+   * Downloads media; `Corrupt` when the homeserver no longer has it, or when it is longer than
+   * `maxBytes` (a pointer's `compressedSize`; unbounded when absent). Reading stops there, so a
+   * download never costs more than the pointer announces.
+   */
+  readonly download: (mxc: string, options?: { readonly maxBytes?: number }) => Promise<Uint8Array>
 }
 
 /** Connection settings of the oracle's Matrix account. */
@@ -158,7 +162,7 @@ export const matrixSnapshotStore = (
     return response.content_uri
   }
 
-  const download: SnapshotStore["download"] = async (mxc) => {
+  const download: SnapshotStore["download"] = async (mxc, options) => {
     const url = client.mxcUrlToHttp(mxc, undefined, undefined, undefined, false, true, true)
     if (url === null) {
       throw new MatrixSyncError({ reason: "Corrupt", message: `not a valid mxc URI: ${mxc}` })
@@ -179,11 +183,42 @@ export const matrixSnapshotStore = (
       throw classify(`download ${mxc}`, { httpStatus: response.status, message: await response.text() })
     }
     try {
-      return new Uint8Array(await response.arrayBuffer())
+      return await readBody(response, mxc, options?.maxBytes)
     } catch (e) {
       throw classify(`download ${mxc}`, e)
     }
   }
 
   return { client, room, readPointer, writePointer, upload, download }
+}
+
+/**
+ * A response body, read as a stream and abandoned as soon as it passes `maxBytes` (so a body
+ * longer than announced costs at most `maxBytes` plus one chunk of memory); `Corrupt` then.
+ */
+const readBody = async (response: Response, mxc: string, maxBytes: number | undefined): Promise<Uint8Array> => {
+  if (response.body === null) return new Uint8Array()
+  const reader = response.body.getReader()
+  const chunks: Array<Uint8Array> = []
+  let total = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    total += value.byteLength
+    if (maxBytes !== undefined && total > maxBytes) {
+      await reader.cancel().catch(() => {})
+      throw new MatrixSyncError({
+        reason: "Corrupt",
+        message: `snapshot media ${mxc} is longer than the announced ${maxBytes} B (stopped reading at ${total} B)`
+      })
+    }
+    chunks.push(value)
+  }
+  const bytes = new Uint8Array(total)
+  let at = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, at)
+    at += chunk.byteLength
+  }
+  return bytes
 }

@@ -8,8 +8,14 @@
  * A pointer write can land on the homeserver while its answer is lost (a timeout, a dropped
  * connection). So the snapshot being pointed at is recorded as `unconfirmed` before the write:
  * if the room later names it, the database descends from it as surely as from `base`.
+ *
+ * A record speaks for one file only: it names the database file it describes (device, inode,
+ * birth time) and is read as empty next to any other file. A database deleted, replaced or moved
+ * aside while its record stayed (an operator's `rm`, a crash half-way through a move, a sync that
+ * snapshotted the old file while a turn moved it aside) can never lend that record to the new one.
  */
 import { randomUUID } from "node:crypto"
+import { statSync } from "node:fs"
 import { readFile, rename, rm, writeFile } from "node:fs/promises"
 import { SYNC_RECORD_SUFFIX } from "../sqlite/MoveAside.js"
 import type { SnapshotPointer } from "./SnapshotPointer.js"
@@ -29,6 +35,27 @@ export interface SyncLedger {
   /** A snapshot uploaded and pointed at whose pointer write has not been confirmed. */
   readonly unconfirmed: LedgerEntry | undefined
 }
+
+/** Which file a record describes. Inode numbers and times are kept as decimal strings (exact). */
+export interface FileIdentity {
+  readonly dev: string
+  readonly ino: string
+  readonly birth: string
+}
+
+/** The identity of the file at `path` now, or `undefined` when there is none. */
+export const fileIdentity = (path: string): FileIdentity | undefined => {
+  try {
+    const stat = statSync(path, { bigint: true })
+    return { dev: String(stat.dev), ino: String(stat.ino), birth: String(stat.birthtimeNs) }
+  } catch {
+    return undefined
+  }
+}
+
+/** True when both name the same file. */
+export const sameFile = (a: FileIdentity | undefined, b: FileIdentity | undefined): boolean =>
+  a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino && a.birth === b.birth
 
 /** The ledger entry of the snapshot a room pointer names, recorded at `at`. */
 export const entryOf = (pointer: SnapshotPointer, at: number): LedgerEntry => ({
@@ -55,26 +82,50 @@ const decodeEntry = (json: unknown): LedgerEntry | undefined => {
     : undefined
 }
 
+const EMPTY: SyncLedger = { base: undefined, unconfirmed: undefined }
+
 /**
- * Reads the ledger. Missing or unreadable reads as empty (then only an empty room may be
- * written). The base is stored flat, as the first version of this file had it.
+ * Reads the ledger of the database file at `databasePath` — of the very file `file` identifies
+ * (default: the one there now). Missing, unreadable, or written for another file reads as empty
+ * (then only an empty room may be written). The base is stored flat.
  */
-export const readLedger = async (databasePath: string): Promise<SyncLedger> => {
+export const readLedger = async (
+  databasePath: string,
+  file: FileIdentity | undefined = fileIdentity(databasePath)
+): Promise<SyncLedger> => {
   try {
-    const json = JSON.parse(await readFile(ledgerPath(databasePath), "utf8")) as { unconfirmed?: unknown }
-    return { base: decodeEntry(json), unconfirmed: decodeEntry(json?.unconfirmed) }
+    const json = JSON.parse(await readFile(ledgerPath(databasePath), "utf8")) as {
+      unconfirmed?: unknown
+      file?: Partial<FileIdentity>
+    }
+    const recorded = json?.file
+    const forThisFile =
+      typeof recorded === "object" &&
+      recorded !== null &&
+      sameFile(file, { dev: String(recorded.dev), ino: String(recorded.ino), birth: String(recorded.birth) })
+    return forThisFile ? { base: decodeEntry(json), unconfirmed: decodeEntry(json?.unconfirmed) } : EMPTY
   } catch {
-    return { base: undefined, unconfirmed: undefined }
+    return EMPTY
   }
 }
 
-/** Writes the ledger atomically (temp file + rename in the same directory). */
-export const writeLedger = async (databasePath: string, ledger: SyncLedger): Promise<void> => {
+/**
+ * Writes the ledger of the database file `file` atomically (temp file + rename in the same
+ * directory). Nothing is written when that file is no longer the one at `databasePath`: the
+ * record would only be ignored, and the file there now may have a record of its own.
+ */
+export const writeLedger = async (
+  databasePath: string,
+  ledger: SyncLedger,
+  file: FileIdentity | undefined
+): Promise<void> => {
+  if (file === undefined || !sameFile(file, fileIdentity(databasePath))) return
   const target = ledgerPath(databasePath)
   const tmp = `${target}.${randomUUID()}.tmp`
   const content = {
     ...(ledger.base ?? {}),
-    ...(ledger.unconfirmed === undefined ? {} : { unconfirmed: ledger.unconfirmed })
+    ...(ledger.unconfirmed === undefined ? {} : { unconfirmed: ledger.unconfirmed }),
+    file
   }
   try {
     await writeFile(tmp, JSON.stringify(content), { mode: 0o600 })

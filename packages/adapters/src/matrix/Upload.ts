@@ -13,8 +13,11 @@ import {
   confirmedAt,
   descendsFrom,
   entryOf,
+  type FileIdentity,
+  fileIdentity,
   type LedgerEntry,
   readLedger,
+  type SyncLedger,
   writeLedger
 } from "./SyncLedger.js"
 import type { UserDatabases } from "./UserDatabases.js"
@@ -44,16 +47,32 @@ export const uploadUser = async (options: {
   readonly workDirectory: string
   readonly now: () => number
   readonly afterSnapshot?: ((did: string) => Promise<void>) | undefined
+  /** Upload over a room pointer that cannot be read (an operator adopted the local database). */
+  readonly overUnreadable?: boolean | undefined
+  /** Told which file the snapshot was taken of (for the engine's record of it). */
+  readonly onFile?: ((file: FileIdentity | undefined) => void) | undefined
 }): Promise<SyncOutcome> => {
   const { did, store, databases, now } = options
   const path = databases.databasePath(did)
-  const ledger = await readLedger(path)
+  // The file and its record are read together with the backup, inside the user's lock: a turn
+  // may move the file aside (taking its record along) at any moment outside it.
+  let file: FileIdentity | undefined
+  let ledger: SyncLedger = { base: undefined, unconfirmed: undefined }
   const snapshot = await takeSnapshot({
     workDirectory: options.workDirectory,
-    withLock: (fn) => databases.withUserWriteLock(did, fn),
+    withLock: (fn) =>
+      databases.withUserWriteLock(did, async (db) => {
+        file = fileIdentity(path)
+        ledger = await readLedger(path, file)
+        return fn(db)
+      }),
     now: now,
-    unlessSha256: ledger.base?.sha256
+    // Read by takeSnapshot once the backup is taken, when the record above has been read.
+    get unlessSha256() {
+      return ledger.base?.sha256
+    }
   })
+  options.onFile?.(file)
   if (ledger.base?.sha256 === snapshot.sha256) return { _tag: "Unchanged", sha256: snapshot.sha256 }
   await options.afterSnapshot?.(did)
   const key = databases.storageKey(did)
@@ -63,13 +82,15 @@ export const uploadUser = async (options: {
     remote = await store.readPointer(roomId, key)
   } catch (e) {
     if (e instanceof MatrixSyncError && e.reason === "Corrupt") {
-      return { _tag: "Refused", reason: "RemoteUnreadable", message: e.message }
-    }
-    if (!(e instanceof MatrixNotFound)) throw e
+      // Only an operator's adoptLocal lets a database replace a pointer nobody can read.
+      if (options.overUnreadable !== true) {
+        return { _tag: "Refused", reason: "RemoteUnreadable", message: e.message }
+      }
+    } else if (!(e instanceof MatrixNotFound)) throw e
   }
   if (remote !== undefined) {
     if (remote.sha256 === snapshot.sha256) {
-      await writeLedger(path, confirmedAt(entryOf(remote, now())))
+      await writeLedger(path, confirmedAt(entryOf(remote, now())), file)
       return { _tag: "Unchanged", sha256: snapshot.sha256 }
     }
     if (!descendsFrom(ledger, remote.sha256)) {
@@ -84,10 +105,11 @@ export const uploadUser = async (options: {
   const mxc = await store.upload(snapshot.compressed, `${key}.sqlite.gz`)
   const uploaded: LedgerEntry = { sha256: snapshot.sha256, mxc, at: now() }
   // Before the pointer write: if it lands and its answer is lost, the next sync still knows.
-  await writeLedger(path, {
-    base: remote === undefined ? ledger.base : entryOf(remote, now()),
-    unconfirmed: uploaded
-  })
+  await writeLedger(
+    path,
+    { base: remote === undefined ? ledger.base : entryOf(remote, now()), unconfirmed: uploaded },
+    file
+  )
   await store.writePointer(roomId, key, {
     mxc,
     sha256: snapshot.sha256,
@@ -98,7 +120,7 @@ export const uploadUser = async (options: {
     schemaVersion: SNAPSHOT_SCHEMA_VERSION,
     ...(remote === undefined ? {} : { previousSha256: remote.sha256 })
   })
-  await writeLedger(path, confirmedAt(uploaded))
+  await writeLedger(path, confirmedAt(uploaded), file)
   return {
     _tag: "Uploaded",
     sha256: snapshot.sha256,

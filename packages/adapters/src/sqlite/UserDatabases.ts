@@ -38,6 +38,11 @@ export interface UserDatabasesOptions {
    * (default 5,000). Such a file is never moved aside.
    */
   readonly openRetryMs?: number | undefined
+  /**
+   * Told after each write transaction that committed (a checkpoint, a session created, touched
+   * or deleted, a thread deleted): what a replication needs to know that the user's file changed.
+   */
+  readonly onWrite?: ((did: string) => void) | undefined
   /** Serializer for checkpoint values (default LangGraph's JsonPlusSerializer). */
   readonly serde?: SerializerProtocol | undefined
   /**
@@ -106,6 +111,7 @@ export class UserDatabaseRegistry {
   private readonly retention: RetentionOptions | undefined
   private readonly connection: Omit<DatabaseOptions, "filename" | "ownerDid">
   private readonly openRetryMs: number
+  private readonly onWrite: ((did: string) => void) | undefined
   private readonly serde: SerializerProtocol | undefined
   private readonly onOpenError: (error: SqliteOpenError) => void
   private readonly entries = new Map<string, Entry>() // insertion order = LRU order
@@ -120,6 +126,7 @@ export class UserDatabaseRegistry {
     this.retention = options.retention === false ? undefined : (options.retention ?? { keepCheckpoints: 100 })
     this.connection = options.connection ?? {}
     this.openRetryMs = Math.max(0, options.openRetryMs ?? 5_000)
+    this.onWrite = options.onWrite
     this.serde = options.serde
     this.onOpenError =
       options.onOpenError ??
@@ -190,7 +197,14 @@ export class UserDatabaseRegistry {
     try {
       const db = await this.retryingOpen(() => this.lease(entry))
       try {
-        return await (mode === "write" ? db.write(() => fn(db)) : db.read(() => fn(db)))
+        if (mode === "read") return await db.read(() => fn(db))
+        const result = await db.write(() => fn(db))
+        try {
+          this.onWrite?.(did)
+        } catch {
+          // The write has committed; a listener's failure must not make it look failed.
+        }
+        return result
       } catch (error) {
         if (error instanceof SqliteStorageError && error.reason === "Corrupt") this.quarantine(entry, error)
         throw error

@@ -6,8 +6,9 @@
  *   neither the next sync (refused as diverged) nor the next restore (replacing newer local
  *   state with the host's own older snapshot) goes wrong — across a restart too.
  */
-import { existsSync, readdirSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
+import type { RunnableConfig } from "@langchain/core/runnables"
 import { afterEach, describe, expect, it } from "vitest"
 import {
   directoryUserDatabases,
@@ -20,7 +21,8 @@ import {
 } from "../../src/matrix/index.js"
 import { ledgerPath } from "../../src/matrix/SyncLedger.js"
 import { type SqliteOpenError, UserDatabaseRegistry } from "../../src/sqlite/index.js"
-import { readRows, recordingLogger, tempDir, writeRows } from "./helpers.js"
+import { conversationCheckpoint } from "../sqlite/helpers.js"
+import { flakyStore, readRows, recordingLogger, tempDir, writeRows } from "./helpers.js"
 
 const did = "did:key:z6MkLineage"
 const cleanups: Array<() => void | Promise<void>> = []
@@ -216,5 +218,113 @@ describe("a pointer write whose answer was lost", () => {
     writeRows(path, ["a3"])
     expect(await a.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "Diverged" })
     expect(pointerOf(inner)).toEqual(bs)
+  })
+})
+
+describe("a sync record speaks for its own file only", () => {
+  it("a sync waiting for a turn that moves the damaged file aside uploads nothing over the room", async () => {
+    const store = memorySnapshotStore()
+    const dir = tempDir("lineage-waiting")
+    cleanups.push(dir.cleanup)
+    const openErrors: Array<SqliteOpenError> = []
+    const registry = new UserDatabaseRegistry({
+      directory: dir.path,
+      retention: false,
+      connection: { verify: "none" }, // the damage is found mid-operation, as on a live host
+      onOpenError: (e) => openErrors.push(e)
+    })
+    cleanups.push(() => registry.close())
+    const { engine } = engineOn(store, registry)
+    const saver = registry.checkpointerForUser(did)
+    let config: RunnableConfig = { configurable: { thread_id: "t", checkpoint_ns: "" } }
+    for (let step = 1; step <= 40; step++) {
+      config = await saver.put(
+        config,
+        conversationCheckpoint(step),
+        { source: "loop", step, parents: {} },
+        {
+          messages: step + 1,
+          step: step + 1
+        }
+      )
+    }
+    expect((await engine.syncNow(did))._tag).toBe("Uploaded")
+    const good = pointerOf(store)!
+    const path = registry.databasePath(did)
+
+    let sync: Promise<unknown> | undefined
+    await registry.withTurn(did, async () => {
+      await saver.put(
+        config,
+        conversationCheckpoint(41),
+        { source: "loop", step: 41, parents: {} },
+        {
+          messages: 42,
+          step: 42
+        }
+      )
+      // The debounced sync starts now and waits for the turn to end.
+      sync = engine.syncNow(did)
+      await new Promise((r) => setTimeout(r, 50))
+      // The turn then finds the file damaged: it is moved aside and a fresh one started.
+      await registry.use(did, "read", (db) => db.db.pragma("wal_checkpoint(TRUNCATE)"))
+      const bytes = readFileSync(path)
+      bytes.fill(0xff, 2 * 4096, bytes.length - 4096)
+      writeFileSync(path, bytes)
+      await expect(saver.getTuple({ configurable: { thread_id: "t" } })).rejects.toThrow()
+      await saver.put(
+        { configurable: { thread_id: "t", checkpoint_ns: "" } },
+        conversationCheckpoint(1),
+        { source: "loop", step: 1, parents: {} },
+        { messages: 2, step: 2 }
+      )
+    })
+    expect(openErrors.map((e) => e.reason)).toEqual(["Corrupt"])
+    expect(await sync).toMatchObject({ _tag: "Refused", reason: "Diverged" })
+    expect(pointerOf(store)).toEqual(good)
+  })
+
+  it("a database deleted while its record stayed: the new one is never taken for the old one", async () => {
+    const inner = memorySnapshotStore()
+    const store = flakyStore(inner)
+    const dir = tempDir("lineage-orphan")
+    cleanups.push(dir.cleanup)
+    const first = new UserDatabaseRegistry({ directory: dir.path })
+    const { engine: before } = engineOn(store, first)
+    await first.use(did, "write", (db) =>
+      db.statement("INSERT INTO plugboard_meta (key, value) VALUES ('turn-1', 'years of history')").run()
+    )
+    expect((await before.syncNow(did))._tag).toBe("Uploaded")
+    const good = pointerOf(inner)!
+    before.close()
+    await first.close()
+    // An operator's `rm`, or a crash half-way through a move: the file goes, its record stays.
+    const path = first.databasePath(did)
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true })
+    expect(existsSync(ledgerPath(path))).toBe(true)
+
+    // Restarted; the homeserver is down at the user's first request, whose turn starts afresh.
+    const registry = new UserDatabaseRegistry({ directory: dir.path })
+    cleanups.push(() => registry.close())
+    const { engine } = engineOn(store, registry, { retry: { baseMs: 10_000 } })
+    store.down = true
+    expect((await engine.restore(did))._tag).toBe("Unavailable")
+    await registry.use(did, "write", (db) =>
+      db.statement("INSERT INTO plugboard_meta (key, value) VALUES ('turn-2', 'on an empty state')").run()
+    )
+    store.down = false
+    // Its sync is refused, and the next restore brings the room's state back.
+    expect(await engine.syncNow(did)).toMatchObject({ _tag: "Refused" })
+    expect(pointerOf(inner)).toEqual(good)
+    const restored = await engine.restore(did)
+    expect(restored._tag).toBe("Restored")
+    const keys = await registry.use(did, "read", (db) =>
+      (
+        db.statement("SELECT key FROM plugboard_meta WHERE key LIKE 'turn-%'").all() as Array<{ key: string }>
+      ).map((r) => r.key)
+    )
+    expect(keys).toEqual(["turn-1"])
+    expect(restored._tag === "Restored" && restored.movedAside).toMatch(/\.conflict-/)
+    expect(pointerOf(inner)).toEqual(good)
   })
 })

@@ -213,3 +213,37 @@ describe("UserDatabaseRegistry write lock (Matrix sync hook)", () => {
     })
   })
 })
+
+describe("UserDatabaseRegistry onWrite", () => {
+  it("is told of every committed write (checkpoints, sessions, deletes), never of reads or rolled-back writes", async () => {
+    const told: Array<string> = []
+    const r = registry({
+      onWrite: (did) => {
+        told.push(did)
+        throw new Error("a listener's failure") // must not make the committed write look failed
+      }
+    })
+    const saver = r.checkpointerForUser("did:key:w")
+    await saver.put(
+      { configurable: { thread_id: "t", checkpoint_ns: "" } },
+      conversationCheckpoint(1),
+      { source: "loop", step: 1, parents: {} },
+      { messages: 2 }
+    )
+    expect(told).toEqual(["did:key:w"])
+    await saver.getTuple({ configurable: { thread_id: "t" } })
+    await r.use("did:key:w", "read", (db) => db.integrityCheck())
+    expect(told).toHaveLength(1)
+    await expect(
+      r.use("did:key:w", "write", () => {
+        throw new Error("rolled back")
+      })
+    ).rejects.toThrow("rolled back")
+    expect(told).toHaveLength(1)
+    await saver.deleteThread("t")
+    await r.use("did:key:other", "write", (db) =>
+      db.statement("INSERT INTO plugboard_meta VALUES ('k','v')").run()
+    )
+    expect(told).toEqual(["did:key:w", "did:key:w", "did:key:other"])
+  })
+})
