@@ -269,17 +269,26 @@ export const messageRoutes = (s: MessageServices) => {
     })
     const start = (emit?: (event: EventSink.AgentEvent) => void) => {
       const running = s.registry.start(did, sessionId, async (signal) => {
-        // The turn has ended only once its writes have landed (SettledSaver).
+        // The turn has ended only once its writes have landed (SettledSaver), and they land
+        // inside its turn (`around`): a restore or backup waiting for the user's turns to end
+        // must not run while a late checkpoint write is still on its way.
         let saver: SettledSaver | undefined
         const deps: TurnDeps = {
           ...s.turns,
           saverFor: async (d) => {
             saver ??= new SettledSaver(await s.turns.saverFor(d))
             return saver
-          }
+          },
+          around: (d, run) =>
+            s.turns.around(d, async () => {
+              try {
+                return await run()
+              } finally {
+                await saver?.settled()
+              }
+            })
         }
         const outcome = await runOne(deps, turnRequest(signal), emit)
-        await saver?.settled()
         Object.assign(timings, outcome.timings)
         return outcome
       })
