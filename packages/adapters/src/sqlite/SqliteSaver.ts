@@ -9,6 +9,10 @@
  *
  * Every method serialises with the saver's `serde` first (async), then runs one synchronous
  * better-sqlite3 transaction, so a transaction never spans an await.
+ *
+ * Because a blob is shared by every checkpoint whose `channel_versions` name it, a (channel,
+ * version) pair must name one value only: versions are unique per write (`getNextVersion`), and
+ * a blob, once written, is never replaced.
  */
 import type { RunnableConfig } from "@langchain/core/runnables"
 import {
@@ -83,7 +87,9 @@ const SQL = {
     WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND channel = '${TASKS}'
     ORDER BY task_path, task_id, idx`,
   insertCheckpoint: `INSERT OR REPLACE INTO checkpoints (${COLUMNS}, needs_ancestors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  insertBlob: `INSERT OR REPLACE INTO blobs (thread_id, checkpoint_ns, channel, version, type, value) VALUES (?, ?, ?, ?, ?, ?)`,
+  // IGNORE, never REPLACE: a stored checkpoint points at this blob; replacing it would change
+  // what that checkpoint returns (as Postgres's `ON CONFLICT ... DO NOTHING`).
+  insertBlob: `INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, type, value) VALUES (?, ?, ?, ?, ?, ?)`,
   insertWrite: `INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   replaceWrite: `INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   deleteCheckpoints: "DELETE FROM checkpoints WHERE thread_id = ?",
@@ -106,6 +112,37 @@ const versionsText = (versions: ChannelVersions): string => {
   return JSON.stringify(out)
 }
 
+/**
+ * The next version of a channel: `floor(current) + 1` plus a random fraction in (0, 1).
+ *
+ * Why not the base class's `current + 1`: two writers continuing from the same checkpoint (two
+ * concurrent turns on one thread, or a fork from an earlier `checkpoint_id`) would both mint
+ * the same version, so their values would share one blob key and one branch would read the
+ * other's messages. LangGraph's Postgres savers mint `<counter>.<random>` for this reason (Python
+ * `f"{v:032}.{random():016}"`, langgraphjs a zero-padded counter and a UUID) and insert blobs with
+ * `ON CONFLICT DO NOTHING`.
+ *
+ * Why a number and not their string: LangGraph compares versions with `>` and
+ * `compareChannelVersions` (numeric for two numbers, `localeCompare` otherwise), and files
+ * written before this change hold integer versions; a string version against a stored integer
+ * compares as NaN (a node would never trigger again on an old thread). A number keeps every
+ * comparison numeric and strictly increasing, with the integer part still the step counter.
+ *
+ * The fraction uses only the significand bits the counter leaves free, so the sum is exact:
+ * `floor()` gives the counter back, it is never an integer (never equal to a version an older
+ * file holds), and `String(v)` — the blob key — parses back to exactly `v`.
+ */
+export const nextChannelVersion = (
+  current: number | undefined,
+  random: () => number = Math.random
+): number => {
+  const counter = (current === undefined ? 0 : Math.floor(current)) + 1
+  const fractionBits = 53 - counter.toString(2).length
+  if (fractionBits < 1) return counter // a counter past 2^52: no room left (never in practice)
+  const scale = 2 ** fractionBits
+  return counter + (1 + Math.floor(random() * (scale - 1))) / scale
+}
+
 /** JSON-path segment for a metadata key (quoted, so dots and spaces are literal). */
 const jsonPathFor = (key: string): string | undefined => (/["\\]/.test(key) ? undefined : `$."${key}"`)
 
@@ -123,6 +160,13 @@ export class SqliteSaver extends BaseCheckpointSaver {
     this.load = makeLoader(this.serde)
     this.dump = makeDumper(this.serde)
     this.retention = options?.retention === undefined ? undefined : validateRetention(options.retention)
+  }
+
+  /** A unique, increasing numeric version (see `nextChannelVersion`). */
+  override getNextVersion(current: number | undefined): number {
+    // A string version is not ours; keep the base class's error for it.
+    if (typeof current === "string") return super.getNextVersion(current)
+    return nextChannelVersion(current)
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -379,8 +423,8 @@ export class SqliteSaver extends BaseCheckpointSaver {
       )
       checkpoint.channel_values[TASKS] = await Promise.all(sends.map((s) => this.load(s.type, s.value ?? "")))
       const versions = Object.values(checkpoint.channel_versions)
-      checkpoint.channel_versions[TASKS] =
-        versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined)
+      // 1, not getNextVersion: a read must return the same tuple every time.
+      checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : 1
     }
     const tuple: CheckpointTuple = {
       config: {

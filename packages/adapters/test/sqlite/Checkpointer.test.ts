@@ -23,7 +23,8 @@ CheckpointerConformance.run<SqliteSaver>("sqlite registry", () =>
         Effect.promise(async () => {
           const checkpoint = conversationCheckpoint(1)
           checkpoint.channel_values.marker = value
-          checkpoint.channel_versions.marker = Date.now()
+          // A version of its own (not a clock reading): a blob is never replaced once written.
+          checkpoint.channel_versions.marker = saver.getNextVersion(undefined)
           await saver.put(
             { configurable: { thread_id: "t" } },
             checkpoint,

@@ -3,6 +3,10 @@
  * at once through the registry, two savers on separate connections writing one thread, and
  * two processes writing one thread of one file (real lock contention, with a 1 ms SQLite
  * busy timeout so the asynchronous retry path does the waiting).
+ *
+ * The writers of one thread store real channel values under versions each mints with the
+ * saver's `getNextVersion` from the same starting point, as two LangGraph runs do: a write
+ * is only "not lost" if every checkpoint reads back its own writer's values.
  */
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -10,7 +14,7 @@ import type { RunnableConfig } from "@langchain/core/runnables"
 import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeSqliteSaver, UserDatabaseRegistry } from "../../src/sqlite/index.js"
-import { conversationCheckpoint, tempDir } from "./helpers.js"
+import { bumpVersions, conversationCheckpoint, tempDir } from "./helpers.js"
 import { spawnWriter } from "./spawn.js"
 
 const t = tempDir("plugboard-concurrency-")
@@ -59,13 +63,22 @@ describe("concurrent writers", () => {
     const b = makeSqliteSaver({ filename })
     const write = async (saver: typeof a, tag: string) => {
       const ids: Array<string> = []
+      const versions: Record<string, number> = {}
+      let config: RunnableConfig = { configurable: { thread_id: "shared" } }
       for (let step = 1; step <= 40; step++) {
-        const cp = conversationCheckpoint(step)
-        const config = await saver.put(
-          { configurable: { thread_id: "shared" } },
+        const cp = conversationCheckpoint(step, tag)
+        cp.channel_values.writer = `${tag}:${step}`
+        const newVersions = bumpVersions(
+          saver,
+          versions,
+          step === 1 ? ["messages", "writer", "step", "loadedPlugins"] : ["messages", "writer", "step"]
+        )
+        cp.channel_versions = { ...versions }
+        config = await saver.put(
+          config,
           cp,
           { source: "loop", step, parents: {}, tag } as CheckpointMetadata,
-          {}
+          newVersions
         )
         await saver.putWrites(config, [["x", tag]], `task-${tag}`)
         ids.push(cp.id)
@@ -77,10 +90,17 @@ describe("concurrent writers", () => {
       ["a", ia],
       ["b", ib]
     ] as const) {
-      for (const id of ids) {
+      for (const [i, id] of ids.entries()) {
         const tuple = await a.getTuple({ configurable: { thread_id: "shared", checkpoint_id: id } })
         expect((tuple?.metadata as Record<string, unknown> | undefined)?.tag).toBe(tag)
         expect(tuple?.pendingWrites).toEqual([[`task-${tag}`, "x", tag]])
+        const values = tuple?.checkpoint.channel_values ?? {}
+        expect(values.writer).toBe(`${tag}:${i + 1}`)
+        expect(values.step).toBe(i + 1)
+        expect(values.loadedPlugins).toEqual(["weather"])
+        const messages = values.messages as Array<{ content: unknown }>
+        expect(messages).toHaveLength(2 * (i + 1))
+        expect(messages.every((m) => String(m.content).startsWith(`${tag} `))).toBe(true)
       }
     }
     a.close()
@@ -92,9 +112,7 @@ describe("concurrent writers", () => {
     makeSqliteSaver({ filename }).close() // create the schema once, before the race
     const go = `${filename}.go`
     // busy_timeout 0: SQLite returns BUSY at once, so all waiting is the saver's async retry.
-    const writers = ["A", "B"].map((tag, i) =>
-      spawnWriter([filename, "shared-thread", "100", tag, "0", String((i + 1) * 1_000_000), go])
-    )
+    const writers = ["A", "B"].map((tag) => spawnWriter([filename, "shared-thread", "100", tag, "0", go]))
     while (!writers.every((w) => w.isReady())) await new Promise((resolve) => setTimeout(resolve, 10))
     writeFileSync(go, "")
     const exits = await Promise.all(writers.map((w) => w.exited))
@@ -112,6 +130,8 @@ describe("concurrent writers", () => {
             configurable: { thread_id: "shared-thread", checkpoint_id: id }
           })
           expect(tuple?.checkpoint.channel_values.writer).toBe(value)
+          const messages = tuple?.checkpoint.channel_values.messages as Array<{ content: unknown }>
+          expect(messages.every((m) => String(m.content).startsWith(`${value.split(":")[0]} `))).toBe(true)
         }
       }
       let count = 0
