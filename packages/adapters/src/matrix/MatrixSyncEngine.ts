@@ -445,9 +445,12 @@ export class MatrixSyncEngine {
   private async syncOnce(did: string): Promise<SyncOutcome> {
     const u = this.user(did)
     const { databases, store } = this.options
-    if ((u.restore === "pending" || u.restore === "failed") && u.restoreRetry === undefined) {
-      // Its retries have run out: a sync (the periodic tick's, flush's) tries the restore again
-      // rather than stay refused until the user's next request.
+    if (u.restore === "pending" || (u.restore === "failed" && u.restoreRetry === undefined)) {
+      // A sync (after a turn, the periodic tick's, flush's at shutdown) that would be refused
+      // tries the restore first rather than wait for its timer — or, once its retries ran out,
+      // for the user's next request. A refused snapshot (failed) is fetched again only then.
+      if (u.restoreRetry !== undefined) clearTimeout(u.restoreRetry)
+      u.restoreRetry = undefined
       await this.restoreOnce(did, true)
     }
     if (u.restore === "pending" || u.restore === "failed") {

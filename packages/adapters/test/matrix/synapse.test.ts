@@ -21,6 +21,7 @@ import {
   registerWithSharedSecret,
   SNAPSHOT_EVENT_TYPE,
   type SnapshotPointer,
+  type SnapshotStore,
   sha256Hex
 } from "../../src/matrix/index.js"
 import { storageKey, UserDatabaseRegistry } from "../../src/sqlite/index.js"
@@ -100,10 +101,20 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
    * engine; `turn` runs one turn the way a host does (inside the registry's turn gate, then a
    * scheduled sync).
    */
-  const makeHost = (did: string, extra: Partial<MatrixSyncEngineOptions> = {}) => {
-    const dir = tempDir("matrix-host")
+  const makeHost = (
+    did: string,
+    extra: Partial<MatrixSyncEngineOptions> = {},
+    setup: {
+      /** An existing data directory (a restarted host); default a fresh one. */
+      readonly directory?: string
+      readonly wrapStore?: (store: SnapshotStore) => SnapshotStore
+    } = {}
+  ) => {
+    const dir =
+      setup.directory === undefined ? tempDir("matrix-host") : { path: setup.directory, cleanup: () => {} }
     const databases = new UserDatabaseRegistry({ directory: dir.path, retention: false })
-    const store = matrixSnapshotStore(oracle, { requestTimeoutMs: 5_000 })
+    const real = matrixSnapshotStore(oracle, { requestTimeoutMs: 5_000 })
+    const store = setup.wrapStore?.(real) ?? real
     const logger = recordingLogger()
     const engine = new MatrixSyncEngine({
       store,
@@ -120,6 +131,8 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
       engine,
       store,
       logger,
+      directory: dir.path,
+      client: real.client,
       path: databases.databasePath(did),
       turn: async (text: string) => {
         const result = await databases.withTurn(did, () =>
@@ -151,7 +164,7 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
     // The room holds our state event, keyed by the user's storage key, pointing at the media.
     const key = storageKey(did)
     const roomId = await a.store.room(key, { create: false })
-    const content = await a.store.client.getStateEvent(roomId, SNAPSHOT_EVENT_TYPE, key)
+    const content = await a.client.getStateEvent(roomId, SNAPSHOT_EVENT_TYPE, key)
     expect(content).toMatchObject({ encoding: "gzip", schemaVersion: 1 })
     expect(String(content.mxc)).toMatch(/^mxc:\/\/localhost\//)
 
@@ -246,6 +259,64 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
     },
     120_000
   )
+
+  it("homeserver stopped between the media upload and the pointer write, and still down when the restarted host serves the user: default retries, nothing lost", async () => {
+    const did = `did:key:z6Mk${uniqueName("user")}`
+    const seed = makeHost(did)
+    await seed.turn("before the outage, load weather")
+    await seed.engine.flush(20_000)
+
+    let armed = false
+    const a = makeHost(
+      did,
+      {},
+      {
+        wrapStore: (real) => ({
+          ...real,
+          upload: async (bytes, name) => {
+            const mxc = await real.upload(bytes, name)
+            if (armed && env !== undefined) {
+              armed = false
+              await controlSynapse(env, "stop") // the media is up; the pointer write is next
+            }
+            return mxc
+          }
+        })
+      }
+    )
+    expect((await a.engine.restore(did))._tag).toBe("Restored")
+    await a.turn("a turn on A, load calendar")
+    armed = true
+    let restarted: ReturnType<typeof makeHost> | undefined
+    try {
+      await expect(a.engine.syncNow(did)).rejects.toMatchObject({ reason: "Unavailable" })
+      await a.close()
+      // The process restarts on the same directory, with the engine's default retry budget; the
+      // user's first request meets the outage, and their turn runs on the local state.
+      restarted = makeHost(did, { retry: undefined }, { directory: a.directory })
+      expect((await restarted.engine.restore(did))._tag).toBe("Unavailable")
+      await restarted.turn("a turn during the outage")
+    } finally {
+      if (env !== undefined) await controlSynapse(env, "start")
+    }
+    if (restarted === undefined) throw new Error("the restarted host was not created")
+    // Shutdown: the flush restores first (the room holds what this database descends from)
+    // and uploads the two turns.
+    const report = await restarted.engine.flush(30_000)
+    expect(report.synced.map((s) => s.outcome._tag)).toEqual(["Uploaded"])
+
+    const d = makeHost(did)
+    expect((await d.engine.restore(did))._tag).toBe("Restored")
+    expect(texts((await d.state()).messages)).toEqual(texts((await restarted.state()).messages))
+    expect(texts((await d.state()).messages)).toEqual(
+      expect.arrayContaining([
+        "human:before the outage, load weather",
+        "human:a turn on A, load calendar",
+        "human:a turn during the outage"
+      ])
+    )
+    expect([...(await d.state()).loadedPlugins]).toEqual(["weather", "calendar"])
+  }, 120_000)
 
   it("a corrupted or truncated snapshot in the room is refused with a clear log line; what a host had is kept", async () => {
     const did = `did:key:z6Mk${uniqueName("user")}`
