@@ -120,6 +120,11 @@ export class Database {
       db = new BetterSqlite3(filename)
       // Set first: every later statement may need to wait for another process.
       db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 200))}`)
+      // A deleted conversation must not survive in the bytes: without this, SQLite leaves deleted
+      // rows in free pages and in the unused space of pages, where a copy of the file (the
+      // Matrix sync uploads an online backup, which copies every page) still holds them. ON
+      // (not FAST) also zeroes pages moved to the freelist. Per connection, so set on every open.
+      db.pragma("secure_delete = ON")
       const version = db.pragma("user_version", { simple: true }) as number
       if (version > SCHEMA_VERSION) {
         throw new SqliteOpenError({
@@ -234,6 +239,23 @@ export class Database {
   /** Frees up to `pages` unused pages back to the file system (auto_vacuum=INCREMENTAL). */
   incrementalVacuum(pages = 1000): void {
     this.db.pragma(`incremental_vacuum(${Math.max(1, Math.trunc(pages))})`)
+  }
+
+  /** Frees every unused page back to the file system (auto_vacuum=INCREMENTAL). */
+  vacuumFreePages(): void {
+    const free = this.db.pragma("freelist_count", { simple: true }) as number
+    if (free > 0) this.incrementalVacuum(free)
+  }
+
+  /**
+   * Copies the WAL into the database file and truncates the WAL to zero bytes, so the old page
+   * images it holds (deleted rows included) leave the disk. Best effort: returns false when
+   * another connection's reader kept it from completing (the WAL is then truncated by a later
+   * checkpoint). Must run outside a transaction.
+   */
+  truncateWal(): boolean {
+    const [row] = this.db.pragma("wal_checkpoint(TRUNCATE)") as Array<{ busy: number }>
+    return row?.busy === 0
   }
 
   /** Runs `PRAGMA integrity_check`; returns its messages (`["ok"]` when sound). */

@@ -347,13 +347,22 @@ export class SqliteSaver extends BaseCheckpointSaver {
     })
   }
 
+  /**
+   * Deletes a thread so that its content is gone from the file's bytes too: the connection
+   * zeroes what it deletes (`secure_delete`, see `Database.open`), the freed pages go back to
+   * the file system, and the WAL, which still holds the thread's earlier page images, is
+   * checkpointed and truncated.
+   */
   override async deleteThread(threadId: string): Promise<void> {
     const thread = String(threadId)
     await this.backend.write((db) => {
       db.statement(SQL.deleteCheckpoints).run(thread)
       db.statement(SQL.deleteBlobs).run(thread)
       db.statement(SQL.deleteWrites).run(thread)
+      db.vacuumFreePages()
     })
+    // Outside the write transaction (a checkpoint cannot run inside one).
+    await this.backend.read((db) => db.truncateWal())
     for (const key of this.putsSincePrune.keys())
       if (key.startsWith(`${thread}\u0000`)) this.putsSincePrune.delete(key)
   }
