@@ -9,24 +9,13 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { memorySnapshotStore } from "@plugboard/adapters/matrix"
 import { generateSigner } from "@plugboard/adapters/ucan"
-import type { RuntimeLogger } from "@plugboard/core"
 import { afterEach, describe, expect, it } from "vitest"
-import { call, collect, headersFor, type Running, start, stream } from "./helpers.js"
+import { call, collect, headersFor, type Running, recordingLogger, start, stream } from "./helpers.js"
 
 const dirs: Array<string> = []
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
 })
-
-const recording = () => {
-  const records: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = []
-  const at =
-    (level: string) =>
-    (message: string, fields?: Record<string, unknown>): void =>
-      void records.push({ level, message, ...(fields === undefined ? {} : { fields }) })
-  const logger: RuntimeLogger = { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") }
-  return { records, logger }
-}
 
 /** Closes the app but keeps its data directory for the next run. */
 const closeKeeping = async (running: Running) => {
@@ -62,7 +51,7 @@ describe("a user database damaged between two runs", () => {
     await closeKeeping(a)
     writeFileSync(userFile(a.dir), GARBAGE)
 
-    const { records, logger } = recording()
+    const { records, logger } = recordingLogger()
     const b = await start({ logger, env: { PLUGBOARD_DATA_DIR: a.dir } })
     try {
       const headers = await headersFor(signer, b.app.oracleDid)
@@ -91,7 +80,7 @@ describe("a user database damaged between two runs", () => {
     writeFileSync(userFile(a.dir), GARBAGE)
 
     // Host B serves the next turn on a fresh database and, at close, refuses to upload it.
-    const bLog = recording()
+    const bLog = recordingLogger()
     const b = await start({ matrixStore: store, logger: bLog.logger, env: { PLUGBOARD_DATA_DIR: a.dir } })
     await turnIn(b.url, "trip", await headersFor(signer, b.app.oracleDid), "What's the weather in Tokyo?")
     await closeKeeping(b)

@@ -214,3 +214,23 @@ export const spawnServe = (
   })
   return { child, url, exited, output: () => out }
 }
+
+/** One record a `recordingLogger` kept. */
+export interface LogRecord {
+  readonly level: string
+  readonly message: string
+  readonly fields?: Record<string, unknown>
+}
+
+/** A logger that keeps every record (and prints nothing). */
+export const recordingLogger = () => {
+  const records: Array<LogRecord> = []
+  const at =
+    (level: string) =>
+    (message: string, fields?: Record<string, unknown>): void =>
+      void records.push({ level, message, ...(fields === undefined ? {} : { fields }) })
+  return {
+    records,
+    logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") }
+  }
+}

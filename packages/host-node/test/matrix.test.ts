@@ -8,7 +8,7 @@
 import { memorySnapshotStore, type SnapshotStore } from "@plugboard/adapters/matrix"
 import { generateSigner } from "@plugboard/adapters/ucan"
 import { describe, expect, it } from "vitest"
-import { call, collect, headersFor, start, stream } from "./helpers.js"
+import { call, collect, headersFor, recordingLogger, start, stream } from "./helpers.js"
 
 it("a user's state written on one host is served by another after a graceful close", async () => {
   const store = memorySnapshotStore()
@@ -49,19 +49,6 @@ it("a user's state written on one host is served by another after a graceful clo
     await b.stop()
   }
 })
-
-/** A logger that keeps every record. */
-const recording = () => {
-  const records: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = []
-  const at =
-    (level: string) =>
-    (message: string, fields?: Record<string, unknown>): void =>
-      void records.push({ level, message, ...(fields === undefined ? {} : { fields }) })
-  return {
-    records,
-    logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") }
-  }
-}
 
 /** The memory store, counting restores (the only caller of `room` without `create`). */
 const countingStore = () => {
@@ -127,7 +114,7 @@ describe("restore before serving a user", () => {
         return new Promise<string>(() => {})
       }
     }
-    const { records, logger } = recording()
+    const { records, logger } = recordingLogger()
     const server = await start({
       matrixStore: hanging,
       logger,
@@ -169,7 +156,7 @@ describe("two hosts serving one user at once", () => {
     const pointers = (n: number) =>
       written >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))
     const signer = await generateSigner()
-    const a = recording()
+    const a = recordingLogger()
     // Host A checks the room only once per user: it will not notice host B's snapshot in time.
     const hostA = await start({
       matrixStore: store,

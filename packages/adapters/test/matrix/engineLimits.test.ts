@@ -3,10 +3,9 @@
  * the room, an operator can adopt the local database over a pointer nobody can read, and the
  * periodic tick over many users backs up a bounded number of databases at once.
  */
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import {
   directoryUserDatabases,
-  MatrixSyncEngine,
   type MatrixSyncEngineOptions,
   MatrixSyncError,
   memorySnapshotStore,
@@ -14,23 +13,15 @@ import {
   type UserDatabases
 } from "../../src/matrix/index.js"
 import { UserDatabaseRegistry } from "../../src/sqlite/index.js"
-import { flakyStore, readRows, recordingLogger, tempDir, writeRows } from "./helpers.js"
+import { cleanupList, flakyStore, readRows, tempDir, testEngine, writeRows } from "./helpers.js"
 
 const did = "did:key:z6MkLimits"
-const cleanups: Array<() => void | Promise<void>> = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
+const cleanups = cleanupList()
 const engineOn = (
   store: SnapshotStore,
   databases: UserDatabases,
   extra: Partial<MatrixSyncEngineOptions> = {}
-) => {
-  const logger = recordingLogger()
-  const engine = new MatrixSyncEngine({ store, databases, logger, debounceMs: 10, intervalMs: 0, ...extra })
-  cleanups.push(() => engine.close())
-  return { engine, logger }
-}
+) => testEngine(cleanups, store, databases, extra)
 const scratch = (label: string) => {
   const dir = tempDir(label)
   cleanups.push(dir.cleanup)

@@ -10,7 +10,15 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import Database from "better-sqlite3"
-import { MatrixSyncError, type SnapshotStore, type SyncLogger } from "../../src/matrix/index.js"
+import { afterEach } from "vitest"
+import {
+  MatrixSyncEngine,
+  type MatrixSyncEngineOptions,
+  MatrixSyncError,
+  type SnapshotStore,
+  type SyncLogger,
+  type UserDatabases
+} from "../../src/matrix/index.js"
 
 const execFileAsync = promisify(execFile)
 
@@ -105,3 +113,28 @@ export const controlSynapse = async (env: SynapseEnv, action: "stop" | "start"):
 
 /** A username unique to this run. */
 export const uniqueName = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`
+
+/**
+ * Registers an `afterEach` that runs the cleanups pushed onto the returned list, last first, and
+ * awaits each (registries close asynchronously).
+ */
+export const cleanupList = (): Array<() => void | Promise<void>> => {
+  const cleanups: Array<() => void | Promise<void>> = []
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c()
+  })
+  return cleanups
+}
+
+/** An engine with test timings (no tick, 10 ms debounce) and a recording logger; closed by `cleanups`. */
+export const testEngine = (
+  cleanups: Array<() => void | Promise<void>>,
+  store: SnapshotStore,
+  databases: UserDatabases,
+  extra: Partial<MatrixSyncEngineOptions> = {}
+) => {
+  const logger = recordingLogger()
+  const engine = new MatrixSyncEngine({ store, databases, logger, debounceMs: 10, intervalMs: 0, ...extra })
+  cleanups.push(() => engine.close())
+  return { engine, logger }
+}

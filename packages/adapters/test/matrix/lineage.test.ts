@@ -9,10 +9,9 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
 import type { RunnableConfig } from "@langchain/core/runnables"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import {
   directoryUserDatabases,
-  MatrixSyncEngine,
   type MatrixSyncEngineOptions,
   MatrixSyncError,
   memorySnapshotStore,
@@ -22,24 +21,15 @@ import {
 import { ledgerPath } from "../../src/matrix/SyncLedger.js"
 import { type SqliteOpenError, UserDatabaseRegistry } from "../../src/sqlite/index.js"
 import { conversationCheckpoint } from "../sqlite/helpers.js"
-import { flakyStore, readRows, recordingLogger, tempDir, writeRows } from "./helpers.js"
+import { cleanupList, flakyStore, readRows, tempDir, testEngine, writeRows } from "./helpers.js"
 
 const did = "did:key:z6MkLineage"
-const cleanups: Array<() => void | Promise<void>> = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
-
+const cleanups = cleanupList()
 const engineOn = (
   store: SnapshotStore,
   databases: UserDatabases,
   extra: Partial<MatrixSyncEngineOptions> = {}
-) => {
-  const logger = recordingLogger()
-  const engine = new MatrixSyncEngine({ store, databases, logger, debounceMs: 20, intervalMs: 0, ...extra })
-  cleanups.push(() => engine.close())
-  return { engine, logger }
-}
+) => testEngine(cleanups, store, databases, extra)
 
 /** A store whose pointer writes land on the "homeserver" but whose answers are lost while `loseAck`. */
 const lossyStore = () => {
