@@ -196,7 +196,11 @@ export const matrixSnapshotStore = (
  * A response body, read as a stream and abandoned as soon as it passes `maxBytes` (so a body
  * longer than announced costs at most `maxBytes` plus one chunk of memory); `Corrupt` then.
  */
-const readBody = async (response: Response, mxc: string, maxBytes: number | undefined): Promise<Uint8Array> => {
+const readBody = async (
+  response: Response,
+  mxc: string,
+  maxBytes: number | undefined
+): Promise<Uint8Array> => {
   if (response.body === null) return new Uint8Array()
   const reader = response.body.getReader()
   const chunks: Array<Uint8Array> = []

@@ -1,7 +1,7 @@
 /**
  * Snapshots: consistent, deterministic for unchanged content, and refused on every kind of
- * damage (not gzip, truncated, wrong hash or size, not SQLite, failing integrity_check) without
- * leaving files behind.
+ * damage (not gzip, truncated, wrong hash or size, not SQLite, failing integrity_check, a gzip
+ * that expands past its announced size) without leaving files behind.
  */
 import { readdirSync } from "node:fs"
 import { join } from "node:path"
@@ -134,6 +134,38 @@ describe("Snapshot", () => {
     expect((await refusal(snapshot.compressed, "0".repeat(64), snapshot.size, dir)).message).toContain(
       "sha256 mismatch"
     )
+  })
+
+  it("stops decompressing a gzip bomb at the announced size instead of expanding it", async () => {
+    const { dir } = await setup(["a"])
+    // 64 MiB of zeros in ~64 KiB of gzip, announced as an 8 KiB database. Decompressed in full it
+    // would be refused too (size mismatch), after costing its whole size in memory.
+    const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024))
+    const e = await refusal(bomb, "a".repeat(64), 8192, dir)
+    expect(e.reason).toBe("Corrupt")
+    expect(e.message).toBe("size mismatch: expected 8192 B, decompresses to more (stopped after 8192 B)")
+  })
+
+  it("stops decompressing a real snapshot followed by more gzip at its announced size", async () => {
+    const { dir, snapshot } = await setup(["a", "b"])
+    // A valid snapshot with a second gzip member appended: gunzip reads both members.
+    const padded = Buffer.concat([snapshot.compressed, gzipSync(Buffer.alloc(16 * 1024 * 1024))])
+    const e = await refusal(padded, snapshot.sha256, snapshot.size, dir)
+    expect(e.message).toBe(
+      `size mismatch: expected ${snapshot.size} B, decompresses to more (stopped after ${snapshot.size} B)`
+    )
+  })
+
+  it("accepts a snapshot whose size is exactly the limit", async () => {
+    const { dir, snapshot } = await setup(["a", "b"])
+    const tmp = await verifySnapshot({
+      compressed: snapshot.compressed,
+      expectedSha256: snapshot.sha256,
+      expectedSize: snapshot.size,
+      directory: dir,
+      maxBytes: snapshot.size
+    })
+    expect(readRows(tmp)).toEqual(["a", "b"])
   })
 
   it("refuses something that is not a SQLite database, even with a matching hash", async () => {
