@@ -115,12 +115,18 @@ cmd_start() {
     log "already running at $URL (pid $(running_pid))"
     return 0
   fi
+  if healthy; then
+    # Another homeserver (another checkout's, say) holds the port: its secrets are not ours, and
+    # every test would fail registering with "HMAC incorrect".
+    log "another server already answers at $URL (not the Synapse of $DATA_DIR); stop it or set PLUGBOARD_SYNAPSE_PORT"
+    return 1
+  fi
   local started=$SECONDS
   render_config
   rm -f "$PID_FILE"
   "$PY" -m synapse.app.homeserver -c "$DATA_DIR/homeserver.yaml" --daemonize >/dev/null
   for _ in $(seq 1 240); do
-    if healthy; then
+    if running_pid >/dev/null && healthy; then
       log "up at $URL (pid $(cat "$PID_FILE")) in $((SECONDS - started)) s"
       return 0
     fi
