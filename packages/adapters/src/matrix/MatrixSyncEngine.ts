@@ -199,7 +199,9 @@ export class MatrixSyncEngine {
       // Hosts call this before every turn: skip the round trip while the last check is fresh.
       const path = this.options.databases.databasePath(did)
       const fresh = this.now() - u.resolvedAt < (this.options.recheckAfterMs ?? 0)
-      const current = fileIdentity(path)
+      // The inode is enough here (no database open per request): a false "replaced" only costs
+      // one homeserver round trip.
+      const current = fileIdentity(path, { withId: false })
       const replaced = u.file !== undefined && !sameFile(u.file, current)
       const outcome =
         u.restore === "resolved" && fresh && !replaced && current !== undefined

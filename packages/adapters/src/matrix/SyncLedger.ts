@@ -9,14 +9,19 @@
  * connection). So the snapshot being pointed at is recorded as `unconfirmed` before the write:
  * if the room later names it, the database descends from it as surely as from `base`.
  *
- * A record speaks for one file only: it names the database file it describes (device, inode,
- * birth time) and is read as empty next to any other file. A database deleted, replaced or moved
- * aside while its record stayed (an operator's `rm`, a crash half-way through a move, a sync that
- * snapshotted the old file while a turn moved it aside) can never lend that record to the new one.
+ * A record speaks for one file only: it names the database file it describes, and is read as
+ * empty next to any other. The name is the file id plugboard's databases carry inside them
+ * (`sqlite/FileId.ts`: a copy keeps it, a new file gets another), and the file's inode and birth
+ * time for a file without one. So a database deleted, replaced or moved aside while its record
+ * stayed (an operator's `rm`, a crash half-way through a move, a sync that snapshotted the old file
+ * while a turn moved it aside) never lends that record to the new one, while the same file
+ * remounted, or copied with its record to another host, keeps it. A record from before records
+ * named their file is taken as it is (what it meant when it was written).
  */
 import { randomUUID } from "node:crypto"
-import { statSync } from "node:fs"
+import { type BigIntStats, statSync } from "node:fs"
 import { readFile, rename, rm, writeFile } from "node:fs/promises"
+import { readFileId } from "../sqlite/FileId.js"
 import { SYNC_RECORD_SUFFIX } from "../sqlite/MoveAside.js"
 import type { SnapshotPointer } from "./SnapshotPointer.js"
 
@@ -38,24 +43,41 @@ export interface SyncLedger {
 
 /** Which file a record describes. Inode numbers and times are kept as decimal strings (exact). */
 export interface FileIdentity {
-  readonly dev: string
+  /** The file id stored in the database (`plugboard_meta.file_id`), when it has one. */
+  readonly id?: string | undefined
   readonly ino: string
+  /** Birth time in ns; "0" where the file system does not keep one. */
   readonly birth: string
 }
 
-/** The identity of the file at `path` now, or `undefined` when there is none. */
-export const fileIdentity = (path: string): FileIdentity | undefined => {
+/**
+ * The identity of the file at `path` now, or `undefined` when there is none. `withId: false` skips
+ * reading the file id (which opens the database): the inode alone, for a cheap "still the same
+ * file?" check where a false "no" only costs a homeserver round trip.
+ */
+export const fileIdentity = (
+  path: string,
+  options: { readonly withId?: boolean } = {}
+): FileIdentity | undefined => {
+  let stat: BigIntStats
   try {
-    const stat = statSync(path, { bigint: true })
-    return { dev: String(stat.dev), ino: String(stat.ino), birth: String(stat.birthtimeNs) }
+    stat = statSync(path, { bigint: true })
   } catch {
     return undefined
   }
+  const id = options.withId === false ? undefined : readFileId(path)
+  return { ...(id === undefined ? {} : { id }), ino: String(stat.ino), birth: String(stat.birthtimeNs) }
 }
 
-/** True when both name the same file. */
-export const sameFile = (a: FileIdentity | undefined, b: FileIdentity | undefined): boolean =>
-  a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino && a.birth === b.birth
+/**
+ * True when both name the same file: by file id when both have one, else by inode and birth time
+ * (the device is left out: a volume mounted again gets another device number).
+ */
+export const sameFile = (a: FileIdentity | undefined, b: FileIdentity | undefined): boolean => {
+  if (a === undefined || b === undefined) return false
+  if (a.id !== undefined && b.id !== undefined) return a.id === b.id
+  return a.ino === b.ino && a.birth === b.birth
+}
 
 /** The ledger entry of the snapshot a room pointer names, recorded at `at`. */
 export const entryOf = (pointer: SnapshotPointer, at: number): LedgerEntry => ({
@@ -100,9 +122,14 @@ export const readLedger = async (
     }
     const recorded = json?.file
     const forThisFile =
-      typeof recorded === "object" &&
-      recorded !== null &&
-      sameFile(file, { dev: String(recorded.dev), ino: String(recorded.ino), birth: String(recorded.birth) })
+      recorded === undefined || // written before records named their file
+      (typeof recorded === "object" &&
+        recorded !== null &&
+        sameFile(file, {
+          ...(typeof recorded.id === "string" ? { id: recorded.id } : {}),
+          ino: String(recorded.ino),
+          birth: String(recorded.birth)
+        }))
     return forThisFile ? { base: decodeEntry(json), unconfirmed: decodeEntry(json?.unconfirmed) } : EMPTY
   } catch {
     return EMPTY

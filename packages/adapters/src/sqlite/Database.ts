@@ -14,6 +14,7 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs"
 import BetterSqlite3 from "better-sqlite3"
 import { isBusy, isCorruption, SqliteOpenError, SqliteStorageError, sqliteCode } from "./errors.js"
+import { ensureFileId } from "./FileId.js"
 
 /** The schema version this code writes (`PRAGMA user_version`). */
 export const SCHEMA_VERSION = 1
@@ -160,6 +161,7 @@ export class Database {
         }).immediate()
       }
       if (options.ownerDid !== undefined) checkOwner(db, filename, options.ownerDid)
+      ensureFileId(db)
       return new Database(db, filename, options.busyRetryMs ?? 30_000)
     } catch (error) {
       try {

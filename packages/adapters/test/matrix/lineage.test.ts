@@ -6,7 +6,7 @@
  *   neither the next sync (refused as diverged) nor the next restore (replacing newer local
  *   state with the host's own older snapshot) goes wrong — across a restart too.
  */
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import { describe, expect, it } from "vitest"
@@ -18,7 +18,7 @@ import {
   type SnapshotStore,
   type UserDatabases
 } from "../../src/matrix/index.js"
-import { ledgerPath } from "../../src/matrix/SyncLedger.js"
+import { fileIdentity, ledgerPath, sameFile } from "../../src/matrix/SyncLedger.js"
 import { type SqliteOpenError, UserDatabaseRegistry } from "../../src/sqlite/index.js"
 import { conversationCheckpoint } from "../sqlite/helpers.js"
 import { cleanupList, flakyStore, readRows, tempDir, testEngine, writeRows } from "./helpers.js"
@@ -274,45 +274,115 @@ describe("a sync record speaks for its own file only", () => {
     expect(pointerOf(store)).toEqual(good)
   })
 
-  it("a database deleted while its record stayed: the new one is never taken for the old one", async () => {
-    const inner = memorySnapshotStore()
-    const store = flakyStore(inner)
-    const dir = tempDir("lineage-orphan")
-    cleanups.push(dir.cleanup)
-    const first = new UserDatabaseRegistry({ directory: dir.path })
+  it.each([
+    ["", false],
+    [", even on the old file's inode, on a file system without birth times", true]
+  ])(
+    "a database deleted while its record stayed: the new one is never taken for the old one%s",
+    async (_, reused) => {
+      const inner = memorySnapshotStore()
+      const store = flakyStore(inner)
+      const dir = tempDir("lineage-orphan")
+      cleanups.push(dir.cleanup)
+      const first = new UserDatabaseRegistry({ directory: dir.path })
+      const { engine: before } = engineOn(store, first)
+      await first.use(did, "write", (db) =>
+        db.statement("INSERT INTO plugboard_meta (key, value) VALUES ('turn-1', 'years of history')").run()
+      )
+      expect((await before.syncNow(did))._tag).toBe("Uploaded")
+      const good = pointerOf(inner)!
+      before.close()
+      await first.close()
+      // An operator's `rm`, or a crash half-way through a move: the file goes, its record stays.
+      const path = first.databasePath(did)
+      for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true })
+      expect(existsSync(ledgerPath(path))).toBe(true)
+
+      // Restarted; the homeserver is down at the user's first request, whose turn starts afresh.
+      const registry = new UserDatabaseRegistry({ directory: dir.path })
+      cleanups.push(() => registry.close())
+      const { engine } = engineOn(store, registry, { retry: { baseMs: 10_000 } })
+      store.down = true
+      expect((await engine.restore(did))._tag).toBe("Unavailable")
+      await registry.use(did, "write", (db) =>
+        db.statement("INSERT INTO plugboard_meta (key, value) VALUES ('turn-2', 'on an empty state')").run()
+      )
+      if (reused) {
+        // ext4 hands a freed inode out again at once, and without birth times the inode is all a
+        // file system can tell: the record then names the new file's inode as the old one's.
+        const record = JSON.parse(readFileSync(ledgerPath(path), "utf8"))
+        const now = fileIdentity(path)!
+        writeFileSync(
+          ledgerPath(path),
+          JSON.stringify({ ...record, file: { ...record.file, ino: now.ino, birth: "0" } })
+        )
+        expect(sameFile({ ino: now.ino, birth: "0" }, { ino: now.ino, birth: "0" })).toBe(true)
+        expect(record.file.id).toBeDefined()
+        expect(record.file.id).not.toBe(now.id)
+      }
+      store.down = false
+      // Its next sync restores first: the room's state comes back (nothing is uploaded over it),
+      // and the turn written on the new file is kept beside it.
+      expect((await engine.syncNow(did))._tag).toBe("Unchanged")
+      expect(pointerOf(inner)).toEqual(good)
+      const keys = await registry.use(did, "read", (db) =>
+        (
+          db.statement("SELECT key FROM plugboard_meta WHERE key LIKE 'turn-%'").all() as Array<{
+            key: string
+          }>
+        ).map((r) => r.key)
+      )
+      expect(keys).toEqual(["turn-1"])
+      expect(readdirSync(dir.path).filter((f) => /\.conflict-[^.]*$/.test(f))).toHaveLength(1)
+    }
+  )
+
+  it("a data directory copied to another host, record included, keeps its lineage (its file id)", async () => {
+    const store = memorySnapshotStore()
+    const a = tempDir("lineage-copy-a")
+    const b = tempDir("lineage-copy-b")
+    cleanups.push(a.cleanup, b.cleanup)
+    const first = new UserDatabaseRegistry({ directory: a.path })
     const { engine: before } = engineOn(store, first)
-    await first.use(did, "write", (db) =>
-      db.statement("INSERT INTO plugboard_meta (key, value) VALUES ('turn-1', 'years of history')").run()
-    )
+    const remember = (registry: UserDatabaseRegistry, key: string) =>
+      registry.use(did, "write", (db) =>
+        db.statement("INSERT INTO plugboard_meta (key, value) VALUES (?, 'x')").run(key)
+      )
+    await remember(first, "turn-1")
     expect((await before.syncNow(did))._tag).toBe("Uploaded")
-    const good = pointerOf(inner)!
+    await remember(first, "turn-2 (answered, not synced yet)")
     before.close()
     await first.close()
-    // An operator's `rm`, or a crash half-way through a move: the file goes, its record stays.
-    const path = first.databasePath(did)
-    for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true })
-    expect(existsSync(ledgerPath(path))).toBe(true)
+    cpSync(a.path, b.path, { recursive: true })
 
-    // Restarted; the homeserver is down at the user's first request, whose turn starts afresh.
+    const second = new UserDatabaseRegistry({ directory: b.path })
+    cleanups.push(() => second.close())
+    const { engine } = engineOn(store, second)
+    expect(fileIdentity(second.databasePath(did))?.ino).not.toBe(fileIdentity(first.databasePath(did))?.ino)
+    expect(await engine.restore(did)).toEqual({ _tag: "LocalPresent" })
+    expect((await engine.syncNow(did))._tag).toBe("Uploaded")
+    expect(readdirSync(b.path).filter((f) => f.includes(".conflict-"))).toEqual([])
+  })
+
+  it("a record written before records named their file is taken as it is (an upgrade keeps unsynced turns)", async () => {
+    const store = memorySnapshotStore()
+    const dir = tempDir("lineage-legacy")
+    cleanups.push(dir.cleanup)
     const registry = new UserDatabaseRegistry({ directory: dir.path })
     cleanups.push(() => registry.close())
-    const { engine } = engineOn(store, registry, { retry: { baseMs: 10_000 } })
-    store.down = true
-    expect((await engine.restore(did))._tag).toBe("Unavailable")
+    const { engine } = engineOn(store, registry)
     await registry.use(did, "write", (db) =>
-      db.statement("INSERT INTO plugboard_meta (key, value) VALUES ('turn-2', 'on an empty state')").run()
+      db.statement("INSERT INTO plugboard_meta VALUES ('turn-1', 'x')").run()
     )
-    store.down = false
-    // Its next sync restores first: the room's state comes back (nothing is uploaded over it),
-    // and the turn written on the new file is kept beside it.
-    expect((await engine.syncNow(did))._tag).toBe("Unchanged")
-    expect(pointerOf(inner)).toEqual(good)
-    const keys = await registry.use(did, "read", (db) =>
-      (
-        db.statement("SELECT key FROM plugboard_meta WHERE key LIKE 'turn-%'").all() as Array<{ key: string }>
-      ).map((r) => r.key)
+    await engine.syncNow(did)
+    const path = registry.databasePath(did)
+    const { file: _file, ...legacy } = JSON.parse(readFileSync(ledgerPath(path), "utf8"))
+    writeFileSync(ledgerPath(path), JSON.stringify(legacy))
+    await registry.use(did, "write", (db) =>
+      db.statement("INSERT INTO plugboard_meta VALUES ('turn-2', 'x')").run()
     )
-    expect(keys).toEqual(["turn-1"])
-    expect(readdirSync(dir.path).filter((f) => /\.conflict-[^.]*$/.test(f))).toHaveLength(1)
+    const { engine: upgraded } = engineOn(store, registry)
+    expect(await upgraded.restore(did)).toEqual({ _tag: "LocalPresent" })
+    expect((await upgraded.syncNow(did))._tag).toBe("Uploaded")
   })
 })
