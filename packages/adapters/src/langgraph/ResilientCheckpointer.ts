@@ -64,8 +64,10 @@ export class ResilientCheckpointer extends DelegatingCheckpointSaver {
     newVersions: ChannelVersions
   ): Promise<RunnableConfig> {
     const key = keyOf(config)
-    // Only a save that starts the thread (no parent checkpoint) can stand on the unread state.
-    if (this.unread.has(key) && config.configurable?.checkpoint_id === undefined) {
+    // The first save after the failed read stands on the unread state, whether or not it names a
+    // parent: a run addressed at a `checkpoint_id` (a resume, a fork) keeps that id in its config
+    // when the read returned nothing.
+    if (this.unread.has(key)) {
       const refuse = (why: string) =>
         new Error(
           `not saved: the thread's state could not be read when the turn began, and ${why}; ` +

@@ -2,7 +2,8 @@
  * End-to-end failure modes of seed 002 on both checkpointers: the validation retry, a throwing
  * handler, a failing sub-agent init, and a checkpointer whose load fails.
  */
-import { type BaseMessage, ToolMessage } from "@langchain/core/messages"
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { ResilientCheckpointer, runTurn, type ToolArtifact } from "../../src/langgraph/index.js"
@@ -245,6 +246,28 @@ describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
     expect((saved!.checkpoint.channel_values.messages as Array<BaseMessage>).map((m) => m.getType())).toEqual(
       ["human", "ai"]
     )
+  })
+
+  it("a run addressed at a checkpoint_id (a resume, a fork) whose load failed is not saved over the history either", async () => {
+    const graph = (saver: BaseCheckpointSaver) =>
+      new StateGraph(MessagesAnnotation)
+        .addNode("reply", (state) => ({
+          messages: [new AIMessage(`reply to ${String(state.messages.at(-1)?.content)}`)]
+        }))
+        .addEdge(START, "reply")
+        .addEdge("reply", END)
+        .compile({ checkpointer: saver })
+    const thread = { configurable: { thread_id: "addressed" } }
+    await graph(fixture.saver).invoke({ messages: [new HumanMessage("m1")] }, thread)
+    await graph(fixture.saver).invoke({ messages: [new HumanMessage("m2")] }, thread)
+    const head = (await fixture.saver.getTuple(thread))!
+    const { logger } = recordingLogger()
+    const resilient = new ResilientCheckpointer(failsOnce(fixture.saver), logger)
+    const addressed = { configurable: { thread_id: "addressed", checkpoint_id: head.checkpoint.id } }
+    await expect(graph(resilient).invoke({ messages: [new HumanMessage("m3")] }, addressed)).rejects.toThrow(
+      /and it holds a history/
+    )
+    expect((await fixture.saver.getTuple(thread))?.checkpoint.id).toBe(head.checkpoint.id)
   })
 })
 
