@@ -107,6 +107,8 @@ interface UserState {
   file: FileIdentity | undefined
   /** An operator adopted the local database over a room pointer that cannot be read. */
   adoptedOverUnreadable: boolean
+  /** Since when background syncs of this user have been put off because the user was busy. */
+  busySince: number | undefined
   debounce: ReturnType<typeof setTimeout> | undefined
   retry: ReturnType<typeof setTimeout> | undefined
   restoreRetry: ReturnType<typeof setTimeout> | undefined
@@ -115,6 +117,9 @@ interface UserState {
   /** The upload running now, if any (its dirty flag is already cleared). */
   inflight: Promise<SyncOutcome> | undefined
 }
+
+/** How long background syncs of a user who stays busy are put off before one waits for the user. */
+const BUSY_PATIENCE_MS = 30_000
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
@@ -347,6 +352,7 @@ export class MatrixSyncEngine {
         resolvedAt: Number.NEGATIVE_INFINITY,
         file: undefined,
         adoptedOverUnreadable: false,
+        busySince: undefined,
         debounce: undefined,
         retry: undefined,
         restoreRetry: undefined,
@@ -377,6 +383,9 @@ export class MatrixSyncEngine {
     if (this.activeSyncs < this.maxConcurrent) this.activeSyncs++
     else await new Promise<void>((resolve) => this.waitingForSlot.push(resolve)) // a slot handed over
     try {
+      // Closed while this one waited for its slot: what was running finishes, nothing new starts.
+      if (this.closed)
+        throw new MatrixSyncError({ reason: "Unavailable", message: "the sync engine is closed" })
       return await fn()
     } finally {
       const next = this.waitingForSlot.shift()
@@ -414,6 +423,17 @@ export class MatrixSyncEngine {
   /** A scheduled sync: never throws; failures are logged and retried with backoff. */
   private async background(did: string): Promise<void> {
     const u = this.user(did)
+    // A user in the middle of a turn: come back after the debounce rather than hold one of the
+    // few sync slots while the backup waits for the turn (four long turns would stall everyone's
+    // replication) — but not for ever, or a user who is never idle would never be synced.
+    if (this.options.databases.isBusy?.(did) === true && !this.closed) {
+      u.busySince ??= this.now()
+      if (this.now() - u.busySince < BUSY_PATIENCE_MS) {
+        this.scheduleSync(did)
+        return
+      }
+    }
+    u.busySince = undefined
     try {
       const outcome = await this.limited(() => this.syncNow(did))
       u.attempts = 0
@@ -509,6 +529,7 @@ export class MatrixSyncEngine {
     const u = this.user(did)
     u.restore = "pending"
     let pointer: SnapshotPointer | undefined
+    let file: FileIdentity | undefined
     try {
       const result = await restoreUser({
         did,
@@ -518,14 +539,12 @@ export class MatrixSyncEngine {
         now: this.now,
         onPointer: (p) => {
           pointer = p
+        },
+        onFile: (f) => {
+          file = f
         }
       })
-      u.restore = "resolved"
-      u.resolvedAt = this.now()
-      u.file = fileIdentity(this.options.databases.databasePath(did))
-      u.restoreAttempts = 0
-      if (u.restoreRetry !== undefined) clearTimeout(u.restoreRetry)
-      u.restoreRetry = undefined
+      this.resolved(u, file)
       if (result._tag !== "Restored") return result
       if (background) u.restoredInBackground = result
       this.log.info(
@@ -537,8 +556,28 @@ export class MatrixSyncEngine {
       if (u.dirty) this.scheduleSync(did)
       return result
     } catch (e) {
+      // An operator adopted the local database over a pointer nobody can read: reading it fails
+      // the same way until the adopted upload replaces it, which a restore must not undo.
+      if (
+        u.adoptedOverUnreadable &&
+        pointer === undefined &&
+        e instanceof MatrixSyncError &&
+        e.reason === "Corrupt"
+      ) {
+        this.resolved(u, fileIdentity(this.options.databases.databasePath(did)))
+        return { _tag: "LocalPresent" }
+      }
       return this.restoreFailed(did, e, pointer)
     }
+  }
+
+  private resolved(u: UserState, file: FileIdentity | undefined): void {
+    u.restore = "resolved"
+    u.resolvedAt = this.now()
+    u.file = file
+    u.restoreAttempts = 0
+    if (u.restoreRetry !== undefined) clearTimeout(u.restoreRetry)
+    u.restoreRetry = undefined
   }
 
   private restoreFailed(did: string, e: unknown, pointer: SnapshotPointer | undefined): RestoreOutcome {

@@ -15,7 +15,15 @@ import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
 import { takeSnapshot, verifySnapshot } from "./Snapshot.js"
 import type { SnapshotPointer } from "./SnapshotPointer.js"
 import type { SnapshotStore } from "./SnapshotStore.js"
-import { confirmedAt, descendsFrom, entryOf, fileIdentity, readLedger, writeLedger } from "./SyncLedger.js"
+import {
+  confirmedAt,
+  descendsFrom,
+  entryOf,
+  type FileIdentity,
+  fileIdentity,
+  readLedger,
+  writeLedger
+} from "./SyncLedger.js"
 import type { UserDatabases } from "./UserDatabases.js"
 
 /** What a restore did. */
@@ -32,7 +40,8 @@ export type RestoreResult =
 
 /**
  * Restores `did`. Throws `MatrixSyncError` (`Unavailable`, `Rejected`, `Corrupt`); `onPointer`
- * learns the pointer as soon as it is read, for error messages.
+ * learns the pointer as soon as it is read, for error messages; `onFile`, the local file the
+ * answer is about (read with the answer, not after it: a turn may move the file aside since).
  */
 export const restoreUser = async (options: {
   readonly did: string
@@ -41,23 +50,35 @@ export const restoreUser = async (options: {
   readonly maxBytes: number
   readonly now: () => number
   readonly onPointer?: (pointer: SnapshotPointer) => void
+  readonly onFile?: (file: FileIdentity | undefined) => void
 }): Promise<RestoreResult> => {
   const { did, store, databases, now } = options
   const path = databases.databasePath(did)
   const key = databases.storageKey(did)
   const hadLocal = existsSync(path)
+  const localFile = hadLocal ? fileIdentity(path) : undefined
   let pointer: SnapshotPointer
   try {
     pointer = await store.readPointer(await store.room(key, { create: false }), key)
   } catch (e) {
-    if (e instanceof MatrixNotFound) return { _tag: hadLocal ? "LocalPresent" : "NoBackup" }
+    if (e instanceof MatrixNotFound) {
+      options.onFile?.(localFile)
+      return { _tag: hadLocal ? "LocalPresent" : "NoBackup" }
+    }
     throw e
   }
   options.onPointer?.(pointer)
+  if (pointer.compressedSize > options.maxBytes) {
+    throw new MatrixSyncError({
+      reason: "Corrupt",
+      message: `announces ${pointer.compressedSize} B of gzip, over the ${options.maxBytes} B limit`
+    })
+  }
   if (hadLocal) {
-    const file = fileIdentity(path)
+    const file = localFile
     const ledger = await readLedger(path, file)
     if (descendsFrom(ledger, pointer.sha256)) {
+      options.onFile?.(file)
       // The pointer write of this host's last upload landed though its answer was lost.
       if (ledger.base?.sha256 !== pointer.sha256)
         await writeLedger(path, confirmedAt(entryOf(pointer, now())), file)
@@ -96,6 +117,7 @@ export const restoreUser = async (options: {
         if (local.sha256 === verified.sha256) {
           // Same content, only the record was missing.
           await writeLedger(path, confirmedAt(entryOf(verified, now())), file)
+          options.onFile?.(file)
           return { _tag: "LocalPresent" } as const
         }
         db.closeConnection()
@@ -107,7 +129,9 @@ export const restoreUser = async (options: {
       renameSync(tmp, path)
       // After the rename, for the file now in place: a crash in between leaves no record of it,
       // and the next restore finds the local content equal to the room's and writes it.
-      await writeLedger(path, confirmedAt(entryOf(verified, now())), fileIdentity(path))
+      const restored = fileIdentity(path)
+      await writeLedger(path, confirmedAt(entryOf(verified, now())), restored)
+      options.onFile?.(restored)
       return { _tag: "Restored", sha256: verified.sha256, size: verified.size, movedAside } as const
     })
   } finally {

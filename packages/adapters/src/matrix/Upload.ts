@@ -69,11 +69,15 @@ export const uploadUser = async (options: {
     now: now,
     // Read by takeSnapshot once the backup is taken, when the record above has been read.
     get unlessSha256() {
-      return ledger.base?.sha256
+      return options.overUnreadable === true ? undefined : ledger.base?.sha256
     }
   })
   options.onFile?.(file)
-  if (ledger.base?.sha256 === snapshot.sha256) return { _tag: "Unchanged", sha256: snapshot.sha256 }
+  // Unchanged since the last sync means nothing to do — unless the room's pointer is unreadable
+  // and an operator adopted this database to replace it.
+  if (options.overUnreadable !== true && ledger.base?.sha256 === snapshot.sha256) {
+    return { _tag: "Unchanged", sha256: snapshot.sha256 }
+  }
   await options.afterSnapshot?.(did)
   const key = databases.storageKey(did)
   const roomId = await store.room(key, { create: true })

@@ -30,6 +30,11 @@ export interface UserDatabases {
   storageKey(did: string): string
   /** Runs `fn` while no turn or write of the user runs, holding new ones back until it ends. */
   withUserWriteLock<A>(did: string, fn: (db: QuiescentDatabase) => Promise<A>): Promise<A>
+  /**
+   * True while a turn or a write of the user runs. Optional: when given, a background sync of a
+   * busy user is put off (a while) rather than wait for the turn while holding a sync slot.
+   */
+  isBusy?(did: string): boolean
 }
 
 /**

@@ -39,8 +39,10 @@ export interface UserDatabasesOptions {
    */
   readonly openRetryMs?: number | undefined
   /**
-   * Told after each write transaction that committed (a checkpoint, a session created, touched
-   * or deleted, a thread deleted): what a replication needs to know that the user's file changed.
+   * Told that a user's file changed: after a write transaction that committed outside a turn (a
+   * session created, touched or deleted, a thread deleted), and once when the user's last running
+   * turn ends for the writes made during it (a replication has nothing to gain from a snapshot
+   * it would have to wait for the turn to take).
    */
   readonly onWrite?: ((did: string) => void) | undefined
   /** Serializer for checkpoint values (default LangGraph's JsonPlusSerializer). */
@@ -112,6 +114,8 @@ export class UserDatabaseRegistry {
   private readonly connection: Omit<DatabaseOptions, "filename" | "ownerDid">
   private readonly openRetryMs: number
   private readonly onWrite: ((did: string) => void) | undefined
+  /** Users written to while a turn of theirs was running, told at the end of their last turn. */
+  private readonly writtenDuringTurn = new Set<string>()
   private readonly serde: SerializerProtocol | undefined
   private readonly onOpenError: (error: SqliteOpenError) => void
   private readonly entries = new Map<string, Entry>() // insertion order = LRU order
@@ -199,11 +203,8 @@ export class UserDatabaseRegistry {
       try {
         if (mode === "read") return await db.read(() => fn(db))
         const result = await db.write(() => fn(db))
-        try {
-          this.onWrite?.(did)
-        } catch {
-          // The write has committed; a listener's failure must not make it look failed.
-        }
+        if (gate.turnRunning) this.writtenDuringTurn.add(did)
+        else this.tellWritten(did)
         return result
       } catch (error) {
         if (error instanceof SqliteStorageError && error.reason === "Corrupt") this.quarantine(entry, error)
@@ -229,7 +230,24 @@ export class UserDatabaseRegistry {
       return await fn()
     } finally {
       gate.leave("turn")
+      if (!gate.turnRunning && this.writtenDuringTurn.delete(did)) this.tellWritten(did)
       this.evict()
+    }
+  }
+
+  /**
+   * True while a turn or a storage operation of the user is running (a sync would wait for it):
+   * what a replication checks before it takes one of its few slots for this user.
+   */
+  isBusy(did: string): boolean {
+    return this.gates.get(did)?.busy === true
+  }
+
+  private tellWritten(did: string): void {
+    try {
+      this.onWrite?.(did)
+    } catch {
+      // The write has committed; a listener's failure must not make it look failed.
     }
   }
 

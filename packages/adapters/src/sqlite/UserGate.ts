@@ -34,6 +34,11 @@ export class UserGate {
     return this.turns > 0 || this.ops > 0 || this.exclusive
   }
 
+  /** True while at least one turn holds the gate. */
+  get turnRunning(): boolean {
+    return this.turns > 0
+  }
+
   /** Enters as a shared holder; synchronous (`undefined`) when nothing stands in the way. */
   enter(kind: Kind): Promise<void> | undefined {
     if (this.canShare(kind)) {

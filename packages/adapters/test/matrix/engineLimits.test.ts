@@ -121,6 +121,34 @@ describe("adoptLocal over a room pointer nobody can read", () => {
     expect(readRows(b.databasePath(did))).toEqual(["mine", "more"])
   })
 
+  it("a restore right after adoptLocal (the user's next request) does not undo it", async () => {
+    const inner = memorySnapshotStore()
+    let malformed = false
+    const store: SnapshotStore = {
+      ...inner,
+      readPointer: async (roomId, key) => {
+        if (malformed) throw new MatrixSyncError({ reason: "Corrupt", message: "malformed" })
+        return inner.readPointer(roomId, key)
+      },
+      writePointer: async (roomId, key, pointer) => {
+        await inner.writePointer(roomId, key, pointer)
+        malformed = false
+      }
+    }
+    const databases = scratch("limits-adopt-race")
+    const { engine } = engineOn(store, databases, { debounceMs: 60_000 })
+    writeRows(databases.databasePath(did), ["mine"])
+    await engine.syncNow(did)
+    malformed = true
+    expect((await engine.restore(did))._tag).toBe("Rejected")
+    await engine.adoptLocal(did)
+    expect(await engine.restore(did)).toEqual({ _tag: "LocalPresent" })
+    expect(engine.restoreStatus(did)).toBe("resolved")
+    // The adopted upload (scheduled by adoptLocal) replaces the unreadable pointer.
+    await waitFor(() => !malformed)
+    expect(engine.restoreStatus(did)).toBe("resolved")
+  })
+
   it("without adoptLocal, an unreadable pointer is never written over", async () => {
     const inner = memorySnapshotStore()
     const store: SnapshotStore = {
@@ -175,5 +203,87 @@ describe("the periodic tick over many users", () => {
     await waitFor(() => engine.pendingCount() === 0 && store.pointers.size === users.length, 20_000)
     expect(most).toBe(2)
     expect(mostOpen).toBeLessThanOrEqual(4 + 2)
+  })
+})
+
+describe("sync slots and busy users", () => {
+  it("a user in a long turn does not hold a sync slot: another user's change is synced meanwhile", async () => {
+    const dir = tempDir("limits-busy")
+    cleanups.push(dir.cleanup)
+    const registry = new UserDatabaseRegistry({ directory: dir.path })
+    cleanups.push(() => registry.close())
+    const store = memorySnapshotStore()
+    const { engine } = engineOn(store, registry, { maxConcurrentSyncs: 1, debounceMs: 0 })
+    const long = "did:key:z6MkLongTurn"
+    const other = "did:key:z6MkOther"
+    let endTurn!: () => void
+    const turn = registry.withTurn(long, async () => {
+      await registry.use(long, "write", (db) =>
+        db.statement("INSERT INTO plugboard_meta VALUES ('t', 'x')").run()
+      )
+      await new Promise<void>((resolve) => {
+        endTurn = resolve
+      })
+    })
+    await waitFor(() => endTurn !== undefined)
+    engine.scheduleSync(long, 0) // the periodic tick reaches the busy user
+    await new Promise((r) => setTimeout(r, 30))
+    await registry.use(other, "write", (db) =>
+      db.statement("INSERT INTO plugboard_meta VALUES ('o', 'x')").run()
+    )
+    engine.scheduleSync(other, 0)
+    // The other user's snapshot lands while the long turn is still running.
+    await waitFor(() => store.pointers.size === 1, 3_000)
+    endTurn()
+    await turn
+    await waitFor(() => store.pointers.size === 2, 5_000)
+  })
+
+  it("syncs still waiting for a slot when the engine closes never start", async () => {
+    const store = memorySnapshotStore()
+    let releaseFirst!: () => void
+    const databases = scratch("limits-close")
+    const gated: UserDatabases = {
+      ...databases,
+      withUserWriteLock: async (d, fn) => {
+        if (d === "did:key:z6MkFirst") await new Promise<void>((r) => (releaseFirst = r))
+        return databases.withUserWriteLock(d, fn)
+      }
+    }
+    const { engine } = engineOn(store, gated, { maxConcurrentSyncs: 1, debounceMs: 0 })
+    for (const d of ["did:key:z6MkFirst", "did:key:z6MkSecond", "did:key:z6MkThird"]) {
+      writeRows(databases.databasePath(d), [d])
+      engine.scheduleSync(d, 0)
+    }
+    await waitFor(() => releaseFirst !== undefined)
+    engine.close()
+    releaseFirst()
+    await new Promise((r) => setTimeout(r, 200))
+    // What was running finished; the two that waited for its slot did not start.
+    expect([...store.pointers.keys()]).toHaveLength(1)
+  })
+})
+
+describe("a pointer announcing more than the host accepts", () => {
+  it("is refused before anything is downloaded", async () => {
+    const inner = memorySnapshotStore()
+    let downloads = 0
+    const store: SnapshotStore = {
+      ...inner,
+      download: async (mxc, options) => {
+        downloads += 1
+        return inner.download(mxc, options)
+      }
+    }
+    const a = scratch("limits-huge-a")
+    writeRows(a.databasePath(did), ["mine"])
+    await engineOn(store, a).engine.syncNow(did)
+    const [key, pointer] = [...inner.pointers.entries()][0]!
+    inner.pointers.set(key, { ...pointer, compressedSize: 64 * 1024 ** 3 })
+    const b = scratch("limits-huge-b")
+    const outcome = await engineOn(store, b, { maxSnapshotBytes: 1024 ** 3 }).engine.restore(did)
+    expect(outcome).toMatchObject({ _tag: "Rejected" })
+    expect(outcome._tag === "Rejected" && outcome.message).toMatch(/over the 1073741824 B limit/)
+    expect(downloads).toBe(0)
   })
 })

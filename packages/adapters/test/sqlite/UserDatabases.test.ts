@@ -246,4 +246,33 @@ describe("UserDatabaseRegistry onWrite", () => {
     )
     expect(told).toEqual(["did:key:w", "did:key:w", "did:key:other"])
   })
+
+  it("writes made during a user's turns are told once, when the user's last running turn ends", async () => {
+    const told: Array<string> = []
+    const r = registry({ onWrite: (did) => told.push(did) })
+    const write = (key: string) =>
+      r.use("did:key:t", "write", (db) => db.statement("INSERT INTO plugboard_meta VALUES (?, 'x')").run(key))
+    let endFirst!: () => void
+    const first = r.withTurn("did:key:t", async () => {
+      await write("a")
+      await new Promise<void>((resolve) => {
+        endFirst = resolve
+      })
+    })
+    const second = r.withTurn("did:key:t", async () => {
+      await write("b")
+    })
+    await second
+    expect(told).toEqual([]) // the first turn still runs
+    expect(r.isBusy("did:key:t")).toBe(true)
+    endFirst()
+    await first
+    expect(told).toEqual(["did:key:t"])
+    expect(r.isBusy("did:key:t")).toBe(false)
+    // A turn that wrote nothing tells nothing.
+    await r.withTurn("did:key:t", async () => {
+      await r.use("did:key:t", "read", (db) => db.integrityCheck())
+    })
+    expect(told).toEqual(["did:key:t"])
+  })
 })
