@@ -63,6 +63,8 @@ export const takeSnapshot = async (options: {
   readonly compress?: boolean
   /** Skips compression when the content hashes to this (an unchanged database). */
   readonly unlessSha256?: string | undefined
+  /** Asked once the backup is taken, in place of `unlessSha256`: for a value read under the lock. */
+  readonly unlessSha256After?: (() => string | undefined) | undefined
 }): Promise<Snapshot> => {
   const tmp = join(options.workDirectory, `.snapshot-${randomUUID()}.sqlite`)
   try {
@@ -72,7 +74,8 @@ export const takeSnapshot = async (options: {
     })
     const raw = await readFile(tmp)
     const sha256 = sha256Hex(raw)
-    const skip = options.compress === false || sha256 === options.unlessSha256
+    const unless = options.unlessSha256After?.() ?? options.unlessSha256
+    const skip = options.compress === false || sha256 === unless
     const compressed = skip ? new Uint8Array() : await gzipAsync(raw, { level: 6 })
     return { sha256, size: raw.length, compressed, createdAt }
   } finally {

@@ -67,10 +67,7 @@ export const uploadUser = async (options: {
         return fn(db)
       }),
     now: now,
-    // Read by takeSnapshot once the backup is taken, when the record above has been read.
-    get unlessSha256() {
-      return options.overUnreadable === true ? undefined : ledger.base?.sha256
-    }
+    unlessSha256After: () => (options.overUnreadable === true ? undefined : ledger.base?.sha256)
   })
   options.onFile?.(file)
   // Unchanged since the last sync means nothing to do — unless the room's pointer is unreadable
