@@ -4,6 +4,7 @@
  * catalog (collisions, dependencies, manifest rules) is checked when the catalog is built.
  */
 import type { Schema } from "effect"
+import type { PluginSource } from "./CatalogSource.js"
 import type { PluginStateUpdate } from "./GraphState.js"
 import type { PluginManifest, Visibility } from "./PluginManifest.js"
 import type { RuntimeContext } from "./RuntimeContext.js"
@@ -143,6 +144,18 @@ export interface Plugin {
   ) => ReadonlyArray<SubAgentSpec> | Promise<ReadonlyArray<SubAgentSpec>>
   readonly middlewares?: ReadonlyArray<PluginMiddleware>
   readonly routes?: ReadonlyArray<PluginRoute>
+  /**
+   * How to use the plugin, returned by `load_capability` with its manifest (a skill's body).
+   * Counted in what the plugin costs when loaded.
+   */
+  readonly operatingGuide?: string
+  /**
+   * Set when the plugin cannot be used (an MCP server unreachable at boot with nothing cached):
+   * why, in a sentence. It is listed as unavailable and `load_capability` refuses it with this.
+   */
+  readonly unavailable?: string
+  /** Where a derived plugin came from (`CatalogSource`); absent for a TypeScript plugin. */
+  readonly source?: PluginSource
 }
 
 const KEBAB_CASE = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/

@@ -33,6 +33,27 @@ export interface RuntimeContext {
   readonly shared: Readonly<Record<string, unknown>>
   readonly logger: RuntimeLogger
   readonly signal: AbortSignal
+  /**
+   * The tool call being run, when a tool handler is the reader: `progress` reports how far it
+   * got (an MCP server's progress notifications), shown on the call's `tool_call` event.
+   */
+  readonly toolCall?: ToolCallInfo | undefined
+}
+
+/** How far a running tool call got: `progress` of `total` when known, and a short message. */
+export interface ToolProgress {
+  readonly progress: number
+  readonly total?: number | undefined
+  readonly message?: string | undefined
+}
+
+/** The tool call a handler runs for. */
+export interface ToolCallInfo {
+  /** The model's tool call id. */
+  readonly id: string
+  readonly name: string
+  /** Reports progress; never throws, and is ignored once the call has ended. */
+  readonly progress: (progress: ToolProgress) => void
 }
 
 /** A logger that drops everything: the default for pure tests. */

@@ -5,6 +5,7 @@
 
 export * as Auth from "./Auth.js"
 export * as CapabilityIndex from "./CapabilityIndex.js"
+export * as CatalogSource from "./CatalogSource.js"
 export * as Catalog from "./Catalog.js"
 export * as ChatModel from "./ChatModel.js"
 export * as Checkpointer from "./Checkpointer.js"
@@ -29,3 +30,4 @@ export * as SystemPrompt from "./SystemPrompt.js"
 export * as Tier1 from "./Tier1.js"
 export * as TokenBudget from "./TokenBudget.js"
 export * as TokenCounter from "./TokenCounter.js"
+export * as ToolOutput from "./ToolOutput.js"

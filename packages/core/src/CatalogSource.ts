@@ -1,0 +1,471 @@
+/**
+ * Plugins that are derived, not written: one MCP server is one plugin, one Agent Skills folder is
+ * one plugin (DESIGN.md "Catalog sources"). The adapters read what a source says about itself
+ * (an MCP server's `initialize` answer and tool list, a `SKILL.md` front matter); the rules of
+ * what manifest that makes, how the operator's config overrides it, which tools are kept, what
+ * a colliding tool is renamed to, and what an unreachable server looks like all live here, so a
+ * derived plugin obeys the same rules as a TypeScript one: it goes through `Catalog.make`, the
+ * same manifest validation, tiers, offer, budget and eval.
+ */
+import { Schema } from "effect"
+import * as ClientTools from "./ClientTools.js"
+import { TOOL_NAME } from "./internal/tools.js"
+import type { JsonSchema, Plugin, PluginTool, RequestInfo } from "./Plugin.js"
+import {
+  Category,
+  type PluginManifest,
+  Stability,
+  Visibility
+} from "./PluginManifest.js"
+import type { RuntimeContext } from "./RuntimeContext.js"
+
+/** Where a plugin came from; a plugin without one was written in TypeScript. */
+export type PluginSource =
+  | { readonly kind: "mcp"; readonly server: string }
+  | { readonly kind: "skill"; readonly path: string }
+
+/** A tool as a source describes it, with the function that runs it. */
+export interface SourceTool {
+  /** The source's own name for the tool (an MCP tool's name); the offered name may differ. */
+  readonly name: string
+  readonly title?: string | undefined
+  readonly description?: string | undefined
+  /** JSON Schema of the arguments, as the source gave it. */
+  readonly inputSchema: JsonSchema
+  /** Runs the tool under its source's own name. May return a `ToolOutput`. */
+  readonly call: (args: Readonly<Record<string, unknown>>, context: RuntimeContext) => unknown
+}
+
+/** Which of a source's tools are kept, and at which visibility (the operator's `tools` key). */
+export interface ToolPolicy {
+  /** Only these tools (by the source's names); absent: all. */
+  readonly allow?: ReadonlyArray<string> | undefined
+  /** Never these. */
+  readonly deny?: ReadonlyArray<string> | undefined
+  /** Per-tool visibility, overriding the plugin's (seed 001's per-tool override). */
+  readonly visibility?: Readonly<Record<string, Visibility>> | undefined
+}
+
+/** What an MCP server says about itself: its `initialize` answer and its tools. */
+export interface McpServerFacts {
+  readonly serverInfo?:
+    | { readonly name?: string | undefined; readonly title?: string | undefined; readonly version?: string | undefined }
+    | undefined
+  readonly instructions?: string | undefined
+  readonly tools: ReadonlyArray<{
+    readonly name: string
+    readonly title?: string | undefined
+    readonly description?: string | undefined
+  }>
+}
+
+/** What a skill's `SKILL.md` front matter says. */
+export interface SkillFacts {
+  readonly name: string
+  readonly description: string
+}
+
+/** One derived plugin before the catalog: its facts already turned into a manifest. */
+export interface DerivedPluginSpec {
+  /** The plugin's name: the config key of an MCP server, the skill's `name`. */
+  readonly name: string
+  readonly source: PluginSource
+  /** The derived manifest (`deriveMcpManifest`, `deriveSkillManifest`). */
+  readonly manifest: PluginManifest
+  /** The operator's fields over the derived ones (any manifest field); checked by `override`. */
+  readonly override?: unknown
+  readonly tools: ReadonlyArray<SourceTool>
+  readonly policy?: ToolPolicy | undefined
+  /** Returned by `load_capability` with the manifest (a skill's body). */
+  readonly operatingGuide?: string | undefined
+  /** Set when the source cannot be used (a server unreachable at boot and never cached): why. */
+  readonly unavailable?: string | undefined
+  /**
+   * Tools the source gained after boot (an MCP `tools/list_changed`), read per request. Named by
+   * the same rule as boot tools and offered after them: the offer is appended to, never reordered.
+   */
+  readonly laterTools?: (() => ReadonlyArray<SourceTool>) | undefined
+}
+
+/** The result of `toPlugins`: plugins for `Catalog.make`, and what the operator should read. */
+export interface DerivedPlugins {
+  readonly plugins: ReadonlyArray<Plugin>
+  /** Hard problems (a malformed override, a bad name): boot stops, each a `[boot-error]`. */
+  readonly errors: ReadonlyArray<string>
+  /** Soft ones (a tool left out, a policy naming no tool): each a `[boot-warning]`. */
+  readonly warnings: ReadonlyArray<string>
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deriving a manifest
+
+const SUMMARY_MAX = 120
+const WHEN_MAX = 100
+const WHEN_ENTRIES = 8
+
+const clean = (text: string | undefined): string =>
+  typeof text === "string" ? text.replace(/\s+/g, " ").trim() : ""
+
+/** The first sentence of a text, or its start cut at a word, within `max` characters. */
+export const firstSentence = (text: string, max: number): string => {
+  const flat = clean(text)
+  if (flat.length === 0) return ""
+  const end = flat.search(/[.!?](\s|$)/)
+  const sentence = end >= 0 ? flat.slice(0, end + 1) : flat
+  if (sentence.length <= max) return sentence
+  const cut = sentence.slice(0, max - 1)
+  const space = cut.lastIndexOf(" ")
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:.]+$/, "")}…`
+}
+
+/** `github-issues` → `Github Issues`; `server-everything` → `Server Everything`. */
+const titleOf = (name: string): string =>
+  name
+    .split(/[-_\s]+/)
+    .filter((w) => w.length > 0)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join(" ")
+
+/** Distinct words of tool names (`get_issue`, `list-issues` → `issue`, `list`, ...), for tags. */
+const toolWords = (tools: McpServerFacts["tools"]): ReadonlyArray<string> => {
+  const counts = new Map<string, number>()
+  for (const t of tools) {
+    for (const w of t.name.toLowerCase().split(/[^a-z0-9]+/)) {
+      if (w.length > 2 && !STOP.has(w)) counts.set(w, (counts.get(w) ?? 0) + 1)
+    }
+  }
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, 6)
+    .map(([w]) => w)
+}
+const STOP = new Set(["get", "set", "the", "and", "for", "with", "tool", "new"])
+
+/**
+ * The manifest an MCP server's facts give: the title from `serverInfo.title` (else its `name`,
+ * else the config key); the summary from the first sentence of `instructions`, else from the
+ * tool list; `whenToUse` from the instructions' sentences, else one entry per tool description
+ * (at most 8, each within 100 characters, so the derived manifest raises no soft warning of its
+ * own); tags from the words of the tool names. Visibility is left out: `on-demand`, the default.
+ */
+export const deriveMcpManifest = (name: string, facts: McpServerFacts): PluginManifest => {
+  const info = facts.serverInfo
+  const title = clean(info?.title) || titleOf(clean(info?.name) || name)
+  const instructions = clean(facts.instructions)
+  const tools = facts.tools
+  const described = tools
+    .map((t) => firstSentence(t.description ?? t.title ?? "", WHEN_MAX))
+    .filter((d) => d.length > 0)
+  const listed = tools
+    .slice(0, 6)
+    .map((t) => t.name)
+    .join(", ")
+  const summary =
+    firstSentence(instructions, SUMMARY_MAX) ||
+    (tools.length === 0
+      ? `Tools of the MCP server '${name}'.`
+      : firstSentence(`${title}: ${tools.length} tool${tools.length === 1 ? "" : "s"} (${listed}${tools.length > 6 ? ", …" : ""}).`, SUMMARY_MAX))
+  const sentences = instructions
+    .split(/(?<=[.!?])\s+/)
+    .map((s) => firstSentence(s, WHEN_MAX))
+    .filter((s) => s.length > 0)
+  const whenToUse = (sentences.length > 1 ? sentences.slice(1) : sentences.length === 1 && described.length === 0 ? sentences : described)
+    .slice(0, WHEN_ENTRIES)
+  return {
+    title,
+    summary,
+    whenToUse: whenToUse.length > 0 ? whenToUse : [`The user needs what the '${name}' server does: ${summary}`.slice(0, WHEN_MAX)],
+    ...(tools.length > 0 ? { tags: toolWords(tools) } : {}),
+    category: "integration"
+  }
+}
+
+/**
+ * The manifest a skill's front matter gives: the title from its name, the summary from the first
+ * sentence of its description, and `whenToUse` from the description (the Agent Skills format puts
+ * "what it does and when to use it" there).
+ */
+export const deriveSkillManifest = (facts: SkillFacts): PluginManifest => {
+  const description = clean(facts.description)
+  const sentences = description
+    .split(/(?<=[.!?])\s+/)
+    .map((s) => firstSentence(s, WHEN_MAX))
+    .filter((s) => s.length > 0)
+  const rest = sentences.slice(1, 1 + WHEN_ENTRIES)
+  return {
+    title: titleOf(facts.name),
+    summary: firstSentence(description, SUMMARY_MAX),
+    whenToUse: rest.length > 0 ? rest : sentences.slice(0, 1)
+  }
+}
+
+/** A manifest for a server known only by its config (unreachable at boot, never cached). */
+export const placeholderManifest = (name: string): PluginManifest => ({
+  title: titleOf(name),
+  summary: `Tools of the MCP server '${name}'.`,
+  whenToUse: [`The user needs the tools of the '${name}' server.`.slice(0, WHEN_MAX)],
+  category: "integration"
+})
+
+// ---------------------------------------------------------------------------------------------
+// The operator's override
+
+const MANIFEST_FIELDS = [
+  "title",
+  "summary",
+  "whenToUse",
+  "whenNotToUse",
+  "examples",
+  "tags",
+  "category",
+  "visibility",
+  "stability"
+] as const
+
+const isRecord = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+const isStringArray = (u: unknown): u is ReadonlyArray<string> =>
+  Array.isArray(u) && u.every((s) => typeof s === "string")
+
+/**
+ * The operator's manifest fields over the derived ones: every field the override gives replaces
+ * the derived field whole (lists are replaced, not merged: an operator who writes `whenToUse`
+ * means those entries). A field of the wrong type is an error naming it (`where` says where it
+ * was written, e.g. `mcpServers.github.manifest`); an unknown field is a warning. The result is
+ * validated with the rest of the catalog by `Catalog.make`, like any manifest.
+ */
+export const overrideManifest = (
+  derived: PluginManifest,
+  override: unknown,
+  where: string
+): { readonly manifest: PluginManifest; readonly errors: ReadonlyArray<string>; readonly warnings: ReadonlyArray<string> } => {
+  if (override === undefined || override === null) return { manifest: derived, errors: [], warnings: [] }
+  if (!isRecord(override)) {
+    return { manifest: derived, errors: [`${where} must be an object of manifest fields.`], warnings: [] }
+  }
+  const errors: string[] = []
+  const warnings: string[] = []
+  const out: Record<string, unknown> = { ...derived }
+  for (const [key, value] of Object.entries(override)) {
+    const at = `${where}.${key}`
+    switch (key) {
+      case "title":
+      case "summary":
+        if (typeof value !== "string") errors.push(`${at} must be a string.`)
+        else out[key] = value
+        break
+      case "whenToUse":
+      case "whenNotToUse":
+      case "tags":
+        if (!isStringArray(value)) errors.push(`${at} must be a list of strings.`)
+        else out[key] = value
+        break
+      case "examples":
+        if (!Array.isArray(value) || !value.every(isRecord)) errors.push(`${at} must be a list of objects.`)
+        else out[key] = value
+        break
+      case "category":
+        if (!Category.literals.includes(value as never))
+          errors.push(`${at} must be one of ${Category.literals.join(", ")}.`)
+        else out[key] = value
+        break
+      case "visibility":
+        if (!Visibility.literals.includes(value as never))
+          errors.push(`${at} must be one of ${Visibility.literals.join(", ")}.`)
+        else out[key] = value
+        break
+      case "stability":
+        if (!Stability.literals.includes(value as never))
+          errors.push(`${at} must be one of ${Stability.literals.join(", ")}.`)
+        else out[key] = value
+        break
+      default:
+        warnings.push(
+          `${at} is not a manifest field and is ignored (fields: ${MANIFEST_FIELDS.join(", ")}).`
+        )
+    }
+  }
+  return { manifest: out as unknown as PluginManifest, errors, warnings }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tools: policy, names, schemas
+
+/** Separates a plugin's name from its tool's in a namespaced tool name: `github__create_issue`. */
+export const NAMESPACE_SEPARATOR = "__"
+
+const hash36 = (text: string): string => {
+  // FNV-1a, 32 bits: a short, stable suffix for names cut to 64 characters.
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  return (h >>> 0).toString(36)
+}
+
+/**
+ * The namespaced name of a source's tool: `<plugin>__<tool>`, with every character a provider
+ * refuses replaced by `_`, and cut to 64 characters with a stable hash of the full name when
+ * longer. Deterministic: the same plugin and tool always get the same name.
+ */
+export const namespacedToolName = (plugin: string, tool: string): string => {
+  const full = `${plugin}${NAMESPACE_SEPARATOR}${tool}`.replace(/[^A-Za-z0-9_-]/g, "_")
+  if (full.length <= 64) return full
+  const suffix = `_${hash36(`${plugin}\u0000${tool}`)}`
+  return `${full.slice(0, 64 - suffix.length)}${suffix}`
+}
+
+/**
+ * Which tools of a source are kept, by the operator's policy: `allow` (when given) keeps only
+ * those, `deny` removes; a name in either that the source does not have is a warning (a typo
+ * would otherwise silently keep or drop nothing).
+ */
+export const applyPolicy = <T extends { readonly name: string }>(
+  tools: ReadonlyArray<T>,
+  policy: ToolPolicy | undefined,
+  where: string
+): { readonly tools: ReadonlyArray<T>; readonly warnings: ReadonlyArray<string> } => {
+  if (policy === undefined) return { tools, warnings: [] }
+  const warnings: string[] = []
+  const names = new Set(tools.map((t) => t.name))
+  for (const [list, key] of [
+    [policy.allow, "allow"],
+    [policy.deny, "deny"]
+  ] as const) {
+    for (const n of list ?? []) {
+      if (!names.has(n)) warnings.push(`${where}.tools.${key} names '${n}', which the source does not have.`)
+    }
+  }
+  for (const n of Object.keys(policy.visibility ?? {})) {
+    if (!names.has(n)) warnings.push(`${where}.tools.visibility names '${n}', which the source does not have.`)
+  }
+  const allow = policy.allow === undefined ? undefined : new Set(policy.allow)
+  const deny = new Set(policy.deny ?? [])
+  return { tools: tools.filter((t) => (allow === undefined || allow.has(t.name)) && !deny.has(t.name)), warnings }
+}
+
+/** Any object: the source validates its own arguments against its JSON Schema. */
+const SourceArguments = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/** Options of `toPlugins`. */
+export interface ToPluginsOptions {
+  /**
+   * Tool names already taken by the other plugins of the catalog (TypeScript plugins keep their
+   * names; a derived tool that collides with one is namespaced) and by the host.
+   */
+  readonly takenToolNames?: Iterable<string>
+  /** Checks a tool's input schema as JSON Schema (the host's, as for client tools). */
+  readonly checkSchema?: ClientTools.SchemaChecker
+}
+
+/** A tool's input schema by the rules of client tools: an object schema within bounds, valid. */
+const schemaProblem = (schema: unknown, check: ClientTools.SchemaChecker | undefined): string | undefined => {
+  const shape = ClientTools.checkShape(schema)
+  if (shape !== undefined) return shape
+  if (check === undefined) return undefined
+  try {
+    return check(schema as Readonly<Record<string, unknown>>)
+  } catch (thrown) {
+    return `its schema could not be checked (${thrown instanceof Error ? thrown.message : String(thrown)})`
+  }
+}
+
+const whereOf = (spec: DerivedPluginSpec): string =>
+  spec.source.kind === "mcp" ? `mcpServers.${spec.name}` : `skill '${spec.name}' (${spec.source.path})`
+
+/**
+ * Turns derived specs into plugins for `Catalog.make`. For each: the operator's override over
+ * the derived manifest, the tool policy, every input schema checked by the rules of client tools
+ * (a tool that fails is left out, with a warning: one bad tool of a third-party server must not
+ * stop boot), and the names. A source's tool keeps its own name unless a provider would refuse it
+ * or another plugin's tool (TypeScript, derived, or the host's) has it too: then it is offered as
+ * `namespacedToolName(plugin, tool)` and called under its own name. Every colliding derived tool
+ * is renamed, not only the second, so which one keeps the bare name never depends on order.
+ */
+export const toPlugins = (
+  specs: ReadonlyArray<DerivedPluginSpec>,
+  options: ToPluginsOptions = {}
+): DerivedPlugins => {
+  const errors: string[] = []
+  const warnings: string[] = []
+  const taken = new Set(options.takenToolNames ?? [])
+  const kept = specs.map((spec) => {
+    const where = whereOf(spec)
+    const policy = applyPolicy(spec.tools, spec.policy, where)
+    warnings.push(...policy.warnings)
+    const tools = policy.tools.filter((t) => {
+      const problem = schemaProblem(t.inputSchema, options.checkSchema)
+      if (problem !== undefined) warnings.push(`${where} tool '${t.name}' is left out: ${problem}.`)
+      return problem === undefined
+    })
+    return { spec, where, tools }
+  })
+  // How many derived plugins have each tool name: a name two of them share is namespaced in both.
+  const uses = new Map<string, number>()
+  for (const { tools } of kept) {
+    for (const n of new Set(tools.map((t) => t.name))) uses.set(n, (uses.get(n) ?? 0) + 1)
+  }
+  const nameOf = (plugin: string, tool: string): string =>
+    TOOL_NAME.test(tool) && !taken.has(tool) && (uses.get(tool) ?? 0) <= 1
+      ? tool
+      : namespacedToolName(plugin, tool)
+  const bootNames = new Set<string>([...taken])
+  const plugins = kept.map(({ spec, where, tools }) => {
+    const { manifest, errors: e, warnings: w } = overrideManifest(spec.manifest, spec.override, `${where}.manifest`)
+    errors.push(...e)
+    warnings.push(...w)
+    const visibilityOf = (t: SourceTool): Visibility | undefined => spec.policy?.visibility?.[t.name]
+    const pluginTools = tools.map((t) => {
+      const name = nameOf(spec.name, t.name)
+      bootNames.add(name)
+      return toolOf(t, name, visibilityOf(t))
+    })
+    const own = new Set(tools.map((t) => t.name))
+    const later = spec.laterTools
+    const plugin: Plugin = {
+      name: spec.name,
+      manifest,
+      tools: pluginTools,
+      source: spec.source,
+      ...(spec.operatingGuide === undefined ? {} : { operatingGuide: spec.operatingGuide }),
+      ...(spec.unavailable === undefined ? {} : { unavailable: spec.unavailable }),
+      ...(later === undefined
+        ? {}
+        : {
+            getRequestTools: (_request: RequestInfo) => {
+              const added = applyPolicy(
+                later().filter((t) => !own.has(t.name)),
+                spec.policy,
+                where
+              ).tools
+              return added
+                .filter((t) => schemaProblem(t.inputSchema, options.checkSchema) === undefined)
+                .map((t) =>
+                  toolOf(
+                    t,
+                    TOOL_NAME.test(t.name) && !bootNames.has(t.name) ? t.name : namespacedToolName(spec.name, t.name),
+                    visibilityOf(t)
+                  )
+                )
+            }
+          })
+    }
+    return plugin
+  })
+  return { plugins, errors, warnings }
+}
+
+const toolOf = (t: SourceTool, name: string, visibility: Visibility | undefined): PluginTool => ({
+  name,
+  description: clean(t.description) || clean(t.title) || t.name,
+  input: SourceArguments,
+  jsonSchema: t.inputSchema,
+  ...(visibility === undefined ? {} : { visibility }),
+  handler: (args: Readonly<Record<string, unknown>>, context: RuntimeContext) => t.call(args, context)
+})
+
+/** The reason to give for a plugin that cannot be used, as `load_capability` words it. */
+export const unavailableMessage = (name: string, reason: string): string =>
+  `Plugin '${name}' is unavailable: ${reason} Its tools cannot be used now; tell the user, and do not retry it in this conversation.`
