@@ -6,6 +6,7 @@
  * fork with many plugins is fixed in one pass instead of one error per restart.
  */
 import { Data, Effect, Either, type Schema } from "effect"
+import type { PluginSource } from "./CatalogSource.js"
 import { sortByDependencies } from "./internal/dependencyOrder.js"
 import { describe, shown } from "./internal/text.js"
 import * as Tools from "./internal/tools.js"
@@ -74,6 +75,12 @@ export interface CatalogEntry {
   readonly hasRequestHooks: boolean
   /** The plugin has `getSharedState` (read by the host at boot: it may do I/O). */
   readonly hasSharedState: boolean
+  /** `plugin.operatingGuide`, trimmed; absent when empty. Returned by `load_capability`. */
+  readonly operatingGuide?: string | undefined
+  /** Why the plugin cannot be used (`plugin.unavailable`): listed so, never loaded. */
+  readonly unavailable?: string | undefined
+  /** Where the plugin came from; absent for a TypeScript plugin. */
+  readonly source?: PluginSource | undefined
 }
 
 /** The catalog: entries in dependency order plus the indexes the hot path needs. */
@@ -265,8 +272,39 @@ const resolvePlugin = (
     middlewares: Tools.collectMiddlewares(plugin, name, errors),
     subAgents,
     hasRequestHooks: perRequest,
-    hasSharedState: readSharedStateHook(plugin, name, errors)
+    hasSharedState: readSharedStateHook(plugin, name, errors),
+    ...readOptionalText(plugin, name, "operatingGuide", errors),
+    ...readOptionalText(plugin, name, "unavailable", errors),
+    ...readSource(plugin, name, errors)
   }
+}
+
+/** `operatingGuide` or `unavailable`: a string when set; empty text counts as unset. */
+const readOptionalText = <K extends "operatingGuide" | "unavailable">(
+  plugin: Plugin,
+  name: string,
+  key: K,
+  errors: string[]
+): { readonly [P in K]?: string } => {
+  const value = Tools.readQuietly(plugin, key)
+  if (value === undefined) return {}
+  if (typeof value !== "string") {
+    errors.push(`Plugin '${shown(name)}' field '${key}' must be a string.`)
+    return {}
+  }
+  const text = value.trim()
+  return text.length === 0 ? {} : ({ [key]: text } as { readonly [P in K]?: string })
+}
+
+const readSource = (plugin: Plugin, name: string, errors: string[]): { readonly source?: PluginSource } => {
+  const source = Tools.readQuietly(plugin, "source") as PluginSource | undefined
+  if (source === undefined) return {}
+  const kind = Tools.readQuietly(source, "kind")
+  if (kind !== "mcp" && kind !== "skill") {
+    errors.push(`Plugin '${shown(name)}' field 'source' must be {kind: 'mcp', server} or {kind: 'skill', path}.`)
+    return {}
+  }
+  return { source }
 }
 
 /** Whether the plugin has `getSharedState`; anything but a function there is a boot error. */

@@ -35,7 +35,18 @@ export const ToolCall = Schema.TaggedStruct("tool_call", {
   status: Schema.Literal("isRunning", "done"),
   /** Stable per tool call: the `isRunning` and `done` events of one call share it. */
   eventId: Schema.String,
-  output: Schema.optional(Schema.Unknown)
+  output: Schema.optional(Schema.Unknown),
+  /**
+   * On an `isRunning` event after the first: how far the call got (an MCP server's progress).
+   * Clients that upsert tool calls by `eventId` update the same bubble; others ignore it.
+   */
+  progress: Schema.optional(
+    Schema.Struct({
+      progress: Schema.Number,
+      total: Schema.optional(Schema.Number),
+      message: Schema.optional(Schema.String)
+    })
+  )
 })
 
 /** A failure the client should show; the stream still ends with `done`. */

@@ -6,6 +6,7 @@
  */
 import { Data, Either } from "effect"
 import * as CapabilityIndex from "./CapabilityIndex.js"
+import * as CatalogSource from "./CatalogSource.js"
 import type { Catalog, CatalogEntry } from "./Catalog.js"
 import { closestIn, MAX_SCORED_LENGTH, makeNameIndex, type NameIndex } from "./internal/nameIndex.js"
 import { shown as clip } from "./internal/text.js"
@@ -199,6 +200,8 @@ export interface CapabilityListing {
   readonly warning?: string | undefined
   /** Relevance to the query, when one was given (higher is better). */
   readonly score?: number | undefined
+  /** Set when the plugin cannot be loaded now (an MCP server unreachable at boot): why. */
+  readonly unavailable?: string | undefined
 }
 
 /** The result of `list_capabilities`. */
@@ -233,7 +236,8 @@ const listing = (
     tags: m.tags ?? [],
     stability: m.stability,
     warning: m.stability === "experimental" ? EXPERIMENTAL_WARNING : undefined,
-    score: score === undefined ? undefined : Math.round(score * 1000) / 1000
+    score: score === undefined ? undefined : Math.round(score * 1000) / 1000,
+    unavailable: entry.unavailable
   }
 }
 
@@ -305,6 +309,8 @@ export type LoadOutcome =
       readonly manifest: PluginManifest
       /** Every tool of the plugin the model is now offered (always-tier and on-demand). */
       readonly tools: ReadonlyArray<LoadedTool>
+      /** The plugin's `operatingGuide` (a skill's instructions), when it has one. */
+      readonly operatingGuide?: string | undefined
     }
   | {
       readonly name: string
@@ -317,7 +323,8 @@ export type LoadOutcome =
       /** The requested name; an unknown one is clipped to 200 characters and escaped. */
       readonly name: string
       readonly status: "error"
-      readonly error: "unknown" | "silent"
+      /** `unavailable`: the plugin exists but cannot be used now (`CatalogEntry.unavailable`). */
+      readonly error: "unknown" | "silent" | "unavailable"
       readonly message: string
       /** For `unknown`: up to three discoverable plugin names, closest first. */
       readonly suggestions: ReadonlyArray<string>
@@ -451,6 +458,14 @@ export const loadCapability = (
           message: `Plugin '${name}' is internal to the runtime (silent) and cannot be loaded.`,
           suggestions: []
         })
+      } else if (entry.unavailable !== undefined) {
+        results.push({
+          name,
+          status: "error",
+          error: "unavailable",
+          message: CatalogSource.unavailableMessage(name, entry.unavailable),
+          suggestions: []
+        })
       } else if (LoadedPlugins.has(loaded, name)) {
         results.push({ name, status: "alreadyAvailable", alreadyAvailable: true, reason: "loaded" })
       } else if (
@@ -465,7 +480,8 @@ export const loadCapability = (
           name,
           status: "loaded",
           manifest: canonicalManifest(entry.manifest),
-          tools: toolsOf(entry, requestTools)
+          tools: toolsOf(entry, requestTools),
+          ...(entry.operatingGuide === undefined ? {} : { operatingGuide: entry.operatingGuide })
         })
       }
     }

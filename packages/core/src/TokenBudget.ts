@@ -107,8 +107,13 @@ export interface PluginLoadCost {
   readonly visibility: "always" | "on-demand"
   /** On-demand tools the load binds (boot-time sub-agents included). */
   readonly tools: number
-  /** Their schemas plus the plugin's `prompt` section (for an on-demand plugin). */
+  /**
+   * Their schemas plus the plugin's `prompt` section (for an on-demand plugin), plus its
+   * `operatingGuide`: the load's ToolMessage carries it, and it stays in the thread's history.
+   */
   readonly cost: number
+  /** Of `cost`, the operating guide's tokens (0 without one). */
+  readonly guide: number
 }
 
 /** One always-tier plugin that could be demoted to on-demand. */
@@ -204,13 +209,17 @@ export const budgetReport = (
   const perPlugin: Array<PluginLoadCost> = catalog.entries
     .map((e) => ({ e, tools: [...e.onDemandTools, ...subAgentsOf(e, "on-demand")] }))
     .filter(({ e, tools }) => e.discoverable && (e.visibility !== "always" || tools.length > 0))
-    .map(({ e, tools }) => ({
-      name: e.name,
-      visibility: e.visibility === "always" ? ("always" as const) : ("on-demand" as const),
-      tools: tools.length,
-      // An always plugin's prompt is paid already; loading it adds only its on-demand tools.
-      cost: costOfTools(tools) + (e.visibility === "always" ? 0 : promptCost(e))
-    }))
+    .map(({ e, tools }) => {
+      const guide = e.operatingGuide === undefined ? 0 : counter.count(e.operatingGuide)
+      return {
+        name: e.name,
+        visibility: e.visibility === "always" ? ("always" as const) : ("on-demand" as const),
+        tools: tools.length,
+        // An always plugin's prompt is paid already; loading it adds only its on-demand tools.
+        cost: costOfTools(tools) + (e.visibility === "always" ? 0 : promptCost(e)) + guide,
+        guide
+      }
+    })
     .sort(byCostThenName((p) => p.cost))
 
   const k = Math.max(0, Math.min(Math.floor(options.k), perPlugin.length))

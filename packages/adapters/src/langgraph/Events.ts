@@ -6,7 +6,7 @@
  * (`runTurn` / `streamTurn`).
  */
 import { randomUUID } from "node:crypto"
-import type { EventSink, RuntimeLogger } from "@plugboard/core"
+import type { EventSink, RuntimeLogger, ToolProgress } from "@plugboard/core"
 import { Effect } from "effect"
 
 /** A tool call event (core's `EventSink.ToolCall`). */
@@ -67,6 +67,25 @@ export class Emitter {
     this.running.set(eventId, { toolName, args })
     this.emit({ _tag: "tool_call", ...this.ids, toolName, args, status: "isRunning", eventId }, writer)
     return eventId
+  }
+
+  /**
+   * Emits an `isRunning` event carrying the call's progress, while the call runs (a report that
+   * arrives after its `done`, or after `interrupt`, is dropped: the client saw it end).
+   */
+  toolProgress(eventId: string, progress: ToolProgress, writer?: (chunk: unknown) => void): void {
+    const running = this.running.get(eventId)
+    if (running === undefined) return
+    const { toolName, args } = running
+    const shown = {
+      progress: progress.progress,
+      ...(progress.total === undefined ? {} : { total: progress.total }),
+      ...(progress.message === undefined ? {} : { message: progress.message })
+    }
+    this.emit(
+      { _tag: "tool_call", ...this.ids, toolName, args, status: "isRunning", eventId, progress: shown },
+      writer
+    )
   }
 
   /**

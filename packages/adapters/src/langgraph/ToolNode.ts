@@ -21,7 +21,14 @@ import {
   ToolMessage
 } from "@langchain/core/messages"
 import { Command, type LangGraphRunnableConfig } from "@langchain/langgraph"
-import { LoadedPlugins, MetaTools, Offer } from "@plugboard/core"
+import {
+  LoadedPlugins,
+  MetaTools,
+  Offer,
+  type RuntimeContext,
+  ToolOutput,
+  type ToolProgress
+} from "@plugboard/core"
 import { Either, ParseResult, Schema } from "effect"
 import type { Emitter } from "./Events.js"
 import type { DynamicTool } from "./RequestScope.js"
@@ -38,6 +45,7 @@ export type Outcome =
   | "invalid_input_final"
   | "blocked_after_invalid_input"
   | "handler_error"
+  | "tool_error"
 
 /** The `artifact` of every ToolMessage this node writes. */
 export interface ToolArtifact {
@@ -61,6 +69,34 @@ const failuresInTurn = (messages: ReadonlyArray<BaseMessage>): Map<string, numbe
     else if (outcome !== "blocked_after_invalid_input") counts.set(m.name, 0)
   }
   return counts
+}
+
+/**
+ * A handler's `ToolOutput` as ToolMessage content. Text-only answers stay one string, as every
+ * other answer is. With images, the content is the text (every block rendered, images named)
+ * followed by the images as LangChain's standard image blocks: Anthropic's tool results carry
+ * them; OpenAI's tool messages keep text only, and the text already says an image was there.
+ */
+export const toolOutputContent = (output: ToolOutput.ToolOutput): ToolMessage["content"] => {
+  const text = ToolOutput.toText(output)
+  const images = output.content.filter((b) => b.type === "image")
+  if (images.length === 0) return text
+  return [
+    { type: "text", text },
+    ...images.map((b) => ({ type: "image" as const, mimeType: b.mimeType, data: b.data }))
+  ] as ToolMessage["content"]
+}
+
+/** Reports of a tool's progress, checked: a handler's bad report is dropped, never thrown. */
+const progressOf = (p: unknown): ToolProgress | undefined => {
+  if (typeof p !== "object" || p === null) return undefined
+  const { progress, total, message } = p as Record<string, unknown>
+  if (typeof progress !== "number" || !Number.isFinite(progress)) return undefined
+  return {
+    progress,
+    ...(typeof total === "number" && Number.isFinite(total) ? { total } : {}),
+    ...(typeof message === "string" ? { message: message.slice(0, 500) } : {})
+  }
 }
 
 /** A handler's value as ToolMessage content: strings as they are, anything else as JSON. */
@@ -91,7 +127,8 @@ interface Planned {
   readonly plugin?: string | undefined
   /** Either a ready answer, or the handler to run with its decoded input. */
   readonly answer?: { readonly content: string; readonly outcome: Outcome }
-  readonly run?: () => Promise<unknown>
+  /** Runs the call with the context of that one call (its `toolCall` reports progress). */
+  readonly run?: (context: RuntimeContext) => Promise<unknown>
 }
 
 /** The last AI message, whose tool calls this node dispatches. */
@@ -250,28 +287,48 @@ export const makeToolNode =
         }
       }
       failures.set(call.name, 0)
-      return { call, plugin, run: async () => handler(decoded.right as never, context) }
+      return { call, plugin, run: async (callContext) => handler(decoded.right as never, callContext) }
     })
 
     const messages = await Promise.all(
       plans.map(async (p) => {
         const eventId = emitter.toolStarted(p.call.name, p.call.args, writer)
-        let content: string
+        let content: ToolMessage["content"]
+        let output: string
         let outcome: Outcome
         if (p.run !== undefined) {
+          const callContext: RuntimeContext = {
+            ...context,
+            toolCall: {
+              id: p.call.id,
+              name: p.call.name,
+              progress: (reported) => {
+                const checked = progressOf(reported)
+                if (checked !== undefined) emitter.toolProgress(eventId, checked, writer)
+              }
+            }
+          }
           try {
-            content = stringifyResult(await p.run())
-            outcome = "ok"
+            const value = await p.run(callContext)
+            if (ToolOutput.isToolOutput(value)) {
+              // The tool reports its own failure (an MCP `isError`): an error answer, not a throw.
+              content = toolOutputContent(value)
+              output = ToolOutput.toText(value)
+              outcome = value.isError ? "tool_error" : "ok"
+            } else {
+              content = output = stringifyResult(value)
+              outcome = "ok"
+            }
           } catch (error) {
             rt.logger.warn("tool handler failed", { tool: p.call.name, error: errorText(error) })
-            content = `Tool '${p.call.name}' failed: ${errorText(error)}`
+            content = output = `Tool '${p.call.name}' failed: ${errorText(error)}`
             outcome = "handler_error"
           }
         } else {
-          content = p.answer!.content
+          content = output = p.answer!.content
           outcome = p.answer!.outcome
         }
-        emitter.toolDone(eventId, p.call.name, p.call.args, content, writer)
+        emitter.toolDone(eventId, p.call.name, p.call.args, output, writer)
         return new ToolMessage({
           content,
           tool_call_id: p.call.id,

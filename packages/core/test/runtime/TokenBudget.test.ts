@@ -140,8 +140,8 @@ describe("TokenBudget.budgetReport", () => {
     expect(report.counter).toBe("words")
     expect(report.nothingLoaded.total).toBe(64)
     expect(report.perPlugin).toEqual([
-      { name: "weather", visibility: "on-demand", tools: 2, cost: 11 },
-      { name: "maps", visibility: "on-demand", tools: 1, cost: 10 }
+      { name: "weather", visibility: "on-demand", tools: 2, cost: 11, guide: 0 },
+      { name: "maps", visibility: "on-demand", tools: 1, cost: 10, guide: 0 }
     ])
     expect(report.worstCase).toEqual({ k: 1, plugins: ["weather"], total: 75 })
     // base 3 + prompts 3 + 2 + every non-silent tool 6 + 5 + 6 + 8: on a catalog this small the
@@ -260,7 +260,8 @@ describe("TokenBudget with boot-time sub-agents", () => {
         name: "research",
         visibility: "on-demand",
         tools: 2,
-        cost: without.perPlugin[0]!.cost + cost("researcher")
+        cost: without.perPlugin[0]!.cost + cost("researcher"),
+        guide: 0
       }
     ])
     const loaded = TokenBudget.turnCost({
