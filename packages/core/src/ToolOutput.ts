@@ -54,7 +54,11 @@ export const isToolOutput = (value: unknown): value is ToolOutput =>
   (value as { _tag?: unknown })._tag === "ToolOutput" &&
   Array.isArray((value as { content?: unknown }).content)
 
-const approxBytes = (base64: string): number => Math.floor((base64.length * 3) / 4)
+/** Bytes a base64 text decodes to (padding taken off). */
+const decodedBytes = (base64: string): number => {
+  const padding = base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0
+  return Math.max(0, Math.floor((base64.length * 3) / 4) - padding)
+}
 
 /**
  * One block as text: what a text-only reader (the `tool_call` event's `output`, a log, a
@@ -67,11 +71,11 @@ export const blockText = (block: ContentBlock): string => {
       return block.text
     case "image":
     case "audio":
-      return `[${block.type} ${block.mimeType}, ${approxBytes(block.data)} bytes]`
+      return `[${block.type} ${block.mimeType}, ${decodedBytes(block.data)} bytes]`
     case "resource": {
       const head = `[resource ${block.uri}${block.mimeType === undefined ? "" : ` (${block.mimeType})`}]`
       if (block.text !== undefined) return `${head}\n${block.text}`
-      if (block.blob !== undefined) return `${head} ${approxBytes(block.blob)} bytes`
+      if (block.blob !== undefined) return `${head} ${decodedBytes(block.blob)} bytes`
       return head
     }
   }
