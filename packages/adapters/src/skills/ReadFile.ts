@@ -27,7 +27,7 @@ const WALK_DEPTH = 8
 /** Bytes looked at for a NUL, as git does, to tell a binary file. */
 const SNIFF_BYTES = 8_192
 
-/** The readable files of a skill folder (relative, `/`-separated, sorted), and how many more. */
+/** The readable files of a skill folder (relative, `/`-separated, sorted), and whether the walk stopped early. */
 export interface FolderListing {
   readonly files: ReadonlyArray<string>
   /** True when the walk stopped at its limit: more files may exist. */
@@ -91,7 +91,8 @@ const describe = (skill: string, listing: FolderListing): string => {
   const shown = listing.files.slice(0, LISTED_FILES)
   const more = listing.files.length - shown.length
   const tail = `${more > 0 ? `, … and ${more} more` : ""}${listing.truncated ? " (the folder holds more files than were counted)" : ""}`
-  return `Reads a file of the '${skill}' skill by its path relative to the skill's folder, when its instructions point to one. Files: ${shown.join(", ")}${tail}.`
+  const files = shown.length > 0 ? shown.join(", ") : "none near the top of the folder"
+  return `Reads a file of the '${skill}' skill by its path relative to the skill's folder, when its instructions point to one. Files: ${files}${tail}.`
 }
 
 /** A short type for a binary file, by its extension: the model is told what it is, not its bytes. */

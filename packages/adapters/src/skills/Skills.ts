@@ -42,7 +42,7 @@ export interface LoadSkillsOptions {
 
 /** What `loadSkills` found: the good skills, and what the operator should read. */
 export interface LoadedSkills {
-  /** One spec per well-formed skill, in the order of the folders' names; for `CatalogSource.toPlugins`. */
+  /** One spec per well-formed skill (by folder name, skills folder after skills folder); for `CatalogSource.toPlugins`. */
   readonly specs: ReadonlyArray<CatalogSource.DerivedPluginSpec>
   /** Hard problems, each a sentence naming the file: the host aborts boot on any. */
   readonly errors: ReadonlyArray<string>
