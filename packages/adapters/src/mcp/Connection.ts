@@ -1,0 +1,579 @@
+/**
+ * One live connection to one MCP server, over the official SDK's `Client`: a stdio child process
+ * or a Streamable HTTP session. It turns every way a request can fail into an `McpError` that
+ * says what happened (a stdio child's exit code and last stderr lines when it died), lists tools
+ * page by page, and refreshes them on `notifications/tools/list_changed`. When and how long a
+ * connection lives is the pool's business (`Pool.ts`); a connection only reports that it closed.
+ */
+import type { ChildProcess } from "node:child_process"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError
+} from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import {
+  ErrorCode,
+  ResultSchema,
+  McpError as SdkMcpError,
+  ToolListChangedNotificationSchema
+} from "@modelcontextprotocol/sdk/types.js"
+import type { RuntimeLogger } from "@plugboard/core"
+import { describeError, isMcpError, McpError, type McpErrorReason } from "./McpError.js"
+import type { McpDescription, McpProgress, McpServerConfig, McpToolDescription } from "./Types.js"
+
+/** Lines of a stdio server's stderr kept for error messages. */
+const STDERR_LINES = 20
+const STDERR_LINE_CHARS = 500
+/** A server answering page after page forever is refused past this many pages of tools/list. */
+const MAX_TOOL_PAGES = 1_000
+
+/** What the pool hears from a connection. */
+export interface ConnectionEvents {
+  /** The connection ended without `close()` being called (a crash, a lost session). Called once. */
+  readonly closed: (connection: McpConnection) => void
+  /** A tools/list finished; `listChanged` when the server's `tools/list_changed` asked for it. */
+  readonly toolsListed: (
+    connection: McpConnection,
+    tools: ReadonlyArray<McpToolDescription>,
+    listChanged: boolean
+  ) => void
+}
+
+/** What opening a connection needs. */
+export interface ConnectionParams {
+  readonly server: McpServerConfig
+  readonly clientInfo: { readonly name: string; readonly version: string }
+  readonly logger: RuntimeLogger
+  readonly events: ConnectionEvents
+}
+
+/** One request's bounds. */
+export interface RequestContext {
+  /** What the request is, for messages: "tools/list", or the tool's name with `tool`. */
+  readonly what: string
+  readonly tool?: string | undefined
+  /** The SDK's timeout for this request (what is left of the caller's budget). */
+  readonly timeoutMs: number
+  /** The caller's whole budget, for the message. */
+  readonly budgetMs: number
+  readonly signal?: AbortSignal | undefined
+  readonly onProgress?: ((progress: McpProgress) => void) | undefined
+}
+
+/** Why a connection was closed on purpose. */
+export type CloseReason = "idle" | "pool" | "replaced" | "abandoned"
+
+const closeText: Record<CloseReason, string> = {
+  idle: "it was idle",
+  pool: "the MCP pool was closed",
+  replaced: "the server's config changed",
+  abandoned: "the server could not be reached"
+}
+
+/** The last lines a child wrote to stderr, bounded in lines and in line length. */
+class StderrTail {
+  private readonly lines: Array<string> = []
+  private partial = ""
+
+  push(chunk: unknown): void {
+    const text = this.partial + String(chunk)
+    const parts = text.split(/\r?\n/)
+    this.partial = (parts.pop() ?? "").slice(-4 * STDERR_LINE_CHARS)
+    for (const line of parts) {
+      if (line.trim() === "") continue
+      this.lines.push(line.length > STDERR_LINE_CHARS ? `${line.slice(0, STDERR_LINE_CHARS)}…` : line)
+      if (this.lines.length > STDERR_LINES) this.lines.shift()
+    }
+  }
+
+  text(): string {
+    const all =
+      this.partial.trim() === "" ? this.lines : [...this.lines, this.partial.slice(0, STDERR_LINE_CHARS)]
+    return all.length === 0 ? "" : ` Its last stderr lines:\n  ${all.slice(-STDERR_LINES).join("\n  ")}`
+  }
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * Reads one listed tool defensively: the SDK's own result schema would refuse the whole list
+ * for one bad tool, and a server with one broken tool should still offer the others.
+ */
+const readTool = (raw: unknown): McpToolDescription | string => {
+  if (!isRecord(raw)) return "a tool that is not an object"
+  const name = raw.name
+  if (typeof name !== "string" || name.trim() === "") return "a tool without a name"
+  if (!isRecord(raw.inputSchema)) return `tool '${name}' has no inputSchema object`
+  return {
+    name,
+    ...(typeof raw.title === "string" ? { title: raw.title } : {}),
+    ...(typeof raw.description === "string" ? { description: raw.description } : {}),
+    inputSchema: raw.inputSchema
+  }
+}
+
+/**
+ * The server no longer knows the HTTP session (it restarted, or expired it). The protocol says
+ * 404; many servers (the reference "everything" server among them) answer 400 naming the
+ * session. Either way the request was refused unread, and a new session is the cure.
+ */
+const sessionGone = (error: StreamableHTTPError): boolean =>
+  error.code === 404 || (error.code === 400 && /session/i.test(error.message))
+
+/** The request failed because the HTTP session is gone: sending it again on a new one is safe. */
+export const isSessionExpired = (error: unknown): boolean =>
+  isMcpError(error) && error.cause instanceof StreamableHTTPError && sessionGone(error.cause)
+
+/** A live connection to one server. Build it with {@link McpConnection.open}. */
+export class McpConnection {
+  readonly server: McpServerConfig
+  private readonly client: Client
+  private readonly transport: Transport
+  private readonly logger: RuntimeLogger
+  private readonly events: ConnectionEvents
+  private readonly stderr = new StderrTail()
+  private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
+  private useHeaders: Readonly<Record<string, string>> = {}
+  private closeReason: CloseReason | undefined
+  private closing: Promise<void> | undefined
+  private ended = false
+  private opened = false
+  private refreshing = false
+  private refreshAgain = false
+  /** The tools this connection last listed. */
+  tools: ReadonlyArray<McpToolDescription> | undefined
+  serverInfo: McpDescription["serverInfo"] = { name: "" }
+  instructions: string | undefined
+
+  private constructor(params: ConnectionParams) {
+    this.server = params.server
+    this.logger = params.logger
+    this.events = params.events
+    this.transport = this.makeTransport()
+    this.client = new Client({ name: params.clientInfo.name, version: params.clientInfo.version })
+    // Transport errors (an SSE stream lost, a stray response) surface as failed requests or as
+    // a close; here they are only worth a debug line, and must never reach 'error' listeners.
+    this.client.onerror = (error) =>
+      this.logger.debug(`MCP server '${this.server.name}': ${describeError(error)}`, {
+        server: this.server.name
+      })
+    this.client.onclose = () => this.onClosed()
+    this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refreshTools())
+  }
+
+  /**
+   * Starts the server (stdio) or opens a session (HTTP) and runs `initialize`, bounded by
+   * `timeoutMs`. Rejects with an `McpError`: `Unreachable` when it cannot start or answer,
+   * `Timeout` when initialize takes too long.
+   */
+  static async open(params: ConnectionParams, timeoutMs: number): Promise<McpConnection> {
+    const connection = new McpConnection(params)
+    await connection.connect(timeoutMs)
+    return connection
+  }
+
+  /** Open, and not closing. */
+  get isOpen(): boolean {
+    return !this.ended && this.closeReason === undefined
+  }
+
+  /**
+   * Headers this use adds to the server's own (a user's invocation). A later use replaces them:
+   * an invocation renewed for the same user goes out without reconnecting.
+   */
+  setHeaders(headers: Readonly<Record<string, string>> | undefined): void {
+    this.useHeaders = headers ?? {}
+  }
+
+  private makeTransport(): Transport {
+    const config = this.server.transport
+    if (config.kind === "http") {
+      return new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: { headers: { ...config.headers } },
+        // The per-use headers go on every request through fetch, so a later use's headers (a
+        // renewed invocation) replace the earlier ones on the same session.
+        fetch: (url, init) => {
+          const headers = new Headers(init?.headers)
+          for (const [key, value] of Object.entries(this.useHeaders)) headers.set(key, value)
+          return fetch(url, { ...init, headers })
+        }
+      })
+    }
+    const transport = new StdioClientTransport({
+      command: config.command,
+      args: [...config.args],
+      env: { ...config.env },
+      ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+      stderr: "pipe"
+    })
+    transport.stderr?.on("data", (chunk) => this.stderr.push(chunk))
+    transport.stderr?.on("error", () => {})
+    // The SDK keeps its child private and drops the exit code; a crash report needs it, so the
+    // child is watched from the moment it is spawned (start() creates it synchronously).
+    const start = transport.start.bind(transport)
+    transport.start = () => {
+      const started = start()
+      const child = (transport as unknown as { _process?: ChildProcess })._process
+      child?.once("exit", (code, signal) => {
+        this.exit = { code, signal }
+      })
+      return started
+    }
+    return transport
+  }
+
+  private async connect(timeoutMs: number): Promise<void> {
+    try {
+      await this.client.connect(this.transport, { timeout: timeoutMs })
+    } catch (error) {
+      this.closeReason = "abandoned"
+      await this.client.close().catch(() => {})
+      throw this.connectError(error, timeoutMs)
+    }
+    const info = this.client.getServerVersion()
+    this.serverInfo = {
+      name: typeof info?.name === "string" ? info.name : this.server.name,
+      ...(typeof info?.title === "string" ? { title: info.title } : {}),
+      ...(typeof info?.version === "string" ? { version: info.version } : {})
+    }
+    this.opened = true
+    const instructions = this.client.getInstructions()
+    this.instructions = typeof instructions === "string" ? instructions : undefined
+    this.logger.debug(`MCP server '${this.server.name}' connected.`, { server: this.server.name })
+  }
+
+  private where(): string {
+    const config = this.server.transport
+    return config.kind === "http" ? ` at ${config.url}` : ` (${config.command})`
+  }
+
+  private death(): string {
+    if (this.exit === undefined) return "closed the connection"
+    if (this.exit.signal !== null) return `was killed by ${this.exit.signal}`
+    return `exited with code ${this.exit.code}`
+  }
+
+  private connectError(error: unknown, timeoutMs: number): McpError {
+    const server = this.server.name
+    const fail = (reason: McpErrorReason, message: string) =>
+      new McpError({ reason, server, message, cause: error })
+    const code = (error as { code?: unknown } | null)?.code
+    if (typeof code === "string" && this.server.transport.kind === "stdio" && this.exit === undefined) {
+      const why =
+        code === "ENOENT"
+          ? `command '${this.server.transport.command}' was not found`
+          : code === "EACCES"
+            ? `command '${this.server.transport.command}' is not executable`
+            : describeError(error)
+      return fail("Unreachable", `MCP server '${server}' could not be started: ${why} (${code}).`)
+    }
+    if (error instanceof SdkMcpError && error.code === ErrorCode.RequestTimeout) {
+      return fail(
+        "Timeout",
+        `MCP server '${server}'${this.where()} did not finish initializing within ${timeoutMs} ms.${this.stderr.text()}`
+      )
+    }
+    if (error instanceof SdkMcpError && error.code === ErrorCode.ConnectionClosed) {
+      return fail(
+        "Unreachable",
+        `MCP server '${server}'${this.where()} ${this.death()} before it finished initializing.${this.stderr.text()}`
+      )
+    }
+    return fail(
+      "Unreachable",
+      `MCP server '${server}'${this.where()} could not be reached: ${describeError(error)}.${this.stderr.text()}`
+    )
+  }
+
+  /** The error a failed request becomes; a transport failure also retires the connection. */
+  private requestError(error: unknown, context: RequestContext): McpError {
+    if (isMcpError(error)) return error
+    const server = this.server.name
+    const what = context.tool === undefined ? context.what : `the call of tool '${context.tool}'`
+    const fail = (reason: McpErrorReason, message: string) =>
+      new McpError({ reason, server, tool: context.tool, message, cause: error })
+    if (context.signal?.aborted === true) {
+      return fail(
+        "Aborted",
+        `MCP server '${server}': ${what} was aborted; the server was sent notifications/cancelled.`
+      )
+    }
+    if (this.closeReason !== undefined && this.closeReason !== "abandoned") {
+      return fail(
+        "Closed",
+        `MCP server '${server}': ${what} was cut short: the connection was closed (${closeText[this.closeReason]}).`
+      )
+    }
+    if (error instanceof SdkMcpError) {
+      if (error.code === ErrorCode.RequestTimeout) {
+        return fail(
+          "Timeout",
+          `MCP server '${server}' did not answer ${what} within ${context.budgetMs} ms; the request was cancelled (notifications/cancelled).`
+        )
+      }
+      if (error.code === ErrorCode.ConnectionClosed) {
+        return fail(
+          "Crashed",
+          `MCP server '${server}'${this.where()} ${this.death()} during ${what}.${this.stderr.text()}`
+        )
+      }
+      return fail("Protocol", `MCP server '${server}' answered ${what} with an error: ${error.message}`)
+    }
+    if (this.ended) {
+      return fail(
+        "Crashed",
+        `MCP server '${server}'${this.where()} ${this.death()} during ${what}.${this.stderr.text()}`
+      )
+    }
+    if (error instanceof StreamableHTTPError) {
+      // The session is gone, or the answer was no MCP answer at all (-1): this session is of no
+      // more use. Other statuses are the server's answer to this one request.
+      if (sessionGone(error) || error.code === undefined || error.code < 0) this.abandon()
+      return fail(
+        "Unreachable",
+        `MCP server '${server}'${this.where()} refused ${what}: ${describeError(error)}`
+      )
+    }
+    if (this.server.transport.kind === "http" && error instanceof TypeError) {
+      this.abandon()
+      return fail(
+        "Unreachable",
+        `MCP server '${server}'${this.where()} could not be reached for ${what}: ${describeError(error)}`
+      )
+    }
+    return fail("Protocol", `MCP server '${server}': ${what} failed: ${describeError(error)}`)
+  }
+
+  private async request(
+    send: (options: RequestOptions) => Promise<Record<string, unknown>>,
+    context: RequestContext
+  ): Promise<Record<string, unknown>> {
+    // A signal of our own per request: the SDK never removes its listener from the signal it is
+    // given, and a caller's signal (a whole turn's) may outlive thousands of requests.
+    const controller = new AbortController()
+    const onAbort = () => controller.abort(context.signal?.reason)
+    context.signal?.addEventListener("abort", onAbort, { once: true })
+    const onProgress = context.onProgress
+    try {
+      if (context.signal?.aborted === true) throw context.signal.reason
+      if (!this.isOpen) throw new SdkMcpError(ErrorCode.ConnectionClosed, "Connection closed")
+      return await send({
+        timeout: Math.max(1, context.timeoutMs),
+        signal: controller.signal,
+        resetTimeoutOnProgress: false,
+        ...(onProgress === undefined
+          ? {}
+          : {
+              onprogress: (p) => {
+                try {
+                  onProgress({
+                    progress: p.progress,
+                    ...(typeof p.total === "number" ? { total: p.total } : {}),
+                    ...(typeof p.message === "string" ? { message: p.message } : {})
+                  })
+                } catch (error) {
+                  this.logger.warn(`A progress listener failed: ${describeError(error)}`, {
+                    server: this.server.name
+                  })
+                }
+              }
+            })
+      })
+    } catch (error) {
+      throw this.requestError(error, context)
+    } finally {
+      context.signal?.removeEventListener("abort", onAbort)
+    }
+  }
+
+  /** Calls a tool; resolves with the raw result (an object; mapped by `Results.toToolOutput`). */
+  callTool(
+    tool: string,
+    args: Readonly<Record<string, unknown>>,
+    context: RequestContext
+  ): Promise<Record<string, unknown>> {
+    // Results are read with the loosest schema: `Results.toToolOutput` checks every field and
+    // keeps what the SDK's strict schema would refuse whole (an unknown block type).
+    return this.request(
+      (options) =>
+        this.client.request(
+          { method: "tools/call", params: { name: tool, arguments: { ...args } } },
+          ResultSchema,
+          options
+        ),
+      context
+    )
+  }
+
+  /** Lists every page of tools/list, keeps the list, and reports it to the pool. */
+  async listTools(context: RequestContext, listChanged = false): Promise<ReadonlyArray<McpToolDescription>> {
+    const deadline = Date.now() + context.timeoutMs
+    const tools: Array<McpToolDescription> = []
+    const seen = new Set<string>()
+    const cursors = new Set<string>()
+    let cursor: string | undefined
+    for (let page = 0; ; page++) {
+      if (page >= MAX_TOOL_PAGES) {
+        throw new McpError({
+          reason: "Protocol",
+          server: this.server.name,
+          message: `MCP server '${this.server.name}' answered tools/list with more than ${MAX_TOOL_PAGES} pages.`
+        })
+      }
+      const params = cursor === undefined ? {} : { cursor }
+      const result = await this.request(
+        (options) => this.client.request({ method: "tools/list", params }, ResultSchema, options),
+        { ...context, timeoutMs: deadline - Date.now() }
+      )
+      if (!Array.isArray(result.tools)) {
+        throw new McpError({
+          reason: "Protocol",
+          server: this.server.name,
+          message: `MCP server '${this.server.name}' answered tools/list without a list of tools.`
+        })
+      }
+      for (const raw of result.tools) {
+        const tool = readTool(raw)
+        if (typeof tool === "string") {
+          this.logger.warn(`MCP server '${this.server.name}' lists ${tool}; it is left out.`, {
+            server: this.server.name
+          })
+        } else if (seen.has(tool.name)) {
+          this.logger.warn(
+            `MCP server '${this.server.name}' lists tool '${tool.name}' twice; the first is kept.`,
+            {
+              server: this.server.name
+            }
+          )
+        } else {
+          seen.add(tool.name)
+          tools.push(tool)
+        }
+      }
+      const next = result.nextCursor
+      if (typeof next !== "string" || next === "") break
+      if (cursors.has(next)) {
+        throw new McpError({
+          reason: "Protocol",
+          server: this.server.name,
+          message: `MCP server '${this.server.name}' answered tools/list with a cursor it already gave (${next.slice(0, 100)}): its pages loop.`
+        })
+      }
+      cursors.add(next)
+      cursor = next
+    }
+    this.tools = tools
+    this.events.toolsListed(this, tools, listChanged)
+    return tools
+  }
+
+  /**
+   * Relists tools after `tools/list_changed`. A notification arriving while a listing is under
+   * way asks for one more listing after it, so a burst of changes costs at most two listings and
+   * the last answer always reflects the last change.
+   */
+  refreshTools(): void {
+    if (this.refreshing) {
+      this.refreshAgain = true
+      return
+    }
+    this.refreshing = true
+    void (async () => {
+      try {
+        do {
+          this.refreshAgain = false
+          if (!this.isOpen) return
+          const budget = this.server.timeoutMs
+          await this.listTools({ what: "tools/list", timeoutMs: budget, budgetMs: budget }, true)
+        } while (this.refreshAgain)
+      } catch (error) {
+        if (this.isOpen) {
+          this.logger.warn(
+            `MCP server '${this.server.name}' changed its tools, and relisting them failed: ${describeError(error)}`,
+            {
+              server: this.server.name
+            }
+          )
+        }
+      } finally {
+        this.refreshing = false
+      }
+    })()
+  }
+
+  /** Lists tools without anyone waiting; a failure is only logged. */
+  listInBackground(): void {
+    const budget = this.server.timeoutMs
+    this.listTools({ what: "tools/list", timeoutMs: budget, budgetMs: budget }).catch((error) => {
+      if (this.isOpen) {
+        this.logger.debug(
+          `MCP server '${this.server.name}': listing its tools failed: ${describeError(error)}`,
+          {
+            server: this.server.name
+          }
+        )
+      }
+    })
+  }
+
+  private onClosed(): void {
+    if (this.ended) return
+    this.ended = true
+    // A connection that never opened is reported by open()'s rejection, and one closed on
+    // purpose needs no report.
+    if (!this.opened || this.closeReason !== undefined) return
+    this.logger.warn(
+      `MCP server '${this.server.name}'${this.where()} ${this.death()}.${this.stderr.text()}`,
+      {
+        server: this.server.name
+      }
+    )
+    this.events.closed(this)
+  }
+
+  /** Gives up on a connection the server no longer serves; the pool opens a new one next time. */
+  private abandon(): void {
+    if (this.closeReason !== undefined) return
+    this.closeReason = "abandoned"
+    this.events.closed(this)
+    void this.shutdown()
+  }
+
+  /**
+   * Closes the connection: ends an HTTP session (bounded wait), or ends a stdio child's stdin
+   * and then signals it as the SDK does. Idempotent; never rejects.
+   */
+  close(reason: CloseReason): Promise<void> {
+    if (this.closeReason === undefined) this.closeReason = reason
+    return this.shutdown()
+  }
+
+  private shutdown(): Promise<void> {
+    if (this.closing !== undefined) return this.closing
+    this.closing = (async () => {
+      const transport = this.transport
+      if (
+        transport instanceof StreamableHTTPClientTransport &&
+        !this.ended &&
+        this.closeReason !== "abandoned"
+      ) {
+        let timer: NodeJS.Timeout | undefined
+        await Promise.race([
+          transport.terminateSession().catch(() => {}),
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, 1_000)
+            timer.unref()
+          })
+        ])
+        clearTimeout(timer)
+      }
+      await this.client.close().catch(() => {})
+      this.ended = true
+    })()
+    return this.closing
+  }
+}

@@ -1,0 +1,479 @@
+/**
+ * The MCP connection pool: one connection per server (or per server and user, with
+ * `connectionKey`), opened on first use, shared by concurrent uses, closed after an idle period,
+ * and opened again by the next use after a crash. Calls are bounded by a timeout and an abort
+ * signal (both cancel the request on the server with `notifications/cancelled`), and their
+ * results are mapped onto core's `ToolOutput` (`Results.ts`): a tool's own failure (`isError`)
+ * is an answer, every other failure an `McpError`.
+ */
+import { type RuntimeLogger, silentLogger, type ToolOutput } from "@plugboard/core"
+import { isSessionExpired, McpConnection } from "./Connection.js"
+import { McpError } from "./McpError.js"
+import { toToolOutput } from "./Results.js"
+import type { McpDescription, McpRequestOptions, McpServerConfig, McpToolDescription } from "./Types.js"
+
+export { McpError, type McpErrorReason } from "./McpError.js"
+
+/** Options of an {@link McpPool}. */
+export interface McpPoolOptions {
+  /** A connection unused this long is closed (default 300,000 ms); the next use reopens it. */
+  readonly idleMs?: number
+  readonly logger?: RuntimeLogger
+  /** How plugboard introduces itself in `initialize` (default `plugboard`). */
+  readonly clientInfo?: { readonly name: string; readonly version: string }
+}
+
+/** The default idle period before a connection is closed. */
+export const DEFAULT_IDLE_MS = 300_000
+
+/** A pool's connection slot: the connection, or the promise of it every concurrent use awaits. */
+interface Entry {
+  readonly key: string
+  readonly serverName: string
+  readonly fingerprint: string
+  connection: McpConnection | undefined
+  connecting: Promise<McpConnection> | undefined
+  /** The SDK-level open behind `connecting`, so `close()` can wait for a connection still opening. */
+  opening: Promise<McpConnection> | undefined
+  /** Uses under way (waiting for the connection or in a request). */
+  users: number
+  idle: NodeJS.Timeout | undefined
+  /** Replaced by a connection for a changed config: closed once its last use ends. */
+  retired: boolean
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const checkTimeout = (value: unknown, where: string): number => {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`${where} must be a positive number of milliseconds, got ${String(value)}.`)
+  }
+  return value
+}
+
+const checkServer = (server: McpServerConfig): void => {
+  if (!isRecord(server) || typeof server.name !== "string" || server.name === "") {
+    throw new TypeError("An MCP server config needs a non-empty name.")
+  }
+  const transport: unknown = server.transport
+  if (!isRecord(transport) || (transport.kind !== "stdio" && transport.kind !== "http")) {
+    throw new TypeError(`MCP server '${server.name}' has no transport of kind 'stdio' or 'http'.`)
+  }
+  if (transport.kind === "stdio" && (typeof transport.command !== "string" || transport.command === "")) {
+    throw new TypeError(`MCP server '${server.name}' has no command.`)
+  }
+  if (transport.kind === "http") {
+    if (typeof transport.url !== "string" || !URL.canParse(transport.url)) {
+      throw new TypeError(`MCP server '${server.name}' has no valid url (got ${String(transport.url)}).`)
+    }
+  }
+  checkTimeout(server.timeoutMs, `MCP server '${server.name}' timeoutMs`)
+}
+
+// The same tools as before: a listing that changed nothing keeps the old array, so readers that
+// compare by identity (the plugins' later tools) rebuild nothing.
+const sameTools = (a: ReadonlyArray<McpToolDescription>, b: ReadonlyArray<McpToolDescription>): boolean =>
+  a.length === b.length && JSON.stringify(a) === JSON.stringify(b)
+
+/**
+ * Connections to MCP servers, shared by every user of the host. Use one per host; `close()` it
+ * at shutdown (it also ends every stdio child).
+ */
+export class McpPool {
+  private readonly idleMs: number
+  private readonly logger: RuntimeLogger
+  private readonly clientInfo: { readonly name: string; readonly version: string }
+  private readonly entries = new Map<string, Entry>()
+  /** Entries replaced while in use, closed when their last use ends (or by `close()`). */
+  private readonly retired = new Set<Entry>()
+  private readonly tools = new Map<string, ReadonlyArray<McpToolDescription>>()
+  private readonly listeners = new Set<
+    (serverName: string, tools: ReadonlyArray<McpToolDescription>) => void
+  >()
+  private readonly fingerprints = new WeakMap<McpServerConfig, string>()
+  private closing: Promise<void> | undefined
+
+  constructor(options: McpPoolOptions = {}) {
+    this.idleMs = options.idleMs === undefined ? DEFAULT_IDLE_MS : checkTimeout(options.idleMs, "idleMs")
+    this.logger = options.logger ?? silentLogger
+    this.clientInfo = options.clientInfo ?? { name: "plugboard", version: "0.1.0" }
+  }
+
+  /**
+   * Connects (or reuses the open connection) and returns the server's `initialize` answer and
+   * every page of `tools/list`, all within `options.timeoutMs ?? server.timeoutMs`.
+   */
+  async describe(server: McpServerConfig, options: McpRequestOptions = {}): Promise<McpDescription> {
+    checkServer(server)
+    const budget = checkTimeout(options.timeoutMs ?? server.timeoutMs, "timeoutMs")
+    const deadline = Date.now() + budget
+    for (let attempt = 0; ; attempt++) {
+      const { entry, connection } = await this.acquire(server, options, deadline, budget, "tools/list")
+      try {
+        const tools = await connection.listTools({
+          what: "tools/list",
+          timeoutMs: deadline - Date.now(),
+          budgetMs: budget,
+          signal: options.signal
+        })
+        return {
+          serverInfo: connection.serverInfo,
+          ...(connection.instructions === undefined ? {} : { instructions: connection.instructions }),
+          tools
+        }
+      } catch (error) {
+        if (attempt === 0 && isSessionExpired(error)) continue
+        throw error
+      } finally {
+        this.release(entry)
+      }
+    }
+  }
+
+  /**
+   * Calls a tool by the server's own name, within `options.timeoutMs ?? server.timeoutMs`
+   * (connecting included). Opens the connection on first use; after a crash or a close the next
+   * call reconnects. The tool's own failure (`isError`) resolves as a `ToolOutput` with
+   * `isError`; everything else rejects with an `McpError`.
+   */
+  async call(
+    server: McpServerConfig,
+    tool: string,
+    args: Readonly<Record<string, unknown>>,
+    options: McpRequestOptions = {}
+  ): Promise<ToolOutput.ToolOutput> {
+    checkServer(server)
+    if (typeof tool !== "string" || tool === "") {
+      throw new TypeError(`A call to MCP server '${server.name}' needs a tool name, got ${String(tool)}.`)
+    }
+    if (!isRecord(args)) {
+      throw new TypeError(
+        `The arguments of tool '${tool}' of MCP server '${server.name}' must be an object, got ${Array.isArray(args) ? "an array" : String(args)}.`
+      )
+    }
+    const budget = checkTimeout(options.timeoutMs ?? server.timeoutMs, "timeoutMs")
+    const deadline = Date.now() + budget
+    for (let attempt = 0; ; attempt++) {
+      const { entry, connection } = await this.acquire(server, options, deadline, budget, tool)
+      try {
+        const result = await connection.callTool(tool, args, {
+          what: "tools/call",
+          tool,
+          timeoutMs: deadline - Date.now(),
+          budgetMs: budget,
+          signal: options.signal,
+          onProgress: options.onProgress
+        })
+        return toToolOutput(result)
+      } catch (error) {
+        // A server that restarted no longer knows our HTTP session; it never saw the request,
+        // so sending it once more, on a new session, is safe.
+        if (attempt === 0 && isSessionExpired(error)) continue
+        throw error
+      } finally {
+        this.release(entry)
+      }
+    }
+  }
+
+  /** The tools a connection to this server last listed; undefined if none was listed in this process. */
+  currentTools(serverName: string): ReadonlyArray<McpToolDescription> | undefined {
+    return this.tools.get(serverName)
+  }
+
+  /** Listens to tool lists refreshed after `tools/list_changed` (or changed across a reconnect). Returns the unsubscribe function. */
+  onToolsChanged(
+    listener: (serverName: string, tools: ReadonlyArray<McpToolDescription>) => void
+  ): () => void {
+    if (typeof listener !== "function") throw new TypeError("onToolsChanged needs a function.")
+    this.listeners.add(listener)
+    return () => {
+      this.listeners.delete(listener)
+    }
+  }
+
+  /** Closes every connection (ending stdio children); idempotent. Later uses reject with `Closed`. */
+  close(): Promise<void> {
+    if (this.closing !== undefined) return this.closing
+    const entries = [...this.entries.values(), ...this.retired]
+    this.entries.clear()
+    this.retired.clear()
+    this.closing = Promise.allSettled(
+      entries.map(async (entry) => {
+        clearTimeout(entry.idle)
+        const opening = entry.opening
+        await entry.connection?.close("pool")
+        if (opening !== undefined)
+          await opening.then(
+            (c) => c.close("pool"),
+            () => {}
+          )
+      })
+    ).then(() => {})
+    return this.closing
+  }
+
+  private fingerprint(server: McpServerConfig): string {
+    let fingerprint = this.fingerprints.get(server)
+    if (fingerprint === undefined) {
+      fingerprint = JSON.stringify([server.transport, server.timeoutMs])
+      this.fingerprints.set(server, fingerprint)
+    }
+    return fingerprint
+  }
+
+  /** Takes a use of the server's connection, opening it if needed, within the caller's bounds. */
+  private async acquire(
+    server: McpServerConfig,
+    options: McpRequestOptions,
+    deadline: number,
+    budget: number,
+    what: string
+  ): Promise<{ entry: Entry; connection: McpConnection }> {
+    const tool = what === "tools/list" ? undefined : what
+    const doing = tool === undefined ? "tools/list" : `the call of tool '${tool}'`
+    if (this.closing !== undefined) {
+      throw new McpError({
+        reason: "Closed",
+        server: server.name,
+        tool,
+        message: `The MCP pool is closed: ${doing} of MCP server '${server.name}' was not made.`
+      })
+    }
+    if (options.signal?.aborted === true) {
+      throw new McpError({
+        reason: "Aborted",
+        server: server.name,
+        tool,
+        message: `MCP server '${server.name}': ${doing} was aborted before it was sent.`,
+        cause: options.signal.reason
+      })
+    }
+    // Keyed under the server's name too, so no connection key can reach another server's connection.
+    const key = `${server.name}\u0000${options.connectionKey ?? ""}`
+    const fingerprint = this.fingerprint(server)
+    let entry = this.entries.get(key)
+    if (entry !== undefined && entry.fingerprint !== fingerprint) {
+      this.retire(entry)
+      entry = undefined
+    }
+    if (entry === undefined) {
+      entry = {
+        key,
+        serverName: server.name,
+        fingerprint,
+        connection: undefined,
+        connecting: undefined,
+        opening: undefined,
+        users: 0,
+        idle: undefined,
+        retired: false
+      }
+      this.entries.set(key, entry)
+    }
+    entry.users++
+    clearTimeout(entry.idle)
+    entry.idle = undefined
+    try {
+      const connection = await this.connectionOf(entry, server, options, deadline, budget, tool, doing)
+      connection.setHeaders(options.headers)
+      return { entry, connection }
+    } catch (error) {
+      this.release(entry)
+      throw error
+    }
+  }
+
+  private connectionOf(
+    entry: Entry,
+    server: McpServerConfig,
+    options: McpRequestOptions,
+    deadline: number,
+    budget: number,
+    tool: string | undefined,
+    doing: string
+  ): Promise<McpConnection> {
+    if (entry.connection?.isOpen === true) return Promise.resolve(entry.connection)
+    entry.connection = undefined
+    if (entry.connecting === undefined) {
+      // One connect for every concurrent use, bounded by the server's own timeout rather than
+      // by the first caller's: a caller that gives up does not take the others down with it.
+      const opening = McpConnection.open(
+        {
+          server,
+          clientInfo: this.clientInfo,
+          logger: this.logger,
+          events: {
+            closed: (connection) => this.onClosed(entry, connection),
+            toolsListed: (_connection, tools, listChanged) =>
+              this.onToolsListed(server.name, tools, listChanged)
+          }
+        },
+        server.timeoutMs
+      )
+      const connecting = opening.then(
+        (connection) => {
+          entry.connecting = undefined
+          entry.opening = undefined
+          if (this.closing !== undefined || entry.retired) {
+            void connection.close(this.closing !== undefined ? "pool" : "replaced")
+            throw new McpError({
+              reason: "Closed",
+              server: server.name,
+              message: `The MCP pool is closed: the connection to MCP server '${server.name}' was closed as it opened.`
+            })
+          }
+          entry.connection = connection
+          // A call's first connection lists tools too (describe lists them anyway), so
+          // currentTools knows them and a reconnect notices a server that changed meanwhile.
+          if (tool !== undefined) connection.listInBackground()
+          if (entry.users === 0) this.arm(entry)
+          return connection
+        },
+        (error: unknown) => {
+          entry.connecting = undefined
+          entry.opening = undefined
+          if (entry.users === 0 && this.entries.get(entry.key) === entry) this.entries.delete(entry.key)
+          throw error
+        }
+      )
+      // Every caller may have given up by the time it settles; its failure is theirs, not unhandled.
+      connecting.catch(() => {})
+      entry.connecting = connecting
+      entry.opening = opening
+    }
+    return this.within(entry.connecting, server, options.signal, deadline, budget, tool, doing)
+  }
+
+  /** Waits for a connection, no longer than the caller's deadline or signal allow. */
+  private within(
+    connecting: Promise<McpConnection>,
+    server: McpServerConfig,
+    signal: AbortSignal | undefined,
+    deadline: number,
+    budget: number,
+    tool: string | undefined,
+    doing: string
+  ): Promise<McpConnection> {
+    return new Promise<McpConnection>((resolve, reject) => {
+      const timer = setTimeout(
+        () => {
+          done()
+          reject(
+            new McpError({
+              reason: "Timeout",
+              server: server.name,
+              tool,
+              message: `MCP server '${server.name}' did not connect within ${budget} ms; ${doing} was not made.`
+            })
+          )
+        },
+        Math.max(0, deadline - Date.now())
+      )
+      const onAbort = () => {
+        done()
+        reject(
+          new McpError({
+            reason: "Aborted",
+            server: server.name,
+            tool,
+            message: `MCP server '${server.name}': ${doing} was aborted while connecting; nothing was sent.`,
+            cause: signal?.reason
+          })
+        )
+      }
+      const done = () => {
+        clearTimeout(timer)
+        signal?.removeEventListener("abort", onAbort)
+      }
+      signal?.addEventListener("abort", onAbort, { once: true })
+      connecting.then(
+        (connection) => {
+          done()
+          resolve(connection)
+        },
+        (error: unknown) => {
+          done()
+          reject(error)
+        }
+      )
+    })
+  }
+
+  private release(entry: Entry): void {
+    entry.users--
+    if (entry.users > 0) return
+    if (entry.retired) {
+      this.retired.delete(entry)
+      void entry.connection?.close("replaced")
+      entry.connection = undefined
+    } else if (entry.connection?.isOpen === true) {
+      this.arm(entry)
+    }
+  }
+
+  /** Starts the idle timer; unref'd, so an idle connection never keeps the process alive. */
+  private arm(entry: Entry): void {
+    clearTimeout(entry.idle)
+    entry.idle = setTimeout(() => {
+      entry.idle = undefined
+      if (entry.users > 0 || this.entries.get(entry.key) !== entry) return
+      this.entries.delete(entry.key)
+      const connection = entry.connection
+      entry.connection = undefined
+      if (connection !== undefined) {
+        this.logger.debug(`MCP server '${entry.serverName}': idle connection closed.`, {
+          server: entry.serverName
+        })
+        void connection.close("idle")
+      }
+    }, this.idleMs)
+    entry.idle.unref()
+  }
+
+  /** A config changed under the same key: the old connection serves its last uses, then closes. */
+  private retire(entry: Entry): void {
+    entry.retired = true
+    clearTimeout(entry.idle)
+    if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key)
+    if (entry.users === 0) {
+      void entry.connection?.close("replaced")
+      entry.connection = undefined
+    } else {
+      this.retired.add(entry)
+    }
+  }
+
+  private onClosed(entry: Entry, connection: McpConnection): void {
+    if (entry.connection !== connection) return
+    entry.connection = undefined
+    clearTimeout(entry.idle)
+    if (entry.users === 0 && this.entries.get(entry.key) === entry) this.entries.delete(entry.key)
+  }
+
+  private onToolsListed(
+    serverName: string,
+    tools: ReadonlyArray<McpToolDescription>,
+    listChanged: boolean
+  ): void {
+    const previous = this.tools.get(serverName)
+    const changed = previous === undefined || !sameTools(previous, tools)
+    if (changed) this.tools.set(serverName, tools)
+    // The first listing is what the server is; only a change, or the server saying so, is news.
+    if (!listChanged && (previous === undefined || !changed)) return
+    const current = this.tools.get(serverName)!
+    for (const listener of this.listeners) {
+      try {
+        listener(serverName, current)
+      } catch (error) {
+        this.logger.warn(
+          `An onToolsChanged listener failed: ${error instanceof Error ? error.message : String(error)}`,
+          {
+            server: serverName
+          }
+        )
+      }
+    }
+  }
+}
