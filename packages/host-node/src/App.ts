@@ -8,6 +8,7 @@
  * The app owns no rule: each pipeline stage is a call into a port (see `Pipeline.ts`).
  */
 import type { Server } from "node:http"
+import { join } from "node:path"
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
@@ -34,6 +35,7 @@ import type { StageTimings } from "./Pipeline.js"
 import { collectRoutes } from "./PluginRoutes.js"
 import { makeRestoreGate } from "./RestoreGate.js"
 import { startServer } from "./Server.js"
+import { loadSources, type McpServersInput } from "./Sources.js"
 import { attachGateway } from "./socket/Gateway.js"
 import { LiveHub } from "./socket/LiveHub.js"
 
@@ -89,6 +91,13 @@ export interface OracleAppOptions {
    * `MATRIX_*` (a store of another backend, or an in-memory one in tests).
    */
   readonly matrixStore?: SnapshotStore
+  /**
+   * MCP servers to mount, one plugin each: a config file (relative to `cwd`) or the object
+   * `{ mcpServers: {...} }`. Default: the file in `MCP_CONFIG`, if set.
+   */
+  readonly mcpServers?: McpServersInput
+  /** Folders of Agent Skills to mount, one plugin per skill. Default: `SKILLS_DIR`, if set. */
+  readonly skills?: string | ReadonlyArray<string>
 }
 
 /** A running (or ready to run) oracle. */
@@ -132,23 +141,39 @@ const describe = (error: unknown): string => (error instanceof Error ? error.mes
 /** Boots an oracle; see the module doc. Rejects with `OracleBootError` for anything misconfigured. */
 export const createOracleApp = async (options: OracleAppOptions): Promise<OracleApp> => {
   const logger = options.logger ?? consoleLogger
-  const catalogE = Catalog.make(options.plugins)
-  if (Either.isLeft(catalogE)) {
-    // The soft problems too: fixing the hard ones should not be followed by a surprise.
-    for (const warning of catalogE.left.warningLines) logger.warn(warning)
-    throw new OracleBootError(catalogE.left.lines)
-  }
-  const catalog = catalogE.right
-  for (const warning of catalog.warnings) logger.warn(warning)
-  const { routes, errors: routeErrors } = collectRoutes(catalog)
-  if (routeErrors.length > 0) throw new OracleBootError(routeErrors.map((e) => `[boot-error] ${e}`))
-
   const cwd = options.cwd ?? process.cwd()
+  // Read first, reported after the catalog: manifest errors come before configuration errors.
   const loaded = await Effect.runPromise(
     Effect.either(options.env === undefined ? ServerConfig.load(cwd) : ServerConfig.fromEnv(options.env, cwd))
   )
-  if (Either.isLeft(loaded)) throw new OracleBootError(loaded.left.lines)
-  const config: ServerConfig.ServerConfig = { ...loaded.right, ...options.config }
+  const envConfig = Either.isRight(loaded) ? { ...loaded.right, ...options.config } : undefined
+  const sources = await loadSources(options.plugins, {
+    mcpServers: options.mcpServers ?? envConfig?.mcpConfigFile,
+    skills: options.skills ?? envConfig?.skillsDir,
+    cwd,
+    cacheDir: envConfig?.mcpCacheDir ?? join(cwd, ".plugboard", "mcp-cache"),
+    idleMs: envConfig?.mcpIdleMs,
+    logger
+  })
+  const fail = async (lines: ReadonlyArray<string>): Promise<never> => {
+    await sources.close()
+    throw new OracleBootError(lines)
+  }
+  for (const warning of sources.warnings) logger.warn(warning)
+  const catalogE = Catalog.make([...options.plugins, ...sources.plugins])
+  if (Either.isLeft(catalogE)) {
+    // The soft problems too: fixing the hard ones should not be followed by a surprise.
+    for (const warning of catalogE.left.warningLines) logger.warn(warning)
+    return fail([...sources.errors, ...catalogE.left.lines])
+  }
+  if (sources.errors.length > 0) return fail(sources.errors)
+  const catalog = catalogE.right
+  for (const warning of catalog.warnings) logger.warn(warning)
+  const { routes, errors: routeErrors } = collectRoutes(catalog)
+  if (routeErrors.length > 0) return fail(routeErrors.map((e) => `[boot-error] ${e}`))
+
+  if (Either.isLeft(loaded)) return fail(loaded.left.lines)
+  const config: ServerConfig.ServerConfig = envConfig!
 
   let signer = options.identity?.signer
   let oracleDid = options.identity?.did ?? signer?.did()
@@ -156,10 +181,17 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     try {
       signer = (await loadOrCreateSigner(config.oracleKeyFile)).signer
     } catch (error) {
-      throw new OracleBootError([`[boot-error] Oracle key (${config.oracleKeyFile}): ${describe(error)}`])
+      return fail([`[boot-error] Oracle key (${config.oracleKeyFile}): ${describe(error)}`])
     }
     oracleDid = signer.did()
   }
+  const invocationsFor = sources.invocationsFor
+  if (invocationsFor !== undefined && signer === undefined) {
+    return fail([
+      "[boot-error] An MCP server sets forwardUcan, which mints invocations with the oracle's key: give createOracleApp an identity with a signer (or none, to use ORACLE_KEY_FILE)."
+    ])
+  }
+  const oracleSigner = signer
   const oracleName = options.identity?.name ?? config.oracleName
   const creditsLoaded = catalog.byName.has(CREDITS_PLUGIN_NAME)
   const creditsEnabled = creditsLoaded && !config.disableCredits
@@ -212,7 +244,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     )
     .catch(async (error: unknown) => {
       await runtime.dispose().catch(() => {})
-      throw new OracleBootError([`[boot-error] Storage could not be opened: ${describe(error)}`])
+      return fail([`[boot-error] Storage could not be opened: ${describe(error)}`])
     })
 
   let shared: Record<string, unknown>
@@ -224,6 +256,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     shared = { ...read.right }
   } catch (error) {
     await runtime.dispose()
+    await sources.close()
     throw error
   }
 
@@ -306,6 +339,9 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     around,
     prepareUser,
     basePrompt: options.basePrompt,
+    ...(invocationsFor === undefined || oracleSigner === undefined
+      ? {}
+      : { mcpInvocations: (did: string) => invocationsFor(oracleSigner, did) }),
     onTimings: options.hooks?.onTimings,
     onClosed: async () => {
       if (matrix !== undefined) {
@@ -328,6 +364,8 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
         }
         matrix.close()
       }
+      // Every turn has ended: no call is in flight on the MCP connections.
+      await sources.close()
       await runtime.dispose()
     }
   })

@@ -57,6 +57,14 @@ export interface ServerConfig {
    * restore before it is served from the local state.
    */
   readonly matrixRequestTimeoutMs: number
+  /** The MCP config file (`MCP_CONFIG`): every server in it is one plugin. */
+  readonly mcpConfigFile: string | undefined
+  /** Where MCP servers' tool lists are cached, so a restart spawns none of them. */
+  readonly mcpCacheDir: string
+  /** How long an unused MCP connection stays open (a stdio server's process with it). */
+  readonly mcpIdleMs: number
+  /** A folder of Agent Skills (`SKILLS_DIR`): every subfolder with a `SKILL.md` is one plugin. */
+  readonly skillsDir: string | undefined
 }
 
 /** The oracle's Matrix account for state replication. */
@@ -170,6 +178,22 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     default: "10000",
     meaning:
       "Matrix request timeout; also the longest a request waits for a restore (then it is served locally)"
+  },
+  {
+    name: "MCP_CONFIG",
+    default: "unset",
+    meaning: 'MCP servers to mount as plugins: a JSON file `{"mcpServers": {...}}` (same as `serve --mcp`)'
+  },
+  {
+    name: "MCP_CACHE_DIR",
+    default: "<data>/mcp-cache",
+    meaning: "Cached tool lists of MCP servers (a restart or inspect spawns no cached server)"
+  },
+  { name: "MCP_IDLE_MS", default: "300000", meaning: "An MCP connection unused this long is closed" },
+  {
+    name: "SKILLS_DIR",
+    default: "unset",
+    meaning: "A folder of Agent Skills to mount as plugins (same as `serve --skills`)"
   }
 ]
 
@@ -224,6 +248,11 @@ const boolean = (name: string, fallback: boolean): Check<boolean> =>
 
 const path = (name: string, fallback: string, cwd: string): Check<string> =>
   Effect.map(raw(name), (v) => Either.right(v === undefined ? fallback : isAbsolute(v) ? v : resolve(cwd, v)))
+
+const optionalPath = (name: string, cwd: string): Check<string | undefined> =>
+  Effect.map(raw(name), (v) =>
+    Either.right(v === undefined ? undefined : isAbsolute(v) ? v : resolve(cwd, v))
+  )
 
 // RFC 1123 host names: dot-separated labels of letters, digits and inner hyphens, at most 63
 // characters each and 253 in all (a trailing dot, the DNS root, is allowed).
@@ -364,7 +393,11 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       model,
       matrix,
       matrixRecheckAfterMs: integer("MATRIX_RECHECK_AFTER_MS", 300_000, 0),
-      matrixRequestTimeoutMs: integer("MATRIX_REQUEST_TIMEOUT_MS", 10_000, 1, 600_000)
+      matrixRequestTimeoutMs: integer("MATRIX_REQUEST_TIMEOUT_MS", 10_000, 1, 600_000),
+      mcpConfigFile: optionalPath("MCP_CONFIG", cwd),
+      mcpCacheDir: path("MCP_CACHE_DIR", join(dataDir, "mcp-cache"), cwd),
+      mcpIdleMs: integer("MCP_IDLE_MS", 300_000, 1),
+      skillsDir: optionalPath("SKILLS_DIR", cwd)
     }
     const results = yield* Effect.all(checks)
     const problems = (Object.values(results) as Array<Either.Either<unknown, ReadonlyArray<string>>>).flatMap(

@@ -62,6 +62,8 @@ export interface ServerParts {
   /** Makes the user's state available on this host (Matrix restore) before their request is routed. */
   readonly prepareUser?: ((did: string) => Promise<void>) | undefined
   readonly basePrompt?: string | undefined
+  /** The user's invocations for the MCP servers that forward UCANs, minted per turn. */
+  readonly mcpInvocations?: ((did: string) => Promise<Record<string, string>>) | undefined
   readonly onTimings?:
     | ((timings: Readonly<StageTimings>, request: { method: string; path: string }) => void)
     | undefined
@@ -119,7 +121,8 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       logger,
       basePrompt: parts.basePrompt,
       saverFor: parts.saverFor,
-      around: parts.around
+      around: parts.around,
+      mcpInvocations: parts.mcpInvocations
     },
     registry,
     sessions: ports.sessions,

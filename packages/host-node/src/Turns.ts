@@ -38,6 +38,8 @@ export interface TurnDeps {
   readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
   /** Wraps the whole turn of a user (the registry's turn gate, then the Matrix sync schedule). */
   readonly around: <A>(did: string, run: () => Promise<A>) => Promise<A>
+  /** The user's invocations for the MCP servers that forward UCANs (none configured: absent). */
+  readonly mcpInvocations?: ((did: string) => Promise<Record<string, string>>) | undefined
 }
 
 /** One turn to run. */
@@ -191,7 +193,12 @@ export const runOne = (
         ...(request.scope === undefined ? {} : { scope: request.scope })
       })
       if (request.observe !== undefined) stopObserving = agent.events.listen(request.observe)
-      const input: TurnInput = { message: request.message, ...request.clientState }
+      const invocations = await deps.mcpInvocations?.(request.did)
+      const input: TurnInput = {
+        message: request.message,
+        ...request.clientState,
+        ...(invocations === undefined ? {} : { mcpUcanContext: { invocations } })
+      }
       const result = emit === undefined ? await runTurn(agent, input) : await streamed(agent, input, emit)
       return {
         status: "answered",

@@ -18,6 +18,11 @@ export interface TurnInput {
   readonly browserTools?: ReadonlyArray<GraphState.BrowserToolCallDto>
   /** The client's AG-UI actions of this turn, stored in the thread's `agActions`. */
   readonly agActions?: ReadonlyArray<GraphState.AgActionDto>
+  /**
+   * The user's invocations for the MCP servers that forward UCANs, minted by the host for this
+   * turn; merged into the thread's `mcpUcanContext.invocations` (one per server, newest wins).
+   */
+  readonly mcpUcanContext?: GraphState.GraphState["mcpUcanContext"]
   /** Upper bound on graph steps (model + tool node visits); LangGraph's default is 25. */
   readonly recursionLimit?: number
   /**
@@ -55,7 +60,8 @@ const inputOf = (agent: MainAgent, input: TurnInput) => ({
     input.wsId === undefined ? { did: agent.request.did } : { did: agent.request.did, wsId: input.wsId },
   ...(input.client === undefined ? {} : { client: input.client }),
   ...(input.browserTools === undefined ? {} : { browserTools: input.browserTools }),
-  ...(input.agActions === undefined ? {} : { agActions: input.agActions })
+  ...(input.agActions === undefined ? {} : { agActions: input.agActions }),
+  ...(input.mcpUcanContext === undefined ? {} : { mcpUcanContext: input.mcpUcanContext })
 })
 
 const runConfig = (agent: MainAgent, input: TurnInput) => ({

@@ -3,4 +3,25 @@
  * with an on-disk cache, and calls. What a server becomes in the catalog is core's rule
  * (`CatalogSource`); this adapter reads servers and translates.
  */
+export * as McpCache from "./Cache.js"
+export * as McpConfig from "./Config.js"
+export {
+  DEFAULT_CONCURRENCY,
+  type Discovered,
+  type DiscoverOptions,
+  discover as discoverMcpServers
+} from "./Discovery.js"
+export { isMcpError, McpError, type McpErrorReason } from "./McpError.js"
+export { type McpSpecsOptions, MissingInvocationError, mcpSpecs } from "./McpPlugins.js"
+export { McpPool, type McpPoolOptions } from "./Pool.js"
+export { toToolOutput } from "./Results.js"
 export type * from "./Types.js"
+export {
+  MCP_ABILITY,
+  type MintInvocationsOptions,
+  type MintMcpInvocationOptions,
+  mintInvocations,
+  mintMcpInvocation,
+  type ReadInvocationUserOptions,
+  readInvocationUser
+} from "./Ucan.js"

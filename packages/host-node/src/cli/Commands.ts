@@ -4,7 +4,7 @@
  */
 import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
 import { loadOrCreateSigner, mintInvocation } from "@plugboard/adapters/ucan"
-import { Clock } from "@plugboard/core"
+import { type Catalog, Clock } from "@plugboard/core"
 import { Effect, Either } from "effect"
 import { createOracleApp, OracleBootError } from "../App.js"
 import * as ServerConfig from "../Config.js"
@@ -91,11 +91,12 @@ const wholeNumber = (name: string, raw: string, min: number, max: number): numbe
 }
 
 /**
- * `serve [module] [--port N] [--host H]`: runs the oracle until SIGTERM/SIGINT. Resolves when it
- * has stopped; rejects with `ListenError` when the port or host cannot be listened on.
+ * `serve [module] [--port N] [--host H] [--mcp FILE] [--skills DIR]`: runs the oracle until
+ * SIGTERM/SIGINT. Resolves when it has stopped; rejects with `ListenError` when the port or host
+ * cannot be listened on. `--mcp` and `--skills` take precedence over `MCP_CONFIG` / `SKILLS_DIR`.
  */
 export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
-  const { positional, flags } = parseFlags(argv, ["port", "host"])
+  const { positional, flags } = parseFlags(argv, ["port", "host", "mcp", "skills"])
   if (positional.length > 1) throw new UsageError("serve takes at most one module.")
   const loaded = await loadModule(positional[0], io.cwd)
   const plugins = loaded.kind === "catalog" ? loaded.catalog.entries.map((e) => e.plugin) : loaded.plugins
@@ -106,7 +107,13 @@ export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<num
       `--host must be an IP address (e.g. 127.0.0.1, 0.0.0.0, ::1) or a host name (e.g. localhost), got ${JSON.stringify(flags.host)}.`
     )
   }
-  const app = await createOracleApp({ plugins, env: io.env, cwd: io.cwd })
+  const app = await createOracleApp({
+    plugins,
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.mcp === undefined ? {} : { mcpServers: flags.mcp }),
+    ...(flags.skills === undefined ? {} : { skills: flags.skills })
+  })
   let url: string
   try {
     url = (await app.listen(port, flags.host)).url
@@ -125,7 +132,7 @@ export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<num
     [
       `plugboard oracle '${app.config.oracleName}' listening on ${url}`,
       `  oracle DID  ${app.oracleDid}`,
-      `  plugins     ${app.catalog.entries.length} from ${file}`,
+      `  plugins     ${app.catalog.entries.length} (${pluginSources(app.catalog, file)})`,
       `  model       ${app.config.model.provider}/${app.config.model.model}`,
       `  data        ${app.config.dataDir}`,
       `  credits     ${app.creditsEnabled ? "on" : app.catalog.byName.has(CREDITS_PLUGIN_NAME) ? "off (DISABLE_CREDITS=true)" : "off (no credits plugin)"}`,
@@ -151,6 +158,20 @@ export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<num
   })
   io.out("stopped.\n")
   return 0
+}
+
+/** `55 from examples/catalog, 2 MCP servers, 3 skills`: where the catalog's plugins came from. */
+const pluginSources = (catalog: Catalog.Catalog, file: string): string => {
+  let mcp = 0
+  let skills = 0
+  for (const e of catalog.entries) {
+    if (e.source?.kind === "mcp") mcp++
+    else if (e.source?.kind === "skill") skills++
+  }
+  const parts = [`${catalog.entries.length - mcp - skills} from ${file}`]
+  if (mcp > 0) parts.push(`${mcp} MCP server${mcp === 1 ? "" : "s"}`)
+  if (skills > 0) parts.push(`${skills} skill${skills === 1 ? "" : "s"}`)
+  return parts.join(", ")
 }
 
 /** The local user's signer and the local oracle's DID (both kept under the data directory). */

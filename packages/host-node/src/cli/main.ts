@@ -11,7 +11,9 @@ import type { CliIO } from "./Commands.js"
 
 const COMMANDS = `Usage: plugboard <command>
 
-  serve [module] [--port N] [--host H]   run the oracle (module exports the plugins; default: the examples)
+  serve [module] [--port N] [--host H] [--mcp FILE] [--skills DIR]
+                                        run the oracle (module exports the plugins; default: the examples;
+                                        --mcp mounts MCP servers, --skills a folder of Agent Skills)
   token [--ttl seconds] [--audience did] print a UCAN invocation of the local user for the local oracle
   credits [balance | top-up <amount>] [--did did]   read or top up a user's credits (default: the local user)
   chat "<message>" [--url URL] [--session ID]       stream one turn from a running oracle

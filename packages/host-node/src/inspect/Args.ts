@@ -46,6 +46,12 @@ export interface InspectOptions {
   /** `--min-recall`: exit 1 when an evaluated set's recall@5 is below it. */
   readonly minRecall: number | undefined
   readonly queriesFile: string | undefined
+  /** `--mcp FILE`: MCP servers mounted beside the module's plugins (default `MCP_CONFIG`). */
+  readonly mcp: string | undefined
+  /** `--skills DIR`: a folder of Agent Skills mounted beside them (default `SKILLS_DIR`). */
+  readonly skills: string | undefined
+  /** `--refresh`: ask every MCP server even when its tool list is cached. */
+  readonly refresh: boolean
   readonly help: boolean
 }
 
@@ -78,6 +84,10 @@ Options:
                        costs more than N tokens; shows what demoting always-tier plugins saves
   --loaded a,b,...     the scenario checked against --budget: these plugins loaded
   --base-prompt FILE   the host's base system prompt (default: none)
+  --mcp FILE           also mount the MCP servers of FILE ({"mcpServers": {...}}, as
+                       serve --mcp; default MCP_CONFIG): one plugin per server
+  --skills DIR         also mount the Agent Skills of DIR (as serve --skills; default SKILLS_DIR)
+  --refresh            ask every MCP server for its tools even when they are cached
   --json               print the report as JSON (schemaVersion 1, docs/inspect-json-schema.md)
   --eval               routing quality: leave-one-out over the manifests' examples
   --queries FILE       also evaluate labelled queries, JSONL of {"query","plugin"} (implies --eval)
@@ -89,7 +99,7 @@ Exit codes: 0 ok, 1 over budget or below --min-recall, 2 manifest errors or modu
 64 bad usage, 65 malformed --queries file, 66 unreadable --queries/--base-prompt file,
 70 unexpected failure.`
 
-const FLAGS = new Set(["--json", "--eval", "--all", "--help", "-h"])
+const FLAGS = new Set(["--json", "--eval", "--all", "--refresh", "--help", "-h"])
 const VALUED = new Set([
   "--tokenizer",
   "--k",
@@ -98,7 +108,9 @@ const VALUED = new Set([
   "--loaded",
   "--base-prompt",
   "--queries",
-  "--min-recall"
+  "--min-recall",
+  "--mcp",
+  "--skills"
 ])
 
 const nonNegativeInteger = (option: string, value: string): number => {
@@ -170,7 +182,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): InspectOptions => {
     if (budget === undefined)
       throw new UsageError("--loaded is the scenario --budget checks: give --budget N too.")
   }
-  for (const file of ["--base-prompt", "--queries"]) {
+  for (const file of ["--base-prompt", "--queries", "--mcp", "--skills"]) {
     if (values.get(file) === "") throw new UsageError(`${file} needs a file name.`)
   }
   const queriesFile = values.get("--queries")
@@ -194,6 +206,9 @@ export const parseArgs = (argv: ReadonlyArray<string>): InspectOptions => {
     eval: flags.has("--eval") || queriesFile !== undefined || minRecall !== undefined,
     minRecall,
     queriesFile,
+    mcp: values.get("--mcp"),
+    skills: values.get("--skills"),
+    refresh: flags.has("--refresh"),
     help: flags.has("--help")
   }
 }

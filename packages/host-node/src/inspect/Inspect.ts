@@ -5,11 +5,12 @@
  * exiting, so tests and other commands can call it.
  */
 import { readFileSync } from "node:fs"
-import { resolve } from "node:path"
+import { join, resolve } from "node:path"
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
 import { CapabilityIndex, Catalog, TokenCounter } from "@plugboard/core"
 import { Either } from "effect"
 import { defaultModule, displayPath, loadModule, ModuleLoadError } from "../cli/LoadModule.js"
+import { loadSources } from "../Sources.js"
 import { ExitCode, type InspectOptions, parseArgs, USAGE, UsageError } from "./Args.js"
 import { QueriesFileError, type QueryLine, readQueries } from "./Queries.js"
 import { render } from "./Render.js"
@@ -42,6 +43,9 @@ const readTextFile = (path: string, option: string): string => {
     )
   }
 }
+
+const nonEmpty = (value: string | undefined): string | undefined =>
+  value === undefined || value.trim() === "" ? undefined : value
 
 const counterFor = async (
   tokenizer: InspectOptions["tokenizer"]
@@ -119,11 +123,35 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
     }
 
     let catalog: Catalog.Catalog
-    if (loaded.kind === "catalog") catalog = loaded.catalog
+    const mcp = options.mcp ?? nonEmpty(process.env.MCP_CONFIG)
+    const skills = options.skills ?? nonEmpty(process.env.SKILLS_DIR)
+    if (loaded.kind === "catalog" && mcp === undefined && skills === undefined) catalog = loaded.catalog
     else {
-      const built = Catalog.make(loaded.plugins)
-      if (Either.isLeft(built))
-        return fail("boot-error", ExitCode.BootError, built.left.lines, built.left.warningLines)
+      const plugins = loaded.kind === "catalog" ? loaded.catalog.entries.map((e) => e.plugin) : loaded.plugins
+      // The same sources serve boots with, so the report is what the server would offer.
+      const sources = await loadSources(plugins, {
+        mcpServers: mcp,
+        skills,
+        cwd,
+        cacheDir: resolve(
+          cwd,
+          nonEmpty(process.env.MCP_CACHE_DIR) ??
+            join(nonEmpty(process.env.PLUGBOARD_DATA_DIR) ?? ".plugboard", "mcp-cache")
+        ),
+        refresh: options.refresh
+      })
+      // Every tool list is read: no server is needed past this point.
+      await sources.close()
+      for (const w of sources.warnings) err(w)
+      const built = Catalog.make([...plugins, ...sources.plugins])
+      if (Either.isLeft(built) || sources.errors.length > 0) {
+        return fail(
+          "boot-error",
+          ExitCode.BootError,
+          [...sources.errors, ...(Either.isLeft(built) ? built.left.lines : [])],
+          Either.isLeft(built) ? built.left.warningLines : []
+        )
+      }
       catalog = built.right
     }
 

@@ -1,0 +1,145 @@
+/**
+ * The catalog's sources beyond TypeScript modules: MCP servers (a config file in the format MCP
+ * clients use, or the same object) and Agent Skills folders. Each becomes plugins through core's
+ * rules (`CatalogSource.toPlugins`), in one call for every source, so a tool name two sources
+ * share is namespaced the same way whichever source it came from; serve and inspect both boot
+ * through here, so what inspect reports is what the server offers.
+ */
+import { resolve } from "node:path"
+import {
+  discoverMcpServers,
+  McpConfig,
+  McpPool,
+  type McpServerConfig,
+  mcpSpecs,
+  mintInvocations
+} from "@plugboard/adapters/mcp"
+import { loadSkills } from "@plugboard/adapters/skills"
+import type { Signer } from "@plugboard/adapters/ucan"
+import { CatalogSource, type Plugin, type RuntimeLogger } from "@plugboard/core"
+import { makeJsonSchemaCheck } from "./JsonSchemaCheck.js"
+
+/** An MCP config as `createOracleApp({ mcpServers })` takes it: a file path, or the parsed object. */
+export type McpServersInput = string | { readonly mcpServers: Readonly<Record<string, unknown>> }
+
+/** Options of `loadSources`. */
+export interface SourcesOptions {
+  /** The MCP config: a file (relative to `cwd`) or the object. */
+  readonly mcpServers?: McpServersInput | undefined
+  /** Skills folders: each immediate subfolder holding a `SKILL.md` is one plugin. */
+  readonly skills?: string | ReadonlyArray<string> | undefined
+  readonly cwd: string
+  /** Where MCP tool lists are cached (`<data>/mcp-cache`). */
+  readonly cacheDir: string
+  /** Ask every server at boot even when cached (`inspect --refresh`). */
+  readonly refresh?: boolean | undefined
+  /** Idle time after which an MCP connection closes. */
+  readonly idleMs?: number | undefined
+  readonly logger?: RuntimeLogger | undefined
+}
+
+/** The derived plugins, what to print about them, and the connections they hold. */
+export interface Sources {
+  readonly plugins: ReadonlyArray<Plugin>
+  /** `[boot-error] …` lines: boot stops on any. */
+  readonly errors: ReadonlyArray<string>
+  /** `[boot-warning] …` lines. */
+  readonly warnings: ReadonlyArray<string>
+  /** The MCP servers of the config (for per-user invocations). */
+  readonly servers: ReadonlyArray<McpServerConfig>
+  /**
+   * The invocations a user's turn carries in `mcpUcanContext` (one per `forwardUcan` server);
+   * absent when no server forwards UCANs.
+   */
+  readonly invocationsFor?: ((signer: Signer, userDid: string) => Promise<Record<string, string>>) | undefined
+  /** Closes every MCP connection (kills stdio servers). Idempotent. */
+  readonly close: () => Promise<void>
+}
+
+const NONE: Sources = { plugins: [], errors: [], warnings: [], servers: [], close: async () => {} }
+
+const readMcpConfig = async (input: McpServersInput, cwd: string): Promise<McpConfig.ParsedConfig> => {
+  if (typeof input === "string") return McpConfig.readFile(resolve(cwd, input))
+  return McpConfig.parse(input, { baseDir: cwd })
+}
+
+/**
+ * Reads every source and derives its plugins. `others` are the TypeScript plugins: their tool
+ * names are taken, so a derived tool of the same name is namespaced rather than a collision.
+ * Never throws for a bad source: a malformed config or skill is an error line, an unreachable
+ * server a warning and an unavailable plugin.
+ */
+export const loadSources = async (
+  others: ReadonlyArray<Plugin>,
+  options: SourcesOptions
+): Promise<Sources> => {
+  if (options.mcpServers === undefined && options.skills === undefined) return NONE
+  const errors: string[] = []
+  const warnings: string[] = []
+  const specs: CatalogSource.DerivedPluginSpec[] = []
+
+  let servers: ReadonlyArray<McpServerConfig> = []
+  let pool: McpPool | undefined
+  if (options.mcpServers !== undefined) {
+    const parsed = await readMcpConfig(options.mcpServers, options.cwd)
+    errors.push(...parsed.errors)
+    warnings.push(...parsed.warnings)
+    servers = parsed.servers
+    if (parsed.errors.length === 0 && servers.length > 0) {
+      pool = new McpPool({
+        ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
+        ...(options.logger === undefined ? {} : { logger: options.logger })
+      })
+      const discovered = await discoverMcpServers(servers, {
+        pool,
+        cacheDir: options.cacheDir,
+        refresh: options.refresh,
+        logger: options.logger
+      })
+      for (const d of discovered) {
+        warnings.push(...d.warnings)
+        if (d.error !== undefined)
+          warnings.push(`${d.error} Its plugin '${d.server.name}' is listed as unavailable.`)
+      }
+      specs.push(...mcpSpecs(discovered, { pool, logger: options.logger }))
+    }
+  }
+
+  const skillDirs =
+    options.skills === undefined ? [] : typeof options.skills === "string" ? [options.skills] : options.skills
+  if (skillDirs.length > 0) {
+    // One call for every folder: a skill name two folders share is an error naming both files.
+    const loaded = await loadSkills(skillDirs.map((dir) => resolve(options.cwd, dir)))
+    errors.push(...loaded.errors)
+    warnings.push(...loaded.warnings)
+    specs.push(...loaded.specs)
+  }
+
+  const taken: string[] = []
+  for (const p of others) for (const t of p.tools ?? []) if (typeof t?.name === "string") taken.push(t.name)
+  const derived = CatalogSource.toPlugins(specs, {
+    takenToolNames: taken,
+    checkSchema: makeJsonSchemaCheck().check
+  })
+  errors.push(...derived.errors)
+  warnings.push(...derived.warnings)
+
+  const forwarding = servers.filter((s) => s.forwardUcan !== undefined)
+  let closed: Promise<void> | undefined
+  return {
+    plugins: derived.plugins,
+    errors: errors.map((e) => `[boot-error] ${e}`),
+    warnings: warnings.map((w) => `[boot-warning] ${w}`),
+    servers,
+    ...(forwarding.length === 0
+      ? {}
+      : {
+          invocationsFor: (signer: Signer, userDid: string) =>
+            mintInvocations(forwarding, { signer, userDid })
+        }),
+    close: () => {
+      if (closed === undefined) closed = pool === undefined ? Promise.resolve() : pool.close()
+      return closed
+    }
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * MCP servers mounted on a real oracle, end to end over HTTP + SSE, driven by the scripted model:
+ * the real `@modelcontextprotocol/server-everything` (stdio) is listed, loaded and called; a
+ * server that crashes mid-call, one that hangs past its `timeoutMs`, and one missing at boot
+ * each give the model a clear error, and every turn still ends normally with its answer.
+ */
+
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { ToolMessage } from "@langchain/core/messages"
+import { ScriptedChatModel, type ScriptedTurn, type ScriptStep } from "@plugboard/adapters/models"
+import type { EventSink } from "@plugboard/core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { call, collect, newSession, type Running, start, stream, user } from "./helpers.js"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const everything = join(
+  dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json")),
+  "dist",
+  "index.js"
+)
+
+const mcpServers = {
+  mcpServers: {
+    everything: { command: process.execPath, args: [everything, "stdio"], timeoutMs: 20_000 },
+    flaky: {
+      command: process.execPath,
+      args: [join(here, "fixtures", "mcp", "flaky-server.mjs")],
+      timeoutMs: 1_500
+    },
+    missing: { command: "plugboard-no-such-mcp-server", args: [] }
+  }
+}
+
+/** The ToolMessage answering the call of `tool`, as the model read it on its next invocation. */
+const answerTo = (turn: ScriptedTurn, tool: string): ToolMessage => {
+  const found = [...turn.messages]
+    .reverse()
+    .find((m): m is ToolMessage => ToolMessage.isInstance(m) && m.name === tool)
+  if (found === undefined) throw new Error(`no ToolMessage for ${tool}`)
+  return found
+}
+
+const text = (m: ToolMessage): string =>
+  typeof m.content === "string" ? m.content : JSON.stringify(m.content)
+
+describe("MCP servers as plugins, end to end", () => {
+  let running: Running
+  const seen: Record<string, ToolMessage> = {}
+  const script: Array<ScriptStep> = [
+    // Turn 1: discover, load, call over MCP.
+    { tool: "list_capabilities", args: {} },
+    (t) => {
+      seen.list = answerTo(t, "list_capabilities")
+      return { tool: "load_capability", args: { names: ["everything", "missing", "flaky"] } }
+    },
+    (t) => {
+      seen.load = answerTo(t, "load_capability")
+      return { tool: "echo", args: { message: "hello over MCP" } }
+    },
+    (t) => {
+      seen.echo = answerTo(t, "echo")
+      return "The server echoed it."
+    },
+    // Turn 2: a server that crashes mid-call, then one that hangs past its timeout.
+    { tool: "load_capability", args: { names: ["flaky"] } },
+    { tool: "crash", args: {} },
+    (t) => {
+      seen.crash = answerTo(t, "crash")
+      return { tool: "hang", args: {} }
+    },
+    (t) => {
+      seen.hang = answerTo(t, "hang")
+      return { tool: "ping", args: {} }
+    },
+    (t) => {
+      seen.ping = answerTo(t, "ping")
+      return "Two tools failed; the server answers again."
+    }
+  ]
+  const model = ScriptedChatModel.script(script)
+
+  beforeAll(async () => {
+    running = await start({ mcpServers, model, env: { MCP_IDLE_MS: "60000" } })
+  }, 60_000)
+  afterAll(async () => {
+    await running?.stop()
+  })
+
+  const turn = async (message: string) => {
+    const u = await user(running.app.oracleDid)
+    const session = await newSession(running.url, u.headers)
+    const { events } = await stream(running.url, session, u.headers, message)
+    return { events: await collect(events), session, headers: u.headers }
+  }
+
+  it("lists the server, loads it, and runs its tool over MCP; the answer reaches the model", async () => {
+    const entry = running.app.catalog.byName.get("everything")!
+    expect(entry.source).toEqual({ kind: "mcp", server: "everything" })
+    expect(entry.tools.map((t) => t.name)).toContain("echo")
+    expect(running.app.catalog.byName.get("missing")?.unavailable).toMatch(
+      /could not be started|ENOENT|spawn/
+    )
+
+    const { events, session, headers } = await turn("Echo 'hello over MCP'.")
+    expect(events.at(-1)?._tag).toBe("done")
+    expect(events.filter((e) => e._tag === "error")).toEqual([])
+    const answer = events
+      .filter((e): e is typeof EventSink.Message.Type => e._tag === "message")
+      .map((e) => e.content)
+      .join("")
+    expect(answer).toBe("The server echoed it.")
+
+    const listing = JSON.parse(text(seen.list!)) as { plugins: Array<{ name: string; unavailable?: string }> }
+    expect(listing.plugins.map((p) => p.name)).toEqual(
+      expect.arrayContaining(["everything", "flaky", "missing"])
+    )
+    expect(listing.plugins.find((p) => p.name === "missing")?.unavailable).toBeDefined()
+    expect(listing.plugins.find((p) => p.name === "everything")?.unavailable).toBeUndefined()
+
+    const load = JSON.parse(text(seen.load!)) as {
+      newlyLoaded: string[]
+      results: Array<{ name: string; status: string; error?: string; message?: string }>
+    }
+    expect(load.newlyLoaded).toEqual(["everything", "flaky"])
+    const missing = load.results.find((r) => r.name === "missing")!
+    expect(missing).toMatchObject({ status: "error", error: "unavailable" })
+    expect(missing.message).toContain("Plugin 'missing' is unavailable")
+
+    expect(seen.echo!.status).toBe("success")
+    expect(text(seen.echo!)).toContain("hello over MCP")
+    // What the client can read back: the call and its answer are in the thread's history.
+    const history = await call(`${running.url}/messages/${session}`, { headers })
+    const toolAnswers = (
+      history.body.messages as Array<{ type: string; name?: string; content: string }>
+    ).filter((m) => m.type === "tool" && m.name === "echo")
+    expect(toolAnswers).toHaveLength(1)
+    expect(toolAnswers[0]!.content).toContain("hello over MCP")
+    // The tool_call events carried the MCP result too.
+    const echoDone = events.find(
+      (e) => e._tag === "tool_call" && e.toolName === "echo" && e.status === "done"
+    )
+    expect(echoDone && "output" in echoDone ? String(echoDone.output) : "").toContain("hello over MCP")
+  }, 60_000)
+
+  it("a crash mid-call and a hang past timeoutMs each give the model a clear error; the turn ends normally", async () => {
+    const started = Date.now()
+    const { events } = await turn("Try the flaky tools.")
+    expect(events.at(-1)?._tag).toBe("done")
+    expect(events.filter((e) => e._tag === "error")).toEqual([])
+    const answer = events
+      .filter((e): e is typeof EventSink.Message.Type => e._tag === "message")
+      .map((e) => e.content)
+      .join("")
+    expect(answer).toBe("Two tools failed; the server answers again.")
+
+    expect(seen.crash!.status).toBe("error")
+    expect(text(seen.crash!)).toMatch(/^Tool 'crash' failed: .*flaky/)
+    expect(text(seen.crash!)).toMatch(/exit|crash|closed/i)
+    expect(seen.hang!.status).toBe("error")
+    expect(text(seen.hang!)).toMatch(/^Tool 'hang' failed: .*1500 ms/)
+    // After the crash, the next call reconnected.
+    expect(seen.ping!.status).toBe("success")
+    expect(text(seen.ping!)).toBe("pong")
+    // The hang was bounded by its timeoutMs, not by anything longer.
+    expect(Date.now() - started).toBeLessThan(15_000)
+  }, 60_000)
+})
