@@ -6,8 +6,10 @@
  * on, and its plugin is listed as unavailable with the reason.
  */
 import type { RuntimeLogger } from "@plugboard/core"
+import type { Signer } from "../ucan/Token.js"
 import * as Cache from "./Cache.js"
 import type { McpDescription, McpRequestOptions, McpServerConfig } from "./Types.js"
+import { invocationHeaders, mintMcpInvocation, userConnectionKey } from "./Ucan.js"
 
 /** The part of the connection pool discovery uses. */
 export interface DescribePool {
@@ -24,6 +26,12 @@ export interface DiscoverOptions {
   /** Ask every server even when cached (the cache is still the fallback when one fails). */
   readonly refresh?: boolean | undefined
   readonly logger?: RuntimeLogger | undefined
+  /**
+   * The oracle's key. A `forwardUcan` server may check every request, its listing included: it
+   * is asked with an invocation the oracle mints for itself (the server sees the oracle as the
+   * caller), on a connection of the oracle's own. Without it, such a server is asked with none.
+   */
+  readonly signer?: Signer | undefined
 }
 
 /** What discovery learned about one server. */
@@ -56,7 +64,11 @@ class Timeout extends Error {}
  * every page of tools/list), whatever the pool bounds per request. On timeout the request is
  * aborted, so the pool can drop a server that never answered.
  */
-const describeBounded = async (pool: DescribePool, server: McpServerConfig): Promise<McpDescription> => {
+const describeBounded = async (
+  pool: DescribePool,
+  server: McpServerConfig,
+  auth: Pick<McpRequestOptions, "headers" | "connectionKey">
+): Promise<McpDescription> => {
   const controller = new AbortController()
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_, reject) => {
@@ -68,13 +80,32 @@ const describeBounded = async (pool: DescribePool, server: McpServerConfig): Pro
   try {
     // Through `then`, so a pool that throws instead of rejecting still lands in this race.
     const asked = Promise.resolve().then(() =>
-      pool.describe(server, { timeoutMs: server.timeoutMs, signal: controller.signal })
+      pool.describe(server, { ...auth, timeoutMs: server.timeoutMs, signal: controller.signal })
     )
     // The loser's rejection is handled: an abort after the timeout must not go unhandled.
     asked.catch(() => {})
     return await Promise.race([asked, timeout])
   } finally {
     clearTimeout(timer)
+  }
+}
+
+/** The oracle's own invocation for a `forwardUcan` server's listing (none without a signer). */
+const bootAuth = async (
+  server: McpServerConfig,
+  signer: Signer | undefined
+): Promise<Pick<McpRequestOptions, "headers" | "connectionKey">> => {
+  const forward = server.forwardUcan
+  if (forward === undefined || signer === undefined) return {}
+  const token = await mintMcpInvocation({
+    signer,
+    server: server.name,
+    audience: forward.audience,
+    userDid: signer.did()
+  })
+  return {
+    headers: invocationHeaders(forward, token),
+    connectionKey: userConnectionKey(server.name, signer.did())
   }
 }
 
@@ -113,7 +144,7 @@ export const discover = async (
     }
     let description: McpDescription
     try {
-      description = await describeBounded(options.pool, server)
+      description = await describeBounded(options.pool, server, await bootAuth(server, options.signer))
     } catch (cause) {
       const error = failureOf(server, cause)
       if (cached.entry !== undefined) {

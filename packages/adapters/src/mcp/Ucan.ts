@@ -13,7 +13,7 @@ import { type API, invoke, UCAN } from "@ucanto/core"
 import * as NativeEd25519 from "../ucan/NativeEd25519.js"
 import { refuse } from "../ucan/Refusal.js"
 import * as Token from "../ucan/Token.js"
-import type { McpServerConfig } from "./Types.js"
+import type { ForwardUcan, McpServerConfig } from "./Types.js"
 
 /** The ability an MCP invocation grants. */
 export const MCP_ABILITY = "mcp/call"
@@ -106,6 +106,18 @@ export const mintInvocations = async (
   }
   return out
 }
+
+/** The header that carries an invocation: `Authorization: Bearer <token>`, or the token as is in another header. */
+export const invocationHeaders = (forward: ForwardUcan, token: string): Record<string, string> => ({
+  [forward.header]: forward.header.toLowerCase() === "authorization" ? `Bearer ${token}` : token
+})
+
+/**
+ * The pool connection of one user of a `forwardUcan` server: keyed by server and user, so no
+ * user's invocation ever travels on a connection another user's requests use.
+ */
+export const userConnectionKey = (serverName: string, userDid: string): string =>
+  `${serverName}\u0000${userDid}`
 
 /** Options of {@link readInvocationUser}. */
 export interface ReadInvocationUserOptions {

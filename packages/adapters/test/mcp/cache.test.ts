@@ -1,8 +1,10 @@
 import { readdir, readFile, writeFile } from "node:fs/promises"
+import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import * as Cache from "../../src/mcp/Cache.js"
 import * as Discovery from "../../src/mcp/Discovery.js"
-import { description, scriptedPool, serverOf, tempDir } from "./fixtures-config/helpers.js"
+import { McpPool } from "../../src/mcp/Pool.js"
+import { description, fixtures, scriptedPool, serverOf, tempDir } from "./fixtures-config/helpers.js"
 
 let dir: string
 let cleanup: () => Promise<void>
@@ -155,5 +157,37 @@ describe("Cache", () => {
     const read = await Cache.read(dir, stdio)
     expect(read.entry).toBeUndefined()
     expect(read.warning).toContain("cannot be read")
+  })
+})
+
+describe("Cache with a real stdio server", () => {
+  it("a boot from the cache starts no process; a refresh starts one", async () => {
+    const counter = join(dir, "starts.txt")
+    const server = serverOf("everything", {
+      command: process.execPath,
+      args: [join(fixtures, "counting-everything.mjs"), counter],
+      timeoutMs: 20_000
+    })
+    const starts = async () =>
+      (await readFile(counter, "utf8").catch(() => "")).split("\n").filter(Boolean).length
+    const boot = async (refresh = false) => {
+      // A pool per boot, closed after it: as a restarted host, `inspect` or CI would run.
+      const pool = new McpPool()
+      try {
+        return await Discovery.discover([server], { pool, cacheDir: join(dir, "cache"), refresh })
+      } finally {
+        await pool.close()
+      }
+    }
+    const [first] = await boot()
+    expect(first?.fromCache).toBe(false)
+    expect(first?.description?.tools.map((t) => t.name)).toContain("echo")
+    expect(await starts()).toBe(1)
+    const [second] = await boot()
+    expect(second?.fromCache).toBe(true)
+    expect(second?.description).toEqual(first?.description)
+    expect(await starts()).toBe(1)
+    await boot(true)
+    expect(await starts()).toBe(2)
   })
 })

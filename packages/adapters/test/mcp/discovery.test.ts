@@ -1,8 +1,15 @@
+import { join } from "node:path"
+import { generateSigner } from "@plugboard/adapters/ucan"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import * as Cache from "../../src/mcp/Cache.js"
 import * as Discovery from "../../src/mcp/Discovery.js"
+import { McpPool } from "../../src/mcp/Pool.js"
+import type { McpRequestOptions, McpServerConfig } from "../../src/mcp/Types.js"
+import { readInvocationUser } from "../../src/mcp/Ucan.js"
 import {
   description,
+  everythingBin,
+  fixtures,
   recordingLogger,
   scriptedPool,
   serverOf,
@@ -130,5 +137,72 @@ describe("discover (scripted pool)", () => {
     })
     expect(found?.description?.serverInfo.name).toBe("a")
     expect(found?.warnings.some((w) => w.includes("could not be cached"))).toBe(true)
+  })
+})
+
+describe("discover with forwardUcan", () => {
+  it("lists a forwardUcan server with an invocation the oracle mints for itself, on its own connection", async () => {
+    const oracle = await generateSigner()
+    const [people, plain] = serversOf({
+      people: { url: "http://127.0.0.1:1/mcp", forwardUcan: true },
+      plain: { url: "http://127.0.0.1:2/mcp" }
+    })
+    const seen: Array<McpRequestOptions | undefined> = []
+    const pool = {
+      describe: async (server: McpServerConfig, options?: McpRequestOptions) => {
+        seen.push(options)
+        return description(server.name)
+      }
+    }
+    await Discovery.discover([people!, plain!], { pool, cacheDir: dir, signer: oracle, concurrency: 1 })
+    const auth = seen[0]?.headers?.Authorization
+    expect(auth).toMatch(/^Bearer /)
+    expect(
+      await readInvocationUser(auth!.slice("Bearer ".length), { oracleDid: oracle.did(), server: "people" })
+    ).toBe(oracle.did())
+    expect(seen[0]?.connectionKey).toBe(`people\u0000${oracle.did()}`)
+    expect(seen[1]?.headers).toBeUndefined()
+    expect(seen[1]?.connectionKey).toBeUndefined()
+  })
+})
+
+describe("discover (real pool, real servers)", () => {
+  it("one server works, one is missing, one never answers initialize: boot goes on with two errors", async () => {
+    const servers = serversOf({
+      everything: { command: process.execPath, args: [everythingBin, "stdio"], timeoutMs: 20_000 },
+      missing: { command: "plugboard-no-such-command" },
+      silent: { command: process.execPath, args: [join(fixtures, "silent-server.mjs")], timeoutMs: 800 }
+    })
+    const pool = new McpPool()
+    try {
+      const started = Date.now()
+      const [everything, missing, silent] = await Discovery.discover(servers, { pool, cacheDir: dir })
+      expect(everything?.description?.tools.length).toBeGreaterThan(5)
+      expect(missing?.description).toBeUndefined()
+      expect(missing?.error).toMatch(/^MCP server 'missing' could not be started: .*ENOENT/)
+      expect(silent?.description).toBeUndefined()
+      expect(silent?.error).toMatch(/^MCP server 'silent' did not (answer|connect) within 800 ms/)
+      // The silent one was bounded by its own timeout, not by the others'.
+      expect(Date.now() - started).toBeLessThan(15_000)
+      // Nothing was cached for the failures.
+      expect((await Cache.read(dir, servers[1]!)).entry).toBeUndefined()
+      expect((await Cache.read(dir, servers[2]!)).entry).toBeUndefined()
+    } finally {
+      await pool.close()
+    }
+  })
+
+  it("a server that fails on refresh falls back to its cached tool list", async () => {
+    const server = serverOf("gone", { command: "plugboard-no-such-command" })
+    await Cache.write(dir, server, description("gone", ["kept"]))
+    const pool = new McpPool()
+    try {
+      const [found] = await Discovery.discover([server], { pool, cacheDir: dir, refresh: true })
+      expect(found?.fromCache).toBe(true)
+      expect(found?.description?.tools.map((t) => t.name)).toEqual(["kept"])
+      expect(found?.warnings[0]).toMatch(/could not be started.*Using its tool list cached at/)
+    } finally {
+      await pool.close()
+    }
   })
 })

@@ -1,0 +1,131 @@
+/**
+ * Discovered MCP servers as core's derived plugin specs: one server, one spec. Everything about
+ * what the plugin looks like (the derived manifest, the override, the policy, the names, what an
+ * unreachable server shows) is core's `CatalogSource`; this module only wires each tool to a
+ * call through the connection pool, with the turn's abort signal, progress reporting, timeout
+ * and, for `forwardUcan` servers, the requesting user's invocation on a connection of their own.
+ */
+import { CatalogSource, type RuntimeContext, type RuntimeLogger, type ToolOutput } from "@plugboard/core"
+import type { Discovered } from "./Discovery.js"
+import type { McpRequestOptions, McpServerConfig, McpToolDescription } from "./Types.js"
+import { invocationHeaders, userConnectionKey } from "./Ucan.js"
+
+/** The part of the connection pool the plugins' tools use. */
+export interface CallPool {
+  readonly call: (
+    server: McpServerConfig,
+    tool: string,
+    args: Readonly<Record<string, unknown>>,
+    options?: McpRequestOptions
+  ) => Promise<ToolOutput.ToolOutput>
+  /** The server's tools as last listed (refreshed on `tools/list_changed`); absent before any connection. */
+  readonly currentTools: (serverName: string) => ReadonlyArray<McpToolDescription> | undefined
+}
+
+/** Options of {@link mcpSpecs}. */
+export interface McpSpecsOptions {
+  readonly pool: CallPool
+  readonly logger?: RuntimeLogger | undefined
+}
+
+/** Thrown by a `forwardUcan` server's tool when the turn carries no invocation for it. */
+export class MissingInvocationError extends Error {
+  override readonly name = "MissingInvocationError"
+}
+
+/**
+ * The headers and connection of one call. A `forwardUcan` server gets the user's invocation
+ * from the graph state, on a connection keyed by server and user so that no user's credentials
+ * ever travel on another user's connection; a call without an invocation is refused here, before
+ * anything is sent, rather than made anonymously.
+ */
+export const perUserOptions = (
+  server: McpServerConfig,
+  context: RuntimeContext
+): Pick<McpRequestOptions, "headers" | "connectionKey"> => {
+  const forward = server.forwardUcan
+  if (forward === undefined) return {}
+  const token = context.history.state.mcpUcanContext?.invocations?.[server.name]
+  if (typeof token !== "string" || token.length === 0) {
+    throw new MissingInvocationError(
+      `MCP server '${server.name}' needs the user's UCAN invocation, and this turn carries none for it (mcpUcanContext.invocations['${server.name}']); the call was not made.`
+    )
+  }
+  return {
+    headers: invocationHeaders(forward, token),
+    connectionKey: userConnectionKey(server.name, context.user.did)
+  }
+}
+
+const toSourceTool = (
+  server: McpServerConfig,
+  tool: McpToolDescription,
+  pool: CallPool
+): CatalogSource.SourceTool => ({
+  name: tool.name,
+  ...(tool.title === undefined ? {} : { title: tool.title }),
+  ...(tool.description === undefined ? {} : { description: tool.description }),
+  inputSchema: tool.inputSchema,
+  call: (args, context) => {
+    const progress = context.toolCall?.progress
+    return pool.call(server, tool.name, args, {
+      signal: context.signal,
+      timeoutMs: server.timeoutMs,
+      ...(progress === undefined ? {} : { onProgress: progress }),
+      ...perUserOptions(server, context)
+    })
+  }
+})
+
+/** The pool's current tools as source tools, rebuilt only when the pool's list changed (read per request). */
+const laterTools = (
+  server: McpServerConfig,
+  pool: CallPool
+): (() => ReadonlyArray<CatalogSource.SourceTool>) => {
+  let seen: ReadonlyArray<McpToolDescription> | undefined
+  let tools: ReadonlyArray<CatalogSource.SourceTool> = []
+  return () => {
+    const current = pool.currentTools(server.name)
+    if (current !== seen) {
+      seen = current
+      tools = (current ?? []).map((t) => toSourceTool(server, t, pool))
+    }
+    return tools
+  }
+}
+
+/**
+ * One spec per discovered server, in order. A server with a description (fresh or cached) gets
+ * the manifest core derives from it and its tools; one without gets core's placeholder manifest
+ * and `unavailable` set to why, so it is listed and `load_capability` explains. Tools the server
+ * adds later (`tools/list_changed`, seen by the pool) are offered through `laterTools`.
+ */
+export const mcpSpecs = (
+  discovered: ReadonlyArray<Discovered>,
+  options: McpSpecsOptions
+): ReadonlyArray<CatalogSource.DerivedPluginSpec> =>
+  discovered.map(({ server, description, error }) => {
+    const pool = options.pool
+    const common = {
+      name: server.name,
+      source: { kind: "mcp" as const, server: server.name },
+      ...(server.manifest === undefined ? {} : { override: server.manifest }),
+      ...(server.tools === undefined ? {} : { policy: server.tools })
+    }
+    if (description === undefined) {
+      options.logger?.debug(`MCP server '${server.name}' is listed as unavailable.`, { server: server.name })
+      return {
+        ...common,
+        manifest: CatalogSource.placeholderManifest(server.name),
+        tools: [],
+        unavailable:
+          error ?? `MCP server '${server.name}' could not be reached at boot and no tool list is cached.`
+      }
+    }
+    return {
+      ...common,
+      manifest: CatalogSource.deriveMcpManifest(server.name, description),
+      tools: description.tools.map((t) => toSourceTool(server, t, pool)),
+      laterTools: laterTools(server, pool)
+    }
+  })
