@@ -123,6 +123,7 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
     }
 
     let catalog: Catalog.Catalog
+    let sourceWarnings: ReadonlyArray<string> = []
     const mcp = options.mcp ?? nonEmpty(process.env.MCP_CONFIG)
     const skills = options.skills ?? nonEmpty(process.env.SKILLS_DIR)
     if (loaded.kind === "catalog" && mcp === undefined && skills === undefined) catalog = loaded.catalog
@@ -142,14 +143,14 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       })
       // Every tool list is read: no server is needed past this point.
       await sources.close()
-      for (const w of sources.warnings) err(w)
+      sourceWarnings = sources.warnings
       const built = Catalog.make([...plugins, ...sources.plugins])
       if (Either.isLeft(built) || sources.errors.length > 0) {
         return fail(
           "boot-error",
           ExitCode.BootError,
           [...sources.errors, ...(Either.isLeft(built) ? built.left.lines : [])],
-          Either.isLeft(built) ? built.left.warningLines : []
+          [...sources.warnings, ...(Either.isLeft(built) ? built.left.warningLines : [])]
         )
       }
       catalog = built.right
@@ -181,7 +182,8 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       eval: options.eval,
       minRecall: options.minRecall,
       queries,
-      aliases: loaded.aliases
+      aliases: loaded.aliases,
+      warnings: sourceWarnings
     })
     if (options.json) stdout.write(`${JSON.stringify(report, null, 2)}\n`)
     else {

@@ -62,8 +62,8 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
         [
           ["NAME", "VISIBILITY", "CATEGORY", "TOOLS", "EXAMPLES", "STABILITY"],
           ...report.plugins.map((p) => [
-            p.name,
-            p.visibility,
+            p.source === "typescript" ? p.name : `${p.name} (${p.source})`,
+            p.unavailable === null ? p.visibility : "unavailable",
             p.category ?? "-",
             p.alwaysTools > 0 && p.onDemandTools > 0
               ? `${p.tools} (${p.alwaysTools} always)`
@@ -115,7 +115,7 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
         shown.map((p) => [
           p.name,
           p.visibility === "always" ? "(always, on-demand tools)" : "",
-          plural(p.tools, "tool"),
+          p.guide > 0 ? `${plural(p.tools, "tool")}, guide ${fmt(p.guide)}` : plural(p.tools, "tool"),
           `+${fmt(p.cost)}`
         ]),
         new Set([3])

@@ -21,6 +21,10 @@ export interface PluginRow {
   readonly alwaysTools: number
   readonly onDemandTools: number
   readonly examples: number
+  /** Where the plugin came from: a TypeScript module, an MCP server, or a skill folder. */
+  readonly source: "typescript" | "mcp" | "skill"
+  /** Why the plugin cannot be used (an MCP server unreachable with nothing cached), or null. */
+  readonly unavailable: string | null
 }
 
 /** A missed query in the JSON shape (`rank` null: the plugin was not ranked at all). */
@@ -154,6 +158,8 @@ export interface ReportInput {
   readonly queries: { readonly file: string; readonly items: ReadonlyArray<QueryLine> } | undefined
   /** Query label → plugin name, from the module's `aliases` export. */
   readonly aliases?: ReadonlyMap<string, string> | undefined
+  /** `[boot-warning] …` lines of the catalog's sources (MCP config, servers, skills). */
+  readonly warnings?: ReadonlyArray<string> | undefined
 }
 
 /** Builds the report of a catalog that booted. */
@@ -232,9 +238,11 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
       tools: e.tools.length,
       alwaysTools: e.alwaysTools.length,
       onDemandTools: e.onDemandTools.length,
-      examples: e.manifest.examples?.length ?? 0
+      examples: e.manifest.examples?.length ?? 0,
+      source: e.source?.kind ?? "typescript",
+      unavailable: e.unavailable ?? null
     })),
-    warnings: catalog.warnings,
+    warnings: [...(input.warnings ?? []), ...catalog.warnings],
     tier1: {
       text: tier1Text,
       tokens: counter.count(tier1Text),

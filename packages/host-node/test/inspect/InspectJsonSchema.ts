@@ -28,7 +28,9 @@ const PluginRow = Schema.Struct({
   tools: Count,
   alwaysTools: Count,
   onDemandTools: Count,
-  examples: Count
+  examples: Count,
+  source: Schema.Literal("typescript", "mcp", "skill"),
+  unavailable: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "PluginRow" })
 
 const Miss = Schema.Struct({
@@ -122,7 +124,8 @@ export const InspectReport = Schema.Struct({
       name: Schema.String,
       visibility: Schema.Literal("always", "on-demand"),
       tools: Count,
-      cost: Count
+      cost: Count,
+      guide: Count
     })
   ),
   worstCase: Schema.Struct({ k: Count, plugins: Names, total: Count }),
