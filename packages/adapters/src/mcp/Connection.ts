@@ -144,6 +144,8 @@ export class McpConnection {
   private opened = false
   private refreshing = false
   private refreshAgain = false
+  private progressCounter = 0
+  private readonly progress = new Map<string, (progress: McpProgress) => void>()
   /** The tools this connection last listed. */
   tools: ReadonlyArray<McpToolDescription> | undefined
   serverInfo: McpDescription["serverInfo"] = { name: "" }
@@ -241,6 +243,7 @@ export class McpConnection {
       ...(typeof info?.version === "string" ? { version: info.version } : {})
     }
     this.opened = true
+    this.interceptProgress()
     const instructions = this.client.getInstructions()
     this.instructions = typeof instructions === "string" ? instructions : undefined
     this.logger.debug(`MCP server '${this.server.name}' connected.`, { server: this.server.name })
@@ -321,7 +324,9 @@ export class McpConnection {
           `MCP server '${server}'${this.where()} ${this.death()} during ${what}.${this.stderr.text()}`
         )
       }
-      return fail("Protocol", `MCP server '${server}' answered ${what} with an error: ${error.message}`)
+      // The server's own words, bounded: some servers answer with a whole validation dump.
+      const said = error.message.length > 1_000 ? `${error.message.slice(0, 1_000)}…` : error.message
+      return fail("Protocol", `MCP server '${server}' answered ${what} with an error: ${said}`)
     }
     if (this.ended) {
       return fail(
@@ -349,7 +354,10 @@ export class McpConnection {
   }
 
   private async request(
-    send: (options: RequestOptions) => Promise<Record<string, unknown>>,
+    send: (
+      options: RequestOptions,
+      meta: { readonly progressToken?: string }
+    ) => Promise<Record<string, unknown>>,
     context: RequestContext
   ): Promise<Record<string, unknown>> {
     // A signal of our own per request: the SDK never removes its listener from the signal it is
@@ -358,36 +366,58 @@ export class McpConnection {
     const onAbort = () => controller.abort(context.signal?.reason)
     context.signal?.addEventListener("abort", onAbort, { once: true })
     const onProgress = context.onProgress
+    const progressToken = onProgress === undefined ? undefined : `plugboard-${++this.progressCounter}`
+    if (progressToken !== undefined && onProgress !== undefined) {
+      this.progress.set(progressToken, (p) => {
+        try {
+          onProgress(p)
+        } catch (error) {
+          this.logger.warn(`A progress listener failed: ${describeError(error)}`, {
+            server: this.server.name
+          })
+        }
+      })
+    }
     try {
       if (context.signal?.aborted === true) throw context.signal.reason
       if (!this.isOpen) throw new SdkMcpError(ErrorCode.ConnectionClosed, "Connection closed")
-      return await send({
-        timeout: Math.max(1, context.timeoutMs),
-        signal: controller.signal,
-        resetTimeoutOnProgress: false,
-        ...(onProgress === undefined
-          ? {}
-          : {
-              onprogress: (p) => {
-                try {
-                  onProgress({
-                    progress: p.progress,
-                    ...(typeof p.total === "number" ? { total: p.total } : {}),
-                    ...(typeof p.message === "string" ? { message: p.message } : {})
-                  })
-                } catch (error) {
-                  this.logger.warn(`A progress listener failed: ${describeError(error)}`, {
-                    server: this.server.name
-                  })
-                }
-              }
-            })
-      })
+      return await send(
+        { timeout: Math.max(1, context.timeoutMs), signal: controller.signal, resetTimeoutOnProgress: false },
+        progressToken === undefined ? {} : { progressToken }
+      )
     } catch (error) {
       throw this.requestError(error, context)
     } finally {
       context.signal?.removeEventListener("abort", onAbort)
+      if (progressToken !== undefined) this.progress.delete(progressToken)
     }
+  }
+
+  /**
+   * Delivers progress notifications as they arrive, before the SDK sees them. The SDK runs
+   * notification handlers a microtask late but settles responses at once, so the progress a
+   * server sends just before its answer (the last step, "100%") reached a handler already
+   * removed, and was lost; our own progress tokens, read off the wire, keep every one.
+   */
+  private interceptProgress(): void {
+    const deliver = this.transport.onmessage
+    this.transport.onmessage = ((message: unknown, extra?: unknown) => {
+      if (isRecord(message) && message.method === "notifications/progress" && isRecord(message.params)) {
+        const { progressToken, progress, total, message: text } = message.params
+        const listener = typeof progressToken === "string" ? this.progress.get(progressToken) : undefined
+        if (listener !== undefined) {
+          if (typeof progress === "number") {
+            listener({
+              progress,
+              ...(typeof total === "number" ? { total } : {}),
+              ...(typeof text === "string" ? { message: text } : {})
+            })
+          }
+          return
+        }
+      }
+      ;(deliver as ((message: unknown, extra?: unknown) => void) | undefined)?.(message, extra)
+    }) as Transport["onmessage"]
   }
 
   /** Calls a tool; resolves with the raw result (an object; mapped by `Results.toToolOutput`). */
@@ -399,9 +429,16 @@ export class McpConnection {
     // Results are read with the loosest schema: `Results.toToolOutput` checks every field and
     // keeps what the SDK's strict schema would refuse whole (an unknown block type).
     return this.request(
-      (options) =>
+      (options, meta) =>
         this.client.request(
-          { method: "tools/call", params: { name: tool, arguments: { ...args } } },
+          {
+            method: "tools/call",
+            params: {
+              name: tool,
+              arguments: { ...args },
+              ...(meta.progressToken === undefined ? {} : { _meta: meta })
+            }
+          },
           ResultSchema,
           options
         ),

@@ -123,7 +123,7 @@ class Budget {
       const what = [
         this.droppedText > 0 ? `${this.droppedText} characters of text` : "",
         this.droppedBinary > 0 ? `${this.droppedBinary} base64 characters of binary data` : "",
-        this.droppedBlocks > 0 ? `${this.droppedBlocks} blocks` : ""
+        this.droppedBlocks > 0 ? `${this.droppedBlocks} block${this.droppedBlocks === 1 ? "" : "s"}` : ""
       ].filter((p) => p !== "")
       this.blocks.push({
         type: "text",
