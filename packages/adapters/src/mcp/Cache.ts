@@ -12,6 +12,7 @@
 import { createHash, randomBytes } from "node:crypto"
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
+import { isPluginName } from "@plugboard/core"
 import type { McpDescription, McpServerConfig, McpToolDescription } from "./Types.js"
 
 /** The cache directory a host uses unless told otherwise (relative to its working directory). */
@@ -67,9 +68,16 @@ export const cacheKey = (server: McpServerConfig): string => {
     .digest("hex")
 }
 
-/** The file of a server's entry. Server names are kebab-case, so they are safe as file names. */
-export const cacheFile = (cacheDir: string, serverName: string): string =>
-  join(cacheDir, `${serverName}.json`)
+/**
+ * The file of a server's entry. Server names are kebab-case (a config checked by `Config.parse`
+ * has no other), which keeps them inside the directory; any other name is refused.
+ */
+export const cacheFile = (cacheDir: string, serverName: string): string => {
+  if (!isPluginName(serverName)) {
+    throw new TypeError(`MCP server name '${serverName}' is not kebab-case; it cannot name a cache file.`)
+  }
+  return join(cacheDir, `${serverName}.json`)
+}
 
 const isRecord = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
@@ -99,6 +107,9 @@ const isDescription = (u: unknown): u is McpDescription =>
  * version, another config's key, another server's name): `{ warning }`. Never throws.
  */
 export const read = async (cacheDir: string, server: McpServerConfig): Promise<CacheRead> => {
+  if (!isPluginName(server.name)) {
+    return { warning: `MCP server name '${server.name}' is not kebab-case; it is not cached.` }
+  }
   const file = cacheFile(cacheDir, server.name)
   let text: string
   try {
@@ -150,7 +161,8 @@ const pick = (d: McpDescription): McpDescription => ({
 /**
  * Writes a server's entry atomically: to a temporary file in the same directory, then renamed
  * over the old one, so a reader (another host booting, a crash mid-write) sees the old entry or
- * the new one, never half of either. Rejects when the directory cannot be written.
+ * the new one, never half of either. Rejects when the directory cannot be written (or the name
+ * is not kebab-case).
  */
 export const write = async (
   cacheDir: string,

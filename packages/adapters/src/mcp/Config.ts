@@ -138,7 +138,7 @@ const parseServer = (
       errors.push(`${at}.timeoutMs must be a positive whole number of milliseconds.`)
     } else timeoutMs = raw.timeoutMs
   }
-  const forwardUcan = parseForwardUcan(raw.forwardUcan, transport, at, errors)
+  const forwardUcan = parseForwardUcan(raw.forwardUcan, transport, at, errors, warnings)
   if (transport === undefined) return undefined
   return {
     name,
@@ -303,7 +303,8 @@ const parseForwardUcan = (
   value: unknown,
   transport: McpTransportConfig | undefined,
   at: string,
-  errors: string[]
+  errors: string[],
+  warnings: string[]
 ): ForwardUcan | undefined => {
   if (value === undefined || value === false) return undefined
   const where = `${at}.forwardUcan`
@@ -321,7 +322,7 @@ const parseForwardUcan = (
   if (isRecord(value)) {
     for (const key of Object.keys(value)) {
       if (!FORWARD_KEYS.has(key))
-        errors.push(`${where}.${key} is not a key of forwardUcan (keys: audience, header).`)
+        warnings.push(`${where}.${key} is not a known key and is ignored (known: audience, header).`)
     }
     if (value.audience !== undefined) {
       if (typeof value.audience !== "string" || !/^did:[a-z0-9]+:\S+$/.test(value.audience)) {

@@ -131,7 +131,8 @@ export const discover = async (
   servers: ReadonlyArray<McpServerConfig>,
   options: DiscoverOptions
 ): Promise<ReadonlyArray<Discovered>> => {
-  const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY))
+  const asked = options.concurrency ?? DEFAULT_CONCURRENCY
+  const concurrency = Number.isFinite(asked) ? Math.max(1, Math.floor(asked)) : DEFAULT_CONCURRENCY
   const logger = options.logger
   const results: Discovered[] = new Array(servers.length)
 

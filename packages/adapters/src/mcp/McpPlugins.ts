@@ -66,7 +66,8 @@ const toSourceTool = (
   ...(tool.title === undefined ? {} : { title: tool.title }),
   ...(tool.description === undefined ? {} : { description: tool.description }),
   inputSchema: tool.inputSchema,
-  call: (args, context) => {
+  // Async, so a refused call (no invocation) is a rejection like any failed call, never a throw.
+  call: async (args, context) => {
     const progress = context.toolCall?.progress
     return pool.call(server, tool.name, args, {
       signal: context.signal,

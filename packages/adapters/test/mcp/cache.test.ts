@@ -151,6 +151,12 @@ describe("Cache", () => {
     expect((await Cache.read(dir, stdio)).entry?.description).toEqual(description("files"))
   })
 
+  it("refuses a server name that could leave the directory", async () => {
+    const odd = { ...stdio, name: "../escape" }
+    expect((await Cache.read(dir, odd)).warning).toContain("not kebab-case")
+    await expect(Cache.write(dir, odd, description("x"))).rejects.toThrow(/not kebab-case/)
+  })
+
   it("a cache file that is a directory is a warning, not a crash", async () => {
     const { mkdir } = await import("node:fs/promises")
     await mkdir(Cache.cacheFile(dir, "files"))

@@ -176,6 +176,9 @@ describe("Config.parse", () => {
       "mcpServers.s.forwardUcan.audience must be a DID (did:method:...)."
     ])
     expect(one({ url: "http://x", forwardUcan: false }).servers[0]?.forwardUcan).toBeUndefined()
+    expect(one({ url: "http://x", forwardUcan: { audiance: "did:web:x" } }).warnings).toEqual([
+      "mcpServers.s.forwardUcan.audiance is not a known key and is ignored (known: audience, header)."
+    ])
   })
 
   it("skips a disabled server without checking it, and refuses a non-boolean 'disabled'", () => {

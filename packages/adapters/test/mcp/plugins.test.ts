@@ -159,8 +159,8 @@ describe("mcpSpecs (scripted pool)", () => {
       [{ "X-Ucan": "tok-crm" }, "crm\u0000did:key:alice"]
     ])
     const bob = contextFor("did:key:bob", { invocations: { crm: "tok-crm" } })
-    expect(() => specs[0]!.tools[0]!.call({}, bob)).toThrow(MissingInvocationError)
-    expect(() => specs[0]!.tools[0]!.call({}, bob)).toThrow(/mcpUcanContext\.invocations\['people'\]/)
+    await expect(specs[0]!.tools[0]!.call({}, bob)).rejects.toThrow(MissingInvocationError)
+    await expect(specs[0]!.tools[0]!.call({}, bob)).rejects.toThrow(/mcpUcanContext\.invocations\['people'\]/)
     expect(pool.calls).toHaveLength(2)
   })
 
@@ -291,7 +291,7 @@ describe("mcpSpecs with forwardUcan (real pool, real HTTP server that reads the 
     expect(owners.filter((o) => o === bob)).toHaveLength(1)
     // A turn without an invocation for the server is refused before any request is sent.
     const before = whoami.requests.length
-    expect(() => tool.handler({}, contextFor(bob))).toThrow(MissingInvocationError)
+    await expect(tool.handler({}, contextFor(bob))).rejects.toThrow(MissingInvocationError)
     expect(whoami.requests.length).toBe(before)
   })
 })
