@@ -1,8 +1,10 @@
 import { join } from "node:path"
 import { generateSigner } from "@plugboard/adapters/ucan"
+import { Catalog, CatalogSource } from "@plugboard/core"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import * as Cache from "../../src/mcp/Cache.js"
 import * as Discovery from "../../src/mcp/Discovery.js"
+import { mcpSpecs } from "../../src/mcp/McpPlugins.js"
 import { McpPool } from "../../src/mcp/Pool.js"
 import type { McpRequestOptions, McpServerConfig } from "../../src/mcp/Types.js"
 import { readInvocationUser } from "../../src/mcp/Ucan.js"
@@ -184,6 +186,13 @@ describe("discover (real pool, real servers)", () => {
       expect(silent?.error).toMatch(/^MCP server 'silent' did not (answer|connect) within 800 ms/)
       // The silent one was bounded by its own timeout, not by the others'.
       expect(Date.now() - started).toBeLessThan(15_000)
+      // The failures become plugins listed as unavailable, with the reason load_capability gives.
+      const derived = CatalogSource.toPlugins(mcpSpecs([everything!, missing!, silent!], { pool }))
+      expect(derived.errors).toEqual([])
+      const catalog = Catalog.unsafeMake(derived.plugins)
+      expect(catalog.byName.get("everything")?.unavailable).toBeUndefined()
+      expect(catalog.byName.get("missing")?.unavailable).toBe(missing?.error)
+      expect(catalog.byName.get("silent")?.unavailable).toBe(silent?.error)
       // Nothing was cached for the failures.
       expect((await Cache.read(dir, servers[1]!)).entry).toBeUndefined()
       expect((await Cache.read(dir, servers[2]!)).entry).toBeUndefined()
