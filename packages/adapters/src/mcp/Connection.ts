@@ -48,6 +48,8 @@ export interface ConnectionParams {
   readonly clientInfo: { readonly name: string; readonly version: string }
   readonly logger: RuntimeLogger
   readonly events: ConnectionEvents
+  /** The opening use's own headers (a user's invocation): they go on `initialize` too. */
+  readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
 /** One request's bounds. */
@@ -124,6 +126,12 @@ const readTool = (raw: unknown): McpToolDescription | string => {
 const sessionGone = (error: StreamableHTTPError): boolean =>
   error.code === 404 || (error.code === 400 && /session/i.test(error.message))
 
+/** An error's words, with the HTTP status when the server answered one (the SDK leaves it out of the message). */
+const errorText = (error: unknown): string =>
+  error instanceof StreamableHTTPError && typeof error.code === "number" && error.code > 0
+    ? `HTTP ${error.code}: ${describeError(error)}`
+    : describeError(error)
+
 /** The request failed because the HTTP session is gone: sending it again on a new one is safe. */
 export const isSessionExpired = (error: unknown): boolean =>
   isMcpError(error) && error.cause instanceof StreamableHTTPError && sessionGone(error.cause)
@@ -155,6 +163,7 @@ export class McpConnection {
     this.server = params.server
     this.logger = params.logger
     this.events = params.events
+    this.useHeaders = params.headers ?? {}
     this.transport = this.makeTransport()
     this.client = new Client({ name: params.clientInfo.name, version: params.clientInfo.version })
     // Transport errors (an SSE stream lost, a stray response) surface as failed requests or as
@@ -288,7 +297,7 @@ export class McpConnection {
     }
     return fail(
       "Unreachable",
-      `MCP server '${server}'${this.where()} could not be reached: ${describeError(error)}.${this.stderr.text()}`
+      `MCP server '${server}'${this.where()} could not be reached: ${errorText(error)}.${this.stderr.text()}`
     )
   }
 
@@ -338,10 +347,7 @@ export class McpConnection {
       // The session is gone, or the answer was no MCP answer at all (-1): this session is of no
       // more use. Other statuses are the server's answer to this one request.
       if (sessionGone(error) || error.code === undefined || error.code < 0) this.abandon()
-      return fail(
-        "Unreachable",
-        `MCP server '${server}'${this.where()} refused ${what}: ${describeError(error)}`
-      )
+      return fail("Unreachable", `MCP server '${server}'${this.where()} refused ${what}: ${errorText(error)}`)
     }
     if (this.server.transport.kind === "http" && error instanceof TypeError) {
       this.abandon()

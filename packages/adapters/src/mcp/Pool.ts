@@ -304,6 +304,7 @@ export class McpPool {
           server,
           clientInfo: this.clientInfo,
           logger: this.logger,
+          headers: options.headers,
           events: {
             closed: (connection) => this.onClosed(entry, connection),
             toolsListed: (_connection, tools, listChanged) =>
