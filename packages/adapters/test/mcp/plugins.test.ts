@@ -262,10 +262,7 @@ describe("mcpSpecs with forwardUcan (real pool, real HTTP server that reads the 
     await cleanup?.()
   })
 
-  // Fails until McpPool sends a use's headers from the first request: today it sets them once the
-  // connection is open, so `initialize` goes out without the invocation and this server (which
-  // checks every request) refuses it. Turn back into `it` when that is fixed.
-  it.fails("two users calling the same tool are each seen as themselves, on connections of their own", async () => {
+  it("two users calling the same tool are each seen as themselves, on connections of their own", async () => {
     const alice = (await generateSigner()).did()
     const bob = (await generateSigner()).did()
     const servers = serversOf({ people: { url: whoami.url, forwardUcan: true, timeoutMs: 10_000 } })
