@@ -109,7 +109,7 @@ const readTool = (raw: unknown): McpToolDescription | string => {
   if (!isRecord(raw)) return "a tool that is not an object"
   const name = raw.name
   if (typeof name !== "string" || name.trim() === "") return "a tool without a name"
-  if (!isRecord(raw.inputSchema)) return `tool '${name}' has no inputSchema object`
+  if (!isRecord(raw.inputSchema)) return `tool '${name}' without an inputSchema object`
   return {
     name,
     ...(typeof raw.title === "string" ? { title: raw.title } : {}),
@@ -241,8 +241,10 @@ export class McpConnection {
     try {
       await this.client.connect(this.transport, { timeout: timeoutMs })
     } catch (error) {
+      // Not awaited: a child that ignores the end of its stdin takes the SDK seconds to signal,
+      // and the caller should hear why now. What the error says was already gathered.
       this.closeReason = "abandoned"
-      await this.client.close().catch(() => {})
+      void this.shutdown()
       throw this.connectError(error, timeoutMs)
     }
     const info = this.client.getServerVersion()
@@ -337,7 +339,7 @@ export class McpConnection {
       const said = error.message.length > 1_000 ? `${error.message.slice(0, 1_000)}…` : error.message
       return fail("Protocol", `MCP server '${server}' answered ${what} with an error: ${said}`)
     }
-    if (this.ended) {
+    if (this.ended || this.exit !== undefined) {
       return fail(
         "Crashed",
         `MCP server '${server}'${this.where()} ${this.death()} during ${what}.${this.stderr.text()}`
@@ -468,10 +470,21 @@ export class McpConnection {
         })
       }
       const params = cursor === undefined ? {} : { cursor }
-      const result = await this.request(
-        (options) => this.client.request({ method: "tools/list", params }, ResultSchema, options),
-        { ...context, timeoutMs: deadline - Date.now() }
-      )
+      let result: Record<string, unknown>
+      try {
+        result = await this.request(
+          (options) => this.client.request({ method: "tools/list", params }, ResultSchema, options),
+          { ...context, timeoutMs: deadline - Date.now() }
+        )
+      } catch (error) {
+        // A server with no tools (only prompts or resources) may not know the method at all.
+        const cause = isMcpError(error) ? error.cause : undefined
+        if (page === 0 && cause instanceof SdkMcpError && cause.code === ErrorCode.MethodNotFound) {
+          result = { tools: [] }
+        } else {
+          throw error
+        }
+      }
       if (!Array.isArray(result.tools)) {
         throw new McpError({
           reason: "Protocol",

@@ -109,7 +109,7 @@ export class McpPool {
     const budget = checkTimeout(options.timeoutMs ?? server.timeoutMs, "timeoutMs")
     const deadline = Date.now() + budget
     for (let attempt = 0; ; attempt++) {
-      const { entry, connection } = await this.acquire(server, options, deadline, budget, "tools/list")
+      const { entry, connection } = await this.acquire(server, options, deadline, budget, undefined)
       try {
         const tools = await connection.listTools({
           what: "tools/list",
@@ -229,9 +229,9 @@ export class McpPool {
     options: McpRequestOptions,
     deadline: number,
     budget: number,
-    what: string
+    /** The tool a call is for; undefined for describe. */
+    tool: string | undefined
   ): Promise<{ entry: Entry; connection: McpConnection }> {
-    const tool = what === "tools/list" ? undefined : what
     const doing = tool === undefined ? "tools/list" : `the call of tool '${tool}'`
     if (this.closing !== undefined) {
       throw new McpError({

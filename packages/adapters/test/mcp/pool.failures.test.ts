@@ -14,6 +14,7 @@ import {
   alive,
   freePort,
   httpServer,
+  pagedFixture,
   readLog,
   recordingLogger,
   startHttpFixture,
@@ -308,6 +309,52 @@ describe("tools/list_changed", () => {
     expect(silenced).toEqual([])
     expect(text(await pool.call(server, "added_tool", {}))).toBe("added")
     stop()
+  })
+})
+
+describe("tools/list", () => {
+  const paged = (mode: string) =>
+    stdioServer(`paged-${mode}`, [pagedFixture], { env: { FIXTURE_MODE: mode } })
+
+  it("reads every page, and leaves out (with a warning) a tool it cannot offer", async () => {
+    const logger = recordingLogger()
+    const pool = new McpPool({ logger })
+    pools.push(pool)
+    const description = await pool.describe(paged("paged"))
+    expect(description.serverInfo).toEqual({ name: "paged-fixture", version: "1.0.0" })
+    expect(description.tools).toEqual([
+      { name: "first", inputSchema: { type: "object", properties: {} } },
+      {
+        name: "second",
+        title: "Second",
+        description: "two",
+        inputSchema: { type: "object", properties: {} }
+      },
+      { name: "third", inputSchema: { type: "object", properties: {} } }
+    ])
+    expect(logger.lines.filter((l) => l.level === "warn").map((l) => l.message)).toEqual([
+      "MCP server 'paged-paged' lists a tool without a name; it is left out.",
+      "MCP server 'paged-paged' lists tool 'no_schema' without an inputSchema object; it is left out.",
+      "MCP server 'paged-paged' lists tool 'first' twice; the first is kept."
+    ])
+  })
+
+  it("refuses pages that loop", async () => {
+    const pool = new McpPool()
+    pools.push(pool)
+    const error = await failure(pool.describe(paged("loop")))
+    expect(error.reason).toBe("Protocol")
+    expect(error.message).toBe(
+      "MCP server 'paged-loop' answered tools/list with a cursor it already gave (same): its pages loop."
+    )
+  })
+
+  it("takes a server without tools/list as a server without tools", async () => {
+    const pool = new McpPool()
+    pools.push(pool)
+    const description = await pool.describe(paged("none"))
+    expect(description.tools).toEqual([])
+    expect(pool.currentTools("paged-none")).toEqual([])
   })
 })
 
