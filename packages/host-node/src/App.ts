@@ -147,7 +147,20 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     Effect.either(options.env === undefined ? ServerConfig.load(cwd) : ServerConfig.fromEnv(options.env, cwd))
   )
   const envConfig = Either.isRight(loaded) ? { ...loaded.right, ...options.config } : undefined
+  // The oracle's key, read once: the sources need it early when a server forwards UCANs (its
+  // tool list is asked with the oracle's own invocation), the auth port needs it in any case.
+  let keyRead: Promise<Signer> | undefined
+  const oracleKey = (file: string): Promise<Signer> => {
+    keyRead ??= loadOrCreateSigner(file).then((k) => k.signer)
+    return keyRead
+  }
   const sources = await loadSources(options.plugins, {
+    signer: async () => {
+      if (options.identity?.signer !== undefined) return options.identity.signer
+      if (options.identity?.did !== undefined || envConfig === undefined) return undefined
+      // A key that cannot be read is reported below, with the other boot errors.
+      return oracleKey(envConfig.oracleKeyFile).catch(() => undefined)
+    },
     mcpServers: options.mcpServers ?? envConfig?.mcpConfigFile,
     skills: options.skills ?? envConfig?.skillsDir,
     cwd,
@@ -179,7 +192,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
   let oracleDid = options.identity?.did ?? signer?.did()
   if (oracleDid === undefined) {
     try {
-      signer = (await loadOrCreateSigner(config.oracleKeyFile)).signer
+      signer = await oracleKey(config.oracleKeyFile)
     } catch (error) {
       return fail([`[boot-error] Oracle key (${config.oracleKeyFile}): ${describe(error)}`])
     }

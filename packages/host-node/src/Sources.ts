@@ -33,6 +33,11 @@ export interface SourcesOptions {
   readonly cacheDir: string
   /** Ask every server at boot even when cached (`inspect --refresh`). */
   readonly refresh?: boolean | undefined
+  /**
+   * The oracle's key, asked for only when a server sets `forwardUcan`: such a server refuses
+   * an anonymous listing, so discovery lists it with the oracle's own invocation.
+   */
+  readonly signer?: (() => Promise<Signer | undefined>) | undefined
   /** Idle time after which an MCP connection closes. */
   readonly idleMs?: number | undefined
   readonly logger?: RuntimeLogger | undefined
@@ -90,8 +95,11 @@ export const loadSources = async (
         ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
         ...(options.logger === undefined ? {} : { logger: options.logger })
       })
+      const forwards = servers.some((s) => s.forwardUcan !== undefined)
+      const signer = forwards ? await options.signer?.() : undefined
       const discovered = await discoverMcpServers(servers, {
         pool,
+        signer,
         cacheDir: options.cacheDir,
         refresh: options.refresh,
         logger: options.logger

@@ -12,16 +12,25 @@ export {
   discover as discoverMcpServers
 } from "./Discovery.js"
 export { isMcpError, McpError, type McpErrorReason } from "./McpError.js"
-export { type McpSpecsOptions, MissingInvocationError, mcpSpecs } from "./McpPlugins.js"
+export {
+  type CallPool,
+  type McpSpecsOptions,
+  MissingInvocationError,
+  mcpSpecs,
+  perUserOptions
+} from "./McpPlugins.js"
 export { McpPool, type McpPoolOptions } from "./Pool.js"
 export { toToolOutput } from "./Results.js"
 export type * from "./Types.js"
 export {
+  invocationHeaders,
   MCP_ABILITY,
   type MintInvocationsOptions,
   type MintMcpInvocationOptions,
   mintInvocations,
   mintMcpInvocation,
   type ReadInvocationUserOptions,
-  readInvocationUser
+  readInvocationUser,
+  resourceOf,
+  userConnectionKey
 } from "./Ucan.js"
