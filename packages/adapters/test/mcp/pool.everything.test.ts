@@ -7,7 +7,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ToolOutput } from "@plugboard/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { McpPool } from "../../src/mcp/Pool.js"
+import { McpError, McpPool } from "../../src/mcp/Pool.js"
 import type { McpProgress, McpServerConfig } from "../../src/mcp/Types.js"
 import {
   everythingEntry,
@@ -169,6 +169,20 @@ describe("server-everything over Streamable HTTP", () => {
     await started.stop()
     started = await startEverythingHttp(started.port)
     expect(text(await pool.call(server, "echo", { message: "after" }))).toBe("Echo: after")
+  })
+
+  it("says a server that went away is unreachable, and reconnects once it is back", async () => {
+    expect(text(await pool.call(server, "echo", { message: "up" }))).toBe("Echo: up")
+    await started.stop()
+    const error = await pool.call(server, "echo", { message: "down" }).then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    expect(error).toBeInstanceOf(McpError)
+    expect((error as McpError).reason).toBe("Unreachable")
+    expect((error as McpError).message).toContain("ECONNREFUSED")
+    started = await startEverythingHttp(started.port)
+    expect(text(await pool.call(server, "echo", { message: "back" }))).toBe("Echo: back")
   })
 })
 

@@ -220,6 +220,33 @@ describe("HTTP headers", () => {
 })
 
 describe("connections", () => {
+  it("starts a stdio server with its args, env and cwd, and only a safe part of the host's environment", async () => {
+    process.env.PLUGBOARD_TEST_HOST_SECRET = "must not leak"
+    try {
+      const pool = new McpPool({ clientInfo: { name: "plugboard-test", version: "9.9.9" } })
+      pools.push(pool)
+      const server: McpServerConfig = {
+        name: "placed",
+        transport: {
+          kind: "stdio",
+          command: process.execPath,
+          args: [stdioFixture],
+          env: { FIXTURE_TAG: "tagged" },
+          cwd: dir
+        },
+        timeoutMs: 10_000
+      }
+      expect(JSON.parse(text(await pool.call(server, "where", {})))).toEqual({
+        cwd: dir,
+        tag: "tagged",
+        hostSecret: null,
+        client: { name: "plugboard-test", version: "9.9.9" }
+      })
+    } finally {
+      delete process.env.PLUGBOARD_TEST_HOST_SECRET
+    }
+  })
+
   it("concurrent first uses share one connection; connection keys get their own", async () => {
     const { pool, server, log } = setup()
     const pids = await Promise.all(Array.from({ length: 5 }, () => pidOf(pool, server)))
