@@ -2,10 +2,14 @@
  * MCP servers mounted on a real oracle, end to end over HTTP + SSE, driven by the scripted model:
  * the real `@modelcontextprotocol/server-everything` (stdio) is listed, loaded and called; a
  * server that crashes mid-call, one that hangs past its `timeoutMs`, and one missing at boot
- * each give the model a clear error, and every turn still ends normally with its answer.
+ * each give the model a clear error, and every turn still ends normally with its answer; a
+ * turn's abort cancels the call in flight. Two servers share tool names (`flaky`, `stuck`): both
+ * are offered namespaced (`flaky__crash`).
  */
 
+import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { ToolMessage } from "@langchain/core/messages"
@@ -21,15 +25,23 @@ const everything = join(
   "index.js"
 )
 
+const cancelLog = join(mkdtempSync(join(tmpdir(), "plugboard-mcp-cancel-")), "cancelled.txt")
+
 const mcpServers = {
   mcpServers: {
     everything: { command: process.execPath, args: [everything, "stdio"], timeoutMs: 20_000 },
     flaky: {
       command: process.execPath,
       args: [join(here, "fixtures", "mcp", "flaky-server.mjs")],
-      timeoutMs: 1_500
+      timeoutMs: 4_000
     },
-    missing: { command: "plugboard-no-such-mcp-server", args: [] }
+    missing: { command: "plugboard-no-such-mcp-server", args: [] },
+    stuck: {
+      command: process.execPath,
+      args: [join(here, "fixtures", "mcp", "flaky-server.mjs")],
+      env: { CANCEL_LOG: cancelLog },
+      timeoutMs: 30_000
+    }
   }
 }
 
@@ -65,19 +77,23 @@ describe("MCP servers as plugins, end to end", () => {
     },
     // Turn 2: a server that crashes mid-call, then one that hangs past its timeout.
     { tool: "load_capability", args: { names: ["flaky"] } },
-    { tool: "crash", args: {} },
+    { tool: "flaky__crash", args: {} },
     (t) => {
-      seen.crash = answerTo(t, "crash")
-      return { tool: "hang", args: {} }
+      seen.crash = answerTo(t, "flaky__crash")
+      return { tool: "flaky__hang", args: {} }
     },
     (t) => {
-      seen.hang = answerTo(t, "hang")
-      return { tool: "ping", args: {} }
+      seen.hang = answerTo(t, "flaky__hang")
+      return { tool: "flaky__ping", args: {} }
     },
     (t) => {
-      seen.ping = answerTo(t, "ping")
+      seen.ping = answerTo(t, "flaky__ping")
       return "Two tools failed; the server answers again."
-    }
+    },
+    // Turn 3: a call the user's abort cancels.
+    { tool: "load_capability", args: { names: ["stuck"] } },
+    { tool: "stuck__hang", args: {} },
+    "never reached: the turn was aborted"
   ]
   const model = ScriptedChatModel.script(script)
 
@@ -156,14 +172,36 @@ describe("MCP servers as plugins, end to end", () => {
     expect(answer).toBe("Two tools failed; the server answers again.")
 
     expect(seen.crash!.status).toBe("error")
-    expect(text(seen.crash!)).toMatch(/^Tool 'crash' failed: .*flaky/)
+    expect(text(seen.crash!)).toMatch(/^Tool 'flaky__crash' failed: .*flaky/)
     expect(text(seen.crash!)).toMatch(/exit|crash|closed/i)
     expect(seen.hang!.status).toBe("error")
-    expect(text(seen.hang!)).toMatch(/^Tool 'hang' failed: .*1500 ms/)
+    expect(text(seen.hang!)).toMatch(/^Tool 'flaky__hang' failed: .*4000 ms/)
     // After the crash, the next call reconnected.
     expect(seen.ping!.status).toBe("success")
     expect(text(seen.ping!)).toBe("pong")
     // The hang was bounded by its timeoutMs, not by anything longer.
-    expect(Date.now() - started).toBeLessThan(15_000)
+    expect(Date.now() - started).toBeLessThan(20_000)
+  }, 60_000)
+
+  it("the turn's abort cancels the MCP call in flight: the server is sent notifications/cancelled", async () => {
+    const u = await user(running.app.oracleDid)
+    const session = await newSession(running.url, u.headers)
+    const { events } = await stream(running.url, session, u.headers, "Run the stuck tool.")
+    const seenEvents: Array<EventSink.AgentEvent> = []
+    for await (const e of events) {
+      seenEvents.push(e)
+      if (e._tag === "tool_call" && e.toolName === "stuck__hang" && e.status === "isRunning") {
+        const aborted = await call(`${running.url}/messages/abort`, {
+          method: "POST",
+          headers: u.headers,
+          body: { sessionId: session }
+        })
+        expect(aborted.body).toEqual({ success: true })
+      }
+    }
+    expect(seenEvents.at(-1)?._tag).toBe("done")
+    // The cancellation reaches the server shortly after the abort.
+    for (let i = 0; i < 100 && !existsSync(cancelLog); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(readFileSync(cancelLog, "utf8")).toBe("cancelled\n")
   }, 60_000)
 })
