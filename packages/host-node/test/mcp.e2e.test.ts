@@ -73,6 +73,10 @@ describe("MCP servers as plugins, end to end", () => {
     },
     (t) => {
       seen.echo = answerTo(t, "echo")
+      return { tool: "trigger-long-running-operation", args: { duration: 0.3, steps: 3 } }
+    },
+    (t) => {
+      seen.long = answerTo(t, "trigger-long-running-operation")
       return "The server echoed it."
     },
     // Turn 2: a server that crashes mid-call, then one that hangs past its timeout.
