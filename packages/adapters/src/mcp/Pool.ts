@@ -317,8 +317,8 @@ export class McpPool {
         (connection) => {
           entry.connecting = undefined
           entry.opening = undefined
-          if (this.closing !== undefined || entry.retired) {
-            void connection.close(this.closing !== undefined ? "pool" : "replaced")
+          if (this.closing !== undefined) {
+            void connection.close("pool")
             throw new McpError({
               reason: "Closed",
               server: server.name,
@@ -329,7 +329,16 @@ export class McpPool {
           // A call's first connection lists tools too (describe lists them anyway), so
           // currentTools knows them and a reconnect notices a server that changed meanwhile.
           if (tool !== undefined) connection.listInBackground()
-          if (entry.users === 0) this.arm(entry)
+          // A retired entry's waiting uses still get it; the last one's release closes it.
+          if (entry.users === 0) {
+            if (entry.retired) {
+              this.retired.delete(entry)
+              entry.connection = undefined
+              void connection.close("replaced")
+            } else {
+              this.arm(entry)
+            }
+          }
           return connection
         },
         (error: unknown) => {
