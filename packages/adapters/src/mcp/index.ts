@@ -19,8 +19,8 @@ export {
   mcpSpecs,
   perUserOptions
 } from "./McpPlugins.js"
-export { McpPool, type McpPoolOptions } from "./Pool.js"
-export { toToolOutput } from "./Results.js"
+export { DEFAULT_IDLE_MS, McpPool, type McpPoolOptions } from "./Pool.js"
+export { defaultLimits as defaultResultLimits, type ResultLimits, toToolOutput } from "./Results.js"
 export type * from "./Types.js"
 export {
   invocationHeaders,
