@@ -97,13 +97,16 @@ export const loadSources = async (
       })
       const forwards = servers.some((s) => s.forwardUcan !== undefined)
       const signer = forwards ? await options.signer?.() : undefined
+      // Listing at boot is not a use: its connections close as soon as every list is read, so a
+      // catalog of hundreds of servers does not keep hundreds of processes for the idle period.
+      const listing = new McpPool({ ...(options.logger === undefined ? {} : { logger: options.logger }) })
       const discovered = await discoverMcpServers(servers, {
-        pool,
+        pool: listing,
         signer,
         cacheDir: options.cacheDir,
         refresh: options.refresh,
         logger: options.logger
-      })
+      }).finally(() => listing.close())
       for (const d of discovered) {
         warnings.push(...d.warnings)
         if (d.error !== undefined)

@@ -54,6 +54,11 @@ const answerTo = (turn: ScriptedTurn, tool: string): ToolMessage => {
   return found
 }
 
+/** Waits (at most 10 s) for `check` to hold. */
+const until = async (check: () => boolean): Promise<void> => {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 50))
+}
+
 const text = (m: ToolMessage): string =>
   typeof m.content === "string" ? m.content : JSON.stringify(m.content)
 
@@ -195,6 +200,8 @@ describe("MCP servers as plugins, end to end", () => {
     for await (const e of events) {
       seenEvents.push(e)
       if (e._tag === "tool_call" && e.toolName === "stuck__hang" && e.status === "isRunning") {
+        // The call is sent once its server is up (the first call spawns it): abort after that.
+        await until(() => existsSync(cancelLog) && readFileSync(cancelLog, "utf8") === "started\n")
         const aborted = await call(`${running.url}/messages/abort`, {
           method: "POST",
           headers: u.headers,
@@ -205,7 +212,7 @@ describe("MCP servers as plugins, end to end", () => {
     }
     expect(seenEvents.at(-1)?._tag).toBe("done")
     // The cancellation reaches the server shortly after the abort.
-    for (let i = 0; i < 100 && !existsSync(cancelLog); i++) await new Promise((r) => setTimeout(r, 50))
-    expect(readFileSync(cancelLog, "utf8")).toBe("cancelled\n")
+    await until(() => readFileSync(cancelLog, "utf8") === "started\ncancelled\n")
+    expect(readFileSync(cancelLog, "utf8")).toBe("started\ncancelled\n")
   }, 60_000)
 })
