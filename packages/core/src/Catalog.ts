@@ -301,7 +301,9 @@ const readSource = (plugin: Plugin, name: string, errors: string[]): { readonly 
   if (source === undefined) return {}
   const kind = Tools.readQuietly(source, "kind")
   if (kind !== "mcp" && kind !== "skill") {
-    errors.push(`Plugin '${shown(name)}' field 'source' must be {kind: 'mcp', server} or {kind: 'skill', path}.`)
+    errors.push(
+      `Plugin '${shown(name)}' field 'source' must be {kind: 'mcp', server} or {kind: 'skill', path}.`
+    )
     return {}
   }
   return { source }

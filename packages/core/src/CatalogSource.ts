@@ -11,12 +11,7 @@ import { Schema } from "effect"
 import * as ClientTools from "./ClientTools.js"
 import { TOOL_NAME } from "./internal/tools.js"
 import type { JsonSchema, Plugin, PluginTool, RequestInfo } from "./Plugin.js"
-import {
-  Category,
-  type PluginManifest,
-  Stability,
-  Visibility
-} from "./PluginManifest.js"
+import { Category, type PluginManifest, Stability, Visibility } from "./PluginManifest.js"
 import type { RuntimeContext } from "./RuntimeContext.js"
 
 /** Where a plugin came from; a plugin without one was written in TypeScript. */
@@ -49,7 +44,11 @@ export interface ToolPolicy {
 /** What an MCP server says about itself: its `initialize` answer and its tools. */
 export interface McpServerFacts {
   readonly serverInfo?:
-    | { readonly name?: string | undefined; readonly title?: string | undefined; readonly version?: string | undefined }
+    | {
+        readonly name?: string | undefined
+        readonly title?: string | undefined
+        readonly version?: string | undefined
+      }
     | undefined
   readonly instructions?: string | undefined
   readonly tools: ReadonlyArray<{
@@ -164,17 +163,28 @@ export const deriveMcpManifest = (name: string, facts: McpServerFacts): PluginMa
     firstSentence(instructions, SUMMARY_MAX) ||
     (tools.length === 0
       ? `Tools of the MCP server '${name}'.`
-      : firstSentence(`${title}: ${tools.length} tool${tools.length === 1 ? "" : "s"} (${listed}${tools.length > 6 ? ", …" : ""}).`, SUMMARY_MAX))
+      : firstSentence(
+          `${title}: ${tools.length} tool${tools.length === 1 ? "" : "s"} (${listed}${tools.length > 6 ? ", …" : ""}).`,
+          SUMMARY_MAX
+        ))
   const sentences = instructions
     .split(/(?<=[.!?])\s+/)
     .map((s) => firstSentence(s, WHEN_MAX))
     .filter((s) => s.length > 0)
-  const whenToUse = (sentences.length > 1 ? sentences.slice(1) : sentences.length === 1 && described.length === 0 ? sentences : described)
-    .slice(0, WHEN_ENTRIES)
+  const whenToUse = (
+    sentences.length > 1
+      ? sentences.slice(1)
+      : sentences.length === 1 && described.length === 0
+        ? sentences
+        : described
+  ).slice(0, WHEN_ENTRIES)
   return {
     title,
     summary,
-    whenToUse: whenToUse.length > 0 ? whenToUse : [`The user needs what the '${name}' server does: ${summary}`.slice(0, WHEN_MAX)],
+    whenToUse:
+      whenToUse.length > 0
+        ? whenToUse
+        : [`The user needs what the '${name}' server does: ${summary}`.slice(0, WHEN_MAX)],
     ...(tools.length > 0 ? { tags: toolWords(tools) } : {}),
     category: "integration"
   }
@@ -239,7 +249,11 @@ export const overrideManifest = (
   derived: PluginManifest,
   override: unknown,
   where: string
-): { readonly manifest: PluginManifest; readonly errors: ReadonlyArray<string>; readonly warnings: ReadonlyArray<string> } => {
+): {
+  readonly manifest: PluginManifest
+  readonly errors: ReadonlyArray<string>
+  readonly warnings: ReadonlyArray<string>
+} => {
   if (override === undefined || override === null) return { manifest: derived, errors: [], warnings: [] }
   if (!isRecord(override)) {
     return { manifest: derived, errors: [`${where} must be an object of manifest fields.`], warnings: [] }
@@ -281,9 +295,7 @@ export const overrideManifest = (
         else out[key] = value
         break
       default:
-        warnings.push(
-          `${at} is not a manifest field and is ignored (fields: ${MANIFEST_FIELDS.join(", ")}).`
-        )
+        warnings.push(`${at} is not a manifest field and is ignored (fields: ${MANIFEST_FIELDS.join(", ")}).`)
     }
   }
   return { manifest: out as unknown as PluginManifest, errors, warnings }
@@ -339,11 +351,15 @@ export const applyPolicy = <T extends { readonly name: string }>(
     }
   }
   for (const n of Object.keys(policy.visibility ?? {})) {
-    if (!names.has(n)) warnings.push(`${where}.tools.visibility names '${n}', which the source does not have.`)
+    if (!names.has(n))
+      warnings.push(`${where}.tools.visibility names '${n}', which the source does not have.`)
   }
   const allow = policy.allow === undefined ? undefined : new Set(policy.allow)
   const deny = new Set(policy.deny ?? [])
-  return { tools: tools.filter((t) => (allow === undefined || allow.has(t.name)) && !deny.has(t.name)), warnings }
+  return {
+    tools: tools.filter((t) => (allow === undefined || allow.has(t.name)) && !deny.has(t.name)),
+    warnings
+  }
 }
 
 /** Any object: the source validates its own arguments against its JSON Schema. */
@@ -413,7 +429,11 @@ export const toPlugins = (
       : namespacedToolName(plugin, tool)
   const bootNames = new Set<string>([...taken])
   const plugins = kept.map(({ spec, where, tools }) => {
-    const { manifest, errors: e, warnings: w } = overrideManifest(spec.manifest, spec.override, `${where}.manifest`)
+    const {
+      manifest,
+      errors: e,
+      warnings: w
+    } = overrideManifest(spec.manifest, spec.override, `${where}.manifest`)
     errors.push(...e)
     warnings.push(...w)
     const visibilityOf = (t: SourceTool): Visibility | undefined => spec.policy?.visibility?.[t.name]
@@ -445,7 +465,9 @@ export const toPlugins = (
                 .map((t) =>
                   toolOf(
                     t,
-                    TOOL_NAME.test(t.name) && !bootNames.has(t.name) ? t.name : namespacedToolName(spec.name, t.name),
+                    TOOL_NAME.test(t.name) && !bootNames.has(t.name)
+                      ? t.name
+                      : namespacedToolName(spec.name, t.name),
                     visibilityOf(t)
                   )
                 )

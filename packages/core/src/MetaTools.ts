@@ -6,8 +6,8 @@
  */
 import { Data, Either } from "effect"
 import * as CapabilityIndex from "./CapabilityIndex.js"
-import * as CatalogSource from "./CatalogSource.js"
 import type { Catalog, CatalogEntry } from "./Catalog.js"
+import * as CatalogSource from "./CatalogSource.js"
 import { closestIn, MAX_SCORED_LENGTH, makeNameIndex, type NameIndex } from "./internal/nameIndex.js"
 import { shown as clip } from "./internal/text.js"
 import * as LoadedPlugins from "./LoadedPlugins.js"

@@ -5,8 +5,8 @@
 
 export * as Auth from "./Auth.js"
 export * as CapabilityIndex from "./CapabilityIndex.js"
-export * as CatalogSource from "./CatalogSource.js"
 export * as Catalog from "./Catalog.js"
+export * as CatalogSource from "./CatalogSource.js"
 export * as ChatModel from "./ChatModel.js"
 export * as Checkpointer from "./Checkpointer.js"
 export * as ClientTools from "./ClientTools.js"

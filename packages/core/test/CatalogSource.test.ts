@@ -53,7 +53,11 @@ describe("CatalogSource.deriveMcpManifest", () => {
     expect(m.summary).toBe("Exercises every feature of the protocol.")
     expect(m.whenToUse).toEqual(["Use it to echo text back.", "Use it to add two numbers."])
     expect(m.tags).toEqual(["add", "echo"])
-    expect(validateManifest(m, "everything", ["echo", "add"])).toEqual({ valid: true, errors: [], warnings: [] })
+    expect(validateManifest(m, "everything", ["echo", "add"])).toEqual({
+      valid: true,
+      errors: [],
+      warnings: []
+    })
   })
 
   it("without instructions, describes the server by its tools", () => {
@@ -78,7 +82,10 @@ describe("CatalogSource.deriveMcpManifest", () => {
       fc.property(
         fc.record({
           serverInfo: fc.option(
-            fc.record({ name: fc.option(text, { nil: undefined }), title: fc.option(text, { nil: undefined }) }),
+            fc.record({
+              name: fc.option(text, { nil: undefined }),
+              title: fc.option(text, { nil: undefined })
+            }),
             { nil: undefined }
           ),
           instructions: fc.option(text, { nil: undefined }),
@@ -149,18 +156,24 @@ describe("CatalogSource.overrideManifest", () => {
     ])
     expect(r.warnings).toHaveLength(1)
     expect(r.warnings[0]).toContain("mcpServers.x.manifest.colour is not a manifest field")
-    expect(CatalogSource.overrideManifest(derived, [1], "m").errors).toEqual(["m must be an object of manifest fields."])
+    expect(CatalogSource.overrideManifest(derived, [1], "m").errors).toEqual([
+      "m must be an object of manifest fields."
+    ])
   })
 })
 
 describe("CatalogSource.namespacedToolName", () => {
   it("is a name every provider accepts, deterministic, within 64 characters (property)", () => {
     fc.assert(
-      fc.property(fc.string({ minLength: 1, maxLength: 80 }), fc.string({ minLength: 1, maxLength: 200 }), (p, t) => {
-        const n = CatalogSource.namespacedToolName(p, t)
-        expect(n).toMatch(/^[A-Za-z0-9_-]{1,64}$/)
-        expect(CatalogSource.namespacedToolName(p, t)).toBe(n)
-      })
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 80 }),
+        fc.string({ minLength: 1, maxLength: 200 }),
+        (p, t) => {
+          const n = CatalogSource.namespacedToolName(p, t)
+          expect(n).toMatch(/^[A-Za-z0-9_-]{1,64}$/)
+          expect(CatalogSource.namespacedToolName(p, t)).toBe(n)
+        }
+      )
     )
     expect(CatalogSource.namespacedToolName("github", "create_issue")).toBe("github__create_issue")
   })
@@ -217,9 +230,13 @@ describe("CatalogSource.toPlugins", () => {
 
   it("leaves out a tool whose input schema breaks the client-tool rules, with a warning", () => {
     const bad = { ...sourceTool("bad"), inputSchema: { type: "string" } }
-    const checked = { ...sourceTool("checked"), inputSchema: { type: "object", properties: { a: { type: 7 } } } }
+    const checked = {
+      ...sourceTool("checked"),
+      inputSchema: { type: "object", properties: { a: { type: 7 } } }
+    }
     const { plugins, warnings } = CatalogSource.toPlugins([mcpSpec("s", [sourceTool("ok"), bad, checked])], {
-      checkSchema: (s) => (JSON.stringify(s).includes('"type":7') ? "/properties/a/type must be a string" : undefined)
+      checkSchema: (s) =>
+        JSON.stringify(s).includes('"type":7') ? "/properties/a/type must be a string" : undefined
     })
     expect(plugins[0]!.tools!.map((t) => t.name)).toEqual(["ok"])
     expect(warnings).toEqual([
@@ -229,24 +246,27 @@ describe("CatalogSource.toPlugins", () => {
   })
 
   it("a malformed override is an error naming the key", () => {
-    const { errors } = CatalogSource.toPlugins([mcpSpec("s", [sourceTool("a")], { override: { summary: [] } })])
+    const { errors } = CatalogSource.toPlugins([
+      mcpSpec("s", [sourceTool("a")], { override: { summary: [] } })
+    ])
     expect(errors).toEqual(["mcpServers.s.manifest.summary must be a string."])
   })
 
   it("tools the source gains later are offered per request, after the boot tools, by the same naming rule", async () => {
     let later: ReadonlyArray<CatalogSource.SourceTool> = []
     const { plugins } = CatalogSource.toPlugins(
-      [
-        mcpSpec("s", [sourceTool("a")], { laterTools: () => later }),
-        mcpSpec("t", [sourceTool("b")])
-      ],
+      [mcpSpec("s", [sourceTool("a")], { laterTools: () => later }), mcpSpec("t", [sourceTool("b")])],
       { takenToolNames: ["host_tool"] }
     )
     const s = plugins[0]!
     const request = { userDid: "did:key:z", sessionId: "x", shared: {} }
     expect(await s.getRequestTools!(request)).toEqual([])
     later = [sourceTool("a"), sourceTool("new_one"), sourceTool("b"), sourceTool("host_tool")]
-    expect((await s.getRequestTools!(request)).map((t) => t.name)).toEqual(["new_one", "s__b", "s__host_tool"])
+    expect((await s.getRequestTools!(request)).map((t) => t.name)).toEqual([
+      "new_one",
+      "s__b",
+      "s__host_tool"
+    ])
   })
 })
 

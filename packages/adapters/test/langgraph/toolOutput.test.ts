@@ -12,8 +12,7 @@ import { runTurn, type ToolCallEvent } from "../../src/langgraph/index.js"
 import { ScriptedChatModel } from "../../src/models/index.js"
 import { agentFor } from "./harness.js"
 
-const PIXEL =
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
 
 let seenContext: RuntimeContext | undefined
 

@@ -132,7 +132,7 @@ export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<num
     [
       `plugboard oracle '${app.config.oracleName}' listening on ${url}`,
       `  oracle DID  ${app.oracleDid}`,
-      `  plugins     ${app.catalog.entries.length} (${pluginSources(app.catalog, file)})`,
+      `  plugins     ${pluginSources(app.catalog, file)}`,
       `  model       ${app.config.model.provider}/${app.config.model.model}`,
       `  data        ${app.config.dataDir}`,
       `  credits     ${app.creditsEnabled ? "on" : app.catalog.byName.has(CREDITS_PLUGIN_NAME) ? "off (DISABLE_CREDITS=true)" : "off (no credits plugin)"}`,
@@ -160,7 +160,7 @@ export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<num
   return 0
 }
 
-/** `55 from examples/catalog, 2 MCP servers, 3 skills`: where the catalog's plugins came from. */
+/** `55 from <file>`, or `60 (55 from <file>, 2 MCP servers, 3 skills)`: where the plugins came from. */
 const pluginSources = (catalog: Catalog.Catalog, file: string): string => {
   let mcp = 0
   let skills = 0
@@ -168,10 +168,12 @@ const pluginSources = (catalog: Catalog.Catalog, file: string): string => {
     if (e.source?.kind === "mcp") mcp++
     else if (e.source?.kind === "skill") skills++
   }
-  const parts = [`${catalog.entries.length - mcp - skills} from ${file}`]
+  const own = `${catalog.entries.length - mcp - skills} from ${file}`
+  if (mcp === 0 && skills === 0) return own
+  const parts = [own]
   if (mcp > 0) parts.push(`${mcp} MCP server${mcp === 1 ? "" : "s"}`)
   if (skills > 0) parts.push(`${skills} skill${skills === 1 ? "" : "s"}`)
-  return parts.join(", ")
+  return `${catalog.entries.length} (${parts.join(", ")})`
 }
 
 /** The local user's signer and the local oracle's DID (both kept under the data directory). */
