@@ -101,9 +101,25 @@ describe("MCP servers as plugins, end to end", () => {
     },
     // Turn 3: a call the user's abort cancels.
     { tool: "load_capability", args: { names: ["stuck"] } },
+    // (the aborted turn calls the model no more)
     { tool: "stuck__hang", args: {} },
-    "never reached: the turn was aborted"
+    // Turns 4 and 5, one session: the server adds a tool, the next turn is offered it, last.
+    { tool: "load_capability", args: { names: ["flaky"] } },
+    (t) => {
+      offers.before = t.offeredTools
+      return { tool: "flaky__add_tool", args: {} }
+    },
+    "Added.",
+    (t) => {
+      offers.after = t.offeredTools
+      return { tool: "grown", args: {} }
+    },
+    (t) => {
+      seen.grown = answerTo(t, "grown")
+      return "It answered."
+    }
   ]
+  const offers: { before?: ReadonlyArray<string>; after?: ReadonlyArray<string> } = {}
   const model = ScriptedChatModel.script(script)
 
   beforeAll(async () => {
@@ -214,5 +230,20 @@ describe("MCP servers as plugins, end to end", () => {
     // The cancellation reaches the server shortly after the abort.
     await until(() => readFileSync(cancelLog, "utf8") === "started\ncancelled\n")
     expect(readFileSync(cancelLog, "utf8")).toBe("started\ncancelled\n")
+  }, 60_000)
+
+  it("tools/list_changed: a tool the server adds is offered from the next turn, after every other", async () => {
+    const u = await user(running.app.oracleDid)
+    const session = await newSession(running.url, u.headers)
+    for (const message of ["Grow a tool.", "Use the new tool."]) {
+      const { events } = await stream(running.url, session, u.headers, message)
+      expect((await collect(events)).at(-1)?._tag).toBe("done")
+    }
+    expect(offers.before).toBeDefined()
+    expect(offers.before).not.toContain("grown")
+    // The offer only appends: everything offered before keeps its place, the new tool comes last.
+    expect(offers.after).toEqual([...offers.before!, "grown"])
+    expect(seen.grown!.status).toBe("success")
+    expect(text(seen.grown!)).toBe("grown answers")
   }, 60_000)
 })
