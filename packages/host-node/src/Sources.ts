@@ -7,6 +7,7 @@
  */
 import { resolve } from "node:path"
 import {
+  type DescribePool,
   discoverMcpServers,
   McpConfig,
   McpPool,
@@ -97,16 +98,26 @@ export const loadSources = async (
       })
       const forwards = servers.some((s) => s.forwardUcan !== undefined)
       const signer = forwards ? await options.signer?.() : undefined
-      // Listing at boot is not a use: its connections close as soon as every list is read, so a
-      // catalog of hundreds of servers does not keep hundreds of processes for the idle period.
-      const listing = new McpPool({ ...(options.logger === undefined ? {} : { logger: options.logger }) })
+      // Listing at boot is not a use: each server's connection closes as soon as its list is
+      // read, so a catalog of hundreds of servers never keeps more processes than are being
+      // asked at once (discovery's concurrency), nor any for the idle period.
+      const listing: DescribePool = {
+        describe: async (server, request) => {
+          const once = new McpPool(options.logger === undefined ? {} : { logger: options.logger })
+          try {
+            return await once.describe(server, request)
+          } finally {
+            await once.close()
+          }
+        }
+      }
       const discovered = await discoverMcpServers(servers, {
         pool: listing,
         signer,
         cacheDir: options.cacheDir,
         refresh: options.refresh,
         logger: options.logger
-      }).finally(() => listing.close())
+      })
       for (const d of discovered) {
         warnings.push(...d.warnings)
         if (d.error !== undefined)

@@ -7,6 +7,7 @@ export * as McpCache from "./Cache.js"
 export * as McpConfig from "./Config.js"
 export {
   DEFAULT_CONCURRENCY,
+  type DescribePool,
   type Discovered,
   type DiscoverOptions,
   discover as discoverMcpServers
