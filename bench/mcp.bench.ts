@@ -246,20 +246,29 @@ const warmRound = async (
       sessionId: "bench",
       did: "did:key:bench"
     })
-    const calls3: ReadonlyArray<(message: string) => Promise<void>> = [
+    const callsBySide: ReadonlyArray<(message: string) => Promise<void>> = [
       async (message) =>
         checkDirect(await client.callTool({ name: "echo", arguments: { message } }), message),
       async (message) => checkPlugboard(await pool.call(server, "echo", { message }), message),
-      async (message) => checkPlugboard(await handler({ message }, context), message)
+      async (message) => checkPlugboard(await handler({ message }, context), message),
+      // Like for like with the handler, which can always be cancelled: a direct call given an
+      // abort signal of its own (a fresh one per call, since the SDK never removes its listener).
+      async (message) =>
+        checkDirect(
+          await client.callTool({ name: "echo", arguments: { message } }, undefined, {
+            signal: new AbortController().signal
+          }),
+          message
+        )
     ]
-    for (const call of calls3) for (let i = 0; i < WARMUP_CALLS; i++) await call(`${MESSAGE} ${i}`)
+    for (const call of callsBySide) for (let i = 0; i < WARMUP_CALLS; i++) await call(`${MESSAGE} ${i}`)
     const roundTimes = sides.map(() => [] as number[])
     const batches = Math.max(1, Math.ceil(calls / BATCH))
     for (let b = 0; b < batches; b++) {
       for (let k = 0; k < sides.length; k++) {
         const s = (b + k) % sides.length
         const side = sides[s]!
-        const call = calls3[s]!
+        const call = callsBySide[s]!
         const cpu = process.cpuUsage()
         for (let i = 0; i < BATCH; i++) {
           const message = `${MESSAGE} ${b}.${i}`
@@ -286,11 +295,12 @@ const warmCall = async (server: McpServerConfig, cacheDir: string): Promise<void
   const sides: Side[] = [
     "direct SDK client.callTool",
     "plugboard McpPool.call",
-    "plugboard tool handler"
+    "plugboard tool handler",
+    "direct callTool + AbortSignal"
   ].map((label) => ({ label, times: [], cpuMicros: 0, rounds: [] }))
   const perRound = Math.max(BATCH, Math.ceil(WARM_CALLS / WARM_ROUNDS / BATCH) * BATCH)
   for (let r = 0; r < WARM_ROUNDS; r++) await warmRound(server, cacheDir, sides, perRound)
-  const [direct] = sides as [Side, Side, Side]
+  const [direct, , handlerSide, directSignal] = sides as [Side, Side, Side, Side]
   console.log(
     `\n2. warm call (open connection, sequential echo calls): ${WARM_ROUNDS} rounds, each with fresh connections, ${WARMUP_CALLS} warm-up calls per side, then ${perRound} per side in interleaved batches of ${BATCH}; ${direct.times.length} calls per side in all`
   )
@@ -309,6 +319,9 @@ const warmCall = async (server: McpServerConfig, cacheDir: string): Promise<void
       `${side.label} / direct, median of each round: ${side.rounds.map((m, r) => ratio(m, direct.rounds[r]!)).join(", ")}`
     )
   }
+  console.log(
+    `plugboard tool handler / direct callTool + AbortSignal (both cancellable): median ${ratio(median(handlerSide.times), median(directSignal.times))}, CPU ${ratio(handlerSide.cpuMicros / handlerSide.times.length, directSignal.cpuMicros / directSignal.times.length)}`
+  )
   console.log(
     "(CPU: this process only, i.e. the client side; every answer is checked inside the timed call, alike for each side; target ≤ 1.1x)"
   )

@@ -368,11 +368,13 @@ export class McpConnection {
     ) => Promise<Record<string, unknown>>,
     context: RequestContext
   ): Promise<Record<string, unknown>> {
-    // A signal of our own per request: the SDK never removes its listener from the signal it is
-    // given, and a caller's signal (a whole turn's) may outlive thousands of requests.
-    const controller = new AbortController()
-    const onAbort = () => controller.abort(context.signal?.reason)
-    context.signal?.addEventListener("abort", onAbort, { once: true })
+    // A signal of our own per request, when the caller gives one: the SDK never removes its
+    // listener from the signal it is given, and a caller's signal (a whole turn's) may outlive
+    // thousands of requests. Without a caller's signal there is nothing to relay.
+    const callerSignal = context.signal
+    const controller = callerSignal === undefined ? undefined : new AbortController()
+    const onAbort = () => controller?.abort(callerSignal?.reason)
+    callerSignal?.addEventListener("abort", onAbort, { once: true })
     const onProgress = context.onProgress
     const progressToken = onProgress === undefined ? undefined : `plugboard-${++this.progressCounter}`
     if (progressToken !== undefined && onProgress !== undefined) {
@@ -390,7 +392,11 @@ export class McpConnection {
       if (context.signal?.aborted === true) throw context.signal.reason
       if (!this.isOpen) throw new SdkMcpError(ErrorCode.ConnectionClosed, "Connection closed")
       return await send(
-        { timeout: Math.max(1, context.timeoutMs), signal: controller.signal, resetTimeoutOnProgress: false },
+        {
+          timeout: Math.max(1, context.timeoutMs),
+          ...(controller === undefined ? {} : { signal: controller.signal }),
+          resetTimeoutOnProgress: false
+        },
         progressToken === undefined ? {} : { progressToken }
       )
     } catch (error) {

@@ -38,6 +38,8 @@ interface Entry {
   /** Uses under way (waiting for the connection or in a request). */
   users: number
   idle: NodeJS.Timeout | undefined
+  /** When the last use ended (epoch ms): the idle timer, armed once, checks it when it fires. */
+  lastUsed: number
   /** Replaced by a connection for a changed config: closed once its last use ends. */
   retired: boolean
 }
@@ -268,13 +270,14 @@ export class McpPool {
         opening: undefined,
         users: 0,
         idle: undefined,
+        lastUsed: 0,
         retired: false
       }
       this.entries.set(key, entry)
     }
+    // The idle timer stays armed: when it fires during a use, or before the idle period since
+    // the last use has passed, it lets the connection be (see `arm`).
     entry.users++
-    clearTimeout(entry.idle)
-    entry.idle = undefined
     try {
       const connection = await this.connectionOf(entry, server, options, deadline, budget, tool, doing)
       connection.setHeaders(options.headers)
@@ -419,16 +422,27 @@ export class McpPool {
       void entry.connection?.close("replaced")
       entry.connection = undefined
     } else if (entry.connection?.isOpen === true) {
-      this.arm(entry)
+      entry.lastUsed = Date.now()
+      if (entry.idle === undefined) this.arm(entry)
     }
   }
 
-  /** Starts the idle timer; unref'd, so an idle connection never keeps the process alive. */
-  private arm(entry: Entry): void {
+  /**
+   * Starts the idle timer; unref'd, so an idle connection never keeps the process alive. One
+   * timer per idle period, not one per use: a busy connection's calls (thousands a minute) only
+   * stamp `lastUsed`, and the timer, when it fires early, waits out the rest of the period.
+   */
+  private arm(entry: Entry, delayMs: number = this.idleMs): void {
     clearTimeout(entry.idle)
     entry.idle = setTimeout(() => {
       entry.idle = undefined
+      // In use: the use's release arms the timer again.
       if (entry.users > 0 || this.entries.get(entry.key) !== entry) return
+      const left = entry.lastUsed + this.idleMs - Date.now()
+      if (left > 0) {
+        this.arm(entry, left)
+        return
+      }
       this.entries.delete(entry.key)
       const connection = entry.connection
       entry.connection = undefined
@@ -438,7 +452,7 @@ export class McpPool {
         })
         void connection.close("idle")
       }
-    }, this.idleMs)
+    }, delayMs)
     entry.idle.unref()
   }
 
