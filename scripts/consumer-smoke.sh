@@ -4,7 +4,8 @@
 #   - turn.mjs: a turn through core + the LangGraph adapter + the scripted model, and the server
 #     from @plugboard/host-node answering /health;
 #   - types.ts: type-checked against the published declarations (strict, NodeNext);
-#   - the `plugboard` bin inspecting a JavaScript plugin module (no TypeScript loader installed).
+#   - the `plugboard` bin inspecting a JavaScript plugin module (no TypeScript loader installed),
+#     with a skills folder, and the MCP adapter's config parser imported from its subpath.
 # Catches what the workspace hides: files missing from a package, `exports` that point nowhere,
 # declarations that do not resolve, dependencies only the workspace provided.
 set -euo pipefail
@@ -60,4 +61,13 @@ fi
 echo "[consumer] declarations ok ($(grep -c "error TS" tsc.log || true) errors inside third-party declarations ignored)"
 echo "[consumer] plugboard inspect through the bin"
 node_modules/.bin/plugboard inspect ./plugins.mjs --budget 100000 >/dev/null
+echo "[consumer] a skill and an MCP config through the published adapters"
+mkdir -p skills/hello
+printf -- '---\nname: hello\ndescription: Says hello in the house style. Use when greeting a new user.\n---\n\nGreet warmly.\n' >skills/hello/SKILL.md
+node_modules/.bin/plugboard inspect ./plugins.mjs --skills ./skills --tokenizer heuristic | grep -q "hello (skill)"
+node --input-type=module -e '
+  import { McpConfig } from "@plugboard/adapters/mcp"
+  const parsed = McpConfig.parse({ mcpServers: { memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] } } })
+  if (parsed.errors.length > 0 || parsed.servers[0]?.name !== "memory") throw new Error(JSON.stringify(parsed))
+'
 echo "[consumer] ok"
