@@ -11,7 +11,7 @@ import { Schema } from "effect"
 import * as ClientTools from "./ClientTools.js"
 import { TOOL_NAME } from "./internal/tools.js"
 import type { JsonSchema, Plugin, PluginTool, RequestInfo } from "./Plugin.js"
-import { Category, type PluginManifest, Stability, Visibility } from "./PluginManifest.js"
+import { Category, MANIFEST_FIELDS, type PluginManifest, Stability, Visibility } from "./PluginManifest.js"
 import type { RuntimeContext } from "./RuntimeContext.js"
 
 /** Where a plugin came from; a plugin without one was written in TypeScript. */
@@ -219,18 +219,6 @@ export const placeholderManifest = (name: string): PluginManifest => ({
 
 // ---------------------------------------------------------------------------------------------
 // The operator's override
-
-const MANIFEST_FIELDS = [
-  "title",
-  "summary",
-  "whenToUse",
-  "whenNotToUse",
-  "examples",
-  "tags",
-  "category",
-  "visibility",
-  "stability"
-] as const
 
 const isRecord = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)

@@ -14,7 +14,7 @@
  *   Plugin '<name>' manifest has unknown field '<path>' (ignored).
  * and the seed's exact `Plugin '<name>' manifest example references unknown tool '<tool>'.`
  */
-import { Category, Stability, Visibility } from "./PluginManifest.js"
+import { Category, MANIFEST_FIELDS, Stability, Visibility } from "./PluginManifest.js"
 
 /** The outcome of `validateManifest`: hard violations fail boot, soft ones are logged. */
 export interface ManifestValidationResult {
@@ -37,17 +37,7 @@ const VISIBILITIES: ReadonlyArray<string> = Visibility.literals
 const CATEGORIES: ReadonlyArray<string> = Category.literals
 const STABILITIES: ReadonlyArray<string> = Stability.literals
 
-const MANIFEST_KEYS = new Set([
-  "title",
-  "summary",
-  "whenToUse",
-  "whenNotToUse",
-  "examples",
-  "tags",
-  "category",
-  "visibility",
-  "stability"
-])
+const MANIFEST_KEYS: ReadonlySet<string> = new Set(MANIFEST_FIELDS)
 const EXAMPLE_KEYS = new Set(["user", "thought", "tool", "args"])
 
 /**

@@ -12,7 +12,13 @@ import { closestIn, MAX_SCORED_LENGTH, makeNameIndex, type NameIndex } from "./i
 import { shown as clip } from "./internal/text.js"
 import * as LoadedPlugins from "./LoadedPlugins.js"
 import type { OfferedTool, RequestTool } from "./Offer.js"
-import { Category, type PluginManifest, type Stability, type Visibility } from "./PluginManifest.js"
+import {
+  Category,
+  MANIFEST_FIELDS,
+  type PluginManifest,
+  type Stability,
+  type Visibility
+} from "./PluginManifest.js"
 
 /** Name of the discovery meta-tool. */
 export const LIST_CAPABILITIES = "list_capabilities"
@@ -345,17 +351,10 @@ export interface LoadCapabilityResult {
 
 /** The manifest with the seed's fields in the seed's order, absent fields left out. */
 const canonicalManifest = (m: PluginManifest): PluginManifest => {
+  // title and summary first, always (required), then every other field the manifest sets.
   const out: Record<string, unknown> = { title: m.title, summary: m.summary }
-  for (const key of [
-    "whenToUse",
-    "whenNotToUse",
-    "examples",
-    "tags",
-    "category",
-    "visibility",
-    "stability"
-  ] as const) {
-    if (m[key] !== undefined) out[key] = m[key]
+  for (const key of MANIFEST_FIELDS) {
+    if (out[key] === undefined && m[key] !== undefined) out[key] = m[key]
   }
   return out as unknown as PluginManifest
 }

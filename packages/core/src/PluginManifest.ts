@@ -54,5 +54,18 @@ export const PluginManifest = Schema.Struct({
 /** @see PluginManifest */
 export interface PluginManifest extends Schema.Schema.Type<typeof PluginManifest> {}
 
+/** The manifest's fields, in the seed's order: the order a manifest is shown in. */
+export const MANIFEST_FIELDS = [
+  "title",
+  "summary",
+  "whenToUse",
+  "whenNotToUse",
+  "examples",
+  "tags",
+  "category",
+  "visibility",
+  "stability"
+] as const satisfies ReadonlyArray<keyof PluginManifest>
+
 /** The visibility a manifest resolves to when it declares none. */
 export const DEFAULT_VISIBILITY: Visibility = "on-demand"

@@ -4,11 +4,9 @@
  * and loadable, and a turn with nothing loaded costs exactly the tokens it costs without them
  * (exact o200k counts): the catalog grows, the prompt does not.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createRequire } from "node:module"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
-import { pathToFileURL } from "node:url"
+import { join } from "node:path"
 import { McpCache, McpConfig, McpPool } from "@plugboard/adapters/mcp"
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
 import { Catalog, LoadedPlugins, MetaTools, Offer, SystemPrompt, TokenBudget } from "@plugboard/core"
@@ -16,12 +14,7 @@ import { Either } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { weather } from "../../../examples/plugins/weather.js"
 import { loadSources } from "../src/Sources.js"
-
-const everything = join(
-  dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist",
-  "index.js"
-)
+import { countingEverything } from "./mcpHelpers.js"
 
 describe("200 MCP-derived plugins", () => {
   const dir = mkdtempSync(join(tmpdir(), "plugboard-mcp-200-"))
@@ -29,19 +22,7 @@ describe("200 MCP-derived plugins", () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
   // server-everything behind a wrapper that counts its starts, so the test sees any spawn.
-  const counter = join(dir, "starts.txt")
-  writeFileSync(counter, "")
-  const wrapper = join(dir, "everything.mjs")
-  writeFileSync(
-    wrapper,
-    [
-      'import { appendFileSync } from "node:fs"',
-      `appendFileSync(${JSON.stringify(counter)}, "start\\n")`,
-      'process.argv = [process.argv[0], process.argv[1], "stdio"]',
-      `await import(${JSON.stringify(pathToFileURL(everything).href)})`
-    ].join("\n")
-  )
-  const starts = () => readFileSync(counter, "utf8").split("\n").filter(Boolean).length
+  const { script: wrapper, starts } = countingEverything(dir)
   // 200 names for one server, each its own config key (and cache file).
   const config = {
     mcpServers: Object.fromEntries(

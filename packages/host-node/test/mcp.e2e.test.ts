@@ -8,28 +8,22 @@
  */
 
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
-import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { ToolMessage } from "@langchain/core/messages"
-import { ScriptedChatModel, type ScriptedTurn, type ScriptStep } from "@plugboard/adapters/models"
+import type { ToolMessage } from "@langchain/core/messages"
+import { ScriptedChatModel, type ScriptStep } from "@plugboard/adapters/models"
 import type { EventSink } from "@plugboard/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { call, collect, newSession, type Running, start, stream, user } from "./helpers.js"
+import { answerOf, answerTo, everythingEntry, toolText } from "./mcpHelpers.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
-const everything = join(
-  dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist",
-  "index.js"
-)
-
 const cancelLog = join(mkdtempSync(join(tmpdir(), "plugboard-mcp-cancel-")), "cancelled.txt")
 
 const mcpServers = {
   mcpServers: {
-    everything: { command: process.execPath, args: [everything, "stdio"], timeoutMs: 20_000 },
+    everything: { command: process.execPath, args: [everythingEntry, "stdio"], timeoutMs: 20_000 },
     flaky: {
       command: process.execPath,
       args: [join(here, "fixtures", "mcp", "flaky-server.mjs")],
@@ -45,22 +39,10 @@ const mcpServers = {
   }
 }
 
-/** The ToolMessage answering the call of `tool`, as the model read it on its next invocation. */
-const answerTo = (turn: ScriptedTurn, tool: string): ToolMessage => {
-  const found = [...turn.messages]
-    .reverse()
-    .find((m): m is ToolMessage => ToolMessage.isInstance(m) && m.name === tool)
-  if (found === undefined) throw new Error(`no ToolMessage for ${tool}`)
-  return found
-}
-
 /** Waits (at most 10 s) for `check` to hold. */
 const until = async (check: () => boolean): Promise<void> => {
   for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 50))
 }
-
-const text = (m: ToolMessage): string =>
-  typeof m.content === "string" ? m.content : JSON.stringify(m.content)
 
 describe("MCP servers as plugins, end to end", () => {
   let running: Running
@@ -147,20 +129,18 @@ describe("MCP servers as plugins, end to end", () => {
     const { events, session, headers } = await turn("Echo 'hello over MCP'.")
     expect(events.at(-1)?._tag).toBe("done")
     expect(events.filter((e) => e._tag === "error")).toEqual([])
-    const answer = events
-      .filter((e): e is typeof EventSink.Message.Type => e._tag === "message")
-      .map((e) => e.content)
-      .join("")
-    expect(answer).toBe("The server echoed it.")
+    expect(answerOf(events)).toBe("The server echoed it.")
 
-    const listing = JSON.parse(text(seen.list!)) as { plugins: Array<{ name: string; unavailable?: string }> }
+    const listing = JSON.parse(toolText(seen.list!)) as {
+      plugins: Array<{ name: string; unavailable?: string }>
+    }
     expect(listing.plugins.map((p) => p.name)).toEqual(
       expect.arrayContaining(["everything", "flaky", "missing"])
     )
     expect(listing.plugins.find((p) => p.name === "missing")?.unavailable).toBeDefined()
     expect(listing.plugins.find((p) => p.name === "everything")?.unavailable).toBeUndefined()
 
-    const load = JSON.parse(text(seen.load!)) as {
+    const load = JSON.parse(toolText(seen.load!)) as {
       newlyLoaded: string[]
       results: Array<{ name: string; status: string; error?: string; message?: string }>
     }
@@ -170,7 +150,7 @@ describe("MCP servers as plugins, end to end", () => {
     expect(missing.message).toContain("Plugin 'missing' is unavailable")
 
     expect(seen.echo!.status).toBe("success")
-    expect(text(seen.echo!)).toContain("hello over MCP")
+    expect(toolText(seen.echo!)).toContain("hello over MCP")
     // What the client can read back: the call and its answer are in the thread's history.
     const history = await call(`${running.url}/messages/${session}`, { headers })
     const toolAnswers = (
@@ -190,20 +170,16 @@ describe("MCP servers as plugins, end to end", () => {
     const { events } = await turn("Try the flaky tools.")
     expect(events.at(-1)?._tag).toBe("done")
     expect(events.filter((e) => e._tag === "error")).toEqual([])
-    const answer = events
-      .filter((e): e is typeof EventSink.Message.Type => e._tag === "message")
-      .map((e) => e.content)
-      .join("")
-    expect(answer).toBe("Two tools failed; the server answers again.")
+    expect(answerOf(events)).toBe("Two tools failed; the server answers again.")
 
     expect(seen.crash!.status).toBe("error")
-    expect(text(seen.crash!)).toMatch(/^Tool 'flaky__crash' failed: .*flaky/)
-    expect(text(seen.crash!)).toMatch(/exit|crash|closed/i)
+    expect(toolText(seen.crash!)).toMatch(/^Tool 'flaky__crash' failed: .*flaky/)
+    expect(toolText(seen.crash!)).toMatch(/exit|crash|closed/i)
     expect(seen.hang!.status).toBe("error")
-    expect(text(seen.hang!)).toMatch(/^Tool 'flaky__hang' failed: .*4000 ms/)
+    expect(toolText(seen.hang!)).toMatch(/^Tool 'flaky__hang' failed: .*4000 ms/)
     // After the crash, the next call reconnected.
     expect(seen.ping!.status).toBe("success")
-    expect(text(seen.ping!)).toBe("pong")
+    expect(toolText(seen.ping!)).toBe("pong")
     // The hang was bounded by its timeoutMs, not by anything longer.
     expect(Date.now() - started).toBeLessThan(20_000)
   }, 60_000)
@@ -244,6 +220,6 @@ describe("MCP servers as plugins, end to end", () => {
     // The offer only appends: everything offered before keeps its place, the new tool comes last.
     expect(offers.after).toEqual([...offers.before!, "grown"])
     expect(seen.grown!.status).toBe("success")
-    expect(text(seen.grown!)).toBe("grown answers")
+    expect(toolText(seen.grown!)).toBe("grown answers")
   }, 60_000)
 })

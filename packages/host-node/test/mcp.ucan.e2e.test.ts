@@ -4,8 +4,8 @@
  * from it. The oracle lists it at boot with its own invocation, and two users' turns each reach it
  * as themselves: the server's `whoami` answers each user's own DID.
  */
-import { ToolMessage } from "@langchain/core/messages"
-import { ScriptedChatModel, type ScriptedTurn, type ScriptStep } from "@plugboard/adapters/models"
+import type { ToolMessage } from "@langchain/core/messages"
+import { ScriptedChatModel, type ScriptStep } from "@plugboard/adapters/models"
 import { generateSigner } from "@plugboard/adapters/ucan"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -13,14 +13,7 @@ import {
   type WhoamiServer
 } from "../../adapters/test/mcp/fixtures-config/whoami-server.js"
 import { collect, newSession, type Running, start, stream, user } from "./helpers.js"
-
-const answerTo = (turn: ScriptedTurn, tool: string): ToolMessage => {
-  const found = [...turn.messages]
-    .reverse()
-    .find((m): m is ToolMessage => ToolMessage.isInstance(m) && m.name === tool)
-  if (found === undefined) throw new Error(`no ToolMessage for ${tool}`)
-  return found
-}
+import { answerTo } from "./mcpHelpers.js"
 
 describe("forwardUcan: the MCP server sees who calls", () => {
   let whoami: WhoamiServer

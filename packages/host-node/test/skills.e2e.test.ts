@@ -6,22 +6,13 @@
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { ToolMessage } from "@langchain/core/messages"
-import { ScriptedChatModel, type ScriptedTurn, type ScriptStep } from "@plugboard/adapters/models"
+import type { ToolMessage } from "@langchain/core/messages"
+import { ScriptedChatModel, type ScriptStep } from "@plugboard/adapters/models"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { collect, newSession, type Running, start, stream, user } from "./helpers.js"
+import { answerTo, toolText } from "./mcpHelpers.js"
 
 const SKILLS = join(import.meta.dirname, "..", "..", "..", "examples", "skills")
-
-const answerTo = (turn: ScriptedTurn, tool: string): ToolMessage => {
-  const found = [...turn.messages]
-    .reverse()
-    .find((m): m is ToolMessage => ToolMessage.isInstance(m) && m.name === tool)
-  if (found === undefined) throw new Error(`no ToolMessage for ${tool}`)
-  return found
-}
-const text = (m: ToolMessage): string =>
-  typeof m.content === "string" ? m.content : JSON.stringify(m.content)
 
 describe("Agent Skills as plugins, end to end", () => {
   let running: Running
@@ -63,14 +54,14 @@ describe("Agent Skills as plugins, end to end", () => {
     expect(all.at(-1)?._tag).toBe("done")
     expect(all.filter((e) => e._tag === "error")).toEqual([])
 
-    const listing = JSON.parse(text(seen.list!)) as { plugins: Array<{ name: string }> }
+    const listing = JSON.parse(toolText(seen.list!)) as { plugins: Array<{ name: string }> }
     expect(listing.plugins[0]?.name).toBe("release-notes")
 
     // The body of SKILL.md (after its front matter) is in the load's answer, as the guide.
     const body = readFileSync(join(SKILLS, "release-notes", "SKILL.md"), "utf8")
       .split(/^---$/m)[2]!
       .trim()
-    const load = JSON.parse(text(seen.load!)) as {
+    const load = JSON.parse(toolText(seen.load!)) as {
       results: Array<{ status: string; operatingGuide?: string; tools: Array<{ name: string }> }>
     }
     expect(load.results[0]).toMatchObject({ status: "loaded", operatingGuide: body })
@@ -79,8 +70,8 @@ describe("Agent Skills as plugins, end to end", () => {
 
     expect(seen.read!.status).toBe("success")
     const style = readFileSync(join(SKILLS, "release-notes", "references", "style-guide.md"), "utf8")
-    expect(text(seen.read!)).toContain(style.trim().split("\n")[0]!)
+    expect(toolText(seen.read!)).toContain(style.trim().split("\n")[0]!)
     expect(seen.escape!.status).toBe("error")
-    expect(text(seen.escape!)).toMatch(/leads out of the skill/)
+    expect(toolText(seen.escape!)).toMatch(/leads out of the skill/)
   }, 60_000)
 })

@@ -3,24 +3,18 @@
  * cost when loaded, a skill's guide counted, an unreachable server listed as unavailable), the
  * cache sparing a second run any spawn, and a malformed skill a boot error naming its file.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createRequire } from "node:module"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { countingEverything } from "../mcpHelpers.js"
 import { inspect } from "./helpers.js"
 import { InspectReport } from "./InspectJsonSchema.js"
 
 const WEATHER = "examples/plugins/weather.ts"
 const decodeReport = (stdout: string) =>
   Schema.decodeUnknownSync(InspectReport, { onExcessProperty: "error" })(JSON.parse(stdout))
-
-const everything = join(
-  dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist",
-  "index.js"
-)
 
 describe("inspect --skills", () => {
   it("reports each skill as an on-demand plugin whose guide counts in its cost", async () => {
@@ -59,30 +53,19 @@ describe("inspect --skills", () => {
 describe("inspect --mcp", () => {
   let dir: string
   let config: string
-  let counter: string
+  let starts: () => number
   const before = process.env.MCP_CACHE_DIR
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), "plugboard-inspect-mcp-"))
-    counter = join(dir, "starts.txt")
-    writeFileSync(counter, "")
-    // server-everything, counting its starts in `counter`.
-    const wrapper = join(dir, "everything.mjs")
-    writeFileSync(
-      wrapper,
-      [
-        'import { appendFileSync } from "node:fs"',
-        `appendFileSync(${JSON.stringify(counter)}, "start\\n")`,
-        'process.argv = [process.argv[0], process.argv[1], "stdio"]',
-        `await import(${JSON.stringify(`file://${everything}`)})`
-      ].join("\n")
-    )
+    const counting = countingEverything(dir)
+    starts = counting.starts
     config = join(dir, "mcp.json")
     writeFileSync(
       config,
       JSON.stringify({
         mcpServers: {
-          everything: { command: process.execPath, args: [wrapper], manifest: { category: "data" } },
+          everything: { command: process.execPath, args: [counting.script], manifest: { category: "data" } },
           gone: { command: "plugboard-no-such-mcp-server", timeoutMs: 5000 }
         }
       })
@@ -94,8 +77,6 @@ describe("inspect --mcp", () => {
     else process.env.MCP_CACHE_DIR = before
     rmSync(dir, { recursive: true, force: true })
   })
-
-  const starts = () => readFileSync(counter, "utf8").split("\n").filter(Boolean).length
 
   it("reports a server as a plugin with its cost when loaded, and one it cannot reach as unavailable", async () => {
     const run = await inspect(WEATHER, "--mcp", config, "--json")
