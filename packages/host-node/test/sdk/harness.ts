@@ -1,0 +1,304 @@
+/**
+ * Drives a real plugboard server with the real QiForge client, `@ixo/oracles-client-sdk@1.4.0`:
+ * its React hooks under jsdom (`renderHook`), talking over 127.0.0.1 to an app started as the other
+ * host tests start it (`start()`, in a process of its own: server.ts), with UCAN tokens minted per
+ * user. See README.md beside this file.
+ *
+ * Import from a test file that starts with `// @vitest-environment jsdom`.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import {
+  type IChatOptions,
+  type IMessage,
+  OraclesProvider,
+  useChat,
+  useOracleSessions
+} from "@ixo/oracles-client-sdk"
+import { QueryClient } from "@tanstack/react-query"
+import { renderHook, waitFor } from "@testing-library/react"
+import { createElement, type ReactNode } from "react"
+import { afterEach, beforeAll, beforeEach } from "vitest"
+
+const HERE = dirname(fileURLToPath(import.meta.url))
+const ROOT = join(HERE, "../../../..")
+
+/** A plugin the server process can run (see server.ts). */
+export type PluginName = "weather" | "slow-job"
+
+/** The server process: its URL and DID, users whose tokens it mints, and its stop. */
+export interface Oracle {
+  readonly url: string
+  readonly oracleDid: string
+  /** A fresh Ed25519 user: the factories its `OraclesProvider` gets mint through the server process. */
+  readonly newUser: () => Promise<SdkUser>
+  readonly stop: () => Promise<void>
+}
+
+/**
+ * Starts the server (server.ts, through tsx) in a process of its own with `plugins`; resolves once
+ * it listens. Its output is kept and shown when it fails to start.
+ */
+export const startOracle = async (plugins: ReadonlyArray<PluginName> = ["weather"]): Promise<Oracle> => {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ["--import", "tsx", "--conditions=@plugboard/source", join(HERE, "server.ts"), plugins.join(",")],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe", "ipc"], env: { ...process.env, NODE_OPTIONS: "" } }
+  )
+  let output = ""
+  child.stdout?.on("data", (d) => {
+    output += d
+  })
+  child.stderr?.on("data", (d) => {
+    output += d
+  })
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  const pending = new Map<
+    number,
+    { resolve: (v: Record<string, string>) => void; reject: (e: Error) => void }
+  >()
+  let next = 0
+  const ready = new Promise<{ url: string; oracleDid: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the SDK test server did not start:\n${output}`)), 30_000)
+    void exited.then(() => {
+      clearTimeout(timer)
+      reject(new Error(`the SDK test server exited:\n${output}`))
+    })
+    child.on("message", (message: Record<string, string> & { id?: number }) => {
+      if (message.type === "ready") {
+        clearTimeout(timer)
+        resolve({ url: message.url!, oracleDid: message.oracleDid! })
+        return
+      }
+      const waiting = message.id === undefined ? undefined : pending.get(message.id)
+      if (waiting === undefined) return
+      pending.delete(message.id!)
+      if (message.error !== undefined) waiting.reject(new Error(message.error))
+      else waiting.resolve(message)
+    })
+  })
+  const ask = (request: Record<string, unknown>): Promise<Record<string, string>> =>
+    new Promise((resolve, reject) => {
+      const id = next++
+      pending.set(id, { resolve, reject })
+      child.send({ id, ...request })
+    })
+  const { url, oracleDid } = await ready
+  return {
+    url,
+    oracleDid,
+    newUser: async () => {
+      const { did } = await ask({ type: "user" })
+      return sdkUser(did!, (type, ttlSeconds) =>
+        ask({ type, did, ttlSeconds }).then((answer) => answer.token!)
+      )
+    },
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      child.send({ type: "stop" })
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5_000)
+      await exited
+      clearTimeout(timer)
+    }
+  }
+}
+
+/**
+ * React's act() warnings are about updates a test did not wrap; here every update comes from the
+ * network (the stream, the history refetch after a turn), so the tests observe with `waitFor`
+ * instead, and the act environment is off (RTL turns it on in its own beforeAll, registered first).
+ */
+/** jsdom's `localStorage` (the repository's type-check has no DOM library). */
+const storage = () => (globalThis as unknown as { localStorage: { clear(): void } }).localStorage
+
+export const quietAct = () => {
+  beforeAll(() => {
+    ;(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = false
+  })
+  // The SDK caches tokens in localStorage per (user, oracle): each test starts without any.
+  beforeEach(() => storage().clear())
+  afterEach(() => storage().clear())
+}
+
+/** One request the SDK made: method, path with query, and the response's status. */
+export interface Exchange {
+  readonly method: string
+  readonly path: string
+  readonly status: number
+}
+
+/**
+ * Records every `fetch` to `origin` (the SDK's requests) while the test runs; the requests pass
+ * through untouched. Call inside a test file, at the top level.
+ */
+export const recordFetch = (origin: () => string | undefined) => {
+  const exchanges: Array<Exchange> = []
+  let original: typeof fetch | undefined
+  beforeEach(() => {
+    exchanges.length = 0
+    original = globalThis.fetch
+    const inner = original
+    globalThis.fetch = async (input, init) => {
+      const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url)
+      const response = await inner(input, init)
+      if (url.origin === origin()) {
+        exchanges.push({
+          method: init?.method ?? "GET",
+          path: url.pathname + url.search,
+          status: response.status
+        })
+      }
+      return response
+    }
+  })
+  afterEach(() => {
+    if (original !== undefined) globalThis.fetch = original
+  })
+  return exchanges
+}
+
+/** A user of the SDK: its DID and the token factories its `OraclesProvider` is given. */
+export interface SdkUser {
+  readonly did: string
+  /** `createDelegation`: the user's delegation to the oracle, as `x-ucan-delegation` carries it. */
+  readonly createDelegation: (oracleDid: string) => Promise<{ serialized: string; expiresAt: number }>
+  /** `createInvocation`: an invocation of the user addressed to the oracle (`Authorization: Bearer`). */
+  readonly createInvocation: (oracleDid: string) => Promise<{ serialized: string; expiresAt: number }>
+  /** How many tokens each factory minted. */
+  readonly minted: { delegations: number; invocations: number }
+}
+
+/** Invocations live 10 minutes (the oracle accepts at most 15); the SDK reuses one until 30 s before. */
+const INVOCATION_TTL_S = 600
+/** Delegations live an hour; the SDK drops a cached one 5 minutes before it expires. */
+const DELEGATION_TTL_S = 3600
+
+/** A user whose tokens `mint` makes (the server process signs them with the user's key). */
+const sdkUser = (
+  did: string,
+  mint: (type: "delegation" | "invocation", ttlSeconds: number) => Promise<string>
+): SdkUser => {
+  const minted = { delegations: 0, invocations: 0 }
+  return {
+    did,
+    minted,
+    createDelegation: async () => {
+      minted.delegations += 1
+      return {
+        serialized: await mint("delegation", DELEGATION_TTL_S),
+        expiresAt: Date.now() + DELEGATION_TTL_S * 1000
+      }
+    },
+    createInvocation: async () => {
+      minted.invocations += 1
+      return {
+        serialized: await mint("invocation", INVOCATION_TTL_S),
+        expiresAt: Date.now() + INVOCATION_TTL_S * 1000
+      }
+    }
+  }
+}
+
+/**
+ * The `OraclesProvider` around a hook, for `user`: a wallet with no chain address (so the SDK
+ * never asks the chain for an authz config) and a query client that does not retry (a failure
+ * shows at once).
+ */
+export const providerFor = (user: SdkUser) => {
+  const queryClient = new QueryClient({
+    defaultOptions: { queries: { retry: false }, mutations: { retry: false } }
+  })
+  const initialWallet = { address: "", did: user.did, matrix: { accessToken: "", homeServer: "" } }
+  const transactSignX = async () => undefined
+  const wrapper = ({ children }: { children: ReactNode }) =>
+    createElement(
+      OraclesProvider,
+      {
+        initialWallet,
+        transactSignX,
+        createDelegation: user.createDelegation,
+        createInvocation: user.createInvocation,
+        queryClient
+      },
+      children
+    )
+  return { wrapper, queryClient }
+}
+
+/** The URL overrides every hook gets, so the SDK never looks the oracle up on the chain. */
+export const overridesFor = (url: string) => ({ baseUrl: url, wsUrl: url })
+
+/** `useOracleSessions` of `user` against the server at `url`. */
+export const renderSessions = (server: Oracle, user: SdkUser, limit?: number) => {
+  const overrides = { baseUrl: server.url, ...(limit === undefined ? {} : { limit }) }
+  const { wrapper, queryClient } = providerFor(user)
+  const rendered = renderHook(() => useOracleSessions(server.oracleDid, overrides), { wrapper })
+  return { ...rendered, queryClient }
+}
+
+/** Stand-ins for the UI components `useChat` renders tool calls and errors with (enables them). */
+export const uiComponents = {
+  ToolCall: () => null,
+  Error: () => null
+} as unknown as NonNullable<IChatOptions["uiComponents"]>
+
+/** `useChat` of `user` on `sessionId`, with stable options; `payments` records the 402 callback. */
+export const renderChat = (
+  server: Oracle,
+  user: SdkUser,
+  sessionId: string,
+  options: { readonly withUiComponents?: boolean } = {}
+) => {
+  const payments: Array<Array<string>> = []
+  const onPaymentRequiredError = (claims: Array<string>) => void payments.push(claims)
+  const overrides = overridesFor(server.url)
+  const { wrapper, queryClient } = providerFor(user)
+  const rendered = renderHook(
+    () =>
+      useChat({
+        oracleDid: server.oracleDid,
+        sessionId,
+        overrides,
+        onPaymentRequiredError,
+        ...(options.withUiComponents === true ? { uiComponents } : {})
+      }),
+    { wrapper }
+  )
+  return { ...rendered, payments, queryClient }
+}
+
+/** Waits for `check` (an expectation) to pass, up to `timeout` ms. */
+export const until = <T>(check: () => T, timeout = 10_000): Promise<T> =>
+  waitFor(check, { timeout, interval: 20 })
+
+/** The text of a message as the hook holds it (a string, or the strings among its parts). */
+export const textOf = (message: IMessage): string =>
+  typeof message.content === "string"
+    ? message.content
+    : Array.isArray(message.content)
+      ? message.content.filter((part): part is string => typeof part === "string").join("")
+      : ""
+
+/** A tool-call bubble: the component part of a message, as `useChat` builds it. */
+export interface ToolCallPart {
+  readonly messageId: string
+  /** The component's name (`ToolCall` unless `uiComponents` has one named after the tool). */
+  readonly name: string
+  readonly id: string
+  readonly args: unknown
+  readonly status?: string | undefined
+  readonly output?: string | undefined
+  readonly toolName?: string | undefined
+}
+
+/** The tool-call bubbles of a message list: the component parts marked `isToolCall`. */
+export const toolCallParts = (messages: ReadonlyArray<IMessage>): Array<ToolCallPart> =>
+  messages.flatMap((m) => {
+    const parts = Array.isArray(m.content) ? m.content : [m.content]
+    return parts.flatMap((part): Array<ToolCallPart> => {
+      if (typeof part !== "object" || part === null || part.props?.isToolCall !== true) return []
+      const { id, args, status, output, toolName } = part.props
+      return [{ messageId: m.id, name: part.name, id, args, status, output, toolName }]
+    })
+  })

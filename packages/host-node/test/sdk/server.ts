@@ -1,0 +1,78 @@
+/**
+ * The SDK tests' server process: `start()` (test/helpers.ts) with the plugins named in argv[2]
+ * (comma-separated: weather, slow-job), on 127.0.0.1 and a random port; it also mints the users'
+ * UCAN tokens, standing in for their wallets.
+ *
+ * It runs in a process of its own because vitest's jsdom environment replaces the typed-array
+ * globals (Uint8Array, ArrayBuffer, ...) with jsdom's: Node's WebCrypto then refuses the bytes
+ * ucanto signs ("2nd argument is not instance of ArrayBuffer ..."), in the server and in a
+ * minting test alike. A separate process is also what a real front end talks to.
+ *
+ * Protocol (Node IPC): it sends `{ type: "ready", url, oracleDid }`, answers
+ * `{ id, type: "user" }` with `{ id, did }` and `{ id, type: "delegation" | "invocation", did,
+ * ttlSeconds }` with `{ id, token }` (or `{ id, error }`), and stops on `{ type: "stop" }` or
+ * when the parent goes away.
+ */
+import {
+  encodeToken,
+  generateSigner,
+  mintDelegation,
+  mintInvocation,
+  type Signer
+} from "@plugboard/adapters/ucan"
+import type { Plugin } from "@plugboard/core"
+import { start, weather } from "../helpers.js"
+import { slowJob } from "./plugins.js"
+
+const catalog: Record<string, () => Plugin> = {
+  weather: () => weather,
+  "slow-job": () => slowJob(300)
+}
+
+const send = (message: unknown) => process.send?.(message)
+
+const plugins = (process.argv[2] ?? "weather").split(",").map((name) => {
+  const make = catalog[name]
+  if (make === undefined) throw new Error(`unknown plugin '${name}'`)
+  return make()
+})
+const server = await start({ plugins })
+const signers = new Map<string, Signer>()
+
+let stopping: Promise<void> | undefined
+const stop = () => {
+  stopping ??= server.stop().finally(() => process.exit(0))
+  return stopping
+}
+
+interface Request {
+  readonly id?: number
+  readonly type: "user" | "delegation" | "invocation" | "stop"
+  readonly did?: string
+  readonly ttlSeconds?: number
+}
+
+const answer = async (request: Request): Promise<Record<string, unknown>> => {
+  if (request.type === "user") {
+    const signer = await generateSigner()
+    signers.set(signer.did(), signer)
+    return { did: signer.did() }
+  }
+  const issuer = signers.get(request.did ?? "")
+  if (issuer === undefined) throw new Error(`no user '${request.did}'`)
+  const options = { issuer, audience: server.app.oracleDid, ttlSeconds: request.ttlSeconds ?? 600 }
+  return request.type === "delegation"
+    ? { token: await encodeToken(await mintDelegation(options)) }
+    : { token: await mintInvocation(options) }
+}
+
+process.on("message", (request: Request) => {
+  if (request.type === "stop") return void stop()
+  answer(request).then(
+    (result) => send({ id: request.id, ...result }),
+    (error: unknown) =>
+      send({ id: request.id, error: error instanceof Error ? error.message : String(error) })
+  )
+})
+process.on("disconnect", () => void stop())
+send({ type: "ready", url: server.url, oracleDid: server.app.oracleDid })
