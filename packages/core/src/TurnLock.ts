@@ -1,0 +1,228 @@
+/**
+ * The `TurnLock` port: one turn per session at a time, across processes when the engine is
+ * shared.
+ *
+ * Why a lease with a fencing token rather than a plain mutex: a turn's holder can die (a crash,
+ * a host that lost its network) without releasing, so a lock lapses `ttlMs` after it was taken
+ * or last refreshed; and a holder that was merely slow can wake up after its lease lapsed and
+ * someone else took the session. Every acquisition therefore gets a token, strictly greater
+ * than any token handed out before for that key, and a writer checks `isCurrent(key, token)`
+ * (or passes the token to a store that checks it) so a late writer with an old token is refused
+ * instead of corrupting the newer turn.
+ *
+ * The shape maps onto Redis directly: `acquire` = `INCR` a counter for the token, then
+ * `SET key token NX PX ttl` (retried while another holds it); `refresh` and `release` are
+ * compare-and-`PEXPIRE` / compare-and-`DEL` scripts; `isCurrent` = `GET key == token`. Time
+ * (`ttlMs`, `waitMs`) is measured on the `Clock` port, so tests move it instead of sleeping.
+ * The in-memory lock here serves one process; every implementation passes `TurnLockConformance`.
+ */
+import { Context, Deferred, Effect, Exit, FiberId, Layer, Schema, type Scope } from "effect"
+import { Clock } from "./Clock.js"
+
+/** How to acquire. */
+export interface AcquireOptions {
+  /** How long the lease lasts without a `refresh`, a positive integer of milliseconds. */
+  readonly ttlMs: number
+  /**
+   * How long to wait while another holder has the lock before failing `Busy`: 0 tries once;
+   * absent waits until acquired (or until the signal aborts, or the fiber is interrupted).
+   */
+  readonly waitMs?: number | undefined
+  /** Stops the wait with `Aborted` (noticed within the implementation's poll interval). */
+  readonly signal?: AbortSignal | undefined
+}
+
+/** A held lock. */
+export interface Lease {
+  readonly key: string
+  /** The fencing token: strictly greater than every token handed out before for this key. */
+  readonly token: number
+  /** Releases the lock if this lease still holds it; `true` when it did. Idempotent. */
+  readonly release: Effect.Effect<boolean, TurnLockError>
+}
+
+/** Why a lock operation failed. */
+export type TurnLockErrorReason = "Busy" | "Aborted" | "Lost" | "Invalid" | "Unavailable"
+
+/**
+ * The one error of the port. `Busy`: not acquired within `waitMs`. `Aborted`: the signal
+ * aborted the wait. `Lost`: `refresh` with a token that no longer holds the lock. `Invalid`: a
+ * bad argument. `Unavailable`: the lock's engine could not be reached.
+ */
+export class TurnLockError extends Schema.TaggedError<TurnLockError>()("TurnLockError", {
+  reason: Schema.Literal("Busy", "Aborted", "Lost", "Invalid", "Unavailable"),
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {}
+
+/** The operations of the TurnLock port. */
+export interface TurnLockService {
+  /** Takes the lock for `key`, waiting while another holder has it (see `AcquireOptions`). */
+  readonly acquire: (key: string, options: AcquireOptions) => Effect.Effect<Lease, TurnLockError>
+  /** Extends the lease of `token` to `ttlMs` from now; fails `Lost` when it no longer holds the lock. */
+  readonly refresh: (key: string, token: number, ttlMs: number) => Effect.Effect<void, TurnLockError>
+  /** True while `token` holds the lock of `key` (neither released, lapsed nor superseded). */
+  readonly isCurrent: (key: string, token: number) => Effect.Effect<boolean, TurnLockError>
+  /** Releases the lock if `token` holds it; `true` when it did. */
+  readonly release: (key: string, token: number) => Effect.Effect<boolean, TurnLockError>
+}
+
+/** The TurnLock port. */
+export class TurnLock extends Context.Tag("@plugboard/core/TurnLock")<TurnLock, TurnLockService>() {}
+
+/** Longest accepted key (a session key: a DID and a session id). */
+export const MAX_KEY_LENGTH = 2048
+
+const invalid = (message: string) => new TurnLockError({ reason: "Invalid", message })
+
+/** Checks a key: a non-empty string of at most `MAX_KEY_LENGTH` characters. */
+export const validateKey = (key: unknown): Effect.Effect<string, TurnLockError> =>
+  typeof key === "string" && key.length > 0 && key.length <= MAX_KEY_LENGTH
+    ? Effect.succeed(key)
+    : Effect.fail(invalid(`key must be a non-empty string of at most ${MAX_KEY_LENGTH} characters`))
+
+/** Checks a TTL: a positive safe integer of milliseconds. */
+export const validateTtl = (ttlMs: unknown): Effect.Effect<number, TurnLockError> =>
+  typeof ttlMs === "number" && Number.isSafeInteger(ttlMs) && ttlMs > 0
+    ? Effect.succeed(ttlMs)
+    : Effect.fail(invalid("ttlMs must be a positive integer"))
+
+/** Checks acquire options; `waitMs` must be absent or a non-negative safe integer. */
+export const validateAcquireOptions = (
+  options: AcquireOptions
+): Effect.Effect<{ readonly ttlMs: number; readonly waitMs: number | undefined }, TurnLockError> =>
+  Effect.flatMap(validateTtl(options?.ttlMs), (ttlMs) => {
+    const waitMs = options.waitMs
+    return waitMs === undefined || (Number.isSafeInteger(waitMs) && waitMs >= 0)
+      ? Effect.succeed({ ttlMs, waitMs })
+      : Effect.fail(invalid("waitMs must be a non-negative integer"))
+  })
+
+/** Checks a token: a positive safe integer. */
+export const validateToken = (token: unknown): Effect.Effect<number, TurnLockError> =>
+  typeof token === "number" && Number.isSafeInteger(token) && token > 0
+    ? Effect.succeed(token)
+    : Effect.fail(invalid("token must be a positive integer"))
+
+/** Acquires for the life of the scope: the lease is released when the scope closes. */
+export const acquireScoped = (
+  lock: TurnLockService,
+  key: string,
+  options: AcquireOptions
+): Effect.Effect<Lease, TurnLockError, Scope.Scope> =>
+  Effect.acquireRelease(lock.acquire(key, options), (lease) => Effect.ignore(lease.release))
+
+/** Options of the in-memory lock. */
+export interface MemoryOptions {
+  /**
+   * How often (real milliseconds) a waiter re-checks for a lapsed lease, its deadline and its
+   * abort signal; a release in this process wakes it at once. Default 25.
+   */
+  readonly pollMs?: number | undefined
+}
+
+interface Holder {
+  readonly token: number
+  expiresAt: number
+  /** Completed when this holder releases or is replaced, so waiters re-check at once. */
+  readonly gone: Deferred.Deferred<void>
+}
+
+/**
+ * Builds the in-memory TurnLock (one process). Tokens come from one counter for all keys, so
+ * they stay increasing per key even though a released key's entry is dropped.
+ */
+export const makeMemory = (options: MemoryOptions = {}): Effect.Effect<TurnLockService, never, Clock> =>
+  Effect.gen(function* () {
+    const clock = yield* Clock
+    const pollMs = options.pollMs ?? 25
+    const holders = new Map<string, Holder>()
+    let lastToken = 0
+
+    const drop = (key: string, holder: Holder) => {
+      holders.delete(key)
+      Deferred.unsafeDone(holder.gone, Exit.void)
+    }
+
+    /** The live holder of `key` at `now`, dropping a lapsed one. */
+    const liveHolder = (key: string, now: number): Holder | undefined => {
+      const holder = holders.get(key)
+      if (holder !== undefined && holder.expiresAt <= now) {
+        drop(key, holder)
+        return undefined
+      }
+      return holder
+    }
+
+    const release = (key: string, token: number): Effect.Effect<boolean, TurnLockError> =>
+      Effect.flatMap(Effect.all([validateKey(key), validateToken(token), clock.now()]), ([k, t, now]) =>
+        Effect.sync(() => {
+          const holder = liveHolder(k, now)
+          if (holder?.token !== t) return false
+          drop(k, holder)
+          return true
+        })
+      )
+
+    /** One attempt: the lease, or the holder to wait for. */
+    const tryAcquire = (key: string, ttlMs: number, now: number): Lease | Holder => {
+      const holder = liveHolder(key, now)
+      if (holder !== undefined) return holder
+      const token = ++lastToken
+      holders.set(key, { token, expiresAt: now + ttlMs, gone: Deferred.unsafeMake(FiberId.none) })
+      return { key, token, release: release(key, token) }
+    }
+
+    const service: TurnLockService = {
+      acquire: (key, acquireOptions) =>
+        Effect.gen(function* () {
+          const k = yield* validateKey(key)
+          const { ttlMs, waitMs } = yield* validateAcquireOptions(acquireOptions)
+          const signal = acquireOptions.signal
+          const start = yield* clock.now()
+          for (;;) {
+            if (signal?.aborted === true) {
+              return yield* Effect.fail(
+                new TurnLockError({ reason: "Aborted", message: `waiting for '${k}' was aborted` })
+              )
+            }
+            const now = yield* clock.now()
+            const outcome = tryAcquire(k, ttlMs, now)
+            if (!("gone" in outcome)) return outcome
+            if (waitMs !== undefined && now - start >= waitMs) {
+              return yield* Effect.fail(
+                new TurnLockError({
+                  reason: "Busy",
+                  message: `'${k}' is held by another turn (waited ${now - start} ms)`
+                })
+              )
+            }
+            yield* Effect.race(Deferred.await(outcome.gone), Effect.sleep(pollMs))
+          }
+        }),
+      refresh: (key, token, ttlMs) =>
+        Effect.flatMap(
+          Effect.all([validateKey(key), validateToken(token), validateTtl(ttlMs), clock.now()]),
+          ([k, t, ttl, now]) =>
+            Effect.suspend(() => {
+              const holder = liveHolder(k, now)
+              if (holder?.token !== t) {
+                return Effect.fail(
+                  new TurnLockError({ reason: "Lost", message: `token ${t} no longer holds '${k}'` })
+                )
+              }
+              holder.expiresAt = now + ttl
+              return Effect.void
+            })
+        ),
+      isCurrent: (key, token) =>
+        Effect.flatMap(Effect.all([validateKey(key), validateToken(token), clock.now()]), ([k, t, now]) =>
+          Effect.sync(() => liveHolder(k, now)?.token === t)
+        ),
+      release
+    }
+    return service
+  })
+
+/** The in-memory TurnLock as a layer (needs a `Clock`). */
+export const layerMemory: Layer.Layer<TurnLock, never, Clock> = Layer.effect(TurnLock, makeMemory())

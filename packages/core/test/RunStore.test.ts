@@ -1,0 +1,56 @@
+import { Chunk, Effect, Option, Stream } from "effect"
+import { describe, expect, it } from "vitest"
+import * as Clock from "../src/Clock.js"
+import * as RunStore from "../src/RunStore.js"
+import { RunStoreConformance } from "../src/testing/index.js"
+
+RunStoreConformance.run("memory", () => RunStore.layerMemory)
+
+describe("RunStore helpers", () => {
+  it("mints distinct run_ ids", () => {
+    const ids = new Set(Array.from({ length: 1000 }, () => RunStore.mintRunId(1_700_000_000_000)))
+    expect(ids.size).toBe(1000)
+    for (const id of ids) expect(id).toMatch(/^run_[0-9a-z]{30,}$/)
+  })
+
+  it("done reports partialText unless the run finished", () => {
+    expect(RunStore.doneData("finished", "abc")).toEqual({ status: "finished" })
+    expect(RunStore.doneData("aborted", "abc")).toEqual({ status: "aborted", partialText: "abc" })
+  })
+
+  it("a notifier keeps nothing for runs nobody follows", async () => {
+    const notifier = RunStore.makeNotifier()
+    notifier.publish("did:key:a", "r", 3)
+    const woke = await Effect.runPromise(
+      Effect.scoped(
+        Effect.flatMap(notifier.subscribe("did:key:a", "r"), (sub) =>
+          Effect.race(Effect.as(sub.awaitBeyond(0), "woken"), Effect.as(Effect.sleep(20), "slept"))
+        )
+      )
+    )
+    // The publish happened before anyone subscribed: a follower finds those frames by reading.
+    expect(woke).toBe("slept")
+  })
+
+  it("two memory stores do not share state", async () => {
+    const program = Effect.gen(function* () {
+      const a = yield* RunStore.makeMemory
+      const b = yield* RunStore.makeMemory
+      yield* a.create({ runId: "r", sessionId: "s", did: "did:key:x", requestId: "q" })
+      return yield* b.get("did:key:x", "r")
+    })
+    expect(await Effect.runPromise(Effect.provide(program, Clock.layer))).toEqual(Option.none())
+  })
+
+  it("a follower that stops early releases its subscription", async () => {
+    const program = Effect.gen(function* () {
+      const s = yield* RunStore.makeMemory
+      yield* s.create({ runId: "r", sessionId: "s", did: "did:key:x", requestId: "q" })
+      yield* s.append("did:key:x", "r", { event: "message", data: { content: "a" } })
+      yield* s.append("did:key:x", "r", { event: "message", data: { content: "b" } })
+      return yield* Stream.runCollect(Stream.take(s.follow("did:key:x", "r", 0), 1))
+    })
+    const frames = await Effect.runPromise(Effect.provide(program, Clock.layer))
+    expect(Chunk.toReadonlyArray(frames).map((f) => f.id)).toEqual([1])
+  })
+})
