@@ -254,18 +254,23 @@ export const renderChat = (
   const onPaymentRequiredError = (claims: Array<string>) => void payments.push(claims)
   const overrides = overridesFor(server.url)
   const { wrapper, queryClient } = providerFor(user)
+  // Every distinct message list the hook rendered, in order: what a user saw while the turn streamed.
+  const views: Array<ReadonlyArray<IMessage>> = []
   const rendered = renderHook(
-    () =>
-      useChat({
+    () => {
+      const chat = useChat({
         oracleDid: server.oracleDid,
         sessionId,
         overrides,
         onPaymentRequiredError,
         ...(options.withUiComponents === true ? { uiComponents } : {})
-      }),
+      })
+      if (views.at(-1) !== chat.messages) views.push(chat.messages)
+      return chat
+    },
     { wrapper }
   )
-  return { ...rendered, payments, queryClient }
+  return { ...rendered, payments, queryClient, views }
 }
 
 /** Waits for `check` (an expectation) to pass, up to `timeout` ms. */
