@@ -17,7 +17,7 @@ import {
   useOracleSessions
 } from "@ixo/oracles-client-sdk"
 import { QueryClient } from "@tanstack/react-query"
-import { renderHook, waitFor } from "@testing-library/react"
+import { type RenderHookResult, renderHook, waitFor } from "@testing-library/react"
 import { createElement, type ReactNode } from "react"
 import { afterEach, beforeAll, beforeEach } from "vitest"
 
@@ -243,13 +243,23 @@ export const uiComponents = {
   Error: () => null
 } as unknown as NonNullable<IChatOptions["uiComponents"]>
 
+/** What `useChat` returns. */
+export type Chat = ReturnType<typeof useChat>
+
+/** A rendered `useChat`, the payment callback's calls, and every message list it rendered. */
+export interface RenderedChat extends RenderHookResult<Chat, unknown> {
+  readonly payments: Array<Array<string>>
+  readonly queryClient: QueryClient
+  readonly views: Array<ReadonlyArray<IMessage>>
+}
+
 /** `useChat` of `user` on `sessionId`, with stable options; `payments` records the 402 callback. */
 export const renderChat = (
   server: Oracle,
   user: SdkUser,
   sessionId: string,
   options: { readonly withUiComponents?: boolean } = {}
-) => {
+): RenderedChat => {
   const payments: Array<Array<string>> = []
   const onPaymentRequiredError = (claims: Array<string>) => void payments.push(claims)
   const overrides = overridesFor(server.url)
