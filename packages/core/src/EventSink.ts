@@ -11,11 +11,23 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 
-/** A chunk of the model's reasoning, when the provider exposes it. */
+/**
+ * The model's reasoning of one model call, when the provider exposes it. `content` is the older
+ * clients' field; `reasoning` with `requestId`, `sessionId` and `isComplete` is the shape the
+ * QiForge client SDK 1.4 reads (it shows the frames of a turn, concatenated, as one reasoning
+ * message keyed by `requestId`). Both carry the same text.
+ */
 export const Reasoning = Schema.TaggedStruct("reasoning", {
   content: Schema.String,
   /** ISO-8601 time the chunk was produced. */
-  timestamp: Schema.String
+  timestamp: Schema.String,
+  /** The HTTP request (`X-Request-Id`) of the turn. */
+  requestId: Schema.optional(Schema.String),
+  sessionId: Schema.optional(Schema.String),
+  /** The same text as `content`. */
+  reasoning: Schema.optional(Schema.String),
+  /** True: each frame carries one model call's whole reasoning. */
+  isComplete: Schema.optional(Schema.Boolean)
 })
 
 /** A chunk (or the whole) of the assistant's answer. */

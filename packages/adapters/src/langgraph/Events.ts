@@ -58,7 +58,17 @@ export class Emitter {
 
   /** Emits the reasoning a model call exposed (core's `EventSink.Reasoning`). */
   reasoning(content: string, writer?: (chunk: unknown) => void): void {
-    this.emit({ _tag: "reasoning", content, timestamp: new Date().toISOString() }, writer)
+    this.emit(
+      {
+        _tag: "reasoning",
+        content,
+        timestamp: new Date().toISOString(),
+        ...this.ids,
+        reasoning: content,
+        isComplete: true
+      },
+      writer
+    )
   }
 
   /** Emits `isRunning` for a tool call; returns the event id its `done` must reuse. */

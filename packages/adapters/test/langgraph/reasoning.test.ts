@@ -298,7 +298,18 @@ describe("reasoning events through the agent loop", () => {
 
   it("reasoning_content (DeepSeek / vLLM / Ollama): runTurn and streamTurn alike, never in the answer", async () => {
     const ran = await runTurn(await agent(new ShapedModel(deepseekReplies()), "s-d"), { message: "hi" })
-    expect(ran.events).toEqual([{ _tag: "reasoning", content: "Greet back.", timestamp: expect.any(String) }])
+    // Both shapes: `content` for older clients, `reasoning` + ids + isComplete for the SDK 1.4.
+    expect(ran.events).toEqual([
+      {
+        _tag: "reasoning",
+        content: "Greet back.",
+        timestamp: expect.any(String),
+        requestId: "req-r",
+        sessionId: "s-d",
+        reasoning: "Greet back.",
+        isComplete: true
+      }
+    ])
     expect(ran.answer).toBe("Hello there.")
     const { yielded } = await drain(new ShapedModel(deepseekReplies()), "s-ds", "hi")
     expect(yielded.map((e) => (e._tag === "message" ? `message:${e.content}` : e._tag))).toEqual([
