@@ -1,7 +1,7 @@
 /**
  * `@plugboard/adapters/sqlite` — per-user SQLite persistence: a LangGraph checkpoint saver,
  * the SessionStore port on the same per-user database, and the registry that maps user DIDs
- * to database files.
+ * to database files; and the RunStore port on a shared file of its own (`runs.sqlite`).
  */
 export { Database, type DatabaseOptions, SCHEMA_VERSION } from "./Database.js"
 export {
@@ -11,6 +11,15 @@ export {
   type SqliteStorageErrorReason
 } from "./errors.js"
 export { prune, type RetentionOptions } from "./Retention.js"
+export {
+  layerRunStore,
+  makeRunStore,
+  RUNS_APPLICATION_ID,
+  RUNS_FILE_NAME,
+  RUNS_SCHEMA_VERSION,
+  runsFile,
+  type SqliteRunStoreOptions
+} from "./SqliteRunStore.js"
 export {
   type MakeSqliteSaverOptions,
   makeSqliteSaver,

@@ -1,0 +1,467 @@
+/**
+ * The `RunStore` port on one SQLite file of its own (`<data>/runs.sqlite`): runs and their
+ * numbered frames, so that a turn outlives its HTTP request and its process.
+ *
+ * Why one shared file and not the per-user databases: runs are short-lived, written on every
+ * streamed chunk, and the boot sweep (`interruptUnfinished`) and `prune` must see every user's
+ * runs at once; a per-user file would mean opening every user's database at boot. The file is
+ * WAL with `synchronous = NORMAL`, so every committed frame survives a process crash (only a
+ * power loss can take the last commits), which is what lets a restarted host report a run cut
+ * off by `kill -9` as `interrupted` with all the text its client saw.
+ *
+ * Every change is one `BEGIN IMMEDIATE` transaction that checks and writes together (the next
+ * frame id, the partial text, the status), and a follower is woken by an in-process notifier
+ * after the commit. Another process writing the same file is seen by followers within `pollMs`;
+ * real cross-process fan-out belongs to the shared engines. The rules (validation, the `done`
+ * payload, how a follow reads) are core's; this file only stores.
+ *
+ * A file that cannot be a run store (not SQLite, damaged, unreadable, another application's,
+ * a newer schema) fails the layer with an `Unavailable` error naming the file and why; it is
+ * never modified, moved or deleted.
+ */
+import { closeSync, fstatSync, mkdirSync, openSync, readSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { Clock, RunStore } from "@plugboard/core"
+import BetterSqlite3 from "better-sqlite3"
+import { Effect, Layer, Option, type Scope, Stream } from "effect"
+import { isCorruption, SqliteOpenError, sqliteCode } from "./errors.js"
+
+/** Options of the SQLite run store. */
+export interface SqliteRunStoreOptions {
+  /** Path of the runs database (see `runsFile`); its directory is created when missing. */
+  readonly filename: string
+  /** How long a statement waits for another process's write lock (default 5000 ms). */
+  readonly busyTimeoutMs?: number | undefined
+  /** How often (real ms) a follower re-reads without a wake-up, to see other processes' frames (default 1000). */
+  readonly pollMs?: number | undefined
+}
+
+/** The file name of the run store inside a host's data directory. */
+export const RUNS_FILE_NAME = "runs.sqlite"
+
+/** The run store's path inside the data directory `directory`. */
+export const runsFile = (directory: string): string => join(directory, RUNS_FILE_NAME)
+
+/** `PRAGMA application_id` of a plugboard run store ("PBRN"), so a foreign database is recognised. */
+export const RUNS_APPLICATION_ID = 0x5042524e
+/** Schema version of the run store (`PRAGMA user_version`). */
+export const RUNS_SCHEMA_VERSION = 1
+
+const SCHEMA = `
+CREATE TABLE runs (
+  did TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'finished', 'interrupted', 'aborted', 'failed')),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  ended_at INTEGER,
+  last_frame_id INTEGER NOT NULL DEFAULT 0,
+  partial_text TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (did, run_id)
+) STRICT;
+CREATE INDEX runs_active ON runs (did, session_id, created_at) WHERE status IN ('queued', 'running');
+CREATE INDEX runs_ended ON runs (ended_at) WHERE ended_at IS NOT NULL;
+CREATE TABLE frames (
+  did TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  id INTEGER NOT NULL CHECK (id > 0),
+  event TEXT NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (did, run_id, id),
+  FOREIGN KEY (did, run_id) REFERENCES runs (did, run_id) ON DELETE CASCADE
+) STRICT, WITHOUT ROWID;
+`
+
+const MAGIC = Buffer.from("SQLite format 3\u0000", "latin1")
+
+/** Refuses a non-empty file that is not SQLite before SQLite touches it (or its `-wal`). */
+const checkHeader = (filename: string): void => {
+  let fd: number
+  try {
+    fd = openSync(filename, "r")
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === "ENOENT") return
+    throw new SqliteOpenError({
+      reason: code === "EACCES" || code === "EPERM" ? "Unreadable" : "Unavailable",
+      path: filename,
+      message: `${code ?? "error"}: cannot read the file`,
+      cause: error
+    })
+  }
+  try {
+    if (!fstatSync(fd).isFile()) {
+      throw new SqliteOpenError({ reason: "Unreadable", path: filename, message: "not a regular file" })
+    }
+    const head = Buffer.alloc(MAGIC.length)
+    const n = readSync(fd, head, 0, MAGIC.length, 0)
+    if (n > 0 && (n < MAGIC.length || !head.equals(MAGIC))) {
+      throw new SqliteOpenError({
+        reason: "NotADatabase",
+        path: filename,
+        message: "the file does not start with the SQLite header"
+      })
+    }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+const tableNames = (db: BetterSqlite3.Database): Array<string> =>
+  db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as Array<string>
+
+/**
+ * Whether the file is empty (new) or a run store of this version; anything else throws. Only
+ * reads: a foreign file must be refused before WAL mode (which rewrites the header) is set.
+ */
+const identify = (db: BetterSqlite3.Database, filename: string): "empty" | "ours" => {
+  const applicationId = db.pragma("application_id", { simple: true }) as number
+  const version = db.pragma("user_version", { simple: true }) as number
+  const tables = tableNames(db)
+  if (applicationId === 0) {
+    if (tables.length === 0) return "empty"
+    throw new SqliteOpenError({
+      reason: "NotADatabase",
+      path: filename,
+      message: `a database of another application (tables: ${tables.slice(0, 5).join(", ")})`
+    })
+  }
+  if (applicationId !== RUNS_APPLICATION_ID) {
+    throw new SqliteOpenError({
+      reason: "NotADatabase",
+      path: filename,
+      message: `a database of another application (application_id ${applicationId})`
+    })
+  }
+  if (version !== RUNS_SCHEMA_VERSION) {
+    throw new SqliteOpenError({
+      reason: version > RUNS_SCHEMA_VERSION ? "SchemaTooNew" : "Corrupt",
+      path: filename,
+      message: `schema version ${version}; this build reads version ${RUNS_SCHEMA_VERSION}`
+    })
+  }
+  for (const table of ["runs", "frames"]) {
+    if (!tables.includes(table)) {
+      throw new SqliteOpenError({ reason: "Corrupt", path: filename, message: `table '${table}' is missing` })
+    }
+  }
+  return "ours"
+}
+
+const openDatabase = (filename: string, busyTimeoutMs: number): BetterSqlite3.Database => {
+  mkdirSync(dirname(filename), { recursive: true })
+  checkHeader(filename)
+  const db = new BetterSqlite3(filename, { timeout: busyTimeoutMs })
+  try {
+    // Pruned answers must not linger in free pages (see Database.open for the same choice).
+    db.pragma("secure_delete = ON")
+    const check = db.pragma("quick_check(1)", { simple: true })
+    if (check !== "ok") {
+      throw new SqliteOpenError({
+        reason: "Corrupt",
+        path: filename,
+        message: `quick_check: ${String(check)}`
+      })
+    }
+    const kind = identify(db, filename)
+    // auto_vacuum must be chosen before the first table exists.
+    if (kind === "empty") db.pragma("auto_vacuum = INCREMENTAL")
+    const mode = db.pragma("journal_mode = WAL", { simple: true })
+    if (mode !== "wal") throw new Error(`could not enable WAL (journal_mode=${String(mode)})`)
+    db.pragma("synchronous = NORMAL")
+    db.pragma("foreign_keys = ON")
+    if (kind === "empty") {
+      db.transaction(() => {
+        // Another process may have created the schema since `identify`: check again under the lock.
+        if (identify(db, filename) === "ours") return
+        db.exec(SCHEMA)
+        db.pragma(`application_id = ${RUNS_APPLICATION_ID}`)
+        db.pragma(`user_version = ${RUNS_SCHEMA_VERSION}`)
+      }).immediate()
+    }
+    return db
+  } catch (error) {
+    db.close()
+    throw error
+  }
+}
+
+/** Why the file cannot be used, as the port's error. */
+const openFailure = (filename: string, error: unknown): RunStore.RunStoreError => {
+  const code = sqliteCode(error)
+  const reason =
+    error instanceof SqliteOpenError
+      ? error.reason
+      : code === "SQLITE_NOTADB"
+        ? "NotADatabase"
+        : code?.startsWith("SQLITE_CORRUPT")
+          ? "Corrupt"
+          : "Unavailable"
+  const detail = error instanceof Error ? error.message : String(error)
+  return new RunStore.RunStoreError({
+    reason: "Unavailable",
+    message: `run store ${filename} cannot be opened (${reason}: ${detail}); the file was left untouched`,
+    cause: error
+  })
+}
+
+/** A driver failure after open, as the port's error (a typed port error passes through). */
+const storageFailure = (filename: string, error: unknown): RunStore.RunStoreError => {
+  if (error instanceof RunStore.RunStoreError) return error
+  const detail = error instanceof Error ? error.message : String(error)
+  return new RunStore.RunStoreError({
+    reason: "Unavailable",
+    message: isCorruption(error)
+      ? `run store ${filename} is corrupt (${detail})`
+      : `run store ${filename} is unavailable (${sqliteCode(error) ?? "error"}: ${detail})`,
+    cause: error
+  })
+}
+
+interface RunRow {
+  readonly did: string
+  readonly run_id: string
+  readonly session_id: string
+  readonly request_id: string
+  readonly status: RunStore.RunStatus
+  readonly created_at: number
+  readonly updated_at: number
+  readonly ended_at: number | null
+  readonly last_frame_id: number
+  readonly partial_text: string
+}
+
+interface FrameRow {
+  readonly id: number
+  readonly event: string
+  readonly data: string
+}
+
+const toRun = (row: RunRow): RunStore.Run => ({
+  runId: row.run_id,
+  sessionId: row.session_id,
+  did: row.did,
+  requestId: row.request_id,
+  status: row.status,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  ...(row.ended_at === null ? {} : { endedAt: row.ended_at }),
+  lastFrameId: row.last_frame_id,
+  partialText: row.partial_text
+})
+
+const toFrame = (row: FrameRow): RunStore.Frame => ({
+  id: row.id,
+  event: row.event,
+  data: JSON.parse(row.data) as Record<string, unknown>
+})
+
+const ACTIVE = "status IN ('queued', 'running')"
+
+/**
+ * Opens (creating when missing) the run store at `options.filename` for the life of the scope.
+ * Fails `Unavailable` for a file that cannot be a run store, and never changes such a file.
+ */
+export const makeRunStore = (
+  options: SqliteRunStoreOptions
+): Effect.Effect<RunStore.RunStoreService, RunStore.RunStoreError, Scope.Scope | Clock.Clock> =>
+  Effect.gen(function* () {
+    const clock = yield* Clock.Clock
+    const filename = options.filename
+    const pollMs = options.pollMs ?? 1000
+    const db = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => openDatabase(filename, options.busyTimeoutMs ?? 5000),
+        catch: (error) => openFailure(filename, error)
+      }),
+      (db) => Effect.sync(() => db.close())
+    )
+    const notifier = RunStore.makeNotifier()
+
+    const selectRun = db.prepare<[string, string], RunRow>("SELECT * FROM runs WHERE did = ? AND run_id = ?")
+    const insertRun = db.prepare(
+      `INSERT OR IGNORE INTO runs (did, run_id, session_id, request_id, status, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'queued', ?, ?)`
+    )
+    const setStatus = db.prepare<[RunStore.RunStatus, number, string, string]>(
+      "UPDATE runs SET status = ?, updated_at = ? WHERE did = ? AND run_id = ?"
+    )
+    const bumpFrame = db.prepare<[string, number, string, string], { last_frame_id: number }>(
+      `UPDATE runs SET last_frame_id = last_frame_id + 1, partial_text = partial_text || ?, updated_at = ?
+       WHERE did = ? AND run_id = ? AND ${ACTIVE} RETURNING last_frame_id`
+    )
+    const endRun = db.prepare<[RunStore.EndStatus, number, number, number, string, string]>(
+      "UPDATE runs SET status = ?, last_frame_id = ?, updated_at = ?, ended_at = ? WHERE did = ? AND run_id = ?"
+    )
+    const insertFrame = db.prepare<[string, string, number, string, string]>(
+      "INSERT INTO frames (did, run_id, id, event, data) VALUES (?, ?, ?, ?, ?)"
+    )
+    const selectFrames = db.prepare<[string, string, number], FrameRow>(
+      "SELECT id, event, data FROM frames WHERE did = ? AND run_id = ? AND id > ? ORDER BY id"
+    )
+    const selectActiveForSession = db.prepare<[string, string], RunRow>(
+      `SELECT * FROM runs WHERE did = ? AND session_id = ? AND ${ACTIVE}
+       ORDER BY created_at DESC, rowid DESC LIMIT 1`
+    )
+    const selectAllActive = db.prepare<[], RunRow>(`SELECT * FROM runs WHERE ${ACTIVE}`)
+    const deleteEnded = db.prepare<[number]>("DELETE FROM runs WHERE ended_at IS NOT NULL AND ended_at < ?")
+
+    const attempt = <A>(f: () => A): Effect.Effect<A, RunStore.RunStoreError> =>
+      Effect.try({ try: f, catch: (error) => storageFailure(filename, error) })
+    const write = <A>(f: () => A): Effect.Effect<A, RunStore.RunStoreError> =>
+      attempt(() => db.transaction(f).immediate())
+    // A deferred transaction gives a read one snapshot even while another process writes.
+    const read = <A>(f: () => A): Effect.Effect<A, RunStore.RunStoreError> =>
+      attempt(() => db.transaction(f)())
+
+    const existing = (did: string, runId: string): RunRow => {
+      const row = selectRun.get(did, runId)
+      if (row === undefined) throw RunStore.notFound(runId)
+      return row
+    }
+
+    /** Appends the `done` frame and ends the run, inside the caller's transaction. */
+    const endRow = (row: RunRow, status: RunStore.EndStatus, now: number): RunStore.Frame => {
+      const done: RunStore.Frame = {
+        id: row.last_frame_id + 1,
+        event: RunStore.DONE_EVENT,
+        data: RunStore.doneData(status, row.partial_text)
+      }
+      insertFrame.run(row.did, row.run_id, done.id, done.event, JSON.stringify(done.data))
+      endRun.run(status, done.id, now, now, row.did, row.run_id)
+      return done
+    }
+
+    const readLog = (did: string, runId: string, after: number) =>
+      read((): RunStore.LogSlice => {
+        const row = existing(did, runId)
+        return {
+          frames: selectFrames.all(did, runId, after).map(toFrame),
+          ended: !RunStore.isActive(row.status),
+          lastFrameId: row.last_frame_id
+        }
+      })
+
+    const ids = (did: string, runId: string) =>
+      Effect.all([RunStore.validateDid(did), RunStore.validateId("runId", runId)])
+
+    const service: RunStore.RunStoreService = {
+      create: (input) =>
+        Effect.gen(function* () {
+          const did = yield* RunStore.validateDid(input?.did)
+          const sessionId = yield* RunStore.validateId("sessionId", input?.sessionId)
+          const requestId = yield* RunStore.validateId("requestId", input?.requestId)
+          const now = yield* clock.now()
+          const runId =
+            input.runId === undefined
+              ? RunStore.mintRunId(now)
+              : yield* RunStore.validateId("runId", input.runId)
+          return yield* write(() => {
+            if (insertRun.run(did, runId, sessionId, requestId, now, now).changes === 0) {
+              throw new RunStore.RunStoreError({
+                reason: "Invalid",
+                message: `Run '${runId}' already exists`
+              })
+            }
+            return toRun(selectRun.get(did, runId)!)
+          })
+        }),
+      start: (did, runId) =>
+        Effect.gen(function* () {
+          const [d, id] = yield* ids(did, runId)
+          const now = yield* clock.now()
+          return yield* write(() => {
+            const row = existing(d, id)
+            if (!RunStore.isActive(row.status)) throw RunStore.ended(id, row.status)
+            if (row.status === "running") {
+              throw new RunStore.RunStoreError({
+                reason: "Invalid",
+                message: `Run '${id}' is already running`
+              })
+            }
+            setStatus.run("running", now, d, id)
+            return toRun({ ...row, status: "running", updated_at: now })
+          })
+        }),
+      append: (did, runId, input) =>
+        Effect.gen(function* () {
+          const [d, id] = yield* ids(did, runId)
+          const frame = yield* RunStore.normalizeFrame(input)
+          const now = yield* clock.now()
+          const stored = yield* write((): RunStore.Frame => {
+            const bumped = bumpFrame.get(frame.text, now, d, id)
+            if (bumped === undefined) {
+              const row = existing(d, id)
+              throw RunStore.ended(id, row.status)
+            }
+            insertFrame.run(d, id, bumped.last_frame_id, frame.event, frame.json)
+            return { id: bumped.last_frame_id, event: frame.event, data: frame.data }
+          })
+          notifier.publish(d, id, stored.id)
+          return stored
+        }),
+      end: (did, runId, outcome) =>
+        Effect.gen(function* () {
+          const [d, id] = yield* ids(did, runId)
+          const status = yield* RunStore.validateEndStatus(outcome?.status)
+          const now = yield* clock.now()
+          const done = yield* write(() => {
+            const row = existing(d, id)
+            if (!RunStore.isActive(row.status)) throw RunStore.ended(id, row.status)
+            return endRow(row, status, now)
+          })
+          notifier.publish(d, id, done.id)
+          return done
+        }),
+      get: (did, runId) =>
+        Effect.flatMap(ids(did, runId), ([d, id]) =>
+          read(() => Option.map(Option.fromNullable(selectRun.get(d, id)), toRun))
+        ),
+      frames: (did, runId, after) =>
+        Effect.flatMap(Effect.all([ids(did, runId), RunStore.validateAfter(after)]), ([[d, id], a]) =>
+          Effect.map(readLog(d, id, a), (slice) => slice.frames)
+        ),
+      follow: (did, runId, after) =>
+        Stream.unwrap(
+          Effect.map(Effect.all([ids(did, runId), RunStore.validateAfter(after)]), ([[d, id], a]) =>
+            RunStore.followLog(a, {
+              read: (cursor) => readLog(d, id, cursor),
+              subscribe: notifier.subscribe(d, id),
+              pollMs
+            })
+          )
+        ),
+      activeForSession: (did, sessionId) =>
+        Effect.flatMap(
+          Effect.all([RunStore.validateDid(did), RunStore.validateId("sessionId", sessionId)]),
+          ([d, s]) => read(() => Option.map(Option.fromNullable(selectActiveForSession.get(d, s)), toRun))
+        ),
+      interruptUnfinished: () =>
+        Effect.gen(function* () {
+          const now = yield* clock.now()
+          const ended = yield* write(() =>
+            selectAllActive.all().map((row) => ({ row, done: endRow(row, "interrupted", now) }))
+          )
+          for (const { row, done } of ended) notifier.publish(row.did, row.run_id, done.id)
+          return ended.length
+        }),
+      prune: (olderThanMs) =>
+        Effect.gen(function* () {
+          const retention = yield* RunStore.validateRetention(olderThanMs)
+          const now = yield* clock.now()
+          const deleted = yield* write(() => deleteEnded.run(now - retention).changes)
+          // Give the freed pages back to the file system; best effort, outside the transaction.
+          if (deleted > 0) yield* Effect.ignore(attempt(() => db.pragma("incremental_vacuum")))
+          return deleted
+        })
+    }
+    return service
+  })
+
+/** The SQLite run store as a layer; the file closes when the layer is released. */
+export const layerRunStore = (
+  options: SqliteRunStoreOptions
+): Layer.Layer<RunStore.RunStore, RunStore.RunStoreError, Clock.Clock> =>
+  Layer.scoped(RunStore.RunStore, makeRunStore(options))
