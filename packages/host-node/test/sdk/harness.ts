@@ -126,6 +126,8 @@ export interface Exchange {
   readonly method: string
   readonly path: string
   readonly status: number
+  /** The body, when it is JSON (streams are left alone). */
+  readonly body?: unknown
 }
 
 /**
@@ -143,10 +145,12 @@ export const recordFetch = (origin: () => string | undefined) => {
       const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url)
       const response = await inner(input, init)
       if (url.origin === origin()) {
+        const json = response.headers.get("content-type")?.includes("application/json") === true
         exchanges.push({
           method: init?.method ?? "GET",
           path: url.pathname + url.search,
-          status: response.status
+          status: response.status,
+          ...(json ? { body: await response.clone().json() } : {})
         })
       }
       return response
