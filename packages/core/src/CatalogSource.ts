@@ -9,6 +9,7 @@
  */
 import { Schema } from "effect"
 import * as ClientTools from "./ClientTools.js"
+import { fnv1a36 } from "./internal/hash.js"
 import { TOOL_NAME } from "./internal/tools.js"
 import type { JsonSchema, Plugin, PluginTool, RequestInfo } from "./Plugin.js"
 import { Category, MANIFEST_FIELDS, type PluginManifest, Stability, Visibility } from "./PluginManifest.js"
@@ -295,16 +296,6 @@ export const overrideManifest = (
 /** Separates a plugin's name from its tool's in a namespaced tool name: `github__create_issue`. */
 export const NAMESPACE_SEPARATOR = "__"
 
-const hash36 = (text: string): string => {
-  // FNV-1a, 32 bits: a short, stable suffix for names cut to 64 characters.
-  let h = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i)
-    h = Math.imul(h, 0x01000193)
-  }
-  return (h >>> 0).toString(36)
-}
-
 /**
  * The namespaced name of a source's tool: `<plugin>__<tool>`, with every character a provider
  * refuses replaced by `_`, and cut to 64 characters with a stable hash of the full name when
@@ -313,7 +304,7 @@ const hash36 = (text: string): string => {
 export const namespacedToolName = (plugin: string, tool: string): string => {
   const full = `${plugin}${NAMESPACE_SEPARATOR}${tool}`.replace(/[^A-Za-z0-9_-]/g, "_")
   if (full.length <= 64) return full
-  const suffix = `_${hash36(`${plugin}\u0000${tool}`)}`
+  const suffix = `_${fnv1a36(`${plugin}\u0000${tool}`)}`
   return `${full.slice(0, 64 - suffix.length)}${suffix}`
 }
 

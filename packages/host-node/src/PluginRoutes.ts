@@ -28,7 +28,8 @@ export const BUILTIN_ROUTES: ReadonlyArray<readonly [PluginRoute["method"], stri
   ["DELETE", "/sessions/:id"],
   ["POST", "/messages/abort"],
   ["POST", "/messages/:sessionId"],
-  ["GET", "/messages/:sessionId"]
+  ["GET", "/messages/:sessionId"],
+  ["GET", "/sessions/:id/messages"]
 ]
 
 const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"])

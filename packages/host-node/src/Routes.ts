@@ -8,8 +8,8 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { BaseMessage } from "@langchain/core/messages"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { textOf } from "@plugboard/adapters/langgraph"
-import { SessionStore } from "@plugboard/core"
-import { Context, Effect, Schema } from "effect"
+import { HistoryPage, SessionStore } from "@plugboard/core"
+import { Context, Effect, Either, Schema } from "effect"
 import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
 import type { TurnRegistry } from "./Messages.js"
 import type { StageTimings } from "./Pipeline.js"
@@ -69,6 +69,12 @@ const pageParam = (name: string) =>
       ? Effect.succeed(Number(raw))
       : Effect.fail(new HttpFailure({ status: 400, message: `${name} must be a non-negative whole number.` }))
   })
+
+/** How paged history reads a stored message: its id, and whether it is the user's (a turn's start). */
+const historyView: HistoryPage.MessageView<BaseMessage> = {
+  idOf: (m) => m.id,
+  startsTurn: (m) => m.getType() === "human"
+}
 
 /** One stored message as `GET /messages/:sessionId` shows it. */
 export const wireMessage = (m: BaseMessage) => {
@@ -167,7 +173,8 @@ export const sessionRoutes = (s: RouteServices) => {
     return json({ success: true, sessionId: id })
   })
 
-  const history = Effect.gen(function* () {
+  // The session's thread, for both history routes: a session of this user, a thread of no one else.
+  const thread = Effect.gen(function* () {
     const { did } = yield* RequestUser
     const id = yield* sessionIdParam
     const session = yield* sessionsApi.get(did, id).pipe(Effect.mapError(sessionFailure))
@@ -178,10 +185,39 @@ export const sessionRoutes = (s: RouteServices) => {
     const owner = ownerOf(tuple?.checkpoint.channel_values)
     if (owner !== undefined && owner !== did) return yield* Effect.fail(notFound(id))
     const messages = (tuple?.checkpoint.channel_values.messages ?? []) as ReadonlyArray<BaseMessage>
+    return { id, messages }
+  })
+
+  /** `GET /messages/:sessionId`: the whole thread (the older contract). */
+  const history = Effect.gen(function* () {
+    const { id, messages } = yield* thread
     return json({ messages: messages.map(wireMessage), sessionId: id })
   })
 
-  return { create, list, remove, history }
+  /**
+   * `GET /sessions/:id/messages?limit&before&after`: the thread a few turns at a time, with
+   * opaque cursors (`HistoryPage`), as the QiForge client SDK 1.4 pages it.
+   */
+  const historyPage = Effect.gen(function* () {
+    const limit = (yield* pageParam("limit")) ?? HistoryPage.DEFAULT_TURNS_PER_PAGE
+    const params = yield* searchParams
+    const cursor = (name: string) => {
+      const value = params.get(name)
+      return value === null || value === "" ? undefined : value
+    }
+    const { messages } = yield* thread
+    const page = HistoryPage.page(messages, historyView, {
+      limit,
+      before: cursor("before"),
+      after: cursor("after")
+    })
+    if (Either.isLeft(page)) {
+      return yield* Effect.fail(new HttpFailure({ status: 400, message: page.left.message }))
+    }
+    return json({ ...page.right, messages: page.right.messages.map(wireMessage) })
+  })
+
+  return { create, list, remove, history, historyPage }
 }
 
 /** Builds a router from `[method, path, handler]` rows. */

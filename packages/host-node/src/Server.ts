@@ -177,6 +177,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     ["POST", "/messages/abort", messages.abort],
     ["POST", "/messages/:sessionId", messages.send],
     ["GET", "/messages/:sessionId", sessions.history],
+    ["GET", "/sessions/:id/messages", sessions.historyPage],
     ...parts.routes
       .filter((r) => !r.public)
       .map(
