@@ -61,14 +61,6 @@ describe("useChat().abortStream against the server", () => {
       ])
       // The bubble never saw the job finish.
       expect(views.flatMap((view) => toolCallParts(view)).some((b) => b.status === "done")).toBe(false)
-      // The history the SDK reloads after the turn holds the cancelled call's answer.
-      await until(() =>
-        expect(
-          (result.current.messages as ReadonlyArray<{ type: string; name?: string; content: unknown }>).find(
-            (m) => m.type === "tool" && m.name === "run_slow_job"
-          )?.content
-        ).toMatch(/^Cancelled: the turn was aborted/)
-      )
 
       // The session is free: the next turn is not queued behind the 30 s job.
       await result.current.sendMessage("What's the weather in Berlin?")
