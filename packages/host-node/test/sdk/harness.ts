@@ -84,7 +84,11 @@ export const startOracle = async (plugins: ReadonlyArray<PluginName> = ["weather
       pending.set(id, { resolve, reject })
       child.send({ id, ...request })
     })
-  const { url, oracleDid } = await ready
+  const { url, oracleDid } = await ready.catch((error: unknown) => {
+    // A server that did not come up is not left behind.
+    child.kill("SIGKILL")
+    throw error
+  })
   return {
     url,
     oracleDid,

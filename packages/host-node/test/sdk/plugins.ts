@@ -7,7 +7,7 @@ import { Schema } from "effect"
  * `cleanupMs` to let go, as a job stopping its work does. The router calls it for "Run the slow
  * job". The cleanup keeps the turn's end well behind the answer to `POST /messages/abort`: the
  * SDK's `abortStream()` throws a TypeError when the turn settles while its abort request is still
- * in flight (dist/index.js:1625, after `settleStream` cleared the controller at :1684).
+ * in flight (dist/index.js:1625, after `settleStream` cleared the controller at :1683).
  */
 export const slowJob = (cleanupMs: number): Plugin =>
   definePlugin({

@@ -57,7 +57,7 @@ describe("useOracleSessions against the server", () => {
         "DELETE /sessions/:id 200",
         "GET /sessions?limit=20&offset=0 200"
       ])
-      // One delegation-less provider call each: the SDK caches the tokens it was given.
+      // One invocation served all seven requests: the SDK caches it until 30 s before it expires.
       expect(user.minted.invocations).toBe(1)
     } finally {
       unmount()
