@@ -72,11 +72,28 @@ export const ErrorEvent = Schema.TaggedStruct("error", {
   details: Schema.optional(Schema.Unknown)
 })
 
-/** The last event of every turn. */
-export const Done = Schema.TaggedStruct("done", {})
+/**
+ * The last event of every turn. A streamed turn is a run (`RunStore`): its `done` says how the run
+ * ended and, when it was cut short, carries the answer as far as it was streamed.
+ */
+export const Done = Schema.TaggedStruct("done", {
+  status: Schema.optional(Schema.Literal("finished", "interrupted", "aborted", "failed")),
+  /** The answer as streamed before the run was cut short (absent when it finished). */
+  partialText: Schema.optional(Schema.String)
+})
+
+/**
+ * The first frame of a streamed turn: the run it is (`GET /runs/:runId?after=N` rejoins it) and
+ * the request it answers. `resumed` is true on a run a restarted host continues.
+ */
+export const RunEvent = Schema.TaggedStruct("run", {
+  runId: Schema.String,
+  requestId: Schema.String,
+  resumed: Schema.optional(Schema.Boolean)
+})
 
 /** Every event of a turn, tagged by its SSE event name. */
-export const AgentEvent = Schema.Union(Reasoning, Message, ToolCall, ErrorEvent, Done)
+export const AgentEvent = Schema.Union(Reasoning, Message, ToolCall, ErrorEvent, Done, RunEvent)
 /** Every event of a turn, tagged by its SSE event name. */
 export type AgentEvent = typeof AgentEvent.Type
 /** The SSE event names. */

@@ -14,7 +14,12 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
 import { MatrixSyncEngine, matrixSnapshotStore, type SnapshotStore } from "@plugboard/adapters/matrix"
 import { makeChatModel } from "@plugboard/adapters/models"
-import { layerSessionStore, layerUserDatabases, UserDatabases } from "@plugboard/adapters/sqlite"
+import {
+  layerRunStore,
+  layerSessionStore,
+  layerUserDatabases,
+  UserDatabases
+} from "@plugboard/adapters/sqlite"
 import { loadOrCreateSigner, type Signer, UcanAuth } from "@plugboard/adapters/ucan"
 import {
   Auth,
@@ -24,6 +29,7 @@ import {
   CreditLedger,
   type Plugin,
   RateLimiter,
+  RunStore,
   type RuntimeLogger,
   SessionStore
 } from "@plugboard/core"
@@ -81,6 +87,8 @@ export interface OracleAppOptions {
    * (one shared by every process, e.g. on Redis, when the oracle runs on several).
    */
   readonly rateLimiter?: Layer.Layer<RateLimiter.RateLimiter, unknown, Clock.Clock>
+  /** A run store to use instead of the SQLite file at `RUNS_DATABASE_PATH`. */
+  readonly runs?: Layer.Layer<RunStore.RunStore, unknown, Clock.Clock>
   /** A session store to use instead of the per-user SQLite databases (e.g. a shared database). */
   readonly sessions?: Layer.Layer<SessionStore.SessionStore, unknown, Clock.Clock>
   readonly logger?: RuntimeLogger
@@ -242,7 +250,8 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     options.rateLimiter ??
       RateLimiter.layerMemory({ limit: config.throttleLimit, windowMs: config.throttleTtlMs }),
     ledgerLayer,
-    options.sessions ?? layerSessionStore
+    options.sessions ?? layerSessionStore,
+    options.runs ?? layerRunStore({ filename: config.runsDatabasePath })
   ).pipe(Layer.provideMerge(databases), Layer.provideMerge(clock))
   const runtime = ManagedRuntime.make(services)
   const ports = await runtime
@@ -252,13 +261,26 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
         ledger: CreditLedger.CreditLedger,
         limiter: RateLimiter.RateLimiter,
         sessions: SessionStore.SessionStore,
-        registry: UserDatabases
+        registry: UserDatabases,
+        runs: RunStore.RunStore
       })
     )
     .catch(async (error: unknown) => {
       await runtime.dispose().catch(() => {})
       return fail([`[boot-error] Storage could not be opened: ${describe(error)}`])
     })
+
+  // Runs a previous process left unfinished (a crash, a kill) are over: they are reported
+  // interrupted, with what they had streamed, to the clients that rejoin or resume them.
+  const interrupted = await runtime.runPromise(Effect.either(ports.runs.interruptUnfinished()))
+  if (Either.isRight(interrupted) && interrupted.right > 0) {
+    logger.warn("runs left unfinished by the previous process were interrupted", { runs: interrupted.right })
+  }
+  const pruneRuns = setInterval(
+    () => void runtime.runPromise(Effect.ignore(ports.runs.prune(config.runRetentionMs))),
+    Math.min(config.runRetentionMs, 600_000)
+  )
+  pruneRuns.unref()
 
   let shared: Record<string, unknown>
   try {
@@ -378,6 +400,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
         matrix.close()
       }
       // Every turn has ended: no call is in flight on the MCP connections.
+      clearInterval(pruneRuns)
       await sources.close()
       await runtime.dispose()
     }

@@ -65,6 +65,10 @@ export interface ServerConfig {
   readonly mcpIdleMs: number
   /** A folder of Agent Skills (`SKILLS_DIR`): every subfolder with a `SKILL.md` is one plugin. */
   readonly skillsDir: string | undefined
+  /** The runs database: every streamed turn's numbered frames, for rejoins and resumes. */
+  readonly runsDatabasePath: string
+  /** How long an ended run (and its frames) can still be rejoined before it is pruned. */
+  readonly runRetentionMs: number
 }
 
 /** The oracle's Matrix account for state replication. */
@@ -194,6 +198,16 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "SKILLS_DIR",
     default: "unset",
     meaning: "A folder of Agent Skills to mount as plugins (same as `serve --skills`)"
+  },
+  {
+    name: "RUNS_DATABASE_PATH",
+    default: "<data>/runs.sqlite",
+    meaning: "SQLite file of the runs: each streamed turn's numbered frames (GET /runs/:id rejoins)"
+  },
+  {
+    name: "RUN_RETENTION_MS",
+    default: "3600000",
+    meaning: "How long an ended run can still be rejoined (then it and its frames are pruned)"
   }
 ]
 
@@ -397,7 +411,9 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       mcpConfigFile: optionalPath("MCP_CONFIG", cwd),
       mcpCacheDir: path("MCP_CACHE_DIR", join(dataDir, "mcp-cache"), cwd),
       mcpIdleMs: integer("MCP_IDLE_MS", 300_000, 1),
-      skillsDir: optionalPath("SKILLS_DIR", cwd)
+      skillsDir: optionalPath("SKILLS_DIR", cwd),
+      runsDatabasePath: path("RUNS_DATABASE_PATH", join(dataDir, "runs.sqlite"), cwd),
+      runRetentionMs: integer("RUN_RETENTION_MS", 3_600_000, 1)
     }
     const results = yield* Effect.all(checks)
     const problems = (Object.values(results) as Array<Either.Either<unknown, ReadonlyArray<string>>>).flatMap(

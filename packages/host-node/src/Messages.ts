@@ -8,8 +8,11 @@
  * every `tool_call` event as the agent emits it, the answer as `message` chunks as the model
  * produces them (the adapter's `streamTurn`: reasoning, tool calls and tokens in one order),
  * `error` when the turn failed, and always a final `done`; a `: heartbeat` comment every
- * `heartbeatMs`. The turn runs detached from the response: a client that goes away aborts it
- * through its signal, and the turn still ends cleanly (state saved, dangling calls answered).
+ * `heartbeatMs`. A streamed turn is a run (`RunStore`): every event is a numbered frame of its
+ * log (`id:`), the first is the `run` frame (its id, also in `X-Run-Id`), the last `done` with
+ * how the run ended. The run is detached from the response: a client that goes away does not
+ * stop it, it rejoins (`GET /runs/:runId?after=N`); only `POST /messages/abort` (or shutdown)
+ * aborts it, and the turn still ends cleanly (state saved, dangling calls answered).
  *
  * A message may carry client-side tools (`tools`: browser tools, `agActions`: AG-UI actions),
  * checked by core's `ClientTools.validate` against every tool the turn could offer (the request's
@@ -19,10 +22,11 @@
  * events, in the order the stream has them.
  */
 import { PassThrough } from "node:stream"
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { ClientTools, EventSink, type SessionStore } from "@plugboard/core"
-import { Effect, Either, Schema } from "effect"
-import { decodeBody, HttpFailure, json, readJson } from "./Http.js"
+import { ClientTools, EventSink, type RunStore, type SessionStore } from "@plugboard/core"
+import { Effect, Either, Fiber, Option, Schema, Stream } from "effect"
+import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
 import { jsonSchemaCheck } from "./JsonSchemaCheck.js"
 import { RequestUser, sessionIdParam } from "./Routes.js"
 import { openSession, ThreadClaims } from "./SessionAccess.js"
@@ -158,6 +162,8 @@ export interface MessageServices {
   readonly turns: TurnDeps
   readonly registry: TurnRegistry
   readonly sessions: SessionStore.SessionStoreService
+  /** The runs: a streamed turn's numbered frames, which a dropped client rejoins. */
+  readonly runs: RunStore.RunStoreService
   readonly oracleDid: string
   readonly oracleName: string
   readonly maxBodyBytes: number
@@ -183,18 +189,26 @@ const AbortRequest = Schema.Struct({ sessionId: Schema.String })
 
 const now = () => new Date().toISOString()
 
-/** The SSE headers of the contract. */
-export const sseHeaders = (requestId: string): Record<string, string> => ({
+/** The SSE headers of the contract; with the run's id when the stream is a run's. */
+export const sseHeaders = (requestId: string, runId?: string): Record<string, string> => ({
   "cache-control": "no-cache, no-transform",
   connection: "keep-alive",
   "x-accel-buffering": "no",
   "x-request-id": requestId,
-  "access-control-expose-headers": "X-Request-Id"
+  ...(runId === undefined ? {} : { "x-run-id": runId }),
+  "access-control-expose-headers": "X-Request-Id, X-Run-Id"
 })
+
+/** A numbered frame as SSE: the run's frame id, then the event and its one-line JSON. */
+const frameSse = (frame: RunStore.Frame): string =>
+  `id: ${frame.id}\nevent: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`
+
+/** How a turn's outcome ends its run. */
+const endStatus = (outcome: TurnOutcome): RunStore.EndStatus =>
+  outcome.status === "answered" ? "finished" : outcome.status === "aborted" ? "aborted" : "failed"
 
 const HEARTBEAT = ": heartbeat\n\n"
 const OPENED = ": ok\n\n"
-const DONE = EventSink.toSse({ _tag: "done" })
 
 /** `POST /messages/:sessionId` and `POST /messages/abort`. */
 export const messageRoutes = (s: MessageServices) => {
@@ -319,41 +333,61 @@ export const messageRoutes = (s: MessageServices) => {
       })
     }
 
+    // A streamed turn is a run: every event is a numbered frame of its log, which the response
+    // writes as it is appended and a dropped client rejoins (`GET /runs/:runId?after=N`).
+    const runs = s.runs
+    const run = yield* runs.create({ did, sessionId, requestId }).pipe(
+      Effect.tap((r) => runs.start(did, r.runId)),
+      Effect.mapError(
+        (e) => new HttpFailure({ status: 503, message: `The run could not be recorded: ${e.message}` })
+      )
+    )
     // A Node stream as the body: the platform pipes it to the socket, and destroys it when the
     // client goes away (which aborts the turn). Cheaper per event than an Effect Stream pipeline.
     const out = new PassThrough()
     const write = (frame: string) => {
       if (!out.destroyed && !out.writableEnded) out.write(frame)
     }
+    // Appends the event to the run and writes it with its id. A store that failed (a full disk)
+    // costs the rejoin, not the answer: the event still goes out, without an id.
+    const record = (event: EventSink.AgentEvent) => {
+      const { _tag, ...data } = event
+      const appended = Effect.runSync(Effect.either(runs.append(did, run.runId, { event: _tag, data })))
+      if (Either.isRight(appended)) write(frameSse(appended.right))
+      else write(EventSink.toSse(event))
+    }
     // A comment at once, so the headers leave now (Node sends them with the first body bytes):
     // the first event may be a slow model call away, or wait for the session's previous turn.
     write(OPENED)
+    record({ _tag: "run", runId: run.runId, requestId, resumed: false })
     let answerStreamed = false
     const running = start((event) => {
       if (event._tag === "message") answerStreamed = true
-      write(EventSink.toSse(event))
+      record(event)
     })
     const heartbeat = setInterval(() => write(HEARTBEAT), s.heartbeatMs)
-    // The response ended or the client left: a turn still running is cancelled.
-    out.on("close", () => {
-      clearInterval(heartbeat)
-      running.controller.abort()
-    })
+    // The client left (a dropped mobile connection, a reload): the run goes on, and the client
+    // rejoins it (`GET /runs/:runId?after=N`). Only `POST /messages/abort` stops a run.
+    out.on("close", () => clearInterval(heartbeat))
     void running.done.then((outcome) => {
       // The answer went out as chunks; an answer the stream carried no text for still gets its event.
       if (outcome.status === "answered" && !answerStreamed) {
-        write(EventSink.toSse({ _tag: "message", content: outcome.answer ?? "", timestamp: now() }))
+        record({ _tag: "message", content: outcome.answer ?? "", timestamp: now() })
       } else if (outcome.status === "failed") {
-        write(
-          EventSink.toSse({
-            _tag: "error",
-            error: outcome.error!.message,
-            code: outcome.error!.code,
-            details: { sessionId, requestId }
-          })
-        )
+        record({
+          _tag: "error",
+          error: outcome.error!.message,
+          code: outcome.error!.code,
+          details: { sessionId, requestId }
+        })
       }
-      write(DONE)
+      // The run's `done` says how it ended, with the answer as far as it went when cut short.
+      const ended = Effect.runSync(Effect.either(runs.end(did, run.runId, { status: endStatus(outcome) })))
+      write(
+        Either.isRight(ended)
+          ? frameSse(ended.right)
+          : EventSink.toSse({ _tag: "done", status: endStatus(outcome) })
+      )
       clearInterval(heartbeat)
       out.end()
       void Effect.runPromise(touch)
@@ -361,7 +395,74 @@ export const messageRoutes = (s: MessageServices) => {
     })
     return HttpServerResponse.raw(out, {
       contentType: "text/event-stream",
-      headers: sseHeaders(requestId)
+      headers: sseHeaders(requestId, run.runId)
+    })
+  })
+
+  /**
+   * `GET /runs/:runId?after=N`: the run's frames after N, then the live ones until its `done`
+   * (a client whose stream dropped rejoins; one that reloaded resumes from 0). 404 once the run
+   * is unknown to this user, or pruned.
+   */
+  const rejoin = Effect.gen(function* () {
+    const { did } = yield* RequestUser
+    const runId = (yield* HttpRouter.params).runId ?? ""
+    const raw = (yield* searchParams).get("after")
+    const after = raw === null || raw === "" ? 0 : /^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN
+    if (Number.isNaN(after)) {
+      return yield* Effect.fail(
+        new HttpFailure({ status: 400, message: "after must be a whole number of frames." })
+      )
+    }
+    const found = yield* s.runs.get(did, runId).pipe(Effect.orElseSucceed(() => Option.none()))
+    if (Option.isNone(found)) {
+      return yield* Effect.fail(
+        new HttpFailure({ status: 404, message: `No run '${runId.slice(0, 200)}' (unknown, or expired).` })
+      )
+    }
+    const run = found.value
+    const out = new PassThrough()
+    const write = (frame: string) => {
+      if (!out.destroyed && !out.writableEnded) out.write(frame)
+    }
+    write(OPENED)
+    const heartbeat = setInterval(() => write(HEARTBEAT), s.heartbeatMs)
+    const follower = Effect.runFork(
+      Stream.runForEach(s.runs.follow(did, runId, Math.min(after, run.lastFrameId)), (frame) =>
+        Effect.sync(() => write(frameSse(frame)))
+      )
+    )
+    void Effect.runPromise(Fiber.await(follower)).then(() => {
+      clearInterval(heartbeat)
+      out.end()
+    })
+    // The client left: stop following (the run goes on).
+    out.on("close", () => {
+      clearInterval(heartbeat)
+      void Effect.runPromise(Fiber.interrupt(follower))
+    })
+    return HttpServerResponse.raw(out, {
+      contentType: "text/event-stream",
+      headers: sseHeaders(run.requestId, run.runId)
+    })
+  })
+
+  /** `GET /sessions/:id/run`: the session's run still going (`{run: {runId, status}}`), or `{run: null}`. */
+  const sessionRun = Effect.gen(function* () {
+    const { did } = yield* RequestUser
+    const sessionId = yield* sessionIdParam
+    const active = yield* s.runs
+      .activeForSession(did, sessionId)
+      .pipe(
+        Effect.mapError(
+          (e) => new HttpFailure({ status: 503, message: `The runs could not be read: ${e.message}` })
+        )
+      )
+    return json({
+      run: Option.match(active, {
+        onNone: () => null,
+        onSome: (r) => ({ runId: r.runId, status: r.status, requestId: r.requestId })
+      })
     })
   })
 
@@ -371,5 +472,5 @@ export const messageRoutes = (s: MessageServices) => {
     return json({ success: s.registry.abort(did, body.sessionId) })
   })
 
-  return { send, abort }
+  return { send, abort, rejoin, sessionRun }
 }

@@ -29,7 +29,9 @@ export const BUILTIN_ROUTES: ReadonlyArray<readonly [PluginRoute["method"], stri
   ["POST", "/messages/abort"],
   ["POST", "/messages/:sessionId"],
   ["GET", "/messages/:sessionId"],
-  ["GET", "/sessions/:id/messages"]
+  ["GET", "/sessions/:id/messages"],
+  ["GET", "/sessions/:id/run"],
+  ["GET", "/runs/:runId"]
 ]
 
 const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"])

@@ -18,7 +18,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import type { UserDatabaseRegistry } from "@plugboard/adapters/sqlite"
-import type { Auth, Catalog, CreditLedger, RateLimiter, RuntimeLogger } from "@plugboard/core"
+import type { Auth, Catalog, CreditLedger, RateLimiter, RunStore, RuntimeLogger } from "@plugboard/core"
 import { SessionStore } from "@plugboard/core"
 import { Cause, Effect, type ManagedRuntime, Option } from "effect"
 import type { ServerConfig } from "./Config.js"
@@ -55,6 +55,7 @@ export interface ServerParts {
     readonly limiter: RateLimiter.RateLimiterService
     readonly sessions: SessionStore.SessionStoreService
     readonly registry: UserDatabaseRegistry
+    readonly runs: RunStore.RunStoreService
   }
   readonly creditsEnabled: boolean
   readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
@@ -126,6 +127,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     },
     registry,
     sessions: ports.sessions,
+    runs: ports.runs,
     oracleDid: parts.oracleDid,
     oracleName: parts.oracleName,
     maxBodyBytes: config.maxBodyBytes,
@@ -178,6 +180,8 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     ["POST", "/messages/:sessionId", messages.send],
     ["GET", "/messages/:sessionId", sessions.history],
     ["GET", "/sessions/:id/messages", sessions.historyPage],
+    ["GET", "/sessions/:id/run", messages.sessionRun],
+    ["GET", "/runs/:runId", messages.rejoin],
     ...parts.routes
       .filter((r) => !r.public)
       .map(
@@ -200,7 +204,8 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
   // CORS as QiForge oracles answer it: browser clients send the UCAN headers cross-origin.
   const cors: Record<string, string> = {
     "access-control-allow-origin": config.corsOrigin,
-    "access-control-expose-headers": "X-Request-Id",
+    // Browser clients read both: the run's id is what a dropped stream rejoins.
+    "access-control-expose-headers": "X-Request-Id, X-Run-Id",
     ...(config.corsOrigin === "*" ? {} : { "access-control-allow-credentials": "true", vary: "Origin" })
   }
   const preflight = HttpServerResponse.empty({

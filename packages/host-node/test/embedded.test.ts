@@ -23,10 +23,12 @@ const weatherTurn = async (url: string, oracleDid: string) => {
   const { response, events } = await stream(url, "berlin", headers, "What's the weather in Berlin?")
   expect(response.status).toBe(200)
   const seen = await collect(events)
-  // The router's reasoning opens the stream (its first model call) and precedes each later step.
-  expect(seen[0]?._tag).toBe("reasoning")
+  // The run's frame opens the stream, then the router's reasoning (its first model call), which
+  // precedes each later step.
+  expect(seen[0]?._tag).toBe("run")
+  expect(seen[1]?._tag).toBe("reasoning")
   const kinds = seen
-    .filter((e) => e._tag !== "reasoning")
+    .filter((e) => e._tag !== "reasoning" && e._tag !== "run")
     .map((e) => (e._tag === "tool_call" ? `${e.toolName}:${e.status}` : e._tag))
   expect(kinds.filter((k, i) => k !== "message" || kinds[i - 1] !== "message")).toEqual([
     "load_capability:isRunning",

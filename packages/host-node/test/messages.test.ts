@@ -7,6 +7,7 @@ import { MemorySaver } from "@plugboard/adapters/langgraph"
 import { ScriptedChatModel } from "@plugboard/adapters/models"
 import { describe, expect, it } from "vitest"
 import { examplePlugins } from "../../../examples/catalog/index.js"
+import { readSse } from "../src/cli/Sse.js"
 import { call, collect, newSession, slowJob, start, stream, user, weather } from "./helpers.js"
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -65,13 +66,17 @@ describe("streamed turn", () => {
         .map((e) => (e._tag === "tool_call" ? `tool_call:${e.toolName}` : e._tag))
         .filter((tag, i, all) => all.indexOf(tag) === i)
       expect(order).toEqual([
+        "run",
         "reasoning",
         "tool_call:load_capability",
         "tool_call:get_current_weather",
         "message",
         "done"
       ])
-      expect(seen.filter((e) => e._tag === "done")).toHaveLength(1)
+      expect(seen.filter((e) => e._tag === "done")).toEqual([{ _tag: "done", status: "finished" }])
+      // The run's frame names the run the X-Run-Id header names.
+      expect(seen[0]).toMatchObject({ _tag: "run", runId: response.headers.get("x-run-id") })
+      expect(response.headers.get("access-control-expose-headers")).toBe("X-Request-Id, X-Run-Id")
       // The model's own reasoning, each before its call's tool calls or answer.
       expect(reasoningOf(seen)).toEqual(WEATHER_REASONING)
       for (const e of seen.filter((e) => e._tag === "reasoning"))
@@ -115,6 +120,7 @@ describe("streamed turn", () => {
       // Consecutive answer chunks shown as one `message`.
       const kinds = seen.map((e) => (e._tag === "tool_call" ? `${e.toolName}:${e.status}` : e._tag))
       expect(kinds.filter((k, i) => k !== "message" || kinds[i - 1] !== "message")).toEqual([
+        "run",
         "reasoning",
         "load_capability:isRunning",
         "load_capability:done",
@@ -230,8 +236,15 @@ describe("streamed turn", () => {
       expect(response.status).toBe(200)
       expect(response.headers.get("content-type")).toBe("text/event-stream")
       expect(response.headers.get("x-request-id")).toBeTruthy()
-      // …and no event yet: the model really is still waiting.
+      // The run's own frame comes at once, naming the run the headers named…
       const iterator = events[Symbol.asyncIterator]()
+      expect((await iterator.next()).value).toEqual({
+        _tag: "run",
+        runId: response.headers.get("x-run-id"),
+        requestId: response.headers.get("x-request-id"),
+        resumed: false
+      })
+      // …and no event of the turn yet: the model really is still waiting.
       const first = iterator.next()
       const early = await Promise.race([first.then(() => "event"), delay(300).then(() => "nothing yet")])
       expect(early).toBe("nothing yet")
@@ -273,7 +286,7 @@ describe("streamed turn", () => {
         if (done) break
         text += new TextDecoder().decode(value)
       }
-      expect(text.endsWith("event: done\ndata: {}\n\n")).toBe(true)
+      expect(text).toMatch(/\nid: \d+\nevent: done\ndata: \{"status":"aborted","partialText":""\}\n\n$/)
     } finally {
       await server.stop()
     }
@@ -327,7 +340,7 @@ describe("abort", () => {
     }
   })
 
-  it("a client that disconnects aborts its turn; the thread stays consistent", async () => {
+  it("a client that disconnects does not stop the run: a rejoin follows it, and an abort ends it consistently", async () => {
     const server = await start({ plugins: [weather, slowJob] })
     try {
       const u = await user(server.app.oracleDid)
@@ -342,8 +355,22 @@ describe("abort", () => {
       const reader = response.body!.getReader()
       let text = ""
       while (!text.includes("run_slow_job")) text += new TextDecoder().decode((await reader.read()).value)
+      const runId = response.headers.get("x-run-id")!
       controller.abort()
-      // The server sees the socket close and aborts the turn; the stored thread gets closed calls.
+      // The client is gone; the run goes on, and a rejoin follows it.
+      await new Promise((r) => setTimeout(r, 200))
+      const going = await call(`${server.url}/sessions/${session}/run`, { headers: u.headers })
+      expect(going.body.run).toMatchObject({ runId, status: "running" })
+      const rejoined = collect(
+        readSse((await fetch(`${server.url}/runs/${runId}?after=0`, { headers: u.headers })).body!)
+      )
+      await call(`${server.url}/messages/abort`, {
+        method: "POST",
+        headers: u.headers,
+        body: { sessionId: session }
+      })
+      expect((await rejoined).at(-1)).toMatchObject({ _tag: "done", status: "aborted" })
+      // The stored thread gets closed calls.
       let messages: Array<{ type: string; content: string }> = []
       for (let i = 0; i < 100; i++) {
         messages = (await call(`${server.url}/messages/${session}`, { headers: u.headers })).body.messages

@@ -96,7 +96,7 @@ describe("graceful close within the deadline", () => {
       // The script exposes no reasoning, so the stream carries none (there is no placeholder).
       expect(seen.some((e) => e._tag === "reasoning")).toBe(false)
       const kinds = seen
-        .filter((e) => e._tag !== "reasoning")
+        .filter((e) => e._tag !== "reasoning" && e._tag !== "run")
         .map((e) => (e._tag === "tool_call" ? `${e.toolName}:${e.status}` : e._tag))
         .filter((k, i, all) => k !== "message" || all[i - 1] !== "message")
       expect(kinds).toEqual(["run_brief_job:isRunning", "run_brief_job:done", "message", "done"])

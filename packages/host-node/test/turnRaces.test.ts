@@ -137,7 +137,8 @@ describe("a second message while a turn runs", () => {
           saver.release()
         }
       }
-      expect(queued?.map((e) => e._tag)).toEqual(["done"])
+      expect(queued?.map((e) => e._tag)).toEqual(["run", "done"])
+      expect(queued?.at(-1)).toEqual({ _tag: "done", status: "aborted", partialText: "" })
       expect(seen.at(-1)?._tag).toBe("done")
 
       const messages = await historyOf(server.url, session, u.headers)

@@ -45,7 +45,12 @@ export const printEvent = (event: EventSink.AgentEvent): string => {
     case "error":
       return `✗ ${event.error}\n`
     case "done":
-      return "← done\n"
+      return event.status === undefined || event.status === "finished"
+        ? "← done\n"
+        : `← done (${event.status}${event.partialText === undefined ? "" : `, ${event.partialText.length} characters kept`})\n`
+    case "run":
+      // The run's id matters to a client that rejoins; a person reading the chat needs nothing.
+      return ""
   }
 }
 
