@@ -83,7 +83,7 @@ export class TurnRegistry {
   start(did: string, sessionId: string, run: (signal: AbortSignal) => Promise<TurnOutcome>): Running {
     const key = TurnRegistry.key(did, sessionId)
     const previous = this.bySession.get(key)
-    previous?.controller.abort()
+    previous?.controller.abort("replaced" satisfies AbortReason)
     const controller = new AbortController()
     const done = (async () => {
       if (previous !== undefined) await endedOrAborted(previous.ended, controller.signal)
@@ -108,7 +108,7 @@ export class TurnRegistry {
   abort(did: string, sessionId: string): boolean {
     const running = this.bySession.get(TurnRegistry.key(did, sessionId))
     if (running === undefined || running.controller.signal.aborted) return false
-    running.controller.abort()
+    running.controller.abort("user" satisfies AbortReason)
     return true
   }
 
@@ -119,7 +119,7 @@ export class TurnRegistry {
   async stop(did: string, sessionId: string, ms: number): Promise<boolean> {
     const running = this.bySession.get(TurnRegistry.key(did, sessionId))
     if (running === undefined) return true
-    running.controller.abort()
+    running.controller.abort("deleted" satisfies AbortReason)
     return settleWithin([running.ended], ms)
   }
 
@@ -138,7 +138,7 @@ export class TurnRegistry {
 
   /** Aborts every running turn. */
   abortAll(): void {
-    for (const r of this.all) r.controller.abort()
+    for (const r of this.all) r.controller.abort("shutdown" satisfies AbortReason)
   }
 }
 
@@ -203,9 +203,21 @@ export const sseHeaders = (requestId: string, runId?: string): Record<string, st
 const frameSse = (frame: RunStore.Frame): string =>
   `id: ${frame.id}\nevent: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`
 
-/** How a turn's outcome ends its run. */
-const endStatus = (outcome: TurnOutcome): RunStore.EndStatus =>
-  outcome.status === "answered" ? "finished" : outcome.status === "aborted" ? "aborted" : "failed"
+/**
+ * Why a turn's signal was aborted: the user asked (`POST /messages/abort`), or something else cut
+ * the turn short (a newer message to the session, the session deleted, the server shutting down).
+ */
+export type AbortReason = "user" | "replaced" | "deleted" | "shutdown"
+
+/** How a turn's outcome ends its run: only the user's own abort is `aborted`; other cuts `interrupted`. */
+const endStatus = (outcome: TurnOutcome, reason: unknown): RunStore.EndStatus =>
+  outcome.status === "answered"
+    ? "finished"
+    : outcome.status === "failed"
+      ? "failed"
+      : reason === "user"
+        ? "aborted"
+        : "interrupted"
 
 const HEARTBEAT = ": heartbeat\n\n"
 const OPENED = ": ok\n\n"
@@ -382,12 +394,9 @@ export const messageRoutes = (s: MessageServices) => {
         })
       }
       // The run's `done` says how it ended, with the answer as far as it went when cut short.
-      const ended = Effect.runSync(Effect.either(runs.end(did, run.runId, { status: endStatus(outcome) })))
-      write(
-        Either.isRight(ended)
-          ? frameSse(ended.right)
-          : EventSink.toSse({ _tag: "done", status: endStatus(outcome) })
-      )
+      const status = endStatus(outcome, running.controller.signal.reason)
+      const ended = Effect.runSync(Effect.either(runs.end(did, run.runId, { status })))
+      write(Either.isRight(ended) ? frameSse(ended.right) : EventSink.toSse({ _tag: "done", status }))
       clearInterval(heartbeat)
       out.end()
       void Effect.runPromise(touch)

@@ -89,7 +89,11 @@ export const wireMessage = (m: BaseMessage) => {
     ...(calls !== undefined && calls.length > 0
       ? { toolCalls: calls.map((c) => ({ id: c.id, name: c.name, args: c.args })) }
       : {}),
-    ...(toolCallId === undefined ? {} : { toolCallId })
+    ...(toolCallId === undefined ? {} : { toolCallId }),
+    // An answer a cut-off turn kept, as far as it was streamed (Turns.ts): clients can say so.
+    ...((m.response_metadata as { plugboard?: { cutOff?: unknown } } | undefined)?.plugboard?.cutOff === true
+      ? { cutOff: true }
+      : {})
   }
 }
 

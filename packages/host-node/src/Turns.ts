@@ -10,7 +10,7 @@
  * stays a valid conversation for the next turn and for `GET /messages/:id`.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
-import { type BaseMessage, isAIMessage, ToolMessage } from "@langchain/core/messages"
+import { AIMessage, type BaseMessage, isAIMessage, ToolMessage } from "@langchain/core/messages"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import {
   type ClientToolsOption,
@@ -110,16 +110,36 @@ const codeOf = (error: unknown): string => {
   return typeof e?.name === "string" && e.name !== "Error" ? e.name : "turn-failed"
 }
 
-/** Answers the thread's dangling tool calls so the stored conversation is complete again. */
-const repair = async (agent: MainAgent, logger: RuntimeLogger): Promise<void> => {
+/** Marks an answer a cut-off turn kept: `response_metadata.plugboard.cutOff` (history shows it). */
+export const CUT_OFF = "cutOff"
+
+/**
+ * Makes the stored conversation match what the user saw of a turn that was cut short: its
+ * dangling tool calls answered as cancelled, then the answer as far as it was streamed (under the
+ * turn's request id, the id the client streamed it into), marked as cut off.
+ */
+const repair = async (
+  agent: MainAgent,
+  logger: RuntimeLogger,
+  partial?: { readonly text: string; readonly requestId: string }
+): Promise<void> => {
   try {
     const state = await agent.getState()
     const dangling = danglingCalls(state.messages ?? [])
-    if (dangling.length === 0) return
-    const answers = dangling.map(
+    const answers: Array<BaseMessage> = dangling.map(
       (c) => new ToolMessage({ content: CANCELLED_CALL, tool_call_id: c.id!, name: c.name, status: "error" })
     )
-    // As the model node: its router sees a ToolMessage last and ends the run there.
+    if (partial !== undefined && partial.text.length > 0) {
+      answers.push(
+        new AIMessage({
+          id: partial.requestId,
+          content: partial.text,
+          response_metadata: { plugboard: { [CUT_OFF]: true } }
+        })
+      )
+    }
+    if (answers.length === 0) return
+    // As the model node: its router sees a ToolMessage (or an answer) last and ends the run there.
     await agent.graph.updateState(
       { configurable: { thread_id: agent.threadId } },
       { messages: answers },
@@ -172,6 +192,8 @@ export const runOne = (
         agent: Math.max(0, total - storage.load - storage.save)
       }
     }
+    // The answer as streamed so far: what a cut-off turn keeps in the thread.
+    let partialText = ""
     let agent: MainAgent | undefined
     let stopObserving: (() => void) | undefined
     try {
@@ -199,7 +221,13 @@ export const runOne = (
         ...request.clientState,
         ...(invocations === undefined ? {} : { mcpUcanContext: { invocations } })
       }
-      const result = emit === undefined ? await runTurn(agent, input) : await streamed(agent, input, emit)
+      const result =
+        emit === undefined
+          ? await runTurn(agent, input)
+          : await streamed(agent, input, (event) => {
+              if (event._tag === "message") partialText += event.content
+              emit(event)
+            })
       return {
         status: "answered",
         answer: textOf(result.message),
@@ -207,7 +235,8 @@ export const runOne = (
         timings: timings()
       }
     } catch (error) {
-      if (agent !== undefined) await repair(agent, deps.logger)
+      if (agent !== undefined)
+        await repair(agent, deps.logger, { text: partialText, requestId: request.requestId })
       if (request.signal.aborted) return { status: "aborted", timings: timings() }
       deps.logger.error("turn failed", { sessionId: request.sessionId, error: describe(error) })
       return {

@@ -2,12 +2,15 @@
  * Runs: a streamed turn is a run with numbered frames (`X-Run-Id`, a `run` frame first, `done`
  * with its status). `GET /runs/:runId?after=N` replays what came after N and follows the rest;
  * `GET /sessions/:id/run` tells whether the session has a run going; a run that a killed server
- * left unfinished is reported interrupted after the restart, with every frame it had committed.
+ * left unfinished is reported interrupted after the restart, with every frame it had committed;
+ * a turn cut short ends with a `done` that says how (`aborted` by the user, `interrupted` by a
+ * newer message or shutdown) and carries the partial answer, which the thread keeps, marked.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { ScriptedChatModel } from "@plugboard/adapters/models"
 import { generateSigner } from "@plugboard/adapters/ucan"
 import type { EventSink } from "@plugboard/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -184,4 +187,125 @@ describe("a run cut by kill -9", () => {
       await second.exited
     }
   }, 120_000)
+})
+
+/**
+ * A scripted model that streams the first words of its answer, then stalls until its call is
+ * aborted: a turn cut off in the middle of its answer.
+ */
+const stallingModel = (answer: string): ScriptedChatModel => {
+  const stall = (m: ScriptedChatModel): ScriptedChatModel => {
+    const chunks = m._streamResponseChunks.bind(m)
+    const bind = m.bindTools.bind(m)
+    m._streamResponseChunks = async function* (messages, options, runManager) {
+      let sent = 0
+      for await (const chunk of chunks(messages, options, runManager)) {
+        yield chunk
+        if (++sent === 2) {
+          await new Promise((_, reject) => {
+            options.signal?.addEventListener("abort", () => reject(new Error("aborted")), { once: true })
+          })
+        }
+      }
+    }
+    m.bindTools = (...args) => stall(bind(...args))
+    return m
+  }
+  return stall(ScriptedChatModel.script([answer, answer, answer]))
+}
+
+/** Polls `check` (at most 10 s). */
+const until = async (check: () => Promise<boolean>): Promise<void> => {
+  for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 50))
+}
+
+describe("a turn cut short", () => {
+  const answer = "The first words arrive, then the model stalls for good."
+
+  const cutTurn = async (
+    server: Running,
+    cut: (session: string, headers: Record<string, string>) => Promise<unknown>
+  ) => {
+    const u = await user(server.app.oracleDid)
+    const session = await newSession(server.url, u.headers)
+    const { response, events } = await stream(server.url, session, u.headers, "Say something long.")
+    const iterator = events[Symbol.asyncIterator]()
+    const seen: Array<EventSink.AgentEvent> = []
+    // Until the streamed words arrive.
+    while (!seen.some((e) => e._tag === "message"))
+      seen.push((await iterator.next()).value as EventSink.AgentEvent)
+    await cut(session, u.headers)
+    seen.push(...(await collect({ [Symbol.asyncIterator]: () => iterator })))
+    const streamed = seen
+      .filter((e): e is Extract<EventSink.AgentEvent, { _tag: "message" }> => e._tag === "message")
+      .map((e) => e.content)
+      .join("")
+    const history = async () =>
+      (await call(`${server.url}/messages/${session}`, { headers: u.headers })).body.messages
+    return {
+      seen,
+      streamed,
+      history,
+      session,
+      headers: u.headers,
+      requestId: response.headers.get("x-request-id")
+    }
+  }
+
+  it("aborted by the user: done says aborted with the partial text, and the thread keeps that text, marked cut off", async () => {
+    const server = await start({ model: stallingModel(answer) })
+    try {
+      const { seen, streamed, history, requestId } = await cutTurn(server, (sessionId, headers) =>
+        call(`${server.url}/messages/abort`, { method: "POST", headers, body: { sessionId } })
+      )
+      expect(streamed.length).toBeGreaterThan(0)
+      expect(answer.startsWith(streamed)).toBe(true)
+      expect(streamed).not.toBe(answer)
+      expect(seen.at(-1)).toEqual({ _tag: "done", status: "aborted", partialText: streamed })
+      expect((await history()).at(-1)).toMatchObject({
+        type: "ai",
+        content: streamed,
+        id: requestId,
+        cutOff: true
+      })
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it("replaced by a newer message: done says interrupted, with the partial text kept", async () => {
+    const server = await start({ model: stallingModel(answer) })
+    try {
+      let next: Promise<ReadonlyArray<EventSink.AgentEvent>> | undefined
+      const { seen, streamed, history, session, headers } = await cutTurn(server, async (sessionId, h) => {
+        const { events } = await stream(server.url, sessionId, h, "Never mind.")
+        next = collect(events)
+      })
+      expect(seen.at(-1)).toEqual({ _tag: "done", status: "interrupted", partialText: streamed })
+      // The newer turn (it stalls too) is the user's to stop.
+      await until(
+        async () => (await call(`${server.url}/sessions/${session}/run`, { headers })).body.run !== null
+      )
+      await call(`${server.url}/messages/abort`, { method: "POST", headers, body: { sessionId: session } })
+      expect((await next!).at(-1)).toMatchObject({ _tag: "done", status: "aborted" })
+      const kept = (await history()).filter((m: { cutOff?: boolean }) => m.cutOff === true)
+      expect(kept[0]).toMatchObject({ content: streamed })
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it("cut by shutdown: done says interrupted, with the partial text kept", async () => {
+    const server = await start({ model: stallingModel(answer), env: { SHUTDOWN_DEADLINE_MS: "100" } })
+    let closing: Promise<void> | undefined
+    try {
+      const { seen, streamed } = await cutTurn(server, async () => {
+        closing = server.app.close(100)
+      })
+      expect(seen.at(-1)).toEqual({ _tag: "done", status: "interrupted", partialText: streamed })
+      await closing
+    } finally {
+      await server.stop()
+    }
+  })
 })
