@@ -30,6 +30,8 @@ export class HttpFailure extends Data.TaggedError("HttpFailure")<{
   /** Machine-readable cause (an error reason); defaults to the status's reason phrase. */
   readonly error?: string | undefined
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /** More fields of the body (a 402's `claims`), after the contract's own. */
+  readonly extra?: Readonly<Record<string, unknown>> | undefined
 }> {}
 
 /** The JSON error body of the wire contract. */
@@ -48,10 +50,10 @@ export const errorBody = (status: number, message: string, error?: string): Erro
 
 /** The JSON response of a failure. */
 export const failureResponse = (failure: HttpFailure): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(errorBody(failure.status, failure.message, failure.error), {
-    status: failure.status,
-    headers: failure.headers ?? {}
-  })
+  HttpServerResponse.unsafeJson(
+    { ...failure.extra, ...errorBody(failure.status, failure.message, failure.error) },
+    { status: failure.status, headers: failure.headers ?? {} }
+  )
 
 /** A JSON response (200 unless given). */
 export const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>

@@ -96,7 +96,11 @@ export const checkCredits = (
         new HttpFailure({
           status: 402,
           message: "Your credit balance is empty. Top up to continue.",
-          error: "insufficient-credits"
+          error: "insufficient-credits",
+          // What QiForge clients read to tell "pay first" from any other failure: `claims` on a
+          // message, `outstandingClaims` on history. The credit ledger keeps a balance, not
+          // payment claims: the lists are empty, and their presence is the signal.
+          extra: { claims: [], outstandingClaims: [] }
         })
     )
   )

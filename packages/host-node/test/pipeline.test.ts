@@ -16,7 +16,10 @@ describe("credits", () => {
       expect(server.app.creditsEnabled).toBe(true)
       const u = await user(server.app.oracleDid)
       const refused = await call(`${server.url}/sessions`, { method: "POST", headers: u.headers, body: {} })
-      expect(refused).toMatchObject({ status: 402, body: { statusCode: 402, error: "insufficient-credits" } })
+      expect(refused).toMatchObject({
+        status: 402,
+        body: { statusCode: 402, error: "insufficient-credits", claims: [], outstandingClaims: [] }
+      })
       // Public routes skip the pipeline.
       expect((await call(`${server.url}/health`)).status).toBe(200)
 
