@@ -19,7 +19,8 @@ import {
 import { QueryClient } from "@tanstack/react-query"
 import { type RenderHookResult, renderHook, waitFor } from "@testing-library/react"
 import { createElement, type ReactNode } from "react"
-import { afterEach, beforeAll, beforeEach } from "vitest"
+import { afterEach, beforeAll, beforeEach, expect } from "vitest"
+import type { Pace } from "./model.js"
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const ROOT = join(HERE, "../../../..")
@@ -33,17 +34,35 @@ export interface Oracle {
   readonly oracleDid: string
   /** A fresh Ed25519 user: the factories its `OraclesProvider` gets mint through the server process. */
   readonly newUser: () => Promise<SdkUser>
+  /** Lets one held answer go on (a server started with `pace.holdAfter`). */
+  readonly release: () => Promise<void>
   readonly stop: () => Promise<void>
+}
+
+/** Options of the server process. */
+export interface OracleOptions {
+  /** Pace the router's answers (chunked, with pauses, held after `holdAfter` chunks): model.ts. */
+  readonly pace?: Pace
 }
 
 /**
  * Starts the server (server.ts, through tsx) in a process of its own with `plugins`; resolves once
  * it listens. Its output is kept and shown when it fails to start.
  */
-export const startOracle = async (plugins: ReadonlyArray<PluginName> = ["weather"]): Promise<Oracle> => {
+export const startOracle = async (
+  plugins: ReadonlyArray<PluginName> = ["weather"],
+  options: OracleOptions = {}
+): Promise<Oracle> => {
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--import", "tsx", "--conditions=@plugboard/source", join(HERE, "server.ts"), plugins.join(",")],
+    [
+      "--import",
+      "tsx",
+      "--conditions=@plugboard/source",
+      join(HERE, "server.ts"),
+      plugins.join(","),
+      JSON.stringify(options)
+    ],
     { cwd: ROOT, stdio: ["ignore", "pipe", "pipe", "ipc"], env: { ...process.env, NODE_OPTIONS: "" } }
   )
   let output = ""
@@ -97,6 +116,9 @@ export const startOracle = async (plugins: ReadonlyArray<PluginName> = ["weather
       return sdkUser(did!, (type, ttlSeconds) =>
         ask({ type, did, ttlSeconds }).then((answer) => answer.token!)
       )
+    },
+    release: async () => {
+      await ask({ type: "release" })
     },
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return
@@ -261,16 +283,25 @@ export interface RenderedChat extends RenderHookResult<Chat, unknown> {
   readonly views: Array<ReadonlyArray<IMessage>>
 }
 
+/** Options of `renderChat`. */
+export interface ChatOptions {
+  readonly withUiComponents?: boolean
+  /** `useChat`'s `historyPageSize` (turns per history page; the SDK's default is 20). */
+  readonly historyPageSize?: number
+  /** The `baseUrl` the hook talks HTTP to (default the server's; see network.ts `page`). */
+  readonly baseUrl?: string
+}
+
 /** `useChat` of `user` on `sessionId`, with stable options; `payments` records the 402 callback. */
 export const renderChat = (
   server: Oracle,
   user: SdkUser,
   sessionId: string,
-  options: { readonly withUiComponents?: boolean } = {}
+  options: ChatOptions = {}
 ): RenderedChat => {
   const payments: Array<Array<string>> = []
   const onPaymentRequiredError = (claims: Array<string>) => void payments.push(claims)
-  const overrides = overridesFor(server.url)
+  const overrides = { baseUrl: options.baseUrl ?? server.url, wsUrl: server.url }
   const { wrapper, queryClient } = providerFor(user)
   // Every distinct message list the hook rendered, in order: what a user saw while the turn streamed.
   const views: Array<ReadonlyArray<IMessage>> = []
@@ -281,7 +312,8 @@ export const renderChat = (
         sessionId,
         overrides,
         onPaymentRequiredError,
-        ...(options.withUiComponents === true ? { uiComponents } : {})
+        ...(options.withUiComponents === true ? { uiComponents } : {}),
+        ...(options.historyPageSize === undefined ? {} : { historyPageSize: options.historyPageSize })
       })
       if (views.at(-1) !== chat.messages) views.push(chat.messages)
       return chat
@@ -325,3 +357,14 @@ export const toolCallParts = (messages: ReadonlyArray<IMessage>): Array<ToolCall
       return [{ messageId: m.id, name: part.name, id, args, status, output, toolName }]
     })
   })
+
+/** A new session of `user`, created through `useOracleSessions`. */
+export const createSession = async (server: Oracle, user: SdkUser): Promise<string> => {
+  const { result, unmount } = renderSessions(server, user)
+  try {
+    await until(() => expect(result.current.isLoading).toBe(false))
+    return (await result.current.createSession()).sessionId
+  } finally {
+    unmount()
+  }
+}

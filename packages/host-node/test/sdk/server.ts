@@ -1,7 +1,8 @@
 /**
  * The SDK tests' server process: `start()` (test/helpers.ts) with the plugins named in argv[2]
  * (comma-separated: weather, slow-job), on 127.0.0.1 and a random port; it also mints the users'
- * UCAN tokens, standing in for their wallets.
+ * UCAN tokens, standing in for their wallets. argv[3], when given, is JSON `{ pace }`: the router's
+ * answers are then paced (model.ts), and held ones go on at each `release`.
  *
  * It runs in a process of its own because vitest's jsdom environment replaces the typed-array
  * globals (Uint8Array, ArrayBuffer, ...) with jsdom's: Node's WebCrypto then refuses the bytes
@@ -10,8 +11,8 @@
  *
  * Protocol (Node IPC): it sends `{ type: "ready", url, oracleDid }`, answers
  * `{ id, type: "user" }` with `{ id, did }` and `{ id, type: "delegation" | "invocation", did,
- * ttlSeconds }` with `{ id, token }` (or `{ id, error }`), and stops on `{ type: "stop" }` or
- * when the parent goes away.
+ * ttlSeconds }` with `{ id, token }` (or `{ id, error }`), `{ id, type: "release" }` (one held
+ * answer goes on) with `{ id }`, and stops on `{ type: "stop" }` or when the parent goes away.
  */
 import {
   encodeToken,
@@ -22,6 +23,7 @@ import {
 } from "@plugboard/adapters/ucan"
 import type { Plugin } from "@plugboard/core"
 import { start, weather } from "../helpers.js"
+import { Gate, type Pace, pacedRouter } from "./model.js"
 import { slowJob } from "./plugins.js"
 
 const catalog: Record<string, () => Plugin> = {
@@ -36,7 +38,13 @@ const plugins = (process.argv[2] ?? "weather").split(",").map((name) => {
   if (make === undefined) throw new Error(`unknown plugin '${name}'`)
   return make()
 })
-const server = await start({ plugins })
+const options = JSON.parse(process.argv[3] ?? "{}") as { readonly pace?: Pace }
+const gate = new Gate()
+const pace = options.pace
+const server = await start({
+  plugins,
+  ...(pace === undefined ? {} : { model: (catalog) => pacedRouter(catalog, pace, gate) })
+})
 const signers = new Map<string, Signer>()
 
 let stopping: Promise<void> | undefined
@@ -47,12 +55,16 @@ const stop = () => {
 
 interface Request {
   readonly id?: number
-  readonly type: "user" | "delegation" | "invocation" | "stop"
+  readonly type: "user" | "delegation" | "invocation" | "release" | "stop"
   readonly did?: string
   readonly ttlSeconds?: number
 }
 
 const answer = async (request: Request): Promise<Record<string, unknown>> => {
+  if (request.type === "release") {
+    gate.release()
+    return {}
+  }
   if (request.type === "user") {
     const signer = await generateSigner()
     signers.set(signer.did(), signer)
