@@ -182,8 +182,26 @@ const SendMessage = Schema.Struct({
   /** Browser tools of this turn (`name`, `description`, JSON Schema as `schema` or `parameters`). */
   tools: Schema.optional(Schema.Array(Schema.Unknown)),
   /** AG-UI actions of this turn (`name`, `description`, `schema`). */
-  agActions: Schema.optional(Schema.Array(Schema.Unknown))
+  agActions: Schema.optional(Schema.Array(Schema.Unknown)),
+  // What the QiForge client SDK 1.4 sends besides: kept with the user's message (see `extrasOf`).
+  model: Schema.optional(Schema.String.pipe(Schema.maxLength(256))),
+  metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  timezone: Schema.optional(Schema.String.pipe(Schema.maxLength(64))),
+  attachments: Schema.optional(Schema.Array(Schema.Unknown))
 })
+
+/**
+ * The body fields a turn does not act on but keeps, on the user's message in the thread: the
+ * client's `model` choice (the server answers with the model it is configured with), its
+ * `metadata`, the user's `timezone`, and `attachments` (references the client uploaded).
+ */
+const extrasOf = (body: typeof SendMessage.Type): Readonly<Record<string, unknown>> | undefined => {
+  const extras: Record<string, unknown> = {}
+  for (const key of ["model", "metadata", "timezone", "attachments"] as const) {
+    if (body[key] !== undefined) extras[key] = body[key]
+  }
+  return Object.keys(extras).length === 0 ? undefined : extras
+}
 
 const AbortRequest = Schema.Struct({ sessionId: Schema.String })
 
@@ -264,6 +282,7 @@ export const messageRoutes = (s: MessageServices) => {
       sessionId,
       requestId,
       message: body.message,
+      extras: extrasOf(body),
       signal,
       scope,
       ...(live === undefined

@@ -76,6 +76,16 @@ const historyView: HistoryPage.MessageView<BaseMessage> = {
   startsTurn: (m) => m.getType() === "human"
 }
 
+/** A user message's attachments and metadata, as the client sent them. */
+const extrasShown = (m: BaseMessage): Record<string, unknown> => {
+  const kept = (m.additional_kwargs as { plugboard?: Record<string, unknown> } | undefined)?.plugboard
+  if (kept === undefined || m.getType() !== "human") return {}
+  return {
+    ...(Array.isArray(kept.attachments) ? { attachments: kept.attachments } : {}),
+    ...(kept.metadata !== undefined ? { metadata: kept.metadata } : {})
+  }
+}
+
 /** One stored message as `GET /messages/:sessionId` shows it. */
 export const wireMessage = (m: BaseMessage) => {
   const type = m.getType()
@@ -90,6 +100,8 @@ export const wireMessage = (m: BaseMessage) => {
       ? { toolCalls: calls.map((c) => ({ id: c.id, name: c.name, args: c.args })) }
       : {}),
     ...(toolCallId === undefined ? {} : { toolCallId }),
+    // What the client sent with its message (Messages.ts `extrasOf`): its attachments and metadata.
+    ...extrasShown(m),
     // An answer a cut-off turn kept, as far as it was streamed (Turns.ts): clients can say so.
     ...((m.response_metadata as { plugboard?: { cutOff?: unknown } } | undefined)?.plugboard?.cutOff === true
       ? { cutOff: true }

@@ -10,7 +10,7 @@
  * stays a valid conversation for the next turn and for `GET /messages/:id`.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
-import { AIMessage, type BaseMessage, isAIMessage, ToolMessage } from "@langchain/core/messages"
+import { AIMessage, type BaseMessage, HumanMessage, isAIMessage, ToolMessage } from "@langchain/core/messages"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import {
   type ClientToolsOption,
@@ -48,6 +48,8 @@ export interface TurnRequest {
   readonly sessionId: string
   readonly requestId: string
   readonly message: string
+  /** What the client sent with the message and the turn keeps on it (`plugboard` in its kwargs). */
+  readonly extras?: Readonly<Record<string, unknown>> | undefined
   readonly signal: AbortSignal
   /** The client's tools of this turn, offered after the server's and run by the client. */
   readonly clientTools?: ClientToolsOption | undefined
@@ -217,7 +219,13 @@ export const runOne = (
       if (request.observe !== undefined) stopObserving = agent.events.listen(request.observe)
       const invocations = await deps.mcpInvocations?.(request.did)
       const input: TurnInput = {
-        message: request.message,
+        message:
+          request.extras === undefined
+            ? request.message
+            : new HumanMessage({
+                content: request.message,
+                additional_kwargs: { plugboard: request.extras }
+              }),
         ...request.clientState,
         ...(invocations === undefined ? {} : { mcpUcanContext: { invocations } })
       }

@@ -82,3 +82,38 @@ describe("paged history", () => {
     expect(theirs.status).toBe(404)
   })
 })
+
+describe("what the client SDK sends with a message", () => {
+  it("model, metadata, timezone and attachments are accepted and kept on the user's message", async () => {
+    const server = await start({ model: ScriptedChatModel.script(["Noted."]) })
+    try {
+      const u = await user(server.app.oracleDid)
+      const session = await newSession(server.url, u.headers)
+      const attachments = [{ filename: "a.pdf", mimetype: "application/pdf", mxcUri: "mxc://x/y", size: 3 }]
+      const response = await fetch(`${server.url}/messages/${session}`, {
+        method: "POST",
+        headers: u.headers,
+        body: JSON.stringify({
+          message: "Read this.",
+          stream: true,
+          model: "scripted",
+          metadata: { source: "test" },
+          timezone: "Europe/Berlin",
+          attachments,
+          somethingNew: 1
+        })
+      })
+      expect(response.status).toBe(200)
+      await response.text()
+      const page = await call(`${server.url}/sessions/${session}/messages`, { headers: u.headers })
+      expect(page.body.messages[0]).toMatchObject({
+        type: "human",
+        content: "Read this.",
+        attachments,
+        metadata: { source: "test" }
+      })
+    } finally {
+      await server.stop()
+    }
+  })
+})
