@@ -19,6 +19,8 @@ export interface SessionKey {
 
 /** What a client sends back for a call: `result` (or `output`) on success, `error` on failure. */
 export interface ClientAnswer {
+  /** The call answered: `toolCallId` as the QiForge client SDK 1.4 sends it, or `callId`. */
+  readonly toolCallId?: unknown
   readonly callId?: unknown
   readonly result?: unknown
   readonly output?: unknown
@@ -105,6 +107,8 @@ export class LiveHub {
       this.publish(key, call.kind === "browser" ? "browser_tool_call" : "action_call", {
         sessionId: key.sessionId,
         requestId: key.requestId,
+        // `toolCallId` is the name the QiForge client SDK reads (and echoes in its answer).
+        toolCallId: call.callId,
         callId: call.callId,
         toolName: call.name,
         args: call.args
@@ -120,8 +124,9 @@ export class LiveHub {
   answer(key: SessionKey, kind: ClientToolCall["kind"], answer: unknown): boolean {
     if (typeof answer !== "object" || answer === null) return false
     const a = answer as ClientAnswer
-    if (typeof a.callId !== "string") return false
-    const pending = this.pending.get(pendingKey(key, a.callId))
+    const callId = typeof a.toolCallId === "string" ? a.toolCallId : a.callId
+    if (typeof callId !== "string") return false
+    const pending = this.pending.get(pendingKey(key, callId))
     if (pending === undefined || pending.kind !== kind) return false
     if (a.error !== undefined && a.error !== null && a.error !== false) {
       pending.reject(

@@ -86,6 +86,7 @@ describe("AG-UI action calls", () => {
         sessionId: mine,
         requestId: "req-action-1",
         callId: expect.any(String),
+        toolCallId: payloads[0]?.callId,
         toolName: "open_panel",
         args: { panel: "billing" }
       }

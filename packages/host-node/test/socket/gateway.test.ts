@@ -67,6 +67,42 @@ const toolMessagesOf = (model: ScriptedChatModel) =>
   model.calls.flatMap((c) => c.messages).filter((m): m is ToolMessage => ToolMessage.isInstance(m))
 
 describe("client-side tools over Socket.IO", () => {
+  it("the QiForge client SDK's answers ({toolCallId, sessionId, result} and its error form) reach the model", async () => {
+    const model = ScriptedChatModel.script([
+      { tool: "pick_color", args: { prompt: "Your color?" } },
+      { tool: "pick_color", args: { prompt: "Again?" } },
+      "Done."
+    ])
+    const { app, url } = await boot(model)
+    const a = await member(url, app.oracleDid)
+    const { socket } = await connect(url, { invocation: a.invocation }, a.sessionId)
+    let calls = 0
+    socket.on("browser_tool_call", (payload: Record<string, unknown>) => {
+      // As the SDK answers: the call's `toolCallId` echoed, `result`, or `result: null` + `error`.
+      expect(typeof payload.toolCallId).toBe("string")
+      socket.emit(
+        "tool_result",
+        ++calls === 1
+          ? { toolCallId: payload.toolCallId, sessionId: a.sessionId, result: { color: "teal" } }
+          : {
+              toolCallId: payload.toolCallId,
+              sessionId: a.sessionId,
+              result: null,
+              error: "Tool pick_color not found"
+            }
+      )
+    })
+    const answer = await send(url, a.sessionId, a.headers, { message: "Pick a color", tools: [pickColor] })
+    expect(answer.status).toBe(200)
+    const last = model.calls.at(-1)!.messages.filter((m): m is ToolMessage => ToolMessage.isInstance(m))
+    expect(last.map((m) => [m.name, m.content, m.status])).toEqual([
+      ["pick_color", '{"color":"teal"}', "success"],
+      ["pick_color", "Tool 'pick_color' failed: the client reported: Tool pick_color not found", "error"]
+    ])
+    socket.disconnect()
+    await app.close(2_000)
+  })
+
   it("the model calls a browser tool, the socket answers, and the answer reaches the model", async () => {
     const model = ScriptedChatModel.script([
       { tool: "pick_color", args: { prompt: "Your color?" } },
