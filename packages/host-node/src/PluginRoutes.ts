@@ -183,9 +183,14 @@ export const pluginHandler = (
         })
       )
     }
-    if (answer?.body === undefined)
+    // A handler that answers no body still answers JSON (`{}`): clients such as the QiForge SDK
+    // parse every success as JSON and fail on an empty one. 204 and 304 carry no body by law.
+    if (answer?.body === undefined && (status === 204 || status === 304))
       return HttpServerResponse.empty({ status, headers: answer?.headers ?? {} })
-    return yield* HttpServerResponse.json(answer.body, { status, headers: answer.headers ?? {} }).pipe(
+    return yield* HttpServerResponse.json(answer?.body ?? {}, {
+      status,
+      headers: answer?.headers ?? {}
+    }).pipe(
       Effect.mapError(
         () =>
           new HttpFailure({

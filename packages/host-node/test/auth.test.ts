@@ -67,7 +67,8 @@ const routed = definePlugin({
       method: "GET",
       path: "/stations/:country/:city",
       handler: (r) => ({ body: { params: r.params, query: r.query } })
-    }
+    },
+    { method: "POST", path: "/stations/refresh", handler: () => ({}) }
   ]
 })
 
@@ -252,6 +253,10 @@ describe("plugin routes", () => {
       status: 200,
       body: { open: true, user: null }
     })
+    // A handler that answers no body still answers JSON: clients parse every success as JSON.
+    const refreshed = await call(`${server.url}/stations/refresh`, { method: "POST", headers: u.headers })
+    expect(refreshed).toMatchObject({ status: 200, body: {} })
+    expect(refreshed.headers.get("content-type")).toMatch(/application\/json/)
   })
 })
 
