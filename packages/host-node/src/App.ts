@@ -374,6 +374,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     around,
     prepareUser,
     basePrompt: options.basePrompt,
+    threadsShared: options.hooks?.checkpointerForUser !== undefined,
     ...(invocationsFor === undefined || oracleSigner === undefined
       ? {}
       : { mcpInvocations: (did: string) => invocationsFor(oracleSigner, did) }),

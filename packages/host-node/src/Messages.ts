@@ -170,6 +170,9 @@ export interface MessageServices {
   readonly heartbeatMs: number
   /** The live gateway's hub: the session's sockets see the turn's events and run its client tools. */
   readonly live?: LiveHub | undefined
+  /** Whether users' threads can share a saver (see `SessionAccessServices.threadsShared`). */
+  readonly threadsShared?: boolean | undefined
+  readonly logger?: { readonly warn: (message: string, fields?: Record<string, unknown>) => void } | undefined
 }
 
 /** Longest accepted user message, in characters. */

@@ -63,6 +63,8 @@ export interface ServerParts {
   /** Makes the user's state available on this host (Matrix restore) before their request is routed. */
   readonly prepareUser?: ((did: string) => Promise<void>) | undefined
   readonly basePrompt?: string | undefined
+  /** Whether users' threads can share a saver (the host's `checkpointerForUser`). */
+  readonly threadsShared?: boolean | undefined
   /** The user's invocations for the MCP servers that forward UCANs, minted per turn. */
   readonly mcpInvocations?: ((did: string) => Promise<Record<string, string>>) | undefined
   readonly onTimings?:
@@ -132,7 +134,9 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     oracleName: parts.oracleName,
     maxBodyBytes: config.maxBodyBytes,
     heartbeatMs: config.heartbeatMs,
-    live: parts.live
+    live: parts.live,
+    threadsShared: parts.threadsShared,
+    logger
   })
 
   const info = modelInfo(parts.model)

@@ -138,6 +138,12 @@ export interface SessionAccessServices {
   readonly claims: ThreadClaims
   readonly oracleName: string
   readonly oracleDid: string
+  /**
+   * Whether users' threads can share a saver (the host's `checkpointerForUser`): only then can a
+   * thread be somebody else's, and only then does opening a session read it to find out.
+   */
+  readonly threadsShared?: boolean | undefined
+  readonly logger?: { readonly warn: (message: string, fields?: Record<string, unknown>) => void } | undefined
 }
 
 /** An opened session and the claim on its thread, to release when the turn posted to it has ended. */
@@ -165,7 +171,24 @@ export const openSession = (
     const session = yield* Effect.gen(function* () {
       const existing = yield* s.sessions.get(did, sessionId).pipe(Effect.mapError(sessionFailure))
       if (existing === undefined && isMinted(sessionId)) return yield* Effect.fail(notFound(sessionId))
-      if (yield* writtenByOther(saver, did, sessionId)) return yield* Effect.fail(notFound(sessionId))
+      // Per-user savers (the default) hold only their user's threads: nothing to read here, the
+      // turn reads the thread once. A shared saver's thread may be another user's: read it, and
+      // when that read fails, go on as the turn's own failed load does (on an empty state, saved
+      // only if the thread is still empty then), so another user's thread is never written.
+      if (s.threadsShared === true) {
+        const other = yield* writtenByOther(saver, did, sessionId).pipe(
+          Effect.catchAll((failure) =>
+            Effect.sync(() => {
+              s.logger?.warn("thread owner could not be checked; the turn proceeds as on a failed load", {
+                sessionId,
+                error: failure.message
+              })
+              return false
+            })
+          )
+        )
+        if (other) return yield* Effect.fail(notFound(sessionId))
+      }
       if (existing !== undefined) return existing
       const { session } = yield* s.sessions
         .ensure(did, { sessionId, oracleName: s.oracleName, oracleDid: s.oracleDid })
