@@ -26,7 +26,7 @@ const HERE = dirname(fileURLToPath(import.meta.url))
 const ROOT = join(HERE, "../../../..")
 
 /** A plugin the server process can run (see server.ts). */
-export type PluginName = "weather" | "slow-job"
+export type PluginName = "weather" | "slow-job" | "credits"
 
 /** The server process: its URL and DID, users whose tokens it mints, and its stop. */
 export interface Oracle {
@@ -36,6 +36,15 @@ export interface Oracle {
   readonly newUser: () => Promise<SdkUser>
   /** Lets one held answer go on (a server started with `pace.holdAfter`). */
   readonly release: () => Promise<void>
+  /** Adds `amount` credits to `did`'s balance through the host's credit API; the new balance. */
+  readonly topUp: (did: string, amount: number) => Promise<number>
+  /** `did`'s credit balance. */
+  readonly balance: (did: string) => Promise<number>
+  /**
+   * The status of a GET of `path` as user `did` (fresh tokens), sent from the server's process:
+   * a look at the server that neither the SDK nor the test's network sees.
+   */
+  readonly statusOf: (did: string, path: string) => Promise<number>
   readonly stop: () => Promise<void>
 }
 
@@ -43,6 +52,8 @@ export interface Oracle {
 export interface OracleOptions {
   /** Pace the router's answers (chunked, with pauses, held after `holdAfter` chunks): model.ts. */
   readonly pace?: Pace
+  /** Added to the server's environment (e.g. `RUN_RETENTION_MS`). */
+  readonly env?: Readonly<Record<string, string>>
 }
 
 /**
@@ -75,7 +86,8 @@ export const startOracle = async (
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
   const pending = new Map<
     number,
-    { resolve: (v: Record<string, string>) => void; reject: (e: Error) => void }
+    // biome-ignore lint/suspicious/noExplicitAny: see `ask`
+    { resolve: (v: Record<string, any>) => void; reject: (e: Error) => void }
   >()
   let next = 0
   const ready = new Promise<{ url: string; oracleDid: string }>((resolve, reject) => {
@@ -84,7 +96,8 @@ export const startOracle = async (
       clearTimeout(timer)
       reject(new Error(`the SDK test server exited:\n${output}`))
     })
-    child.on("message", (message: Record<string, string> & { id?: number }) => {
+    // biome-ignore lint/suspicious/noExplicitAny: see `ask`
+    child.on("message", (message: Record<string, any> & { id?: number }) => {
       if (message.type === "ready") {
         clearTimeout(timer)
         resolve({ url: message.url!, oracleDid: message.oracleDid! })
@@ -97,7 +110,8 @@ export const startOracle = async (
       else waiting.resolve(message)
     })
   })
-  const ask = (request: Record<string, unknown>): Promise<Record<string, string>> =>
+  // biome-ignore lint/suspicious/noExplicitAny: IPC answers are plain JSON read by field
+  const ask = (request: Record<string, unknown>): Promise<Record<string, any>> =>
     new Promise((resolve, reject) => {
       const id = next++
       pending.set(id, { resolve, reject })
@@ -120,6 +134,9 @@ export const startOracle = async (
     release: async () => {
       await ask({ type: "release" })
     },
+    topUp: async (did, amount) => (await ask({ type: "top-up", did, amount })).balance as number,
+    balance: async (did) => (await ask({ type: "balance", did })).balance as number,
+    statusOf: async (did, path) => (await ask({ type: "get", did, path })).status as number,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return
       child.send({ type: "stop" })
@@ -279,6 +296,8 @@ export type Chat = ReturnType<typeof useChat>
 /** A rendered `useChat`, the payment callback's calls, and every message list it rendered. */
 export interface RenderedChat extends RenderHookResult<Chat, unknown> {
   readonly payments: Array<Array<string>>
+  /** Every distinct `status` the hook rendered, in order. */
+  readonly statuses: Array<Chat["status"]>
   readonly queryClient: QueryClient
   readonly views: Array<ReadonlyArray<IMessage>>
 }
@@ -290,6 +309,8 @@ export interface ChatOptions {
   readonly historyPageSize?: number
   /** The `baseUrl` the hook talks HTTP to (default the server's; see network.ts `page`). */
   readonly baseUrl?: string
+  /** Also called with each call of `onPaymentRequiredError`, as it happens. */
+  readonly onPayment?: (claims: Array<string>) => void
 }
 
 /** `useChat` of `user` on `sessionId`, with stable options; `payments` records the 402 callback. */
@@ -300,7 +321,11 @@ export const renderChat = (
   options: ChatOptions = {}
 ): RenderedChat => {
   const payments: Array<Array<string>> = []
-  const onPaymentRequiredError = (claims: Array<string>) => void payments.push(claims)
+  const onPaymentRequiredError = (claims: Array<string>) => {
+    payments.push(claims)
+    options.onPayment?.(claims)
+  }
+  const statuses: Array<Chat["status"]> = []
   const overrides = { baseUrl: options.baseUrl ?? server.url, wsUrl: server.url }
   const { wrapper, queryClient } = providerFor(user)
   // Every distinct message list the hook rendered, in order: what a user saw while the turn streamed.
@@ -316,11 +341,12 @@ export const renderChat = (
         ...(options.historyPageSize === undefined ? {} : { historyPageSize: options.historyPageSize })
       })
       if (views.at(-1) !== chat.messages) views.push(chat.messages)
+      if (statuses.at(-1) !== chat.status) statuses.push(chat.status)
       return chat
     },
     { wrapper }
   )
-  return { ...rendered, payments, queryClient, views }
+  return { ...rendered, payments, queryClient, statuses, views }
 }
 
 /** Waits for `check` (an expectation) to pass, up to `timeout` ms. */

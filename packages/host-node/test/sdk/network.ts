@@ -1,8 +1,9 @@
 /**
  * The network between the SDK and the server, as a test needs to break it: a `fetch` in front of
  * the real one (the SDK calls the global `fetch` for every request) that records every exchange,
- * can cut a response's body after a chosen byte, as a dropped connection does, and can take a
- * whole "page" off the network, as a reload does to the page it replaces.
+ * can cut a response's body after a chosen byte, as a dropped connection does, can keep a request
+ * from the server until the test lets it go, as a network that is down for a while does, and can
+ * take a whole "page" off the network, as a reload does to the page it replaces.
  *
  * A page is a `baseUrl` with a path prefix (`<server>/~<name>`): the SDK builds every URL by
  * concatenation, so each request names its page; the prefix is removed before the request goes
@@ -35,6 +36,20 @@ export interface Cut {
   readonly method: string
   readonly path: RegExp
   readonly at: CutAt
+}
+
+/** A one-off hold of the next request matching `method` and `path` (see `hold`). */
+interface Hold {
+  readonly method: string
+  readonly path: RegExp
+  readonly arrived: () => void
+  readonly goOn: Promise<void>
+}
+
+/** A request kept from the server: `arrived` once the SDK sent it, `letGo()` sends it on. */
+export interface Held {
+  readonly arrived: Promise<void>
+  readonly letGo: () => void
 }
 
 /** The error a dropped connection gives a body's reader (undici's). */
@@ -106,6 +121,9 @@ export const insideFrame =
 export const network = (origin: () => string | undefined) => {
   const exchanges: Array<Exchange> = []
   const cuts: Array<Cut> = []
+  const holds: Array<Hold> = []
+  /** Every hold's `letGo`: a test that ends lets its held requests go. */
+  const letGos: Array<() => void> = []
   const goneFor = new Set<string>()
   /** Bodies still open, by page: what taking a page away drops. */
   const open = new Map<string, Set<() => void>>()
@@ -182,6 +200,7 @@ export const network = (origin: () => string | undefined) => {
   beforeEach(() => {
     exchanges.length = 0
     cuts.length = 0
+    holds.length = 0
     goneFor.clear()
     open.clear()
     original = globalThis.fetch
@@ -198,6 +217,12 @@ export const network = (origin: () => string | undefined) => {
       if (goneFor.has(page)) {
         exchanges.push({ page, method, path, status: 0 })
         throw gone()
+      }
+      const h = holds.findIndex((x) => x.method === method && x.path.test(path))
+      if (h >= 0) {
+        const held = holds.splice(h, 1)[0]!
+        held.arrived()
+        await held.goOn
       }
       const response = await inner(`${url.origin}${path}`, init)
       const json = response.headers.get("content-type")?.includes("application/json") === true
@@ -216,6 +241,7 @@ export const network = (origin: () => string | undefined) => {
     }
   })
   afterEach(() => {
+    for (const letGo of letGos.splice(0)) letGo()
     for (const bodies of open.values()) for (const kill of bodies) kill()
     if (original !== undefined) globalThis.fetch = original
   })
@@ -226,6 +252,24 @@ export const network = (origin: () => string | undefined) => {
     page: (name: string) => `${origin()}/~${name}`,
     /** Cuts the body of the next response to `method` `path` where `at` says. */
     cut: (method: string, path: RegExp, at: CutAt) => void cuts.push({ method, path, at }),
+    /**
+     * Keeps the next request to `method` `path` from the server until `letGo()` (a network that
+     * is down for a while: the request is sent, and reaches the server late). Recorded once it
+     * is answered.
+     */
+    hold: (method: string, path: RegExp): Held => {
+      let arrived!: () => void
+      let letGo!: () => void
+      const arrival = new Promise<void>((resolve) => {
+        arrived = resolve
+      })
+      const goOn = new Promise<void>((resolve) => {
+        letGo = resolve
+      })
+      holds.push({ method, path, arrived, goOn })
+      letGos.push(letGo)
+      return { arrived: arrival, letGo }
+    },
     /**
      * Takes page `name` off the network, as a reload does to the page it replaces: its open
      * bodies drop, its later requests fail as aborted ones.

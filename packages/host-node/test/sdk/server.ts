@@ -1,8 +1,9 @@
 /**
  * The SDK tests' server process: `start()` (test/helpers.ts) with the plugins named in argv[2]
- * (comma-separated: weather, slow-job), on 127.0.0.1 and a random port; it also mints the users'
- * UCAN tokens, standing in for their wallets. argv[3], when given, is JSON `{ pace }`: the router's
- * answers are then paced (model.ts), and held ones go on at each `release`.
+ * (comma-separated: weather, slow-job, credits), on 127.0.0.1 and a random port; it also mints the
+ * users' UCAN tokens, standing in for their wallets. argv[3], when given, is JSON `{ pace, env }`:
+ * with `pace` the router's answers are paced (model.ts), and held ones go on at each `release`;
+ * `env` is added to the server's environment (`RUN_RETENTION_MS`, ...).
  *
  * It runs in a process of its own because vitest's jsdom environment replaces the typed-array
  * globals (Uint8Array, ArrayBuffer, ...) with jsdom's: Node's WebCrypto then refuses the bytes
@@ -12,7 +13,10 @@
  * Protocol (Node IPC): it sends `{ type: "ready", url, oracleDid }`, answers
  * `{ id, type: "user" }` with `{ id, did }` and `{ id, type: "delegation" | "invocation", did,
  * ttlSeconds }` with `{ id, token }` (or `{ id, error }`), `{ id, type: "release" }` (one held
- * answer goes on) with `{ id }`, and stops on `{ type: "stop" }` or when the parent goes away.
+ * answer goes on) with `{ id }`, `{ id, type: "top-up", did, amount }` (the host's credit API,
+ * `app.credits`) and `{ id, type: "balance", did }` with `{ id, balance }`, `{ id, type: "get",
+ * did, path }` (an authenticated GET of the user, from this process, its body left unread) with
+ * `{ id, status }`, and stops on `{ type: "stop" }` or when the parent goes away.
  */
 import {
   encodeToken,
@@ -22,13 +26,17 @@ import {
   type Signer
 } from "@plugboard/adapters/ucan"
 import type { Plugin } from "@plugboard/core"
+import { creditsPlugin } from "../../src/index.js"
 import { start, weather } from "../helpers.js"
 import { Gate, type Pace, pacedRouter } from "./model.js"
 import { slowJob } from "./plugins.js"
 
 const catalog: Record<string, () => Plugin> = {
   weather: () => weather,
-  "slow-job": () => slowJob(300)
+  "slow-job": () => slowJob(300),
+  // The silent credits plugin: its presence turns on the server's credit check (402 on an empty
+  // balance); it charges each model call by its token usage.
+  credits: () => creditsPlugin
 }
 
 const send = (message: unknown) => process.send?.(message)
@@ -38,11 +46,15 @@ const plugins = (process.argv[2] ?? "weather").split(",").map((name) => {
   if (make === undefined) throw new Error(`unknown plugin '${name}'`)
   return make()
 })
-const options = JSON.parse(process.argv[3] ?? "{}") as { readonly pace?: Pace }
+const options = JSON.parse(process.argv[3] ?? "{}") as {
+  readonly pace?: Pace
+  readonly env?: Record<string, string>
+}
 const gate = new Gate()
 const pace = options.pace
 const server = await start({
   plugins,
+  ...(options.env === undefined ? {} : { env: options.env }),
   ...(pace === undefined ? {} : { model: (catalog) => pacedRouter(catalog, pace, gate) })
 })
 const signers = new Map<string, Signer>()
@@ -55,9 +67,11 @@ const stop = () => {
 
 interface Request {
   readonly id?: number
-  readonly type: "user" | "delegation" | "invocation" | "release" | "stop"
+  readonly type: "user" | "delegation" | "invocation" | "release" | "top-up" | "balance" | "get" | "stop"
   readonly did?: string
   readonly ttlSeconds?: number
+  readonly amount?: number
+  readonly path?: string
 }
 
 const answer = async (request: Request): Promise<Record<string, unknown>> => {
@@ -70,9 +84,25 @@ const answer = async (request: Request): Promise<Record<string, unknown>> => {
     signers.set(signer.did(), signer)
     return { did: signer.did() }
   }
+  if (request.type === "top-up") {
+    return { balance: await server.app.credits.topUp(request.did ?? "", request.amount ?? 0) }
+  }
+  if (request.type === "balance") return { balance: await server.app.credits.balance(request.did ?? "") }
   const issuer = signers.get(request.did ?? "")
   if (issuer === undefined) throw new Error(`no user '${request.did}'`)
   const options = { issuer, audience: server.app.oracleDid, ttlSeconds: request.ttlSeconds ?? 600 }
+  if (request.type === "get") {
+    // As the SDK asks: the user's delegation and an invocation (`authHeaders`, dist/index.js:1920).
+    const response = await fetch(`${server.url}${request.path ?? "/"}`, {
+      headers: {
+        "x-ucan-delegation": await encodeToken(await mintDelegation(options)),
+        authorization: `Bearer ${await mintInvocation(options)}`,
+        "x-auth-type": "ucan"
+      }
+    })
+    await response.body?.cancel()
+    return { status: response.status }
+  }
   return request.type === "delegation"
     ? { token: await encodeToken(await mintDelegation(options)) }
     : { token: await mintInvocation(options) }
