@@ -123,6 +123,10 @@ describe("useChat and a 402", () => {
       expect(answeredBefore).toEqual([1, 2, 3])
       // No run was started for the refused message.
       expect(net.exchanges.some((e) => e.path.startsWith("/runs/"))).toBe(false)
+      // The refused question stays shown (the hook added it before the POST, and the reload after
+      // the 402 was refused); `error` is that reload's 402, the send itself left no error.
+      expect(result.current.messages.filter((m) => m.type === "human").map(textOf)).toEqual([BERLIN, PARIS])
+      expect(result.current.error).toMatchObject({ status: 402, outstandingClaims: [] })
 
       // A top-up (the host's credit API): the next message is answered as usual.
       expect(await server.topUp(user.did, 100)).toBe(100)
