@@ -144,35 +144,42 @@ export const newSession = async (url: string, headers: Record<string, string>): 
 }
 
 /**
- * An always-visible plugin whose one tool runs until its turn is aborted (or 30 s pass): the
- * router calls it for "Run the slow job".
+ * An always-visible plugin whose one tool runs until its turn is aborted (or 30 s pass), then
+ * takes `cleanupMs` to let go, as a job stopping its work does: the router calls it for "Run the
+ * slow job".
  */
-export const slowJob: Plugin = definePlugin({
-  name: "slow-job",
-  manifest: {
-    title: "Slow job",
-    summary: "Runs a slow background job.",
-    whenToUse: ["When asked to run the slow job."],
-    examples: [{ user: "Run the slow job", tool: "run_slow_job", args: {} }],
-    tags: ["slow", "job"],
-    visibility: "always"
-  },
-  tools: [
-    defineTool({
-      name: "run_slow_job",
-      description: "Runs the slow job until it finishes.",
-      input: Schema.Struct({}),
-      handler: (_input, context) =>
-        new Promise((resolve, reject) => {
-          const timer = setTimeout(() => resolve("finished"), 30_000)
-          context.signal.addEventListener("abort", () => {
-            clearTimeout(timer)
-            reject(new Error("the job was cancelled"))
+export const slowJobWith = (cleanupMs: number): Plugin =>
+  definePlugin({
+    name: "slow-job",
+    manifest: {
+      title: "Slow job",
+      summary: "Runs a slow background job.",
+      whenToUse: ["When asked to run the slow job."],
+      examples: [{ user: "Run the slow job", tool: "run_slow_job", args: {} }],
+      tags: ["slow", "job"],
+      visibility: "always"
+    },
+    tools: [
+      defineTool({
+        name: "run_slow_job",
+        description: "Runs the slow job until it finishes.",
+        input: Schema.Struct({}),
+        handler: (_input, context) =>
+          new Promise((resolve, reject) => {
+            const timer = setTimeout(() => resolve("finished"), 30_000)
+            context.signal.addEventListener("abort", () => {
+              clearTimeout(timer)
+              const cancelled = () => reject(new Error("the job was cancelled"))
+              if (cleanupMs > 0) setTimeout(cancelled, cleanupMs)
+              else cancelled()
+            })
           })
-        })
-    })
-  ]
-})
+      })
+    ]
+  })
+
+/** The slow job letting go at once when its turn is aborted. */
+export const slowJob: Plugin = slowJobWith(0)
 
 /**
  * Spawns `plugboard serve` as a process (`command`: the program and its arguments) with exactly
