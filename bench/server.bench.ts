@@ -1,140 +1,236 @@
 /**
- * The oracle server over loopback with the scripted router model and the examples' catalog (55
- * plugins, what `plugboard serve` runs by default): streamed turns per second and
- * per-turn latency (request sent → `done` received) at 1, 16 and 64 concurrent clients, and the
- * server's time per turn split by pipeline stage (from its `onTimings` probe: auth, limit,
- * checkpoint load, agent, checkpoint save).
+ * `pnpm bench server`: plugboard's server against a bare LangGraph server, same machine, same
+ * run, same load client. Three child processes on loopback (random ports):
  *
- * The answer streams as `message` chunks (the scripted router splits it in three); the same turn
- * as a JSON answer (no stream) at 16 clients shows what streaming costs.
+ * - plugboard (`server/plugboard.ts`): `createOracleApp` as `plugboard serve` runs it by default:
+ *   the examples' catalog (55 plugins), the scripted router model, embedded defaults (SQLite in a
+ *   temp data dir, per-user checkpoint files), UCAN authentication on every request, the rate
+ *   limit on (raised out of the way: THROTTLE_LIMIT 10^9), credits off;
+ * - the baseline (`server/bare-langgraph.ts`): `node:http`, a `StateGraph` over
+ *   `MessagesAnnotation` (the agent benchmark's bare graph), the same scripted model class
+ *   replaying the same three model steps and two tool calls, LangChain's `SqliteSaver` on one
+ *   file, SSE out; no authentication, no rate limit, no session store or run log;
+ * - one load client (`server/load-client.ts`), a process of its own.
  *
- * Each turn is "What's the weather in Berlin?" on a fresh session (created on first contact), so
- * every turn does the same work: three model calls (load_capability, get_current_weather,
- * answer), two tool calls, per-user SQLite checkpoints. Each client is its own user with its own
- * token. Clients and server share this process (and its one event loop), so figures include the
- * client's own parsing; they are an upper bound on the server's cost.
+ * Each turn is "What's the weather in Berlin?" on a fresh session (created on first contact by
+ * plugboard), streamed: load_capability → get_current_weather → the answer in three `message`
+ * chunks, then `done`. At 1 and 16 concurrent clients (each its own user on plugboard), rounds
+ * alternate plugboard / baseline (A/B/A/B…), each round after a few untimed turns. Reported per
+ * side: streamed turns/s (all rounds pooled), latency p50/p99 (request sent → `done` received),
+ * the server's CPU ms per turn (steadier than wall time on a busy machine), the client's; then
+ * the ratio plugboard / baseline of turns/s (pooled, and the median of the per-round-pair ratios;
+ * target ≥ 0.9×), and plugboard's time per turn by pipeline stage (its `onTimings` probe).
+ *
+ * Knobs: BENCH_RUN_MS, measured time per side per level (default 8 s, in BENCH_ROUNDS rounds,
+ * default 4); BENCH_CPU_PROF=1 writes V8 CPU profiles of both servers into
+ * .tmp/bench-server-prof/. The whole benchmark fails (non-zero exit, children killed, temp dirs
+ * removed) after BENCH_TIMEOUT_MS (default 60 s + 8 × BENCH_RUN_MS).
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { generateSigner, mintInvocation } from "@plugboard/adapters/ucan"
-import { createOracleApp, quietLogger, STAGES, type StageTimings } from "@plugboard/host-node"
-import { examplePlugins } from "../examples/catalog/index.js"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { loadavg, tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { STAGES } from "@plugboard/host-node"
+import { client, type Ready, type ServerWindow } from "./server/ipc.js"
+import type { RoundResult } from "./server/load-client.js"
 
-const LEVELS = [1, 16, 64] as const
-const WARMUP_TURNS = 20
-// BENCH_RUN_MS shortens or lengthens each level (default 6 s: three levels stay under ~40 s).
-const RUN_MS = Number(process.env.BENCH_RUN_MS ?? 6_000)
-const MESSAGE = "What's the weather in Berlin?"
+const LEVELS = [1, 16] as const
+const RUN_MS = Number(process.env.BENCH_RUN_MS ?? 8_000)
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 4))
+const ROUND_MS = RUN_MS / ROUNDS
+/** Untimed turns before a side's first round at a level, and before each later round (all clients). */
+const FIRST_WARMUP_TURNS = 40
+const WARMUP_TURNS = 4
+const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 60_000 + 8 * RUN_MS)
+const TARGET = 0.9
+
+const here = dirname(fileURLToPath(import.meta.url))
+const repo = join(here, "..")
 
 const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
   sorted.length === 0
     ? Number.NaN
     : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+const median = (xs: ReadonlyArray<number>): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+const num = (x: number, digits = 1, width = 8) => x.toFixed(digits).padStart(width)
 
-const fmt = (ms: number) => ms.toFixed(1).padStart(7)
+interface Side {
+  readonly name: "plugboard" | "baseline"
+  readonly url: string
+  readonly auth: boolean
+  readonly call: ReturnType<typeof client>
+}
+
+interface Measured {
+  readonly client: RoundResult
+  readonly server: ServerWindow
+}
 
 export default async (): Promise<void> => {
   const dir = mkdtempSync(join(tmpdir(), "plugboard-bench-server-"))
-  const collected: Array<StageTimings> = []
-  let recording = false
-  const app = await createOracleApp({
-    plugins: [...examplePlugins],
-    logger: quietLogger,
-    env: { PLUGBOARD_DATA_DIR: dir, THROTTLE_LIMIT: "1000000000", THROTTLE_TTL_MS: "60000" },
-    hooks: {
-      onTimings: (t, r) => {
-        if (recording && r.method === "POST" && r.path.startsWith("/messages/")) collected.push({ ...t })
-      }
-    }
-  })
-  const { url } = await app.listen(0, "127.0.0.1")
-  let sessionCounter = 0
+  const children: Array<ChildProcess> = []
+  const profDir = process.env.BENCH_CPU_PROF ? join(repo, ".tmp", "bench-server-prof") : undefined
+  if (profDir !== undefined) mkdirSync(profDir, { recursive: true })
 
-  let chunks = 0
-  const makeClient = async (streamed = true) => {
-    const signer = await generateSigner()
-    const headers = {
-      authorization: `Bearer ${await mintInvocation({ issuer: signer, audience: app.oracleDid, ttlSeconds: 900 })}`,
-      "x-auth-type": "ucan",
-      "content-type": "application/json"
-    }
-    return async (): Promise<number> => {
-      const started = performance.now()
-      const response = await fetch(`${url}/messages/bench-${++sessionCounter}`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({ message: MESSAGE, stream: streamed })
-      })
-      const text = await response.text()
-      if (!streamed) {
-        if (response.status !== 200 || !text.includes("Berlin")) {
-          throw new Error(`turn failed: ${response.status} ${text.slice(0, 300)}`)
+  const start = (file: string, env: Record<string, string>, profile: boolean) => {
+    const child = spawn(
+      process.execPath,
+      [
+        ...(profile && profDir !== undefined ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : []),
+        "--conditions=@plugboard/source",
+        "--import",
+        "tsx",
+        join(here, "server", file)
+      ],
+      { cwd: repo, env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit", "ipc"] }
+    )
+    children.push(child)
+    const ready = new Promise<Ready>((resolve, reject) => {
+      child.once("message", (m) => resolve(m as Ready))
+      child.once("exit", (code, signal) => reject(new Error(`${file} exited (${code ?? signal}) before ready`)))
+      child.once("error", reject)
+    })
+    return { child, ready, call: client(child) }
+  }
+
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`bench server: over ${TIMEOUT_MS} ms, aborted`)), TIMEOUT_MS)
+  })
+
+  const run = async () => {
+    mkdirSync(join(dir, "plugboard"))
+    mkdirSync(join(dir, "baseline"))
+    const bootStarted = performance.now()
+    const pb = start("plugboard.ts", { BENCH_DATA_DIR: join(dir, "plugboard") }, true)
+    const bl = start("bare-langgraph.ts", { BENCH_DATA_DIR: join(dir, "baseline") }, true)
+    const lc = start("load-client.ts", {}, false)
+    const [pbReady, blReady] = await Promise.all([pb.ready, bl.ready, lc.ready])
+    await lc.call({ type: "setup", oracleDid: pbReady.oracleDid, clients: Math.max(...LEVELS) })
+    const sides: ReadonlyArray<Side> = [
+      { name: "plugboard", url: pbReady.url, auth: true, call: pb.call },
+      { name: "baseline", url: blReady.url, auth: false, call: bl.call }
+    ]
+    console.log(
+      `streamed turns over loopback, one load client process; servers up in ${((performance.now() - bootStarted) / 1000).toFixed(1)} s; load average ${loadavg()[0]!.toFixed(2)}`
+    )
+    console.log(
+      `rounds alternate plugboard / baseline, ${ROUNDS} × ${(ROUND_MS / 1000).toFixed(1)} s per side per level (BENCH_RUN_MS=${RUN_MS})`
+    )
+    console.log(
+      "plugboard: examples' catalog, scripted router, embedded defaults, UCAN auth + rate limit, credits off"
+    )
+    console.log("baseline:  bare LangGraph (node:http, StateGraph, SqliteSaver on one file), no auth\n")
+
+    const results = new Map<string, Array<Measured>>()
+    for (const level of LEVELS) {
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const side of sides) {
+          const warmup = Math.ceil((round === 0 ? FIRST_WARMUP_TURNS : WARMUP_TURNS) / level)
+          // `begin` after the warm-up would need a round trip mid-round: the warm-up turns are
+          // few and counted in the server's CPU window, but not in its turn count. Take the
+          // window around the timed part only: warm up with a round of 0 ms first.
+          await lc.call({ type: "round", url: side.url, auth: side.auth, level, ms: 0, warmup })
+          await side.call({ type: "begin" })
+          const clientResult = await lc.call<RoundResult>({
+            type: "round",
+            url: side.url,
+            auth: side.auth,
+            level,
+            ms: ROUND_MS,
+            warmup: 0
+          })
+          const server = await side.call<ServerWindow>({ type: "end" })
+          const key = `${side.name}/${level}`
+          results.set(key, [...(results.get(key) ?? []), { client: clientResult, server }])
         }
-        return performance.now() - started
       }
-      if (!text.endsWith("event: done\ndata: {}\n\n") || text.includes("event: error")) {
-        throw new Error(`turn failed: ${response.status} ${text.slice(0, 300)}`)
-      }
-      chunks += text.split("event: message\n").length - 1
-      return performance.now() - started
     }
+
+    console.log(
+      "clients side        turns/s   p50 ms   p99 ms   turns  server CPU ms/turn  client CPU ms/turn  SSE events/turn"
+    )
+    const summary: Array<string> = []
+    for (const level of LEVELS) {
+      const stats = (name: string) => {
+        const rows = results.get(`${name}/${level}`) ?? []
+        const turns = rows.reduce((s, r) => s + r.client.turns, 0)
+        const elapsed = rows.reduce((s, r) => s + r.client.elapsedMs, 0)
+        const latencies = rows.flatMap((r) => r.client.latencies).sort((a, b) => a - b)
+        const serverTurns = rows.reduce((s, r) => s + r.server.turns, 0)
+        const cpu = rows.reduce((s, r) => s + r.server.cpuMs, 0) / Math.max(1, serverTurns)
+        const clientCpu = rows.reduce((s, r) => s + r.client.clientCpuMs, 0) / Math.max(1, turns)
+        const events = rows.reduce((s, r) => s + r.client.eventsPerTurn * r.client.turns, 0) / Math.max(1, turns)
+        const perRound = rows.map((r) => (r.client.turns / r.client.elapsedMs) * 1000)
+        return { rows, turns, rate: (turns / elapsed) * 1000, latencies, cpu, clientCpu, events, perRound }
+      }
+      const a = stats("plugboard")
+      const b = stats("baseline")
+      for (const [name, s] of [
+        ["plugboard", a],
+        ["baseline", b]
+      ] as const) {
+        console.log(
+          `${String(level).padStart(7)} ${name.padEnd(10)} ${num(s.rate)} ${num(percentile(s.latencies, 50))} ${num(percentile(s.latencies, 99))} ${String(s.turns).padStart(7)} ${num(s.cpu, 2, 19)} ${num(s.clientCpu, 2, 19)} ${num(s.events, 1, 16)}`
+        )
+      }
+      const ratios = a.perRound.map((r, i) => r / b.perRound[i]!)
+      const pooled = a.rate / b.rate
+      const line = `${String(level).padStart(7)} ratio plugboard/baseline: ${pooled.toFixed(2)}× pooled, ${median(ratios).toFixed(2)}× median of rounds (${ratios.map((r) => r.toFixed(2)).join(", ")}); CPU per turn ${(b.cpu / a.cpu).toFixed(2)}× (baseline/plugboard)`
+      console.log(line)
+      summary.push(
+        `${level} client${level === 1 ? "" : "s"}: ${median(ratios).toFixed(2)}× ${median(ratios) >= TARGET ? "(met)" : "(NOT met)"}`
+      )
+    }
+    console.log(`\ntarget plugboard ≥ ${TARGET}× baseline turns/s (median of rounds): ${summary.join(", ")}`)
+
+    console.log(
+      "\nserver time per streamed turn, mean ms (plugboard by stage from onTimings; total = request received → turn saved)"
+    )
+    console.log(`clients side      ${STAGES.map((s) => s.padStart(8)).join("")}`)
+    for (const level of LEVELS) {
+      for (const name of ["plugboard", "baseline"] as const) {
+        const rows = results.get(`${name}/${level}`) ?? []
+        const n = Math.max(
+          1,
+          rows.reduce((s, r) => s + r.server.turns, 0)
+        )
+        const mean = (stage: string) =>
+          rows.some((r) => r.server.stageSums[stage] !== undefined)
+            ? num(rows.reduce((s, r) => s + (r.server.stageSums[stage] ?? 0), 0) / n, 2)
+            : "       -"
+        console.log(`${String(level).padStart(7)} ${name.padEnd(9)} ${STAGES.map(mean).join("")}`)
+      }
+    }
+
+    await Promise.all([pb.call({ type: "close" }), bl.call({ type: "close" })])
+    if (profDir !== undefined) console.log(`\nCPU profiles of both servers: ${profDir}`)
   }
 
   try {
-    console.log(
-      `streamed turns, scripted router, loopback, ${RUN_MS / 1000} s per level (same process as the clients)`
-    )
-    // CPU ms per turn (this process: server and clients) is the figure least disturbed by other load.
-    const stageRows: Array<[number, Array<StageTimings>]> = []
-    const measure = async (level: number, streamed: boolean, label: string) => {
-      const clients = await Promise.all(Array.from({ length: level }, () => makeClient(streamed)))
-      // Warm-up: JIT, SQLite files, caches.
-      await Promise.all(
-        clients.map(async (turn) => {
-          for (let i = 0; i < Math.ceil(WARMUP_TURNS / level); i++) await turn()
-        })
-      )
-      collected.length = 0
-      chunks = 0
-      recording = true
-      const latencies: Array<number> = []
-      const deadline = performance.now() + RUN_MS
-      const cpu = process.cpuUsage()
-      const started = performance.now()
-      await Promise.all(
-        clients.map(async (turn) => {
-          while (performance.now() < deadline) latencies.push(await turn())
-        })
-      )
-      const elapsed = performance.now() - started
-      const used = process.cpuUsage(cpu)
-      const cpuPerTurn = (used.user + used.system) / 1000 / Math.max(1, latencies.length)
-      recording = false
-      if (streamed) stageRows.push([level, [...collected]])
-      latencies.sort((a, b) => a - b)
-      console.log(
-        `${label.padStart(7)} ${((latencies.length / elapsed) * 1000).toFixed(1).padStart(9)} ${fmt(percentile(latencies, 50))}  ${fmt(percentile(latencies, 99))} ${String(latencies.length).padStart(7)} ${cpuPerTurn.toFixed(1).padStart(11)}${
-          streamed ? `  ${(chunks / Math.max(1, latencies.length)).toFixed(1).padStart(6)}` : ""
-        }`
-      )
-    }
-    console.log("clients   turns/s    p50 ms   p99 ms   turns  CPU ms/turn  message events/turn")
-    for (const level of LEVELS) await measure(level, true, String(level))
-    // The same turn without `stream` (JSON answer, the agent run to its end): what streaming costs.
-    console.log("\nthe same turn as JSON (no stream)")
-    await measure(16, false, "16")
-    console.log("\nserver time per streamed turn by stage, mean ms (total = request received → turn saved)")
-    console.log(`clients ${STAGES.map((s) => s.padStart(8)).join("")}`)
-    for (const [level, rows] of stageRows) {
-      const mean = (stage: keyof StageTimings) =>
-        rows.reduce((sum, r) => sum + (r[stage] ?? 0), 0) / Math.max(1, rows.length)
-      console.log(
-        `${String(level).padStart(7)} ${STAGES.map((s) => mean(s).toFixed(2).padStart(8)).join("")}`
-      )
-    }
+    await Promise.race([run(), timeout])
   } finally {
-    await app.close(5_000)
+    clearTimeout(timer)
+    // Children exit on `close` or when their IPC channel closes; whatever is left is killed.
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve()
+            const kill = setTimeout(() => child.kill("SIGKILL"), 3_000)
+            child.once("exit", () => {
+              clearTimeout(kill)
+              resolve()
+            })
+            if (child.connected) child.disconnect()
+          })
+      )
+    )
     rmSync(dir, { recursive: true, force: true })
   }
 }

@@ -1,0 +1,161 @@
+/**
+ * Child process of `pnpm bench server`: the baseline, a bare LangGraph server. `node:http`;
+ * `POST /messages/:sessionId` with JSON `{message}` answers SSE: the answer's text as `message`
+ * events (the model streams it in three chunks), then `done`. Behind it, the bare graph of
+ * `packages/adapters/test/langgraph/bareGraph.ts` (a `StateGraph` over `MessagesAnnotation`, a
+ * model node and a tool node), compiled once, with the same `ScriptedChatModel` class plugboard's
+ * scripted router runs on, replaying the same three model steps (`load_capability`,
+ * `get_current_weather`, the answer plugboard's router gives, streamed in three chunks) and two
+ * tool calls, checkpointed by LangChain's `SqliteSaver` (`@langchain/langgraph-checkpoint-sqlite`,
+ * WAL) on ONE file for every session, thread = session id, with plugboard's durability (`exit`:
+ * one checkpoint write at the end of the turn).
+ *
+ * One file, not one per user: the baseline has no users, and a bare server keeps one saver; the
+ * saver is synchronous (better-sqlite3) in one process, so more files would add opens, not
+ * parallelism. What it does NOT do, and plugboard does: authentication (plugboard verifies a UCAN
+ * per request), rate limiting, the session store (a session created on first contact), the run
+ * log (numbered frames kept for rejoin), the catalog's offer and prompt per model call, reasoning
+ * and `tool_call` events, heartbeats. Credits are off on both sides.
+ *
+ * Protocol with the orchestrator: `ipc.ts` (`begin`/`end`: CPU time and the server's time per
+ * turn, request received → response ended; `close`).
+ */
+import { createServer } from "node:http"
+import { createRequire } from "node:module"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+import { ScriptedChatModel, type ScriptedReply, type ScriptedTurn } from "@plugboard/adapters/models"
+import { bareGraph } from "../../packages/adapters/test/langgraph/bareGraph.js"
+import { type ServerWindow, serve } from "./ipc.js"
+
+const dataDir = process.env.BENCH_DATA_DIR
+if (dataDir === undefined) throw new Error("BENCH_DATA_DIR is not set")
+
+// The workspace root does not depend on LangChain's SQLite saver; packages/adapters does (dev).
+// Resolve it from there, ESM entry, so it shares @langchain/langgraph-checkpoint with the graph.
+const adapters = createRequire(new URL("../../packages/adapters/package.json", import.meta.url))
+const sqliteDir = join(adapters.resolve("@langchain/langgraph-checkpoint-sqlite/package.json"), "..")
+type Saver = Parameters<typeof bareGraph>[2]
+const { SqliteSaver } = (await import(pathToFileURL(join(sqliteDir, "dist/index.js")).href)) as {
+  SqliteSaver: { fromConnString(path: string): Saver }
+}
+
+/** The answer plugboard's scripted router gives to this turn (same text, same three chunks). */
+const ANSWER =
+  "Here is what Weather (get_current_weather) returned: city: Berlin, source: offline fixture, " +
+  "temperatureC: 22.9, condition: thunderstorms, precipitationMm: 9.2, windKmh: 27.4."
+
+const fn = (name: string, description: string, properties: Record<string, unknown>) => ({
+  type: "function",
+  function: { name, description, parameters: { type: "object", properties, required: Object.keys(properties) } }
+})
+const loadCapability = fn("load_capability", "Load plugins by name so their tools are offered.", {
+  names: { type: "array", items: { type: "string" } }
+})
+const currentWeather = fn(
+  "get_current_weather",
+  "[Weather] Current temperature, conditions, precipitation and wind for a city.",
+  { city: { type: "string" } }
+)
+
+/** The three steps, from the thread itself (so concurrent turns need no shared cursor). */
+const respond = ({ messages }: ScriptedTurn): ScriptedReply => {
+  const last = messages.at(-1)
+  const tool = last?.getType() === "tool" ? (last as { name?: string }).name : undefined
+  if (tool === undefined) return { tool: "load_capability", args: { names: ["weather"] } }
+  if (tool === "load_capability") return { tool: "get_current_weather", args: { city: "Berlin" } }
+  return ANSWER
+}
+
+const model = new ScriptedChatModel({ respond, model: "bare-baseline", maxRecordedCalls: 100 })
+const saver = SqliteSaver.fromConnString(join(dataDir, "checkpoints.sqlite"))
+const graph = bareGraph(model, { before: [loadCapability], after: [loadCapability, currentWeather] }, saver)
+
+let recording = false
+let turns = 0
+let totalMs = 0
+let cpu = process.cpuUsage()
+
+const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
+
+const server = createServer((req, res) => {
+  const received = performance.now()
+  const match = /^\/messages\/([^/?]+)$/.exec(req.url ?? "")
+  if (req.method !== "POST" || match === null) {
+    res.writeHead(404).end()
+    return
+  }
+  const sessionId = decodeURIComponent(match[1]!)
+  let body = ""
+  req.setEncoding("utf8")
+  req.on("data", (chunk: string) => {
+    body += chunk
+  })
+  req.on("end", async () => {
+    let message: unknown
+    try {
+      message = (JSON.parse(body) as { message?: unknown }).message
+    } catch {}
+    if (typeof message !== "string" || message.length === 0) {
+      res.writeHead(400, { "content-type": "application/json" }).end('{"error":"message"}')
+      return
+    }
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" })
+    try {
+      const stream = await graph.stream(
+        { messages: [{ role: "user", content: message }] },
+        { configurable: { thread_id: sessionId }, streamMode: "messages", durability: "exit" }
+      )
+      // Chunks as the model streams them; LangGraph may repeat the whole message after them.
+      let streamed = ""
+      for await (const [chunk, meta] of stream) {
+        if (meta.langgraph_node !== "model") continue
+        const text = typeof chunk.content === "string" ? chunk.content : ""
+        if (text.length === 0) continue
+        if (text === streamed) {
+          streamed = ""
+          continue
+        }
+        streamed += text
+        res.write(sse("message", { content: text }))
+      }
+      res.end(sse("done", {}))
+    } catch (e) {
+      res.end(sse("error", { error: String(e) }) + sse("done", {}))
+    }
+    if (recording) {
+      turns++
+      totalMs += performance.now() - received
+    }
+  })
+})
+server.keepAliveTimeout = 60_000
+await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+const address = server.address()
+if (address === null || typeof address === "string") throw new Error("no address")
+
+serve(async (message) => {
+  switch (message.type) {
+    case "begin":
+      recording = true
+      turns = 0
+      totalMs = 0
+      cpu = process.cpuUsage()
+      return {}
+    case "end": {
+      const used = process.cpuUsage(cpu)
+      recording = false
+      const window: ServerWindow = { cpuMs: (used.user + used.system) / 1000, turns, stageSums: { total: totalMs } }
+      return window
+    }
+    case "close":
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+      ;(saver as unknown as { db?: { close(): void } }).db?.close()
+      setImmediate(() => process.exit(0))
+      return {}
+    default:
+      throw new Error(`unknown message ${message.type}`)
+  }
+})
+process.send?.({ type: "ready", url: `http://127.0.0.1:${address.port}` })

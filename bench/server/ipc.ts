@@ -1,0 +1,60 @@
+/**
+ * The IPC protocol between `bench/server.bench.ts` (the orchestrator) and its three child
+ * processes: the two servers (`plugboard.ts`, `bare-langgraph.ts`) and the load client
+ * (`load-client.ts`). Every request carries an `id`; the child answers `{ id, ok, ... }`.
+ */
+import type { ChildProcess } from "node:child_process"
+
+/** What a server child reports over one measured window (`begin` → `end`). */
+export interface ServerWindow {
+  /** CPU time of the server process over the window (user + system), ms. */
+  readonly cpuMs: number
+  /** Streamed turns the server finished in the window. */
+  readonly turns: number
+  /** Per stage, the sum over the window's turns (ms): plugboard's `onTimings`, the baseline's own `total`. */
+  readonly stageSums: Readonly<Record<string, number>>
+}
+
+/** Sent by a server child once it listens. */
+export interface Ready {
+  readonly type: "ready"
+  readonly url: string
+  readonly oracleDid?: string
+}
+
+/** Answers requests in a child: `handle` gets each message and returns the reply's fields. */
+export const serve = (handle: (message: { readonly type: string } & Record<string, unknown>) => Promise<object>) => {
+  process.on("message", (raw) => {
+    const message = raw as { id: number; type: string } & Record<string, unknown>
+    handle(message).then(
+      (reply) => process.send?.({ id: message.id, ok: true, ...reply }),
+      (e: unknown) => process.send?.({ id: message.id, ok: false, error: e instanceof Error ? e.stack : String(e) })
+    )
+  })
+  // The orchestrator went away (finished, failed or killed): never outlive it.
+  process.on("disconnect", () => process.exit(0))
+}
+
+/** The orchestrator's side: one pending-reply table per child. */
+export const client = (child: ChildProcess) => {
+  let next = 0
+  const pending = new Map<number, { resolve: (v: never) => void; reject: (e: Error) => void }>()
+  child.on("message", (raw) => {
+    const reply = raw as { id?: number; ok?: boolean; error?: string }
+    if (reply.id === undefined) return
+    const waiter = pending.get(reply.id)
+    pending.delete(reply.id)
+    if (reply.ok) waiter?.resolve(reply as never)
+    else waiter?.reject(new Error(reply.error ?? "child failed"))
+  })
+  child.on("exit", (code, signal) => {
+    for (const w of pending.values()) w.reject(new Error(`child exited (${code ?? signal}) with a request pending`))
+    pending.clear()
+  })
+  return <T>(message: { readonly type: string } & Record<string, unknown>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const id = ++next
+      pending.set(id, { resolve: resolve as (v: never) => void, reject })
+      child.send({ ...message, id })
+    })
+}
