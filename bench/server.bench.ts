@@ -22,7 +22,8 @@
  * target ≥ 0.9×), and plugboard's time per turn by pipeline stage (its `onTimings` probe).
  *
  * Knobs: BENCH_RUN_MS, measured time per side per level (default 8 s, in BENCH_ROUNDS rounds,
- * default 4); BENCH_CPU_PROF=1 writes V8 CPU profiles of both servers into
+ * default 4); BENCH_BASELINE_DURABILITY (default `exit`, plugboard's: one checkpoint write per
+ * turn; `async` is LangGraph's default, a checkpoint per step); BENCH_CPU_PROF=1 writes V8 CPU profiles of both servers into
  * .tmp/bench-server-prof/. The whole benchmark fails (non-zero exit, children killed, temp dirs
  * removed) after BENCH_TIMEOUT_MS (default 60 s + 8 × BENCH_RUN_MS).
  */
@@ -92,7 +93,9 @@ export default async (): Promise<void> => {
     children.push(child)
     const ready = new Promise<Ready>((resolve, reject) => {
       child.once("message", (m) => resolve(m as Ready))
-      child.once("exit", (code, signal) => reject(new Error(`${file} exited (${code ?? signal}) before ready`)))
+      child.once("exit", (code, signal) =>
+        reject(new Error(`${file} exited (${code ?? signal}) before ready`))
+      )
       child.once("error", reject)
     })
     return { child, ready, call: client(child) }
@@ -125,16 +128,16 @@ export default async (): Promise<void> => {
     console.log(
       "plugboard: examples' catalog, scripted router, embedded defaults, UCAN auth + rate limit, credits off"
     )
-    console.log("baseline:  bare LangGraph (node:http, StateGraph, SqliteSaver on one file), no auth\n")
+    console.log(
+      `baseline:  bare LangGraph (node:http, StateGraph, SqliteSaver on one file, durability ${process.env.BENCH_BASELINE_DURABILITY ?? "exit"}), no auth\n`
+    )
 
     const results = new Map<string, Array<Measured>>()
     for (const level of LEVELS) {
       for (let round = 0; round < ROUNDS; round++) {
         for (const side of sides) {
           const warmup = Math.ceil((round === 0 ? FIRST_WARMUP_TURNS : WARMUP_TURNS) / level)
-          // `begin` after the warm-up would need a round trip mid-round: the warm-up turns are
-          // few and counted in the server's CPU window, but not in its turn count. Take the
-          // window around the timed part only: warm up with a round of 0 ms first.
+          // Untimed turns (a 0 ms round) first, then the server's window around the timed round only.
           await lc.call({ type: "round", url: side.url, auth: side.auth, level, ms: 0, warmup })
           await side.call({ type: "begin" })
           const clientResult = await lc.call<RoundResult>({
@@ -165,7 +168,8 @@ export default async (): Promise<void> => {
         const serverTurns = rows.reduce((s, r) => s + r.server.turns, 0)
         const cpu = rows.reduce((s, r) => s + r.server.cpuMs, 0) / Math.max(1, serverTurns)
         const clientCpu = rows.reduce((s, r) => s + r.client.clientCpuMs, 0) / Math.max(1, turns)
-        const events = rows.reduce((s, r) => s + r.client.eventsPerTurn * r.client.turns, 0) / Math.max(1, turns)
+        const events =
+          rows.reduce((s, r) => s + r.client.eventsPerTurn * r.client.turns, 0) / Math.max(1, turns)
         const perRound = rows.map((r) => (r.client.turns / r.client.elapsedMs) * 1000)
         return { rows, turns, rate: (turns / elapsed) * 1000, latencies, cpu, clientCpu, events, perRound }
       }

@@ -8,7 +8,8 @@
  * `get_current_weather`, the answer plugboard's router gives, streamed in three chunks) and two
  * tool calls, checkpointed by LangChain's `SqliteSaver` (`@langchain/langgraph-checkpoint-sqlite`,
  * WAL) on ONE file for every session, thread = session id, with plugboard's durability (`exit`:
- * one checkpoint write at the end of the turn).
+ * one checkpoint write at the end of the turn; BENCH_BASELINE_DURABILITY=async or sync gives
+ * LangGraph's own default, a checkpoint per step).
  *
  * One file, not one per user: the baseline has no users, and a bare server keeps one saver; the
  * saver is synchronous (better-sqlite3) in one process, so more files would add opens, not
@@ -47,7 +48,11 @@ const ANSWER =
 
 const fn = (name: string, description: string, properties: Record<string, unknown>) => ({
   type: "function",
-  function: { name, description, parameters: { type: "object", properties, required: Object.keys(properties) } }
+  function: {
+    name,
+    description,
+    parameters: { type: "object", properties, required: Object.keys(properties) }
+  }
 })
 const loadCapability = fn("load_capability", "Load plugins by name so their tools are offered.", {
   names: { type: "array", items: { type: "string" } }
@@ -76,6 +81,10 @@ let turns = 0
 let totalMs = 0
 let cpu = process.cpuUsage()
 
+const DURABILITY = (process.env.BENCH_BASELINE_DURABILITY ?? "exit") as "exit" | "async" | "sync"
+if (!["exit", "async", "sync"].includes(DURABILITY))
+  throw new Error(`BENCH_BASELINE_DURABILITY=${DURABILITY}`)
+
 const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 
 const server = createServer((req, res) => {
@@ -100,11 +109,15 @@ const server = createServer((req, res) => {
       res.writeHead(400, { "content-type": "application/json" }).end('{"error":"message"}')
       return
     }
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" })
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive"
+    })
     try {
       const stream = await graph.stream(
         { messages: [{ role: "user", content: message }] },
-        { configurable: { thread_id: sessionId }, streamMode: "messages", durability: "exit" }
+        { configurable: { thread_id: sessionId }, streamMode: "messages", durability: DURABILITY }
       )
       // Chunks as the model streams them; LangGraph may repeat the whole message after them.
       let streamed = ""
@@ -145,7 +158,11 @@ serve(async (message) => {
     case "end": {
       const used = process.cpuUsage(cpu)
       recording = false
-      const window: ServerWindow = { cpuMs: (used.user + used.system) / 1000, turns, stageSums: { total: totalMs } }
+      const window: ServerWindow = {
+        cpuMs: (used.user + used.system) / 1000,
+        turns,
+        stageSums: { total: totalMs }
+      }
       return window
     }
     case "close":

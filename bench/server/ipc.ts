@@ -23,12 +23,15 @@ export interface Ready {
 }
 
 /** Answers requests in a child: `handle` gets each message and returns the reply's fields. */
-export const serve = (handle: (message: { readonly type: string } & Record<string, unknown>) => Promise<object>) => {
+export const serve = (
+  handle: (message: { readonly type: string } & Record<string, unknown>) => Promise<object>
+) => {
   process.on("message", (raw) => {
     const message = raw as { id: number; type: string } & Record<string, unknown>
     handle(message).then(
       (reply) => process.send?.({ id: message.id, ok: true, ...reply }),
-      (e: unknown) => process.send?.({ id: message.id, ok: false, error: e instanceof Error ? e.stack : String(e) })
+      (e: unknown) =>
+        process.send?.({ id: message.id, ok: false, error: e instanceof Error ? e.stack : String(e) })
     )
   })
   // The orchestrator went away (finished, failed or killed): never outlive it.
@@ -48,7 +51,8 @@ export const client = (child: ChildProcess) => {
     else waiter?.reject(new Error(reply.error ?? "child failed"))
   })
   child.on("exit", (code, signal) => {
-    for (const w of pending.values()) w.reject(new Error(`child exited (${code ?? signal}) with a request pending`))
+    for (const w of pending.values())
+      w.reject(new Error(`child exited (${code ?? signal}) with a request pending`))
     pending.clear()
   })
   return <T>(message: { readonly type: string } & Record<string, unknown>): Promise<T> =>

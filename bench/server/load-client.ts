@@ -76,12 +76,20 @@ const turn = (base: URL, headers: Record<string, string>): Promise<Turn> =>
         })
       }
     )
-    req.setTimeout(TURN_TIMEOUT_MS, () => req.destroy(new Error(`turn at ${base.href} took over ${TURN_TIMEOUT_MS} ms`)))
+    req.setTimeout(TURN_TIMEOUT_MS, () =>
+      req.destroy(new Error(`turn at ${base.href} took over ${TURN_TIMEOUT_MS} ms`))
+    )
     req.on("error", reject)
     req.end(body)
   })
 
-const round = async (url: string, auth: boolean, level: number, ms: number, warmup: number): Promise<RoundResult> => {
+const round = async (
+  url: string,
+  auth: boolean,
+  level: number,
+  ms: number,
+  warmup: number
+): Promise<RoundResult> => {
   const base = new URL(url)
   const headersOf = (i: number): Record<string, string> =>
     auth ? { authorization: `Bearer ${tokens[i]}`, "x-auth-type": "ucan" } : {}
