@@ -118,10 +118,12 @@ const open = (filename: string, busyTimeoutMs: number): Database.Database => {
   try {
     const check = db.pragma("quick_check(1)", { simple: true })
     if (check !== "ok") throw corrupt(filename, `integrity check: ${String(check)}`)
+    // Whose file it is, first: switching to WAL rewrites the header, and another application's
+    // database (or a newer ledger) must be left exactly as it was found.
+    migrate(db, filename)
     db.pragma("journal_mode = WAL")
     db.pragma("synchronous = NORMAL")
     db.pragma("foreign_keys = ON")
-    migrate(db, filename)
     return db
   } catch (error) {
     db.close()

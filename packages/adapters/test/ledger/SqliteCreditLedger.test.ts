@@ -91,13 +91,18 @@ describe("SqliteCreditLedger", () => {
     const db = new Database(foreign)
     db.exec("CREATE TABLE users (id INTEGER PRIMARY KEY)")
     db.close()
+    const foreignBytes = readFileSync(foreign)
     expect(failureReason(await openExit(foreign))).toBe("incompatible")
+    // Refused, and left byte for byte as it was (the switch to WAL rewrote its header).
+    expect(readFileSync(foreign).equals(foreignBytes)).toBe(true)
 
     const other = freshPath()
     const db2 = new Database(other)
     db2.pragma("application_id = 1234")
     db2.close()
+    const otherBytes = readFileSync(other)
     expect(failureReason(await openExit(other))).toBe("incompatible")
+    expect(readFileSync(other).equals(otherBytes)).toBe(true)
 
     const newer = freshPath()
     await withLedger(newer, (ledger) => ledger.topUp(ALICE, 1))
