@@ -283,7 +283,7 @@ const MAGIC = Buffer.from("SQLite format 3\u0000", "latin1")
  * touches it: SQLite would otherwise treat a `-wal` file next to it as its own, and may
  * rewrite or remove it on close. (An empty file is a valid, empty database.)
  */
-const checkHeader = (filename: string) => {
+export const checkHeader = (filename: string): void => {
   let fd: number | undefined
   try {
     fd = openSync(filename, "r")

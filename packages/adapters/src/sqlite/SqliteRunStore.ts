@@ -19,11 +19,12 @@
  * a newer schema) fails the layer with an `Unavailable` error naming the file and why; it is
  * never modified, moved or deleted.
  */
-import { closeSync, fstatSync, mkdirSync, openSync, readSync } from "node:fs"
+import { mkdirSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { Clock, RunStore } from "@plugboard/core"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect, Layer, Option, type Scope, Stream } from "effect"
+import { checkHeader } from "./Database.js"
 import { isCorruption, SqliteOpenError, sqliteCode } from "./errors.js"
 
 /** Options of the SQLite run store. */
@@ -73,41 +74,6 @@ CREATE TABLE frames (
   FOREIGN KEY (did, run_id) REFERENCES runs (did, run_id) ON DELETE CASCADE
 ) STRICT, WITHOUT ROWID;
 `
-
-const MAGIC = Buffer.from("SQLite format 3\u0000", "latin1")
-
-/** Refuses a non-empty file that is not SQLite before SQLite touches it (or its `-wal`). */
-const checkHeader = (filename: string): void => {
-  let fd: number
-  try {
-    fd = openSync(filename, "r")
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === "ENOENT") return
-    throw new SqliteOpenError({
-      reason: code === "EACCES" || code === "EPERM" ? "Unreadable" : "Unavailable",
-      path: filename,
-      message: `${code ?? "error"}: cannot read the file`,
-      cause: error
-    })
-  }
-  try {
-    if (!fstatSync(fd).isFile()) {
-      throw new SqliteOpenError({ reason: "Unreadable", path: filename, message: "not a regular file" })
-    }
-    const head = Buffer.alloc(MAGIC.length)
-    const n = readSync(fd, head, 0, MAGIC.length, 0)
-    if (n > 0 && (n < MAGIC.length || !head.equals(MAGIC))) {
-      throw new SqliteOpenError({
-        reason: "NotADatabase",
-        path: filename,
-        message: "the file does not start with the SQLite header"
-      })
-    }
-  } finally {
-    closeSync(fd)
-  }
-}
 
 const tableNames = (db: BetterSqlite3.Database): Array<string> =>
   db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as Array<string>
