@@ -221,6 +221,9 @@ export const placeholderManifest = (name: string): PluginManifest => ({
 // ---------------------------------------------------------------------------------------------
 // The operator's override
 
+/** The manifest fields that take one of a fixed set of words. */
+const LITERAL_FIELDS = { category: Category, visibility: Visibility, stability: Stability } as const
+
 const isRecord = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -269,20 +272,13 @@ export const overrideManifest = (
         else out[key] = value
         break
       case "category":
-        if (!Category.literals.includes(value as never))
-          errors.push(`${at} must be one of ${Category.literals.join(", ")}.`)
-        else out[key] = value
-        break
       case "visibility":
-        if (!Visibility.literals.includes(value as never))
-          errors.push(`${at} must be one of ${Visibility.literals.join(", ")}.`)
+      case "stability": {
+        const allowed: ReadonlyArray<string> = LITERAL_FIELDS[key].literals
+        if (!allowed.includes(value as never)) errors.push(`${at} must be one of ${allowed.join(", ")}.`)
         else out[key] = value
         break
-      case "stability":
-        if (!Stability.literals.includes(value as never))
-          errors.push(`${at} must be one of ${Stability.literals.join(", ")}.`)
-        else out[key] = value
-        break
+      }
       default:
         warnings.push(`${at} is not a manifest field and is ignored (fields: ${MANIFEST_FIELDS.join(", ")}).`)
     }
