@@ -3,8 +3,10 @@
  * (DESIGN.md "Wire contract"), request bodies are bounded and parsed without ever turning a
  * client's bad input into a 500.
  */
+import { IncomingMessage } from "node:http"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Data, Effect, Either, Option, type ParseResult, Schema } from "effect"
 
 /** Reason phrases of the statuses this server answers with. */
@@ -64,7 +66,7 @@ const badRequest = (message: string) => new HttpFailure({ status: 400, message }
 /**
  * Reads the request body as JSON, at most `maxBytes` bytes (413 above, checked against
  * `Content-Length` first so a huge upload is refused before it is read). An empty body is
- * `undefined`; anything that is not JSON is a 400.
+ * `undefined`; anything that is not JSON, or nests deeper than `MAX_JSON_DEPTH`, is a 400.
  */
 export const readJson = (
   maxBytes: number
@@ -75,23 +77,126 @@ export const readJson = (
     if (declared !== undefined && Number(declared) > maxBytes) {
       return yield* Effect.fail(tooLarge(maxBytes))
     }
-    const text = yield* request.text.pipe(
-      HttpServerRequest.withMaxBodySize(Option.some(maxBytes)),
-      Effect.mapError((error) =>
-        String((error as { cause?: unknown }).cause).includes("maxBytes exceeded")
-          ? tooLarge(maxBytes)
-          : badRequest("The request body could not be read.")
-      )
-    )
+    const source = NodeHttpServerRequest.toIncomingMessage(request)
+    const text = yield* source instanceof IncomingMessage
+      ? readBounded(source, maxBytes)
+      : request.text.pipe(
+          HttpServerRequest.withMaxBodySize(Option.some(maxBytes)),
+          Effect.mapError((error) =>
+            String((error as { cause?: unknown }).cause).includes("maxBytes exceeded")
+              ? tooLarge(maxBytes)
+              : badRequest("The request body could not be read.")
+          )
+        )
     if (text.trim() === "") return undefined
+    if (nestsDeeperThan(text, MAX_JSON_DEPTH)) return yield* Effect.fail(tooDeep)
     return yield* Effect.try({
       try: () => JSON.parse(text) as unknown,
       catch: () => badRequest("The request body is not valid JSON.")
     })
   })
 
-const tooLarge = (maxBytes: number) =>
-  new HttpFailure({ status: 413, message: `The request body is larger than ${maxBytes} bytes.` })
+/**
+ * How much of a body past the limit is read and thrown away before the 413 is answered, as a
+ * multiple of the limit. A body without `Content-Length` (chunked) is only known to be too large
+ * once it is read; answering and closing while the client still sends makes the kernel reset the
+ * connection, and the client loses the answer. Draining first lets the 413 arrive and the
+ * connection close with a FIN; past this much the client is cut off instead.
+ */
+const DRAIN_FACTOR = 8
+
+/**
+ * Reads a Node request's body into a string, at most `maxBytes` bytes: above, the rest is
+ * drained (up to `DRAIN_FACTOR` times the limit) and the failure is a 413 that closes the
+ * connection.
+ */
+const readBounded = (source: IncomingMessage, maxBytes: number): Effect.Effect<string, HttpFailure> =>
+  Effect.async<string, HttpFailure>((resume) => {
+    const chunks: Array<Buffer> = []
+    let bytes = 0
+    let over = false
+    const refuse = () => {
+      cleanup()
+      resume(Effect.fail(tooLarge(maxBytes, { connection: "close" })))
+    }
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length
+      if (over) {
+        if (bytes > maxBytes * DRAIN_FACTOR) refuse()
+      } else if (bytes > maxBytes) {
+        over = true
+        chunks.length = 0
+      } else chunks.push(chunk)
+    }
+    const onEnd = () => {
+      if (over) return refuse()
+      cleanup()
+      resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+    }
+    const onError = () => {
+      cleanup()
+      resume(Effect.fail(badRequest("The request body could not be read.")))
+    }
+    const cleanup = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onError)
+      source.off("aborted", onError)
+    }
+    source.on("data", onData)
+    source.once("end", onEnd)
+    source.once("error", onError)
+    source.once("aborted", onError)
+    return Effect.sync(cleanup)
+  })
+
+/**
+ * How deep a request body may nest. The wire contract's deepest legitimate body is a client
+ * tool's JSON Schema inside `tools`, which core bounds at 32 levels; anything deeper is refused
+ * before it is parsed, because decoding and error formatting walk values recursively and a body
+ * nested thousands of levels overflowed the stack into a 500.
+ */
+export const MAX_JSON_DEPTH = 64
+
+const tooDeep = badRequest(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`)
+
+/**
+ * Whether JSON text opens more than `max` arrays or objects inside one another, by one pass over
+ * the characters (no recursion, no parse): brackets inside strings do not count.
+ */
+export const nestsDeeperThan = (text: string, max: number): boolean => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      // A backslash escapes the next character (an escaped quote does not end the string).
+      if (c === 0x5c) i++
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true
+    } else if (c === 0x5d || c === 0x7d) depth--
+  }
+  return false
+}
+
+/** Whether a value nests more than `max` arrays or objects, walked with a stack (no recursion). */
+const valueNestsDeeperThan = (value: unknown, max: number): boolean => {
+  const stack: Array<readonly [unknown, number]> = [[value, 0]]
+  const seen = new Set<object>()
+  while (stack.length > 0) {
+    const [next, depth] = stack.pop()!
+    if (typeof next !== "object" || next === null || seen.has(next)) continue
+    if (depth + 1 > max) return true
+    seen.add(next)
+    for (const child of Object.values(next)) stack.push([child, depth + 1])
+  }
+  return false
+}
+
+const tooLarge = (maxBytes: number, headers?: Readonly<Record<string, string>>) =>
+  new HttpFailure({ status: 413, message: `The request body is larger than ${maxBytes} bytes.`, headers })
 
 /**
  * Decodes a parsed body with a schema; a mismatch is a 400 whose message names the field.
@@ -101,6 +206,8 @@ export const decodeBody = <A, I>(
   schema: Schema.Schema<A, I, never>,
   body: unknown
 ): Effect.Effect<A, HttpFailure> => {
+  // readJson refuses deep text already; this guards a value that came another way.
+  if (valueNestsDeeperThan(body, MAX_JSON_DEPTH)) return Effect.fail(tooDeep)
   const result = Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore", errors: "first" })(body)
   return Either.isRight(result)
     ? Effect.succeed(result.right)
