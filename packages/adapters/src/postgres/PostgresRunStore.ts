@@ -1,0 +1,391 @@
+/**
+ * The `RunStore` port on Postgres: `runs` and their numbered `run_frames`, so a run started on
+ * one host is rejoined from any other (issue 17).
+ *
+ * An append is one statement: it bumps the run's `last_frame_id` under the row lock and inserts
+ * the frame with that id, so ids stay dense however many hosts append, and nothing is appended
+ * to an ended run. `partial_text` holds the answer as the body of a JSON string (see
+ * `encodeText`), which lets `end` build the `done` payload in the same statement.
+ *
+ * Following: each committed frame is announced with `pg_notify` (delivered at commit), and one
+ * `LISTEN` connection per store wakes its followers through core's `followLog`, which reads
+ * from the cursor after every wake-up, so no frame is skipped or repeated. Followers also re-read
+ * every `pollMs`, which covers notifications lost while the listening connection reconnects.
+ */
+import { createHash } from "node:crypto"
+import { Clock, RunStore } from "@plugboard/core"
+import { Effect, Layer, Option, type Scope, Stream } from "effect"
+import pg from "pg"
+import { decodeText, encodeText, int, ownerKey, type PgFailure, query } from "./internal/sql.js"
+import { PgDatabase, type PgDatabaseService } from "./PgDatabase.js"
+
+/** Options of the Postgres RunStore. */
+export interface PostgresRunStoreOptions {
+  /**
+   * How often (real milliseconds) a follower re-reads without a notification; default 1000.
+   * Notifications normally wake it at once; this bounds the delay when one is lost.
+   */
+  readonly pollMs?: number | undefined
+}
+
+interface RunRow {
+  run_id: string
+  did: string
+  session_id: string
+  request_id: string
+  status: RunStore.RunStatus
+  created_at: string
+  updated_at: string
+  ended_at: string | null
+  last_frame_id: number
+  partial_text: string
+}
+
+const RUN_COLUMNS =
+  "run_id, did, session_id, request_id, status, created_at, updated_at, ended_at, last_frame_id, partial_text"
+const ACTIVE = "('queued', 'running')"
+
+const toRun = (row: RunRow): RunStore.Run => {
+  const run: RunStore.Run = {
+    runId: row.run_id,
+    sessionId: row.session_id,
+    did: decodeText(row.did),
+    requestId: row.request_id,
+    status: row.status,
+    createdAt: int(row.created_at),
+    updatedAt: int(row.updated_at),
+    lastFrameId: row.last_frame_id,
+    partialText: decodeText(row.partial_text)
+  }
+  return row.ended_at === null ? run : { ...run, endedAt: int(row.ended_at) }
+}
+
+const toFrame = (row: { id: number; event: string; data: string }): RunStore.Frame => ({
+  id: row.id,
+  event: row.event,
+  data: JSON.parse(row.data) as Record<string, unknown>
+})
+
+const unavailable = (failure: PgFailure) =>
+  new RunStore.RunStoreError({
+    reason: "Unavailable",
+    message: `run storage unavailable: ${failure.message}`,
+    cause: failure.cause
+  })
+
+/** The notification channel of a schema's runs (a channel name is at most 63 bytes). */
+const channelOf = (schemaName: string) =>
+  `plugboard_runs_${createHash("sha256").update(schemaName).digest("hex").slice(0, 16)}`
+
+/**
+ * One `LISTEN` connection, opened at the first follow and reopened after it drops. Notifications
+ * are `<frame id> <owner> <run id>`; each wakes that run's followers in this process.
+ */
+class Listener {
+  private client: pg.Client | undefined
+  private connecting: Promise<void> | undefined
+  private closed = false
+
+  constructor(
+    private readonly url: string,
+    private readonly channel: string,
+    private readonly onFrame: (owner: string, runId: string, id: number) => void
+  ) {}
+
+  /** Resolves once listening; never rejects (followers poll while it cannot listen). */
+  ensure(): Promise<void> {
+    if (this.closed || this.client !== undefined) return Promise.resolve()
+    this.connecting ??= this.connect().finally(() => {
+      this.connecting = undefined
+    })
+    return this.connecting
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000 })
+    const drop = () => {
+      if (this.client === client) this.client = undefined
+    }
+    client.on("error", drop)
+    client.on("end", drop)
+    client.on("notification", (message) => {
+      const [id, owner, ...rest] = (message.payload ?? "").split(" ")
+      if (id !== undefined && owner !== undefined) this.onFrame(owner, rest.join(" "), Number(id))
+    })
+    try {
+      await client.connect()
+      await client.query(`LISTEN "${this.channel}"`)
+      if (this.closed) {
+        await client.end()
+        return
+      }
+      this.client = client
+    } catch {
+      client.end().catch(() => undefined)
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    await this.connecting
+    const client = this.client
+    this.client = undefined
+    await client?.end().catch(() => undefined)
+  }
+}
+
+/** Builds the Postgres RunStore on a database; its listening connection closes with the scope. */
+export const makeRunStore = (
+  db: PgDatabaseService,
+  options: PostgresRunStoreOptions = {}
+): Effect.Effect<RunStore.RunStoreService, never, Clock.Clock | Scope.Scope> =>
+  Effect.gen(function* () {
+    const clock = yield* Clock.Clock
+    const s = db.schema
+    const channel = channelOf(db.schemaName)
+    const pollMs = options.pollMs ?? 1000
+    // Keyed by (owner, run id): a notification carries the owner digest, not the DID.
+    const notifier = RunStore.makeNotifier()
+    const listener = yield* Effect.acquireRelease(
+      Effect.sync(
+        () => new Listener(db.url, channel, (owner, runId, id) => notifier.publish(owner, runId, id))
+      ),
+      (l) => Effect.promise(() => l.close())
+    )
+    const sql = <A>(effect: Effect.Effect<A, PgFailure | RunStore.RunStoreError>) =>
+      Effect.mapError(Effect.zipRight(db.ready, effect), (e) => (e._tag === "PgFailure" ? unavailable(e) : e))
+    const ids = (did: string, runId: string) =>
+      Effect.all([RunStore.validateDid(did), RunStore.validateId("runId", runId)])
+
+    const selectRun = (owner: string, runId: string) =>
+      Effect.map(
+        sql(
+          query<RunRow>(db, `SELECT ${RUN_COLUMNS} FROM ${s}.runs WHERE owner = $1 AND run_id = $2`, [
+            owner,
+            runId
+          ])
+        ),
+        (result) => Option.map(Option.fromNullable(result.rows[0]), toRun)
+      )
+
+    /** Why a change matched no active run: the run is unknown, or it has ended. */
+    const refusal = (owner: string, runId: string) =>
+      Effect.flatMap(selectRun(owner, runId), (run) =>
+        Effect.fail(
+          Option.match(run, {
+            onNone: () => RunStore.notFound(runId),
+            onSome: (r) => RunStore.ended(runId, r.status)
+          })
+        )
+      )
+
+    const read = (owner: string, runId: string, after: number) =>
+      Effect.flatMap(
+        sql(
+          query<{
+            status: RunStore.RunStatus
+            last_frame_id: number
+            id: number | null
+            event: string
+            data: string
+          }>(
+            db,
+            `SELECT r.status, r.last_frame_id, f.id, f.event, f.data
+             FROM ${s}.runs r LEFT JOIN ${s}.run_frames f
+               ON f.owner = r.owner AND f.run_id = r.run_id AND f.id > $3
+             WHERE r.owner = $1 AND r.run_id = $2 ORDER BY f.id`,
+            [owner, runId, after]
+          )
+        ),
+        (result): Effect.Effect<RunStore.LogSlice, RunStore.RunStoreError> => {
+          const first = result.rows[0]
+          if (first === undefined) return Effect.fail(RunStore.notFound(runId))
+          return Effect.succeed({
+            frames: result.rows.flatMap((r) => (r.id === null ? [] : [toFrame({ ...r, id: r.id })])),
+            ended: !RunStore.isActive(first.status),
+            lastFrameId: first.last_frame_id
+          })
+        }
+      )
+
+    const notify = `pg_notify('${channel}', f.id || ' ' || f.owner || ' ' || f.run_id)`
+
+    /** Writes the `done` frame of one run (or of every active run) in the same statement. */
+    const endSql = (where: string) => `
+      WITH r AS (
+        UPDATE ${s}.runs SET status = $1, last_frame_id = last_frame_id + 1, updated_at = $2, ended_at = $2
+        WHERE status IN ${ACTIVE} ${where}
+        RETURNING owner, run_id, last_frame_id, partial_text
+      ), f AS (
+        INSERT INTO ${s}.run_frames (owner, run_id, id, event, data)
+        SELECT owner, run_id, last_frame_id, '${RunStore.DONE_EVENT}',
+          CASE WHEN $1 = 'finished' THEN '{"status":"finished"}'
+               ELSE '{"status":"' || $1 || '","partialText":"' || partial_text || '"}' END
+        FROM r RETURNING owner, run_id, id, data
+      )
+      SELECT f.owner, f.run_id, f.id, f.data, ${notify} FROM f`
+
+    const service: RunStore.RunStoreService = {
+      create: (input) =>
+        Effect.gen(function* () {
+          const did = yield* RunStore.validateDid(input?.did)
+          const sessionId = yield* RunStore.validateId("sessionId", input?.sessionId)
+          const requestId = yield* RunStore.validateId("requestId", input?.requestId)
+          const now = yield* clock.now()
+          const runId =
+            input.runId === undefined
+              ? RunStore.mintRunId(now)
+              : yield* RunStore.validateId("runId", input.runId)
+          const inserted = yield* sql(
+            query<RunRow>(
+              db,
+              `INSERT INTO ${s}.runs (owner, run_id, did, session_id, request_id, status, created_at, updated_at)
+               VALUES ($1, $2, $3, $4, $5, 'queued', $6, $6)
+               ON CONFLICT (owner, run_id) DO NOTHING RETURNING ${RUN_COLUMNS}`,
+              [ownerKey(did), runId, encodeText(did), sessionId, requestId, now]
+            )
+          )
+          const row = inserted.rows[0]
+          if (row === undefined) {
+            return yield* Effect.fail(
+              new RunStore.RunStoreError({ reason: "Invalid", message: `Run '${runId}' already exists` })
+            )
+          }
+          return toRun(row)
+        }),
+      start: (did, runId) =>
+        Effect.gen(function* () {
+          const [d, id] = yield* ids(did, runId)
+          const now = yield* clock.now()
+          const owner = ownerKey(d)
+          const updated = yield* sql(
+            query<RunRow>(
+              db,
+              `UPDATE ${s}.runs SET status = 'running', updated_at = $3
+               WHERE owner = $1 AND run_id = $2 AND status = 'queued' RETURNING ${RUN_COLUMNS}`,
+              [owner, id, now]
+            )
+          )
+          const row = updated.rows[0]
+          if (row !== undefined) return toRun(row)
+          const run = yield* selectRun(owner, id)
+          if (Option.isNone(run)) return yield* Effect.fail(RunStore.notFound(id))
+          return yield* Effect.fail(
+            run.value.status === "running"
+              ? new RunStore.RunStoreError({ reason: "Invalid", message: `Run '${id}' is already running` })
+              : RunStore.ended(id, run.value.status)
+          )
+        }),
+      append: (did, runId, input) =>
+        Effect.gen(function* () {
+          const [d, id] = yield* ids(did, runId)
+          const frame = yield* RunStore.normalizeFrame(input)
+          const now = yield* clock.now()
+          const owner = ownerKey(d)
+          const result = yield* sql(
+            query<{ id: number }>(
+              db,
+              `WITH r AS (
+                 UPDATE ${s}.runs SET last_frame_id = last_frame_id + 1,
+                   partial_text = partial_text || $3, updated_at = $4
+                 WHERE owner = $1 AND run_id = $2 AND status IN ${ACTIVE}
+                 RETURNING owner, run_id, last_frame_id
+               ), f AS (
+                 INSERT INTO ${s}.run_frames (owner, run_id, id, event, data)
+                 SELECT owner, run_id, last_frame_id, $5, $6 FROM r RETURNING owner, run_id, id
+               )
+               SELECT f.id, ${notify} FROM f`,
+              [owner, id, encodeText(frame.text), now, frame.event, frame.json]
+            )
+          )
+          const row = result.rows[0]
+          if (row === undefined) return yield* refusal(owner, id)
+          notifier.publish(owner, id, row.id)
+          return { id: row.id, event: frame.event, data: frame.data }
+        }),
+      end: (did, runId, outcome) =>
+        Effect.gen(function* () {
+          const [d, id] = yield* ids(did, runId)
+          const status = yield* RunStore.validateEndStatus(outcome?.status)
+          const now = yield* clock.now()
+          const owner = ownerKey(d)
+          const result = yield* sql(
+            query<{ id: number; data: string }>(db, endSql("AND owner = $3 AND run_id = $4"), [
+              status,
+              now,
+              owner,
+              id
+            ])
+          )
+          const row = result.rows[0]
+          if (row === undefined) return yield* refusal(owner, id)
+          notifier.publish(owner, id, row.id)
+          return toFrame({ id: row.id, event: RunStore.DONE_EVENT, data: row.data })
+        }),
+      get: (did, runId) => Effect.flatMap(ids(did, runId), ([d, id]) => selectRun(ownerKey(d), id)),
+      frames: (did, runId, after) =>
+        Effect.flatMap(Effect.all([ids(did, runId), RunStore.validateAfter(after)]), ([[d, id], a]) =>
+          Effect.map(read(ownerKey(d), id, a), (slice) => slice.frames)
+        ),
+      follow: (did, runId, after) =>
+        Stream.unwrap(
+          Effect.map(Effect.all([ids(did, runId), RunStore.validateAfter(after)]), ([[d, id], a]) => {
+            const owner = ownerKey(d)
+            return RunStore.followLog(a, {
+              read: (cursor) => read(owner, id, cursor),
+              // Listening before the first read: a frame committed after that read notifies.
+              subscribe: Effect.zipRight(
+                Effect.promise(() => listener.ensure()),
+                notifier.subscribe(owner, id)
+              ),
+              pollMs
+            })
+          })
+        ),
+      activeForSession: (did, sessionId) =>
+        Effect.flatMap(
+          Effect.all([RunStore.validateDid(did), RunStore.validateId("sessionId", sessionId)]),
+          ([d, sid]) =>
+            Effect.map(
+              sql(
+                query<RunRow>(
+                  db,
+                  `SELECT ${RUN_COLUMNS} FROM ${s}.runs
+                   WHERE owner = $1 AND session_id = $2 AND status IN ${ACTIVE}
+                   ORDER BY created_at DESC, seq DESC LIMIT 1`,
+                  [ownerKey(d), sid]
+                )
+              ),
+              (result) => Option.map(Option.fromNullable(result.rows[0]), toRun)
+            )
+        ),
+      interruptUnfinished: () =>
+        Effect.gen(function* () {
+          const now = yield* clock.now()
+          const result = yield* sql(
+            query<{ owner: string; run_id: string; id: number }>(db, endSql(""), ["interrupted", now])
+          )
+          for (const row of result.rows) notifier.publish(row.owner, row.run_id, row.id)
+          return result.rows.length
+        }),
+      prune: (olderThanMs) =>
+        Effect.gen(function* () {
+          const retention = yield* RunStore.validateRetention(olderThanMs)
+          const now = yield* clock.now()
+          const result = yield* sql(
+            query(db, `DELETE FROM ${s}.runs WHERE ended_at IS NOT NULL AND ended_at < $1`, [now - retention])
+          )
+          return result.rowCount ?? 0
+        })
+    }
+    return service
+  })
+
+/** The RunStore port on the `PgDatabase`. */
+export const layerRunStore = (
+  options: PostgresRunStoreOptions = {}
+): Layer.Layer<RunStore.RunStore, never, PgDatabase | Clock.Clock> =>
+  Layer.scoped(
+    RunStore.RunStore,
+    Effect.flatMap(PgDatabase, (db) => makeRunStore(db, options))
+  )

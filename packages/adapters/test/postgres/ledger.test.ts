@@ -1,0 +1,26 @@
+/**
+ * The CreditLedger conformance suite on Postgres (with `reopen`: a second pool on the same
+ * schema, as a second host would have), each case on a fresh schema.
+ */
+import { Clock } from "@plugboard/core"
+import { CreditLedgerConformance } from "@plugboard/core/testing"
+import { Effect } from "effect"
+import { afterAll, describe, it } from "vitest"
+import { makeCreditLedger } from "../../src/postgres/index.js"
+import { database, dropSchemas, freshSchema, POSTGRES_URL, SKIP_REASON } from "./helpers.js"
+
+if (POSTGRES_URL === undefined) {
+  describe.skip(`Postgres CreditLedger: ${SKIP_REASON}`, () => it("skipped", () => {}))
+} else {
+  afterAll(dropSchemas)
+  const open = (schema: string) =>
+    Effect.flatMap(database(schema), makeCreditLedger).pipe(Effect.provide(Clock.layer))
+  CreditLedgerConformance.run(
+    "postgres",
+    () => {
+      const schema = freshSchema()
+      return Effect.map(open(schema), (ledger) => ({ ledger, reopen: () => open(schema) }))
+    },
+    { numRuns: 30 }
+  )
+}
