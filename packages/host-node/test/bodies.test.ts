@@ -1,5 +1,5 @@
 /**
- * Request bodies at their limits, over real sockets (issue #18 "Request bodies"): a body nested
+ * Request bodies at their limits, over real sockets: a body nested
  * deeper than the depth limit is a JSON 400 naming the limit, in any field and on every route
  * that reads JSON; a chunked body over MAX_BODY_BYTES is a JSON 413 and the connection closes
  * cleanly after it.

@@ -1,7 +1,7 @@
 /**
  * `pnpm plugboard serve`, the README's command, under a process supervisor: the SIGTERM a
  * supervisor sends to the process it started (pnpm) reaches the node server, which shuts down
- * gracefully (issue #18 "Signals"). Before, pnpm passed it to the `sh -c` it runs scripts in,
+ * gracefully. Before, pnpm passed it to the `sh -c` it runs scripts in,
  * which died without passing it on, and the server was left running with no parent.
  */
 import { execFileSync } from "node:child_process"
