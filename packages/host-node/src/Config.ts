@@ -10,7 +10,12 @@
  */
 import { isIP } from "node:net"
 import { isAbsolute, join, resolve } from "node:path"
-import { type ChatModelSettings, envConfig, resolveSettings } from "@plugboard/adapters/models"
+import {
+  type ChatModelSettings,
+  DEFAULT_CALL_BOUNDS,
+  envConfig,
+  resolveSettings
+} from "@plugboard/adapters/models"
 import { Config, ConfigProvider, Effect, Either, Option } from "effect"
 
 /** The checked server configuration. Paths are absolute. */
@@ -45,6 +50,12 @@ export interface ServerConfig {
   /** `Access-Control-Allow-Origin` for browser clients: `*` (default) or one origin, as browsers send it. */
   readonly corsOrigin: string
   readonly model: ChatModelSettings
+  /** Longest wait for a model call's first chunk (its answer, unstreamed) before it is aborted. */
+  readonly llmConnectTimeoutMs: number
+  /** Longest wait for a model call's first token of text, tool call or reasoning. */
+  readonly llmFirstTokenTimeoutMs: number
+  /** Longest silence between two chunks of a model's streamed answer. */
+  readonly llmIdleTimeoutMs: number
   /** Matrix replication, `undefined` (disabled) unless all three variables are set. */
   readonly matrix: MatrixConfig | undefined
   /**
@@ -166,6 +177,22 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
   { name: "OPENAI_API_KEY / OPENAI_BASE_URL", default: "—", meaning: "openai, openai-compatible" },
   { name: "ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL", default: "—", meaning: "anthropic" },
   { name: "OLLAMA_BASE_URL", default: "http://127.0.0.1:11434", meaning: "ollama" },
+  {
+    name: "LLM_CONNECT_TIMEOUT_MS",
+    default: String(DEFAULT_CALL_BOUNDS.connectTimeoutMs),
+    meaning: "A model call with no first chunk from the provider this long is aborted"
+  },
+  {
+    name: "LLM_FIRST_TOKEN_TIMEOUT_MS",
+    default: String(DEFAULT_CALL_BOUNDS.firstTokenTimeoutMs),
+    meaning:
+      "A model call with no first token (text, tool call or reasoning) this long after it began is aborted"
+  },
+  {
+    name: "LLM_IDLE_TIMEOUT_MS",
+    default: String(DEFAULT_CALL_BOUNDS.idleTimeoutMs),
+    meaning: "A model's streamed answer silent this long between two chunks is aborted"
+  },
   {
     name: "MATRIX_BASE_URL / MATRIX_USER_ID / MATRIX_ACCESS_TOKEN",
     default: "unset (sync disabled)",
@@ -405,6 +432,19 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       maxBodyBytes: integer("MAX_BODY_BYTES", 1024 * 1024, 1024),
       corsOrigin,
       model,
+      llmConnectTimeoutMs: integer(
+        "LLM_CONNECT_TIMEOUT_MS",
+        DEFAULT_CALL_BOUNDS.connectTimeoutMs,
+        1,
+        3_600_000
+      ),
+      llmFirstTokenTimeoutMs: integer(
+        "LLM_FIRST_TOKEN_TIMEOUT_MS",
+        DEFAULT_CALL_BOUNDS.firstTokenTimeoutMs,
+        1,
+        3_600_000
+      ),
+      llmIdleTimeoutMs: integer("LLM_IDLE_TIMEOUT_MS", DEFAULT_CALL_BOUNDS.idleTimeoutMs, 1, 3_600_000),
       matrix,
       matrixRecheckAfterMs: integer("MATRIX_RECHECK_AFTER_MS", 300_000, 0),
       matrixRequestTimeoutMs: integer("MATRIX_REQUEST_TIMEOUT_MS", 10_000, 1, 600_000),

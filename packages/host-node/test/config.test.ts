@@ -69,6 +69,32 @@ describe("model provider variables", () => {
   })
 })
 
+describe("model call bounds", () => {
+  it("default to the adapter's, are read in milliseconds, and a malformed one is named", () => {
+    const defaults = configOf({})
+    expect([
+      defaults.llmConnectTimeoutMs,
+      defaults.llmFirstTokenTimeoutMs,
+      defaults.llmIdleTimeoutMs
+    ]).toEqual([30_000, 120_000, 60_000])
+    const set = configOf({
+      LLM_CONNECT_TIMEOUT_MS: "5000",
+      LLM_FIRST_TOKEN_TIMEOUT_MS: "45000",
+      LLM_IDLE_TIMEOUT_MS: "20000"
+    })
+    expect([set.llmConnectTimeoutMs, set.llmFirstTokenTimeoutMs, set.llmIdleTimeoutMs]).toEqual([
+      5_000, 45_000, 20_000
+    ])
+    expect(
+      linesOf({ LLM_CONNECT_TIMEOUT_MS: "0", LLM_FIRST_TOKEN_TIMEOUT_MS: "soon", LLM_IDLE_TIMEOUT_MS: "-1" })
+    ).toEqual([
+      expect.stringMatching(/^\[config-error\] LLM_CONNECT_TIMEOUT_MS /),
+      expect.stringMatching(/^\[config-error\] LLM_FIRST_TOKEN_TIMEOUT_MS /),
+      expect.stringMatching(/^\[config-error\] LLM_IDLE_TIMEOUT_MS /)
+    ])
+  })
+})
+
 describe("Matrix variables", () => {
   it("each malformed variable at once when all three are set", async () => {
     await expectBootRefused({ MATRIX_BASE_URL: "x", MATRIX_USER_ID: "bad", MATRIX_ACCESS_TOKEN: "t" }, [

@@ -6,6 +6,7 @@
  */
 import { ChatAnthropic } from "@langchain/anthropic"
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
+import { AsyncCaller, type FailedAttemptHandler } from "@langchain/core/utils/async_caller"
 import { ChatOllama } from "@langchain/ollama"
 import { ChatOpenAI } from "@langchain/openai"
 import { Catalog } from "@plugboard/core"
@@ -205,6 +206,32 @@ export interface ChatModelDeps {
   readonly tokenCounter?: Counter | undefined
 }
 
+/** LangChain's own retry policy (not exported by `@langchain/core`; read off a caller). */
+const langchainRetryPolicy = (new AsyncCaller({}) as unknown as { onFailedAttempt: FailedAttemptHandler })
+  .onFailedAttempt
+
+/** Error codes of an endpoint that is not there: retrying it only delays the failure. */
+const UNREACHABLE = new Set(["ECONNREFUSED", "ENOTFOUND"])
+
+/** Whether an error, or one it wraps (`cause`, an AggregateError's `errors`), says unreachable. */
+const unreachable = (error: unknown, depth = 0): boolean => {
+  if (typeof error !== "object" || error === null || depth > 6) return false
+  const e = error as { code?: unknown; cause?: unknown; errors?: unknown }
+  if (typeof e.code === "string" && UNREACHABLE.has(e.code)) return true
+  if (Array.isArray(e.errors) && e.errors.some((inner) => unreachable(inner, depth + 1))) return true
+  return unreachable(e.cause, depth + 1)
+}
+
+/**
+ * LangChain's retry policy, except that a refused connection or an unknown host fails at once:
+ * with its six retries and their back-off, an endpoint that refuses connections took 85 s to
+ * fail a turn. Rate limits and server errors are still retried.
+ */
+const failFastWhenUnreachable: FailedAttemptHandler = (error) => {
+  if (unreachable(error)) throw error
+  return langchainRetryPolicy(error)
+}
+
 /**
  * Builds the LangChain chat model for checked settings. Never calls the network: providers
  * connect on the first model call.
@@ -216,6 +243,7 @@ export const makeChatModel = (settings: ChatModelSettings, deps: ChatModelDeps =
     case "openai-compatible":
       return new ChatOpenAI({
         model: settings.model,
+        onFailedAttempt: failFastWhenUnreachable,
         apiKey: settings.apiKey ?? NO_KEY,
         ...temperature,
         // Always explicit, so an OPENAI_BASE_URL left in the environment cannot redirect `openai`.
@@ -224,6 +252,7 @@ export const makeChatModel = (settings: ChatModelSettings, deps: ChatModelDeps =
     case "anthropic":
       return new ChatAnthropic({
         model: settings.model,
+        onFailedAttempt: failFastWhenUnreachable,
         apiKey: settings.apiKey,
         ...temperature,
         anthropicApiUrl: settings.baseUrl ?? "https://api.anthropic.com"
@@ -231,6 +260,7 @@ export const makeChatModel = (settings: ChatModelSettings, deps: ChatModelDeps =
     case "ollama":
       return new ChatOllama({
         model: settings.model,
+        onFailedAttempt: failFastWhenUnreachable,
         baseUrl: settings.baseUrl ?? DEFAULT_OLLAMA_BASE_URL,
         ...temperature
       })

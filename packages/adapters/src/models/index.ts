@@ -1,9 +1,19 @@
 /**
  * `@plugboard/adapters/models`: LangChain chat models behind the `ChatModel` port. Real providers
  * (`openai`, `anthropic`, `ollama`, `openai-compatible`) chosen by `LLM_PROVIDER`, and the
- * deterministic offline `ScriptedChatModel` (script replay for tests, router for the demo).
+ * deterministic offline `ScriptedChatModel` (script replay for tests, router for the demo), and
+ * `withCallBounds`, which aborts a model call that stalls.
  */
 
+export {
+  BoundedChatModel,
+  CALL_BOUND_VARIABLES,
+  type CallBoundReason,
+  type CallBounds,
+  DEFAULT_CALL_BOUNDS,
+  ModelCallTimeout,
+  withCallBounds
+} from "./CallBounds.js"
 export {
   chatModelFromEnv,
   fromLangChain,
