@@ -7,7 +7,10 @@
  * variable. A refused connection fails at once with the connection error, not after retries.
  */
 import { HumanMessage } from "@langchain/core/messages"
+import { MemorySaver } from "@langchain/langgraph"
+import { Catalog } from "@plugboard/core"
 import { afterEach, describe, expect, it } from "vitest"
+import { runTurn, streamTurn } from "../../src/langgraph/index.js"
 import {
   type CallBounds,
   DEFAULT_CALL_BOUNDS,
@@ -15,6 +18,9 @@ import {
   withCallBounds
 } from "../../src/models/CallBounds.js"
 import { makeChatModel } from "../../src/models/Providers.js"
+import { makeCounters, weatherPlugin } from "../langgraph/fixtures.js"
+import { agentFor } from "../langgraph/harness.js"
+import { startFake } from "./fakeProviders.js"
 import {
   type Behaviour,
   refusingBaseUrl,
@@ -162,6 +168,64 @@ describe.each(wires)("call bounds on the %s wire", (wire) => {
       (t: { name?: string; function?: { name: string } }) => t.name ?? t.function?.name
     )
     expect(tools).toEqual(["get_weather"])
+  })
+})
+
+describe.each(wires)("an agent turn through a bounded %s model", (wire) => {
+  const agentOn = async (baseUrl: string, bounds: Partial<CallBounds>) => {
+    const counters = makeCounters()
+    const plugins = [weatherPlugin(counters)]
+    const agent = await agentFor({
+      plugins,
+      catalog: Catalog.unsafeMake(plugins),
+      model: modelFor(wire, baseUrl, bounds),
+      saver: new MemorySaver(),
+      sessionId: "s1"
+    })
+    return { agent, counters }
+  }
+
+  it("loads, calls a tool and answers as an unbounded model does, streamed and not", async () => {
+    for (const mode of ["run", "stream"] as const) {
+      const fake = await startFake(wire, [
+        { call: { name: "load_capability", args: { names: ["weather"] } } },
+        { call: { name: "get_current_weather", args: { city: "Berlin" } } },
+        { text: "Sunny in Berlin." }
+      ])
+      try {
+        const { agent, counters } = await agentOn(wire === "openai" ? `${fake.origin}/v1` : fake.origin, {})
+        const input = { message: "What's the weather in Berlin?" }
+        let answer: string
+        if (mode === "run") answer = (await runTurn(agent, input)).answer
+        else {
+          const it = streamTurn(agent, input)
+          let next = await it.next()
+          while (next.done !== true) next = await it.next()
+          answer = next.value.answer
+        }
+        expect(answer).toBe("Sunny in Berlin.")
+        expect(counters.calls.get_current_weather).toBe(1)
+        expect(fake.received.map((r) => r.body.stream)).toEqual([true, true, true])
+      } finally {
+        await fake.close()
+      }
+    }
+  })
+
+  it("a stalled provider ends the streamed turn with the ModelCallTimeout", async () => {
+    const server = await serve(wire, { kind: "one-token", text: "Sun" })
+    const { agent } = await agentOn(server.baseUrl, { idleTimeoutMs: 200 })
+    const it = streamTurn(agent, { message: "What's the weather in Berlin?" })
+    const failure = await (async () => {
+      try {
+        while ((await it.next()).done !== true) {}
+        return undefined
+      } catch (error) {
+        return error
+      }
+    })()
+    expect(failure).toBeInstanceOf(ModelCallTimeout)
+    expect(failure).toMatchObject({ reason: "idle", timeoutMs: 200 })
   })
 })
 
