@@ -22,7 +22,10 @@ export interface PgDatabaseOptions {
   readonly url: string
   /** The schema holding every table, LangGraph's checkpoints included; default `plugboard`. */
   readonly schema?: string | undefined
-  /** Most connections of the pool (default 10). */
+  /**
+   * Most connections of the pool (default 10, at least 2: the migrations hold one while
+   * LangGraph's setup takes another).
+   */
   readonly maxConnections?: number | undefined
   /** How long a connection attempt may take before failing `Unavailable` (default 5000 ms). */
   readonly connectTimeoutMs?: number | undefined
@@ -69,6 +72,12 @@ export const make = (
         })
       )
     }
+    const maxConnections = options.maxConnections ?? 10
+    if (!Number.isSafeInteger(maxConnections) || maxConnections < 2) {
+      return yield* Effect.fail(
+        new PgFailure({ message: `maxConnections must be an integer of at least 2, got ${maxConnections}` })
+      )
+    }
     const url = options.url
     const target = redactUrl(url)
     if (!/^postgres(ql)?:\/\//.test(url)) {
@@ -78,7 +87,7 @@ export const make = (
       Effect.sync(() => {
         const pool = new pg.Pool({
           connectionString: url,
-          max: options.maxConnections ?? 10,
+          max: maxConnections,
           connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
           application_name: "plugboard"
         })
