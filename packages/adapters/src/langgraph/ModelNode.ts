@@ -45,6 +45,7 @@ import { reasoningOf } from "./Reasoning.js"
 import { type AgentRuntime, offerFor } from "./Runtime.js"
 import { type AgentStateValue, setMessageId } from "./State.js"
 import { toDefinitions } from "./ToolDefinitions.js"
+import { guardModelCall, recordModelCall } from "./TurnGuard.js"
 
 const toAnswer = (recovered: unknown): BaseMessage => {
   if (isBaseMessage(recovered)) return recovered
@@ -166,11 +167,15 @@ export const makeModelNode = (
       updates
     )
     let message: BaseMessage
+    // Outside the try: a turn out of bounds ends, no middleware recovers it.
+    guardModelCall(rt)
     try {
       const bound = model.bindTools!(toDefinitions(offered))
-      message = await bound.invoke([new SystemMessage(system), ...history], {
+      const input = [new SystemMessage(system), ...history]
+      message = await bound.invoke(input, {
         ...(rt.request.signal === undefined ? {} : { signal: rt.request.signal })
       })
+      recordModelCall(rt, input, message, usageOf(message))
     } catch (error) {
       for (const { middleware } of middlewares) {
         if (middleware.onError === undefined) continue

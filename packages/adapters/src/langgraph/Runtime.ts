@@ -10,7 +10,8 @@ import {
   makeRuntimeContext,
   Offer,
   type RuntimeContext,
-  type RuntimeLogger
+  type RuntimeLogger,
+  type TurnBounds
 } from "@plugboard/core"
 import type { DynamicTool, RequestScope } from "./RequestScope.js"
 import { type AgentStateValue, toCoreState } from "./State.js"
@@ -23,6 +24,11 @@ export interface AgentRequest {
   readonly signal?: AbortSignal | undefined
   /** Correlates this request's events; a fresh id when absent. */
   readonly requestId?: string | undefined
+  /**
+   * The turn's bounds (`TurnBounds.make`): reaching one ends the turn with core's
+   * `TurnBoundExceeded`. None when absent.
+   */
+  readonly turnBounds?: TurnBounds.Limits | undefined
 }
 
 /** One call of a client-side tool, as the host forwards it to the client. */

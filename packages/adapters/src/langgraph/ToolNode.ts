@@ -34,6 +34,7 @@ import type { Emitter } from "./Events.js"
 import type { DynamicTool } from "./RequestScope.js"
 import { type AgentRuntime, offerFor } from "./Runtime.js"
 import type { AgentStateValue } from "./State.js"
+import { guardToolCall } from "./TurnGuard.js"
 
 /** What a ToolMessage's `artifact` records about the call (never sent to the model). */
 export type Outcome =
@@ -46,6 +47,8 @@ export type Outcome =
   | "blocked_after_invalid_input"
   | "handler_error"
   | "tool_error"
+  /** A call repeated too often in the turn: not run, the model was told (core's `TurnBounds`). */
+  | "repeated"
 
 /** The `artifact` of every ToolMessage this node writes. */
 export interface ToolArtifact {
@@ -216,6 +219,9 @@ export const makeToolNode =
         name: typeof c.name === "string" ? c.name : "",
         args: (c.args ?? {}) as Record<string, unknown>
       }
+      // Every call counts, offered or not: a model repeating a refused call is stopped too.
+      const told = guardToolCall(rt, call.name, call.args)
+      if (told !== undefined) return { call, answer: { content: told, outcome: "repeated" } }
       const decision = Offer.gate(rt.catalog, offered, c.name, known)
       if (decision._tag !== "Offered") {
         return {

@@ -1,0 +1,70 @@
+/**
+ * Core's turn bounds (`TurnBounds`) applied by the agent loop: the model node asks before each
+ * model call and records what it cost, the tool node asks before each tool call. A bound that is
+ * reached ends the turn by throwing core's `TurnBoundExceeded` (its `reason` names the bound); a
+ * repeated call is answered with core's message instead of being run. The rule is core's; this
+ * module only keeps the turn's tally and the clock.
+ *
+ * Bounds apply when the request carries `turnBounds`. The tally is kept per agent runtime: one
+ * runtime per request, one turn per request. Its wall clock starts at the turn's first model call.
+ */
+import type { BaseMessage } from "@langchain/core/messages"
+import { TokenCounter, TurnBounds } from "@plugboard/core"
+import type { AgentRuntime } from "./Runtime.js"
+
+const tallies = new WeakMap<AgentRuntime, TurnBounds.Tally>()
+
+const tallyOf = (rt: AgentRuntime, now: number): TurnBounds.Tally => {
+  let tally = tallies.get(rt)
+  if (tally === undefined) {
+    tally = TurnBounds.start(now)
+    tallies.set(rt, tally)
+  }
+  return tally
+}
+
+/** Before a model call: throws `TurnBoundExceeded` when the turn may not make another. */
+export const guardModelCall = (rt: AgentRuntime, now = Date.now()): void => {
+  const limits = rt.request.turnBounds
+  if (limits === undefined) return
+  const verdict = TurnBounds.beforeModelCall(limits, tallyOf(rt, now), now)
+  if (verdict._tag === "Stop") throw verdict.error
+  tallies.set(rt, verdict.tally)
+}
+
+const textOf = (m: BaseMessage): string =>
+  typeof m.content === "string" ? m.content : JSON.stringify(m.content)
+
+/**
+ * After a model call: adds its tokens, from the provider's usage report when it gave one, else
+ * counted (heuristically) over the call's input and answer.
+ */
+export const recordModelCall = (
+  rt: AgentRuntime,
+  input: ReadonlyArray<BaseMessage>,
+  answer: BaseMessage,
+  usage: TurnBounds.Usage | undefined
+): void => {
+  const tally = tallies.get(rt)
+  if (rt.request.turnBounds === undefined || tally === undefined) return
+  const counted = () => TokenCounter.heuristic.count([...input, answer].map(textOf).join("\n"))
+  tallies.set(rt, TurnBounds.afterModelCall(tally, TurnBounds.tokensOf(usage, counted)))
+}
+
+/**
+ * Before a tool call: throws `TurnBoundExceeded` when the turn may not make it; returns what the
+ * model is told instead of the result when the call repeats one it made too often.
+ */
+export const guardToolCall = (
+  rt: AgentRuntime,
+  tool: string,
+  args: unknown,
+  now = Date.now()
+): string | undefined => {
+  const limits = rt.request.turnBounds
+  if (limits === undefined) return undefined
+  const verdict = TurnBounds.beforeToolCall(limits, tallyOf(rt, now), tool, args, now)
+  if (verdict._tag === "Stop") throw verdict.error
+  tallies.set(rt, verdict.tally)
+  return verdict._tag === "Tell" ? verdict.message : undefined
+}
