@@ -16,6 +16,7 @@ import {
   envConfig,
   resolveSettings
 } from "@plugboard/adapters/models"
+import { TurnBounds } from "@plugboard/core"
 import { Config, ConfigProvider, Effect, Either, Option } from "effect"
 
 /** The checked server configuration. Paths are absolute. */
@@ -56,6 +57,16 @@ export interface ServerConfig {
   readonly llmFirstTokenTimeoutMs: number
   /** Longest silence between two chunks of a model's streamed answer. */
   readonly llmIdleTimeoutMs: number
+  /** Most model calls in one turn. */
+  readonly turnMaxModelCalls: number
+  /** Most tool calls in one turn. */
+  readonly turnMaxToolCalls: number
+  /** Most tokens (every model call's input and output) in one turn. */
+  readonly turnMaxTokens: number
+  /** Longest a turn runs, from its first model call (checked before each model and tool call). */
+  readonly turnTimeoutMs: number
+  /** Identical tool calls (same tool, same arguments) that make the model be told; one more ends the turn. */
+  readonly turnRepeatLimit: number
   /** Matrix replication, `undefined` (disabled) unless all three variables are set. */
   readonly matrix: MatrixConfig | undefined
   /**
@@ -192,6 +203,33 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "LLM_IDLE_TIMEOUT_MS",
     default: String(DEFAULT_CALL_BOUNDS.idleTimeoutMs),
     meaning: "A model's streamed answer silent this long between two chunks is aborted"
+  },
+  {
+    name: "TURN_MAX_MODEL_CALLS",
+    default: String(TurnBounds.DEFAULT_LIMITS.maxModelCalls),
+    meaning: "Most model calls in one turn (the turn ends, reason max-model-calls)"
+  },
+  {
+    name: "TURN_MAX_TOOL_CALLS",
+    default: String(TurnBounds.DEFAULT_LIMITS.maxToolCalls),
+    meaning: "Most tool calls in one turn (the turn ends, reason max-tool-calls)"
+  },
+  {
+    name: "TURN_MAX_TOKENS",
+    default: String(TurnBounds.DEFAULT_LIMITS.maxTokens),
+    meaning:
+      "Most tokens in one turn, from the provider's usage reports (else counted); no model call starts past it (reason max-tokens)"
+  },
+  {
+    name: "TURN_TIMEOUT_MS",
+    default: String(TurnBounds.DEFAULT_LIMITS.wallClockMs),
+    meaning: "Longest a turn runs; no model or tool call starts past it (reason wall-clock)"
+  },
+  {
+    name: "TURN_REPEAT_LIMIT",
+    default: String(TurnBounds.DEFAULT_LIMITS.repeatLimit),
+    meaning:
+      "The same tool with the same arguments this many times in a turn: the model is told instead; once more ends the turn (reason repetition)"
   },
   {
     name: "MATRIX_BASE_URL / MATRIX_USER_ID / MATRIX_ACCESS_TOKEN",
@@ -445,6 +483,11 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
         3_600_000
       ),
       llmIdleTimeoutMs: integer("LLM_IDLE_TIMEOUT_MS", DEFAULT_CALL_BOUNDS.idleTimeoutMs, 1, 3_600_000),
+      turnMaxModelCalls: integer("TURN_MAX_MODEL_CALLS", TurnBounds.DEFAULT_LIMITS.maxModelCalls, 1),
+      turnMaxToolCalls: integer("TURN_MAX_TOOL_CALLS", TurnBounds.DEFAULT_LIMITS.maxToolCalls, 1),
+      turnMaxTokens: integer("TURN_MAX_TOKENS", TurnBounds.DEFAULT_LIMITS.maxTokens, 1),
+      turnTimeoutMs: integer("TURN_TIMEOUT_MS", TurnBounds.DEFAULT_LIMITS.wallClockMs, 1),
+      turnRepeatLimit: integer("TURN_REPEAT_LIMIT", TurnBounds.DEFAULT_LIMITS.repeatLimit, 2),
       matrix,
       matrixRecheckAfterMs: integer("MATRIX_RECHECK_AFTER_MS", 300_000, 0),
       matrixRequestTimeoutMs: integer("MATRIX_REQUEST_TIMEOUT_MS", 10_000, 1, 600_000),

@@ -9,6 +9,7 @@ import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { TurnBounds } from "@plugboard/core"
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { fromEnv, isListenHost, type ServerConfig } from "../src/Config.js"
@@ -91,6 +92,38 @@ describe("model call bounds", () => {
       expect.stringMatching(/^\[config-error\] LLM_CONNECT_TIMEOUT_MS /),
       expect.stringMatching(/^\[config-error\] LLM_FIRST_TOKEN_TIMEOUT_MS /),
       expect.stringMatching(/^\[config-error\] LLM_IDLE_TIMEOUT_MS /)
+    ])
+  })
+})
+
+describe("turn bounds", () => {
+  it("default to core's, are read as integers, and a malformed one is named", () => {
+    const defaults = configOf({})
+    expect({
+      maxModelCalls: defaults.turnMaxModelCalls,
+      maxToolCalls: defaults.turnMaxToolCalls,
+      maxTokens: defaults.turnMaxTokens,
+      wallClockMs: defaults.turnTimeoutMs,
+      repeatLimit: defaults.turnRepeatLimit
+    }).toEqual(TurnBounds.DEFAULT_LIMITS)
+    const set = configOf({
+      TURN_MAX_MODEL_CALLS: "4",
+      TURN_MAX_TOOL_CALLS: "9",
+      TURN_MAX_TOKENS: "1000",
+      TURN_TIMEOUT_MS: "60000",
+      TURN_REPEAT_LIMIT: "2"
+    })
+    expect([
+      set.turnMaxModelCalls,
+      set.turnMaxToolCalls,
+      set.turnMaxTokens,
+      set.turnTimeoutMs,
+      set.turnRepeatLimit
+    ]).toEqual([4, 9, 1000, 60_000, 2])
+    expect(linesOf({ TURN_MAX_TOOL_CALLS: "0", TURN_REPEAT_LIMIT: "1", TURN_TIMEOUT_MS: "later" })).toEqual([
+      expect.stringMatching(/^\[config-error\] TURN_MAX_TOOL_CALLS /),
+      expect.stringMatching(/^\[config-error\] TURN_TIMEOUT_MS /),
+      expect.stringMatching(/^\[config-error\] TURN_REPEAT_LIMIT /)
     ])
   })
 })
