@@ -31,7 +31,8 @@ import {
   RateLimiter,
   RunStore,
   type RuntimeLogger,
-  SessionStore
+  SessionStore,
+  TurnLock
 } from "@plugboard/core"
 import { Effect, Either, Layer, ManagedRuntime } from "effect"
 import * as ServerConfig from "./Config.js"
@@ -89,6 +90,11 @@ export interface OracleAppOptions {
   readonly rateLimiter?: Layer.Layer<RateLimiter.RateLimiter, unknown, Clock.Clock>
   /** A run store to use instead of the SQLite file at `RUNS_DATABASE_PATH`. */
   readonly runs?: Layer.Layer<RunStore.RunStore, unknown, Clock.Clock>
+  /**
+   * The lock that keeps one turn per session (default: in memory, one process). Give one on a
+   * shared engine when several processes serve the same sessions.
+   */
+  readonly turnLock?: Layer.Layer<TurnLock.TurnLock, unknown, Clock.Clock>
   /** A session store to use instead of the per-user SQLite databases (e.g. a shared database). */
   readonly sessions?: Layer.Layer<SessionStore.SessionStore, unknown, Clock.Clock>
   readonly logger?: RuntimeLogger
@@ -251,7 +257,8 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       RateLimiter.layerMemory({ limit: config.throttleLimit, windowMs: config.throttleTtlMs }),
     ledgerLayer,
     options.sessions ?? layerSessionStore,
-    options.runs ?? layerRunStore({ filename: config.runsDatabasePath })
+    options.runs ?? layerRunStore({ filename: config.runsDatabasePath }),
+    options.turnLock ?? TurnLock.layerMemory
   ).pipe(Layer.provideMerge(databases), Layer.provideMerge(clock))
   const runtime = ManagedRuntime.make(services)
   const ports = await runtime
@@ -262,7 +269,8 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
         limiter: RateLimiter.RateLimiter,
         sessions: SessionStore.SessionStore,
         registry: UserDatabases,
-        runs: RunStore.RunStore
+        runs: RunStore.RunStore,
+        turnLock: TurnLock.TurnLock
       })
     )
     .catch(async (error: unknown) => {
@@ -348,13 +356,9 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
           backoffMs: Math.max(config.matrixRecheckAfterMs, config.matrixRequestTimeoutMs),
           logger
         })
-  const around = async <A>(did: string, run: () => Promise<A>): Promise<A> => {
-    try {
-      return await ports.registry.withTurn(did, run)
-    } finally {
-      matrix?.scheduleSync(did)
-    }
-  }
+  // A Matrix backup or restore of the user waits for their turns (and holds new ones back). The
+  // sync itself is scheduled by the turn's committed writes (`onWrite` above), once per turn.
+  const around = <A>(did: string, run: () => Promise<A>): Promise<A> => ports.registry.withTurn(did, run)
 
   const live = new LiveHub(config.clientToolTimeoutMs)
   const handle = await startServer({

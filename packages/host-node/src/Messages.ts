@@ -24,50 +24,32 @@
 import { PassThrough } from "node:stream"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { ClientTools, EventSink, type RunStore, type SessionStore } from "@plugboard/core"
+import { ClientTools, EventSink, type RunStore, type RuntimeLogger, type SessionStore } from "@plugboard/core"
 import { Effect, Either, Fiber, Option, Schema, Stream } from "effect"
 import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
 import { jsonSchemaCheck } from "./JsonSchemaCheck.js"
 import { RequestUser, sessionIdParam } from "./Routes.js"
 import { openSession, ThreadClaims } from "./SessionAccess.js"
-import { SettledSaver } from "./SettledSaver.js"
 import type { LiveHub } from "./socket/LiveHub.js"
 import { prepareScope, runOne, type TurnDeps, type TurnOutcome, type TurnRequest } from "./Turns.js"
 
-/** A turn of the registry: running, or waiting for the session's previous turn to end. */
+/** A turn of the registry: running, or waiting for the session's turn lock. */
 interface Running {
   readonly controller: AbortController
-  /** The turn's outcome; an aborted turn that never ran resolves `aborted` at once. */
+  /** The turn's outcome (it never rejects); it has ended, and saved, once this resolves. */
   readonly done: Promise<TurnOutcome>
-  /** When this turn and every earlier one of its session have ended (and saved). */
-  readonly ended: Promise<void>
 }
 
-const noop = () => {}
-
-/** The outcome of a turn aborted before it started. */
-const ABORTED_BEFORE_START: TurnOutcome = { status: "aborted", timings: { load: 0, save: 0, agent: 0 } }
-
-/** Resolves when `ended` does or `signal` aborts, whichever first. */
-const endedOrAborted = (ended: Promise<void>, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) return resolve()
-    const onAbort = () => resolve()
-    signal.addEventListener("abort", onAbort, { once: true })
-    void ended.then(() => {
-      signal.removeEventListener("abort", onAbort)
-      resolve()
-    })
-  })
-
 /**
- * Running turns by user and session; what abort, delete and shutdown reach. The turns of one
- * session run one after another: a new one aborts the running one (as QiForge does) and starts
- * only once it has ended and saved, so it loads the checkpoint the aborted turn wrote instead of
- * the one both began from (which would erase the aborted turn from the thread).
+ * Running turns by user and session: what abort, delete and shutdown reach, and who posts to
+ * which thread (`claims`, see SessionAccess). Not a lock: the turns of one session run one after
+ * another because each holds the session's `TurnLock` (taken by the adapter's turn, see
+ * `Turns.ts`). A new turn aborts the session's running ones (as QiForge does); it starts once
+ * they have ended and saved, so it loads the checkpoint the aborted turn wrote instead of the one
+ * both began from (which would erase the aborted turn from the thread).
  */
 export class TurnRegistry {
-  private readonly bySession = new Map<string, Running>()
+  private readonly bySession = new Map<string, Set<Running>>()
   private readonly all = new Set<Running>()
   /** Who is posting to which thread (SessionAccess): held by a post until its turn has ended. */
   readonly claims = new ThreadClaims()
@@ -76,40 +58,33 @@ export class TurnRegistry {
     return `${did}\u0000${sessionId}`
   }
 
-  /**
-   * Starts a turn: the session's running (or waiting) turn is aborted, and `run` is called once
-   * it has ended. A turn aborted while it waits never runs; its `done` is `aborted` at once.
-   */
+  /** Starts a turn: the session's running (or waiting) turns are aborted, and `run` is called. */
   start(did: string, sessionId: string, run: (signal: AbortSignal) => Promise<TurnOutcome>): Running {
     const key = TurnRegistry.key(did, sessionId)
-    const previous = this.bySession.get(key)
-    previous?.controller.abort("replaced" satisfies AbortReason)
+    const turns = this.bySession.get(key) ?? new Set<Running>()
+    for (const previous of turns) previous.controller.abort("replaced" satisfies AbortReason)
     const controller = new AbortController()
-    const done = (async () => {
-      if (previous !== undefined) await endedOrAborted(previous.ended, controller.signal)
-      if (controller.signal.aborted) return ABORTED_BEFORE_START
-      return run(controller.signal)
-    })()
-    const ended = Promise.all([previous?.ended, done.then(noop, noop)]).then(noop)
-    const running: Running = { controller, done, ended }
-    this.bySession.set(key, running)
+    const running: Running = { controller, done: run(controller.signal) }
+    turns.add(running)
+    this.bySession.set(key, turns)
     this.all.add(running)
-    void done.then(
-      () => this.all.delete(running),
-      () => this.all.delete(running)
-    )
-    void ended.then(() => {
-      if (this.bySession.get(key) === running) this.bySession.delete(key)
+    void running.done.finally(() => {
+      this.all.delete(running)
+      turns.delete(running)
+      if (turns.size === 0 && this.bySession.get(key) === turns) this.bySession.delete(key)
     })
     return running
   }
 
   /** Aborts the user's running turn on the session; `true` when there was one. */
   abort(did: string, sessionId: string): boolean {
-    const running = this.bySession.get(TurnRegistry.key(did, sessionId))
-    if (running === undefined || running.controller.signal.aborted) return false
-    running.controller.abort("user" satisfies AbortReason)
-    return true
+    let aborted = false
+    for (const running of this.bySession.get(TurnRegistry.key(did, sessionId)) ?? []) {
+      if (running.controller.signal.aborted) continue
+      running.controller.abort("user" satisfies AbortReason)
+      aborted = true
+    }
+    return aborted
   }
 
   /**
@@ -117,10 +92,12 @@ export class TurnRegistry {
    * `ms`; `true` when none is left running (or there was none).
    */
   async stop(did: string, sessionId: string, ms: number): Promise<boolean> {
-    const running = this.bySession.get(TurnRegistry.key(did, sessionId))
-    if (running === undefined) return true
-    running.controller.abort("deleted" satisfies AbortReason)
-    return settleWithin([running.ended], ms)
+    const turns = [...(this.bySession.get(TurnRegistry.key(did, sessionId)) ?? [])]
+    for (const running of turns) running.controller.abort("deleted" satisfies AbortReason)
+    return settleWithin(
+      turns.map((r) => r.done),
+      ms
+    )
   }
 
   /** How many turns are running (or waiting to). */
@@ -172,7 +149,7 @@ export interface MessageServices {
   readonly live?: LiveHub | undefined
   /** Whether users' threads can share a saver (see `SessionAccessServices.threadsShared`). */
   readonly threadsShared?: boolean | undefined
-  readonly logger?: { readonly warn: (message: string, fields?: Record<string, unknown>) => void } | undefined
+  readonly logger: RuntimeLogger
 }
 
 /** Longest accepted user message, in characters. */
@@ -272,7 +249,7 @@ export const messageRoutes = (s: MessageServices) => {
     const clientTools = checked.right
     // The user's own session, or created on first contact (seed 002); another user's is a 404.
     // The claim on the thread is held until the turn has ended (and saved); see SessionAccess.
-    const { release } = yield* openSession(
+    const { saver, release } = yield* openSession(
       { ...s, saverFor: s.turns.saverFor, claims: s.registry.claims },
       did,
       sessionId
@@ -281,6 +258,7 @@ export const messageRoutes = (s: MessageServices) => {
     const live = s.live
     const key = { did, sessionId, requestId }
     const turnRequest = (signal: AbortSignal): TurnRequest => ({
+      saver,
       did,
       sessionId,
       requestId,
@@ -317,26 +295,7 @@ export const messageRoutes = (s: MessageServices) => {
     })
     const start = (emit?: (event: EventSink.AgentEvent) => void) => {
       const running = s.registry.start(did, sessionId, async (signal) => {
-        // The turn has ended only once its writes have landed (SettledSaver), and they land
-        // inside its turn (`around`): a restore or backup waiting for the user's turns to end
-        // must not run while a late checkpoint write is still on its way.
-        let saver: SettledSaver | undefined
-        const deps: TurnDeps = {
-          ...s.turns,
-          saverFor: async (d) => {
-            saver ??= new SettledSaver(await s.turns.saverFor(d))
-            return saver
-          },
-          around: (d, run) =>
-            s.turns.around(d, async () => {
-              try {
-                return await run()
-              } finally {
-                await saver?.settled()
-              }
-            })
-        }
-        const outcome = await runOne(deps, turnRequest(signal), emit)
+        const outcome = await runOne(s.turns, turnRequest(signal), emit)
         Object.assign(timings, outcome.timings)
         return outcome
       })

@@ -18,21 +18,30 @@ export interface OwnedRoute {
   readonly route?: PluginRoute
 }
 
-/** The server's own routes, for collision checks. */
-export const BUILTIN_ROUTES: ReadonlyArray<readonly [PluginRoute["method"], string]> = [
-  ["GET", "/"],
-  ["GET", "/health"],
-  ["GET", "/models"],
-  ["POST", "/sessions"],
-  ["GET", "/sessions"],
-  ["DELETE", "/sessions/:id"],
-  ["POST", "/messages/abort"],
-  ["POST", "/messages/:sessionId"],
-  ["GET", "/messages/:sessionId"],
-  ["GET", "/sessions/:id/messages"],
-  ["GET", "/sessions/:id/run"],
-  ["GET", "/runs/:runId"]
-]
+/** Who may call a route: anyone, or an authenticated user through the pipeline (auth → credits → limit). */
+export type RouteAccess = "public" | "private"
+
+/**
+ * The server's own routes, by handler name: the one table the server routes by (`Server.ts`
+ * gives each name its handler) and plugin routes are checked against for collisions.
+ */
+export const BUILTIN_ROUTES = {
+  root: ["GET", "/", "public"],
+  health: ["GET", "/health", "public"],
+  models: ["GET", "/models", "public"],
+  createSession: ["POST", "/sessions", "private"],
+  listSessions: ["GET", "/sessions", "private"],
+  deleteSession: ["DELETE", "/sessions/:id", "private"],
+  abortTurn: ["POST", "/messages/abort", "private"],
+  sendMessage: ["POST", "/messages/:sessionId", "private"],
+  history: ["GET", "/messages/:sessionId", "private"],
+  historyPage: ["GET", "/sessions/:id/messages", "private"],
+  sessionRun: ["GET", "/sessions/:id/run", "private"],
+  rejoinRun: ["GET", "/runs/:runId", "private"]
+} as const satisfies Record<string, readonly [PluginRoute["method"], `/${string}`, RouteAccess]>
+
+/** The name of one of the server's own routes. */
+export type BuiltinRoute = keyof typeof BUILTIN_ROUTES
 
 const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"])
 const PATH =
@@ -52,7 +61,8 @@ export const collectRoutes = (
   const errors: Array<string> = []
   const routes: Array<OwnedRoute> = []
   const taken = new Map<string, string>()
-  for (const [method, path] of BUILTIN_ROUTES) taken.set(`${method} ${shapeOf(path)}`, "server")
+  for (const [method, path] of Object.values(BUILTIN_ROUTES))
+    taken.set(`${method} ${shapeOf(path)}`, "server")
   for (const entry of catalog.entries) {
     const declared = entry.plugin.routes
     if (declared === undefined) continue

@@ -18,9 +18,17 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import type { UserDatabaseRegistry } from "@plugboard/adapters/sqlite"
-import type { Auth, Catalog, CreditLedger, RateLimiter, RunStore, RuntimeLogger } from "@plugboard/core"
+import type {
+  Auth,
+  Catalog,
+  CreditLedger,
+  RateLimiter,
+  RunStore,
+  RuntimeLogger,
+  TurnLock
+} from "@plugboard/core"
 import { SessionStore } from "@plugboard/core"
-import { Cause, Effect, type ManagedRuntime, Option } from "effect"
+import { Cause, Context, Effect, type ManagedRuntime, Option } from "effect"
 import type { ServerConfig } from "./Config.js"
 import { errorBody, failureResponse, HttpFailure, json } from "./Http.js"
 import { messageRoutes, TurnRegistry } from "./Messages.js"
@@ -33,7 +41,7 @@ import {
   serverTiming,
   timed
 } from "./Pipeline.js"
-import { type OwnedRoute, pluginHandler } from "./PluginRoutes.js"
+import { BUILTIN_ROUTES, type BuiltinRoute, type OwnedRoute, pluginHandler } from "./PluginRoutes.js"
 import { RequestUser, routerOf, sessionRoutes } from "./Routes.js"
 import type { LiveHub } from "./socket/LiveHub.js"
 
@@ -56,6 +64,7 @@ export interface ServerParts {
     readonly sessions: SessionStore.SessionStoreService
     readonly registry: UserDatabaseRegistry
     readonly runs: RunStore.RunStoreService
+    readonly turnLock: TurnLock.TurnLockService
   }
   readonly creditsEnabled: boolean
   readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
@@ -75,6 +84,12 @@ export interface ServerParts {
   /** Runs after the server stopped and every turn ended (flush, dispose). */
   readonly onClosed: () => Promise<void>
 }
+
+/** Where a request's stage timings go, and the report its stream calls when its work is over. */
+class RequestProbe extends Context.Tag("@plugboard/host-node/RequestProbe")<
+  RequestProbe,
+  { readonly timings: StageTimings; readonly report: () => void }
+>() {}
 
 /** The server's lifecycle handles. */
 export interface ServerHandle {
@@ -125,6 +140,8 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       basePrompt: parts.basePrompt,
       saverFor: parts.saverFor,
       around: parts.around,
+      turnLock: ports.turnLock,
+      threadsShared: parts.threadsShared,
       mcpInvocations: parts.mcpInvocations
     },
     registry,
@@ -168,40 +185,77 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     userDid,
     logger
   })
-  const publicRouter = routerOf([
-    ["GET", "/", root],
-    ["GET", "/health", health],
-    ["GET", "/models", models],
-    ...parts.routes
-      .filter((r) => r.public)
-      .map((r) => [r.method, r.path, pluginHandler(r, pluginOptions(Option.none()))] as const)
+
+  /**
+   * A private route: the pipeline (auth → credits → limit, then the user's state made available
+   * on this host), then the handler with the user. Reached only through the router, so an
+   * unknown route never costs auth or rate-limit work.
+   */
+  const guarded = <R>(handler: HttpRouter.Route.Handler<HttpFailure, R>) =>
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const { timings, report } = yield* RequestProbe
+      const user = yield* timed(timings, "auth", authenticate(ports.auth, credentialsOf(request.headers)))
+      if (parts.creditsEnabled) yield* timed(timings, "credits", checkCredits(ports.ledger, user.did))
+      yield* timed(timings, "limit", rateLimit(ports.limiter, user.did))
+      const prepareUser = parts.prepareUser
+      if (prepareUser !== undefined) {
+        yield* timed(
+          timings,
+          "load",
+          Effect.promise(() => prepareUser(user.did))
+        )
+      }
+      return yield* Effect.provideService(handler, RequestUser, {
+        did: user.did,
+        timings,
+        streamEnded: report
+      })
+    })
+
+  type Public = Extract<BuiltinRoute, "root" | "health" | "models">
+  const publicHandlers: Record<Public, HttpRouter.Route.Handler<HttpFailure, never>> = {
+    root,
+    health,
+    models
+  }
+  const privateHandlers: Record<
+    Exclude<BuiltinRoute, Public>,
+    HttpRouter.Route.Handler<HttpFailure, RequestUser>
+  > = {
+    createSession: sessions.create,
+    listSessions: sessions.list,
+    deleteSession: sessions.remove,
+    abortTurn: messages.abort,
+    sendMessage: messages.send,
+    history: sessions.history,
+    historyPage: sessions.historyPage,
+    sessionRun: messages.sessionRun,
+    rejoinRun: messages.rejoin
+  }
+  const builtin = (name: BuiltinRoute) =>
+    name in publicHandlers
+      ? publicHandlers[name as Public]
+      : guarded(privateHandlers[name as Exclude<BuiltinRoute, Public>])
+  // One table, one match per request: the server's routes, then the plugins' (collisions were
+  // refused at boot, `collectRoutes`).
+  const router = routerOf<HttpFailure, RequestProbe>([
+    ...Object.entries(BUILTIN_ROUTES).map(
+      ([name, [method, path]]) => [method, path, builtin(name as BuiltinRoute)] as const
+    ),
+    ...parts.routes.map(
+      (r) =>
+        [
+          r.method,
+          r.path,
+          r.public
+            ? pluginHandler(r, pluginOptions(Option.none()))
+            : guarded(
+                Effect.flatMap(RequestUser, (user) => pluginHandler(r, pluginOptions(Option.some(user.did))))
+              )
+        ] as const
+    )
   ])
-  const privateRows = [
-    ["POST", "/sessions", sessions.create],
-    ["GET", "/sessions", sessions.list],
-    ["DELETE", "/sessions/:id", sessions.remove],
-    ["POST", "/messages/abort", messages.abort],
-    ["POST", "/messages/:sessionId", messages.send],
-    ["GET", "/messages/:sessionId", sessions.history],
-    ["GET", "/sessions/:id/messages", sessions.historyPage],
-    ["GET", "/sessions/:id/run", messages.sessionRun],
-    ["GET", "/runs/:runId", messages.rejoin],
-    ...parts.routes
-      .filter((r) => !r.public)
-      .map(
-        (r) =>
-          [
-            r.method,
-            r.path,
-            Effect.flatMap(RequestUser, (user) => pluginHandler(r, pluginOptions(Option.some(user.did))))
-          ] as const
-      )
-  ] as const
-  const privateRouter = routerOf(privateRows)
-  // The same table with handlers that only say "matched": an unknown route is answered 404
-  // before the pipeline runs, by the router's own matching (so both can never disagree).
-  const matched = Effect.succeed(HttpServerResponse.empty({ status: 204 }))
-  const privateMatcher = routerOf(privateRows.map(([method, path]) => [method, path, matched] as const))
   const isRouteNotFound = (e: unknown): e is HttpServerError.RouteNotFound =>
     HttpServerError.isServerError(e) && e._tag === "RouteNotFound"
 
@@ -259,28 +313,8 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
           new HttpFailure({ status: 400, message: "The request path is not valid URL encoding." })
         )
       }
-      const publicAnswer = yield* publicRouter.pipe(
-        Effect.map(Option.some),
-        Effect.catchIf(isRouteNotFound, () => Effect.succeed(Option.none()))
-      )
-      if (Option.isSome(publicAnswer)) return publicAnswer.value
-      const known = yield* privateMatcher.pipe(
-        Effect.as(true),
-        Effect.catchIf(isRouteNotFound, () => Effect.succeed(false))
-      )
-      if (!known) return yield* Effect.fail(notFound(request.method, path))
-      const user = yield* timed(timings, "auth", authenticate(ports.auth, credentialsOf(request.headers)))
-      if (parts.creditsEnabled) yield* timed(timings, "credits", checkCredits(ports.ledger, user.did))
-      yield* timed(timings, "limit", rateLimit(ports.limiter, user.did))
-      const prepareUser = parts.prepareUser
-      if (prepareUser !== undefined)
-        yield* timed(
-          timings,
-          "load",
-          Effect.promise(() => prepareUser(user.did))
-        )
-      return yield* privateRouter.pipe(
-        Effect.provideService(RequestUser, { did: user.did, timings, streamEnded: report }),
+      return yield* router.pipe(
+        Effect.provideService(RequestProbe, { timings, report }),
         Effect.catchIf(isRouteNotFound, () => Effect.fail(notFound(request.method, path)))
       )
     })

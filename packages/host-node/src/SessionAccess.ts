@@ -22,8 +22,9 @@
  * cannot meet that way: use them when several processes share a saver.
  */
 import { randomBytes } from "node:crypto"
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import type { SessionStore } from "@plugboard/core"
+import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-checkpoint"
+import { type PrefetchedRead, TurnSaver } from "@plugboard/adapters/langgraph"
+import type { RuntimeLogger, SessionStore } from "@plugboard/core"
 import { Effect } from "effect"
 import { HttpFailure } from "./Http.js"
 
@@ -71,20 +72,20 @@ const storageFailure = (what: string) => (error: unknown) =>
 const loadSaver = (saverFor: (did: string) => Promise<BaseCheckpointSaver>, did: string) =>
   Effect.tryPromise({ try: () => saverFor(did), catch: storageFailure("load checkpointer") })
 
-/** Whether the thread of `sessionId` in `saver` was written by somebody else than `did`. */
-const writtenByOther = (
-  saver: BaseCheckpointSaver,
-  did: string,
-  sessionId: string
-): Effect.Effect<boolean, HttpFailure> =>
-  Effect.tryPromise({
-    try: async () => {
-      const tuple = await saver.getTuple({ configurable: { thread_id: sessionId } })
-      const owner = ownerOf(tuple?.checkpoint.channel_values)
-      return owner !== undefined && owner !== did
-    },
-    catch: storageFailure("load thread")
-  })
+/** Whether `tuple` (a thread's latest checkpoint) was written by somebody else than `did`. */
+const writtenByOther = (tuple: CheckpointTuple | undefined, did: string): boolean => {
+  const owner = ownerOf(tuple?.checkpoint.channel_values)
+  return owner !== undefined && owner !== did
+}
+
+/** Reads the thread of `sessionId`: its latest checkpoint, or why it could not be read. */
+const readThread = (saver: BaseCheckpointSaver, sessionId: string): Effect.Effect<PrefetchedRead> =>
+  Effect.promise(() =>
+    saver.getTuple({ configurable: { thread_id: sessionId } }).then(
+      (tuple): PrefetchedRead => ({ _tag: "Read", tuple }),
+      (error: unknown): PrefetchedRead => ({ _tag: "Failed", error })
+    )
+  )
 
 /** Whether the thread of `sessionId` in the user's saver was written by somebody else. */
 export const threadOfOther = (
@@ -92,7 +93,12 @@ export const threadOfOther = (
   did: string,
   sessionId: string
 ): Effect.Effect<boolean, HttpFailure> =>
-  Effect.flatMap(loadSaver(saverFor, did), (saver) => writtenByOther(saver, did, sessionId))
+  Effect.flatMap(loadSaver(saverFor, did), (saver) =>
+    Effect.tryPromise({
+      try: async () => writtenByOther(await saver.getTuple({ configurable: { thread_id: sessionId } }), did),
+      catch: storageFailure("load thread")
+    })
+  )
 
 /**
  * Which DID is posting to which thread right now, per saver (thread ids are one namespace per
@@ -143,12 +149,16 @@ export interface SessionAccessServices {
    * thread be somebody else's, and only then does opening a session read it to find out.
    */
   readonly threadsShared?: boolean | undefined
-  readonly logger?: { readonly warn: (message: string, fields?: Record<string, unknown>) => void } | undefined
+  readonly logger: RuntimeLogger
 }
 
-/** An opened session and the claim on its thread, to release when the turn posted to it has ended. */
+/**
+ * An opened session, the saver its turn runs on (with the thread's read when opening made one),
+ * and the claim on its thread, to release when the turn posted to it has ended.
+ */
 export interface OpenedSession {
   readonly session: SessionStore.Session
+  readonly saver: TurnSaver
   readonly release: () => void
 }
 
@@ -164,6 +174,7 @@ export const openSession = (
 ): Effect.Effect<OpenedSession, HttpFailure> =>
   Effect.gen(function* () {
     const saver = yield* loadSaver(s.saverFor, did)
+    const turnSaver = new TurnSaver(saver, s.logger)
     // Claimed before any check (synchronously after the saver is known), so of two first
     // contacts in this process exactly one passes.
     const release = s.claims.claim(saver, sessionId, did)
@@ -172,22 +183,15 @@ export const openSession = (
       const existing = yield* s.sessions.get(did, sessionId).pipe(Effect.mapError(sessionFailure))
       if (existing === undefined && isMinted(sessionId)) return yield* Effect.fail(notFound(sessionId))
       // Per-user savers (the default) hold only their user's threads: nothing to read here, the
-      // turn reads the thread once. A shared saver's thread may be another user's: read it, and
-      // when that read fails, go on as the turn's own failed load does (on an empty state, saved
-      // only if the thread is still empty then), so another user's thread is never written.
+      // turn reads the thread once. A shared saver's thread may be another user's: read it here,
+      // and that read is the turn's load (`TurnSaver.prefetch`). When it fails, the turn goes on
+      // as on any failed load (logged, an empty state, saved only if the thread is still empty
+      // then), so another user's thread is never written.
       if (s.threadsShared === true) {
-        const other = yield* writtenByOther(saver, did, sessionId).pipe(
-          Effect.catchAll((failure) =>
-            Effect.sync(() => {
-              s.logger?.warn("thread owner could not be checked; the turn proceeds as on a failed load", {
-                sessionId,
-                error: failure.message
-              })
-              return false
-            })
-          )
-        )
-        if (other) return yield* Effect.fail(notFound(sessionId))
+        const read = yield* readThread(saver, sessionId)
+        if (read._tag === "Read" && writtenByOther(read.tuple, did))
+          return yield* Effect.fail(notFound(sessionId))
+        turnSaver.prefetch(sessionId, read)
       }
       if (existing !== undefined) return existing
       const { session } = yield* s.sessions
@@ -195,5 +199,5 @@ export const openSession = (
         .pipe(Effect.mapError(sessionFailure))
       return session
     }).pipe(Effect.onError(() => Effect.sync(release)))
-    return { session, release }
+    return { session, saver: turnSaver, release }
   })

@@ -1,16 +1,16 @@
 /**
  * Running one agent turn for a request: the per-request agent built from the boot catalog
- * (`createMainAgent`), the user's checkpointer (thread id = session id), the turn streamed to the
- * caller (`streamTurn`: tool calls and answer chunks in one order) or run to its end for a JSON
- * answer (`runTurn`), its abort signal, and the storage/agent split of its time.
+ * (`createMainAgent`) on the saver the route resolved (a `TurnSaver`: thread id = session id), the
+ * session's turn lock, the turn streamed to the caller (`streamTurn`: tool calls and answer chunks
+ * in one order) or run to its end for a JSON answer (`runTurn`), its abort signal, and the
+ * storage/agent split of its time.
  *
  * A turn never throws to its caller: it ends with an outcome (answer, error or aborted), so the
- * SSE writer can always finish with `done`. After a failed or aborted turn, tool calls the model
- * made that never got an answer are answered in the stored thread ("cancelled"), so the thread
- * stays a valid conversation for the next turn and for `GET /messages/:id`.
+ * SSE writer can always finish with `done`. A turn cut short leaves the thread as the user saw it
+ * (the adapter's `CutOff`: dangling calls answered, the partial answer kept and marked).
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
-import { AIMessage, type BaseMessage, HumanMessage, isAIMessage, ToolMessage } from "@langchain/core/messages"
+import { HumanMessage } from "@langchain/core/messages"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import {
   type ClientToolsOption,
@@ -22,10 +22,10 @@ import {
   streamTurn,
   type TurnInput,
   type TurnResult,
+  type TurnSaver,
   textOf
 } from "@plugboard/adapters/langgraph"
-import type { Catalog, EventSink, GraphState, RuntimeLogger } from "@plugboard/core"
-import { type StorageTimings, TimedSaver } from "./TimedSaver.js"
+import type { Catalog, EventSink, GraphState, RuntimeLogger, TurnLock } from "@plugboard/core"
 
 /** What every turn of this server shares (built once at boot). */
 export interface TurnDeps {
@@ -36,14 +36,20 @@ export interface TurnDeps {
   readonly basePrompt?: string | undefined
   /** The user's saver (default per-user SQLite, or the host's `checkpointerForUser`). */
   readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
-  /** Wraps the whole turn of a user (the registry's turn gate, then the Matrix sync schedule). */
+  /** Wraps the whole turn of a user (the user databases' turn gate, which a Matrix restore waits on). */
   readonly around: <A>(did: string, run: () => Promise<A>) => Promise<A>
+  /** One turn per session at a time (`TurnLock` port); the key is `turnLockKey`'s. */
+  readonly turnLock: TurnLock.TurnLockService
+  /** Whether users' threads share one saver: then a thread's key is its session id alone. */
+  readonly threadsShared?: boolean | undefined
   /** The user's invocations for the MCP servers that forward UCANs (none configured: absent). */
   readonly mcpInvocations?: ((did: string) => Promise<Record<string, string>>) | undefined
 }
 
 /** One turn to run. */
 export interface TurnRequest {
+  /** The user's saver, resolved once for the request (with the thread's read, when it was made). */
+  readonly saver: TurnSaver
   readonly did: string
   readonly sessionId: string
   readonly requestId: string
@@ -91,18 +97,6 @@ export interface TurnOutcome {
   readonly timings: { readonly load: number; readonly save: number; readonly agent: number }
 }
 
-/** Text a tool call gets when its turn was cancelled before it returned. */
-export const CANCELLED_CALL = "Cancelled: the turn was aborted before this tool call returned."
-
-/** Tool calls of AI messages that no ToolMessage answers. */
-export const danglingCalls = (messages: ReadonlyArray<BaseMessage>) => {
-  const answered = new Set<string>()
-  for (const m of messages) if (ToolMessage.isInstance(m)) answered.add(m.tool_call_id)
-  return messages.flatMap((m) =>
-    isAIMessage(m) ? (m.tool_calls ?? []).filter((c) => c.id !== undefined && !answered.has(c.id)) : []
-  )
-}
-
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 const codeOf = (error: unknown): string => {
@@ -112,48 +106,9 @@ const codeOf = (error: unknown): string => {
   return typeof e?.name === "string" && e.name !== "Error" ? e.name : "turn-failed"
 }
 
-/** Marks an answer a cut-off turn kept: `response_metadata.plugboard.cutOff` (history shows it). */
-export const CUT_OFF = "cutOff"
-
-/**
- * Makes the stored conversation match what the user saw of a turn that was cut short: its
- * dangling tool calls answered as cancelled, then the answer as far as it was streamed (under the
- * turn's request id, the id the client streamed it into), marked as cut off.
- */
-const repair = async (
-  agent: MainAgent,
-  logger: RuntimeLogger,
-  partial?: { readonly text: string; readonly requestId: string }
-): Promise<void> => {
-  try {
-    const state = await agent.getState()
-    const dangling = danglingCalls(state.messages ?? [])
-    const answers: Array<BaseMessage> = dangling.map(
-      (c) => new ToolMessage({ content: CANCELLED_CALL, tool_call_id: c.id!, name: c.name, status: "error" })
-    )
-    if (partial !== undefined && partial.text.length > 0) {
-      answers.push(
-        new AIMessage({
-          id: partial.requestId,
-          content: partial.text,
-          response_metadata: { plugboard: { [CUT_OFF]: true } }
-        })
-      )
-    }
-    if (answers.length === 0) return
-    // As the model node: its router sees a ToolMessage (or an answer) last and ends the run there.
-    await agent.graph.updateState(
-      { configurable: { thread_id: agent.threadId } },
-      { messages: answers },
-      "model"
-    )
-  } catch (error) {
-    logger.error("could not close the interrupted tool calls of a thread", {
-      threadId: agent.threadId,
-      error: describe(error)
-    })
-  }
-}
+/** The session's key in the turn lock: one namespace per user, or one for all when threads are shared. */
+export const turnLockKey = (deps: Pick<TurnDeps, "threadsShared">, did: string, sessionId: string): string =>
+  deps.threadsShared === true ? `thread\u0000${sessionId}` : `${did}\u0000${sessionId}`
 
 /**
  * Streams a turn: each event `streamTurn` yields (tool calls, answer chunks) goes to `emit` as it
@@ -184,7 +139,7 @@ export const runOne = (
   emit?: ((event: EventSink.AgentEvent) => void) | undefined
 ) =>
   deps.around(request.did, async (): Promise<TurnOutcome> => {
-    const storage: StorageTimings = { load: 0, save: 0 }
+    const storage = request.saver.timings
     const started = performance.now()
     const timings = () => {
       const total = performance.now() - started
@@ -194,16 +149,13 @@ export const runOne = (
         agent: Math.max(0, total - storage.load - storage.save)
       }
     }
-    // The answer as streamed so far: what a cut-off turn keeps in the thread.
-    let partialText = ""
-    let agent: MainAgent | undefined
     let stopObserving: (() => void) | undefined
     try {
-      const saver = new TimedSaver(await deps.saverFor(request.did), storage)
-      agent = await createMainAgent({
+      const agent = await createMainAgent({
         catalog: deps.catalog,
         model: deps.model,
-        checkpointer: saver,
+        checkpointer: request.saver,
+        threadLock: { lock: deps.turnLock, key: turnLockKey(deps, request.did, request.sessionId) },
         shared: deps.shared,
         logger: deps.logger,
         ...(deps.basePrompt === undefined ? {} : { basePrompt: deps.basePrompt }),
@@ -229,13 +181,7 @@ export const runOne = (
         ...request.clientState,
         ...(invocations === undefined ? {} : { mcpUcanContext: { invocations } })
       }
-      const result =
-        emit === undefined
-          ? await runTurn(agent, input)
-          : await streamed(agent, input, (event) => {
-              if (event._tag === "message") partialText += event.content
-              emit(event)
-            })
+      const result = emit === undefined ? await runTurn(agent, input) : await streamed(agent, input, emit)
       return {
         status: "answered",
         answer: textOf(result.message),
@@ -243,8 +189,6 @@ export const runOne = (
         timings: timings()
       }
     } catch (error) {
-      if (agent !== undefined)
-        await repair(agent, deps.logger, { text: partialText, requestId: request.requestId })
       if (request.signal.aborted) return { status: "aborted", timings: timings() }
       deps.logger.error("turn failed", { sessionId: request.sessionId, error: describe(error) })
       return {

@@ -15,7 +15,9 @@ import { call, collect, recordingLogger, start, stream, user } from "./helpers.j
 /** A MemorySaver whose reads fail while `failing` is set. */
 class FlakySaver extends MemorySaver {
   failing = false
+  reads = 0
   override async getTuple(config: RunnableConfig) {
+    this.reads++
     if (this.failing) throw new Error("disk I/O error")
     return super.getTuple(config)
   }
@@ -24,17 +26,25 @@ class FlakySaver extends MemorySaver {
 describe("a thread that cannot be read", () => {
   it("the turn goes on on an empty state and answers; history answers 503; nothing is lost", async () => {
     const saver = new FlakySaver()
+    const readsAtModelCall: Array<number> = []
     const { logger, records } = recordingLogger()
     const server = await start({
       logger,
       hooks: { checkpointerForUser: () => saver },
-      model: ScriptedChatModel.script(["First answer.", "Second answer."])
+      model: new ScriptedChatModel({
+        model: "counting",
+        respond: () => {
+          readsAtModelCall.push(saver.reads)
+          return readsAtModelCall.length === 1 ? "First answer." : "Second answer."
+        }
+      })
     })
     try {
       const u = await user(server.app.oracleDid)
       const first = await collect((await stream(server.url, "talk", u.headers, "Hello")).events)
       expect(first.at(-1)).toEqual({ _tag: "done", status: "finished" })
       saver.failing = true
+      const readsBefore = saver.reads
       const { response, events } = await stream(server.url, "talk", u.headers, "Hello again")
       expect(response.status).toBe(200)
       const second = await collect(events)
@@ -49,7 +59,10 @@ describe("a thread that cannot be read", () => {
       const error = second.find((e) => e._tag === "error") as { error: string } | undefined
       expect(error?.error).toMatch(/^not saved: the thread's state could not be read/)
       expect(second.at(-1)).toEqual({ _tag: "done", status: "failed", partialText: "Second answer." })
-      expect(records.some((r) => r.message.includes("could not be checked"))).toBe(true)
+      // The thread was read once before the model was called: the owner check's read is the
+      // turn's load (TurnSaver.prefetch), and its failure was logged as the turn's failed load.
+      expect(readsAtModelCall[1]! - readsBefore).toBe(1)
+      expect(records.some((r) => r.message.includes("checkpointer load failed"))).toBe(true)
       const history = await call(`${server.url}/messages/talk`, { headers: u.headers })
       expect(history.status).toBe(503)
       // Once the saver reads again, the thread is as the first turn left it: the turn that ran on

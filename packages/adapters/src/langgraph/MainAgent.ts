@@ -22,10 +22,11 @@ import { type Catalog, type EventSink, type RuntimeLogger, silentLogger } from "
 import { Emitter } from "./Events.js"
 import { makeModelNode } from "./ModelNode.js"
 import { makeRequestScope, type RequestScope } from "./RequestScope.js"
-import { ResilientCheckpointer } from "./ResilientCheckpointer.js"
 import { type AgentRequest, type AgentRuntime, type ClientToolsOption, makeAgentRuntime } from "./Runtime.js"
 import { AgentState, type AgentStateUpdate, type AgentStateValue } from "./State.js"
+import { defaultThreadLock, type ThreadLockOption } from "./ThreadLock.js"
 import { makeToolNode } from "./ToolNode.js"
+import { TurnSaver } from "./TurnSaver.js"
 
 /** What `createMainAgent` needs: boot-time values plus the request. */
 export interface CreateMainAgentOptions {
@@ -33,8 +34,16 @@ export interface CreateMainAgentOptions {
   readonly catalog: Catalog.Catalog
   /** A LangChain chat model with tool calling (`bindTools`). */
   readonly model: BaseChatModel
-  /** The user's checkpointer; threads are keyed by session id. */
+  /**
+   * The user's checkpointer; threads are keyed by session id. The turn runs on it through a
+   * `TurnSaver` (made here unless it is one already, e.g. with a read the host prefetched).
+   */
   readonly checkpointer: BaseCheckpointSaver
+  /**
+   * The lock that keeps turns of this thread one at a time (`ThreadLock.ts`): the host's, keyed
+   * in its namespace. Default: this process's lock, per checkpointer object.
+   */
+  readonly threadLock?: ThreadLockOption | undefined
   /** The host's own instructions, before the Tier-1 block. */
   readonly basePrompt?: string
   /** Receives every `reasoning` and `tool_call` event of the turn, in order (the host's SSE writer). */
@@ -71,13 +80,18 @@ export type AgentGraph = CompiledStateGraph<
   typeof AgentState.spec
 >
 
-const buildGraph = (rt: AgentRuntime, emitter: Emitter, options: CreateMainAgentOptions): AgentGraph =>
+const buildGraph = (
+  rt: AgentRuntime,
+  emitter: Emitter,
+  options: CreateMainAgentOptions,
+  saver: TurnSaver
+): AgentGraph =>
   new StateGraph(AgentState)
     .addNode("model", makeModelNode(rt, options.model, options.basePrompt ?? "", emitter))
     .addNode("tools", makeToolNode(rt, emitter), { ends: ["model"] })
     .addEdge(START, "model")
     .addConditionalEdges("model", route, ["tools", END])
-    .compile({ checkpointer: new ResilientCheckpointer(options.checkpointer, rt.logger) })
+    .compile({ checkpointer: saver })
 
 /** An agent built for one request. Run it with `runTurn` or `streamTurn`. */
 export interface MainAgent {
@@ -89,46 +103,11 @@ export interface MainAgent {
   readonly events: Pick<Emitter, "listen" | "flush" | "interrupt">
   /** The thread's checkpointed state (what the next turn will start from). */
   readonly getState: () => Promise<AgentStateValue>
-  /**
-   * Waits until no other turn of this thread runs on this checkpointer in this process, and
-   * returns the function that lets the next one start. `runTurn` and `streamTurn` hold it for
-   * the whole turn (see `acquireThread`).
-   */
-  readonly acquireThread: () => Promise<() => void>
-}
-
-// Per checkpointer, the tail of each thread's queue of turns.
-const threadQueues = new WeakMap<BaseCheckpointSaver, Map<string, Promise<void>>>()
-
-/**
- * Turns of one thread run one at a time (per checkpointer object, in this process). A turn
- * loads the thread's latest checkpoint when it starts and saves a child of it when it ends: two
- * turns started together would both build on the same checkpoint, and the one saved last would
- * become the thread's state without the other's messages — a lost turn. Queued, each turn starts
- * from the state the previous one saved. (Hosts sharing one thread across processes must also
- * serialise per session, as the host does.)
- */
-const acquireThread = async (saver: BaseCheckpointSaver, threadId: string): Promise<() => void> => {
-  let threads = threadQueues.get(saver)
-  if (threads === undefined) {
-    threads = new Map()
-    threadQueues.set(saver, threads)
-  }
-  const previous = threads.get(threadId) ?? Promise.resolve()
-  let release!: () => void
-  const mine = new Promise<void>((resolve) => {
-    release = resolve
-  })
-  const tail = previous.then(() => mine)
-  threads.set(threadId, tail)
-  await previous
-  let released = false
-  return () => {
-    if (released) return
-    released = true
-    release()
-    if (threads.get(threadId) === tail) threads.delete(threadId)
-  }
+  readonly logger: RuntimeLogger
+  /** The saver the turn runs on: its storage timings, and when its writes have landed. */
+  readonly saver: TurnSaver
+  /** The lock `runTurn` and `streamTurn` hold for the whole turn (see `ThreadLock.ts`). */
+  readonly threadLock: ThreadLockOption
 }
 
 /**
@@ -160,7 +139,11 @@ export const createMainAgent = async (options: CreateMainAgentOptions): Promise<
     options.eventSink,
     logger
   )
-  const graph = buildGraph(rt, emitter, options)
+  const saver =
+    options.checkpointer instanceof TurnSaver
+      ? options.checkpointer
+      : new TurnSaver(options.checkpointer, logger)
+  const graph = buildGraph(rt, emitter, options, saver)
   const config = { configurable: { thread_id: request.sessionId } }
   return {
     graph,
@@ -168,6 +151,8 @@ export const createMainAgent = async (options: CreateMainAgentOptions): Promise<
     request,
     events: emitter,
     getState: async () => (await graph.getState(config)).values as AgentStateValue,
-    acquireThread: () => acquireThread(options.checkpointer, request.sessionId)
+    logger,
+    saver,
+    threadLock: options.threadLock ?? defaultThreadLock(saver.inner, request.sessionId)
   }
 }

@@ -24,7 +24,6 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import {
   AIMessage,
   type BaseMessage,
-  isAIMessage,
   isBaseMessage,
   SystemMessage,
   ToolMessage
@@ -40,6 +39,7 @@ import {
   SystemPrompt
 } from "@plugboard/core"
 import { Either } from "effect"
+import { answeredCallIds, unansweredCalls } from "./CutOff.js"
 import type { Emitter } from "./Events.js"
 import { reasoningOf } from "./Reasoning.js"
 import { type AgentRuntime, offerFor } from "./Runtime.js"
@@ -91,13 +91,10 @@ export const INTERRUPTED_CALL =
  * its AI message. The stored history is not rewritten (the reducer only appends).
  */
 export const answeredHistory = (messages: ReadonlyArray<BaseMessage>): ReadonlyArray<BaseMessage> => {
-  const answered = new Set<string>()
-  for (const m of messages) if (ToolMessage.isInstance(m)) answered.add(m.tool_call_id)
+  const answered = answeredCallIds(messages)
   let out: Array<BaseMessage> | undefined
   messages.forEach((m, i) => {
-    const dangling = isAIMessage(m)
-      ? (m.tool_calls ?? []).filter((c) => c.id !== undefined && !answered.has(c.id))
-      : []
+    const dangling = unansweredCalls(m, answered)
     if (dangling.length > 0 && out === undefined) out = messages.slice(0, i)
     out?.push(m)
     for (const c of dangling) {

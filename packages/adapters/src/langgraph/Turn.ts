@@ -4,10 +4,12 @@
  */
 import { type AIMessage, AIMessageChunk, type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import type { EventSink, GraphState } from "@plugboard/core"
+import { repairCutOff } from "./CutOff.js"
 import type { MainAgent } from "./MainAgent.js"
 import { INTERRUPTED_CALL } from "./ModelNode.js"
 import { reasoningOf } from "./Reasoning.js"
 import type { AgentStateValue } from "./State.js"
+import { type HeldThread, holdThread } from "./ThreadLock.js"
 
 /** One user message and the state fields the runtime owns for this turn. */
 export interface TurnInput {
@@ -72,27 +74,59 @@ const runConfig = (agent: MainAgent, input: TurnInput) => ({
 })
 
 /**
+ * Takes the thread for one turn: the thread's lock (`ThreadLock.ts`), after which a read the host
+ * prefetched is still the thread's state only if no other turn ran meanwhile.
+ */
+const beginTurn = async (agent: MainAgent): Promise<HeldThread> => {
+  const held = await holdThread(agent.threadLock, agent.request.signal)
+  if (held.waited) agent.saver.dropPrefetch()
+  return held
+}
+
+/**
+ * Ends a turn inside its lock: its writes landed, and when it was cut short (`partialText` is
+ * then what the user saw of its answer) the thread repaired to match (`CutOff.ts`); then the
+ * session's next turn may start.
+ */
+const endTurn = async (
+  agent: MainAgent,
+  held: HeldThread,
+  cut: { readonly partialText: string } | undefined
+): Promise<void> => {
+  try {
+    await agent.saver.settled()
+    if (cut !== undefined) {
+      await repairCutOff(agent, agent.logger, cut.partialText)
+      await agent.saver.settled()
+    }
+  } finally {
+    await held.release()
+  }
+}
+
+/**
  * Runs one turn to its end and returns the answer with the turn's events. A turn of a thread
- * that another turn is running (same checkpointer) waits for it to end, then starts from the
- * state it saved (`MainAgent.acquireThread`).
+ * that another turn is running waits for it to end, then starts from the state it saved
+ * (`ThreadLock.ts`). A turn that fails or is aborted leaves no tool call unanswered in the thread.
  */
 export const runTurn = async (agent: MainAgent, input: TurnInput): Promise<TurnResult> => {
   const events: Array<EventSink.AgentEvent> = []
-  // One turn of a thread at a time: a concurrent one would lose one of the two (MainAgent).
-  const release = await agent.acquireThread()
+  const held = await beginTurn(agent)
   const stop = agent.events.listen((e) => events.push(e))
+  let completed = false
   try {
     const state = (await agent.graph.invoke(
       inputOf(agent, input),
       runConfig(agent, input)
     )) as AgentStateValue
     const message = state.messages.at(-1) as AIMessage
+    completed = true
     return { answer: textOf(message), message, events, state }
   } finally {
     // An aborted turn ends while handlers may still run: their calls end now, for this turn.
     agent.events.interrupt(INTERRUPTED_CALL)
     stop()
-    release()
+    await endTurn(agent, held, completed ? undefined : { partialText: "" })
     // The host's sink has every event of the turn before the caller writes its `done`.
     await agent.events.flush()
   }
@@ -127,18 +161,20 @@ export async function* streamTurn(
   // Text chunks of the current model call held until its reasoning event (see above).
   let held: Array<string> = []
   let reasoningPending = false
+  // The answer as streamed so far: what a turn cut short keeps in the thread.
+  let partialText = ""
   const release = (): Array<EventSink.AgentEvent> => {
     reasoningPending = false
     const out = held.map(message)
     held = []
     return out
   }
-  const message = (content: string): EventSink.AgentEvent => ({
-    _tag: "message",
-    content,
-    timestamp: new Date().toISOString()
-  })
-  const releaseThread = await agent.acquireThread()
+  const message = (content: string): EventSink.AgentEvent => {
+    partialText += content
+    return { _tag: "message", content, timestamp: new Date().toISOString() }
+  }
+  const thread = await beginTurn(agent)
+  let completed = false
   try {
     const stream = await agent.graph.stream(inputOf(agent, input), {
       ...runConfig(agent, input),
@@ -174,6 +210,7 @@ export async function* streamTurn(
     }
     // Held text whose reasoning event never came (the call's final message carried none).
     yield* release()
+    completed = true
   } catch (error) {
     // An aborted turn ends while handlers may still run: their calls end in the stream too,
     // before the error (and in the sink, as every event).
@@ -185,7 +222,7 @@ export async function* streamTurn(
   } finally {
     // Also when the consumer stops early: the sink and listeners still see every call end.
     agent.events.interrupt(INTERRUPTED_CALL)
-    releaseThread()
+    await endTurn(agent, thread, completed ? undefined : { partialText })
     await agent.events.flush()
   }
   if (state === undefined) throw new Error("the turn ended without a state")

@@ -5,15 +5,22 @@
 
 /** LangGraph's in-memory checkpointer: the embedded default and the one tests use. */
 export { MemorySaver } from "@langchain/langgraph"
+export { CANCELLED_CALL, CUT_OFF, danglingCalls } from "./CutOff.js"
 export { DelegatingCheckpointSaver } from "./DelegatingCheckpointSaver.js"
 export type { ToolCallEvent } from "./Events.js"
 export { type AgentGraph, type CreateMainAgentOptions, createMainAgent, type MainAgent } from "./MainAgent.js"
 export { INTERRUPTED_CALL } from "./ModelNode.js"
 export { reasoningOf } from "./Reasoning.js"
 export { makeRequestScope, prepareCatalog, type RequestScope, SubAgentInput } from "./RequestScope.js"
-export { ResilientCheckpointer } from "./ResilientCheckpointer.js"
 export type { AgentRequest, ClientToolCall, ClientToolsOption } from "./Runtime.js"
 export { AgentState, type AgentStateUpdate, type AgentStateValue } from "./State.js"
+export {
+  DEFAULT_THREAD_LOCK_TTL_MS,
+  defaultThreadLock,
+  type HeldThread,
+  holdThread,
+  type ThreadLockOption
+} from "./ThreadLock.js"
 export type { Outcome, ToolArtifact } from "./ToolNode.js"
 export {
   runTurn,
@@ -22,3 +29,4 @@ export {
   type TurnResult,
   textOf
 } from "./Turn.js"
+export { type PrefetchedRead, type StorageTimings, TurnSaver } from "./TurnSaver.js"

@@ -16,7 +16,7 @@ import {
 } from "@plugboard/core"
 import { Effect, Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { INTERRUPTED_CALL, runTurn, streamTurn, type ToolCallEvent } from "../../src/langgraph/index.js"
+import { CANCELLED_CALL, runTurn, streamTurn, type ToolCallEvent } from "../../src/langgraph/index.js"
 import { ScriptedChatModel } from "../../src/models/index.js"
 import { makeCounters, recordingLogger, testPlugins } from "./fixtures.js"
 import { agentFor } from "./harness.js"
@@ -350,9 +350,11 @@ describe("per-request tools and the RuntimeContext", () => {
     })
     await expect(runTurn(agent, { message: "go" })).rejects.toThrow()
     expect(model.calls).toHaveLength(1)
-    // The aborted turn kept the user's message and the model's tool call, but no answer to it.
+    // The aborted turn kept the user's message and the model's tool call, answered as cancelled
+    // (CutOff.ts): the thread stays a conversation a provider accepts.
     const kept = (await agent.getState()).messages
-    expect(kept.map((m) => m.getType())).toEqual(["human", "ai"])
+    expect(kept.map((m) => m.getType())).toEqual(["human", "ai", "tool"])
+    expect(kept[2]!.content).toBe(CANCELLED_CALL)
 
     const nextModel = ScriptedChatModel.script(["Hello again."])
     const next = await agentFor({ plugins: testPlugins(counters), model: nextModel, saver, sessionId: "s" })
@@ -361,8 +363,13 @@ describe("per-request tools and the RuntimeContext", () => {
     expect(sent.map((m) => m.getType())).toEqual(["system", "human", "ai", "tool", "human"])
     const patched = sent[3] as ToolMessage
     expect(patched.tool_call_id).toBe((sent[2] as AIMessage).tool_calls![0]!.id)
-    expect(patched.content).toBe(INTERRUPTED_CALL)
-    // The stored history is not rewritten.
-    expect((await next.getState()).messages.map((m) => m.getType())).toEqual(["human", "ai", "human", "ai"])
+    expect(patched.content).toBe(CANCELLED_CALL)
+    expect((await next.getState()).messages.map((m) => m.getType())).toEqual([
+      "human",
+      "ai",
+      "tool",
+      "human",
+      "ai"
+    ])
   })
 })

@@ -6,7 +6,7 @@ import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langcha
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { ResilientCheckpointer, runTurn, type ToolArtifact } from "../../src/langgraph/index.js"
+import { runTurn, type ToolArtifact, TurnSaver } from "../../src/langgraph/index.js"
 import { ScriptedChatModel } from "../../src/models/index.js"
 import { makeCounters, recordingLogger, testPlugins } from "./fixtures.js"
 import { agentFor, savers } from "./harness.js"
@@ -203,7 +203,7 @@ describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
     expect(after?.checkpoint.id).toBe(history?.checkpoint.id)
     expect(after?.checkpoint.channel_values.loadedPlugins).toEqual(["weather"])
     // The resilient wrapper never hides a healthy load.
-    const healthy = new ResilientCheckpointer(fixture.saver, logger)
+    const healthy = new TurnSaver(fixture.saver, logger)
     const tuple = await healthy.getTuple({ configurable: { thread_id: "s1" } })
     expect(tuple).toBeDefined()
   })
@@ -262,12 +262,86 @@ describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
     await graph(fixture.saver).invoke({ messages: [new HumanMessage("m2")] }, thread)
     const head = (await fixture.saver.getTuple(thread))!
     const { logger } = recordingLogger()
-    const resilient = new ResilientCheckpointer(failsOnce(fixture.saver), logger)
+    const resilient = new TurnSaver(failsOnce(fixture.saver), logger)
     const addressed = { configurable: { thread_id: "addressed", checkpoint_id: head.checkpoint.id } }
     await expect(graph(resilient).invoke({ messages: [new HumanMessage("m3")] }, addressed)).rejects.toThrow(
       /and it holds a history/
     )
     expect((await fixture.saver.getTuple(thread))?.checkpoint.id).toBe(head.checkpoint.id)
+  })
+})
+
+describe("the thread is read once (TurnSaver.prefetch)", () => {
+  it("a read the host made before the turn is the turn's load: the saver is not read again", async () => {
+    const fixture = savers[0]![1]()
+    try {
+      const plugins = testPlugins(makeCounters())
+      await runTurn(
+        await agentFor({
+          plugins,
+          model: ScriptedChatModel.script(["first"]),
+          saver: fixture.saver,
+          sessionId: "p"
+        }),
+        { message: "one" }
+      )
+      let reads = 0
+      const counting = new Proxy(fixture.saver, {
+        get(target, prop, receiver) {
+          if (prop === "getTuple") {
+            return (config: Parameters<BaseCheckpointSaver["getTuple"]>[0]) => {
+              reads++
+              return target.getTuple(config)
+            }
+          }
+          const value = Reflect.get(target, prop, receiver)
+          return typeof value === "function" ? value.bind(target) : value
+        }
+      })
+      const { logger } = recordingLogger()
+      const saver = new TurnSaver(counting, logger)
+      saver.prefetch("p", {
+        _tag: "Read",
+        tuple: await fixture.saver.getTuple({ configurable: { thread_id: "p" } })
+      })
+      const model = ScriptedChatModel.script(["second"])
+      await runTurn(await agentFor({ plugins, model, saver, sessionId: "p" }), { message: "two" })
+      expect(reads).toBe(0)
+      expect(model.calls[0]!.messages.map((m) => m.getType())).toEqual(["system", "human", "ai", "human"])
+    } finally {
+      fixture.close?.()
+    }
+  })
+
+  it("a prefetched read that failed is the turn's failed load: logged, empty state, history kept", async () => {
+    const fixture = savers[0]![1]()
+    try {
+      const plugins = testPlugins(makeCounters())
+      await runTurn(
+        await agentFor({
+          plugins,
+          model: ScriptedChatModel.script(["first"]),
+          saver: fixture.saver,
+          sessionId: "q"
+        }),
+        { message: "one" }
+      )
+      const before = await fixture.saver.getTuple({ configurable: { thread_id: "q" } })
+      const { logger, lines } = recordingLogger()
+      const saver = new TurnSaver(fixture.saver, logger)
+      saver.prefetch("q", { _tag: "Failed", error: new Error("owner check failed") })
+      const model = ScriptedChatModel.script(["second"])
+      await expect(
+        runTurn(await agentFor({ plugins, model, saver, sessionId: "q" }), { message: "two" })
+      ).rejects.toThrow(/and it holds a history/)
+      expect(model.calls[0]!.messages.map((m) => m.getType())).toEqual(["system", "human"])
+      expect(lines.some((l) => l.message.includes("checkpointer load failed"))).toBe(true)
+      expect((await fixture.saver.getTuple({ configurable: { thread_id: "q" } }))?.checkpoint.id).toBe(
+        before?.checkpoint.id
+      )
+    } finally {
+      fixture.close?.()
+    }
   })
 })
 
