@@ -13,7 +13,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
 import { MatrixSyncEngine, matrixSnapshotStore, type SnapshotStore } from "@plugboard/adapters/matrix"
-import { makeChatModel } from "@plugboard/adapters/models"
+import { makeChatModel, withCallBounds } from "@plugboard/adapters/models"
 import {
   layerRunStore,
   layerSessionStore,
@@ -306,7 +306,13 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
   const model =
     typeof options.model === "function"
       ? options.model(catalog)
-      : (options.model ?? makeChatModel(config.model, { catalog }))
+      : // A caller's own model is used as given; the configured provider's calls are bounded.
+        (options.model ??
+        withCallBounds(makeChatModel(config.model, { catalog }), {
+          connectTimeoutMs: config.llmConnectTimeoutMs,
+          firstTokenTimeoutMs: config.llmFirstTokenTimeoutMs,
+          idleTimeoutMs: config.llmIdleTimeoutMs
+        }))
 
   const base: Checkpointer.CheckpointerService<BaseCheckpointSaver> = {
     forUser: (did) =>

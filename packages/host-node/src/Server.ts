@@ -27,7 +27,7 @@ import type {
   RuntimeLogger,
   TurnLock
 } from "@plugboard/core"
-import { SessionStore } from "@plugboard/core"
+import { SessionStore, TurnBounds } from "@plugboard/core"
 import { Cause, Context, Effect, type ManagedRuntime, Option } from "effect"
 import type { ServerConfig } from "./Config.js"
 import { errorBody, failureResponse, HttpFailure, json } from "./Http.js"
@@ -141,6 +141,13 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       saverFor: parts.saverFor,
       around: parts.around,
       turnLock: ports.turnLock,
+      turnBounds: TurnBounds.make({
+        maxModelCalls: config.turnMaxModelCalls,
+        maxToolCalls: config.turnMaxToolCalls,
+        maxTokens: config.turnMaxTokens,
+        wallClockMs: config.turnTimeoutMs,
+        repeatLimit: config.turnRepeatLimit
+      }),
       threadsShared: parts.threadsShared,
       mcpInvocations: parts.mcpInvocations
     },

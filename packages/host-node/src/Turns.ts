@@ -25,7 +25,7 @@ import {
   type TurnSaver,
   textOf
 } from "@plugboard/adapters/langgraph"
-import type { Catalog, EventSink, GraphState, RuntimeLogger, TurnLock } from "@plugboard/core"
+import type { Catalog, EventSink, GraphState, RuntimeLogger, TurnBounds, TurnLock } from "@plugboard/core"
 
 /** What every turn of this server shares (built once at boot). */
 export interface TurnDeps {
@@ -40,6 +40,8 @@ export interface TurnDeps {
   readonly around: <A>(did: string, run: () => Promise<A>) => Promise<A>
   /** One turn per session at a time (`TurnLock` port); the key is `turnLockKey`'s. */
   readonly turnLock: TurnLock.TurnLockService
+  /** What one turn may spend (`TURN_*`); reaching a bound ends the turn, `failed`. */
+  readonly turnBounds?: TurnBounds.Limits | undefined
   /** Whether users' threads share one saver: then a thread's key is its session id alone. */
   readonly threadsShared?: boolean | undefined
   /** The user's invocations for the MCP servers that forward UCANs (none configured: absent). */
@@ -163,7 +165,8 @@ export const runOne = (
           did: request.did,
           sessionId: request.sessionId,
           requestId: request.requestId,
-          signal: request.signal
+          signal: request.signal,
+          turnBounds: deps.turnBounds
         },
         ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools }),
         ...(request.scope === undefined ? {} : { scope: request.scope })

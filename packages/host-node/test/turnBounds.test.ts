@@ -1,0 +1,36 @@
+/**
+ * The server bounds each turn (`TURN_*`, core's TurnBounds): a model that keeps calling tools is
+ * stopped at `TURN_MAX_TOOL_CALLS`, the stream says why, and the thread keeps what the turn did.
+ */
+import { ScriptedChatModel } from "@plugboard/adapters/models"
+import { describe, expect, it } from "vitest"
+import { call, collect, start, stream, user } from "./helpers.js"
+
+describe("turn bounds on the server", () => {
+  it("a turn past TURN_MAX_TOOL_CALLS ends failed, naming the bound; the thread stays valid", async () => {
+    const weatherCall = (city: string) => [{ tool: "get_current_weather", args: { city } }]
+    const server = await start({
+      env: { TURN_MAX_TOOL_CALLS: "2" },
+      model: ScriptedChatModel.script([
+        [{ tool: "load_capability", args: { names: ["weather"] } }],
+        weatherCall("Berlin"),
+        weatherCall("Paris"),
+        "never reached"
+      ])
+    })
+    try {
+      const u = await user(server.app.oracleDid)
+      const events = await collect(
+        (await stream(server.url, "bounded", u.headers, "weather, again and again")).events
+      )
+      const error = events.find((e) => e._tag === "error") as { error: string; code: string } | undefined
+      expect(error?.code).toBe("TurnBoundExceeded:max-tool-calls")
+      expect(events.at(-1)).toMatchObject({ _tag: "done", status: "failed" })
+      const history = await call(`${server.url}/messages/bounded`, { headers: u.headers })
+      expect(history.status).toBe(200)
+      expect(history.body.messages[0]).toMatchObject({ content: "weather, again and again" })
+    } finally {
+      await server.stop()
+    }
+  })
+})
