@@ -58,6 +58,9 @@ export class LiveHub {
 
   /** Sends `event` to every socket of the session (no-op without sockets). */
   publish(key: SessionKey, event: string, payload: Readonly<Record<string, unknown>>): void {
+    // Socket.IO encodes a broadcast before it looks at the room: a session nobody watches (the
+    // common case) costs nothing this way.
+    if (this.listeners(key) === 0) return
     this.io?.to(roomOf(key)).emit(event, payload)
   }
 
