@@ -24,11 +24,18 @@
 import { PassThrough } from "node:stream"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { ClientTools, EventSink, type RunStore, type RuntimeLogger, type SessionStore } from "@plugboard/core"
+import {
+  ClientTools,
+  type EventSink,
+  type RunStore,
+  type RuntimeLogger,
+  type SessionStore
+} from "@plugboard/core"
 import { Effect, Either, Fiber, Option, Schema, Stream } from "effect"
 import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
 import { jsonSchemaCheck } from "./JsonSchemaCheck.js"
 import { RequestUser, sessionIdParam } from "./Routes.js"
+import { frameSse, makeRunLog } from "./RunLog.js"
 import { openSession, ThreadClaims } from "./SessionAccess.js"
 import type { LiveHub } from "./socket/LiveHub.js"
 import { prepareScope, runOne, type TurnDeps, type TurnOutcome, type TurnRequest } from "./Turns.js"
@@ -197,10 +204,6 @@ export const sseHeaders = (requestId: string, runId?: string): Record<string, st
   "access-control-expose-headers": "X-Request-Id, X-Run-Id"
 })
 
-/** A numbered frame as SSE: the run's frame id, then the event and its one-line JSON. */
-const frameSse = (frame: RunStore.Frame): string =>
-  `id: ${frame.id}\nevent: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`
-
 /**
  * Why a turn's signal was aborted: the user asked (`POST /messages/abort`), or something else cut
  * the turn short (a newer message to the session, the session deleted, the server shutting down).
@@ -341,14 +344,8 @@ export const messageRoutes = (s: MessageServices) => {
     const write = (frame: string) => {
       if (!out.destroyed && !out.writableEnded) out.write(frame)
     }
-    // Appends the event to the run and writes it with its id. A store that failed (a full disk)
-    // costs the rejoin, not the answer: the event still goes out, without an id.
-    const record = (event: EventSink.AgentEvent) => {
-      const { _tag, ...data } = event
-      const appended = Effect.runSync(Effect.either(runs.append(did, run.runId, { event: _tag, data })))
-      if (Either.isRight(appended)) write(frameSse(appended.right))
-      else write(EventSink.toSse(event))
-    }
+    const log = makeRunLog(runs, did, run.runId, write)
+    const record = log.record
     // A comment at once, so the headers leave now (Node sends them with the first body bytes):
     // the first event may be a slow model call away, or wait for the session's previous turn.
     write(OPENED)
@@ -362,7 +359,7 @@ export const messageRoutes = (s: MessageServices) => {
     // The client left (a dropped mobile connection, a reload): the run goes on, and the client
     // rejoins it (`GET /runs/:runId?after=N`). Only `POST /messages/abort` stops a run.
     out.on("close", () => clearInterval(heartbeat))
-    void running.done.then((outcome) => {
+    void running.done.then(async (outcome) => {
       // The answer went out as chunks; an answer the stream carried no text for still gets its event.
       if (outcome.status === "answered" && !answerStreamed) {
         record({ _tag: "message", content: outcome.answer ?? "", timestamp: now() })
@@ -376,8 +373,7 @@ export const messageRoutes = (s: MessageServices) => {
       }
       // The run's `done` says how it ended, with the answer as far as it went when cut short.
       const status = endStatus(outcome, running.controller.signal.reason)
-      const ended = Effect.runSync(Effect.either(runs.end(did, run.runId, { status })))
-      write(Either.isRight(ended) ? frameSse(ended.right) : EventSink.toSse({ _tag: "done", status }))
+      await log.end(status)
       clearInterval(heartbeat)
       out.end()
       void Effect.runPromise(touch)

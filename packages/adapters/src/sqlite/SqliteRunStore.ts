@@ -11,7 +11,10 @@
  *
  * Every change is one `BEGIN IMMEDIATE` transaction that checks and writes together (the next
  * frame id, the partial text, the status), and a follower is woken by an in-process notifier
- * after the commit. Another process writing the same file is seen by followers within `pollMs`;
+ * after the commit. Appends are committed in groups: those made in the same turn of the event
+ * loop share one transaction, committed before the next turn (a commit, not the statements, is
+ * most of an append's cost), and each append answers only once its group has committed. Appends
+ * keep their call order; any other operation commits the pending group first. Another process writing the same file is seen by followers within `pollMs`;
  * real cross-process fan-out belongs to the shared engines. The rules (validation, the `done`
  * payload, how a follow reads) are core's; this file only stores.
  *
@@ -242,7 +245,11 @@ export const makeRunStore = (
         try: () => openDatabase(filename, options.busyTimeoutMs ?? 5000),
         catch: (error) => openFailure(filename, error)
       }),
-      (db) => Effect.sync(() => db.close())
+      (db) =>
+        Effect.sync(() => {
+          flushAppends()
+          db.close()
+        })
     )
     const notifier = RunStore.makeNotifier()
 
@@ -274,13 +281,68 @@ export const makeRunStore = (
     const selectAllActive = db.prepare<[], RunRow>(`SELECT * FROM runs WHERE ${ACTIVE}`)
     const deleteEnded = db.prepare<[number]>("DELETE FROM runs WHERE ended_at IS NOT NULL AND ended_at < ?")
 
+    /** An append waiting for its group's commit. */
+    interface PendingAppend {
+      readonly did: string
+      readonly runId: string
+      readonly frame: RunStore.NormalizedFrame
+      readonly now: number
+      readonly resume: (result: Effect.Effect<RunStore.Frame, RunStore.RunStoreError>) => void
+    }
+    let pending: Array<PendingAppend> = []
+    let scheduled: ReturnType<typeof setImmediate> | undefined
+
+    /** Stores one append inside the group's transaction: its frame, or why the run refused it. */
+    const appendOne = (p: PendingAppend): RunStore.Frame | RunStore.RunStoreError => {
+      const bumped = bumpFrame.get(p.frame.text, p.now, p.did, p.runId)
+      if (bumped === undefined) {
+        const row = selectRun.get(p.did, p.runId)
+        return row === undefined ? RunStore.notFound(p.runId) : RunStore.ended(p.runId, row.status)
+      }
+      insertFrame.run(p.did, p.runId, bumped.last_frame_id, p.frame.event, p.frame.json)
+      return { id: bumped.last_frame_id, event: p.frame.event, data: p.frame.data }
+    }
+    const appendGroup = db.transaction((group: ReadonlyArray<PendingAppend>) => group.map(appendOne))
+
+    /** Commits the pending appends as one transaction, then answers each of them. */
+    function flushAppends(): void {
+      if (scheduled !== undefined) {
+        clearImmediate(scheduled)
+        scheduled = undefined
+      }
+      if (pending.length === 0) return
+      const group = pending
+      pending = []
+      let results: ReadonlyArray<RunStore.Frame | RunStore.RunStoreError>
+      try {
+        results = appendGroup.immediate(group)
+      } catch (error) {
+        const failure = storageFailure(filename, error)
+        results = group.map(() => failure)
+      }
+      group.forEach((p, i) => {
+        const result = results[i]!
+        if (result instanceof RunStore.RunStoreError) p.resume(Effect.fail(result))
+        else {
+          notifier.publish(p.did, p.runId, result.id)
+          p.resume(Effect.succeed(result))
+        }
+      })
+    }
+
     const attempt = <A>(f: () => A): Effect.Effect<A, RunStore.RunStoreError> =>
       Effect.try({ try: f, catch: (error) => storageFailure(filename, error) })
     const write = <A>(f: () => A): Effect.Effect<A, RunStore.RunStoreError> =>
-      attempt(() => db.transaction(f).immediate())
+      attempt(() => {
+        flushAppends()
+        return db.transaction(f).immediate()
+      })
     // A deferred transaction gives a read one snapshot even while another process writes.
     const read = <A>(f: () => A): Effect.Effect<A, RunStore.RunStoreError> =>
-      attempt(() => db.transaction(f)())
+      attempt(() => {
+        flushAppends()
+        return db.transaction(f)()
+      })
 
     const existing = (did: string, runId: string): RunRow => {
       const row = selectRun.get(did, runId)
@@ -356,17 +418,10 @@ export const makeRunStore = (
           const [d, id] = yield* ids(did, runId)
           const frame = yield* RunStore.normalizeFrame(input)
           const now = yield* clock.now()
-          const stored = yield* write((): RunStore.Frame => {
-            const bumped = bumpFrame.get(frame.text, now, d, id)
-            if (bumped === undefined) {
-              const row = existing(d, id)
-              throw RunStore.ended(id, row.status)
-            }
-            insertFrame.run(d, id, bumped.last_frame_id, frame.event, frame.json)
-            return { id: bumped.last_frame_id, event: frame.event, data: frame.data }
+          return yield* Effect.async<RunStore.Frame, RunStore.RunStoreError>((resume) => {
+            pending.push({ did: d, runId: id, frame, now, resume })
+            scheduled ??= setImmediate(flushAppends)
           })
-          notifier.publish(d, id, stored.id)
-          return stored
         }),
       end: (did, runId, outcome) =>
         Effect.gen(function* () {

@@ -35,6 +35,34 @@ const failureOf = (exit: Exit.Exit<unknown, RunStore.RunStoreError>) =>
 const message = (content: string): RunStore.FrameInput => ({ event: "message", data: { content } })
 
 describe("SqliteRunStore", () => {
+  it("commits the appends of one turn of the event loop together, in call order; a refused one fails alone", async () => {
+    const filename = freshFile()
+    const outcome = await withStore(filename, (s) =>
+      Effect.gen(function* () {
+        for (const runId of ["a", "b", "done"]) {
+          yield* s.create({ runId, sessionId: runId, did: ALICE, requestId: runId })
+          yield* s.start(ALICE, runId)
+        }
+        // Appends to an ended run in the same group as healthy ones: only they are refused.
+        yield* s.append(ALICE, "done", message("x"))
+        yield* s.end(ALICE, "done", { status: "finished" })
+        const calls = Array.from({ length: 30 }, (_, i) =>
+          Effect.either(s.append(ALICE, i % 3 === 2 ? "done" : i % 3 === 0 ? "a" : "b", message(`m${i}`)))
+        )
+        const results = yield* Effect.all(calls, { concurrency: "unbounded" })
+        return { results, a: yield* s.frames(ALICE, "a", 0), b: yield* s.frames(ALICE, "b", 0) }
+      })
+    )
+    outcome.results.forEach((r, i) => {
+      if (i % 3 === 2) expect(r._tag === "Left" && r.left.reason).toBe("Ended")
+      else expect(r._tag).toBe("Right")
+    })
+    const contents = (frames: ReadonlyArray<RunStore.Frame>) => frames.map((f) => f.data.content)
+    expect(contents(outcome.a)).toEqual(Array.from({ length: 10 }, (_, k) => `m${3 * k}`))
+    expect(contents(outcome.b)).toEqual(Array.from({ length: 10 }, (_, k) => `m${3 * k + 1}`))
+    expect(outcome.a.map((f) => f.id)).toEqual(Array.from({ length: 10 }, (_, k) => k + 1))
+  })
+
   it("is a WAL file of its own, created with its directory", async () => {
     const filename = freshFile()
     await withStore(filename, (s) => s.create({ runId: "r", sessionId: "s", did: ALICE, requestId: "q" }))
