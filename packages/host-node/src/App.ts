@@ -6,6 +6,12 @@
  * ports: Auth (UCAN), CreditLedger (SQLite), RateLimiter (memory, `THROTTLE_*`), SessionStore and
  * checkpointer (per-user SQLite, or the host's `checkpointerForUser`), the model (`LLM_*`).
  * The app owns no rule: each pipeline stage is a call into a port (see `Pipeline.ts`).
+ *
+ * Shared engines (DESIGN.md "Hosting and scaling out"): `DATABASE_URL` puts the state ports
+ * (checkpointer, sessions, credit ledger, runs) on Postgres, `REDIS_URL` the coordination ports
+ * (rate limiter, turn lock) on Redis; each is checked at boot (migrations applied, a ping), and a
+ * dead one is a `[boot-error]` naming its variable. An option given to `createOracleApp` still
+ * wins over either.
  */
 import type { Server } from "node:http"
 import { join } from "node:path"
@@ -14,6 +20,8 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
 import { MatrixSyncEngine, matrixSnapshotStore, type SnapshotStore } from "@plugboard/adapters/matrix"
 import { makeChatModel, withCallBounds } from "@plugboard/adapters/models"
+import * as Postgres from "@plugboard/adapters/postgres"
+import * as Redis from "@plugboard/adapters/redis"
 import {
   layerRunStore,
   layerSessionStore,
@@ -34,13 +42,14 @@ import {
   SessionStore,
   TurnLock
 } from "@plugboard/core"
-import { Effect, Either, Layer, ManagedRuntime } from "effect"
+import { Cause, Data, Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effect"
 import * as ServerConfig from "./Config.js"
 import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin.js"
 import { consoleLogger } from "./Logger.js"
 import type { StageTimings } from "./Pipeline.js"
 import { collectRoutes } from "./PluginRoutes.js"
 import { makeRestoreGate } from "./RestoreGate.js"
+import { withLiveness } from "./RunLiveness.js"
 import { startServer } from "./Server.js"
 import { loadSources, type McpServersInput } from "./Sources.js"
 import { attachGateway } from "./socket/Gateway.js"
@@ -152,6 +161,9 @@ export class OracleBootError extends Error {
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
+/** A shared engine that could not be reached at boot: `line` names its variable (password hidden). */
+class EngineDown extends Data.TaggedError("EngineDown")<{ readonly line: string }> {}
+
 /** Boots an oracle; see the module doc. Rejects with `OracleBootError` for anything misconfigured. */
 export const createOracleApp = async (options: OracleAppOptions): Promise<OracleApp> => {
   const logger = options.logger ?? consoleLogger
@@ -224,7 +236,46 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
   const creditsEnabled = creditsLoaded && !config.disableCredits
 
   const clock = options.clock ?? Clock.layer
-  const ledgerLayer = options.ledger ?? SqliteCreditLedger.layer({ filename: config.creditsDatabasePath })
+  // One pool and one connection for every port on them: a layer is built once per runtime, however
+  // many ports it is provided to.
+  const pg =
+    config.database === undefined
+      ? undefined
+      : Postgres.layerDatabase({
+          url: config.database.url,
+          schema: config.database.schema,
+          maxConnections: config.database.poolMax
+        })
+  const redis =
+    config.redis === undefined
+      ? undefined
+      : Redis.layerConnection({ url: config.redis.url, prefix: config.redis.prefix })
+  // Fail the boot, not the first user's request: migrations applied (the adapter's `ready`) and
+  // Redis answering a PING.
+  const engineChecks = Layer.mergeAll(
+    pg === undefined
+      ? Layer.empty
+      : Layer.effectDiscard(
+          Effect.flatMap(Postgres.PgDatabase, (db) =>
+            Effect.mapError(db.ready, (f) => new EngineDown({ line: `DATABASE_URL: ${f.message}` }))
+          )
+        ).pipe(Layer.provide(pg)),
+    redis === undefined
+      ? Layer.empty
+      : Layer.effectDiscard(
+          Effect.flatMap(Redis.RedisConnection, (r) =>
+            Effect.mapError(
+              r.run("ping", (client) => client.ping()),
+              (f) => new EngineDown({ line: `REDIS_URL: ${f.message}` })
+            )
+          )
+        ).pipe(Layer.provide(redis))
+  )
+  const ledgerLayer =
+    options.ledger ??
+    (pg === undefined
+      ? SqliteCreditLedger.layer({ filename: config.creditsDatabasePath })
+      : Layer.provide(Postgres.layerCreditLedger, pg))
   // Every committed write of a user (a turn's checkpoints, a session created or deleted) asks
   // for a sync of that user; the engine is built below, once the registry exists.
   let afterWrite: (did: string) => void = () => {}
@@ -248,41 +299,102 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
             error: e.message
           })
   })
+  // The per-user SQLite checkpointer of the embedded default, or the users' scoped views of
+  // LangGraph's PostgresSaver (per user, so users' threads still do not share a namespace).
+  const checkpointerLayer =
+    pg === undefined
+      ? Layer.effect(
+          Checkpointer.typed<BaseCheckpointSaver>(),
+          Effect.map(
+            UserDatabases,
+            (registry): Checkpointer.CheckpointerService<BaseCheckpointSaver> => ({
+              forUser: (did) =>
+                Effect.flatMap(Checkpointer.checkDid(did), (d) =>
+                  Effect.try({
+                    try: () => registry.checkpointerForUser(d),
+                    catch: (error) =>
+                      new Checkpointer.CheckpointerError({ reason: "unavailable", message: describe(error) })
+                  })
+                )
+            })
+          )
+        )
+      : Layer.provide(Postgres.layerCheckpointer, pg)
   const services = Layer.mergeAll(
     UcanAuth.layer({
       ...(signer === undefined ? { oracleDid } : { oracleSigner: signer }),
       resource: config.ucanResource
     }),
     options.rateLimiter ??
-      RateLimiter.layerMemory({ limit: config.throttleLimit, windowMs: config.throttleTtlMs }),
+      (redis === undefined
+        ? RateLimiter.layerMemory({ limit: config.throttleLimit, windowMs: config.throttleTtlMs })
+        : Layer.provide(
+            Redis.layerRateLimiter({ limit: config.throttleLimit, windowMs: config.throttleTtlMs }),
+            redis
+          )),
     ledgerLayer,
-    options.sessions ?? layerSessionStore,
-    options.runs ?? layerRunStore({ filename: config.runsDatabasePath }),
-    options.turnLock ?? TurnLock.layerMemory
+    options.sessions ??
+      (pg === undefined ? layerSessionStore : Layer.provide(Postgres.layerSessionStore, pg)),
+    options.runs ??
+      (pg === undefined
+        ? layerRunStore({ filename: config.runsDatabasePath })
+        : Layer.provide(Postgres.layerRunStore(), pg)),
+    options.turnLock ??
+      (redis === undefined ? TurnLock.layerMemory : Layer.provide(Redis.layerTurnLock(), redis)),
+    checkpointerLayer,
+    engineChecks
   ).pipe(Layer.provideMerge(databases), Layer.provideMerge(clock))
   const runtime = ManagedRuntime.make(services)
-  const ports = await runtime
-    .runPromise(
-      Effect.all({
-        auth: Auth.Auth,
-        ledger: CreditLedger.CreditLedger,
-        limiter: RateLimiter.RateLimiter,
-        sessions: SessionStore.SessionStore,
-        registry: UserDatabases,
-        runs: RunStore.RunStore,
-        turnLock: TurnLock.TurnLock
-      })
-    )
-    .catch(async (error: unknown) => {
-      await runtime.dispose().catch(() => {})
-      return fail([`[boot-error] Storage could not be opened: ${describe(error)}`])
+  const portsExit = await runtime.runPromiseExit(
+    Effect.all({
+      auth: Auth.Auth,
+      ledger: CreditLedger.CreditLedger,
+      limiter: RateLimiter.RateLimiter,
+      sessions: SessionStore.SessionStore,
+      registry: UserDatabases,
+      runs: RunStore.RunStore,
+      turnLock: TurnLock.TurnLock,
+      checkpointer: Checkpointer.typed<BaseCheckpointSaver>()
     })
+  )
+  if (Exit.isFailure(portsExit)) {
+    await runtime.dispose().catch(() => {})
+    const failure = Cause.failureOption(portsExit.cause)
+    const engine = Option.filter(failure, (e): e is EngineDown => e instanceof EngineDown)
+    return fail(
+      Option.isSome(engine)
+        ? [`[boot-error] ${engine.value.line}`]
+        : [
+            `[boot-error] Storage could not be opened: ${describe(Option.getOrElse(failure, () => Cause.squash(portsExit.cause)))}`
+          ]
+    )
+  }
+  const { checkpointer: portCheckpointer, ...opened } = portsExit.value
 
-  // Runs a previous process left unfinished (a crash, a kill) are over: they are reported
-  // interrupted, with what they had streamed, to the clients that rejoin or resume them.
-  const interrupted = await runtime.runPromise(Effect.either(ports.runs.interruptUnfinished()))
-  if (Either.isRight(interrupted) && interrupted.right > 0) {
-    logger.warn("runs left unfinished by the previous process were interrupted", { runs: interrupted.right })
+  // Runs on a store other hosts share (`DATABASE_URL`, or the host's `runs`) and a lock they
+  // share too (`REDIS_URL`, or the host's `turnLock`): a host booting must not end the others'
+  // live runs, so a run is ended interrupted only once nobody holds its lease (`RunLiveness.ts`).
+  // Otherwise the store is this host's (or served by one host at a time): the runs a previous
+  // process left unfinished (a crash, a kill) are over, reported interrupted with what they had
+  // streamed.
+  const sharedRuns = pg !== undefined || options.runs !== undefined
+  const sharedLock = redis !== undefined || options.turnLock !== undefined
+  const manyHosts = sharedRuns && sharedLock
+  const ports = manyHosts
+    ? { ...opened, runs: withLiveness(opened.runs, opened.turnLock, config.turnLockTtlMs) }
+    : opened
+  if (pg !== undefined && !sharedLock) {
+    logger.warn(
+      "DATABASE_URL without REDIS_URL serves from one host: turns of a session are serialised in this process only, and a host booting interrupts every unfinished run; set REDIS_URL to run several hosts"
+    )
+  }
+  if (!manyHosts) {
+    const interrupted = await runtime.runPromise(Effect.either(ports.runs.interruptUnfinished()))
+    if (Either.isRight(interrupted) && interrupted.right > 0) {
+      logger.warn("runs left unfinished by the previous process were interrupted", {
+        runs: interrupted.right
+      })
+    }
   }
   const pruneRuns = setInterval(
     () => void runtime.runPromise(Effect.ignore(ports.runs.prune(config.runRetentionMs))),
@@ -314,27 +426,24 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
           idleTimeoutMs: config.llmIdleTimeoutMs
         }))
 
-  const base: Checkpointer.CheckpointerService<BaseCheckpointSaver> = {
-    forUser: (did) =>
-      Effect.flatMap(Checkpointer.checkDid(did), (d) =>
-        Effect.try({
-          try: () => ports.registry.checkpointerForUser(d),
-          catch: (error) =>
-            new Checkpointer.CheckpointerError({ reason: "unavailable", message: describe(error) })
-        })
-      )
-  }
   const checkpointer =
     options.hooks?.checkpointerForUser === undefined
-      ? base
-      : Checkpointer.withOverride(base, options.hooks.checkpointerForUser)
+      ? portCheckpointer
+      : Checkpointer.withOverride(portCheckpointer, options.hooks.checkpointerForUser)
   const saverFor = (did: string) => Effect.runPromise(checkpointer.forUser(did))
 
+  // Matrix carries the per-user SQLite files from host to host; on a shared Postgres the users'
+  // state is in no such file and every host already sees it, so there is nothing to replicate.
+  if (pg !== undefined && (config.matrix !== undefined || options.matrixStore !== undefined)) {
+    logger.warn("DATABASE_URL is set: Matrix sync is off (every host reads the users' state from Postgres)")
+  }
   const store =
-    options.matrixStore ??
-    (config.matrix === undefined
+    pg !== undefined
       ? undefined
-      : matrixSnapshotStore(config.matrix, { requestTimeoutMs: config.matrixRequestTimeoutMs }))
+      : (options.matrixStore ??
+        (config.matrix === undefined
+          ? undefined
+          : matrixSnapshotStore(config.matrix, { requestTimeoutMs: config.matrixRequestTimeoutMs })))
   const matrix =
     store === undefined
       ? undefined
@@ -384,6 +493,8 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     around,
     prepareUser,
     basePrompt: options.basePrompt,
+    // Only a host's own saver may put every user's threads in one namespace: the Postgres
+    // checkpointer scopes thread ids per user (its `UserScopedSaver`), as the SQLite files do.
     threadsShared: options.hooks?.checkpointerForUser !== undefined,
     ...(invocationsFor === undefined || oracleSigner === undefined
       ? {}

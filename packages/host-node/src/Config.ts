@@ -19,6 +19,12 @@ import {
 import { TurnBounds } from "@plugboard/core"
 import { Config, ConfigProvider, Effect, Either, Option } from "effect"
 
+/**
+ * Default of `TURN_LOCK_TTL_MS`: the LangGraph adapter's `DEFAULT_THREAD_LOCK_TTL_MS` (not
+ * imported: the configuration is read before any adapter that big is loaded).
+ */
+export const DEFAULT_TURN_LOCK_TTL_MS = 60_000
+
 /** The checked server configuration. Paths are absolute. */
 export interface ServerConfig {
   readonly port: number
@@ -91,6 +97,39 @@ export interface ServerConfig {
   readonly runsDatabasePath: string
   /** How long an ended run (and its frames) can still be rejoined before it is pruned. */
   readonly runRetentionMs: number
+  /**
+   * The shared Postgres (`DATABASE_URL`): checkpoints, sessions, the credit ledger and runs live
+   * there instead of this host's SQLite files. `undefined`: the embedded default.
+   */
+  readonly database: DatabaseConfig | undefined
+  /**
+   * The shared Redis (`REDIS_URL`): the rate limiter and the turn lock live there instead of this
+   * process. `undefined`: the embedded default.
+   */
+  readonly redis: RedisConfig | undefined
+  /**
+   * Lease of a session's turn lock and of a run's liveness: a host that dies holding them frees
+   * the session (and lets its run be reported interrupted) this long after its last refresh.
+   */
+  readonly turnLockTtlMs: number
+}
+
+/** The shared Postgres of a deployment of several hosts. */
+export interface DatabaseConfig {
+  /** `postgres://user:password@host:port/database`. */
+  readonly url: string
+  /** The schema holding every table (default `plugboard`). */
+  readonly schema: string
+  /** Most connections of this host's pool (default 10, at least 2). */
+  readonly poolMax: number
+}
+
+/** The shared Redis of a deployment of several hosts. */
+export interface RedisConfig {
+  /** `redis://[:password@]host:port[/db]` or `rediss://`. */
+  readonly url: string
+  /** Prefix of every key and channel (default `plugboard:`). */
+  readonly prefix: string
 }
 
 /** The oracle's Matrix account for state replication. */
@@ -273,6 +312,38 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "RUN_RETENTION_MS",
     default: "3600000",
     meaning: "How long an ended run can still be rejoined (then it and its frames are pruned)"
+  },
+  {
+    name: "DATABASE_URL",
+    default: "unset (SQLite)",
+    meaning:
+      "postgres://user:password@host:port/db: checkpoints, sessions, credit ledger and runs in this shared Postgres (migrated at boot); Matrix sync is off"
+  },
+  {
+    name: "DATABASE_SCHEMA",
+    default: "plugboard",
+    meaning: "Postgres schema of every table (lower-case identifier); with DATABASE_URL"
+  },
+  {
+    name: "DATABASE_POOL_MAX",
+    default: "10",
+    meaning: "Most Postgres connections of this host (at least 2); with DATABASE_URL"
+  },
+  {
+    name: "REDIS_URL",
+    default: "unset (in process)",
+    meaning: "redis://[:password@]host:port[/db]: rate limiter and turn lock in this shared Redis"
+  },
+  {
+    name: "REDIS_PREFIX",
+    default: "plugboard:",
+    meaning: "Prefix of every Redis key and channel; with REDIS_URL"
+  },
+  {
+    name: "TURN_LOCK_TTL_MS",
+    default: String(DEFAULT_TURN_LOCK_TTL_MS),
+    meaning:
+      "A dead host's hold on a session (and on its run) lapses this long after its last refresh: then the session's next turn runs and the run reads interrupted"
   }
 ]
 
@@ -391,6 +462,94 @@ const corsOrigin: Check<string> = Effect.map(raw("CORS_ORIGIN"), (v) => {
   return Either.right(`${parsed.protocol}//${parsed.host}`)
 })
 
+/** The URL with its password (if any) replaced by `***`: a bad value is echoed, its secret never. */
+const hidePassword = (value: string): string => {
+  try {
+    const url = new URL(value)
+    if (url.password !== "") url.password = "***"
+    return url.toString()
+  } catch {
+    // Unparsable: anything between "://" and "@" may be a password.
+    return value.replace(/\/\/[^@/]*@/, "//***@")
+  }
+}
+
+const urlOf = (name: string, schemes: ReadonlyArray<string>, example: string) => (v: string) => {
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(v)
+  } catch {
+    parsed = undefined
+  }
+  return parsed !== undefined && schemes.includes(parsed.protocol) && parsed.hostname !== ""
+    ? Either.right(v)
+    : bad(`${name} must be a ${example} URL, got ${JSON.stringify(hidePassword(v))}.`)
+}
+
+// As LangGraph's Postgres saver puts the schema in SQL unescaped, only plain identifiers.
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+/**
+ * The shared Postgres: `DATABASE_URL`, with `DATABASE_SCHEMA` and `DATABASE_POOL_MAX` (the
+ * variables the Postgres adapter's `layerDatabaseConfig` reads). The two others without the URL
+ * are a mistake worth a line: the operator meant to share state and would not.
+ */
+const database: Check<DatabaseConfig | undefined> = Effect.map(
+  Effect.all([
+    raw("DATABASE_URL"),
+    raw("DATABASE_SCHEMA"),
+    raw("DATABASE_POOL_MAX"),
+    integer("DATABASE_POOL_MAX", 10, 2, 10_000)
+  ]),
+  ([url, schema, poolMaxSet, poolMax]) => {
+    const problems: Array<string> = Either.isLeft(poolMax) ? [...poolMax.left] : []
+    if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+      problems.push(
+        `DATABASE_SCHEMA must be a lower-case identifier (a-z, 0-9, _; at most 63 characters, not starting with a digit), got ${JSON.stringify(schema)}.`
+      )
+    }
+    if (url === undefined) {
+      const stray = [
+        ...(schema === undefined ? [] : ["DATABASE_SCHEMA"]),
+        ...(poolMaxSet === undefined ? [] : ["DATABASE_POOL_MAX"])
+      ]
+      if (stray.length > 0)
+        problems.push(`${stray.join(", ")} set without DATABASE_URL: set DATABASE_URL too (or unset them).`)
+      return problems.length > 0 ? Either.left(problems) : Either.right(undefined)
+    }
+    const checked = urlOf(
+      "DATABASE_URL",
+      ["postgres:", "postgresql:"],
+      "postgres://user:password@host:port/database"
+    )(url)
+    if (Either.isLeft(checked)) problems.push(...checked.left)
+    return problems.length > 0
+      ? Either.left(problems)
+      : Either.right({ url, schema: schema ?? "plugboard", poolMax: Either.getOrElse(poolMax, () => 10) })
+  }
+)
+
+/** The shared Redis: `REDIS_URL`, with `REDIS_PREFIX` (as the Redis adapter's `layerConnectionConfig`). */
+const redis: Check<RedisConfig | undefined> = Effect.map(
+  Effect.all([raw("REDIS_URL"), raw("REDIS_PREFIX")]),
+  ([url, prefix]) => {
+    const problems: Array<string> = []
+    if (prefix !== undefined && !/^[\x21-\x7e]{1,200}$/.test(prefix)) {
+      problems.push(
+        `REDIS_PREFIX must be at most 200 printable ASCII characters without spaces, got ${JSON.stringify(prefix)}.`
+      )
+    }
+    if (url === undefined) {
+      if (prefix !== undefined)
+        problems.push("REDIS_PREFIX set without REDIS_URL: set REDIS_URL too (or unset it).")
+      return problems.length > 0 ? Either.left(problems) : Either.right(undefined)
+    }
+    const checked = urlOf("REDIS_URL", ["redis:", "rediss:"], "redis://[:password@]host:port[/db]")(url)
+    if (Either.isLeft(checked)) problems.push(...checked.left)
+    return problems.length > 0 ? Either.left(problems) : Either.right({ url, prefix: prefix ?? "plugboard:" })
+  }
+)
+
 const MATRIX_VARIABLES = ["MATRIX_BASE_URL", "MATRIX_USER_ID", "MATRIX_ACCESS_TOKEN"] as const
 
 /**
@@ -496,7 +655,10 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       mcpIdleMs: integer("MCP_IDLE_MS", 300_000, 1),
       skillsDir: optionalPath("SKILLS_DIR", cwd),
       runsDatabasePath: path("RUNS_DATABASE_PATH", join(dataDir, "runs.sqlite"), cwd),
-      runRetentionMs: integer("RUN_RETENTION_MS", 3_600_000, 1)
+      runRetentionMs: integer("RUN_RETENTION_MS", 3_600_000, 1),
+      database,
+      redis,
+      turnLockTtlMs: integer("TURN_LOCK_TTL_MS", DEFAULT_TURN_LOCK_TTL_MS, 100, 3_600_000)
     }
     const results = yield* Effect.all(checks)
     const problems = (Object.values(results) as Array<Either.Either<unknown, ReadonlyArray<string>>>).flatMap(

@@ -141,6 +141,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       saverFor: parts.saverFor,
       around: parts.around,
       turnLock: ports.turnLock,
+      turnLockTtlMs: config.turnLockTtlMs,
       turnBounds: TurnBounds.make({
         maxModelCalls: config.turnMaxModelCalls,
         maxToolCalls: config.turnMaxToolCalls,

@@ -40,6 +40,8 @@ export interface TurnDeps {
   readonly around: <A>(did: string, run: () => Promise<A>) => Promise<A>
   /** One turn per session at a time (`TurnLock` port); the key is `turnLockKey`'s. */
   readonly turnLock: TurnLock.TurnLockService
+  /** Lease of the session's lock (`TURN_LOCK_TTL_MS`): how long a dead host can keep the session. */
+  readonly turnLockTtlMs?: number | undefined
   /** What one turn may spend (`TURN_*`); reaching a bound ends the turn, `failed`. */
   readonly turnBounds?: TurnBounds.Limits | undefined
   /** Whether users' threads share one saver: then a thread's key is its session id alone. */
@@ -157,7 +159,11 @@ export const runOne = (
         catalog: deps.catalog,
         model: deps.model,
         checkpointer: request.saver,
-        threadLock: { lock: deps.turnLock, key: turnLockKey(deps, request.did, request.sessionId) },
+        threadLock: {
+          lock: deps.turnLock,
+          key: turnLockKey(deps, request.did, request.sessionId),
+          ttlMs: deps.turnLockTtlMs
+        },
         shared: deps.shared,
         logger: deps.logger,
         ...(deps.basePrompt === undefined ? {} : { basePrompt: deps.basePrompt }),
