@@ -79,7 +79,9 @@ export const ErrorEvent = Schema.TaggedStruct("error", {
 export const Done = Schema.TaggedStruct("done", {
   status: Schema.optional(Schema.Literal("finished", "interrupted", "aborted", "failed")),
   /** The answer as streamed before the run was cut short (absent when it finished). */
-  partialText: Schema.optional(Schema.String)
+  partialText: Schema.optional(Schema.String),
+  /** Why the run was cut short: the abort's reason (`user`, `shutdown`, ...) or a turn bound's. */
+  reason: Schema.optional(Schema.String)
 })
 
 /**

@@ -126,14 +126,11 @@ export interface RunStoreService {
   readonly append: (did: string, runId: string, frame: FrameInput) => Effect.Effect<Frame, RunStoreError>
   /**
    * Ends the run: appends the final `done` frame `{status}` — with `partialText` unless the
-   * run finished — and records the status and `endedAt`. Ending twice is refused `Ended`; there
-   * is never a second `done`. Returns the `done` frame.
+   * run finished, and `reason` when given (why it was cut short: `user`, `shutdown`, a turn
+   * bound such as `max-tool-calls`) — and records the status and `endedAt`. Ending twice is
+   * refused `Ended`; there is never a second `done`. Returns the `done` frame.
    */
-  readonly end: (
-    did: string,
-    runId: string,
-    outcome: { readonly status: EndStatus }
-  ) => Effect.Effect<Frame, RunStoreError>
+  readonly end: (did: string, runId: string, outcome: EndOutcome) => Effect.Effect<Frame, RunStoreError>
   /** The run, or none when the user has no run with that id. */
   readonly get: (did: string, runId: string) => Effect.Effect<Option.Option<Run>, RunStoreError>
   /** The stored frames with id above `after`, in order; `NotFound` when the run is unknown. */
@@ -202,6 +199,25 @@ export const validateAfter = (after: unknown): Effect.Effect<number, RunStoreErr
     ? Effect.succeed(after)
     : Effect.fail(invalid("after must be a non-negative integer"))
 
+/** How a run ended: its status, and why when it was cut short. */
+export interface EndOutcome {
+  readonly status: EndStatus
+  /** A short slug (letters, digits, `.`, `_`, `:`, `-`; at most 64). */
+  readonly reason?: string | undefined
+}
+
+const REASON = /^[A-Za-z0-9][\w.:-]{0,63}$/
+
+/** Checks an end outcome: a known status, and a reason that is absent or a short slug. */
+export const validateEndOutcome = (outcome: EndOutcome): Effect.Effect<EndOutcome, RunStoreError> =>
+  Effect.flatMap(validateEndStatus(outcome?.status), (status) => {
+    const reason = outcome.reason
+    if (reason === undefined) return Effect.succeed({ status })
+    return typeof reason === "string" && REASON.test(reason)
+      ? Effect.succeed({ status, reason })
+      : Effect.fail(invalid("reason must be 1..64 letters, digits, '.', '_', ':' or '-'"))
+  })
+
 /** Checks an end status. */
 export const validateEndStatus = (status: unknown): Effect.Effect<EndStatus, RunStoreError> =>
   END_STATUSES.includes(status as EndStatus)
@@ -255,9 +271,12 @@ export const normalizeFrame = (input: FrameInput): Effect.Effect<NormalizedFrame
   )
 }
 
-/** The payload of the final frame: `partialText` is reported unless the run finished. */
-export const doneData = (status: EndStatus, partialText: string): Readonly<Record<string, unknown>> =>
-  status === "finished" ? { status } : { status, partialText }
+/** The payload of the final frame: `partialText` is reported unless the run finished, `reason` when known. */
+export const doneData = (outcome: EndOutcome, partialText: string): Readonly<Record<string, unknown>> => ({
+  status: outcome.status,
+  ...(outcome.status === "finished" ? {} : { partialText }),
+  ...(outcome.reason === undefined ? {} : { reason: outcome.reason })
+})
 
 /**
  * A fresh run id, `run_` + time + randomness. Ids are scoped by user, and a duplicate is
@@ -427,12 +446,13 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
 
   const ids = (did: string, runId: string) => Effect.all([validateDid(did), validateId("runId", runId)])
 
-  const endEntry = (entry: MemoryRun, status: EndStatus, now: number): Frame => {
+  const endEntry = (entry: MemoryRun, outcome: EndOutcome, now: number): Frame => {
+    const status = outcome.status
     const run = entry.run
     const done: Frame = {
       id: run.lastFrameId + 1,
       event: DONE_EVENT,
-      data: doneData(status, run.partialText)
+      data: doneData(outcome, run.partialText)
     }
     entry.frames.push(done)
     entry.run = { ...run, status, lastFrameId: done.id, updatedAt: now, endedAt: now }
@@ -511,11 +531,11 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
     end: (did, runId, outcome) =>
       Effect.gen(function* () {
         const [d, id] = yield* ids(did, runId)
-        const status = yield* validateEndStatus(outcome?.status)
+        const checked = yield* validateEndOutcome(outcome)
         const now = yield* clock.now()
         const entry = yield* lookup(d, id)
         if (!isActive(entry.run.status)) return yield* Effect.fail(ended(id, entry.run.status))
-        return endEntry(entry, status, now)
+        return endEntry(entry, checked, now)
       }),
     get: (did, runId) =>
       Effect.map(ids(did, runId), ([d, id]) =>
@@ -551,7 +571,7 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
         for (const runs of users.values()) {
           for (const entry of runs.values()) {
             if (isActive(entry.run.status)) {
-              endEntry(entry, "interrupted", now)
+              endEntry(entry, { status: "interrupted", reason: "restart" }, now)
               count++
             }
           }

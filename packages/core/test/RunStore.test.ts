@@ -13,9 +13,14 @@ describe("RunStore helpers", () => {
     for (const id of ids) expect(id).toMatch(/^run_[0-9a-z]{30,}$/)
   })
 
-  it("done reports partialText unless the run finished", () => {
-    expect(RunStore.doneData("finished", "abc")).toEqual({ status: "finished" })
-    expect(RunStore.doneData("aborted", "abc")).toEqual({ status: "aborted", partialText: "abc" })
+  it("done reports partialText unless the run finished, and the reason when there is one", () => {
+    expect(RunStore.doneData({ status: "finished" }, "abc")).toEqual({ status: "finished" })
+    expect(RunStore.doneData({ status: "aborted" }, "abc")).toEqual({ status: "aborted", partialText: "abc" })
+    expect(RunStore.doneData({ status: "aborted", reason: "user" }, "")).toEqual({
+      status: "aborted",
+      partialText: "",
+      reason: "user"
+    })
   })
 
   it("a notifier keeps nothing for runs nobody follows", async () => {

@@ -210,15 +210,26 @@ export const sseHeaders = (requestId: string, runId?: string): Record<string, st
  */
 export type AbortReason = "user" | "replaced" | "deleted" | "shutdown"
 
-/** How a turn's outcome ends its run: only the user's own abort is `aborted`; other cuts `interrupted`. */
-const endStatus = (outcome: TurnOutcome, reason: unknown): RunStore.EndStatus =>
-  outcome.status === "answered"
-    ? "finished"
-    : outcome.status === "failed"
-      ? "failed"
-      : reason === "user"
-        ? "aborted"
-        : "interrupted"
+/** Why a failed turn failed, as a `done` reason: the bound it hit, else its error code. */
+const failureReason = (code: string): string => {
+  const [tag, detail] = code.split(":", 2)
+  if (tag === "TurnBoundExceeded" && detail !== undefined) return detail
+  if (tag === "ModelCallTimeout" && detail !== undefined) return `model-${detail}-timeout`
+  return /^[A-Za-z0-9][\w.:-]{0,63}$/.test(code) ? code : "turn-failed"
+}
+
+/**
+ * How a turn's outcome ends its run: only the user's own abort is `aborted`, other cuts are
+ * `interrupted`; a run cut short says why (`reason`: the abort's, or the failure's).
+ */
+const endOf = (outcome: TurnOutcome, abortReason: unknown): RunStore.EndOutcome => {
+  if (outcome.status === "answered") return { status: "finished" }
+  if (outcome.status === "failed") return { status: "failed", reason: failureReason(outcome.error!.code) }
+  return {
+    status: abortReason === "user" ? "aborted" : "interrupted",
+    ...(typeof abortReason === "string" ? { reason: abortReason } : {})
+  }
+}
 
 const HEARTBEAT = ": heartbeat\n\n"
 const OPENED = ": ok\n\n"
@@ -372,8 +383,7 @@ export const messageRoutes = (s: MessageServices) => {
         })
       }
       // The run's `done` says how it ended, with the answer as far as it went when cut short.
-      const status = endStatus(outcome, running.controller.signal.reason)
-      await log.end(status)
+      await log.end(endOf(outcome, running.controller.signal.reason))
       clearInterval(heartbeat)
       out.end()
       void Effect.runPromise(touch)

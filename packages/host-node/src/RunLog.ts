@@ -47,7 +47,7 @@ export const makeRunLog = (
       settle({ sse: undefined }, runs.append(did, runId, { event: _tag, data }), EventSink.toSse(event))
     },
     /** Once every recorded event is out, ends the run and writes its `done` frame. */
-    end: async (status: RunStore.EndStatus): Promise<void> => {
+    end: async (outcome: RunStore.EndOutcome): Promise<void> => {
       if (queue.length > 0) {
         await new Promise<void>((resolve) => {
           drained = resolve
@@ -57,8 +57,8 @@ export const makeRunLog = (
         drained = resolve
         settle(
           { sse: undefined },
-          runs.end(did, runId, { status }),
-          EventSink.toSse({ _tag: "done", status })
+          runs.end(did, runId, outcome),
+          EventSink.toSse({ _tag: "done", ...outcome })
         )
       })
     }

@@ -130,7 +130,7 @@ describe("a turn whose model fails", () => {
       const seen = await collect(events)
       // The model failed before exposing any reasoning: no placeholder is sent either.
       expect(seen.map((e) => e._tag)).toEqual(["run", "error", "done"])
-      expect(seen[2]).toEqual({ _tag: "done", status: "failed", partialText: "" })
+      expect(seen[2]).toEqual({ _tag: "done", status: "failed", partialText: "", reason: "turn-failed" })
       const error = seen[1] as { error: string; code?: string; details?: Record<string, unknown> }
       expect(error.error).toContain("the provider is down")
       expect(error.code).toBe("turn-failed")

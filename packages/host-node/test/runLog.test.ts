@@ -47,7 +47,7 @@ describe("RunLog", () => {
           const written: Array<string> = []
           const log = makeRunLog(store, did, run.runId, (sse) => written.push(sse))
           for (let n = 0; n < count; n++) log.record({ _tag: "message", content: `c${n}`, timestamp: "t" })
-          await log.end("finished")
+          await log.end({ status: "finished" })
           expect(written).toHaveLength(count + 1)
           written.slice(0, count).forEach((sse, n) => {
             expect(sse).toContain(`"content":"c${n}"`)

@@ -109,7 +109,7 @@ describe("runs", () => {
     })
     const followed = await follower
     expect(followed[0]).toMatchObject({ _tag: "run", runId })
-    expect(followed.at(-1)).toEqual({ _tag: "done", status: "aborted", partialText: "" })
+    expect(followed.at(-1)).toEqual({ _tag: "done", status: "aborted", partialText: "", reason: "user" })
     const rest = await collect({ [Symbol.asyncIterator]: () => iterator })
     expect(rest.at(-1)).toEqual(followed.at(-1))
   })
@@ -181,7 +181,9 @@ describe("a run cut by kill -9", () => {
       // Every frame the client saw before the kill is there, in order, then the interrupted done.
       expect(frames.slice(0, seen.length)).toEqual(seen)
       expect(frames.at(-1)).toEqual([frames.length, "done"])
-      expect(replay).toMatch(/event: done\ndata: \{"status":"interrupted","partialText":""\}/)
+      expect(replay).toMatch(
+        /event: done\ndata: \{"status":"interrupted","partialText":"","reason":"restart"\}/
+      )
     } finally {
       second.child.kill("SIGTERM")
       await second.exited
@@ -261,7 +263,7 @@ describe("a turn cut short", () => {
       expect(streamed.length).toBeGreaterThan(0)
       expect(answer.startsWith(streamed)).toBe(true)
       expect(streamed).not.toBe(answer)
-      expect(seen.at(-1)).toEqual({ _tag: "done", status: "aborted", partialText: streamed })
+      expect(seen.at(-1)).toEqual({ _tag: "done", status: "aborted", partialText: streamed, reason: "user" })
       expect((await history()).at(-1)).toMatchObject({
         type: "ai",
         content: streamed,
@@ -281,7 +283,12 @@ describe("a turn cut short", () => {
         const { events } = await stream(server.url, sessionId, h, "Never mind.")
         next = collect(events)
       })
-      expect(seen.at(-1)).toEqual({ _tag: "done", status: "interrupted", partialText: streamed })
+      expect(seen.at(-1)).toEqual({
+        _tag: "done",
+        status: "interrupted",
+        partialText: streamed,
+        reason: "replaced"
+      })
       // The newer turn (it stalls too) is the user's to stop.
       await until(
         async () => (await call(`${server.url}/sessions/${session}/run`, { headers })).body.run !== null
@@ -302,7 +309,12 @@ describe("a turn cut short", () => {
       const { seen, streamed } = await cutTurn(server, async () => {
         closing = server.app.close(100)
       })
-      expect(seen.at(-1)).toEqual({ _tag: "done", status: "interrupted", partialText: streamed })
+      expect(seen.at(-1)).toEqual({
+        _tag: "done",
+        status: "interrupted",
+        partialText: streamed,
+        reason: "shutdown"
+      })
       await closing
     } finally {
       await server.stop()

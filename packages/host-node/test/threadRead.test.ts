@@ -58,7 +58,12 @@ describe("a thread that cannot be read", () => {
       // be empty): the client is told, and the run ends failed with the answer it saw.
       const error = second.find((e) => e._tag === "error") as { error: string } | undefined
       expect(error?.error).toMatch(/^not saved: the thread's state could not be read/)
-      expect(second.at(-1)).toEqual({ _tag: "done", status: "failed", partialText: "Second answer." })
+      expect(second.at(-1)).toEqual({
+        _tag: "done",
+        status: "failed",
+        partialText: "Second answer.",
+        reason: "turn-failed"
+      })
       // The thread was read once before the model was called: the owner check's read is the
       // turn's load (TurnSaver.prefetch), and its failure was logged as the turn's failed load.
       expect(readsAtModelCall[1]! - readsBefore).toBe(1)

@@ -25,7 +25,7 @@ describe("turn bounds on the server", () => {
       )
       const error = events.find((e) => e._tag === "error") as { error: string; code: string } | undefined
       expect(error?.code).toBe("TurnBoundExceeded:max-tool-calls")
-      expect(events.at(-1)).toMatchObject({ _tag: "done", status: "failed" })
+      expect(events.at(-1)).toMatchObject({ _tag: "done", status: "failed", reason: "max-tool-calls" })
       const history = await call(`${server.url}/messages/bounded`, { headers: u.headers })
       expect(history.status).toBe(200)
       expect(history.body.messages[0]).toMatchObject({ content: "weather, again and again" })

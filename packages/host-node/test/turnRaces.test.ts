@@ -138,7 +138,7 @@ describe("a second message while a turn runs", () => {
         }
       }
       expect(queued?.map((e) => e._tag)).toEqual(["run", "done"])
-      expect(queued?.at(-1)).toEqual({ _tag: "done", status: "aborted", partialText: "" })
+      expect(queued?.at(-1)).toEqual({ _tag: "done", status: "aborted", partialText: "", reason: "user" })
       expect(seen.at(-1)?._tag).toBe("done")
 
       const messages = await historyOf(server.url, session, u.headers)

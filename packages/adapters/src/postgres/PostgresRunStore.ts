@@ -211,7 +211,8 @@ export const makeRunStore = (
     const notify = `pg_notify('${channel}', f.id || ' ' || f.owner || ' ' || f.run_id)`
 
     /** Writes the `done` frame of one run (or of every active run) in the same statement. */
-    const endSql = (where: string) => `
+    // The reason is a checked slug (RunStore.validateEndOutcome): no JSON escaping needed.
+    const endSql = (where: string, reasonParam: number) => `
       WITH r AS (
         UPDATE ${s}.runs SET status = $1, last_frame_id = last_frame_id + 1, updated_at = $2, ended_at = $2
         WHERE status IN ${ACTIVE} ${where}
@@ -219,8 +220,9 @@ export const makeRunStore = (
       ), f AS (
         INSERT INTO ${s}.run_frames (owner, run_id, id, event, data)
         SELECT owner, run_id, last_frame_id, '${RunStore.DONE_EVENT}',
-          CASE WHEN $1 = 'finished' THEN '{"status":"finished"}'
-               ELSE '{"status":"' || $1 || '","partialText":"' || partial_text || '"}' END
+          CASE WHEN $1 = 'finished' THEN '{"status":"finished"'
+               ELSE '{"status":"' || $1 || '","partialText":"' || partial_text || '"' END
+          || COALESCE(',"reason":"' || $${reasonParam}::text || '"', '') || '}'
         FROM r RETURNING owner, run_id, id, data
       )
       SELECT f.owner, f.run_id, f.id, f.data, ${notify} FROM f`
@@ -306,15 +308,16 @@ export const makeRunStore = (
       end: (did, runId, outcome) =>
         Effect.gen(function* () {
           const [d, id] = yield* ids(did, runId)
-          const status = yield* RunStore.validateEndStatus(outcome?.status)
+          const checked = yield* RunStore.validateEndOutcome(outcome)
           const now = yield* clock.now()
           const owner = ownerKey(d)
           const result = yield* sql(
-            query<{ id: number; data: string }>(db, endSql("AND owner = $3 AND run_id = $4"), [
-              status,
+            query<{ id: number; data: string }>(db, endSql("AND owner = $3 AND run_id = $4", 5), [
+              checked.status,
               now,
               owner,
-              id
+              id,
+              checked.reason ?? null
             ])
           )
           const row = result.rows[0]
@@ -363,7 +366,7 @@ export const makeRunStore = (
         Effect.gen(function* () {
           const now = yield* clock.now()
           const result = yield* sql(
-            query<{ owner: string; run_id: string; id: number }>(db, endSql(""), ["interrupted", now])
+            query<{ owner: string; run_id: string; id: number }>(db, endSql("", 3), ["interrupted", now, "restart"])
           )
           for (const row of result.rows) notifier.publish(row.owner, row.run_id, row.id)
           return result.rows.length

@@ -351,11 +351,12 @@ export const makeRunStore = (
     }
 
     /** Appends the `done` frame and ends the run, inside the caller's transaction. */
-    const endRow = (row: RunRow, status: RunStore.EndStatus, now: number): RunStore.Frame => {
+    const endRow = (row: RunRow, outcome: RunStore.EndOutcome, now: number): RunStore.Frame => {
+      const status = outcome.status
       const done: RunStore.Frame = {
         id: row.last_frame_id + 1,
         event: RunStore.DONE_EVENT,
-        data: RunStore.doneData(status, row.partial_text)
+        data: RunStore.doneData(outcome, row.partial_text)
       }
       insertFrame.run(row.did, row.run_id, done.id, done.event, JSON.stringify(done.data))
       endRun.run(status, done.id, now, now, row.did, row.run_id)
@@ -426,12 +427,12 @@ export const makeRunStore = (
       end: (did, runId, outcome) =>
         Effect.gen(function* () {
           const [d, id] = yield* ids(did, runId)
-          const status = yield* RunStore.validateEndStatus(outcome?.status)
+          const checked = yield* RunStore.validateEndOutcome(outcome)
           const now = yield* clock.now()
           const done = yield* write(() => {
             const row = existing(d, id)
             if (!RunStore.isActive(row.status)) throw RunStore.ended(id, row.status)
-            return endRow(row, status, now)
+            return endRow(row, checked, now)
           })
           notifier.publish(d, id, done.id)
           return done
@@ -463,7 +464,7 @@ export const makeRunStore = (
         Effect.gen(function* () {
           const now = yield* clock.now()
           const ended = yield* write(() =>
-            selectAllActive.all().map((row) => ({ row, done: endRow(row, "interrupted", now) }))
+            selectAllActive.all().map((row) => ({ row, done: endRow(row, { status: "interrupted", reason: "restart" }, now) }))
           )
           for (const { row, done } of ended) notifier.publish(row.did, row.run_id, done.id)
           return ended.length

@@ -97,7 +97,7 @@ describe("SqliteRunStore", () => {
         expect(frames[written.length]).toEqual({
           id: 5,
           event: "done",
-          data: { status: "interrupted", partialText: "It is 18 °C in Par" }
+          data: { status: "interrupted", partialText: "It is 18 °C in Par", reason: "restart" }
         })
         expect(frames).toHaveLength(5)
         expect(Option.getOrThrow(yield* s.get(ALICE, "r1"))).toMatchObject({
@@ -176,7 +176,7 @@ describe("SqliteRunStore", () => {
         expect(done).toEqual({
           id: messages.length + 1,
           event: "done",
-          data: { status: "interrupted", partialText: text }
+          data: { status: "interrupted", partialText: text, reason: "restart" }
         })
       })
     )

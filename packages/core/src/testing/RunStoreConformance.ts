@@ -165,6 +165,22 @@ export const run = (
     )
 
     test(
+      "done carries why a run was cut short; a reason that is not a short slug is refused",
+      Effect.gen(function* () {
+        const s = yield* store
+        yield* started("bounded")
+        yield* s.append(ALICE, "bounded", message("so far"))
+        const refused = yield* Effect.flip(
+          s.end(ALICE, "bounded", { status: "failed", reason: "no spaces allowed" })
+        )
+        expect(refused.reason).toBe("Invalid")
+        const done = yield* s.end(ALICE, "bounded", { status: "failed", reason: "max-tool-calls" })
+        expect(done.data).toEqual({ status: "failed", partialText: "so far", reason: "max-tool-calls" })
+        expect((yield* s.frames(ALICE, "bounded", 0)).at(-1)).toEqual(done)
+      })
+    )
+
+    test(
       "frames(after) returns the frames above the cursor, in order",
       Effect.gen(function* () {
         const s = yield* store
@@ -291,11 +307,15 @@ export const run = (
         expect(yield* s.interruptUnfinished()).toBe(2)
         const r1 = Option.getOrThrow(yield* s.get(ALICE, "r1"))
         expect(r1).toMatchObject({ status: "interrupted", endedAt: T0 + 7, lastFrameId: 3 })
-        const done = { id: 3, event: "done", data: { status: "interrupted", partialText: "half an answer" } }
+        const done = {
+          id: 3,
+          event: "done",
+          data: { status: "interrupted", partialText: "half an answer", reason: "restart" }
+        }
         expect(yield* s.frames(ALICE, "r1", 2)).toEqual([done])
         expect(yield* Fiber.join(follower)).toEqual([done])
         expect(yield* s.frames(BOB, "r2", 0)).toEqual([
-          { id: 1, event: "done", data: { status: "interrupted", partialText: "" } }
+          { id: 1, event: "done", data: { status: "interrupted", partialText: "", reason: "restart" } }
         ])
         expect(Option.getOrThrow(yield* s.get(ALICE, "r3")).status).toBe("finished")
         expect(yield* s.interruptUnfinished()).toBe(0)
