@@ -18,8 +18,12 @@ export interface OwnedRoute {
   readonly route?: PluginRoute
 }
 
-/** Who may call a route: anyone, or an authenticated user through the pipeline (auth → credits → limit). */
-export type RouteAccess = "public" | "private"
+/**
+ * Who may call a route: anyone (`public`), an authenticated user through the pipeline (auth →
+ * limit: `private`), or one who also has credits (`turn`: only a turn spends them, so a user at
+ * a zero balance still lists, reads and deletes their own sessions).
+ */
+export type RouteAccess = "public" | "private" | "turn"
 
 /**
  * The server's own routes, by handler name: the one table the server routes by (`Server.ts`
@@ -33,7 +37,7 @@ export const BUILTIN_ROUTES = {
   listSessions: ["GET", "/sessions", "private"],
   deleteSession: ["DELETE", "/sessions/:id", "private"],
   abortTurn: ["POST", "/messages/abort", "private"],
-  sendMessage: ["POST", "/messages/:sessionId", "private"],
+  sendMessage: ["POST", "/messages/:sessionId", "turn"],
   history: ["GET", "/messages/:sessionId", "private"],
   historyPage: ["GET", "/sessions/:id/messages", "private"],
   sessionRun: ["GET", "/sessions/:id/run", "private"],

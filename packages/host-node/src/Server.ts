@@ -199,12 +199,13 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
    * on this host), then the handler with the user. Reached only through the router, so an
    * unknown route never costs auth or rate-limit work.
    */
-  const guarded = <R>(handler: HttpRouter.Route.Handler<HttpFailure, R>) =>
+  const guarded = <R>(handler: HttpRouter.Route.Handler<HttpFailure, R>, spends = false) =>
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const { timings, report } = yield* RequestProbe
       const user = yield* timed(timings, "auth", authenticate(ports.auth, credentialsOf(request.headers)))
-      if (parts.creditsEnabled) yield* timed(timings, "credits", checkCredits(ports.ledger, user.did))
+      if (spends && parts.creditsEnabled)
+        yield* timed(timings, "credits", checkCredits(ports.ledger, user.did))
       yield* timed(timings, "limit", rateLimit(ports.limiter, user.did))
       const prepareUser = parts.prepareUser
       if (prepareUser !== undefined) {
@@ -244,7 +245,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
   const builtin = (name: BuiltinRoute) =>
     name in publicHandlers
       ? publicHandlers[name as Public]
-      : guarded(privateHandlers[name as Exclude<BuiltinRoute, Public>])
+      : guarded(privateHandlers[name as Exclude<BuiltinRoute, Public>], BUILTIN_ROUTES[name][2] === "turn")
   // One table, one match per request: the server's routes, then the plugins' (collisions were
   // refused at boot, `collectRoutes`).
   const router = routerOf<HttpFailure, RequestProbe>([

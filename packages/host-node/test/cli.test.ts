@@ -47,8 +47,11 @@ describe("plugboard CLI", () => {
     const t = io()
     expect(await token([], t.io)).toBe(0)
     const headers = { authorization: `Bearer ${t.out().trim()}`, "x-auth-type": "ucan" }
-    // The local user has no credits yet.
-    expect((await call(`${url}/sessions`, { headers })).status).toBe(402)
+    // The local user has no credits yet: no turn (their own data stays theirs to read).
+    expect((await call(`${url}/sessions`, { headers })).status).toBe(200)
+    expect(
+      (await call(`${url}/messages/cli`, { method: "POST", headers, body: { message: "hi" } })).status
+    ).toBe(402)
 
     const balance = io()
     expect(await credits(["balance"], balance.io)).toBe(0)

@@ -10,18 +10,30 @@ import { creditsPlugin } from "../src/index.js"
 import { call, collect, newSession, start, stream, user, weather } from "./helpers.js"
 
 describe("credits", () => {
-  it("402 with an empty balance, 200 after a top-up, then charged by token usage", async () => {
+  it("a turn is 402 with an empty balance, 200 after a top-up, then charged by token usage", async () => {
     const server = await start({ plugins: [weather, creditsPlugin] })
     try {
       expect(server.app.creditsEnabled).toBe(true)
       const u = await user(server.app.oracleDid)
-      const refused = await call(`${server.url}/sessions`, { method: "POST", headers: u.headers, body: {} })
+      const refused = await call(`${server.url}/messages/first`, {
+        method: "POST",
+        headers: u.headers,
+        body: { message: "hi" }
+      })
       expect(refused).toMatchObject({
         status: 402,
         body: { statusCode: 402, error: "insufficient-credits", claims: [], outstandingClaims: [] }
       })
       // Public routes skip the pipeline.
       expect((await call(`${server.url}/health`)).status).toBe(200)
+      // Only a turn spends credits: at a zero balance the user still reaches their own data.
+      const kept = await newSession(server.url, u.headers)
+      expect((await call(`${server.url}/sessions`, { headers: u.headers })).status).toBe(200)
+      expect((await call(`${server.url}/messages/${kept}`, { headers: u.headers })).status).toBe(200)
+      expect((await call(`${server.url}/sessions/${kept}/messages`, { headers: u.headers })).status).toBe(200)
+      expect(
+        (await call(`${server.url}/sessions/${kept}`, { method: "DELETE", headers: u.headers })).status
+      ).toBe(200)
 
       await server.app.credits.topUp(u.did, 100)
       const session = await newSession(server.url, u.headers)
@@ -44,9 +56,9 @@ describe("credits", () => {
       for (const server of [disabled, absent]) {
         expect(server.app.creditsEnabled).toBe(false)
         const u = await user(server.app.oracleDid)
-        expect(
-          (await call(`${server.url}/sessions`, { method: "POST", headers: u.headers, body: {} })).status
-        ).toBe(201)
+        const session = await newSession(server.url, u.headers)
+        const { response } = await stream(server.url, session, u.headers, "hi")
+        expect(response.status).toBe(200)
       }
     } finally {
       await disabled.stop()
@@ -68,7 +80,11 @@ describe("credits", () => {
     })
     try {
       const u = await user(server.app.oracleDid)
-      const r = await call(`${server.url}/sessions`, { headers: u.headers })
+      const r = await call(`${server.url}/messages/any`, {
+        method: "POST",
+        headers: u.headers,
+        body: { message: "hi" }
+      })
       expect(r).toMatchObject({ status: 503, body: { statusCode: 503 } })
     } finally {
       await server.stop()
