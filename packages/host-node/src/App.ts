@@ -45,7 +45,8 @@ import {
 import { Cause, Data, Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effect"
 import * as ServerConfig from "./Config.js"
 import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin.js"
-import { consoleLogger } from "./Logger.js"
+import { consoleLogger, makeConsoleLogger } from "./Logger.js"
+import { appendsInCallOrder } from "./OrderedRuns.js"
 import type { StageTimings } from "./Pipeline.js"
 import { collectRoutes } from "./PluginRoutes.js"
 import { makeRestoreGate } from "./RestoreGate.js"
@@ -166,13 +167,17 @@ class EngineDown extends Data.TaggedError("EngineDown")<{ readonly line: string 
 
 /** Boots an oracle; see the module doc. Rejects with `OracleBootError` for anything misconfigured. */
 export const createOracleApp = async (options: OracleAppOptions): Promise<OracleApp> => {
-  const logger = options.logger ?? consoleLogger
   const cwd = options.cwd ?? process.cwd()
   // Read first, reported after the catalog: manifest errors come before configuration errors.
   const loaded = await Effect.runPromise(
     Effect.either(options.env === undefined ? ServerConfig.load(cwd) : ServerConfig.fromEnv(options.env, cwd))
   )
   const envConfig = Either.isRight(loaded) ? { ...loaded.right, ...options.config } : undefined
+  const logger =
+    options.logger ??
+    (envConfig === undefined
+      ? consoleLogger
+      : makeConsoleLogger({ level: envConfig.logLevel, format: envConfig.logFormat }))
   // The oracle's key, read once: the sources need it early when a server forwards UCANs (its
   // tool list is asked with the oracle's own invocation), the auth port needs it in any case.
   let keyRead: Promise<Signer> | undefined
@@ -380,9 +385,11 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
   const sharedRuns = pg !== undefined || options.runs !== undefined
   const sharedLock = redis !== undefined || options.turnLock !== undefined
   const manyHosts = sharedRuns && sharedLock
-  const ports = manyHosts
-    ? { ...opened, runs: withLiveness(opened.runs, opened.turnLock, config.turnLockTtlMs) }
-    : opened
+  const ordered = pg === undefined ? opened.runs : appendsInCallOrder(opened.runs)
+  const ports = {
+    ...opened,
+    runs: manyHosts ? withLiveness(ordered, opened.turnLock, config.turnLockTtlMs) : ordered
+  }
   if (pg !== undefined && !sharedLock) {
     logger.warn(
       "DATABASE_URL without REDIS_URL serves from one host: turns of a session are serialised in this process only, and a host booting interrupts every unfinished run; set REDIS_URL to run several hosts"

@@ -49,6 +49,10 @@ export interface ServerConfig {
   readonly throttleLimit: number
   readonly throttleTtlMs: number
   readonly disableCredits: boolean
+  /** Least severe log record written (`LOG_LEVEL`). */
+  readonly logLevel: "debug" | "info" | "warn" | "error"
+  /** `text` (one readable line per record) or `json` (one JSON object per line). */
+  readonly logFormat: "text" | "json"
   readonly heartbeatMs: number
   readonly shutdownDeadlineMs: number
   /** How long a client-side (browser) tool call waits for the client's answer over Socket.IO. */
@@ -193,6 +197,16 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "DISABLE_CREDITS",
     default: "false",
     meaning: "true: never answer 402 (credits are only checked when the `credits` plugin is loaded)"
+  },
+  {
+    name: "LOG_LEVEL",
+    default: "info",
+    meaning: "Least severe log record written: debug, info (one line per request), warn or error"
+  },
+  {
+    name: "LOG_FORMAT",
+    default: "text",
+    meaning: "text (`[level] message {fields}`) or json (one object per line: time, level, msg, fields)"
   },
   {
     name: "SSE_HEARTBEAT_MS",
@@ -394,6 +408,15 @@ const boolean = (name: string, fallback: boolean): Check<boolean> =>
     if (["true", "1", "yes", "on"].includes(lower)) return Either.right(true)
     if (["false", "0", "no", "off"].includes(lower)) return Either.right(false)
     return bad(`${name} must be true or false, got ${JSON.stringify(v)}.`)
+  })
+
+const choice = <A extends string>(name: string, values: ReadonlyArray<A>, fallback: A): Check<A> =>
+  Effect.map(raw(name), (v) => {
+    if (v === undefined) return Either.right(fallback)
+    const lower = v.toLowerCase() as A
+    return values.includes(lower)
+      ? Either.right(lower)
+      : bad(`${name} must be one of ${values.join(", ")}, got ${JSON.stringify(v.slice(0, 40))}.`)
   })
 
 const path = (name: string, fallback: string, cwd: string): Check<string> =>
@@ -623,6 +646,8 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       throttleLimit: integer("THROTTLE_LIMIT", 10, 1),
       throttleTtlMs: integer("THROTTLE_TTL_MS", 60_000, 1),
       disableCredits: boolean("DISABLE_CREDITS", false),
+      logLevel: choice("LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info"),
+      logFormat: choice("LOG_FORMAT", ["text", "json"] as const, "text"),
       heartbeatMs: integer("SSE_HEARTBEAT_MS", 15_000, 10),
       shutdownDeadlineMs: integer("SHUTDOWN_DEADLINE_MS", 10_000, 0),
       clientToolTimeoutMs: integer("CLIENT_TOOL_TIMEOUT_MS", 60_000, 10, 3_600_000),

@@ -1,35 +1,59 @@
 /**
- * The server's default logger: one line per record on stderr, `level message {fields}`; `debug`
- * only when `PLUGBOARD_DEBUG` is set. Hosts pass their own `RuntimeLogger` to route records elsewhere.
+ * The server's default logger: one record per line on stderr, as text (`[level] message
+ * {fields}`) or JSON (`{"time","level","msg",...fields}`, for log collectors), from the least
+ * severe level configured (`LOG_LEVEL`, `LOG_FORMAT`). Hosts pass their own `RuntimeLogger` to
+ * route records elsewhere.
  */
 import type { RuntimeLogger } from "@plugboard/core"
 
-const line = (level: string, message: string, fields?: Record<string, unknown>) => {
-  let extra = ""
-  if (fields !== undefined && Object.keys(fields).length > 0) {
-    try {
-      extra = ` ${JSON.stringify(fields)}`
-    } catch {
-      extra = " [unserialisable fields]"
-    }
-  }
-  process.stderr.write(`[${level}] ${message}${extra}\n`)
+/** Log levels, least severe first. */
+export type LogLevel = "debug" | "info" | "warn" | "error"
+const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 }
+
+/** How the console logger writes. */
+export interface ConsoleLoggerOptions {
+  readonly level?: LogLevel | undefined
+  readonly format?: "text" | "json" | undefined
+  /** Where lines go (default stderr). */
+  readonly write?: ((line: string) => void) | undefined
 }
 
-/** Logs to stderr. */
-export const consoleLogger: RuntimeLogger = {
-  debug: (m, f) => {
-    if (process.env.PLUGBOARD_DEBUG) line("debug", m, f)
-  },
-  info: (m, f) => line("info", m, f),
-  warn: (m, f) => line("warn", m, f),
-  error: (m, f) => line("error", m, f)
+const fieldsText = (fields?: Record<string, unknown>): string => {
+  if (fields === undefined || Object.keys(fields).length === 0) return ""
+  try {
+    return ` ${JSON.stringify(fields)}`
+  } catch {
+    return " [unserialisable fields]"
+  }
 }
+
+const jsonLine = (level: LogLevel, message: string, fields?: Record<string, unknown>): string => {
+  const record = { time: new Date().toISOString(), level, msg: message }
+  try {
+    return JSON.stringify({ ...fields, ...record })
+  } catch {
+    return JSON.stringify({ ...record, fields: "[unserialisable fields]" })
+  }
+}
+
+/** A logger writing one line per record from `level` up, as text or JSON. */
+export const makeConsoleLogger = (options: ConsoleLoggerOptions = {}): RuntimeLogger => {
+  const min = RANK[options.level ?? "info"]
+  const write = options.write ?? ((line: string) => void process.stderr.write(`${line}\n`))
+  const json = options.format === "json"
+  const at =
+    (level: LogLevel) =>
+    (message: string, fields?: Record<string, unknown>): void => {
+      if (RANK[level] < min) return
+      write(json ? jsonLine(level, message, fields) : `[${level}] ${message}${fieldsText(fields)}`)
+    }
+  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") }
+}
+
+/** Logs to stderr from `info` up (`debug` too when `PLUGBOARD_DEBUG` is set). */
+export const consoleLogger: RuntimeLogger = makeConsoleLogger({
+  level: process.env.PLUGBOARD_DEBUG ? "debug" : "info"
+})
 
 /** Drops everything below `error` (tests and benchmarks). */
-export const quietLogger: RuntimeLogger = {
-  debug: () => {},
-  info: () => {},
-  warn: () => {},
-  error: (m, f) => line("error", m, f)
-}
+export const quietLogger: RuntimeLogger = makeConsoleLogger({ level: "error" })

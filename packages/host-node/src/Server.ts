@@ -88,8 +88,16 @@ export interface ServerParts {
 /** Where a request's stage timings go, and the report its stream calls when its work is over. */
 class RequestProbe extends Context.Tag("@plugboard/host-node/RequestProbe")<
   RequestProbe,
-  { readonly timings: StageTimings; readonly report: () => void }
+  {
+    readonly timings: StageTimings
+    readonly report: () => void
+    /** Who the pipeline authenticated, for the request's log line. */
+    readonly seen: { did?: string }
+  }
 >() {}
+
+/** A DID as a log shows it: enough to tell users apart, not the whole key. */
+const shortDid = (did: string): string => (did.length > 16 ? `…${did.slice(-8)}` : did)
 
 /** The server's lifecycle handles. */
 export interface ServerHandle {
@@ -202,8 +210,9 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
   const guarded = <R>(handler: HttpRouter.Route.Handler<HttpFailure, R>, spends = false) =>
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const { timings, report } = yield* RequestProbe
+      const { timings, report, seen } = yield* RequestProbe
       const user = yield* timed(timings, "auth", authenticate(ports.auth, credentialsOf(request.headers)))
+      seen.did = user.did
       if (spends && parts.creditsEnabled)
         yield* timed(timings, "credits", checkCredits(ports.ledger, user.did))
       yield* timed(timings, "limit", rateLimit(ports.limiter, user.did))
@@ -293,11 +302,22 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     const timings: StageTimings = {}
     const t0 = performance.now()
     const path = request.url.split("?")[0] ?? "/"
+    const seen: { did?: string; status?: number; runId?: string } = {}
+    // One line per request when its work is over (a stream's at its `done`): LOG_LEVEL=info.
     const report = () => {
       timings.total = performance.now() - t0
       emitTimings(timings, request.method, path)
+      logger.info(
+        `${request.method} ${path.slice(0, 200)} ${seen.status ?? 0} ${timings.total.toFixed(1)}ms`,
+        {
+          ...(seen.did === undefined ? {} : { user: shortDid(seen.did) }),
+          ...(seen.runId === undefined ? {} : { runId: seen.runId })
+        }
+      )
     }
     const finish = (answer: HttpServerResponse.HttpServerResponse) => {
+      seen.status = answer.status
+      seen.runId = answer.headers["x-run-id"]
       const response = HttpServerResponse.setHeaders(answer, cors)
       // A stream's work ends with its turn: `streamEnded` reports it then.
       if (response.body._tag === "Stream" || response.body._tag === "Raw") return response
@@ -323,7 +343,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
         )
       }
       return yield* router.pipe(
-        Effect.provideService(RequestProbe, { timings, report }),
+        Effect.provideService(RequestProbe, { timings, report, seen }),
         Effect.catchIf(isRouteNotFound, () => Effect.fail(notFound(request.method, path)))
       )
     })

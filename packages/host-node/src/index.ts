@@ -28,5 +28,11 @@ export {
   DEFAULT_TOKENS_PER_CREDIT,
   makeCreditsPlugin
 } from "./credits/CreditsPlugin.js"
-export { consoleLogger, quietLogger } from "./Logger.js"
+export {
+  type ConsoleLoggerOptions,
+  consoleLogger,
+  type LogLevel,
+  makeConsoleLogger,
+  quietLogger
+} from "./Logger.js"
 export { STAGES, type StageTimings } from "./Pipeline.js"

@@ -351,3 +351,17 @@ describe("plugboard serve (process)", () => {
     }
   }, 150_000)
 })
+
+describe("log variables", () => {
+  it("LOG_LEVEL and LOG_FORMAT take their values in any case; anything else is a config error naming them", () => {
+    expect(configOf({ LOG_LEVEL: "WARN", LOG_FORMAT: "Json" })).toMatchObject({
+      logLevel: "warn",
+      logFormat: "json"
+    })
+    expect(configOf({})).toMatchObject({ logLevel: "info", logFormat: "text" })
+    expect(linesOf({ LOG_LEVEL: "loud", LOG_FORMAT: "xml" })).toEqual([
+      '[config-error] LOG_LEVEL must be one of debug, info, warn, error, got "loud".',
+      '[config-error] LOG_FORMAT must be one of text, json, got "xml".'
+    ])
+  })
+})
