@@ -9,8 +9,8 @@
  * released after its `done` is written). An active run whose lease can be taken is orphaned: its
  * host died (or lost the lock's engine for longer than the lease) and nobody will append to it
  * again. Whoever finds it — a rejoin (`GET /runs/:id`), the session's run lookup, the session's
- * next streamed message — takes the lease, ends the run `interrupted` (its `done` carries the
- * partial text, as for any cut run) and lets the lease go. A dead host's lease lapses with its
+ * next streamed message — takes the lease, ends the run `interrupted` with reason `host-lost` (its
+ * `done` carries the partial text, as for any cut run) and lets the lease go. A dead host's lease lapses with its
  * session's turn lock (same TTL, refreshed together), so by the time the session's next turn
  * gets the session, its old run reads interrupted.
  *
@@ -22,10 +22,15 @@
  * It needs a lock every host shares (`REDIS_URL`, or the host's `turnLock`): with a lock of one
  * process, another host would find every run's lease free. `withLiveness` applies the rule as a
  * decorator of the run store, so the routes are unchanged: `create` takes the lease (and reaps
- * the session first), `end` lets it go, `get` and `activeForSession` reap what they find.
+ * the session first), `end` lets it go, `get` and `activeForSession` reap what they find, and a
+ * `follow` looks again every half lease while it waits: a rejoin that began while the dead host's
+ * lease was still running ends with the `done` instead of waiting for frames that never come.
  */
 import { RunStore, type TurnLock } from "@plugboard/core"
-import { Effect, Either, Option } from "effect"
+import { Duration, Effect, Either, Option, Stream } from "effect"
+
+/** The `reason` of the `done` of a run whose host died (`restart` is the boot's, on one host). */
+export const HOST_LOST = "host-lost"
 
 /** The run's key in the turn lock (a DID never starts with `run`, so no session key collides). */
 export const runLeaseKey = (did: string, runId: string): string => `run\u0000${did}\u0000${runId}`
@@ -81,7 +86,7 @@ export const reapIfOrphaned = (
                 // An end that finds the run already ended (its host wrote `done` between our read
                 // and the lease) is refused by the store: nothing is overwritten.
                 Effect.map(
-                  Effect.either(runs.end(run.did, run.runId, { status: "interrupted" })),
+                  Effect.either(runs.end(run.did, run.runId, { status: "interrupted", reason: HOST_LOST })),
                   Either.isRight
                 ),
                 Effect.ignore(taken.right.release)
@@ -150,6 +155,28 @@ export const withLiveness = (
               reaped ? runs.get(did, runId) : Effect.succeed(found)
             )
           : Effect.succeed(found)
+      ),
+    follow: (did, runId, after) =>
+      Stream.merge(
+        runs.follow(did, runId, after),
+        // Emits nothing: ends the run when it is orphaned, and the follow then reads its `done`.
+        Stream.drain(
+          Stream.fromEffect(
+            Effect.forever(
+              Effect.zipRight(
+                Effect.sleep(Duration.millis(Math.max(50, Math.floor(ttlMs / 2)))),
+                Effect.flatMap(
+                  Effect.orElseSucceed(runs.get(did, runId), () => Option.none()),
+                  (found) =>
+                    Option.isSome(found)
+                      ? reapIfOrphaned(runs, lock, found.value, ttlMs)
+                      : Effect.succeed(false)
+                )
+              )
+            )
+          )
+        ),
+        { haltStrategy: "left" }
       ),
     activeForSession: (did, sessionId) =>
       Effect.zipRight(reapSession(runs, lock, did, sessionId, ttlMs), runs.activeForSession(did, sessionId))
