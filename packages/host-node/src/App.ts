@@ -289,6 +289,14 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     directory: config.sqliteDatabasePath,
     maxOpen: config.sqliteMaxOpen,
     retention: config.sqliteKeepCheckpoints > 0 ? { keepCheckpoints: config.sqliteKeepCheckpoints } : false,
+    // A thread whose stored state cannot be decoded is moved aside in its file; the session goes on.
+    onDamagedThread: (did, report) =>
+      logger.error("a thread's stored state could not be decoded; moved aside, the session starts afresh", {
+        user: did.length > 16 ? `…${did.slice(-8)}` : did,
+        threadId: report.threadId,
+        checkpoints: report.checkpoints,
+        error: report.error
+      }),
     // Through the host's logger, so a damaged file's report lands where the operator looks.
     onOpenError: (e) =>
       e.movedTo === undefined

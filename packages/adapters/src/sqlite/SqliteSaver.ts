@@ -46,6 +46,8 @@ export interface SaverBackend {
 export interface SqliteSaverOptions {
   /** Keep only the newest checkpoints of each thread; absent = keep everything. */
   readonly retention?: RetentionOptions | undefined
+  /** Told about a thread whose stored state could not be decoded and was moved aside. */
+  readonly onDamagedThread?: ((report: DamagedThread) => void) | undefined
   /** A custom serializer (default: LangGraph's JsonPlusSerializer). */
   readonly serde?: SerializerProtocol | undefined
 }
@@ -96,6 +98,24 @@ const SQL = {
   deleteBlobs: "DELETE FROM blobs WHERE thread_id = ?",
   deleteWrites: "DELETE FROM writes WHERE thread_id = ?"
 } as const
+
+/**
+ * A thread whose stored state could not be decoded. Its rows were moved, untouched, into the
+ * `quarantined_*` tables of the same file (kept for inspection, never deleted), and the thread
+ * starts afresh. `error` names the failure's kind only: stored bytes never reach a message.
+ */
+export interface DamagedThread {
+  readonly threadId: string
+  readonly checkpoints: number
+  readonly error: string
+}
+
+/** The tables a thread's rows live in, and their quarantine twins (made on first use). */
+const THREAD_TABLES = ["checkpoints", "blobs", "writes"] as const
+
+/** What a decode failure is called in a message: its kind, never its text (which may quote bytes). */
+const decodeFailure = (error: unknown): string =>
+  error instanceof Error && error.name !== "Error" ? error.name : "undecodable data"
 
 const LIST_PAGE = 64
 const decoder = new TextDecoder()
@@ -153,10 +173,12 @@ export class SqliteSaver extends BaseCheckpointSaver {
   private readonly putsSincePrune = new Map<string, number>()
   private readonly load: ReturnType<typeof makeLoader>
   private readonly dump: ReturnType<typeof makeDumper>
+  private readonly onDamagedThread: ((report: DamagedThread) => void) | undefined
 
   constructor(backend: SaverBackend, options?: SqliteSaverOptions) {
     super(options?.serde)
     this.backend = backend
+    this.onDamagedThread = options?.onDamagedThread
     this.load = makeLoader(this.serde)
     this.dump = makeDumper(this.serde)
     this.retention = options?.retention === undefined ? undefined : validateRetention(options.retention)
@@ -183,7 +205,15 @@ export class SqliteSaver extends BaseCheckpointSaver {
       return row === undefined ? undefined : this.loadRelated(db, row)
     })
     if (loaded === undefined) return undefined
-    const tuple = await this.toTuple(loaded)
+    let tuple: CheckpointTuple
+    try {
+      tuple = await this.toTuple(loaded)
+    } catch (error) {
+      // A thread that cannot be decoded would fail every turn of its session for good: it is
+      // moved aside like a damaged file (README "Failure modes") and the session starts afresh.
+      await this.quarantine(String(threadId), error)
+      return undefined
+    }
     // A caller that named the checkpoint gets its own config back, as LangGraph's savers do.
     return checkpointId ? { ...tuple, config } : tuple
   }
@@ -386,6 +416,25 @@ export class SqliteSaver extends BaseCheckpointSaver {
     }
     this.putsSincePrune.set(key, 0)
     await this.prune(thread, ns)
+  }
+
+  /** Moves every row of `threadId` into the `quarantined_*` tables, in one transaction. */
+  private async quarantine(threadId: string, error: unknown): Promise<void> {
+    const checkpoints = await this.backend.write((db) => {
+      let moved = 0
+      for (const table of THREAD_TABLES) {
+        db.db.exec(`CREATE TABLE IF NOT EXISTS quarantined_${table} AS SELECT * FROM ${table} WHERE 0`)
+        db.statement(`INSERT INTO quarantined_${table} SELECT * FROM ${table} WHERE thread_id = ?`).run(threadId)
+        const { changes } = db.statement(`DELETE FROM ${table} WHERE thread_id = ?`).run(threadId)
+        if (table === "checkpoints") moved = changes
+      }
+      return moved
+    })
+    try {
+      this.onDamagedThread?.({ threadId, checkpoints, error: decodeFailure(error) })
+    } catch {
+      // A listener's failure must not undo the repair.
+    }
   }
 
   /** Reads the blobs, pending writes and (old format) parent sends a row needs. */

@@ -19,7 +19,7 @@ import { Database, type DatabaseOptions } from "./Database.js"
 import { SqliteOpenError, SqliteStorageError } from "./errors.js"
 import { moveAside } from "./MoveAside.js"
 import type { RetentionOptions } from "./Retention.js"
-import { SqliteSaver } from "./SqliteSaver.js"
+import { type DamagedThread, SqliteSaver } from "./SqliteSaver.js"
 import { UserGate } from "./UserGate.js"
 
 /** Options of the registry. */
@@ -52,6 +52,8 @@ export interface UserDatabasesOptions {
    * `movedTo` when the file was moved aside and a fresh one started. Default: `console.error`.
    */
   readonly onOpenError?: ((error: SqliteOpenError) => void) | undefined
+  /** Told about a user's thread that could not be decoded and was moved aside (`DamagedThread`). */
+  readonly onDamagedThread?: ((did: string, report: DamagedThread) => void) | undefined
 }
 
 /** What `withUserWriteLock` hands its callback while the user's database is quiet. */
@@ -118,6 +120,7 @@ export class UserDatabaseRegistry {
   private readonly writtenDuringTurn = new Set<string>()
   private readonly serde: SerializerProtocol | undefined
   private readonly onOpenError: (error: SqliteOpenError) => void
+  private readonly onDamagedThread: ((did: string, report: DamagedThread) => void) | undefined
   private readonly entries = new Map<string, Entry>() // insertion order = LRU order
   private readonly gates = new Map<string, UserGate>()
   private readonly savers = new Map<string, SqliteSaver>()
@@ -132,6 +135,7 @@ export class UserDatabaseRegistry {
     this.openRetryMs = Math.max(0, options.openRetryMs ?? 5_000)
     this.onWrite = options.onWrite
     this.serde = options.serde
+    this.onDamagedThread = options.onDamagedThread
     this.onOpenError =
       options.onOpenError ??
       ((e) =>
@@ -166,7 +170,11 @@ export class UserDatabaseRegistry {
     if (saver === undefined) {
       saver = new SqliteSaver(
         { read: (fn) => this.use(did, "read", fn), write: (fn) => this.use(did, "write", fn) },
-        { retention: this.retention, serde: this.serde }
+        {
+          retention: this.retention,
+          serde: this.serde,
+          onDamagedThread: (report) => this.onDamagedThread?.(did, report)
+        }
       )
       this.savers.set(did, saver)
       // Savers hold only their prune counters; dropping old ones merely delays a prune.

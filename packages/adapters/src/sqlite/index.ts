@@ -21,6 +21,7 @@ export {
   type SqliteRunStoreOptions
 } from "./SqliteRunStore.js"
 export {
+  type DamagedThread,
   type MakeSqliteSaverOptions,
   makeSqliteSaver,
   type OwnedSqliteSaver,
