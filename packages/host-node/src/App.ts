@@ -255,6 +255,9 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     config.redis === undefined
       ? undefined
       : Redis.layerConnection({ url: config.redis.url, prefix: config.redis.prefix })
+  // Windows and leases on Redis are judged on Redis's clock, which no host's clock skew moves;
+  // a host that passes its own clock (tests move it) has them judged on that one.
+  const redisTime = options.clock === undefined
   // Fail the boot, not the first user's request: migrations applied (the adapter's `ready`) and
   // Redis answering a PING.
   const engineChecks = Layer.mergeAll(
@@ -342,7 +345,11 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       (redis === undefined
         ? RateLimiter.layerMemory({ limit: config.throttleLimit, windowMs: config.throttleTtlMs })
         : Layer.provide(
-            Redis.layerRateLimiter({ limit: config.throttleLimit, windowMs: config.throttleTtlMs }),
+            Redis.layerRateLimiter({
+              limit: config.throttleLimit,
+              windowMs: config.throttleTtlMs,
+              serverTime: redisTime
+            }),
             redis
           )),
     ledgerLayer,
@@ -353,7 +360,9 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
         ? layerRunStore({ filename: config.runsDatabasePath })
         : Layer.provide(Postgres.layerRunStore(), pg)),
     options.turnLock ??
-      (redis === undefined ? TurnLock.layerMemory : Layer.provide(Redis.layerTurnLock(), redis)),
+      (redis === undefined
+        ? TurnLock.layerMemory
+        : Layer.provide(Redis.layerTurnLock({ serverTime: redisTime }), redis)),
     checkpointerLayer,
     engineChecks
   ).pipe(Layer.provideMerge(databases), Layer.provideMerge(clock))
