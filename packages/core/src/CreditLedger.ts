@@ -10,6 +10,20 @@
  * caller how much went unpaid. Invariant, under any interleaving of concurrent calls:
  * `balance = Σ topUp amounts − Σ charged`, `charged = min(requested, balance before)`.
  *
+ * Reservations (issue 18, "Credits": concurrent turns can never take the balance below zero). A
+ * turn reserves an estimate before it runs; `reserve` succeeds only while the balance minus the
+ * user's live reservations (`available`) covers it, checked and recorded in one atomic step, so
+ * concurrent reserves can never promise more than the balance holds. At its end the turn
+ * `settle`s the actual cost and the rest of the hold is released. A reservation lives `ttlMs`
+ * (measured on the `Clock` port) and then stops counting, so a process that dies mid-turn cannot
+ * hold credits forever; settling or releasing an expired one fails `unknown-reservation`, as does
+ * a second settle or release. Invariant, under any interleaving: `balance ≥ 0` and
+ * `available = balance − Σ live reservations ≥ 0`. Hence a `deduct` takes only from `available`
+ * (credits promised to a running turn are not there to take), and a settle whose actual cost
+ * exceeds its reservation takes the excess from `available` too: it charges
+ * `min(actual, reserved + available)` and reports the rest as shortfall, never going below zero
+ * and never taking another turn's reservation.
+ *
  * Every method names the user explicitly and may fail: implementations may keep balances in a
  * file, a shared database or another process.
  */
@@ -23,6 +37,10 @@ export const CreditLedgerErrorReason = Schema.Literal(
   "invalid-amount",
   "invalid-limit",
   "invalid-reason",
+  "overflow",
+  "invalid-ttl",
+  "insufficient-credits",
+  "unknown-reservation",
   "overflow",
   "corrupt",
   "incompatible",
@@ -80,6 +98,36 @@ export interface TopUpResult {
   readonly entry: LedgerEntry
 }
 
+/** A live hold on part of a user's balance (`reserve`). */
+export interface Reservation {
+  /** Unique within the ledger and never reused; pass it to `settle` or `release`. */
+  readonly id: string
+  readonly did: string
+  readonly amount: number
+  /** Epoch millis (the `Clock` port) from which the reservation no longer counts. */
+  readonly expiresAt: number
+}
+
+/** Options of `reserve`. */
+export interface ReserveOptions {
+  /** How long the reservation holds, in milliseconds (1 to `MAX_RESERVATION_TTL_MS`). */
+  readonly ttlMs: number
+}
+
+/** The outcome of a settle. */
+export interface SettleResult {
+  /** Credits actually taken: `min(actual, reserved + available)`. */
+  readonly charged: number
+  /** What could not be taken (`actual − charged`). */
+  readonly shortfall: number
+  /** The part of the reservation given back (`reserved − min(charged, reserved)`). */
+  readonly released: number
+  /** Balance after the settle. */
+  readonly balance: number
+  /** The deduct entry of the charge; none when the actual cost was 0. */
+  readonly entry?: LedgerEntry | undefined
+}
+
 /** The operations of the CreditLedger port. */
 export interface CreditLedgerService {
   /** The user's balance; 0 for a user never seen. */
@@ -90,12 +138,40 @@ export interface CreditLedgerService {
     amount: number,
     reason?: string
   ) => Effect.Effect<TopUpResult, CreditLedgerError>
-  /** Takes up to `amount` credits, never below zero; reports the shortfall. */
+  /**
+   * Takes up to `amount` credits from what is available (the balance not reserved), never below
+   * zero; reports the shortfall.
+   */
   readonly deduct: (
     did: string,
     amount: number,
     reason?: string
   ) => Effect.Effect<DeductResult, CreditLedgerError>
+  /** The balance minus the user's live reservations: what a `reserve` or `deduct` can take. */
+  readonly available: (did: string) => Effect.Effect<number, CreditLedgerError>
+  /**
+   * Holds `amount` credits for `ttlMs`: fails `insufficient-credits` (nothing changed) unless
+   * `available` covers it, checked and recorded atomically.
+   */
+  readonly reserve: (
+    did: string,
+    amount: number,
+    options: ReserveOptions
+  ) => Effect.Effect<Reservation, CreditLedgerError>
+  /**
+   * Charges `actualCost` (a whole number, 0 allowed) against the reservation and releases the
+   * rest; past the reservation, the excess is taken from `available` (never below zero, never
+   * from another reservation) and the remainder reported as shortfall. Fails
+   * `unknown-reservation` for one that is not live (settled, released, expired, another user's).
+   */
+  readonly settle: (
+    did: string,
+    reservationId: string,
+    actualCost: number,
+    reason?: string
+  ) => Effect.Effect<SettleResult, CreditLedgerError>
+  /** Gives the whole reservation back; `unknown-reservation` when it is not live. */
+  readonly release: (did: string, reservationId: string) => Effect.Effect<void, CreditLedgerError>
   /** The user's entries, newest first, at most `limit` (default 50, at most 1000). */
   readonly history: (
     did: string,
@@ -115,6 +191,71 @@ export const DEFAULT_HISTORY_LIMIT = 50
 export const MAX_HISTORY_LIMIT = 1000
 /** Longest `reason` kept; longer ones are refused rather than truncated. */
 export const MAX_REASON_LENGTH = 500
+
+/** Longest a reservation may hold: a day, far beyond any bounded turn. */
+export const MAX_RESERVATION_TTL_MS = 86_400_000
+
+/** Validates reserve options: `ttlMs` a whole number of milliseconds, 1 to `MAX_RESERVATION_TTL_MS`. */
+export const checkTtl = (options: unknown): Effect.Effect<number, CreditLedgerError> => {
+  const ttl =
+    typeof options === "object" && options !== null ? (options as { ttlMs?: unknown }).ttlMs : undefined
+  return typeof ttl === "number" && Number.isSafeInteger(ttl) && ttl > 0 && ttl <= MAX_RESERVATION_TTL_MS
+    ? Effect.succeed(ttl)
+    : Effect.fail(
+        new CreditLedgerError({
+          reason: "invalid-ttl",
+          message: `A reservation's ttlMs must be a whole number from 1 to ${MAX_RESERVATION_TTL_MS}, got ${describe(ttl)}.`
+        })
+      )
+}
+
+/** Validates an actual cost: a non-negative safe integer (a turn may cost nothing). */
+export const checkCost = (cost: unknown): Effect.Effect<number, CreditLedgerError> =>
+  typeof cost === "number" && Number.isSafeInteger(cost) && cost >= 0
+    ? Effect.succeed(cost)
+    : Effect.fail(
+        new CreditLedgerError({
+          reason: "invalid-amount",
+          message: `An actual cost must be a whole number of credits (0 or more), got ${describe(cost)}.`
+        })
+      )
+
+/**
+ * Validates a reservation id: a string of 1 to 64 characters. What an implementation does not
+ * know is `unknown-reservation` as well, so a malformed id and a stale one read the same.
+ */
+export const checkReservationId = (id: unknown): Effect.Effect<string, CreditLedgerError> =>
+  typeof id === "string" && id.length > 0 && id.length <= 64
+    ? Effect.succeed(id)
+    : Effect.fail(unknownReservation(describe(id)))
+
+/** The error of a reservation that is not live, worded the same by every implementation. */
+export const unknownReservation = (id: string): CreditLedgerError =>
+  new CreditLedgerError({
+    reason: "unknown-reservation",
+    message: `No live reservation ${id.slice(0, 80)} (never made, another user's, already settled or released, or expired).`
+  })
+
+/** The refusal of a reserve, worded the same by every implementation. */
+export const insufficientCredits = (did: string, amount: number, available: number): CreditLedgerError =>
+  new CreditLedgerError({
+    reason: "insufficient-credits",
+    message: `Cannot reserve ${amount} credits for ${did}: ${available} available.`
+  })
+
+/**
+ * What a settle moves (the rule every implementation applies): `available` is the balance minus
+ * every live reservation, this one included (what is free besides it). The charge is the actual cost, capped by the reservation plus
+ * what is available, so neither the balance nor any other turn's hold is overdrawn.
+ */
+export const settlement = (
+  actual: number,
+  reserved: number,
+  available: number
+): { readonly charged: number; readonly shortfall: number; readonly released: number } => {
+  const charged = Math.min(actual, reserved + Math.max(0, available))
+  return { charged, shortfall: actual - charged, released: reserved - Math.min(charged, reserved) }
+}
 
 /** Validates a DID argument; shared by every implementation so errors read the same. */
 export const checkDid = (did: unknown): Effect.Effect<string, CreditLedgerError> =>
@@ -174,6 +315,7 @@ const describe = (value: unknown): string => {
 interface Account {
   balance: number
   readonly entries: Array<LedgerEntry>
+  readonly reservations: Map<string, { readonly amount: number; readonly expiresAt: number }>
 }
 
 /**
@@ -186,6 +328,53 @@ export const makeMemory: Effect.Effect<CreditLedgerService, never, Clock> = Effe
   const clock = yield* Clock
   const accounts = new Map<string, Account>()
   let seq = 0
+  let reservationSeq = 0
+
+  const accountOf = (did: string): Account => {
+    let account = accounts.get(did)
+    if (account === undefined) {
+      account = { balance: 0, entries: [], reservations: new Map() }
+      accounts.set(did, account)
+    }
+    return account
+  }
+
+  /** Drops the expired reservations (they no longer count) and returns what is available. */
+  const availableOf = (account: Account, now: number, except?: string): number => {
+    let held = 0
+    for (const [id, r] of account.reservations) {
+      if (r.expiresAt <= now) account.reservations.delete(id)
+      else if (id !== except) held += r.amount
+    }
+    return account.balance - held
+  }
+
+  const record = (
+    did: string,
+    account: Account,
+    kind: LedgerEntry["kind"],
+    requested: number,
+    amount: number,
+    reason: string | undefined,
+    at: number
+  ): LedgerEntry => {
+    const balanceAfter = kind === "top-up" ? account.balance + amount : account.balance - amount
+    seq += 1
+    const entry: LedgerEntry = {
+      id: String(seq),
+      did,
+      kind,
+      requested,
+      amount,
+      shortfall: requested - amount,
+      balanceAfter,
+      reason,
+      at
+    }
+    account.balance = balanceAfter
+    account.entries.push(entry)
+    return entry
+  }
 
   const apply = (
     did: string,
@@ -195,35 +384,35 @@ export const makeMemory: Effect.Effect<CreditLedgerService, never, Clock> = Effe
     at: number
   ): Effect.Effect<LedgerEntry, CreditLedgerError> =>
     Effect.suspend(() => {
-      const account = accounts.get(did) ?? { balance: 0, entries: [] }
+      const account = accountOf(did)
       if (kind === "top-up" && account.balance + requested > Number.MAX_SAFE_INTEGER) {
         return Effect.fail(overflowError(did, account.balance, requested))
       }
-      const amount = kind === "top-up" ? requested : Math.min(requested, account.balance)
-      const balanceAfter = kind === "top-up" ? account.balance + amount : account.balance - amount
-      seq += 1
-      const entry: LedgerEntry = {
-        id: String(seq),
-        did,
-        kind,
-        requested,
-        amount,
-        shortfall: requested - amount,
-        balanceAfter,
-        reason,
-        at
-      }
-      account.balance = balanceAfter
-      account.entries.push(entry)
-      accounts.set(did, account)
-      return Effect.succeed(entry)
+      const amount = kind === "top-up" ? requested : Math.min(requested, availableOf(account, at))
+      return Effect.succeed(record(did, account, kind, requested, amount, reason, at))
     })
+
+  /** The live reservation `id` of `did`, removed; `unknown-reservation` otherwise. */
+  const take = (did: string, id: string, now: number) => {
+    const account = accounts.get(did)
+    const held = account?.reservations.get(id)
+    if (account === undefined || held === undefined) return undefined
+    account.reservations.delete(id)
+    return held.expiresAt <= now ? undefined : { account, amount: held.amount }
+  }
 
   const validated = (did: string, amount: number, reason: string | undefined) =>
     Effect.all([checkDid(did), checkAmount(amount), checkReason(reason), clock.now()])
 
   return {
     balance: (did) => Effect.map(checkDid(did), (d) => accounts.get(d)?.balance ?? 0),
+    available: (did) =>
+      Effect.flatMap(Effect.all([checkDid(did), clock.now()]), ([d, now]) =>
+        Effect.sync(() => {
+          const account = accounts.get(d)
+          return account === undefined ? 0 : availableOf(account, now)
+        })
+      ),
     topUp: (did, amount, reason) =>
       Effect.flatMap(validated(did, amount, reason), ([d, a, r, at]) =>
         Effect.map(apply(d, "top-up", a, r, at), (entry) => ({ balance: entry.balanceAfter, entry }))
@@ -236,6 +425,45 @@ export const makeMemory: Effect.Effect<CreditLedgerService, never, Clock> = Effe
           balance: entry.balanceAfter,
           entry
         }))
+      ),
+    reserve: (did, amount, options) =>
+      Effect.flatMap(
+        Effect.all([checkDid(did), checkAmount(amount), checkTtl(options), clock.now()]),
+        ([d, a, ttl, now]) =>
+          Effect.suspend(() => {
+            const account = accountOf(d)
+            const available = availableOf(account, now)
+            if (available < a) return Effect.fail(insufficientCredits(d, a, available))
+            reservationSeq += 1
+            const id = String(reservationSeq)
+            const expiresAt = now + ttl
+            account.reservations.set(id, { amount: a, expiresAt })
+            return Effect.succeed({ id, did: d, amount: a, expiresAt })
+          })
+      ),
+    settle: (did, reservationId, actualCost, reason) =>
+      Effect.flatMap(
+        Effect.all([
+          checkDid(did),
+          checkReservationId(reservationId),
+          checkCost(actualCost),
+          checkReason(reason),
+          clock.now()
+        ]),
+        ([d, id, cost, r, now]) =>
+          Effect.suspend(() => {
+            const held = take(d, id, now)
+            if (held === undefined) return Effect.fail(unknownReservation(id))
+            const { account, amount } = held
+            const moved = settlement(cost, amount, availableOf(account, now) - amount)
+            const entry = cost === 0 ? undefined : record(d, account, "deduct", cost, moved.charged, r, now)
+            return Effect.succeed({ ...moved, balance: account.balance, entry })
+          })
+      ),
+    release: (did, reservationId) =>
+      Effect.flatMap(
+        Effect.all([checkDid(did), checkReservationId(reservationId), clock.now()]),
+        ([d, id, now]) => (take(d, id, now) === undefined ? Effect.fail(unknownReservation(id)) : Effect.void)
       ),
     history: (did, limit) =>
       Effect.flatMap(Effect.all([checkDid(did), checkLimit(limit)]), ([d, l]) =>

@@ -4,7 +4,14 @@ import * as Clock from "../src/Clock.js"
 import * as CreditLedger from "../src/CreditLedger.js"
 import * as CreditLedgerConformance from "../src/testing/CreditLedgerConformance.js"
 
-CreditLedgerConformance.run("memory", () => CreditLedger.makeMemory.pipe(Effect.provide(Clock.layer)))
+CreditLedgerConformance.run("memory", () =>
+  Effect.flatMap(Clock.makeTest(1_700_000_000_000), (clock) =>
+    Effect.map(CreditLedger.makeMemory.pipe(Effect.provideService(Clock.Clock, clock)), (ledger) => ({
+      ledger,
+      clock
+    }))
+  )
+)
 
 describe("CreditLedger memory", () => {
   it("stamps entries with the Clock port's time", async () => {

@@ -70,6 +70,12 @@ describe("credits", () => {
     const broken: CreditLedger.CreditLedgerService = {
       balance: () =>
         Effect.fail(new CreditLedger.CreditLedgerError({ reason: "unavailable", message: "down" })),
+      available: () =>
+        Effect.fail(new CreditLedger.CreditLedgerError({ reason: "unavailable", message: "down" })),
+      reserve: () =>
+        Effect.fail(new CreditLedger.CreditLedgerError({ reason: "unavailable", message: "down" })),
+      settle: () => Effect.die("unused"),
+      release: () => Effect.die("unused"),
       topUp: () => Effect.die("unused"),
       deduct: () => Effect.die("unused"),
       history: () => Effect.die("unused")

@@ -4,6 +4,11 @@
  * the same host — queue on SQLite's write lock (up to `busyTimeoutMs`) instead of losing an
  * update. Rules (validation, clamping, overflow) are core's; this file only stores.
  *
+ * Reservations (issue 18) are rows of `reservations` (schema version 2; a version-1 file gains
+ * the table when opened), read and written in the same `BEGIN IMMEDIATE` transaction as the
+ * balance, so two reserves can never both see the same credits free. An expired row stops
+ * counting at once and is deleted by the next write of its user.
+ *
  * A file that is not a ledger is never touched: not a database / failing its integrity check →
  * `corrupt`; a database of another application or a newer schema → `incompatible`.
  */
@@ -27,8 +32,8 @@ export interface SqliteCreditLedgerOptions {
 
 /** `PRAGMA application_id` of a plugboard ledger ("PBLG"), so foreign databases are recognised. */
 export const APPLICATION_ID = 0x50424c47
-/** Schema version written to `PRAGMA user_version`. */
-export const SCHEMA_VERSION = 1
+/** Schema version written to `PRAGMA user_version` (1: balances and entries; 2: + reservations). */
+export const SCHEMA_VERSION = 2
 
 const SQLITE_HEADER = "SQLite format 3\0"
 
@@ -48,6 +53,17 @@ CREATE TABLE entries (
   at INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX entries_by_did ON entries (did, id);
+`
+
+/** Version 1 → 2: the reservations. AUTOINCREMENT, so a settled reservation's id is never reissued. */
+const RESERVATIONS = `
+CREATE TABLE reservations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  did TEXT NOT NULL,
+  amount INTEGER NOT NULL CHECK (amount > 0),
+  expires_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX reservations_by_did ON reservations (did, expires_at);
 `
 
 interface EntryRow {
@@ -147,6 +163,7 @@ const migrate = (db: Database.Database, filename: string): void => {
         })
       }
       db.exec(SCHEMA)
+      db.exec(RESERVATIONS)
       db.pragma(`application_id = ${APPLICATION_ID}`)
       db.pragma(`user_version = ${SCHEMA_VERSION}`)
       return
@@ -157,7 +174,11 @@ const migrate = (db: Database.Database, filename: string): void => {
         message: `${filename} belongs to another application (application_id ${applicationId}); refusing to use it as a credit ledger.`
       })
     }
-    if (version !== SCHEMA_VERSION) {
+    if (version === 1) {
+      // A ledger written before reservations: same balances and entries, one table more.
+      db.exec(RESERVATIONS)
+      db.pragma(`user_version = ${SCHEMA_VERSION}`)
+    } else if (version !== SCHEMA_VERSION) {
       throw new CreditLedgerError({
         reason: "incompatible",
         message: `Credit ledger ${filename} has schema version ${version}; this build reads version ${SCHEMA_VERSION}.`
@@ -166,7 +187,7 @@ const migrate = (db: Database.Database, filename: string): void => {
     const tables = new Set(
       db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as Array<string>
     )
-    for (const table of ["accounts", "entries"]) {
+    for (const table of ["accounts", "entries", "reservations"]) {
       if (!tables.has(table)) throw corrupt(filename, `table '${table}' is missing`)
     }
   }).immediate()
@@ -228,10 +249,74 @@ export const make = (
       "SELECT * FROM entries WHERE did = ? ORDER BY id DESC LIMIT ?"
     )
 
+    const selectHeld = db.prepare<[string, number], { held: number | null }>(
+      "SELECT sum(amount) AS held FROM reservations WHERE did = ? AND expires_at > ?"
+    )
+    const deleteExpired = db.prepare<[string, number]>(
+      "DELETE FROM reservations WHERE did = ? AND expires_at <= ?"
+    )
+    const insertReservation = db.prepare<[string, number, number], { id: number }>(
+      "INSERT INTO reservations (did, amount, expires_at) VALUES (?, ?, ?) RETURNING id"
+    )
+    const takeReservation = db.prepare<[number, string], { amount: number; expires_at: number }>(
+      "DELETE FROM reservations WHERE id = ? AND did = ? RETURNING amount, expires_at"
+    )
+
     const readBalance = (did: string): number => {
       const row = selectBalance.get(did)
       return row === undefined ? 0 : checkedInteger(filename, row.balance, `balance of ${did}`)
     }
+
+    /** The balance minus the user's live reservations (core's `available`). */
+    const readAvailable = (did: string, now: number): number =>
+      readBalance(did) -
+      checkedInteger(filename, selectHeld.get(did, now)?.held ?? 0, `reservations of ${did}`)
+
+    /** Removes the user's live reservation `id`, returning its amount; an expired one is removed too. */
+    const take = (did: string, id: string, now: number): number => {
+      const row = /^[1-9]\d{0,14}$/.test(id) ? takeReservation.get(Number(id), did) : undefined
+      if (row === undefined || row.expires_at <= now) throw CreditLedger.unknownReservation(id)
+      return checkedInteger(filename, row.amount, `reservation ${id}`)
+    }
+
+    const record = (
+      did: string,
+      kind: Entry["kind"],
+      requested: number,
+      amount: number,
+      after: number,
+      reason: string | undefined,
+      at: number
+    ): Entry => {
+      upsertBalance.run(did, after)
+      const row = insertEntry.get(did, kind, requested, amount, after, reason ?? null, at) as EntryRow
+      return toEntry(filename, row)
+    }
+
+    const reserveTx = db.transaction((did: string, amount: number, ttl: number, now: number) => {
+      deleteExpired.run(did, now)
+      const available = readAvailable(did, now)
+      if (available < amount) throw CreditLedger.insufficientCredits(did, amount, available)
+      const { id } = insertReservation.get(did, amount, now + ttl)!
+      return { id: String(id), did, amount, expiresAt: now + ttl }
+    })
+
+    const settleTx = db.transaction(
+      (did: string, id: string, cost: number, reason: string | undefined, now: number) => {
+        const reserved = take(did, id, now)
+        const balance = readBalance(did)
+        const moved = CreditLedger.settlement(cost, reserved, readAvailable(did, now) - reserved)
+        const entry =
+          cost === 0
+            ? undefined
+            : record(did, "deduct", cost, moved.charged, balance - moved.charged, reason, now)
+        return { ...moved, balance: balance - moved.charged, entry }
+      }
+    )
+
+    const releaseTx = db.transaction((did: string, id: string, now: number) => {
+      take(did, id, now)
+    })
 
     const apply = db.transaction(
       (
@@ -245,11 +330,9 @@ export const make = (
         if (kind === "top-up" && balance + requested > Number.MAX_SAFE_INTEGER) {
           throw CreditLedger.overflowError(did, balance, requested)
         }
-        const amount = kind === "top-up" ? requested : Math.min(requested, balance)
+        const amount = kind === "top-up" ? requested : Math.min(requested, readAvailable(did, at))
         const after = kind === "top-up" ? balance + amount : balance - amount
-        upsertBalance.run(did, after)
-        const row = insertEntry.get(did, kind, requested, amount, after, reason ?? null, at) as EntryRow
-        return toEntry(filename, row)
+        return record(did, kind, requested, amount, after, reason, at)
       }
     )
 
@@ -269,6 +352,40 @@ export const make = (
 
     const service: Service = {
       balance: (did) => Effect.flatMap(CreditLedger.checkDid(did), (d) => attempt(() => readBalance(d))),
+      available: (did) =>
+        Effect.flatMap(Effect.all([CreditLedger.checkDid(did), clock.now()]), ([d, now]) =>
+          attempt(() => readAvailable(d, now))
+        ),
+      reserve: (did, amount, options) =>
+        Effect.flatMap(
+          Effect.all([
+            CreditLedger.checkDid(did),
+            CreditLedger.checkAmount(amount),
+            CreditLedger.checkTtl(options),
+            clock.now()
+          ]),
+          ([d, a, ttl, now]) => attempt(() => reserveTx.immediate(d, a, ttl, now))
+        ),
+      settle: (did, reservationId, actualCost, reason) =>
+        Effect.flatMap(
+          Effect.all([
+            CreditLedger.checkDid(did),
+            CreditLedger.checkReservationId(reservationId),
+            CreditLedger.checkCost(actualCost),
+            CreditLedger.checkReason(reason),
+            clock.now()
+          ]),
+          ([d, id, cost, r, now]) => attempt(() => settleTx.immediate(d, id, cost, r, now))
+        ),
+      release: (did, reservationId) =>
+        Effect.flatMap(
+          Effect.all([
+            CreditLedger.checkDid(did),
+            CreditLedger.checkReservationId(reservationId),
+            clock.now()
+          ]),
+          ([d, id, now]) => attempt(() => releaseTx.immediate(d, id, now))
+        ),
       topUp: (did, amount, reason) =>
         Effect.map(write(did, "top-up", amount, reason), (entry) => ({ balance: entry.balanceAfter, entry })),
       deduct: (did, amount, reason) =>

@@ -21,7 +21,12 @@ CreditLedgerConformance.run(
   "sqlite",
   () => {
     const filename = freshPath()
-    return Effect.map(open(filename), (ledger) => ({ ledger, reopen: () => open(filename) }))
+    return Effect.flatMap(Clock.makeTest(1_700_000_000_000), (clock) => {
+      // Both handles read the same test clock, so a reservation expires for both at once.
+      const at = (f: string) =>
+        SqliteCreditLedger.make({ filename: f }).pipe(Effect.provideService(Clock.Clock, clock))
+      return Effect.map(at(filename), (ledger) => ({ ledger, reopen: () => at(filename), clock }))
+    })
   },
   { numRuns: 40 }
 )
@@ -119,6 +124,51 @@ describe("SqliteCreditLedger", () => {
     db.exec("DROP TABLE entries")
     db.close()
     expect(failureReason(await openExit(filename))).toBe("corrupt")
+  })
+
+  it("migrates a version-1 file (before reservations): balances and history kept, reservations work", async () => {
+    const filename = freshPath()
+    // A ledger exactly as version 1 wrote it: its schema, its pragmas, one user's history.
+    const old = new Database(filename)
+    old.exec(`
+      CREATE TABLE accounts (did TEXT PRIMARY KEY, balance INTEGER NOT NULL CHECK (balance >= 0)) STRICT;
+      CREATE TABLE entries (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, did TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('top-up', 'deduct')),
+        requested INTEGER NOT NULL CHECK (requested > 0),
+        amount INTEGER NOT NULL CHECK (amount >= 0 AND amount <= requested),
+        balance_after INTEGER NOT NULL CHECK (balance_after >= 0),
+        reason TEXT, at INTEGER NOT NULL) STRICT;
+      CREATE INDEX entries_by_did ON entries (did, id);
+      INSERT INTO accounts VALUES ('${ALICE}', 7);
+      INSERT INTO entries (did, kind, requested, amount, balance_after, reason, at)
+        VALUES ('${ALICE}', 'top-up', 10, 10, 10, 'seed', 1), ('${ALICE}', 'deduct', 3, 3, 7, NULL, 2);
+    `)
+    old.pragma(`application_id = ${SqliteCreditLedger.APPLICATION_ID}`)
+    old.pragma("user_version = 1")
+    old.close()
+    expect(SqliteCreditLedger.SCHEMA_VERSION).toBe(2)
+    const [balance, history, settled, available] = await withLedger(filename, (ledger) =>
+      Effect.gen(function* () {
+        const balance = yield* ledger.balance(ALICE)
+        const history = yield* ledger.history(ALICE)
+        const r = yield* ledger.reserve(ALICE, 5, { ttlMs: 60_000 })
+        const settled = yield* ledger.settle(ALICE, r.id, 2)
+        return [balance, history, settled, yield* ledger.available(ALICE)] as const
+      })
+    )
+    expect(balance).toBe(7)
+    expect(history.map((e) => [e.kind, e.amount, e.balanceAfter, e.reason])).toEqual([
+      ["deduct", 3, 7, undefined],
+      ["top-up", 10, 10, "seed"]
+    ])
+    expect(settled).toMatchObject({ charged: 2, released: 3, balance: 5 })
+    expect(available).toBe(5)
+    const db = new Database(filename, { readonly: true })
+    expect(db.pragma("user_version", { simple: true })).toBe(2)
+    db.close()
+    // Opening it again (now version 2) changes nothing more.
+    expect(await withLedger(filename, (ledger) => ledger.balance(ALICE))).toBe(5)
   })
 
   it("reports a path it cannot open as unavailable", async () => {

@@ -13,13 +13,16 @@ if (POSTGRES_URL === undefined) {
   describe.skip(`Postgres CreditLedger: ${SKIP_REASON}`, () => it("skipped", () => {}))
 } else {
   afterAll(dropSchemas)
-  const open = (schema: string) =>
-    Effect.flatMap(database(schema), makeCreditLedger).pipe(Effect.provide(Clock.layer))
+  // Both handles read one test clock, so a reservation expires for both hosts at once.
+  const open = (schema: string, clock: Clock.TestClockService) =>
+    Effect.flatMap(database(schema), makeCreditLedger).pipe(Effect.provideService(Clock.Clock, clock))
   CreditLedgerConformance.run(
     "postgres",
     () => {
       const schema = freshSchema()
-      return Effect.map(open(schema), (ledger) => ({ ledger, reopen: () => open(schema) }))
+      return Effect.flatMap(Clock.makeTest(1_700_000_000_000), (clock) =>
+        Effect.map(open(schema, clock), (ledger) => ({ ledger, reopen: () => open(schema, clock), clock }))
+      )
     },
     { numRuns: 30 }
   )

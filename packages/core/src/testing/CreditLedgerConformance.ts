@@ -7,12 +7,16 @@
  *
  * It registers vitest `describe`/`it` blocks. A persistent implementation can also pass
  * `reopen`, a second handle on the same storage, to prove persistence and cross-handle safety.
+ * The reservation cases move time: a factory passes `clock`, the test clock its ledger reads
+ * (`Clock.makeTest`); without it, the cases that need expiry are skipped.
  */
 import { Effect, Exit, type Scope } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import type { TestClockService } from "../Clock.js"
 import type { CreditLedgerError, CreditLedgerService, LedgerEntry } from "../CreditLedger.js"
 import { MAX_HISTORY_LIMIT, MAX_REASON_LENGTH } from "../CreditLedger.js"
+import * as ReservationCases from "./CreditLedgerReservationCases.js"
 import { acquire, type Factory, failureOf } from "./Factory.js"
 
 /** What a factory may return: the ledger alone, or with a way to open the same storage again. */
@@ -20,11 +24,13 @@ export interface CreditLedgerHarness {
   readonly ledger: CreditLedgerService
   /** Another handle on the same storage (a second connection, a restarted process). */
   readonly reopen?: () => Effect.Effect<CreditLedgerService, unknown, Scope.Scope>
+  /** The test clock the ledger (and `reopen`'s) reads, so reservations can be made to expire. */
+  readonly clock?: TestClockService
 }
 
 /** Options of the suite. */
 export interface CreditLedgerConformanceOptions {
-  /** fast-check runs of the interleaving property (default 60). */
+  /** fast-check runs of the interleaving properties (default 60). */
   readonly numRuns?: number
 }
 
@@ -228,6 +234,8 @@ export const run = (
         ),
         { numRuns: options.numRuns ?? 60 }
       ))
+
+    ReservationCases.register((body) => withLedger(factory, body), options.numRuns ?? 60)
 
     it("reopening the storage keeps balances and history (persistent implementations)", async (ctx) => {
       const probe = await withLedger(factory, (h) => Effect.succeed(h.reopen !== undefined))

@@ -89,6 +89,19 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
         PRIMARY KEY (owner, run_id, id),
         FOREIGN KEY (owner, run_id) REFERENCES ${s}.runs (owner, run_id) ON DELETE CASCADE
       );`
+  },
+  {
+    // Issue 18, "Credits": a turn's hold on part of a balance, counted until it expires.
+    version: 4,
+    name: "credit reservations",
+    up: (s) => `
+      CREATE TABLE ${s}.credit_reservations (
+        id bigserial PRIMARY KEY,
+        owner text NOT NULL,
+        amount bigint NOT NULL CHECK (amount > 0),
+        expires_at bigint NOT NULL
+      );
+      CREATE INDEX credit_reservations_by_owner ON ${s}.credit_reservations (owner, expires_at);`
   }
 ]
 
