@@ -5,6 +5,8 @@
  * started on A is rejoined from B and streams to its `done`; `THROTTLE_LIMIT` holds across both.
  * Skipped, with the reason, when the engines are not running.
  */
+import { existsSync, readdirSync } from "node:fs"
+import { join } from "node:path"
 import { generateSigner, type Signer } from "@plugboard/adapters/ucan"
 import { definePlugin, defineTool, type EventSink, type Plugin } from "@plugboard/core"
 import { Schema } from "effect"
@@ -96,6 +98,11 @@ describe.skipIf(!ENGINES)(
       expect(continued.slice(0, historyA.length)).toEqual(historyA)
       expect(JSON.stringify(continued.at(-1))).toContain("Tokyo")
 
+      // Neither host kept any of it in a SQLite file of its own.
+      for (const host of [a, b]) {
+        const users = join(host.dir, "users")
+        expect(existsSync(users) ? readdirSync(users) : []).toEqual([])
+      }
       // Another user sees none of it on either host.
       const stranger = await headersFor(await generateSigner(), b.app.oracleDid)
       expect((await call(`${b.url}/sessions`, { headers: stranger })).body).toMatchObject({ total: 0 })
