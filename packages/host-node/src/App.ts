@@ -42,7 +42,7 @@ import {
   SessionStore,
   TurnLock
 } from "@plugboard/core"
-import { Cause, Data, Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effect"
+import { Cause, Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effect"
 import * as ServerConfig from "./Config.js"
 import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin.js"
 import { consoleLogger, makeConsoleLogger } from "./Logger.js"
@@ -162,9 +162,6 @@ export class OracleBootError extends Error {
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-/** A shared engine that could not be reached at boot: `line` names its variable (password hidden). */
-class EngineDown extends Data.TaggedError("EngineDown")<{ readonly line: string }> {}
-
 /** Boots an oracle; see the module doc. Rejects with `OracleBootError` for anything misconfigured. */
 export const createOracleApp = async (options: OracleAppOptions): Promise<OracleApp> => {
   const cwd = options.cwd ?? process.cwd()
@@ -259,23 +256,21 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
   // a host that passes its own clock (tests move it) has them judged on that one.
   const redisTime = options.clock === undefined
   // Fail the boot, not the first user's request: migrations applied (the adapter's `ready`) and
-  // Redis answering a PING.
+  // Redis answering a PING, both checked (at once) and each dead one reported, naming its variable.
+  const engineDown: Array<string> = []
+  const noted = (variable: string) => (failure: { readonly message: string }) =>
+    Effect.sync(() => void engineDown.push(`[boot-error] ${variable}: ${failure.message}`))
   const engineChecks = Layer.mergeAll(
     pg === undefined
       ? Layer.empty
       : Layer.effectDiscard(
-          Effect.flatMap(Postgres.PgDatabase, (db) =>
-            Effect.mapError(db.ready, (f) => new EngineDown({ line: `DATABASE_URL: ${f.message}` }))
-          )
+          Effect.flatMap(Postgres.PgDatabase, (db) => Effect.catchAll(db.ready, noted("DATABASE_URL")))
         ).pipe(Layer.provide(pg)),
     redis === undefined
       ? Layer.empty
       : Layer.effectDiscard(
           Effect.flatMap(Redis.RedisConnection, (r) =>
-            Effect.mapError(
-              r.run("ping", (client) => client.ping()),
-              (f) => new EngineDown({ line: `REDIS_URL: ${f.message}` })
-            )
+            Effect.catchAll(Effect.asVoid(r.run("ping", (client) => client.ping())), noted("REDIS_URL"))
           )
         ).pipe(Layer.provide(redis))
   )
@@ -379,17 +374,13 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       checkpointer: Checkpointer.typed<BaseCheckpointSaver>()
     })
   )
-  if (Exit.isFailure(portsExit)) {
+  if (Exit.isFailure(portsExit) || engineDown.length > 0) {
     await runtime.dispose().catch(() => {})
-    const failure = Cause.failureOption(portsExit.cause)
-    const engine = Option.filter(failure, (e): e is EngineDown => e instanceof EngineDown)
-    return fail(
-      Option.isSome(engine)
-        ? [`[boot-error] ${engine.value.line}`]
-        : [
-            `[boot-error] Storage could not be opened: ${describe(Option.getOrElse(failure, () => Cause.squash(portsExit.cause)))}`
-          ]
-    )
+    if (engineDown.length > 0) return fail(engineDown)
+    const cause = (portsExit as Exit.Failure<unknown, unknown>).cause
+    return fail([
+      `[boot-error] Storage could not be opened: ${describe(Option.getOrElse(Cause.failureOption(cause), () => Cause.squash(cause)))}`
+    ])
   }
   const { checkpointer: portCheckpointer, ...opened } = portsExit.value
 

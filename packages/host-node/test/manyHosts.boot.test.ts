@@ -108,6 +108,18 @@ describe("shared engines: boot", () => {
     expect(lines[0]).not.toContain("hunter2")
   }, 20_000)
 
+  it("both dead: one line each, in one boot", async () => {
+    const lines = await bootLines([weather], {
+      DATABASE_URL: "postgres://app:hunter2@127.0.0.1:1/oracle",
+      REDIS_URL: "redis://:hunter2@127.0.0.1:1"
+    })
+    expect(lines.map((l) => l.split(":")[0]).sort()).toEqual([
+      "[boot-error] DATABASE_URL",
+      "[boot-error] REDIS_URL"
+    ])
+    expect(lines.join("\n")).not.toContain("hunter2")
+  }, 20_000)
+
   it("the options of createOracleApp win over the environment", async () => {
     const dir = mkdtempSync(join(tmpdir(), "plugboard-engines-"))
     try {
