@@ -12,7 +12,17 @@ import { definePlugin, defineTool, type EventSink, type Plugin } from "@plugboar
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { readSse } from "../src/cli/Sse.js"
-import { call, collect, headersFor, newSession, type Running, start, stream, weather } from "./helpers.js"
+import {
+  call,
+  collect,
+  headersFor,
+  newSession,
+  type Running,
+  recordingLogger,
+  start,
+  stream,
+  weather
+} from "./helpers.js"
 import { ENGINES, SKIP_REASON, sharedEngines } from "./manyHostsHelpers.js"
 
 /** An always-visible job that takes `ms` and finishes: a run long enough to rejoin while it goes. */
@@ -152,6 +162,31 @@ describe.skipIf(!ENGINES)(
         const refused = await call(`${url}/sessions`, { headers })
         expect(refused.status).toBe(429)
         expect(refused.body).toMatchObject({ statusCode: 429 })
+      }
+    })
+
+    it("DATABASE_URL without REDIS_URL serves, and warns that it is for one host at a time", async () => {
+      const { records, logger } = recordingLogger()
+      const single = await start({
+        plugins: [weather],
+        identity: { signer: oracle },
+        logger,
+        env: { ...engines.env, REDIS_URL: undefined, REDIS_PREFIX: undefined }
+      })
+      try {
+        expect(records.filter((r) => r.level === "warn").map((r) => r.message)).toContainEqual(
+          expect.stringContaining("DATABASE_URL without REDIS_URL serves from one host")
+        )
+        const headers = await headersFor(await generateSigner(), single.app.oracleDid)
+        const session = await newSession(single.url, headers)
+        const turn = await collect(
+          (await stream(single.url, session, headers, "What's the weather in Oslo?")).events
+        )
+        expect(turn.at(-1)).toMatchObject({ _tag: "done", status: "finished" })
+        // The session is in the shared database: host A lists it.
+        expect((await call(`${a.url}/sessions`, { headers })).body).toMatchObject({ total: 1 })
+      } finally {
+        await single.stop()
       }
     })
   }
