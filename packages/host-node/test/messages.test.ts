@@ -286,7 +286,9 @@ describe("streamed turn", () => {
         if (done) break
         text += new TextDecoder().decode(value)
       }
-      expect(text).toMatch(/\nid: \d+\nevent: done\ndata: \{"status":"aborted","partialText":""\}\n\n$/)
+      expect(text).toMatch(
+        /\nid: \d+\nevent: done\ndata: \{"status":"aborted","partialText":"","reason":"user"\}\n\n$/
+      )
     } finally {
       await server.stop()
     }

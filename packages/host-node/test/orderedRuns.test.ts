@@ -17,11 +17,10 @@ describe("appendsInCallOrder", () => {
     let delay = 40
     const slow: RunStore.RunStoreService = {
       ...store,
-      append: (did, runId, frame) =>
-        Effect.zipRight(
-          Effect.sleep(`${(delay = Math.max(0, delay - 10))} millis`),
-          store.append(did, runId, frame)
-        )
+      append: (did, runId, frame) => {
+        delay = Math.max(0, delay - 10)
+        return Effect.zipRight(Effect.sleep(`${delay} millis`), store.append(did, runId, frame))
+      }
     }
     const runs = appendsInCallOrder(slow)
     const [a, b] = await Effect.runPromise(

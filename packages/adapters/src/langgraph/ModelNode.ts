@@ -31,6 +31,7 @@ import {
 import type { LangGraphRunnableConfig } from "@langchain/langgraph"
 import {
   type Catalog,
+  type EventSink,
   GraphState,
   LoadedPlugins,
   type ModelCall,
@@ -41,6 +42,7 @@ import {
 import { Either } from "effect"
 import { answeredCallIds, unansweredCalls } from "./CutOff.js"
 import type { Emitter } from "./Events.js"
+import { messageEvent, STREAM_TEXT, streamCall, textOf } from "./ModelStream.js"
 import { reasoningOf } from "./Reasoning.js"
 import { type AgentRuntime, offerFor } from "./Runtime.js"
 import { type AgentStateValue, setMessageId } from "./State.js"
@@ -164,14 +166,22 @@ export const makeModelNode = (
       updates
     )
     let message: BaseMessage
+    // A streamed turn gets the answer's text chunk by chunk, through the turn's own stream
+    // (`ModelStream.ts`); text held back until the call's reasoning event is written after it.
+    const writer = config?.writer
+    const write =
+      config?.configurable?.[STREAM_TEXT] === true && writer !== undefined
+        ? (event: EventSink.AgentEvent) => writer(event)
+        : undefined
+    let held: ReadonlyArray<string> = []
     // Outside the try: a turn out of bounds ends, no middleware recovers it.
     guardModelCall(rt)
     try {
       const bound = model.bindTools!(toDefinitions(offered))
       const input = [new SystemMessage(system), ...history]
-      message = await bound.invoke(input, {
-        ...(rt.request.signal === undefined ? {} : { signal: rt.request.signal })
-      })
+      const options = rt.request.signal === undefined ? {} : { signal: rt.request.signal }
+      if (write === undefined) message = await bound.invoke(input, options)
+      else ({ message, held } = await streamCall(bound, input, options, write))
       recordModelCall(rt, input, message, usageOf(message))
     } catch (error) {
       for (const { middleware } of middlewares) {
@@ -180,16 +190,21 @@ export const makeModelNode = (
         // Only an answer recovers: `{ recover: undefined }` (or any value without one) passes,
         // rather than ending the turn with an empty message.
         const recover = (outcome as { recover?: unknown } | null | undefined)?.recover
-        if (recover !== undefined && recover !== null)
+        if (recover !== undefined && recover !== null) {
+          const answer = toAnswer(recover)
+          const text = textOf(answer)
+          if (write !== undefined && text.length > 0) write(messageEvent(text))
           return {
             ...GraphState.combinePluginUpdates(updates),
-            messages: [asNewMessage(toAnswer(recover), state.messages)]
+            messages: [asNewMessage(answer, state.messages)]
           }
+        }
       }
       throw error
     }
     const reasoning = reasoningOf(message)
     if (reasoning !== undefined) emitter.reasoning(reasoning, config?.writer)
+    if (write !== undefined) for (const text of held) write(messageEvent(text))
     await runHooks(middlewares, "afterModel", { message, usage: usageOf(message) }, context, updates)
     return { ...GraphState.combinePluginUpdates(updates), messages: [asNewMessage(message, state.messages)] }
   }

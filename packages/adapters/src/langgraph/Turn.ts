@@ -2,14 +2,16 @@
  * Running one turn of a main agent: `runTurn` waits for the answer, `streamTurn` yields the
  * agent's events as they happen and then the answer (what the server writes as SSE).
  */
-import { type AIMessage, AIMessageChunk, type BaseMessage, HumanMessage } from "@langchain/core/messages"
+import { type AIMessage, HumanMessage } from "@langchain/core/messages"
 import type { EventSink, GraphState } from "@plugboard/core"
 import { repairCutOff } from "./CutOff.js"
 import type { MainAgent } from "./MainAgent.js"
 import { INTERRUPTED_CALL } from "./ModelNode.js"
-import { reasoningOf } from "./Reasoning.js"
+import { STREAM_TEXT, textOf } from "./ModelStream.js"
 import type { AgentStateValue } from "./State.js"
 import { type HeldThread, holdThread } from "./ThreadLock.js"
+
+export { textOf }
 
 /** One user message and the state fields the runtime owns for this turn. */
 export interface TurnInput {
@@ -45,15 +47,6 @@ export interface TurnResult {
   readonly events: ReadonlyArray<EventSink.AgentEvent>
   /** The state after the turn (as checkpointed). */
   readonly state: AgentStateValue
-}
-
-/** The text of a message's content (string, or the text parts of content blocks). */
-export const textOf = (message: BaseMessage): string => {
-  const c = message.content
-  if (typeof c === "string") return c
-  return c
-    .map((part) => (typeof part === "string" ? part : part.type === "text" ? String(part.text) : ""))
-    .join("")
 }
 
 const inputOf = (agent: MainAgent, input: TurnInput) => ({
@@ -135,19 +128,15 @@ export const runTurn = async (agent: MainAgent, input: TurnInput): Promise<TurnR
 /**
  * Runs one turn as a stream: each model call's `reasoning` (when its provider exposed any), each
  * `tool_call` event when it happens, and the assistant's text as `message` events (core's
- * `EventSink.Message`) — token chunks when the model streams, whole messages when it does not
- * (or when a middleware recovered an error) — all in one order, through LangGraph's stream. The
- * host's `eventSink` receives the `reasoning` and `tool_call` events as well, so a host writes
- * either the sink or this stream to its client, not both. The caller ends its response with
- * `done` (or `error` then `done`). Like `runTurn`, it waits for any running turn of the thread;
- * it holds the thread until consumed to its end or closed (`return()`, as `break` in
- * `for await` does). A failing turn throws from the iterator after the events that
- * preceded it. Returns the `TurnResult` as the generator's return value.
- *
- * A call's `reasoning` event is sent when the call returns (its whole reasoning), yet a streaming
- * model sends its text chunks earlier: so the text of a call whose chunks carried reasoning is
- * held back and follows its `reasoning` event. Such a call's answer arrives at once rather than
- * token by token; a call without reasoning streams as before.
+ * `EventSink.Message`) — token chunks when the model streams, the whole text when it does not
+ * (or when a middleware recovered an error) — all in one order: the model node writes them to
+ * the turn's custom stream (`ModelStream.ts`). The host's `eventSink` receives the `reasoning`
+ * and `tool_call` events as well, so a host writes either the sink or this stream to its client,
+ * not both. The caller ends its response with `done` (or `error` then `done`). Like `runTurn`, it
+ * waits for any running turn of the thread; it holds the thread until consumed to its end or
+ * closed (`return()`, as `break` in `for await` does), and a turn cut short keeps the text it
+ * streamed (`CutOff.ts`). A failing turn throws from the iterator after the events that preceded
+ * it. Returns the `TurnResult` as the generator's return value.
  */
 export async function* streamTurn(
   agent: MainAgent,
@@ -155,61 +144,28 @@ export async function* streamTurn(
 ): AsyncGenerator<EventSink.AgentEvent, TurnResult> {
   const events: Array<EventSink.AgentEvent> = []
   let state: AgentStateValue | undefined
-  // Text of the model's current answer already yielded as chunks: the whole message LangGraph
-  // may emit after them must not be yielded a second time.
-  let chunked = ""
-  // Text chunks of the current model call held until its reasoning event (see above).
-  let held: Array<string> = []
-  let reasoningPending = false
   // The answer as streamed so far: what a turn cut short keeps in the thread.
   let partialText = ""
-  const release = (): Array<EventSink.AgentEvent> => {
-    reasoningPending = false
-    const out = held.map(message)
-    held = []
-    return out
-  }
-  const message = (content: string): EventSink.AgentEvent => {
-    partialText += content
-    return { _tag: "message", content, timestamp: new Date().toISOString() }
-  }
   const thread = await beginTurn(agent)
   let completed = false
   try {
+    const config = runConfig(agent, input)
     const stream = await agent.graph.stream(inputOf(agent, input), {
-      ...runConfig(agent, input),
-      streamMode: ["messages", "custom", "values"]
+      ...config,
+      configurable: { ...config.configurable, [STREAM_TEXT]: true },
+      streamMode: ["custom", "values"]
     })
     for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
       if (mode === "custom") {
         const event = chunk as EventSink.AgentEvent
-        // A reasoning event closes the call whose chunks precede it; a tool call starts afresh.
-        if (event._tag !== "reasoning") chunked = ""
-        events.push(event)
+        // The answer's chunks are the stream's; the result's events are the agent's (as runTurn's).
+        if (event._tag === "message") partialText += event.content
+        else events.push(event)
         yield event
-        if (event._tag === "reasoning") yield* release()
-      } else if (mode === "messages") {
-        const [m, meta] = chunk as [BaseMessage, { langgraph_node?: string }]
-        if (meta?.langgraph_node !== "model") continue
-        const text = textOf(m)
-        if (AIMessageChunk.isInstance(m)) {
-          if (reasoningOf(m) !== undefined) reasoningPending = true
-          if (text.length === 0) continue
-          chunked += text
-          if (reasoningPending) held.push(text)
-          else yield message(text)
-        } else {
-          yield* release()
-          const already = chunked === text
-          chunked = ""
-          if (!already && text.length > 0) yield message(text)
-        }
       } else if (mode === "values") {
         state = chunk as AgentStateValue
       }
     }
-    // Held text whose reasoning event never came (the call's final message carried none).
-    yield* release()
     completed = true
   } catch (error) {
     // An aborted turn ends while handlers may still run: their calls end in the stream too,

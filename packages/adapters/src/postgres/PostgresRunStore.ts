@@ -366,7 +366,11 @@ export const makeRunStore = (
         Effect.gen(function* () {
           const now = yield* clock.now()
           const result = yield* sql(
-            query<{ owner: string; run_id: string; id: number }>(db, endSql("", 3), ["interrupted", now, "restart"])
+            query<{ owner: string; run_id: string; id: number }>(db, endSql("", 3), [
+              "interrupted",
+              now,
+              "restart"
+            ])
           )
           for (const row of result.rows) notifier.publish(row.owner, row.run_id, row.id)
           return result.rows.length

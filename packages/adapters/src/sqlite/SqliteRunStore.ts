@@ -464,7 +464,9 @@ export const makeRunStore = (
         Effect.gen(function* () {
           const now = yield* clock.now()
           const ended = yield* write(() =>
-            selectAllActive.all().map((row) => ({ row, done: endRow(row, { status: "interrupted", reason: "restart" }, now) }))
+            selectAllActive
+              .all()
+              .map((row) => ({ row, done: endRow(row, { status: "interrupted", reason: "restart" }, now) }))
           )
           for (const { row, done } of ended) notifier.publish(row.did, row.run_id, done.id)
           return ended.length

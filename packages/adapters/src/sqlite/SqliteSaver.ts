@@ -424,7 +424,9 @@ export class SqliteSaver extends BaseCheckpointSaver {
       let moved = 0
       for (const table of THREAD_TABLES) {
         db.db.exec(`CREATE TABLE IF NOT EXISTS quarantined_${table} AS SELECT * FROM ${table} WHERE 0`)
-        db.statement(`INSERT INTO quarantined_${table} SELECT * FROM ${table} WHERE thread_id = ?`).run(threadId)
+        db.statement(`INSERT INTO quarantined_${table} SELECT * FROM ${table} WHERE thread_id = ?`).run(
+          threadId
+        )
         const { changes } = db.statement(`DELETE FROM ${table} WHERE thread_id = ?`).run(threadId)
         if (table === "checkpoints") moved = changes
       }

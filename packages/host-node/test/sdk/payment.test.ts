@@ -1,14 +1,14 @@
 // @vitest-environment jsdom
 /**
  * Payment required, through the real SDK: a server with the credits plugin (its credit check on:
- * every private route answers 402 `{statusCode, message, error: "insufficient-credits", claims:
- * [], outstandingClaims: []}` on an empty balance) and users who run out of credits.
+ * a turn answers 402 `{statusCode, message, error: "insufficient-credits", claims: [],
+ * outstandingClaims: []}` on an empty balance; reading one's own sessions and history never
+ * needs credits) and users who run out of credits.
  *
- * `useChat` wires `onPaymentRequiredError` (given to the hook, dist/index.d.ts:271) to two
- * answers: a turn's POST whose error body has `claims` (dist/index.js:1874-1878: the callback,
- * status back to `ready`, `sendMessage` resolves) and a history load whose error body has
- * `outstandingClaims` (dist/index.js:2415-2419). The ledger keeps a balance, not claims: both
- * lists are empty, and `[]` is what the callback gets.
+ * `useChat` wires `onPaymentRequiredError` (given to the hook, dist/index.d.ts:271) to a turn's
+ * POST whose error body has `claims` (dist/index.js:1874-1878: the callback, status back to
+ * `ready`, `sendMessage` resolves). The ledger keeps a balance, not claims: the list is empty,
+ * and `[]` is what the callback gets.
  *
  * A user starts with one credit: a turn may start on any positive balance and its three model
  * calls cost more than that, so the balance ends at 0 (a charge never goes below zero).
@@ -81,7 +81,7 @@ const spentUser = async (): Promise<{ user: SdkUser; sessionId: string }> => {
 }
 
 describe("useChat and a 402", () => {
-  it("sendMessage at an empty balance: onPaymentRequiredError gets the claims, the chat stays ready, nothing rejects; after a top-up the next message is answered", async () => {
+  it("sendMessage at an empty balance: onPaymentRequiredError gets the claims, the chat stays ready, nothing rejects; the history still loads; after a top-up the next message is answered", async () => {
     const user = await server.newUser()
     expect(await server.topUp(user.did, 1)).toBe(1)
     const sessionId = await createSession(server, user)
@@ -94,17 +94,12 @@ describe("useChat and a 402", () => {
     try {
       await until(() => expect(result.current.isLoading).toBe(false))
 
-      // The first turn spends the last credit.
+      // The first turn spends the last credit; the history reload after it is answered as usual.
       await result.current.sendMessage(BERLIN)
       expect(result.current.run.ended).toBe("done")
       expect(await server.balance(user.did)).toBe(0)
-      // The history reload that follows the turn is refused already: the hook hands its
-      // outstandingClaims to the callback.
-      await until(() => expect(chat.payments).toEqual([[]]))
-      expect(paymentAnswers(sessionId)).toEqual([
-        expect.objectContaining({ method: "GET", body: PAYMENT_REQUIRED })
-      ])
-      expect(answeredBefore).toEqual([1])
+      await until(() => expect(textOf(result.current.messages.at(-1)!)).toMatch(answerFor("Berlin")))
+      expect(chat.payments).toEqual([])
 
       // The next message: a 402 with claims. The callback gets them, sendMessage resolves, the
       // status goes back to ready without passing through error.
@@ -113,20 +108,13 @@ describe("useChat and a 402", () => {
       expect(result.current.status).toBe("ready")
       expect(result.current.sendMessageError).toBeFalsy()
       expect(chat.statuses.slice(statusesBefore)).not.toContain("error")
-      // The POST's callback, then the history reload after it (refused again, callback again).
-      await until(() => expect(chat.payments).toEqual([[], [], []]))
+      await until(() => expect(chat.payments).toEqual([[]]))
       expect(paymentAnswers(sessionId).map((e) => [e.method, e.status, e.body])).toEqual([
-        ["GET", 402, PAYMENT_REQUIRED],
-        ["POST", 402, PAYMENT_REQUIRED],
-        ["GET", 402, PAYMENT_REQUIRED]
+        ["POST", 402, PAYMENT_REQUIRED]
       ])
-      expect(answeredBefore).toEqual([1, 2, 3])
+      expect(answeredBefore).toEqual([1])
       // No run was started for the refused message.
       expect(net.exchanges.some((e) => e.path.startsWith("/runs/"))).toBe(false)
-      // The refused question stays shown (the hook added it before the POST, and the reload after
-      // the 402 was refused); `error` is that reload's 402, the send itself left no error.
-      expect(result.current.messages.filter((m) => m.type === "human").map(textOf)).toEqual([BERLIN, PARIS])
-      expect(result.current.error).toMatchObject({ status: 402, outstandingClaims: [] })
 
       // A top-up (the host's credit API): the next message is answered as usual.
       expect(await server.topUp(user.did, 100)).toBe(100)
@@ -140,43 +128,29 @@ describe("useChat and a 402", () => {
         expect(textOf(settled.at(-1)!)).toMatch(answerFor("Rome"))
         expect(result.current.error).toBeNull()
       })
-      expect(chat.payments).toHaveLength(3)
+      expect(chat.payments).toHaveLength(1)
       expect(chat.statuses).not.toContain("error")
     } finally {
       chat.unmount()
     }
   })
 
-  it("a page opened at an empty balance: the history load answers 402, the hook hands its outstandingClaims to the callback; after a top-up refetchMessages shows the transcript", async () => {
+  it("a page opened at an empty balance shows the transcript (reading needs no credits); a message is refused with the callback", async () => {
     const { user, sessionId } = await spentUser()
     net.exchanges.length = 0
     const chat = renderChat(server, user, sessionId)
     const { result } = chat
     try {
-      await until(() => expect(chat.payments).toEqual([[]]))
-      expect(paymentAnswers(sessionId)).toEqual([
-        expect.objectContaining({
-          method: "GET",
-          path: `/sessions/${sessionId}/messages?limit=20`,
-          body: PAYMENT_REQUIRED
-        })
-      ])
-      // The hook shows the refusal as its error (a RequestError with the body's fields), and no
-      // messages; a 402 is not a missing route, so no legacy history is asked.
-      expect(result.current.error).toMatchObject({ status: 402, outstandingClaims: [] })
-      expect(result.current.messages).toEqual([])
-      expect(net.exchanges.some((e) => e.path === `/messages/${sessionId}`)).toBe(false)
-      expect(chat.statuses).not.toContain("error")
-
-      expect(await server.topUp(user.did, 100)).toBe(100)
-      await result.current.refetchMessages()
       await until(() => {
         const messages = result.current.messages
         expect(messages.filter((m) => m.type === "human").map(textOf)).toEqual([BERLIN])
         expect(textOf(messages.at(-1)!)).toMatch(answerFor("Berlin"))
-        expect(result.current.error).toBeNull()
       })
-      expect(chat.payments).toEqual([[]])
+      expect(result.current.error).toBeNull()
+      expect(chat.payments).toEqual([])
+      await expect(result.current.sendMessage(PARIS)).resolves.toBeUndefined()
+      await until(() => expect(chat.payments).toEqual([[]]))
+      expect(paymentAnswers(sessionId).map((e) => [e.method, e.status])).toEqual([["POST", 402]])
     } finally {
       chat.unmount()
     }
