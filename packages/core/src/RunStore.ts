@@ -199,6 +199,21 @@ export const validateAfter = (after: unknown): Effect.Effect<number, RunStoreErr
     ? Effect.succeed(after)
     : Effect.fail(invalid("after must be a non-negative integer"))
 
+/** A new run's fields, checked, with its id (the caller's, or minted from `nowMs`). */
+export const validateNewRun = (
+  input: NewRun,
+  nowMs: number
+): Effect.Effect<
+  { readonly did: string; readonly sessionId: string; readonly requestId: string; readonly runId: string },
+  RunStoreError
+> =>
+  Effect.all({
+    did: validateDid(input?.did),
+    sessionId: validateId("sessionId", input?.sessionId),
+    requestId: validateId("requestId", input?.requestId),
+    runId: input?.runId === undefined ? Effect.succeed(mintRunId(nowMs)) : validateId("runId", input.runId)
+  })
+
 /** How a run ended: its status, and why when it was cut short. */
 export interface EndOutcome {
   readonly status: EndStatus
@@ -471,11 +486,8 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
   const service: RunStoreService = {
     create: (input) =>
       Effect.gen(function* () {
-        const did = yield* validateDid(input?.did)
-        const sessionId = yield* validateId("sessionId", input?.sessionId)
-        const requestId = yield* validateId("requestId", input?.requestId)
         const now = yield* clock.now()
-        const runId = input.runId === undefined ? mintRunId(now) : yield* validateId("runId", input.runId)
+        const { did, sessionId, requestId, runId } = yield* validateNewRun(input, now)
         return yield* Effect.suspend(() => {
           let runs = users.get(did)
           if (runs === undefined) {

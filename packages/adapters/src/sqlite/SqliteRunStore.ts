@@ -379,14 +379,8 @@ export const makeRunStore = (
     const service: RunStore.RunStoreService = {
       create: (input) =>
         Effect.gen(function* () {
-          const did = yield* RunStore.validateDid(input?.did)
-          const sessionId = yield* RunStore.validateId("sessionId", input?.sessionId)
-          const requestId = yield* RunStore.validateId("requestId", input?.requestId)
           const now = yield* clock.now()
-          const runId =
-            input.runId === undefined
-              ? RunStore.mintRunId(now)
-              : yield* RunStore.validateId("runId", input.runId)
+          const { did, sessionId, requestId, runId } = yield* RunStore.validateNewRun(input, now)
           return yield* write(() => {
             if (insertRun.run(did, runId, sessionId, requestId, now, now).changes === 0) {
               throw new RunStore.RunStoreError({
