@@ -271,20 +271,21 @@ describe.each(savers)("failure modes with %s", (_name, makeSaver) => {
   })
 })
 
+/** A SQLite saver holding thread `sessionId` after one answered turn. */
+const threadWithOneTurn = async (sessionId: string) => {
+  const fixture = savers[0]![1]()
+  const plugins = testPlugins(makeCounters())
+  await runTurn(
+    await agentFor({ plugins, model: ScriptedChatModel.script(["first"]), saver: fixture.saver, sessionId }),
+    { message: "one" }
+  )
+  return { fixture, plugins }
+}
+
 describe("the thread is read once (TurnSaver.prefetch)", () => {
   it("a read the host made before the turn is the turn's load: the saver is not read again", async () => {
-    const fixture = savers[0]![1]()
+    const { fixture, plugins } = await threadWithOneTurn("p")
     try {
-      const plugins = testPlugins(makeCounters())
-      await runTurn(
-        await agentFor({
-          plugins,
-          model: ScriptedChatModel.script(["first"]),
-          saver: fixture.saver,
-          sessionId: "p"
-        }),
-        { message: "one" }
-      )
       let reads = 0
       const counting = new Proxy(fixture.saver, {
         get(target, prop, receiver) {
@@ -314,18 +315,8 @@ describe("the thread is read once (TurnSaver.prefetch)", () => {
   })
 
   it("a prefetched read that failed is the turn's failed load: logged, empty state, history kept", async () => {
-    const fixture = savers[0]![1]()
+    const { fixture, plugins } = await threadWithOneTurn("q")
     try {
-      const plugins = testPlugins(makeCounters())
-      await runTurn(
-        await agentFor({
-          plugins,
-          model: ScriptedChatModel.script(["first"]),
-          saver: fixture.saver,
-          sessionId: "q"
-        }),
-        { message: "one" }
-      )
       const before = await fixture.saver.getTuple({ configurable: { thread_id: "q" } })
       const { logger, lines } = recordingLogger()
       const saver = new TurnSaver(fixture.saver, logger)
