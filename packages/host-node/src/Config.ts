@@ -49,6 +49,8 @@ export interface ServerConfig {
   readonly throttleLimit: number
   readonly throttleTtlMs: number
   readonly disableCredits: boolean
+  /** Credits a turn reserves before it runs (`CREDIT_RESERVE_ESTIMATE`); 402 when they are not available. */
+  readonly creditReserveEstimate: number
   /** Least severe log record written (`LOG_LEVEL`). */
   readonly logLevel: "debug" | "info" | "warn" | "error"
   /** `text` (one readable line per record) or `json` (one JSON object per line). */
@@ -197,6 +199,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "DISABLE_CREDITS",
     default: "false",
     meaning: "true: never answer 402 (credits are only checked when the `credits` plugin is loaded)"
+  },
+  {
+    name: "CREDIT_RESERVE_ESTIMATE",
+    default: "1",
+    meaning:
+      "Credits a turn reserves before it runs (402 when the balance not already reserved is below it); the turn's actual cost is settled at its end and the rest released"
   },
   {
     name: "LOG_LEVEL",
@@ -646,6 +654,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       throttleLimit: integer("THROTTLE_LIMIT", 10, 1),
       throttleTtlMs: integer("THROTTLE_TTL_MS", 60_000, 1),
       disableCredits: boolean("DISABLE_CREDITS", false),
+      creditReserveEstimate: integer("CREDIT_RESERVE_ESTIMATE", 1, 1),
       logLevel: choice("LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info"),
       logFormat: choice("LOG_FORMAT", ["text", "json"] as const, "text"),
       heartbeatMs: integer("SSE_HEARTBEAT_MS", 15_000, 10),

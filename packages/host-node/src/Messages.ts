@@ -32,6 +32,7 @@ import {
   type SessionStore
 } from "@plugboard/core"
 import { Effect, Either, Fiber, Option, Schema, Stream } from "effect"
+import * as TurnCredits from "./credits/TurnCredits.js"
 import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
 import { jsonSchemaCheck } from "./JsonSchemaCheck.js"
 import { RequestUser, sessionIdParam } from "./Routes.js"
@@ -237,7 +238,7 @@ const OPENED = ": ok\n\n"
 /** `POST /messages/:sessionId` and `POST /messages/abort`. */
 export const messageRoutes = (s: MessageServices) => {
   const send = Effect.gen(function* () {
-    const { did, timings, streamEnded } = yield* RequestUser
+    const { did, timings, streamEnded, credits } = yield* RequestUser
     const sessionId = yield* sessionIdParam
     const body = yield* decodeBody(SendMessage, yield* readJson(s.maxBodyBytes))
     // With client tools, the request's own tools are built first (the turn reuses them), so a name
@@ -309,7 +310,10 @@ export const messageRoutes = (s: MessageServices) => {
     })
     const start = (emit?: (event: EventSink.AgentEvent) => void) => {
       const running = s.registry.start(did, sessionId, async (signal) => {
-        const outcome = await runOne(s.turns, turnRequest(signal), emit)
+        // The turn's credits (credits/TurnCredits.ts): its plugins charge the hold, settled before `done`.
+        const turns = { ...s.turns, shared: TurnCredits.sharedWith(s.turns.shared, credits) }
+        const outcome = await runOne(turns, turnRequest(signal), emit)
+        await credits?.settle(`turn in session ${sessionId}`)
         Object.assign(timings, outcome.timings)
         return outcome
       })

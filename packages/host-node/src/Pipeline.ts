@@ -76,34 +76,51 @@ export const authenticate = (
     )
   )
 
-/** Stage 2: refuses a user whose balance is empty (402). A ledger that cannot answer is a 503, never a free pass. */
+const ledgerFailure = (error: CreditLedger.CreditLedgerError) =>
+  new HttpFailure({
+    status: error.reason === "invalid-did" ? 401 : 503,
+    message: `Credits could not be checked: ${error.message}`,
+    error: `credits-${error.reason}`
+  })
+
+const paymentRequired = () =>
+  new HttpFailure({
+    status: 402,
+    message: "Your credit balance is empty. Top up to continue.",
+    error: "insufficient-credits",
+    // What QiForge clients read to tell "pay first" from any other failure: `claims` on a
+    // message, `outstandingClaims` on history. The credit ledger keeps a balance, not
+    // payment claims: the lists are empty, and their presence is the signal.
+    extra: { claims: [], outstandingClaims: [] }
+  })
+
+/** Stage 2, as a check only: refuses a user whose balance is empty (402). A ledger that cannot answer is a 503, never a free pass. */
 export const checkCredits = (
   ledger: CreditLedger.CreditLedgerService,
   did: string
 ): Effect.Effect<number, HttpFailure> =>
-  ledger.balance(did).pipe(
-    Effect.mapError(
-      (error) =>
-        new HttpFailure({
-          status: error.reason === "invalid-did" ? 401 : 503,
-          message: `Credits could not be checked: ${error.message}`,
-          error: `credits-${error.reason}`
-        })
-    ),
-    Effect.filterOrFail(
-      CreditLedger.mayStartTurn,
-      () =>
-        new HttpFailure({
-          status: 402,
-          message: "Your credit balance is empty. Top up to continue.",
-          error: "insufficient-credits",
-          // What QiForge clients read to tell "pay first" from any other failure: `claims` on a
-          // message, `outstandingClaims` on history. The credit ledger keeps a balance, not
-          // payment claims: the lists are empty, and their presence is the signal.
-          extra: { claims: [], outstandingClaims: [] }
-        })
+  ledger
+    .balance(did)
+    .pipe(Effect.mapError(ledgerFailure), Effect.filterOrFail(CreditLedger.mayStartTurn, paymentRequired))
+
+/**
+ * Stage 2 of a turn: reserves `estimate` credits for `ttlMs` (issue 18: concurrent turns can
+ * never take the balance below zero), or 402 with the same body as an empty balance when they
+ * are not available. A ledger that cannot answer is a 503, never a free pass.
+ */
+export const reserveCredits = (
+  ledger: CreditLedger.CreditLedgerService,
+  did: string,
+  estimate: number,
+  ttlMs: number
+): Effect.Effect<CreditLedger.Reservation, HttpFailure> =>
+  ledger
+    .reserve(did, estimate, { ttlMs })
+    .pipe(
+      Effect.mapError((error) =>
+        error.reason === "insufficient-credits" ? paymentRequired() : ledgerFailure(error)
+      )
     )
-  )
 
 /** Stage 3: one slot of the user's rate limit, or 429 with `Retry-After` (whole seconds, at least 1). */
 export const rateLimit = (

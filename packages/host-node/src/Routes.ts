@@ -10,6 +10,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { textOf } from "@plugboard/adapters/langgraph"
 import { HistoryPage, SessionStore } from "@plugboard/core"
 import { Context, Effect, Either, Schema } from "effect"
+import type { TurnCredits } from "./credits/TurnCredits.js"
 import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
 import type { TurnRegistry } from "./Messages.js"
 import type { StageTimings } from "./Pipeline.js"
@@ -23,6 +24,8 @@ export class RequestUser extends Context.Tag("@plugboard/host-node/RequestUser")
     readonly timings: StageTimings
     /** Reports the timings of a streamed request once its turn is over (its response left long before). */
     readonly streamEnded: () => void
+    /** The credits reserved for this request's turn (a turn route, credits on); its turn settles them. */
+    readonly credits?: TurnCredits | undefined
   }
 >() {}
 

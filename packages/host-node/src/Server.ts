@@ -27,16 +27,17 @@ import type {
   RuntimeLogger,
   TurnLock
 } from "@plugboard/core"
-import { SessionStore, TurnBounds } from "@plugboard/core"
+import { CreditLedger as Ledger, SessionStore, TurnBounds } from "@plugboard/core"
 import { Cause, Context, Effect, type ManagedRuntime, Option } from "effect"
 import type { ServerConfig } from "./Config.js"
+import * as TurnCredits from "./credits/TurnCredits.js"
 import { errorBody, failureResponse, HttpFailure, json } from "./Http.js"
 import { messageRoutes, TurnRegistry } from "./Messages.js"
 import {
   authenticate,
-  checkCredits,
   credentialsOf,
   rateLimit,
+  reserveCredits,
   type StageTimings,
   serverTiming,
   timed
@@ -107,7 +108,9 @@ export interface ServerHandle {
   readonly close: (deadlineMs?: number) => Promise<void>
 }
 
-const modelInfo = (model: BaseChatModel) => {
+const modelInfo = (outer: BaseChatModel) => {
+  // A decorated model (the call bounds of `withCallBounds`) names the model it wraps.
+  const model = (outer as unknown as { inner?: BaseChatModel }).inner ?? outer
   const m = model as unknown as { model?: unknown; modelName?: unknown }
   const id =
     typeof m.model === "string" ? m.model : typeof m.modelName === "string" ? m.modelName : model._llmType()
@@ -202,6 +205,10 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     logger
   })
 
+  // A turn's hold outlives the longest turn (TURN_TIMEOUT_MS) plus a minute for the wait on the
+  // session's lock and the save; a turn that outlives it is charged as usage instead.
+  const reservationTtlMs = Math.min(config.turnTimeoutMs + 60_000, Ledger.MAX_RESERVATION_TTL_MS)
+
   /**
    * A private route: the pipeline (auth → credits → limit, then the user's state made available
    * on this host), then the handler with the user. Reached only through the router, so an
@@ -213,22 +220,42 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       const { timings, report, seen } = yield* RequestProbe
       const user = yield* timed(timings, "auth", authenticate(ports.auth, credentialsOf(request.headers)))
       seen.did = user.did
-      if (spends && parts.creditsEnabled)
-        yield* timed(timings, "credits", checkCredits(ports.ledger, user.did))
-      yield* timed(timings, "limit", rateLimit(ports.limiter, user.did))
-      const prepareUser = parts.prepareUser
-      if (prepareUser !== undefined) {
-        yield* timed(
+      // A turn reserves its estimate before anything else is spent on it (issue 18, "Credits");
+      // its turn settles the hold, and a request that ends before its turn starts releases it.
+      const credits =
+        spends && parts.creditsEnabled
+          ? TurnCredits.make(
+              ports.ledger,
+              yield* timed(
+                timings,
+                "credits",
+                reserveCredits(ports.ledger, user.did, config.creditReserveEstimate, reservationTtlMs)
+              ),
+              logger
+            )
+          : undefined
+      const rest = Effect.gen(function* () {
+        yield* timed(timings, "limit", rateLimit(ports.limiter, user.did))
+        const prepareUser = parts.prepareUser
+        if (prepareUser !== undefined) {
+          yield* timed(
+            timings,
+            "load",
+            Effect.promise(() => prepareUser(user.did))
+          )
+        }
+        return yield* Effect.provideService(handler, RequestUser, {
+          did: user.did,
           timings,
-          "load",
-          Effect.promise(() => prepareUser(user.did))
-        )
-      }
-      return yield* Effect.provideService(handler, RequestUser, {
-        did: user.did,
-        timings,
-        streamEnded: report
+          streamEnded: report,
+          credits
+        })
       })
+      return yield* credits === undefined
+        ? rest
+        : Effect.onExit(rest, () =>
+            credits.attached() ? Effect.void : Effect.promise(() => credits.settle("turn not started"))
+          )
     })
 
   type Public = Extract<BuiltinRoute, "root" | "health" | "models">

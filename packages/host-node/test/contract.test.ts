@@ -21,7 +21,7 @@ describe("credits: a turn costs exactly core's price of each model call's usage"
     ["the default credits plugin", creditsPlugin, CreditPricing.DEFAULT_TOKENS_PER_CREDIT],
     ["100 tokens per credit", makeCreditsPlugin({ tokensPerCredit: 100 }), 100]
   ] as const)(
-    "%s: one deduct per model call, each costOf(usage), the balance down by their sum",
+    "%s: each model call priced by costOf(usage), the turn settled for their sum, the balance down by it",
     async (_label, plugin, price) => {
       const ledger = await Effect.runPromise(Effect.provide(CreditLedger.makeMemory, Clock.layer))
       // One token per character: every call costs several credits, so a flat per-call charge (or
@@ -60,9 +60,12 @@ describe("credits: a turn costs exactly core's price of each model call's usage"
         expect(await server.app.credits.balance(u.did)).toBe(1_000 - total)
 
         const history = await Effect.runPromise(ledger.history(u.did))
+        // Each call is priced alone (costOf per call), and the turn settles their sum against its
+        // reservation at its end (issue 18): one deduct for the turn.
         const deducts = history.filter((e) => e.kind === "deduct").reverse()
-        expect(deducts.map((e) => e.amount)).toEqual(costs)
+        expect(deducts.map((e) => e.amount)).toEqual([total])
         for (const e of deducts) expect(e.reason).toContain(session)
+        expect(await Effect.runPromise(ledger.available(u.did))).toBe(1_000 - total)
       } finally {
         await server.stop()
       }

@@ -4,6 +4,9 @@
  * model never sees it; it acts only through middleware. Its presence in the catalog is what turns
  * on the server's credit check (402 on an empty balance).
  *
+ * Within a turn that reserved credits (the server's turn routes, issue 18), a call's cost goes to
+ * the turn's hold (`TurnCredits`), settled when the turn ends; elsewhere it is deducted at once.
+ *
  * The ledger is the one the host runs with: either given to `makeCreditsPlugin`, or (for a plugin
  * exported from a module the CLI loads, which cannot know the host's ledger) read from the shared
  * state the host registers under `CREDITS_LEDGER_KEY`.
@@ -16,6 +19,7 @@ import {
   type RuntimeContext
 } from "@plugboard/core"
 import { Effect } from "effect"
+import { isTurnCredits, TURN_CREDITS_KEY } from "./TurnCredits.js"
 
 /** The plugin's name; the server's credit stage is on when a plugin of this name is loaded. */
 export const CREDITS_PLUGIN_NAME = "credits"
@@ -54,6 +58,14 @@ export const makeCreditsPlugin = (options: CreditsPluginOptions = {}) => {
     }
     const amount = CreditPricing.costOf(result.usage, tokensPerCredit)
     if (amount === 0) return
+    // A turn that reserved credits is charged against its hold, settled at its end (TurnCredits).
+    const turn = context.shared[TURN_CREDITS_KEY]
+    if (
+      isTurnCredits(turn) &&
+      (options.ledger === undefined || options.ledger === turn.ledger) &&
+      turn.charge(amount)
+    )
+      return
     const ledger = options.ledger ?? context.shared[CREDITS_LEDGER_KEY]
     if (!isLedger(ledger)) {
       context.logger.error("credits: no ledger registered; the model call was not charged", { amount })
