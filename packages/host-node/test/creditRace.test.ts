@@ -204,4 +204,27 @@ describe("the credit race (issue 18): each turn reserves before it runs", () => 
       await server.stop()
     }
   }, 60_000)
+
+  it("a failed turn (a bound hit after one model call) is settled for what that call cost, the rest released", async () => {
+    const server = await boot([], { TURN_MAX_MODEL_CALLS: "1" })
+    try {
+      const u = await user(server.app.oracleDid)
+      await server.app.credits.topUp(u.did, 100)
+      const events = await collect(
+        (await stream(server.url, "failing", u.headers, "What's the weather in Berlin?")).events
+      )
+      expect(events.at(-1)).toMatchObject({ _tag: "done", status: "failed", reason: "max-model-calls" })
+      const [history, balance, available] = await ledgerOf(server, (ledger) =>
+        Effect.all([ledger.history(u.did), ledger.balance(u.did), ledger.available(u.did)])
+      )
+      const deducts = history.filter((e) => e.kind === "deduct")
+      expect(deducts).toHaveLength(1)
+      expect(deducts[0]!.amount).toBeGreaterThanOrEqual(1)
+      expect(deducts[0]!.reason).toContain("failing")
+      expect(balance).toBe(100 - deducts[0]!.amount)
+      expect(available).toBe(balance)
+    } finally {
+      await server.stop()
+    }
+  }, 60_000)
 })
