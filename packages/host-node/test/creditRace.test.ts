@@ -207,6 +207,27 @@ describe("the credit race (issue 18): each turn reserves before it runs", () => 
     }
   }, 60_000)
 
+  it("a JSON (unstreamed) turn is settled before its answer: balance and available agree at once", async () => {
+    const server = await boot([])
+    try {
+      const u = await user(server.app.oracleDid)
+      await server.app.credits.topUp(u.did, 100)
+      const answer = await call(`${server.url}/messages/json`, {
+        method: "POST",
+        headers: u.headers,
+        body: { message: "Hello there" }
+      })
+      expect(answer.status).toBe(200)
+      const [balance, available] = await ledgerOf(server, (ledger) =>
+        Effect.all([ledger.balance(u.did), ledger.available(u.did)])
+      )
+      expect(balance).toBeLessThan(100)
+      expect(available).toBe(balance)
+    } finally {
+      await server.stop()
+    }
+  }, 60_000)
+
   it("a failed turn (a bound hit after one model call) is settled for what that call cost, the rest released", async () => {
     const server = await boot([], { TURN_MAX_MODEL_CALLS: "1" })
     try {
