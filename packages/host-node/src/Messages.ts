@@ -39,6 +39,7 @@ import { RequestUser, sessionIdParam } from "./Routes.js"
 import { frameSse, makeRunLog } from "./RunLog.js"
 import { openSession, ThreadClaims } from "./SessionAccess.js"
 import type { LiveHub } from "./socket/LiveHub.js"
+import type { TurnEnds } from "./TurnEnds.js"
 import { prepareScope, runOne, type TurnDeps, type TurnOutcome, type TurnRequest } from "./Turns.js"
 
 /** A turn of the registry: running, or waiting for the session's turn lock. */
@@ -158,6 +159,8 @@ export interface MessageServices {
   /** Whether users' threads can share a saver (see `SessionAccessServices.threadsShared`). */
   readonly threadsShared?: boolean | undefined
   readonly logger: RuntimeLogger
+  /** Counts how turns ended (`/health`); none when absent. */
+  readonly turnEnds?: TurnEnds | undefined
 }
 
 /** Longest accepted user message, in characters. */
@@ -328,6 +331,7 @@ export const messageRoutes = (s: MessageServices) => {
         Effect.onInterrupt(() => Effect.sync(() => running.controller.abort()))
       )
       yield* touch
+      s.turnEnds?.record(endOf(outcome, running.controller.signal.reason))
       if (outcome.status === "aborted") {
         return yield* Effect.fail(
           new HttpFailure({ status: 409, message: "The turn was aborted.", error: "aborted" })
@@ -387,7 +391,9 @@ export const messageRoutes = (s: MessageServices) => {
         })
       }
       // The run's `done` says how it ended, with the answer as far as it went when cut short.
-      await log.end(endOf(outcome, running.controller.signal.reason))
+      const end = endOf(outcome, running.controller.signal.reason)
+      s.turnEnds?.record(end)
+      await log.end(end)
       clearInterval(heartbeat)
       out.end()
       void Effect.runPromise(touch)

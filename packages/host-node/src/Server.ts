@@ -45,6 +45,7 @@ import {
 import { BUILTIN_ROUTES, type BuiltinRoute, type OwnedRoute, pluginHandler } from "./PluginRoutes.js"
 import { RequestUser, routerOf, sessionRoutes } from "./Routes.js"
 import type { LiveHub } from "./socket/LiveHub.js"
+import { TurnEnds } from "./TurnEnds.js"
 
 /** Everything `startServer` composes (built by `createOracleApp`). */
 export interface ServerParts {
@@ -122,6 +123,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
   const { config, logger, ports } = parts
   const started = Date.now()
   const registry = new TurnRegistry()
+  const turnEnds = new TurnEnds()
   let draining = false
 
   const emitTimings = (timings: StageTimings, method: string, path: string) => {
@@ -171,6 +173,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     maxBodyBytes: config.maxBodyBytes,
     heartbeatMs: config.heartbeatMs,
     live: parts.live,
+    turnEnds,
     threadsShared: parts.threadsShared,
     logger
   })
@@ -185,6 +188,8 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       plugins: parts.catalog.entries.length,
       credits: parts.creditsEnabled,
       uptimeSeconds: Math.round((Date.now() - started) / 1000),
+      // How turns ended since boot, cut ones by reason (a bound that fires shows here).
+      turns: turnEnds.snapshot(),
       timestamp: new Date().toISOString()
     })
   )

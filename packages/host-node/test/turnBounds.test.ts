@@ -29,6 +29,9 @@ describe("turn bounds on the server", () => {
       const history = await call(`${server.url}/messages/bounded`, { headers: u.headers })
       expect(history.status).toBe(200)
       expect(history.body.messages[0]).toMatchObject({ content: "weather, again and again" })
+      // The hit is counted: /health shows how turns ended, cut ones by reason.
+      const health = await call(`${server.url}/health`)
+      expect(health.body.turns).toEqual({ finished: 0, failed: { "max-tool-calls": 1 } })
     } finally {
       await server.stop()
     }
