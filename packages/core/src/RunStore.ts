@@ -214,6 +214,22 @@ export const validateNewRun = (
     runId: input?.runId === undefined ? Effect.succeed(mintRunId(nowMs)) : validateId("runId", input.runId)
   })
 
+/**
+ * A stored frame's payload, decoded. A payload that cannot be decoded (a damaged store) is not an
+ * error that would end a rejoin: the frame keeps its id and event, and its data says so
+ * (`{undecodable: true}`) without echoing the stored bytes.
+ */
+export const decodeFrameData = (json: string): Readonly<Record<string, unknown>> => {
+  try {
+    const data: unknown = JSON.parse(json)
+    if (typeof data === "object" && data !== null && !Array.isArray(data))
+      return data as Record<string, unknown>
+  } catch {
+    // Below: the same answer for text that is not JSON and JSON that is not an object.
+  }
+  return { undecodable: true }
+}
+
 /** How a run ended: its status, and why when it was cut short. */
 export interface EndOutcome {
   readonly status: EndStatus

@@ -180,6 +180,22 @@ const normalizeUserContext = (
   })
 }
 
+/**
+ * A session's stored user context, decoded. Context that cannot be decoded (a damaged store) is
+ * dropped rather than failing every read of the user's sessions: the session stays usable.
+ */
+export const decodeUserContext = (json: string | null): Readonly<Record<string, unknown>> | undefined => {
+  if (json === null) return undefined
+  try {
+    const value: unknown = JSON.parse(json)
+    if (typeof value === "object" && value !== null && !Array.isArray(value))
+      return value as Record<string, unknown>
+  } catch {
+    // Below: the same answer for text that is not JSON and JSON that is not an object.
+  }
+  return undefined
+}
+
 /** Checks and fills a `NewSession`: the values an implementation stores. */
 export const validateNewSession = (
   input: NewSession

@@ -1,4 +1,5 @@
 import { Chunk, Effect, Option, Stream } from "effect"
+import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import * as Clock from "../src/Clock.js"
 import * as RunStore from "../src/RunStore.js"
@@ -57,5 +58,26 @@ describe("RunStore helpers", () => {
     })
     const frames = await Effect.runPromise(Effect.provide(program, Clock.layer))
     expect(Chunk.toReadonlyArray(frames).map((f) => f.id)).toEqual([1])
+  })
+})
+
+describe("decoding stored frames", () => {
+  it("an object decodes as itself; anything else is {undecodable: true}, never an error, never the bytes", () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (data) => {
+        expect(RunStore.decodeFrameData(JSON.stringify(data))).toEqual(JSON.parse(JSON.stringify(data)))
+      })
+    )
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        const decoded = RunStore.decodeFrameData(text)
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(text)
+        } catch {}
+        const isObject = typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+        if (!isObject) expect(decoded).toEqual({ undecodable: true })
+      })
+    )
   })
 })

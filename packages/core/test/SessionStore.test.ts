@@ -1,4 +1,5 @@
 import { Effect } from "effect"
+import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import * as Clock from "../src/Clock.js"
 import * as SessionStore from "../src/SessionStore.js"
@@ -31,5 +32,20 @@ describe("SessionStore helpers", () => {
       return yield* b.get("did:key:x", "s")
     })
     expect(await Effect.runPromise(Effect.provide(program, Clock.layer))).toBeUndefined()
+  })
+})
+
+describe("decoding stored user context", () => {
+  it("an object decodes as itself; damaged context is dropped, never an error", () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (context) => {
+        expect(SessionStore.decodeUserContext(JSON.stringify(context))).toEqual(
+          JSON.parse(JSON.stringify(context))
+        )
+      })
+    )
+    expect(SessionStore.decodeUserContext(null)).toBeUndefined()
+    expect(SessionStore.decodeUserContext('{"unfinished":')).toBeUndefined()
+    expect(SessionStore.decodeUserContext("[1,2]")).toBeUndefined()
   })
 })

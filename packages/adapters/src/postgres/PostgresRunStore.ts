@@ -63,7 +63,7 @@ const toRun = (row: RunRow): RunStore.Run => {
 const toFrame = (row: { id: number; event: string; data: string }): RunStore.Frame => ({
   id: row.id,
   event: row.event,
-  data: JSON.parse(row.data) as Record<string, unknown>
+  data: RunStore.decodeFrameData(row.data)
 })
 
 const unavailable = (failure: PgFailure) =>

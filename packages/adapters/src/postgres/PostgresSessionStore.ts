@@ -43,8 +43,7 @@ const toRecord = (row: SessionRow): SessionStore.SessionRecord => ({
   oracleDid: decodeOptional(row.oracle_did),
   lastProcessedCount: int(row.last_processed_count),
   // JSON text, not jsonb: jsonb refuses "\u0000" inside strings, which a JSON object may hold.
-  userContext:
-    row.user_context === null ? undefined : (JSON.parse(row.user_context) as Record<string, unknown>)
+  userContext: SessionStore.decodeUserContext(row.user_context)
 })
 
 const unavailable = (failure: PgFailure) =>

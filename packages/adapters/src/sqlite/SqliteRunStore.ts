@@ -224,7 +224,7 @@ const toRun = (row: RunRow): RunStore.Run => ({
 const toFrame = (row: FrameRow): RunStore.Frame => ({
   id: row.id,
   event: row.event,
-  data: JSON.parse(row.data) as Record<string, unknown>
+  data: RunStore.decodeFrameData(row.data)
 })
 
 const ACTIVE = "status IN ('queued', 'running')"

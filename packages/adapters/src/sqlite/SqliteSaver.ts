@@ -264,8 +264,18 @@ export class SqliteSaver extends BaseCheckpointSaver {
       const page = await this.backend.read((db) =>
         (db.statement(sql).all(...pageArgs) as Array<CheckpointRow>).map((row) => this.loadRelated(db, row))
       )
+      const damaged = new Set<string>()
       for (const loaded of page) {
-        const tuple = await this.toTuple(loaded)
+        if (damaged.has(loaded.row.thread_id)) continue
+        let tuple: CheckpointTuple
+        try {
+          tuple = await this.toTuple(loaded)
+        } catch (error) {
+          // As in getTuple: the thread is moved aside, and the listing goes on without it.
+          damaged.add(loaded.row.thread_id)
+          await this.quarantine(loaded.row.thread_id, error)
+          continue
+        }
         if (
           !filters.every(
             ([k, v]) => JSON.stringify(tuple.metadata?.[k as keyof CheckpointMetadata]) === JSON.stringify(v)

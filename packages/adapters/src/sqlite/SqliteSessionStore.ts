@@ -66,8 +66,7 @@ const toRecord = (row: SessionRow): SessionStore.SessionRecord => ({
   oracleName: row.oracle_name ?? undefined,
   oracleDid: row.oracle_did ?? undefined,
   lastProcessedCount: row.last_processed_count,
-  userContext:
-    row.user_context === null ? undefined : (JSON.parse(row.user_context) as Record<string, unknown>)
+  userContext: SessionStore.decodeUserContext(row.user_context)
 })
 
 const toParams = (r: SessionStore.SessionRecord) => [

@@ -35,6 +35,33 @@ const failureOf = (exit: Exit.Exit<unknown, RunStore.RunStoreError>) =>
 const message = (content: string): RunStore.FrameInput => ({ event: "message", data: { content } })
 
 describe("SqliteRunStore", () => {
+  it("a frame whose stored data is damaged is still followed, marked undecodable, without its bytes", async () => {
+    const filename = freshFile()
+    await withStore(filename, (s) =>
+      Effect.gen(function* () {
+        yield* s.create({ runId: "r", sessionId: "s", did: ALICE, requestId: "q" })
+        yield* s.start(ALICE, "r")
+        yield* s.append(ALICE, "r", message("fine"))
+        yield* s.append(ALICE, "r", message("to be damaged"))
+      })
+    )
+    const db = new BetterSqlite3(filename)
+    db.prepare("UPDATE frames SET data = ? WHERE id = 2").run('{"content":"SECRET-BYTES')
+    db.close()
+    const frames = await withStore(filename, (s) =>
+      Effect.gen(function* () {
+        yield* s.end(ALICE, "r", { status: "finished" })
+        return yield* s.frames(ALICE, "r", 0)
+      })
+    )
+    expect(frames.map((f) => [f.id, f.event, f.data])).toEqual([
+      [1, "message", { content: "fine" }],
+      [2, "message", { undecodable: true }],
+      [3, "done", { status: "finished" }]
+    ])
+    expect(JSON.stringify(frames)).not.toContain("SECRET")
+  })
+
   it("commits the appends of one turn of the event loop together, in call order; a refused one fails alone", async () => {
     const filename = freshFile()
     const outcome = await withStore(filename, (s) =>
