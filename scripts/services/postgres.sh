@@ -6,14 +6,25 @@
 #   scripts/services/postgres.sh env     # the `export` line the Postgres tests read
 #   scripts/services/postgres.sh reset   # stop and delete the cluster
 #
-# Settings (env): PLUGBOARD_POSTGRES_PORT (15432), PLUGBOARD_POSTGRES_DIR (.services/postgres).
+# Settings (env): PLUGBOARD_POSTGRES_PORT (15432), PLUGBOARD_POSTGRES_DIR (.services/postgres, or
+# a folder of /tmp when the `postgres` user cannot reach the clone).
 # The folder is git-ignored. PostgreSQL refuses to run as root (TOOLCHAIN.md), so when run as
 # root the cluster belongs to the `postgres` user of Debian's package. The superuser's password
 # is generated once and kept next to the cluster, so restarts keep the same URL.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-BASE="${PLUGBOARD_POSTGRES_DIR:-$ROOT/.services/postgres}"
+# Under root the cluster belongs to `postgres`, which must be able to reach its folder: a clone
+# in a private directory (`mktemp -d` makes them 0700) is out of its reach, so the cluster then
+# lives in a folder of /tmp named after the clone's path.
+default_base() {
+  if [[ "$(id -u)" == 0 ]] && ! runuser -u postgres -- test -x "$ROOT" 2>/dev/null; then
+    echo "/tmp/plugboard-postgres-$(printf '%s' "$ROOT" | sha1sum | cut -c1-12)"
+  else
+    echo "$ROOT/.services/postgres"
+  fi
+}
+BASE="${PLUGBOARD_POSTGRES_DIR:-$(default_base)}"
 DATA="$BASE/data"
 PORT="${PLUGBOARD_POSTGRES_PORT:-15432}"
 BIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
@@ -24,7 +35,7 @@ log() { echo "[postgres] $*" >&2; }
 
 # Runs a server binary as the cluster's owner: `postgres` under root, else the current user.
 as_owner() {
-  if [[ "$(id -u)" == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
+  if [[ "$(id -u)" == 0 ]]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 password() { cat "$BASE/password"; }
@@ -32,6 +43,7 @@ password() { cat "$BASE/password"; }
 cmd_init() {
   [[ -s "$DATA/PG_VERSION" ]] && return 0
   mkdir -p "$BASE"
+  [[ "$(id -u)" == 0 ]] && chmod 755 "$BASE"
   if [[ ! -s "$BASE/password" ]]; then
     (umask 077 && od -An -N24 -tx1 /dev/urandom | tr -d ' \n' >"$BASE/password")
   fi
