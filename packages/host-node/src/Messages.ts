@@ -159,6 +159,11 @@ export interface MessageServices {
   /** Whether users' threads can share a saver (see `SessionAccessServices.threadsShared`). */
   readonly threadsShared?: boolean | undefined
   readonly logger: RuntimeLogger
+  /**
+   * The turn's wall clock (`TURN_TIMEOUT_MS`): the agent loop checks it before each call, and at
+   * this time the turn is aborted even inside one (a tool that hangs). None when absent.
+   */
+  readonly turnTimeoutMs?: number | undefined
   /** Counts how turns ended (`/health`); none when absent. */
   readonly turnEnds?: TurnEnds | undefined
 }
@@ -210,9 +215,10 @@ export const sseHeaders = (requestId: string, runId?: string): Record<string, st
 
 /**
  * Why a turn's signal was aborted: the user asked (`POST /messages/abort`), or something else cut
- * the turn short (a newer message to the session, the session deleted, the server shutting down).
+ * the turn short (a newer message to the session, the session deleted, the server shutting down,
+ * or the turn's wall clock, `TURN_TIMEOUT_MS`, ran out while a call was still running).
  */
-export type AbortReason = "user" | "replaced" | "deleted" | "shutdown"
+export type AbortReason = "user" | "replaced" | "deleted" | "shutdown" | "wall-clock"
 
 /** Why a failed turn failed, as a `done` reason: the bound it hit, else its error code. */
 const failureReason = (code: string): string => {
@@ -229,6 +235,8 @@ const failureReason = (code: string): string => {
 const endOf = (outcome: TurnOutcome, abortReason: unknown): RunStore.EndOutcome => {
   if (outcome.status === "answered") return { status: "finished" }
   if (outcome.status === "failed") return { status: "failed", reason: failureReason(outcome.error!.code) }
+  // A bound, like the ones the agent loop checks between calls: the turn failed, it was not cut.
+  if (abortReason === "wall-clock") return { status: "failed", reason: "wall-clock" }
   return {
     status: abortReason === "user" ? "aborted" : "interrupted",
     ...(typeof abortReason === "string" ? { reason: abortReason } : {})
@@ -320,7 +328,15 @@ export const messageRoutes = (s: MessageServices) => {
         Object.assign(timings, outcome.timings)
         return outcome
       })
-      void running.done.finally(release)
+      const wallClock =
+        s.turnTimeoutMs === undefined
+          ? undefined
+          : setTimeout(() => running.controller.abort("wall-clock" satisfies AbortReason), s.turnTimeoutMs)
+      wallClock?.unref()
+      void running.done.finally(() => {
+        clearTimeout(wallClock)
+        release()
+      })
       return running
     }
     const touch = Effect.ignore(s.sessions.touch(did, sessionId))
@@ -332,6 +348,11 @@ export const messageRoutes = (s: MessageServices) => {
       )
       yield* touch
       s.turnEnds?.record(endOf(outcome, running.controller.signal.reason))
+      if (outcome.status === "aborted" && running.controller.signal.reason === "wall-clock") {
+        return yield* Effect.fail(
+          new HttpFailure({ status: 504, message: "The turn ran past TURN_TIMEOUT_MS.", error: "wall-clock" })
+        )
+      }
       if (outcome.status === "aborted") {
         return yield* Effect.fail(
           new HttpFailure({ status: 409, message: "The turn was aborted.", error: "aborted" })

@@ -174,6 +174,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     heartbeatMs: config.heartbeatMs,
     live: parts.live,
     turnEnds,
+    turnTimeoutMs: config.turnTimeoutMs,
     threadsShared: parts.threadsShared,
     logger
   })

@@ -4,7 +4,7 @@
  */
 import { ScriptedChatModel } from "@plugboard/adapters/models"
 import { describe, expect, it } from "vitest"
-import { call, collect, start, stream, user } from "./helpers.js"
+import { call, collect, slowJob, start, stream, user } from "./helpers.js"
 
 describe("turn bounds on the server", () => {
   it("a turn past TURN_MAX_TOOL_CALLS ends failed, naming the bound; the thread stays valid", async () => {
@@ -32,6 +32,25 @@ describe("turn bounds on the server", () => {
       // The hit is counted: /health shows how turns ended, cut ones by reason.
       const health = await call(`${server.url}/health`)
       expect(health.body.turns).toEqual({ finished: 0, failed: { "max-tool-calls": 1 } })
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it("a tool that hangs is cut at TURN_TIMEOUT_MS: done says failed, wall-clock; the thread stays valid", async () => {
+    const server = await start({
+      plugins: [slowJob],
+      env: { TURN_TIMEOUT_MS: "400" },
+      model: ScriptedChatModel.script([[{ tool: "run_slow_job", args: {} }], "never reached"])
+    })
+    try {
+      const u = await user(server.app.oracleDid)
+      const events = await collect((await stream(server.url, "hung", u.headers, "Run the slow job")).events)
+      expect(events.at(-1)).toMatchObject({ _tag: "done", status: "failed", reason: "wall-clock" })
+      const history = await call(`${server.url}/messages/hung`, { headers: u.headers })
+      expect(history.status).toBe(200)
+      const health = await call(`${server.url}/health`)
+      expect(health.body.turns).toMatchObject({ failed: { "wall-clock": 1 } })
     } finally {
       await server.stop()
     }
