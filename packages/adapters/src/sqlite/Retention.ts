@@ -102,6 +102,19 @@ const pruneGroup = (db: Database, keep: number, thread: string, ns: string): num
   }
   const doomed = rows.filter((r) => !kept.has(r.checkpoint_id)).map((r) => r.checkpoint_id)
   if (doomed.length === 0) return 0
+  // The blobs the kept checkpoints still use. A kept row whose versions cannot be decoded (a
+  // damaged file) says nothing reliable about them: then nothing is pruned, nothing is lost.
+  const referenced = new Set<string>()
+  for (const r of rows) {
+    if (!kept.has(r.checkpoint_id)) continue
+    let versions: Record<string, string>
+    try {
+      versions = JSON.parse(r.channel_versions) as Record<string, string>
+    } catch {
+      return 0
+    }
+    for (const [channel, version] of Object.entries(versions)) referenced.add(`${channel}\u0000${version}`)
+  }
   const ids = JSON.stringify(doomed)
   db.statement(
     "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id IN (SELECT value FROM json_each(?))"
@@ -109,12 +122,6 @@ const pruneGroup = (db: Database, keep: number, thread: string, ns: string): num
   db.statement(
     "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id IN (SELECT value FROM json_each(?))"
   ).run(thread, ns, ids)
-  const referenced = new Set<string>()
-  for (const r of rows) {
-    if (!kept.has(r.checkpoint_id)) continue
-    const versions = JSON.parse(r.channel_versions) as Record<string, string>
-    for (const [channel, version] of Object.entries(versions)) referenced.add(`${channel}\u0000${version}`)
-  }
   const blobs = db
     .statement("SELECT channel, version FROM blobs WHERE thread_id = ? AND checkpoint_ns = ?")
     .all(thread, ns) as Array<{ channel: string; version: string }>

@@ -181,6 +181,39 @@ describe("retention", () => {
     expect(await saver.prune()).toBe(0)
   })
 
+  it("a kept checkpoint whose versions cannot be decoded: nothing is pruned, nothing lost", async () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const saver = makeSqliteSaver({
+      filename: `${t.dir}/d.sqlite`,
+      retention: { keepCheckpoints: 1, pruneEvery: 1_000 }
+    })
+    cleanups.unshift(() => saver.close())
+    let config = { configurable: { thread_id: "t", checkpoint_ns: "" } }
+    const ids = [uuid6(0), uuid6(1), uuid6(2)]
+    for (let step = 0; step < 3; step++) {
+      config = (await saver.put(
+        config,
+        {
+          v: 4,
+          id: ids[step]!,
+          ts: new Date().toISOString(),
+          channel_values: { churn: `step ${step}` },
+          channel_versions: { churn: step + 1 },
+          versions_seen: {}
+        },
+        { source: "loop", step, parents: {} } as CheckpointMetadata,
+        { churn: step + 1 }
+      )) as typeof config
+    }
+    saver.database.db
+      .prepare("UPDATE checkpoints SET channel_versions = '{damaged' WHERE checkpoint_id = ?")
+      .run(ids[2])
+    expect(await saver.prune()).toBe(0)
+    expect(count(saver, "checkpoints")).toBe(3)
+    expect(count(saver, "blobs")).toBe(3)
+  })
+
   it("refuses a nonsensical policy", () => {
     const t = tempDir()
     cleanups.push(t.cleanup)
