@@ -150,7 +150,8 @@ const STOP = new Set(["get", "set", "the", "and", "for", "with", "tool", "new"])
  */
 export const deriveMcpManifest = (name: string, facts: McpServerFacts): PluginManifest => {
   const info = facts.serverInfo
-  const title = clean(info?.title) || titleOf(clean(info?.name) || name)
+  // A server name of separators only (`_`) titles nothing: then the plugin's own name does.
+  const title = clean(info?.title) || titleOf(clean(info?.name)) || titleOf(name) || name
   const instructions = clean(facts.instructions)
   const tools = facts.tools
   const described = tools

@@ -76,6 +76,12 @@ describe("CatalogSource.deriveMcpManifest", () => {
     ])
   })
 
+  it("a server named with separators only is titled by the plugin's name", () => {
+    const m = CatalogSource.deriveMcpManifest("some-server", { serverInfo: { name: "_" }, tools: [] })
+    expect(m.title).toBe("Some Server")
+    expect(validateManifest(m, "some-server").warnings).toEqual([])
+  })
+
   it("any server's facts give a manifest that passes validation with no warning (property)", () => {
     const text = fc.string({ maxLength: 400 })
     fc.assert(
