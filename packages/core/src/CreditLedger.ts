@@ -10,7 +10,7 @@
  * caller how much went unpaid. Invariant, under any interleaving of concurrent calls:
  * `balance = Σ topUp amounts − Σ charged`, `charged = min(requested, balance before)`.
  *
- * Reservations (issue 18, "Credits": concurrent turns can never take the balance below zero). A
+ * Reservations (concurrent turns can never take the balance below zero). A
  * turn reserves an estimate before it runs; `reserve` succeeds only while the balance minus the
  * user's live reservations (`available`) covers it, checked and recorded in one atomic step, so
  * concurrent reserves can never promise more than the balance holds. At its end the turn
@@ -73,13 +73,6 @@ export interface LedgerEntry {
   /** Epoch millis, from the `Clock` port. */
   readonly at: number
 }
-
-/**
- * Whether a user with this balance may start a turn (the credit gate; 402 otherwise): any
- * positive balance. A turn's cost is known only after its model calls, so the last turn may take
- * the balance to zero (`deduct` clamps), and the next request is the one refused.
- */
-export const mayStartTurn = (balance: number): boolean => Number.isFinite(balance) && balance > 0
 
 /** The outcome of a deduct. */
 export interface DeductResult {
@@ -285,6 +278,18 @@ export const checkReason = (reason: unknown): Effect.Effect<string | undefined, 
         })
       )
 
+/** The arguments of `reserve`, checked (every implementation's first step). */
+export const checkReserve = (did: unknown, amount: unknown, options: unknown) =>
+  Effect.all([checkDid(did), checkAmount(amount), checkTtl(options)])
+
+/** The arguments of `settle`, checked. */
+export const checkSettle = (did: unknown, reservationId: unknown, actualCost: unknown, reason: unknown) =>
+  Effect.all([checkDid(did), checkReservationId(reservationId), checkCost(actualCost), checkReason(reason)])
+
+/** The arguments of `release`, checked. */
+export const checkRelease = (did: unknown, reservationId: unknown) =>
+  Effect.all([checkDid(did), checkReservationId(reservationId)])
+
 /** Validates a history limit, defaulting to `DEFAULT_HISTORY_LIMIT`. */
 export const checkLimit = (limit: unknown): Effect.Effect<number, CreditLedgerError> =>
   limit === undefined
@@ -427,30 +432,22 @@ export const makeMemory: Effect.Effect<CreditLedgerService, never, Clock> = Effe
         }))
       ),
     reserve: (did, amount, options) =>
-      Effect.flatMap(
-        Effect.all([checkDid(did), checkAmount(amount), checkTtl(options), clock.now()]),
-        ([d, a, ttl, now]) =>
-          Effect.suspend(() => {
-            const account = accountOf(d)
-            const available = availableOf(account, now)
-            if (available < a) return Effect.fail(insufficientCredits(d, a, available))
-            reservationSeq += 1
-            const id = String(reservationSeq)
-            const expiresAt = now + ttl
-            account.reservations.set(id, { amount: a, expiresAt })
-            return Effect.succeed({ id, did: d, amount: a, expiresAt })
-          })
+      Effect.flatMap(Effect.zip(checkReserve(did, amount, options), clock.now()), ([[d, a, ttl], now]) =>
+        Effect.suspend(() => {
+          const account = accountOf(d)
+          const available = availableOf(account, now)
+          if (available < a) return Effect.fail(insufficientCredits(d, a, available))
+          reservationSeq += 1
+          const id = String(reservationSeq)
+          const expiresAt = now + ttl
+          account.reservations.set(id, { amount: a, expiresAt })
+          return Effect.succeed({ id, did: d, amount: a, expiresAt })
+        })
       ),
     settle: (did, reservationId, actualCost, reason) =>
       Effect.flatMap(
-        Effect.all([
-          checkDid(did),
-          checkReservationId(reservationId),
-          checkCost(actualCost),
-          checkReason(reason),
-          clock.now()
-        ]),
-        ([d, id, cost, r, now]) =>
+        Effect.zip(checkSettle(did, reservationId, actualCost, reason), clock.now()),
+        ([[d, id, cost, r], now]) =>
           Effect.suspend(() => {
             const held = take(d, id, now)
             if (held === undefined) return Effect.fail(unknownReservation(id))
@@ -461,9 +458,8 @@ export const makeMemory: Effect.Effect<CreditLedgerService, never, Clock> = Effe
           })
       ),
     release: (did, reservationId) =>
-      Effect.flatMap(
-        Effect.all([checkDid(did), checkReservationId(reservationId), clock.now()]),
-        ([d, id, now]) => (take(d, id, now) === undefined ? Effect.fail(unknownReservation(id)) : Effect.void)
+      Effect.flatMap(Effect.zip(checkRelease(did, reservationId), clock.now()), ([[d, id], now]) =>
+        take(d, id, now) === undefined ? Effect.fail(unknownReservation(id)) : Effect.void
       ),
     history: (did, limit) =>
       Effect.flatMap(Effect.all([checkDid(did), checkLimit(limit)]), ([d, l]) =>

@@ -37,6 +37,7 @@ import {
   Stream
 } from "effect"
 import { Clock } from "./Clock.js"
+import { parseJsonObject } from "./internal/json.js"
 
 /** Where a run is in its life. `queued` and `running` are active; the other four are ended. */
 export type RunStatus = "queued" | "running" | "finished" | "interrupted" | "aborted" | "failed"
@@ -219,16 +220,8 @@ export const validateNewRun = (
  * error that would end a rejoin: the frame keeps its id and event, and its data says so
  * (`{undecodable: true}`) without echoing the stored bytes.
  */
-export const decodeFrameData = (json: string): Readonly<Record<string, unknown>> => {
-  try {
-    const data: unknown = JSON.parse(json)
-    if (typeof data === "object" && data !== null && !Array.isArray(data))
-      return data as Record<string, unknown>
-  } catch {
-    // Below: the same answer for text that is not JSON and JSON that is not an object.
-  }
-  return { undecodable: true }
-}
+export const decodeFrameData = (json: string): Readonly<Record<string, unknown>> =>
+  parseJsonObject(json) ?? { undecodable: true }
 
 /** How a run ended: its status, and why when it was cut short. */
 export interface EndOutcome {
@@ -239,12 +232,16 @@ export interface EndOutcome {
 
 const REASON = /^[A-Za-z0-9][\w.:-]{0,63}$/
 
+/** Whether `reason` may stand as a `done` reason: a short slug (see `EndOutcome.reason`). */
+export const isReason = (reason: unknown): reason is string =>
+  typeof reason === "string" && REASON.test(reason)
+
 /** Checks an end outcome: a known status, and a reason that is absent or a short slug. */
 export const validateEndOutcome = (outcome: EndOutcome): Effect.Effect<EndOutcome, RunStoreError> =>
   Effect.flatMap(validateEndStatus(outcome?.status), (status) => {
     const reason = outcome.reason
     if (reason === undefined) return Effect.succeed({ status })
-    return typeof reason === "string" && REASON.test(reason)
+    return isReason(reason)
       ? Effect.succeed({ status, reason })
       : Effect.fail(invalid("reason must be 1..64 letters, digits, '.', '_', ':' or '-'"))
   })

@@ -12,6 +12,7 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { Clock } from "./Clock.js"
+import { parseJsonObject } from "./internal/json.js"
 
 /** One chat session of one user. */
 export interface Session {
@@ -184,17 +185,8 @@ const normalizeUserContext = (
  * A session's stored user context, decoded. Context that cannot be decoded (a damaged store) is
  * dropped rather than failing every read of the user's sessions: the session stays usable.
  */
-export const decodeUserContext = (json: string | null): Readonly<Record<string, unknown>> | undefined => {
-  if (json === null) return undefined
-  try {
-    const value: unknown = JSON.parse(json)
-    if (typeof value === "object" && value !== null && !Array.isArray(value))
-      return value as Record<string, unknown>
-  } catch {
-    // Below: the same answer for text that is not JSON and JSON that is not an object.
-  }
-  return undefined
-}
+export const decodeUserContext = (json: string | null): Readonly<Record<string, unknown>> | undefined =>
+  json === null ? undefined : parseJsonObject(json)
 
 /** Checks and fills a `NewSession`: the values an implementation stores. */
 export const validateNewSession = (

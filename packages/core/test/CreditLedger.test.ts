@@ -27,16 +27,3 @@ describe("CreditLedger memory", () => {
     expect(at).toEqual([1_700_000_000_000, 1_700_000_000_005])
   })
 })
-
-describe("CreditLedger.mayStartTurn", () => {
-  it("lets any positive balance start a turn, and nothing else", () => {
-    expect([1, 0.5, 1e9].map(CreditLedger.mayStartTurn)).toEqual([true, true, true])
-    expect([0, -0, -1, Number.NaN, Number.POSITIVE_INFINITY].map(CreditLedger.mayStartTurn)).toEqual([
-      false,
-      false,
-      false,
-      false,
-      false
-    ])
-  })
-})

@@ -45,7 +45,7 @@ import {
 import { Cause, Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effect"
 import * as ServerConfig from "./Config.js"
 import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin.js"
-import { consoleLogger, makeConsoleLogger } from "./Logger.js"
+import { consoleLogger, makeConsoleLogger, shortDid } from "./Logger.js"
 import { appendsInCallOrder } from "./OrderedRuns.js"
 import type { StageTimings } from "./Pipeline.js"
 import { collectRoutes } from "./PluginRoutes.js"
@@ -290,7 +290,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     // A thread whose stored state cannot be decoded is moved aside in its file; the session goes on.
     onDamagedThread: (did, report) =>
       logger.error("a thread's stored state could not be decoded; moved aside, the session starts afresh", {
-        user: did.length > 16 ? `…${did.slice(-8)}` : did,
+        user: shortDid(did),
         threadId: report.threadId,
         checkpoints: report.checkpoints,
         error: report.error

@@ -36,6 +36,9 @@ const jsonLine = (level: LogLevel, message: string, fields?: Record<string, unkn
   }
 }
 
+/** A DID as a log shows it: enough to tell users apart, not the whole key. */
+export const shortDid = (did: string): string => (did.length > 16 ? `…${did.slice(-8)}` : did)
+
 /** A logger writing one line per record from `level` up, as text or JSON. */
 export const makeConsoleLogger = (options: ConsoleLoggerOptions = {}): RuntimeLogger => {
   const min = RANK[options.level ?? "info"]

@@ -24,13 +24,7 @@
 import { PassThrough } from "node:stream"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import {
-  ClientTools,
-  type EventSink,
-  type RunStore,
-  type RuntimeLogger,
-  type SessionStore
-} from "@plugboard/core"
+import { ClientTools, type EventSink, RunStore, type RuntimeLogger, type SessionStore } from "@plugboard/core"
 import { Effect, Either, Fiber, Option, Schema, Stream } from "effect"
 import * as TurnCredits from "./credits/TurnCredits.js"
 import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
@@ -225,7 +219,7 @@ const failureReason = (code: string): string => {
   const [tag, detail] = code.split(":", 2)
   if (tag === "TurnBoundExceeded" && detail !== undefined) return detail
   if (tag === "ModelCallTimeout" && detail !== undefined) return `model-${detail}-timeout`
-  return /^[A-Za-z0-9][\w.:-]{0,63}$/.test(code) ? code : "turn-failed"
+  return RunStore.isReason(code) ? code : "turn-failed"
 }
 
 /**

@@ -7,7 +7,7 @@
  * Each stage's duration is recorded in the request's `StageTimings`, which the server exposes as
  * a `Server-Timing` header on JSON answers and hands to `onTimings` when a request ends.
  */
-import { Auth, CreditLedger, type RateLimiter } from "@plugboard/core"
+import { Auth, type CreditLedger, type RateLimiter } from "@plugboard/core"
 import { Effect } from "effect"
 import { HttpFailure } from "./Http.js"
 
@@ -94,17 +94,8 @@ const paymentRequired = () =>
     extra: { claims: [], outstandingClaims: [] }
   })
 
-/** Stage 2, as a check only: refuses a user whose balance is empty (402). A ledger that cannot answer is a 503, never a free pass. */
-export const checkCredits = (
-  ledger: CreditLedger.CreditLedgerService,
-  did: string
-): Effect.Effect<number, HttpFailure> =>
-  ledger
-    .balance(did)
-    .pipe(Effect.mapError(ledgerFailure), Effect.filterOrFail(CreditLedger.mayStartTurn, paymentRequired))
-
 /**
- * Stage 2 of a turn: reserves `estimate` credits for `ttlMs` (issue 18: concurrent turns can
+ * Stage 2 of a turn: reserves `estimate` credits for `ttlMs` (concurrent turns can
  * never take the balance below zero), or 402 with the same body as an empty balance when they
  * are not available. A ledger that cannot answer is a 503, never a free pass.
  */

@@ -32,6 +32,7 @@ import { Cause, Context, Effect, type ManagedRuntime, Option } from "effect"
 import type { ServerConfig } from "./Config.js"
 import * as TurnCredits from "./credits/TurnCredits.js"
 import { errorBody, failureResponse, HttpFailure, json } from "./Http.js"
+import { shortDid } from "./Logger.js"
 import { messageRoutes, TurnRegistry } from "./Messages.js"
 import {
   authenticate,
@@ -97,9 +98,6 @@ class RequestProbe extends Context.Tag("@plugboard/host-node/RequestProbe")<
     readonly seen: { did?: string }
   }
 >() {}
-
-/** A DID as a log shows it: enough to tell users apart, not the whole key. */
-const shortDid = (did: string): string => (did.length > 16 ? `…${did.slice(-8)}` : did)
 
 /** The server's lifecycle handles. */
 export interface ServerHandle {
@@ -226,7 +224,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       const { timings, report, seen } = yield* RequestProbe
       const user = yield* timed(timings, "auth", authenticate(ports.auth, credentialsOf(request.headers)))
       seen.did = user.did
-      // A turn reserves its estimate before anything else is spent on it (issue 18, "Credits");
+      // A turn reserves its estimate before anything else is spent on it (README "Failure modes");
       // its turn settles the hold, and a request that ends before its turn starts releases it.
       const credits =
         spends && parts.creditsEnabled

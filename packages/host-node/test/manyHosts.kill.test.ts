@@ -1,5 +1,5 @@
 /**
- * kill -9 of a host sharing Postgres and Redis, in the middle of a run (issue 17): the session's
+ * kill -9 of a host sharing Postgres and Redis, in the middle of a run (README "Choosing a deployment"): the session's
  * next turn on the other host works, the cut run reads `interrupted` with its partial text, and
  * nothing committed is lost. A host booting meanwhile interrupts nothing: a run is ended only once
  * nobody holds its lease (`RunLiveness.ts`), which a dead host's does `TURN_LOCK_TTL_MS` after its

@@ -1,5 +1,5 @@
 /**
- * Many hosts on shared engines (issue 17, DESIGN.md "Hosting and scaling out"): two
+ * Many hosts on shared engines (README "Choosing a deployment"): two
  * `createOracleApp` instances on different ports share one Postgres (`DATABASE_URL`) and one
  * Redis (`REDIS_URL`). A session created on A continues on B with its loadedPlugins; a run
  * started on A is rejoined from B and streams to its `done`; `THROTTLE_LIMIT` holds across both.

@@ -4,7 +4,7 @@
  * the same host — queue on SQLite's write lock (up to `busyTimeoutMs`) instead of losing an
  * update. Rules (validation, clamping, overflow) are core's; this file only stores.
  *
- * Reservations (issue 18) are rows of `reservations` (schema version 2; a version-1 file gains
+ * Reservations (README "Failure modes") are rows of `reservations` (schema version 2; a version-1 file gains
  * the table when opened), read and written in the same `BEGIN IMMEDIATE` transaction as the
  * balance, so two reserves can never both see the same credits free. An expired row stops
  * counting at once and is deleted by the next write of its user.
@@ -358,33 +358,18 @@ export const make = (
         ),
       reserve: (did, amount, options) =>
         Effect.flatMap(
-          Effect.all([
-            CreditLedger.checkDid(did),
-            CreditLedger.checkAmount(amount),
-            CreditLedger.checkTtl(options),
-            clock.now()
-          ]),
-          ([d, a, ttl, now]) => attempt(() => reserveTx.immediate(d, a, ttl, now))
+          Effect.zip(CreditLedger.checkReserve(did, amount, options), clock.now()),
+          ([[d, a, ttl], now]) => attempt(() => reserveTx.immediate(d, a, ttl, now))
         ),
       settle: (did, reservationId, actualCost, reason) =>
         Effect.flatMap(
-          Effect.all([
-            CreditLedger.checkDid(did),
-            CreditLedger.checkReservationId(reservationId),
-            CreditLedger.checkCost(actualCost),
-            CreditLedger.checkReason(reason),
-            clock.now()
-          ]),
-          ([d, id, cost, r, now]) => attempt(() => settleTx.immediate(d, id, cost, r, now))
+          Effect.zip(CreditLedger.checkSettle(did, reservationId, actualCost, reason), clock.now()),
+          ([[d, id, cost, r], now]) => attempt(() => settleTx.immediate(d, id, cost, r, now))
         ),
       release: (did, reservationId) =>
         Effect.flatMap(
-          Effect.all([
-            CreditLedger.checkDid(did),
-            CreditLedger.checkReservationId(reservationId),
-            clock.now()
-          ]),
-          ([d, id, now]) => attempt(() => releaseTx.immediate(d, id, now))
+          Effect.zip(CreditLedger.checkRelease(did, reservationId), clock.now()),
+          ([[d, id], now]) => attempt(() => releaseTx.immediate(d, id, now))
         ),
       topUp: (did, amount, reason) =>
         Effect.map(write(did, "top-up", amount, reason), (entry) => ({ balance: entry.balanceAfter, entry })),

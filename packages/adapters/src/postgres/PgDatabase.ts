@@ -1,6 +1,6 @@
 /**
  * One Postgres database shared by the stores of this folder: a connection pool, the schema they
- * live in, and their migrations, applied at first use (issue 17).
+ * live in, and their migrations, applied at first use (README "Choosing a deployment").
  *
  * Every store yields `ready` before its first query: it applies the missing migrations once per
  * process (under an advisory lock, so hosts booting together do not race) and is retried after a

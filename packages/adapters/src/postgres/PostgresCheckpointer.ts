@@ -1,7 +1,7 @@
 /**
  * The `Checkpointer` port on Postgres: LangGraph's own `PostgresSaver`
  * (`@langchain/langgraph-checkpoint-postgres`), which passes the official checkpointer suite
- * as our SQLite saver does (issue 17: "LangGraph's own ... if it passes what ours passes").
+ * as our SQLite saver does ("LangGraph's own ... if it passes what ours passes").
  *
  * One saver serves every user; each user gets a `UserScopedSaver` over it whose thread ids are
  * stored as `<owner>:<thread id>` (owner: the digest of the DID), so users never read, list or

@@ -1,10 +1,10 @@
 /**
- * The `CreditLedger` port on Postgres (issue 17: "a deduction is a transaction, so concurrent
+ * The `CreditLedger` port on Postgres ("a deduction is a transaction, so concurrent
  * turns cannot overspend"). A balance is one row of `credit_accounts`, and every change takes
  * that row's lock first (an upsert that returns it), computes the amount with the balance it
  * read, and writes the new balance and the history entry in the same transaction. Changes of
  * one user are therefore serialized across every host, and a deduct can never take the
- * balance below zero (a CHECK constraint says so too). Reservations (issue 18, migration 4) are
+ * balance below zero (a CHECK constraint says so too). Reservations (migration 4) are
  * rows of `credit_reservations`, read and written under the same account row lock, so concurrent
  * reserves on any number of hosts never promise more than the balance; expired rows stop
  * counting at once and are deleted by the user's next reserve.
@@ -216,33 +216,18 @@ export const makeCreditLedger = (
         ),
       reserve: (did, amount, options) =>
         Effect.flatMap(
-          Effect.all([
-            CreditLedger.checkDid(did),
-            CreditLedger.checkAmount(amount),
-            CreditLedger.checkTtl(options),
-            clock.now()
-          ]),
-          ([d, a, ttl, now]) => reserveTx(d, a, ttl, now)
+          Effect.zip(CreditLedger.checkReserve(did, amount, options), clock.now()),
+          ([[d, a, ttl], now]) => reserveTx(d, a, ttl, now)
         ),
       settle: (did, reservationId, actualCost, reason) =>
         Effect.flatMap(
-          Effect.all([
-            CreditLedger.checkDid(did),
-            CreditLedger.checkReservationId(reservationId),
-            CreditLedger.checkCost(actualCost),
-            CreditLedger.checkReason(reason),
-            clock.now()
-          ]),
-          ([d, id, cost, r, now]) => settleTx(d, id, cost, r, now)
+          Effect.zip(CreditLedger.checkSettle(did, reservationId, actualCost, reason), clock.now()),
+          ([[d, id, cost, r], now]) => settleTx(d, id, cost, r, now)
         ),
       release: (did, reservationId) =>
         Effect.flatMap(
-          Effect.all([
-            CreditLedger.checkDid(did),
-            CreditLedger.checkReservationId(reservationId),
-            clock.now()
-          ]),
-          ([d, id, now]) => releaseTx(d, id, now)
+          Effect.zip(CreditLedger.checkRelease(did, reservationId), clock.now()),
+          ([[d, id], now]) => releaseTx(d, id, now)
         ),
       balance: (did) =>
         Effect.flatMap(CreditLedger.checkDid(did), (d) =>

@@ -3,7 +3,7 @@
  * `INCR` counter, the lease set only when free (the `SET NX` of one script), and
  * compare-and-`PEXPIRE` / compare-and-`DEL` scripts for refresh and release, so a late holder
  * whose lease lapsed can neither extend nor free the next holder's lock, and `isCurrent` tells
- * it that its token is stale (issue 17: "a late write from it is refused").
+ * it that its token is stale ("a late write from it is refused").
  *
  * The lease's value is `<token>:<expiresAt>`. Expiry is judged on the `Clock` port's time, as
  * the port says (tests move it), passed to every script; or on Redis's clock with

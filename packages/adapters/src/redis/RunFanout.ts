@@ -1,5 +1,5 @@
 /**
- * Run fan-out over Redis pub/sub (issue 17: "a rejoin on host B follows, live, a run that is
+ * Run fan-out over Redis pub/sub ("a rejoin on host B follows, live, a run that is
  * executing on host A"): the host appending a run's frames announces "run R has frames up to N",
  * and every host with a follower of R wakes it. The subscription has the shape core's
  * `RunStore.followLog` takes (`subscribe`), so a RunStore on any shared storage can plug it in.

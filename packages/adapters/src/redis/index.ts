@@ -1,5 +1,5 @@
 /**
- * `@plugboard/adapters/redis` — the coordination ports on a shared Redis (issue 17, `REDIS_URL`):
+ * `@plugboard/adapters/redis` — the coordination ports on a shared Redis (README "Choosing a deployment", `REDIS_URL`):
  * the rate limiter (one sliding window for every host), the turn lock (a lease with a fencing
  * token) and run fan-out (a follower on one host woken by frames appended on another).
  */

@@ -1,6 +1,6 @@
 /**
  * LangGraph's own `PostgresSaver` (`@langchain/langgraph-checkpoint-postgres`) under the official
- * checkpointer suite, so its count stands next to ours (issue 17: use it "if it passes what ours
+ * checkpointer suite, so its count stands next to ours (use it "if it passes what ours
  * passes"). Each checkpointer gets a schema of its own and drops it afterwards.
  */
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"

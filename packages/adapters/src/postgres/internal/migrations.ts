@@ -1,5 +1,5 @@
 /**
- * The schema of the Postgres stores, as numbered migrations (issue 17: "versioned and safe to
+ * The schema of the Postgres stores, as numbered migrations ("versioned and safe to
  * run twice"). Applied versions are recorded in `schema_migrations`; every run happens under a
  * session advisory lock keyed by the schema, so two hosts booting at once apply each version
  * exactly once, the second waiting for the first.
