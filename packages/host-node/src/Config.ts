@@ -62,6 +62,11 @@ export interface ServerConfig {
   readonly maxBodyBytes: number
   /** `Access-Control-Allow-Origin` for browser clients: `*` (default) or one origin, as browsers send it. */
   readonly corsOrigin: string
+  /**
+   * `/console` (`CONSOLE`): `true` on, `false` off, `undefined` on only when the server listens on
+   * a loopback address (README "Dev console").
+   */
+  readonly console: boolean | undefined
   readonly model: ChatModelSettings
   /** Longest wait for a model call's first chunk (its answer, unstreamed) before it is aborted. */
   readonly llmConnectTimeoutMs: number
@@ -238,6 +243,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "CORS_ORIGIN",
     default: "*",
     meaning: "Origin browser clients may call from (`*`, or one origin with credentials)"
+  },
+  {
+    name: "CONSOLE",
+    default: "on loopback",
+    meaning:
+      "The dev console at /console: true or false; unset, on only when the server listens on a loopback address (127.0.0.1, ::1, localhost)"
   },
   {
     name: "LLM_PROVIDER",
@@ -417,6 +428,10 @@ const boolean = (name: string, fallback: boolean): Check<boolean> =>
     if (["false", "0", "no", "off"].includes(lower)) return Either.right(false)
     return bad(`${name} must be true or false, got ${JSON.stringify(v)}.`)
   })
+
+/** A boolean that may be left unset (`undefined`: the caller decides). */
+const optionalBoolean = (name: string): Check<boolean | undefined> =>
+  Effect.flatMap(raw(name), (v) => (v === undefined ? Effect.succeed(Either.right(undefined)) : boolean(name, false)))
 
 const choice = <A extends string>(name: string, values: ReadonlyArray<A>, fallback: A): Check<A> =>
   Effect.map(raw(name), (v) => {
@@ -662,6 +677,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       clientToolTimeoutMs: integer("CLIENT_TOOL_TIMEOUT_MS", 60_000, 10, 3_600_000),
       maxBodyBytes: integer("MAX_BODY_BYTES", 1024 * 1024, 1024),
       corsOrigin,
+      console: optionalBoolean("CONSOLE"),
       model,
       llmConnectTimeoutMs: integer(
         "LLM_CONNECT_TIMEOUT_MS",
