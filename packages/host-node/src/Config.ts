@@ -431,7 +431,9 @@ const boolean = (name: string, fallback: boolean): Check<boolean> =>
 
 /** A boolean that may be left unset (`undefined`: the caller decides). */
 const optionalBoolean = (name: string): Check<boolean | undefined> =>
-  Effect.flatMap(raw(name), (v) => (v === undefined ? Effect.succeed(Either.right(undefined)) : boolean(name, false)))
+  Effect.flatMap(raw(name), (v) =>
+    v === undefined ? Effect.succeed(Either.right(undefined)) : boolean(name, false)
+  )
 
 const choice = <A extends string>(name: string, values: ReadonlyArray<A>, fallback: A): Check<A> =>
   Effect.map(raw(name), (v) => {
