@@ -431,8 +431,10 @@ const boolean = (name: string, fallback: boolean): Check<boolean> =>
 
 /** A boolean that may be left unset (`undefined`: the caller decides). */
 const optionalBoolean = (name: string): Check<boolean | undefined> =>
-  Effect.flatMap(raw(name), (v) =>
-    v === undefined ? Effect.succeed(Either.right(undefined)) : boolean(name, false)
+  Effect.flatMap(
+    raw(name),
+    (v): Check<boolean | undefined> =>
+      v === undefined ? Effect.succeed(Either.right(undefined)) : boolean(name, false)
   )
 
 const choice = <A extends string>(name: string, values: ReadonlyArray<A>, fallback: A): Check<A> =>
