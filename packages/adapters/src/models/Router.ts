@@ -3,7 +3,8 @@
  * of the discovery loop (seed 000) from the catalog's manifests alone, so the server demo works
  * with no key and no network. Per user message it ranks plugins with core's `CapabilityIndex`,
  * loads the best one with `load_capability` when its tools are not offered yet, calls the tool of
- * the best-matching manifest example (arguments adapted from the message), then answers with a
+ * the best-matching manifest example (arguments adapted from the message: words, numbers,
+ * currencies and units), then answers with a
  * short summary of the tool's output. Every decision is a pure function of the messages and the
  * offer, so a replayed conversation gets the same replies.
  *
@@ -16,6 +17,7 @@ import type { BaseMessage } from "@langchain/core/messages"
 import { AIMessage, ToolMessage } from "@langchain/core/messages"
 import type { ManifestExample } from "@plugboard/core"
 import { CapabilityIndex, type Catalog } from "@plugboard/core"
+import * as Quantities from "./Quantities.js"
 import type { Responder, ScriptedAction, ScriptedReply, ScriptedTurn } from "./ScriptedChatModel.js"
 
 /** Meta-tool names (seed 000); the runtime registers them, the router only calls them. */
@@ -156,15 +158,73 @@ const alignValue = (example: string, value: string, user: string): string | unde
   return user.slice(best.run[0]!.start, best.run.at(-1)!.end)
 }
 
+/** `value` written in the letter case of `like` (all capitals or all lower case; else as is). */
+const caseOf = (like: string, value: string): string =>
+  like === like.toUpperCase() && like !== like.toLowerCase()
+    ? value.toUpperCase()
+    : like === like.toLowerCase()
+      ? value.toLowerCase()
+      : value
+
 /**
- * The example's arguments adapted to `user`: each string argument whose value appears in the
- * example's user text is replaced by the words of `user` in the same position (anchored on the
- * neighbouring words), when they align; every other argument is kept as the example gives it.
+ * A number, currency code or unit argument adapted by kind (`Quantities.ts`): the user's
+ * counterpart of the example's mention of that value, or `undefined` when the value is no such
+ * mention of the example's text, or the user's message has no counterpart for it.
+ */
+const adaptQuantity = (
+  value: unknown,
+  example: ReadonlyArray<Quantities.Mention>,
+  user: ReadonlyArray<Quantities.Mention>,
+  used: Set<number>
+): { readonly value: unknown } | undefined => {
+  const find = (kind: Quantities.MentionKind, v: number | string) => {
+    const index = example.findIndex((m, i) => !used.has(i) && m.kind === kind && m.value === v)
+    if (index >= 0) used.add(index)
+    return index < 0 ? undefined : { found: Quantities.counterpart(example, user, index) }
+  }
+  if (typeof value === "number") {
+    const hit = find("number", value)
+    return hit === undefined ? undefined : { value: hit.found?.value ?? value }
+  }
+  if (typeof value !== "string") return undefined
+  if (Quantities.isCurrencyCode(value)) {
+    const hit = find("currency", value.toUpperCase())
+    if (hit !== undefined)
+      return { value: hit.found === undefined ? value : caseOf(value, String(hit.found.value)) }
+  }
+  const unit = Quantities.unitOf(value)
+  if (unit !== undefined) {
+    const hit = find("unit", unit)
+    if (hit === undefined) return undefined
+    if (hit.found === undefined) return { value }
+    // The tool takes symbols ("mi") or words ("miles"), as its example shows.
+    const symbol = value.toLowerCase() === unit
+    return { value: symbol ? caseOf(value, String(hit.found.value)) : hit.found.text }
+  }
+  return undefined
+}
+
+/**
+ * The example's arguments adapted to `user`. A number, a currency code or a unit that the
+ * example's text mentions becomes the user's value of the same kind in the same role
+ * (`Quantities.ts`: "Convert 250 euros to dollars." → "convert 100 USD to EUR"). Any other string
+ * argument whose value appears in the example's text is replaced by the words of `user` in the
+ * same position (anchored on the neighbouring words), when they align. Every other argument is
+ * kept as the example gives it.
  */
 export const adaptArgs = (example: ManifestExample, user: string): Record<string, unknown> => {
+  const exampleMentions = Quantities.mentions(example.user)
+  const userMentions = Quantities.mentions(user)
+  const used = new Set<number>()
   const out: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(example.args ?? {})) {
-    out[key] = typeof value === "string" ? (alignValue(example.user, value, user) ?? value) : value
+    const quantity = adaptQuantity(value, exampleMentions, userMentions, used)
+    out[key] =
+      quantity !== undefined
+        ? quantity.value
+        : typeof value === "string"
+          ? (alignValue(example.user, value, user) ?? value)
+          : value
   }
   return out
 }
