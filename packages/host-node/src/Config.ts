@@ -196,8 +196,9 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
   { name: "UCAN_RESOURCE", default: "ixo:oracle", meaning: "Resource of the required `*` capability" },
   {
     name: "THROTTLE_LIMIT",
-    default: "10",
-    meaning: "Requests (and Socket.IO handshakes) per user per window"
+    default: "120",
+    meaning:
+      "Requests (and Socket.IO handshakes) per user per window; the default lets a person try the server and console freely, lower it for a public deployment"
   },
   { name: "THROTTLE_TTL_MS", default: "60000", meaning: "Rate-limit window in milliseconds (sliding)" },
   {
@@ -670,7 +671,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       userKeyFile: path("USER_KEY_FILE", join(dataDir, "user.key"), cwd),
       oracleName: text("ORACLE_NAME", "plugboard"),
       ucanResource: text("UCAN_RESOURCE", "ixo:oracle"),
-      throttleLimit: integer("THROTTLE_LIMIT", 10, 1),
+      throttleLimit: integer("THROTTLE_LIMIT", 120, 1),
       throttleTtlMs: integer("THROTTLE_TTL_MS", 60_000, 1),
       disableCredits: boolean("DISABLE_CREDITS", false),
       creditReserveEstimate: integer("CREDIT_RESERVE_ESTIMATE", 1, 1),

@@ -133,7 +133,8 @@ export const rateLimit = (
         const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000))
         return new HttpFailure({
           status: 429,
-          message: `Too many requests: at most ${decision.limit} per window. Retry in ${seconds} s.`,
+          // Name the knobs: whoever meets this limit first is usually the operator trying the server.
+          message: `Too many requests: at most ${decision.limit} per window (set by THROTTLE_LIMIT and THROTTLE_TTL_MS). Retry in ${seconds} s.`,
           error: "rate-limited",
           headers: {
             "retry-after": String(seconds),

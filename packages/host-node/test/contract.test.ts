@@ -170,9 +170,9 @@ describe("a turn whose model fails", () => {
 })
 
 describe("defaults of an empty environment", () => {
-  it("the parsed configuration: 10 requests per 60 s, heartbeat 15 s, scripted model, credits on unless disabled", async () => {
+  it("the parsed configuration: 120 requests per 60 s, heartbeat 15 s, scripted model, credits on unless disabled", async () => {
     const config = await Effect.runPromise(ServerConfig.fromEnv({}, "/srv/oracle"))
-    expect(config.throttleLimit).toBe(10)
+    expect(config.throttleLimit).toBe(120)
     expect(config.throttleTtlMs).toBe(60_000)
     expect(config.heartbeatMs).toBe(15_000)
     expect(config.disableCredits).toBe(false)
@@ -181,7 +181,7 @@ describe("defaults of an empty environment", () => {
     expect(config.model.provider).toBe("scripted")
   })
 
-  it("the default limit at work: the 11th request in the window is a 429 with Retry-After 60", async () => {
+  it("the default limit at work: the 121st request in the window is a 429 with Retry-After 60, naming the variables", async () => {
     const clock = Effect.runSync(Clock.makeTest(Date.now()))
     const server = await start({
       // The helper's generous limit removed: the server's own default applies.
@@ -191,13 +191,18 @@ describe("defaults of an empty environment", () => {
     try {
       expect(server.app.config.heartbeatMs).toBe(15_000)
       const u = await user(server.app.oracleDid)
-      for (let i = 0; i < 10; i++) {
+      for (let i = 0; i < 120; i++) {
         expect((await call(`${server.url}/sessions`, { headers: u.headers })).status).toBe(200)
       }
       const limited = await call(`${server.url}/sessions`, { headers: u.headers })
       expect(limited).toMatchObject({
         status: 429,
-        body: { statusCode: 429, error: "rate-limited", message: expect.stringContaining("at most 10") }
+        body: {
+          statusCode: 429,
+          error: "rate-limited",
+          message:
+            "Too many requests: at most 120 per window (set by THROTTLE_LIMIT and THROTTLE_TTL_MS). Retry in 60 s."
+        }
       })
       expect(limited.headers.get("retry-after")).toBe("60")
       await Effect.runPromise(clock.advance(59_000))
