@@ -41,7 +41,14 @@ export const BUILTIN_ROUTES = {
   history: ["GET", "/messages/:sessionId", "private"],
   historyPage: ["GET", "/sessions/:id/messages", "private"],
   sessionRun: ["GET", "/sessions/:id/run", "private"],
-  rejoinRun: ["GET", "/runs/:runId", "private"]
+  rejoinRun: ["GET", "/runs/:runId", "private"],
+  // The dev console (README "Dev console"): the page is public, its data behind the pipeline.
+  console: ["GET", "/console", "public"],
+  consoleCatalog: ["GET", "/console/api/catalog", "private"],
+  consoleBudget: ["GET", "/console/api/budget", "private"],
+  consoleSearch: ["GET", "/console/api/search", "private"],
+  consoleOffer: ["GET", "/console/api/offer", "private"],
+  consoleThread: ["GET", "/console/api/sessions/:id", "private"]
 } as const satisfies Record<string, readonly [PluginRoute["method"], `/${string}`, RouteAccess]>
 
 /** The name of one of the server's own routes. */

@@ -8,7 +8,7 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { BaseMessage } from "@langchain/core/messages"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { textOf } from "@plugboard/adapters/langgraph"
-import { HistoryPage, SessionStore } from "@plugboard/core"
+import { HistoryPage, LoadedPlugins, SessionStore } from "@plugboard/core"
 import { Context, Effect, Either, Schema } from "effect"
 import type { TurnCredits } from "./credits/TurnCredits.js"
 import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
@@ -204,7 +204,9 @@ export const sessionRoutes = (s: RouteServices) => {
     const owner = ownerOf(tuple?.checkpoint.channel_values)
     if (owner !== undefined && owner !== did) return yield* Effect.fail(notFound(id))
     const messages = (tuple?.checkpoint.channel_values.messages ?? []) as ReadonlyArray<BaseMessage>
-    return { id, messages }
+    // The dev console shows what the thread has loaded (README "Dev console").
+    const loadedPlugins = LoadedPlugins.fromUnknown(tuple?.checkpoint.channel_values.loadedPlugins)
+    return { id, messages, loadedPlugins }
   })
 
   /** `GET /messages/:sessionId`: the whole thread (the older contract). */
@@ -236,7 +238,7 @@ export const sessionRoutes = (s: RouteServices) => {
     return json({ ...page.right, messages: page.right.messages.map(wireMessage) })
   })
 
-  return { create, list, remove, history, historyPage }
+  return { create, list, remove, history, historyPage, thread }
 }
 
 /** Builds a router from `[method, path, handler]` rows. */

@@ -30,6 +30,8 @@ import type {
 import { CreditLedger as Ledger, SessionStore, TurnBounds } from "@plugboard/core"
 import { Cause, Context, Effect, type ManagedRuntime, Option } from "effect"
 import type { ServerConfig } from "./Config.js"
+import * as ConsoleData from "./console/ConsoleData.js"
+import * as ConsoleRoutes from "./console/ConsoleRoutes.js"
 import * as TurnCredits from "./credits/TurnCredits.js"
 import { errorBody, failureResponse, HttpFailure, json } from "./Http.js"
 import { shortDid } from "./Logger.js"
@@ -177,6 +179,9 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     logger
   })
 
+  const notFound = (method: string, path: string) =>
+    new HttpFailure({ status: 404, message: `Cannot ${method} ${path.slice(0, 200)}`, error: "Not Found" })
+
   const info = modelInfo(parts.model)
   const health = Effect.sync(() =>
     json({
@@ -201,6 +206,26 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     })
   )
   const models = Effect.sync(() => json({ default: info.id, models: [info] }))
+
+  // The dev console: on when CONSOLE says so, else when the server listens on loopback (decided
+  // at `listen`, which may be given another host than HOST).
+  let consoleOn = ConsoleRoutes.enabled(config.console, config.host)
+  const consoleData = ConsoleData.make({
+    catalog: parts.catalog,
+    oracleName: parts.oracleName,
+    basePrompt: parts.basePrompt
+  })
+  const consoleApi = ConsoleRoutes.consoleHandlers(consoleData, parts.oracleName)
+  const consoleThread = Effect.flatMap(sessions.thread, ({ loadedPlugins }) =>
+    Effect.map(
+      Effect.tryPromise({
+        try: () => consoleData.offer(loadedPlugins.filter((n) => parts.catalog.byName.get(n)?.discoverable)),
+        catch: (error) =>
+          new HttpFailure({ status: 500, message: `The console could not answer: ${String(error)}` })
+      }),
+      (offer) => json(offer, 200, { "cache-control": "no-store" })
+    )
+  )
 
   const pluginOptions = (userDid: Option.Option<string>) => ({
     maxBodyBytes: config.maxBodyBytes,
@@ -262,11 +287,12 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
           )
     })
 
-  type Public = Extract<BuiltinRoute, "root" | "health" | "models">
+  type Public = Extract<BuiltinRoute, "root" | "health" | "models" | "console">
   const publicHandlers: Record<Public, HttpRouter.Route.Handler<HttpFailure, never>> = {
     root,
     health,
-    models
+    models,
+    console: consoleApi.page
   }
   const privateHandlers: Record<
     Exclude<BuiltinRoute, Public>,
@@ -280,12 +306,27 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     history: sessions.history,
     historyPage: sessions.historyPage,
     sessionRun: messages.sessionRun,
-    rejoinRun: messages.rejoin
+    rejoinRun: messages.rejoin,
+    consoleCatalog: consoleApi.catalog,
+    consoleBudget: consoleApi.budget,
+    consoleSearch: consoleApi.search,
+    consoleOffer: consoleApi.offer,
+    consoleThread
   }
-  const builtin = (name: BuiltinRoute) =>
+  const route = (name: BuiltinRoute) =>
     name in publicHandlers
       ? publicHandlers[name as Public]
       : guarded(privateHandlers[name as Exclude<BuiltinRoute, Public>], BUILTIN_ROUTES[name][2] === "turn")
+  // A console route while the console is off is an unknown route: the same 404, before any auth.
+  const builtin = (name: BuiltinRoute) =>
+    name === "console" || name.startsWith("console")
+      ? Effect.suspend(() => {
+          if (consoleOn) return route(name)
+          return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+            Effect.fail(notFound(request.method, request.url.split("?")[0] ?? "/"))
+          )
+        })
+      : route(name)
   // One table, one match per request: the server's routes, then the plugins' (collisions were
   // refused at boot, `collectRoutes`).
   const router = routerOf<HttpFailure, RequestProbe>([
@@ -324,9 +365,6 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       "access-control-max-age": "600"
     }
   })
-
-  const notFound = (method: string, path: string) =>
-    new HttpFailure({ status: 404, message: `Cannot ${method} ${path.slice(0, 200)}`, error: "Not Found" })
 
   const app = Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -441,6 +479,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       s.listen(port, host, () => {
         s.off("error", reject)
         server = s
+        consoleOn = ConsoleRoutes.enabled(config.console, host)
         const address = s.address() as AddressInfo
         const shown = address.family === "IPv6" ? `[${address.address}]` : address.address
         url = `http://${shown === "0.0.0.0" || shown === "[::]" ? "127.0.0.1" : shown}:${address.port}`

@@ -1,0 +1,442 @@
+/**
+ * The Chat tab: one session's turns, streamed as they run — reasoning, tool calls with their
+ * arguments and output, the answer — with the thread's `loadedPlugins` and the tokens each model
+ * call was offered (core's `TokenBudget.turnCost`, through `GET /console/api/offer`). A stream
+ * that drops is rejoined from its last frame (`GET /runs/:id?after=N`).
+ */
+import { useEffect, useRef, useState } from "preact/hooks"
+import { type Api, ApiError, type Frame, frames, type StoredMessage } from "./api.js"
+import { fmt } from "./charts.js"
+
+interface ToolView {
+  readonly eventId: string
+  readonly toolName: string
+  readonly args: unknown
+  readonly status: "isRunning" | "done"
+  readonly output?: string | undefined
+}
+
+/** One model call of a turn: what was loaded when it was made, and what it was offered. */
+interface ModelCall {
+  readonly n: number
+  readonly loaded: ReadonlyArray<string>
+  readonly tokens?: number | undefined
+}
+
+interface Turn {
+  readonly key: string
+  readonly user: string
+  readonly reasoning: ReadonlyArray<string>
+  readonly tools: ReadonlyArray<ToolView>
+  readonly answer: string
+  readonly calls: ReadonlyArray<ModelCall>
+  /** `running`, then how the run ended (`finished`, `aborted`, …). */
+  readonly status: string
+  readonly note?: string | undefined
+}
+
+const LOAD = "load_capability"
+
+/** The names a `load_capability` call asked for (`names`, or a single `name`). */
+const namesOf = (args: unknown): Array<string> => {
+  const a = args as { names?: unknown; name?: unknown } | null
+  if (Array.isArray(a?.names)) return a.names.filter((n): n is string => typeof n === "string")
+  return typeof a?.name === "string" ? [a.name] : []
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** The stored thread as turns (history has no per-call figures). */
+const turnsOf = (messages: ReadonlyArray<StoredMessage>): Array<Turn> => {
+  const turns: Array<Turn> = []
+  let current: Turn | undefined
+  const outputs = new Map<string, string>()
+  for (const m of messages)
+    if (m.type === "tool" && m.toolCallId !== undefined) outputs.set(m.toolCallId, m.content)
+  for (const m of messages) {
+    if (m.type === "human") {
+      current = {
+        key: m.id ?? String(turns.length),
+        user: m.content,
+        reasoning: [],
+        tools: [],
+        answer: "",
+        calls: [],
+        status: "finished"
+      }
+      turns.push(current)
+    } else if (current !== undefined && m.type === "ai") {
+      const calls = m.toolCalls ?? []
+      const tools = calls.map((c, i) => ({
+        eventId: c.id ?? `${m.id}-${i}`,
+        toolName: c.name,
+        args: c.args,
+        status: "done" as const,
+        output: c.id === undefined ? undefined : outputs.get(c.id)
+      }))
+      current = {
+        ...current,
+        tools: [...current.tools, ...tools],
+        answer: current.answer + m.content,
+        status: m.cutOff === true ? "cut off" : current.status
+      }
+      turns[turns.length - 1] = current
+    }
+  }
+  return turns
+}
+
+export const ChatTab = (props: {
+  readonly api: Api
+  readonly sessionId: string | undefined
+  readonly onSession: (id: string | undefined) => void
+}) => {
+  const { api } = props
+  const [turns, setTurns] = useState<ReadonlyArray<Turn>>([])
+  const [loaded, setLoaded] = useState<ReadonlyArray<string>>([])
+  const [offered, setOffered] = useState<number | undefined>()
+  const [text, setText] = useState("")
+  const [busy, setBusy] = useState(false)
+  const [status, setStatus] = useState("")
+  const [error, setError] = useState<string | undefined>()
+  const loadable = useRef<Set<string> | undefined>(undefined)
+  const offers = useRef(new Map<string, Promise<number>>())
+  const session = useRef(props.sessionId)
+
+  const offerFor = (names: ReadonlyArray<string>): Promise<number> => {
+    const key = names.join(",")
+    let p = offers.current.get(key)
+    if (p === undefined) {
+      p = api.offer(names).then((o) => o.cost.total)
+      offers.current.set(key, p)
+    }
+    return p
+  }
+
+  useEffect(() => {
+    api.catalog().then(
+      (c) => {
+        loadable.current = new Set(c.plugins.filter((p) => p.visibility !== "silent").map((p) => p.name))
+      },
+      () => undefined
+    )
+  }, [api])
+
+  // Opening a session (from the Sessions tab): its history, its loaded plugins, a run still going.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the session or token changes, not per render
+  useEffect(() => {
+    session.current = props.sessionId
+    setTurns([])
+    setError(undefined)
+    if (props.sessionId === undefined) {
+      setLoaded([])
+      offerFor([]).then(setOffered, () => undefined)
+      return
+    }
+    const id = props.sessionId
+    void (async () => {
+      try {
+        const [history, thread, run] = await Promise.all([
+          api.history(id),
+          api.thread(id),
+          api.sessionRun(id)
+        ])
+        if (session.current !== id) return
+        setTurns(turnsOf(history.messages))
+        setLoaded(thread.loadedPlugins)
+        setOffered(thread.cost.total)
+        if (run.run !== null) {
+          const turn = newTurn("(a turn still running)", thread.loadedPlugins)
+          setTurns((ts) => [...ts, turn])
+          await follow(id, turn.key, run.run.runId, 0, undefined, thread.loadedPlugins)
+        }
+      } catch (e) {
+        setError((e as Error).message)
+      }
+    })()
+  }, [props.sessionId, api])
+
+  const newTurn = (user: string, loadedNow: ReadonlyArray<string>): Turn => ({
+    key: `t${Date.now()}${Math.random()}`,
+    user,
+    reasoning: [],
+    tools: [],
+    answer: "",
+    calls: [{ n: 1, loaded: loadedNow }],
+    status: "running"
+  })
+
+  const update = (key: string, f: (t: Turn) => Turn) =>
+    setTurns((ts) => ts.map((t) => (t.key === key ? f(t) : t)))
+
+  const priceCall = (key: string, n: number, names: ReadonlyArray<string>) => {
+    offerFor(names).then(
+      (tokens) =>
+        update(key, (t) => ({ ...t, calls: t.calls.map((c) => (c.n === n ? { ...c, tokens } : c)) })),
+      () => undefined
+    )
+  }
+
+  /** Reads a run's frames, rejoining after a drop, until its `done`. */
+  const follow = async (
+    sessionId: string,
+    key: string,
+    runId: string | undefined,
+    after: number,
+    first: Response | undefined,
+    loadedAtStart: ReadonlyArray<string>
+  ) => {
+    let last = after
+    let run = runId
+    let current = [...loadedAtStart]
+    let phase: "model" | "tools" = "model"
+    let running = 0
+    let calls = 1
+    priceCall(key, 1, current)
+    const onFrame = (f: Frame) => {
+      if (f.id !== undefined && Number.isFinite(f.id)) last = Math.max(last, f.id)
+      const d = f.data
+      const nextCallIfTools = () => {
+        if (phase === "tools" && running === 0) {
+          calls += 1
+          const n = calls
+          const names = [...current]
+          update(key, (t) => ({ ...t, calls: [...t.calls, { n, loaded: names }] }))
+          priceCall(key, n, names)
+          phase = "model"
+        }
+      }
+      switch (f.event) {
+        case "run":
+          run = d.runId ?? run
+          return false
+        case "reasoning":
+          nextCallIfTools()
+          update(key, (t) => ({ ...t, reasoning: [...t.reasoning, String(d.content ?? d.reasoning ?? "")] }))
+          return false
+        case "message":
+          nextCallIfTools()
+          update(key, (t) => ({ ...t, answer: t.answer + String(d.content ?? "") }))
+          return false
+        case "tool_call": {
+          const view: ToolView = {
+            eventId: String(d.eventId),
+            toolName: String(d.toolName),
+            args: d.args,
+            status: d.status === "done" ? "done" : "isRunning",
+            output: typeof d.output === "string" ? d.output : undefined
+          }
+          if (view.status === "isRunning") {
+            nextCallIfTools()
+            phase = "tools"
+            running += 1
+          } else {
+            running = Math.max(0, running - 1)
+            if (view.toolName === LOAD) {
+              const known = loadable.current
+              const added = namesOf(view.args).filter(
+                (n) => (known === undefined || known.has(n)) && !current.includes(n)
+              )
+              if (added.length > 0) {
+                current = [...current, ...added]
+                setLoaded(current)
+              }
+            }
+          }
+          update(key, (t) => {
+            const i = t.tools.findIndex((x) => x.eventId === view.eventId)
+            const tools =
+              i < 0 ? [...t.tools, view] : t.tools.map((x, j) => (j === i ? { ...x, ...view } : x))
+            return { ...t, tools }
+          })
+          return false
+        }
+        case "error":
+          update(key, (t) => ({ ...t, note: String(d.error ?? "error") }))
+          return false
+        case "done":
+          update(key, (t) => ({
+            ...t,
+            status: String(d.status ?? "finished"),
+            note:
+              d.reason === undefined
+                ? t.note
+                : `${t.note === undefined ? "" : `${t.note}; `}reason: ${d.reason}`
+          }))
+          return true
+        default:
+          return false
+      }
+    }
+    let response = first
+    for (let attempt = 0; attempt <= 5; attempt++) {
+      try {
+        if (response === undefined) {
+          if (run === undefined)
+            throw new Error("The stream dropped before the run was named; it cannot be rejoined.")
+          setStatus(`Connection dropped; rejoining run ${run} after frame ${last}…`)
+          response = await api.rejoin(run, last)
+        }
+        run = response.headers.get("x-run-id") ?? run
+        for await (const f of frames(response.body!)) {
+          if (onFrame(f)) {
+            setStatus("")
+            // The checkpointed thread is the truth: what the turn loaded, and the next call's offer.
+            const thread = await api.thread(sessionId)
+            setLoaded(thread.loadedPlugins)
+            setOffered(thread.cost.total)
+            return
+          }
+        }
+      } catch (e) {
+        if (e instanceof ApiError && e.status !== 429 && e.status < 500) {
+          update(key, (t) => ({ ...t, status: "lost", note: e.message }))
+          setStatus("")
+          return
+        }
+      }
+      response = undefined
+      await sleep(300 * (attempt + 1))
+    }
+    update(key, (t) => ({ ...t, status: "lost", note: "The run could not be rejoined." }))
+    setStatus("")
+  }
+
+  const send = async () => {
+    const message = text.trim()
+    if (message === "" || busy) return
+    setBusy(true)
+    setError(undefined)
+    try {
+      let id = props.sessionId
+      if (id === undefined) {
+        id = (await api.createSession()).sessionId
+        session.current = id
+        props.onSession(id)
+      }
+      const turn = newTurn(message, loaded)
+      setTurns((ts) => [...ts, turn])
+      setText("")
+      const response = await api.startTurn(id, message)
+      await follow(id, turn.key, response.headers.get("x-run-id") ?? undefined, 0, response, loaded)
+    } catch (e) {
+      setError((e as Error).message)
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <div class="chat">
+      <aside class="thread-state" aria-label="Thread state">
+        <h2>Loaded plugins</h2>
+        {loaded.length === 0 ? (
+          <p class="muted">none yet</p>
+        ) : (
+          <ul class="chips" data-testid="loaded-plugins">
+            {loaded.map((n) => (
+              <li key={n} data-plugin={n}>
+                {n}
+              </li>
+            ))}
+          </ul>
+        )}
+        <p>
+          Next model call offered:{" "}
+          <strong data-testid="offered">{offered === undefined ? "…" : fmt(offered)}</strong> tokens
+        </p>
+        <p class="muted">Session: {props.sessionId ?? "new"}</p>
+        <button type="button" onClick={() => props.onSession(undefined)} disabled={busy}>
+          New chat
+        </button>
+      </aside>
+      <div class="conversation">
+        <ol class="turns" aria-live="polite">
+          {turns.map((t) => (
+            <li key={t.key} class="turn" data-status={t.status}>
+              <p class="user">
+                <span class="who">You</span> {t.user}
+              </p>
+              {t.calls.length > 0 ? (
+                <p class="calls" data-testid="model-calls">
+                  {t.calls.map((c) => (
+                    <span key={c.n} class="call" data-call={c.n} data-tokens={c.tokens}>
+                      call {c.n}: {c.tokens === undefined ? "…" : fmt(c.tokens)} tokens offered
+                      {c.loaded.length === 0 ? "" : ` (${c.loaded.join(", ")})`}
+                    </span>
+                  ))}
+                </p>
+              ) : null}
+              {t.reasoning.map((r, i) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: reasoning blocks come in order
+                <p key={i} class="reasoning">
+                  {r}
+                </p>
+              ))}
+              {t.tools.length > 0 ? (
+                <ul class="tools">
+                  {t.tools.map((tool) => (
+                    <li key={tool.eventId} data-tool={tool.toolName} data-status={tool.status}>
+                      <details>
+                        <summary>
+                          {tool.status === "isRunning" ? "running " : "✓ "}
+                          <code>{tool.toolName}</code> <code class="args">{JSON.stringify(tool.args)}</code>
+                        </summary>
+                        {tool.output === undefined ? null : <pre>{tool.output}</pre>}
+                      </details>
+                    </li>
+                  ))}
+                </ul>
+              ) : null}
+              {t.answer === "" ? null : (
+                <p class="answer" data-testid="answer">
+                  {t.answer}
+                </p>
+              )}
+              {t.status === "running" || t.status === "finished" ? null : (
+                <p class="note">
+                  ended {t.status}
+                  {t.note === undefined ? "" : ` — ${t.note}`}
+                </p>
+              )}
+            </li>
+          ))}
+        </ol>
+        {status === "" ? null : <p role="status">{status}</p>}
+        {error === undefined ? null : <p role="alert">{error}</p>}
+        <form
+          class="composer"
+          onSubmit={(e) => {
+            e.preventDefault()
+            void send()
+          }}
+        >
+          <label for="message">Message</label>
+          <textarea
+            id="message"
+            rows={2}
+            value={text}
+            placeholder="What's the weather in Berlin?"
+            onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && !e.shiftKey) {
+                e.preventDefault()
+                void send()
+              }
+            }}
+          />
+          <button type="submit" disabled={busy}>
+            Send
+          </button>
+          <button
+            type="button"
+            disabled={!busy || props.sessionId === undefined}
+            onClick={() => props.sessionId !== undefined && void api.abort(props.sessionId)}
+          >
+            Stop
+          </button>
+        </form>
+      </div>
+    </div>
+  )
+}

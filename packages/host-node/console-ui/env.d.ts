@@ -1,0 +1,2 @@
+/** esbuild bundles the stylesheet the entry imports (console-ui/bundle.mjs). */
+declare module "*.css"

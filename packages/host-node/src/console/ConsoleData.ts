@@ -1,0 +1,145 @@
+/**
+ * The dev console's data, computed from the catalog the server booted with (README "Dev
+ * console"): the catalog view, the budget report, `list_capabilities`' ranking, and what a model
+ * call is offered for a set of loaded plugins. Every figure is core's (`TokenBudget`, `MetaTools`,
+ * `RoutingEval` through inspect's `buildReport`); tokens are counted with o200k, as `plugboard
+ * inspect` counts by default, so the console and `inspect --json` agree.
+ */
+import { cachedCounter, loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
+import {
+  type Catalog,
+  LoadedPlugins,
+  MetaTools,
+  RoutingEval,
+  TokenBudget,
+  type TokenCounter
+} from "@plugboard/core"
+import { Data, Either } from "effect"
+import { buildReport } from "../inspect/Report.js"
+import type { ConsoleBudget, ConsoleCatalog, ConsoleOffer, ConsolePlugin, ConsoleSearch } from "./Wire.js"
+
+/** A request the console API refuses (a 400), with the message the page shows. */
+export class ConsoleInputError extends Data.TaggedError("ConsoleInputError")<{
+  readonly reason: "TooManyNames" | "NotLoadable" | "InvalidQuery"
+  readonly message: string
+}> {}
+
+/** The console's view of one booted catalog; each answer is computed once where it cannot change. */
+export interface ConsoleData {
+  readonly catalog: () => Promise<ConsoleCatalog>
+  readonly budget: () => Promise<ConsoleBudget>
+  /** `list_capabilities` with `query` (nothing loaded); an empty query lists every plugin. */
+  readonly search: (query: string) => ConsoleSearch
+  /** The offer for `loaded`; an unknown or silent name is a `ConsoleInputError`. */
+  readonly offer: (loaded: ReadonlyArray<string>) => Promise<ConsoleOffer>
+}
+
+/** The most names one offer query may carry (a thread loads a handful; this bounds the work). */
+export const MAX_LOADED = 200
+
+const belongsTo = (line: string, name: string) => line.includes(`Plugin '${name}'`)
+
+/** The console's data for `catalog`; `basePrompt` is the host's, as every turn gets it. */
+export const make = (options: {
+  readonly catalog: Catalog.Catalog
+  readonly oracleName: string
+  readonly basePrompt?: string | undefined
+  /** Defaults to o200k (inspect's default), loaded on first use. */
+  readonly counter?: TokenCounter.TokenCounterService | undefined
+}): ConsoleData => {
+  const { catalog } = options
+  const basePrompt = options.basePrompt ?? ""
+  let counterP: Promise<TokenCounter.TokenCounterService> | undefined
+  const counter = () => {
+    counterP ??=
+      options.counter !== undefined
+        ? Promise.resolve(options.counter)
+        : loadTiktokenCounter("o200k").then((c) => cachedCounter(c))
+    return counterP
+  }
+  let catalogP: Promise<ConsoleCatalog> | undefined
+  let budgetP: Promise<ConsoleBudget> | undefined
+
+  const buildCatalog = async (): Promise<ConsoleCatalog> => {
+    const c = await counter()
+    const report = TokenBudget.budgetReport(catalog, { basePrompt, counter: c, k: 0 })
+    const loadCost = new Map(report.perPlugin.map((p) => [p.name, p.cost]))
+    const plugins: Array<ConsolePlugin> = catalog.entries.map((e) => ({
+      name: e.name,
+      title: e.manifest.title,
+      visibility: e.visibility,
+      source: e.source?.kind ?? "typescript",
+      manifest: e.manifest as unknown as Record<string, unknown>,
+      warnings: catalog.warnings.filter((w) => belongsTo(w, e.name)),
+      tools: [...e.tools, ...e.subAgents.map((s) => s.tool)].map((t) => ({
+        name: t.name,
+        description: t.description,
+        visibility: t.visibility,
+        parameters: t.parameters as Record<string, unknown>,
+        tokens: TokenBudget.toolCost(c, t)
+      })),
+      costWhenLoaded: loadCost.get(e.name) ?? null,
+      unavailable: e.unavailable ?? null
+    }))
+    return {
+      oracleName: options.oracleName,
+      tokenizer: c.name,
+      plugins,
+      warnings: catalog.warnings.filter((w) => !catalog.entries.some((e) => belongsTo(w, e.name)))
+    }
+  }
+
+  return {
+    catalog: () => {
+      catalogP ??= buildCatalog()
+      return catalogP
+    },
+    budget: () => {
+      budgetP ??= counter().then((c) =>
+        buildReport(catalog, {
+          module: options.oracleName,
+          counter: c,
+          basePrompt,
+          k: RoutingEval.DEFAULT_K,
+          budget: undefined,
+          loaded: undefined,
+          eval: true,
+          queries: undefined
+        })
+      )
+      return budgetP
+    },
+    search: (query) => {
+      const trimmed = query.trim()
+      const result = MetaTools.listCapabilities(
+        catalog,
+        LoadedPlugins.empty,
+        trimmed === "" ? {} : { query: trimmed }
+      )
+      if (Either.isLeft(result))
+        throw new ConsoleInputError({ reason: "InvalidQuery", message: result.left.message })
+      return result.right
+    },
+    offer: async (loaded) => {
+      if (loaded.length > MAX_LOADED) {
+        throw new ConsoleInputError({
+          reason: "TooManyNames",
+          message: `loaded names at most ${MAX_LOADED} plugins, got ${loaded.length}.`
+        })
+      }
+      const refused = loaded.filter((n) => catalog.byName.get(n)?.discoverable !== true)
+      if (refused.length > 0) {
+        throw new ConsoleInputError({
+          reason: "NotLoadable",
+          message: `loaded names ${refused
+            .slice(0, 5)
+            .map((n) => `'${n.slice(0, 100)}'`)
+            .join(", ")}: not a loadable plugin of this catalog.`
+        })
+      }
+      const loadedPlugins = LoadedPlugins.add(LoadedPlugins.empty, loaded)
+      const cost = TokenBudget.turnCost({ catalog, loadedPlugins, basePrompt, counter: await counter() })
+      return { loadedPlugins, cost }
+    }
+  }
+}

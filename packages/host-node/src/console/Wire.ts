@@ -1,0 +1,57 @@
+/**
+ * What the dev console's read-only API answers (README "Dev console"), shared by the server and
+ * the page's code (`console-ui/`, type imports only). Every figure in it comes from core:
+ * `TokenBudget`, `MetaTools.listCapabilities`, `RoutingEval`; the server only shapes.
+ */
+import type { MetaTools, TokenBudget } from "@plugboard/core"
+import type { InspectReport } from "../inspect/Report.js"
+
+/** One tool of a plugin, as the model is offered it. */
+export interface ConsoleTool {
+  readonly name: string
+  /** Prefixed `[<manifest.title>] `, as offered. */
+  readonly description: string
+  readonly visibility: "always" | "on-demand" | "silent"
+  /** The JSON Schema of its arguments. */
+  readonly parameters: Readonly<Record<string, unknown>>
+  /** Tokens it costs on every model call it is offered on (`TokenBudget.toolCost`). */
+  readonly tokens: number
+}
+
+/** One plugin of the catalog. */
+export interface ConsolePlugin {
+  readonly name: string
+  readonly title: string
+  readonly visibility: "always" | "on-demand" | "silent"
+  readonly source: "typescript" | "mcp" | "skill"
+  readonly manifest: Readonly<Record<string, unknown>>
+  /** The catalog's `[boot-warning]` lines about this plugin. */
+  readonly warnings: ReadonlyArray<string>
+  readonly tools: ReadonlyArray<ConsoleTool>
+  /** What loading it adds (`TokenBudget.PluginLoadCost.cost`); null when a load adds nothing. */
+  readonly costWhenLoaded: number | null
+  readonly unavailable: string | null
+}
+
+/** `GET /console/api/catalog`. */
+export interface ConsoleCatalog {
+  readonly oracleName: string
+  readonly tokenizer: string
+  readonly plugins: ReadonlyArray<ConsolePlugin>
+  /** Lines of the catalog's warnings that name no single plugin. */
+  readonly warnings: ReadonlyArray<string>
+}
+
+/** `GET /console/api/search?query=`: `list_capabilities`' own result for the query. */
+export type ConsoleSearch = MetaTools.ListCapabilitiesResult
+
+/** `GET /console/api/offer?loaded=a,b` and `GET /console/api/sessions/:id`. */
+export interface ConsoleOffer {
+  /** The thread's `loadedPlugins`, in load order. */
+  readonly loadedPlugins: ReadonlyArray<string>
+  /** Tokens a model call is offered with them loaded (`TokenBudget.turnCost`). */
+  readonly cost: TokenBudget.TurnCost
+}
+
+/** `GET /console/api/budget`: the report `plugboard inspect --json --eval` prints. */
+export type ConsoleBudget = InspectReport
