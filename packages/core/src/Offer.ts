@@ -179,6 +179,25 @@ export const offer = (
   return out
 }
 
+/**
+ * The on-demand tools of `plugins` that `loadedPlugins` does not already offer, in the order
+ * given (README "Predictive preload"). Pass them last in `offer`'s `extra`: they then follow
+ * every tool a turn without them is offered, so the cached prefix is unchanged. Unknown, silent
+ * and loaded plugins add nothing; an `always` plugin adds what loading it would (its on-demand
+ * tools).
+ */
+export const preloadTools = (
+  catalog: Catalog,
+  loadedPlugins: LoadedPlugins.LoadedPlugins,
+  plugins: ReadonlyArray<string>
+): ReadonlyArray<OfferedTool> => {
+  const added = plugins.filter((name) => !LoadedPlugins.has(loadedPlugins, name))
+  if (added.length === 0) return []
+  // What offering them as loaded would append: the same tool objects, in the same order.
+  const base = offer(catalog, loadedPlugins)
+  return offer(catalog, LoadedPlugins.add(loadedPlugins, added)).slice(base.length)
+}
+
 /** The message telling the model which plugin to load before calling `tool`. */
 export const notLoadedMessage = (tool: string, plugin: string): string =>
   `Tool '${tool}' is not available yet: it belongs to plugin '${plugin}', which is not loaded in this ` +
