@@ -22,7 +22,13 @@ import { type Catalog, type EventSink, type RuntimeLogger, silentLogger } from "
 import { Emitter } from "./Events.js"
 import { makeModelNode } from "./ModelNode.js"
 import { makeRequestScope, type RequestScope } from "./RequestScope.js"
-import { type AgentRequest, type AgentRuntime, type ClientToolsOption, makeAgentRuntime } from "./Runtime.js"
+import {
+  type AgentRequest,
+  type AgentRuntime,
+  type ClientToolsOption,
+  makeAgentRuntime,
+  type PreloadOption
+} from "./Runtime.js"
 import { AgentState, type AgentStateUpdate, type AgentStateValue } from "./State.js"
 import { defaultThreadLock, type ThreadLockOption } from "./ThreadLock.js"
 import { makeToolNode } from "./ToolNode.js"
@@ -60,6 +66,12 @@ export interface CreateMainAgentOptions {
    * tools before answering; the per-request hooks then run once. Built here when absent.
    */
   readonly scope?: RequestScope | undefined
+  /**
+   * Predictive preload (README "Predictive preload"): before the turn's first model call the
+   * plugins are ranked against the user's message and, in mode `on`, a confident top plugin's
+   * tools are offered for that turn. Off when absent.
+   */
+  readonly preload?: PreloadOption | undefined
 }
 
 const route = (state: AgentStateValue): "tools" | typeof END => {
@@ -132,7 +144,8 @@ export const createMainAgent = async (options: CreateMainAgentOptions): Promise<
     request,
     shared,
     logger,
-    client: options.clientTools
+    client: options.clientTools,
+    preload: options.preload
   })
   const emitter = new Emitter(
     { requestId: request.requestId, sessionId: request.sessionId },

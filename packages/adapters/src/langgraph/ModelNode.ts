@@ -36,6 +36,7 @@ import {
   LoadedPlugins,
   type ModelCall,
   type ModelResult,
+  Preload,
   type RuntimeContext,
   SystemPrompt
 } from "@plugboard/core"
@@ -134,6 +135,26 @@ export const asNewMessage = (message: BaseMessage, thread: ReadonlyArray<BaseMes
   return new Message({ ...fields, id: randomUUID() })
 }
 
+/**
+ * At a turn's end (an answer without tool calls): how the turn's preload compared with what the
+ * model did (core's `Preload.agreement`), logged and handed to the host's `onAgreement`.
+ */
+const reportPreload = (rt: AgentRuntime, state: AgentStateValue, loaded: LoadedPlugins.LoadedPlugins) => {
+  const turn = rt.preload(state)
+  if (turn === undefined) return
+  const called: Array<string> = []
+  for (let i = turn.start + 1; i < state.messages.length; i++) {
+    const m = state.messages[i]!
+    if (AIMessage.isInstance(m)) for (const c of m.tool_calls ?? []) called.push(c.name)
+  }
+  const agreement = Preload.agreement(rt.catalog, turn.decision, turn.loadedBefore, loaded, called)
+  // A turn that predicted nothing and loaded nothing says nothing worth a line at `info`.
+  const log =
+    agreement.kind === "no-prediction" && agreement.used.length === 0 ? rt.logger.debug : rt.logger.info
+  log("preload", { ...agreement, used: agreement.used.join(",") })
+  rt.preloadOption?.onAgreement?.(agreement)
+}
+
 /** Builds the model node for one request. */
 export const makeModelNode = (
   rt: AgentRuntime,
@@ -152,7 +173,7 @@ export const makeModelNode = (
   ): Promise<{ messages: Array<BaseMessage> } & GraphState.PluginStateUpdate> => {
     const ready = await rt.ready(state)
     const loaded = LoadedPlugins.fromUnknown(state.loadedPlugins)
-    const offered = offerFor(rt, loaded, ready)
+    const offered = offerFor(rt, loaded, ready, state)
     const system = SystemPrompt.compose({ basePrompt, catalog: rt.catalog, loadedPlugins: loaded })
     const context = rt.context(state)
     const middlewares = rt.scope.middlewares
@@ -206,6 +227,7 @@ export const makeModelNode = (
     if (reasoning !== undefined) emitter.reasoning(reasoning, config?.writer)
     if (write !== undefined) for (const text of held) write(messageEvent(text))
     await runHooks(middlewares, "afterModel", { message, usage: usageOf(message) }, context, updates)
+    if (((message as AIMessage).tool_calls?.length ?? 0) === 0) reportPreload(rt, state, loaded)
     return { ...GraphState.combinePluginUpdates(updates), messages: [asNewMessage(message, state.messages)] }
   }
 }

@@ -2,6 +2,8 @@
  * What the graph's nodes share for one request: the boot catalog, the request scope, the
  * request's identity and the host's shared state and logger.
  */
+
+import { type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import {
   type Catalog,
   type ClientTools,
@@ -9,6 +11,7 @@ import {
   LoadedPlugins,
   makeRuntimeContext,
   Offer,
+  Preload,
   type RuntimeContext,
   type RuntimeLogger,
   type TurnBounds
@@ -50,6 +53,26 @@ export interface ClientToolsOption {
   readonly call: (call: ClientToolCall) => Promise<unknown>
 }
 
+/**
+ * Predictive preload (core's `Preload`, README "Predictive preload"): `mode` and the confidence
+ * `threshold` (core's default when absent); `available` says whether the user may use a plugin;
+ * `onAgreement` receives each turn's agreement as the turn ends, beside the log line.
+ */
+export interface PreloadOption {
+  readonly mode: Preload.Mode
+  readonly threshold?: number | undefined
+  readonly available?: ((plugin: string) => boolean) | undefined
+  readonly onAgreement?: ((agreement: Preload.Agreement) => void) | undefined
+}
+
+/** The preload of the turn a state belongs to: its decision and the plugins loaded as it began. */
+export interface PreloadTurn {
+  readonly decision: Preload.Decision
+  readonly loadedBefore: LoadedPlugins.LoadedPlugins
+  /** Position of the turn's user message in the thread's messages. */
+  readonly start: number
+}
+
 /** Per-request runtime handed to the nodes. */
 export interface AgentRuntime {
   readonly catalog: Catalog.Catalog
@@ -63,24 +86,75 @@ export interface AgentRuntime {
   readonly ready: (state: AgentStateValue) => Promise<ReadonlyArray<DynamicTool>>
   /** The request's client-side tools (none when the host gave none). */
   readonly client: ClientToolsOption | undefined
+  readonly preloadOption: PreloadOption | undefined
+  /**
+   * The preload of the turn `state` is in, decided on the turn's first model call (from its last
+   * user message and the plugins then loaded) and the same for every later call of that turn;
+   * absent when preload is off.
+   */
+  readonly preload: (state: AgentStateValue) => PreloadTurn | undefined
 }
 
 /**
  * What one model call is offered: core's offer, then the thread's visible request tools, then
- * the client's tools last (they change per request; the cached prefix must not).
+ * the client's tools (they change per request; the cached prefix must not), then the turn's
+ * preloaded tools last (they change per turn).
  */
 export const offerFor = (
   rt: AgentRuntime,
   loaded: LoadedPlugins.LoadedPlugins,
-  ready: ReadonlyArray<DynamicTool>
+  ready: ReadonlyArray<DynamicTool>,
+  state: AgentStateValue
 ): ReadonlyArray<Offer.OfferedTool> => {
   const request = Offer.requestTools(rt.catalog, loaded, ready)
   const client = rt.client?.tools ?? []
+  const preloaded = Preload.tools(rt.catalog, loaded, rt.preload(state)?.decision)
   return Offer.offer(
     rt.catalog,
     loaded,
-    client.length === 0 ? request : [...request, ...client.map((t) => t.offered)]
+    client.length === 0 && preloaded.length === 0
+      ? request
+      : [...request, ...client.map((t) => t.offered), ...preloaded]
   )
+}
+
+/** The text of a user message's content (a string, or parts of which the text ones count). */
+const contentText = (content: unknown): string => {
+  if (typeof content === "string") return content
+  if (!Array.isArray(content)) return ""
+  let out = ""
+  for (const part of content) {
+    if (typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text") {
+      const text = (part as { text?: unknown }).text
+      if (typeof text === "string") out += (out.length > 0 ? " " : "") + text
+    }
+  }
+  return out
+}
+
+/** Index of the last user message of `messages`, or -1. */
+const lastHuman = (messages: ReadonlyArray<BaseMessage>): number => {
+  for (let i = messages.length - 1; i >= 0; i--) if (HumanMessage.isInstance(messages[i])) return i
+  return -1
+}
+
+/** The per-turn preload of a runtime (see `AgentRuntime.preload`). */
+const makePreload = (
+  catalog: Catalog.Catalog,
+  option: PreloadOption | undefined
+): ((state: AgentStateValue) => PreloadTurn | undefined) => {
+  if (option === undefined || option.mode === "off") return () => undefined
+  let current: { readonly message: BaseMessage; readonly turn: PreloadTurn } | undefined
+  return (state) => {
+    const start = lastHuman(state.messages)
+    if (start < 0) return undefined
+    const message = state.messages[start]!
+    if (current?.message === message) return current.turn
+    const loadedBefore = LoadedPlugins.fromUnknown(state.loadedPlugins)
+    const decision = Preload.decide(catalog, loadedBefore, contentText(message.content), option)
+    current = { message, turn: { decision, loadedBefore, start } }
+    return current.turn
+  }
 }
 
 const isPlainObject = (value: object): boolean => {
@@ -128,6 +202,7 @@ export const makeAgentRuntime = (options: {
   readonly shared: Readonly<Record<string, unknown>>
   readonly logger: RuntimeLogger
   readonly client?: ClientToolsOption | undefined
+  readonly preload?: PreloadOption | undefined
 }): AgentRuntime => {
   // A node builds the context of its state more than once (its sub-agents' init, its hooks).
   const contexts = new WeakMap<AgentStateValue, RuntimeContext>()
@@ -151,6 +226,8 @@ export const makeAgentRuntime = (options: {
   return {
     ...options,
     client: options.client,
+    preloadOption: options.preload,
+    preload: makePreload(options.catalog, options.preload),
     context,
     ready: (state) => options.scope.init(context(state), LoadedPlugins.fromUnknown(state.loadedPlugins))
   }

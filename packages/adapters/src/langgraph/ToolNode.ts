@@ -180,7 +180,7 @@ export const makeToolNode =
     const calls = ai?.tool_calls ?? []
     const ready = await rt.ready(state)
     const loaded = LoadedPlugins.fromUnknown(state.loadedPlugins)
-    const offered = offerFor(rt, loaded, ready)
+    const offered = offerFor(rt, loaded, ready, state)
     const clientByName = new Map((rt.client?.tools ?? []).map((t) => [t.name, t] as const))
     const dynamicByName = new Map<string, DynamicTool>()
     for (const t of ready) if (!dynamicByName.has(t.offered.name)) dynamicByName.set(t.offered.name, t)
