@@ -7,7 +7,17 @@
  * registered only when a TypeScript module is actually imported and no loader is active yet.
  * `tsx` is an optional peer dependency: without it, a `.ts` module gets an error saying what to
  * install, and JavaScript modules need nothing.
+ *
+ * A TypeScript file that Node reads as CommonJS (`.cts`, or `.ts` outside any package that
+ * declares `"type": "module"`, such as a plugin file in the home folder) does not load through
+ * tsx's ESM hooks alone: Node 20.19 refuses it ("Cannot require() ES Module … in a cycle"), or
+ * compiles it untransformed ("Missing initializer in const declaration"), whatever the file
+ * holds. Such a file is imported through tsx's `tsImport`, which loads it with tsx's CommonJS
+ * and ESM hooks in a namespace of their own; its own errors (a syntax error's location, a
+ * package that does not resolve from there) then come through as they are.
  */
+import { existsSync, readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { pathToFileURL } from "node:url"
 
 const TYPESCRIPT = /\.(?:ts|mts|cts|tsx)$/
@@ -43,11 +53,42 @@ const registerTypeScript = (file: string): Promise<void> => {
 const isUnknownExtension = (thrown: unknown): boolean =>
   (thrown as { code?: unknown } | null)?.code === "ERR_UNKNOWN_FILE_EXTENSION"
 
+/** Node's module type for `file` from its nearest package.json (`.cts`/`.mts` decide alone). */
+const readsAsCommonJs = (file: string): boolean => {
+  if (file.endsWith(".cts")) return true
+  if (file.endsWith(".mts")) return false
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const manifest = join(dir, "package.json")
+    if (existsSync(manifest)) {
+      try {
+        return (JSON.parse(readFileSync(manifest, "utf8")) as { type?: unknown }).type !== "module"
+      } catch {
+        return true // Node fails on it too; tsImport's error will say why
+      }
+    }
+    if (dirname(dir) === dir) return true
+  }
+}
+
+/** The file through tsx's `tsImport` (see the module doc for when). */
+const importIsolated = async (file: string): Promise<Record<string, unknown>> => {
+  let api: typeof import("tsx/esm/api")
+  try {
+    api = await import("tsx/esm/api")
+  } catch {
+    throw new NoTypeScriptLoader(file)
+  }
+  return (await api.tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>
+}
+
 /**
- * `import()` of an absolute file path; a TypeScript file that the running Node cannot load gets
- * tsx registered and is imported again. Any other failure is the module's own and is rethrown.
+ * `import()` of an absolute file path. A TypeScript file Node reads as CommonJS goes through
+ * `tsImport` (see the module doc); any other TypeScript file that the running Node cannot load
+ * gets tsx registered and is imported again. Any other failure is the module's own and is
+ * rethrown.
  */
 export const importModule = async (file: string): Promise<Record<string, unknown>> => {
+  if (TYPESCRIPT.test(file) && readsAsCommonJs(file)) return importIsolated(file)
   const url = pathToFileURL(file).href
   try {
     return (await import(url)) as Record<string, unknown>

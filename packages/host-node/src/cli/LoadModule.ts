@@ -6,8 +6,8 @@
  * one). Every way this can fail says what was looked for and what was found.
  */
 import { existsSync, statSync } from "node:fs"
-import { isAbsolute, join, relative, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
+import { dirname, isAbsolute, join, relative, resolve } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import type { Catalog, Plugin } from "@plugboard/core"
 import { importModule } from "./ImportModule.js"
 
@@ -138,6 +138,70 @@ export const extractAliases = (
   return new Map(entries as Array<[string, string]>)
 }
 
+const MAX_CAUSES = 5
+
+const messageOf = (thrown: unknown): string =>
+  (thrown instanceof Error ? thrown.message : String(thrown))
+    .split("\n")
+    .map((line) => line.trimEnd())
+    .filter((line) => line.trim().length > 0)
+    .join("\n  ")
+
+/** The package a failed import could not resolve (`@scope/name` or `name`), when it is a package. */
+const missingPackage = (thrown: unknown): string | undefined => {
+  const code = (thrown as { code?: unknown } | null)?.code
+  if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") return undefined
+  const spec = /Cannot find (?:module|package) '([^']+)'/.exec(messageOf(thrown))?.[1]
+  if (spec === undefined || spec.startsWith(".") || isAbsolute(spec) || spec.startsWith("file:"))
+    return undefined
+  return spec
+    .split("/")
+    .slice(0, spec.startsWith("@") ? 2 : 1)
+    .join("/")
+}
+
+/** `file:line:column` of the first stack frame in `file`, unless `message` already names it. */
+const locationIn = (thrown: unknown, file: string, cwd: string, message: string): string | undefined => {
+  const stack = thrown instanceof Error ? (thrown.stack ?? "") : ""
+  if (message.includes(`${file}:`)) return undefined
+  for (const written of [pathToFileURL(file).href, file]) {
+    const at = stack.indexOf(`${written}:`)
+    if (at < 0) continue
+    const position = /^:(\d+):(\d+)/.exec(stack.slice(at + written.length))
+    if (position !== null) return `${displayPath(file, cwd)}:${position[1]}:${position[2]}`
+  }
+  return undefined
+}
+
+/**
+ * Why a module failed to import, whole: every line of the error (a syntax error's
+ * `file:line:column` among them), where in the module it was thrown, and the chain of causes. A
+ * package that does not resolve from the module's folder (a plugin file outside any project)
+ * says so and how to fix it, instead of the loader's symptom.
+ */
+export const describeImportFailure = (thrown: unknown, file: string, cwd: string): string => {
+  const shown = displayPath(file, cwd)
+  const missing = missingPackage(thrown)
+  if (missing !== undefined) {
+    return (
+      `Module '${shown}' failed to load: it imports '${missing}', which cannot be resolved from ` +
+      `${displayPath(dirname(file), cwd)}. A plugin module resolves its packages from its own ` +
+      `project: put it in a folder whose package.json has "type": "module", and there run ` +
+      `npm install ${missing.startsWith("@plugboard/") ? `${missing} effect` : missing}.`
+    )
+  }
+  const message = messageOf(thrown)
+  const lines = [`Module '${shown}' failed to load: ${message}`]
+  const at = locationIn(thrown, file, cwd, message)
+  if (at !== undefined) lines.push(`  at ${at}`)
+  let cause = (thrown as { cause?: unknown } | null)?.cause
+  for (let depth = 0; cause !== undefined && cause !== null && depth < MAX_CAUSES; depth++) {
+    lines.push(`  caused by: ${messageOf(cause)}`)
+    cause = (cause as { cause?: unknown }).cause
+  }
+  return lines.join("\n")
+}
+
 /** Resolves, imports and extracts. Throws `ModuleLoadError`. */
 export const loadModule = async (
   spec: string | undefined,
@@ -155,11 +219,7 @@ export const loadModule = async (
   try {
     namespace = await importModule(file)
   } catch (thrown) {
-    const message = thrown instanceof Error ? thrown.message : String(thrown)
-    throw new ModuleLoadError(
-      "ImportFailed",
-      `Module '${displayPath(file, cwd)}' failed to load: ${message.split("\n")[0]}`
-    )
+    throw new ModuleLoadError("ImportFailed", describeImportFailure(thrown, file, cwd))
   }
   const shownAs = displayPath(file, cwd)
   return { file, ...extract(namespace, shownAs), aliases: extractAliases(namespace, shownAs) }
