@@ -125,6 +125,8 @@ export const ChatTab = (props: {
   // Opening a session (from the Sessions tab): its history, its loaded plugins, a run still going.
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the session or token changes, not per render
   useEffect(() => {
+    // The session this tab just created for its first message: its turn is already on screen.
+    if (props.sessionId !== undefined && props.sessionId === session.current) return
     session.current = props.sessionId
     setTurns([])
     setError(undefined)

@@ -10,6 +10,7 @@ import { createOracleApp, OracleBootError } from "../App.js"
 import * as ServerConfig from "../Config.js"
 import { CREDITS_PLUGIN_NAME } from "../credits/CreditsPlugin.js"
 import { ChatClientError, chatTurn, connectChat } from "./ChatClient.js"
+import { ConsoleOpenError, consoleLink, openInBrowser } from "./Console.js"
 import { loadModule, ModuleLoadError } from "./LoadModule.js"
 
 /** Where a command writes, and its environment. */
@@ -248,6 +249,47 @@ export const chat = async (argv: ReadonlyArray<string>, io: CliIO): Promise<numb
     io.err(`${error.message}\n`)
     return 1
   }
+}
+
+/**
+ * `console [--url URL] [--ttl seconds] [--print]`: opens the running oracle's dev console in the
+ * browser with a fresh token of the local user in the URL fragment; `--print` (or no browser to
+ * open) prints the link instead. `open` is injectable for tests.
+ */
+export const openConsole = async (
+  argv: ReadonlyArray<string>,
+  io: CliIO,
+  open: (url: string) => Promise<void> = openInBrowser
+): Promise<number> => {
+  const print = argv.includes("--print")
+  const { positional, flags } = parseFlags(
+    argv.filter((a) => a !== "--print"),
+    ["url", "ttl"]
+  )
+  if (positional.length > 0) throw new UsageError("console takes no arguments.")
+  const config = await loadConfig(io)
+  const ttlSeconds = flags.ttl === undefined ? 900 : wholeNumber("--ttl", flags.ttl, 1, 900)
+  const url = flags.url ?? `http://127.0.0.1:${config.port}`
+  let link: string
+  try {
+    link = await consoleLink({ url, config, ttlSeconds })
+  } catch (error) {
+    if (!(error instanceof ConsoleOpenError)) throw error
+    io.err(`${error.message}\n`)
+    return 1
+  }
+  const page = link.slice(0, link.indexOf("#"))
+  if (!print) {
+    try {
+      await open(link)
+      io.out(`Opened ${page} (a token valid ${ttlSeconds} s is in the link's fragment).\n`)
+      return 0
+    } catch {
+      io.err("No browser could be opened; open this link yourself:\n")
+    }
+  }
+  io.out(`${link}\n`)
+  return 0
 }
 
 export { ModuleLoadError }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `plugboard <command>` (`pnpm plugboard <command>` from the repository root):
- * serve, token, credits, chat, and inspect.
+ * serve, token, credits, chat, console, and inspect.
  *
  * Each command's modules are imported only when that command runs: the server stack (LangChain,
  * LangGraph, SQLite, ucanto) costs seconds to load, and `inspect` is an offline tool that needs
@@ -17,6 +17,7 @@ const COMMANDS = `Usage: plugboard <command>
   token [--ttl seconds] [--audience did] print a UCAN invocation of the local user for the local oracle
   credits [balance | top-up <amount>] [--did did]   read or top up a user's credits (default: the local user)
   chat "<message>" [--url URL] [--session ID]       stream one turn from a running oracle
+  console [--url URL] [--ttl seconds] [--print]    open a running oracle's dev console with a fresh token
   inspect [module] ...                   offline report of a catalog (see plugboard inspect --help)
 `
 
@@ -36,13 +37,13 @@ const io: CliIO = {
 
 /** Runs a server-side command, turning its known failures into lines and exit codes. */
 const serverCommand = async (
-  name: "serve" | "token" | "credits" | "chat",
+  name: "serve" | "token" | "credits" | "chat" | "console",
   argv: ReadonlyArray<string>
 ): Promise<number> => {
   const commands = await import("./Commands.js")
   const { OracleBootError } = await import("../App.js")
   try {
-    return await commands[name](argv, io)
+    return await (name === "console" ? commands.openConsole(argv, io) : commands[name](argv, io))
   } catch (error) {
     if (error instanceof OracleBootError) {
       for (const line of error.lines) io.err(`${line}\n`)
@@ -71,6 +72,7 @@ const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     case "token":
     case "credits":
     case "chat":
+    case "console":
       return serverCommand(command, rest)
     case "inspect": {
       const { runInspect } = await import("../inspect/index.js")

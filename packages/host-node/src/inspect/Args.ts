@@ -19,7 +19,9 @@ export const ExitCode = {
   /** A `--queries` or `--base-prompt` file that does not exist or cannot be read. */
   NoInput: 66,
   /** A failure inspect did not expect (a bug): the message and stack go to stderr. */
-  Software: 70
+  Software: 70,
+  /** The `--html` file cannot be written. */
+  CantCreate: 73
 } as const
 
 /** The tokenizers `--tokenizer` accepts. */
@@ -52,6 +54,8 @@ export interface InspectOptions {
   readonly skills: string | undefined
   /** `--refresh`: ask every MCP server even when its tool list is cached. */
   readonly refresh: boolean
+  /** `--html FILE`: also write the report as one self-contained page (implies `--eval`). */
+  readonly html: string | undefined
   readonly help: boolean
 }
 
@@ -89,6 +93,8 @@ Options:
   --skills DIR         also mount the Agent Skills of DIR (as serve --skills; default SKILLS_DIR)
   --refresh            ask every MCP server for its tools even when they are cached
   --json               print the report as JSON (schemaVersion 1, docs/inspect-json-schema.md)
+  --html FILE          also write the report with its charts as one self-contained HTML page
+                       (no network needed to view it; implies --eval)
   --eval               routing quality: leave-one-out over the manifests' examples
   --queries FILE       also evaluate labelled queries, JSONL of {"query","plugin"} (implies --eval)
   --min-recall R       exit 1 when recall@5 of the examples or the queries is below R (0-1;
@@ -97,7 +103,7 @@ Options:
 
 Exit codes: 0 ok, 1 over budget or below --min-recall, 2 manifest errors or module not loadable,
 64 bad usage, 65 malformed --queries file, 66 unreadable --queries/--base-prompt file,
-70 unexpected failure.`
+70 unexpected failure, 73 the --html file cannot be written.`
 
 const FLAGS = new Set(["--json", "--eval", "--all", "--refresh", "--help", "-h"])
 const VALUED = new Set([
@@ -110,7 +116,8 @@ const VALUED = new Set([
   "--queries",
   "--min-recall",
   "--mcp",
-  "--skills"
+  "--skills",
+  "--html"
 ])
 
 const nonNegativeInteger = (option: string, value: string): number => {
@@ -182,7 +189,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): InspectOptions => {
     if (budget === undefined)
       throw new UsageError("--loaded is the scenario --budget checks: give --budget N too.")
   }
-  for (const file of ["--base-prompt", "--queries", "--mcp", "--skills"]) {
+  for (const file of ["--base-prompt", "--queries", "--mcp", "--skills", "--html"]) {
     if (values.get(file) === "") throw new UsageError(`${file} needs a file name.`)
   }
   const queriesFile = values.get("--queries")
@@ -203,12 +210,13 @@ export const parseArgs = (argv: ReadonlyArray<string>): InspectOptions => {
     loaded,
     basePromptFile: values.get("--base-prompt"),
     json: flags.has("--json"),
-    eval: flags.has("--eval") || queriesFile !== undefined || minRecall !== undefined,
+    eval: flags.has("--eval") || queriesFile !== undefined || minRecall !== undefined || values.has("--html"),
     minRecall,
     queriesFile,
     mcp: values.get("--mcp"),
     skills: values.get("--skills"),
     refresh: flags.has("--refresh"),
+    html: values.get("--html"),
     help: flags.has("--help")
   }
 }

@@ -4,17 +4,18 @@
  * token costs and budgets, and routing quality with `--eval`. Returns the exit code instead of
  * exiting, so tests and other commands can call it.
  */
-import { readFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
 import { CapabilityIndex, Catalog, TokenCounter } from "@plugboard/core"
 import { Either } from "effect"
 import { defaultModule, displayPath, loadModule, ModuleLoadError } from "../cli/LoadModule.js"
+import * as ConsoleAssets from "../console/Assets.js"
 import { loadSources } from "../Sources.js"
 import { ExitCode, type InspectOptions, parseArgs, USAGE, UsageError } from "./Args.js"
 import { QueriesFileError, type QueryLine, readQueries } from "./Queries.js"
 import { render } from "./Render.js"
-import { buildReport, type InspectFailure, SCHEMA_VERSION } from "./Report.js"
+import { buildReport, type InspectFailure, type InspectReport, SCHEMA_VERSION } from "./Report.js"
 
 /** Where inspect writes; `isTTY` turns colour on (unless `NO_COLOR` is set). */
 export interface InspectStream {
@@ -32,6 +33,26 @@ export interface InspectIO {
 
 /** A file given on the command line that cannot be read. */
 class InputFileError extends Error {}
+
+/** The `--html` file cannot be written. */
+class OutputFileError extends Error {}
+
+/** Writes the report as the console's budget page, its data and code inline (README "Dev console"). */
+const writeHtml = async (path: string, option: string, report: InspectReport): Promise<number> => {
+  const html = ConsoleAssets.page(await ConsoleAssets.load(), {
+    title: `${report.module} · plugboard budget report`,
+    data: report
+  })
+  try {
+    writeFileSync(path, html)
+  } catch (thrown) {
+    const code = (thrown as { code?: string }).code
+    throw new OutputFileError(
+      `Cannot write ${option} file '${path}'${code === undefined ? "" : ` (${code})`}.`
+    )
+  }
+  return Buffer.byteLength(html)
+}
 
 const readTextFile = (path: string, option: string): string => {
   try {
@@ -185,6 +206,10 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       aliases: loaded.aliases,
       warnings: sourceWarnings
     })
+    if (options.html !== undefined) {
+      const bytes = await writeHtml(resolve(cwd, options.html), "--html", report)
+      err(`plugboard inspect: wrote ${options.html} (${Math.round(bytes / 1024)} KB, self-contained).`)
+    }
     if (options.json) stdout.write(`${JSON.stringify(report, null, 2)}\n`)
     else {
       const color = stdout.isTTY === true && process.env.NO_COLOR === undefined
@@ -194,6 +219,7 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
   } catch (thrown) {
     if (thrown instanceof ModuleLoadError) return fail("error", ExitCode.BootError, [thrown.message])
     if (thrown instanceof InputFileError) return fail("error", ExitCode.NoInput, [thrown.message])
+    if (thrown instanceof OutputFileError) return fail("error", ExitCode.CantCreate, [thrown.message])
     if (thrown instanceof QueriesFileError) {
       return fail("error", thrown.reason === "Unreadable" ? ExitCode.NoInput : ExitCode.DataError, [
         thrown.message
