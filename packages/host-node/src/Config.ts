@@ -16,7 +16,7 @@ import {
   envConfig,
   resolveSettings
 } from "@plugboard/adapters/models"
-import { TurnBounds } from "@plugboard/core"
+import { Preload, TurnBounds } from "@plugboard/core"
 import { Config, ConfigProvider, Effect, Either, Option } from "effect"
 
 /**
@@ -84,6 +84,8 @@ export interface ServerConfig {
   readonly turnTimeoutMs: number
   /** Identical tool calls (same tool, same arguments) that make the model be told; one more ends the turn. */
   readonly turnRepeatLimit: number
+  /** Predictive preload (`PRELOAD`, core's `Preload.Mode`; README "Predictive preload"). */
+  readonly preload: Preload.Mode
   /** Matrix replication, `undefined` (disabled) unless all three variables are set. */
   readonly matrix: MatrixConfig | undefined
   /**
@@ -303,6 +305,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     default: String(TurnBounds.DEFAULT_LIMITS.repeatLimit),
     meaning:
       "The same tool with the same arguments this many times in a turn: the model is told instead; once more ends the turn (reason repetition)"
+  },
+  {
+    name: "PRELOAD",
+    default: "shadow",
+    meaning:
+      "Predictive preload: off; shadow (rank the plugins against each turn's message and log whether the model then loads the predicted one); on (also offer a confidently predicted plugin's tools for that turn)"
   },
   {
     name: "MATRIX_BASE_URL / MATRIX_USER_ID / MATRIX_ACCESS_TOKEN",
@@ -702,6 +710,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       turnMaxTokens: integer("TURN_MAX_TOKENS", TurnBounds.DEFAULT_LIMITS.maxTokens, 1),
       turnTimeoutMs: integer("TURN_TIMEOUT_MS", TurnBounds.DEFAULT_LIMITS.wallClockMs, 1),
       turnRepeatLimit: integer("TURN_REPEAT_LIMIT", TurnBounds.DEFAULT_LIMITS.repeatLimit, 2),
+      preload: choice("PRELOAD", Preload.modes, "shadow"),
       matrix,
       matrixRecheckAfterMs: integer("MATRIX_RECHECK_AFTER_MS", 300_000, 0),
       matrixRequestTimeoutMs: integer("MATRIX_REQUEST_TIMEOUT_MS", 10_000, 1, 600_000),

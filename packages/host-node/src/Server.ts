@@ -162,6 +162,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
         wallClockMs: config.turnTimeoutMs,
         repeatLimit: config.turnRepeatLimit
       }),
+      preload: { mode: config.preload },
       threadsShared: parts.threadsShared,
       mcpInvocations: parts.mcpInvocations
     },

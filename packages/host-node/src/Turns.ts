@@ -17,6 +17,7 @@ import {
   createMainAgent,
   type MainAgent,
   makeRequestScope,
+  type PreloadOption,
   type RequestScope,
   runTurn,
   streamTurn,
@@ -44,6 +45,8 @@ export interface TurnDeps {
   readonly turnLockTtlMs?: number | undefined
   /** What one turn may spend (`TURN_*`); reaching a bound ends the turn, `failed`. */
   readonly turnBounds?: TurnBounds.Limits | undefined
+  /** Predictive preload (`PRELOAD`; README "Predictive preload"); off when absent. */
+  readonly preload?: PreloadOption | undefined
   /** Whether users' threads share one saver: then a thread's key is its session id alone. */
   readonly threadsShared?: boolean | undefined
   /** The user's invocations for the MCP servers that forward UCANs (none configured: absent). */
@@ -175,7 +178,8 @@ export const runOne = (
           turnBounds: deps.turnBounds
         },
         ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools }),
-        ...(request.scope === undefined ? {} : { scope: request.scope })
+        ...(request.scope === undefined ? {} : { scope: request.scope }),
+        ...(deps.preload === undefined ? {} : { preload: deps.preload })
       })
       if (request.observe !== undefined) stopObserving = agent.events.listen(request.observe)
       const invocations = await deps.mcpInvocations?.(request.did)
