@@ -6,7 +6,14 @@
 import { Catalog, MetaTools, makeRuntimeContext, Offer, type Plugin, Tier1 } from "@plugboard/core"
 import { Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { ExampleStore, exampleCatalog, examplePlugins, makeExamplePlugins } from "./index.js"
+import {
+  AUDIT_LOG_LIMIT,
+  auditRecords,
+  ExampleStore,
+  exampleCatalog,
+  examplePlugins,
+  makeExamplePlugins
+} from "./index.js"
 import { evaluateRouting } from "./routing.js"
 
 const FIXED_NOW = () => new Date("2025-06-02T10:30:00Z")
@@ -187,6 +194,22 @@ describe("the examples' catalog", () => {
     })
     const bob = await route.handler({ ...request, userDid: "did:key:bob" })
     expect((bob.body as { records: ReadonlyArray<unknown> }).records).toHaveLength(1)
+  })
+
+  it("keeps only the most recent AUDIT_LOG_LIMIT audit records (a long-running server does not grow)", async () => {
+    const store = new ExampleStore()
+    const [middleware] = makeExamplePlugins({ store }).find((p) => p.name === "audit-log")!.middlewares!
+    for (let i = 0; i < AUDIT_LOG_LIMIT + 5; i++) {
+      await middleware!.beforeModel!(
+        { system: "", messages: [], tools: Array.from({ length: i % 7 }, () => ({ name: "t" })) },
+        context()
+      )
+    }
+    const records = auditRecords(store)
+    expect(records).toHaveLength(AUDIT_LOG_LIMIT)
+    // The oldest five went; the newest is last.
+    expect(records[0]!.offeredTools).toBe(5 % 7)
+    expect(records.at(-1)!.offeredTools).toBe((AUDIT_LOG_LIMIT + 4) % 7)
   })
 
   it("answers bad input with a clear error and changes nothing", async () => {

@@ -244,7 +244,13 @@ export interface AuditRecord {
   usage?: { readonly inputTokens: number; readonly outputTokens: number } | undefined
 }
 
-/** The model calls `audit-log` recorded in `store`, oldest first. */
+/**
+ * How many model calls `audit-log` keeps (the most recent ones, across users): a server runs for
+ * months, and an in-memory log that only grows is a leak however small each record is.
+ */
+export const AUDIT_LOG_LIMIT = 1_000
+
+/** The model calls `audit-log` recorded in `store`, oldest first (at most `AUDIT_LOG_LIMIT`). */
 export const auditRecords = (store: ExampleStore): ReadonlyArray<AuditRecord> =>
   store.list<AuditRecord>("audit-log")
 
@@ -268,6 +274,8 @@ const auditLog = ({ store }: ExampleContext): Plugin =>
             sessionId: ctx.session.id,
             offeredTools: call.tools.length
           })
+          const records = store.list<AuditRecord>("audit-log")
+          if (records.length > AUDIT_LOG_LIMIT) records.splice(0, records.length - AUDIT_LOG_LIMIT)
         },
         afterModel: (result, ctx) => {
           const records = auditRecords(store)

@@ -25,7 +25,7 @@ import { type ExampleOptions, ExampleStore } from "./support.js"
 import { travelPlugins } from "./travel.js"
 import { webopsPlugins } from "./webops.js"
 
-export { type AuditRecord, auditRecords, DEFAULT_PREFERENCES } from "./essentials.js"
+export { AUDIT_LOG_LIMIT, type AuditRecord, auditRecords, DEFAULT_PREFERENCES } from "./essentials.js"
 export { type ExampleOptions, ExampleStore } from "./support.js"
 
 /**
