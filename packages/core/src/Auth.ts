@@ -4,6 +4,7 @@
  * Implementations: the UCAN adapter (`@plugboard/adapters`) and `layerTest` here.
  */
 import { Context, Effect, Layer, Schema } from "effect"
+import type { Capability } from "./Access.js"
 
 /** The credential headers of one request, as the host read them (header names lower-cased). */
 export interface Credentials {
@@ -19,6 +20,12 @@ export interface Credentials {
 export interface Verified {
   readonly did: string
   readonly expiresAt?: number | undefined
+  /**
+   * The capabilities the credentials prove beyond signing in (the UCAN's, each proven from an
+   * authority the oracle trusts): what a plugin's `requires` is checked against (`Access`).
+   * Absent: none.
+   */
+  readonly capabilities?: ReadonlyArray<Capability> | undefined
 }
 
 /** Why credentials were refused. */

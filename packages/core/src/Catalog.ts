@@ -6,6 +6,7 @@
  * fork with many plugins is fixed in one pass instead of one error per restart.
  */
 import { Data, Effect, Either, type Schema } from "effect"
+import { type Capability, readRequires } from "./Access.js"
 import type { PluginSource } from "./CatalogSource.js"
 import { sortByDependencies } from "./internal/dependencyOrder.js"
 import { describe, shown } from "./internal/text.js"
@@ -31,6 +32,8 @@ export interface CatalogTool {
   /** JSON Schema of the arguments, derived once at boot. */
   readonly parameters: JsonSchema
   readonly tool: PluginTool
+  /** The tool's own `requires` (checked), absent when it declares none; the plugin's apply too. */
+  readonly requires?: ReadonlyArray<Capability> | undefined
 }
 
 /** A sub-agent as the catalog resolved it: its spec and the tool the model is offered for it. */
@@ -81,6 +84,8 @@ export interface CatalogEntry {
   readonly unavailable?: string | undefined
   /** Where the plugin came from; absent for a TypeScript plugin. */
   readonly source?: PluginSource | undefined
+  /** `plugin.requires`, checked: what a user must hold to use the plugin (`Access`). */
+  readonly requires?: ReadonlyArray<Capability> | undefined
 }
 
 /** The catalog: entries in dependency order plus the indexes the hot path needs. */
@@ -275,8 +280,22 @@ const resolvePlugin = (
     hasSharedState: readSharedStateHook(plugin, name, errors),
     ...readOptionalText(plugin, name, "operatingGuide", errors),
     ...readOptionalText(plugin, name, "unavailable", errors),
-    ...readSource(plugin, name, errors)
+    ...readSource(plugin, name, errors),
+    ...readPluginRequires(plugin, name, errors)
   }
+}
+
+const readPluginRequires = (
+  plugin: Plugin,
+  name: string,
+  errors: string[]
+): { readonly requires?: ReadonlyArray<Capability> } => {
+  const requires = readRequires(
+    Tools.readQuietly(plugin, "requires"),
+    `Plugin '${shown(name)}' field 'requires'`,
+    errors
+  )
+  return requires.length === 0 ? {} : { requires }
 }
 
 /** `operatingGuide` or `unavailable`: a string when set; empty text counts as unset. */

@@ -5,6 +5,7 @@
  * `loadedPlugins` update they return.
  */
 import { Data, Either } from "effect"
+import * as Access from "./Access.js"
 import * as CapabilityIndex from "./CapabilityIndex.js"
 import type { Catalog, CatalogEntry } from "./Catalog.js"
 import * as CatalogSource from "./CatalogSource.js"
@@ -206,7 +207,10 @@ export interface CapabilityListing {
   readonly warning?: string | undefined
   /** Relevance to the query, when one was given (higher is better). */
   readonly score?: number | undefined
-  /** Set when the plugin cannot be loaded now (an MCP server unreachable at boot): why. */
+  /**
+   * Set when the plugin cannot be loaded now: why (an MCP server unreachable at boot, or a
+   * capability it `requires` that the user's credentials do not grant).
+   */
   readonly unavailable?: string | undefined
 }
 
@@ -229,21 +233,23 @@ const isAvailable = (entry: CatalogEntry, loaded: LoadedPlugins.LoadedPlugins): 
 const listing = (
   entry: CatalogEntry,
   loaded: LoadedPlugins.LoadedPlugins,
+  view: Access.View,
   score?: number
 ): CapabilityListing => {
   const m = entry.manifest
+  const denied = view.open ? undefined : view.denied.get(entry.name)
   return {
     name: entry.name,
     title: m.title,
     summary: m.summary,
     visibility: entry.visibility === "always" ? "always" : "on-demand",
-    loaded: isAvailable(entry, loaded),
+    loaded: denied === undefined && isAvailable(entry, loaded),
     category: m.category,
     tags: m.tags ?? [],
     stability: m.stability,
     warning: m.stability === "experimental" ? EXPERIMENTAL_WARNING : undefined,
     score: score === undefined ? undefined : Math.round(score * 1000) / 1000,
-    unavailable: entry.unavailable
+    unavailable: entry.unavailable ?? denied
   }
 }
 
@@ -265,12 +271,14 @@ const sortedDiscoverable = (catalog: Catalog): ReadonlyArray<CatalogEntry> => {
  * `list_capabilities`: every discoverable plugin (never a silent one), by name; with a `query`,
  * only plugins sharing words with it, most relevant first (`CapabilityIndex`); `category`
  * filters. At most `limit` plugins (default `DEFAULT_LIMIT`, so a catalog of thousands does not
- * flood the conversation); `total` says how many matched.
+ * flood the conversation); `total` says how many matched. A plugin the user's `view` denies
+ * (`Access`; default: no grants) is listed as `unavailable`, with the capabilities it requires.
  */
 export const listCapabilities = (
   catalog: Catalog,
   loaded: LoadedPlugins.LoadedPlugins,
-  input: unknown
+  input: unknown,
+  view: Access.View = Access.view(catalog)
 ): Either.Either<ListCapabilitiesResult, MetaToolInputError> =>
   Either.map(decodeListInput(input), ({ query, category, limit }) => {
     const keep = (e: CatalogEntry | undefined): e is CatalogEntry =>
@@ -293,7 +301,7 @@ export const listCapabilities = (
       query,
       category,
       total: matched.length,
-      plugins: shown.map(({ entry, score }) => listing(entry, loaded, score))
+      plugins: shown.map(({ entry, score }) => listing(entry, loaded, view, score))
     }
   })
 
@@ -329,8 +337,11 @@ export type LoadOutcome =
       /** The requested name; an unknown one is clipped to 200 characters and escaped. */
       readonly name: string
       readonly status: "error"
-      /** `unavailable`: the plugin exists but cannot be used now (`CatalogEntry.unavailable`). */
-      readonly error: "unknown" | "silent" | "unavailable"
+      /**
+       * `unavailable`: the plugin exists but cannot be used now (`CatalogEntry.unavailable`);
+       * `not-granted`: it requires capabilities the user's credentials do not grant (`Access`).
+       */
+      readonly error: "unknown" | "silent" | "unavailable" | "not-granted"
       readonly message: string
       /** For `unknown`: up to three discoverable plugin names, closest first. */
       readonly suggestions: ReadonlyArray<string>
@@ -405,17 +416,25 @@ const unknownOutcome = (catalog: Catalog, name: string): LoadOutcome => {
   }
 }
 
-/** A loaded plugin's non-silent tools: catalog tools, then its request tools of a new name. */
-const toolsOf = (entry: CatalogEntry, requestTools: ReadonlyArray<RequestTool>): Array<LoadedTool> => {
+/**
+ * A loaded plugin's non-silent tools the user may be offered: catalog tools, then its request
+ * tools of a new name.
+ */
+const toolsOf = (
+  entry: CatalogEntry,
+  requestTools: ReadonlyArray<RequestTool>,
+  view: Access.View
+): Array<LoadedTool> => {
   const out: Array<LoadedTool> = []
   const names = new Set<string>()
   for (const t of entry.tools) {
-    if (t.visibility === "silent") continue
+    if (t.visibility === "silent" || view.hiddenTools.has(t.name)) continue
     names.add(t.name)
     out.push({ name: t.name, description: t.description })
   }
   for (const t of requestTools) {
     if (t.plugin !== entry.name || t.visibility === "silent" || names.has(t.offered.name)) continue
+    if (!Access.allowsTool(view, t.plugin, t.offered.name, t.requires)) continue
     names.add(t.offered.name)
     out.push({ name: t.offered.name, description: t.offered.description })
   }
@@ -435,12 +454,17 @@ const toolsOf = (entry: CatalogEntry, requestTools: ReadonlyArray<RequestTool>):
  * `requestTools` are the request's per-request tools and sub-agents (`Offer.RequestTool`): a
  * loaded plugin's outcome lists its non-silent ones too, and an `always` plugin with an
  * on-demand request tool is loaded, since that is what binds the tool.
+ *
+ * `view` is the user's (`Access.view` of their grants; default: no grants): a plugin it denies is
+ * refused (`not-granted`, naming the capabilities it requires) and nothing is loaded for it, and a
+ * loaded plugin's tools hidden by their own `requires` are not listed.
  */
 export const loadCapability = (
   catalog: Catalog,
   loaded: LoadedPlugins.LoadedPlugins,
   input: unknown,
-  requestTools: ReadonlyArray<RequestTool> = []
+  requestTools: ReadonlyArray<RequestTool> = [],
+  view: Access.View = Access.view(catalog)
 ): Either.Either<LoadCapabilityResult, MetaToolInputError> =>
   Either.map(decodeLoadInput(input), (names) => {
     const results: Array<LoadOutcome> = []
@@ -465,6 +489,14 @@ export const loadCapability = (
           message: CatalogSource.unavailableMessage(name, entry.unavailable),
           suggestions: []
         })
+      } else if (!view.open && view.denied.has(name)) {
+        results.push({
+          name,
+          status: "error",
+          error: "not-granted",
+          message: `Plugin '${name}' cannot be loaded for this user. ${view.denied.get(name)} Tell the user; an operator can grant it. Do not retry it in this conversation.`,
+          suggestions: []
+        })
       } else if (LoadedPlugins.has(loaded, name)) {
         results.push({ name, status: "alreadyAvailable", alreadyAvailable: true, reason: "loaded" })
       } else if (
@@ -479,8 +511,11 @@ export const loadCapability = (
           name,
           status: "loaded",
           manifest: canonicalManifest(entry.manifest),
-          tools: toolsOf(entry, requestTools),
-          ...(entry.operatingGuide === undefined ? {} : { operatingGuide: entry.operatingGuide })
+          tools: toolsOf(entry, requestTools, view),
+          // An always plugin's guide is in the system prompt already (`SystemPrompt`).
+          ...(entry.operatingGuide === undefined || entry.visibility === "always"
+            ? {}
+            : { operatingGuide: entry.operatingGuide })
         })
       }
     }

@@ -9,6 +9,7 @@
  * call to one that is not offered just as it answers a catalog tool.
  */
 import { Data } from "effect"
+import * as Access from "./Access.js"
 import type { Catalog, CatalogEntry, CatalogTool } from "./Catalog.js"
 import { closestIn, MAX_SCORED_LENGTH, makeNameIndex, type NameIndex } from "./internal/nameIndex.js"
 import { shown } from "./internal/text.js"
@@ -35,6 +36,8 @@ export type GateDecision = Data.TaggedEnum<{
   Offered: { readonly tool: OfferedTool }
   /** The tool belongs to a discoverable plugin that is not loaded in this thread. */
   NotLoaded: { readonly plugin: string; readonly tool: string; readonly message: string }
+  /** The tool's plugin requires capabilities the user's credentials do not grant (`Access`). */
+  NotGranted: { readonly plugin: string; readonly tool: string; readonly message: string }
   /** The tool is internal (silent plugin or silent tool): never callable by the model. */
   Silent: { readonly plugin: string; readonly tool: string; readonly message: string }
   /** No tool of that name is offered or registered. */
@@ -56,6 +59,8 @@ export interface RequestTool {
   readonly visibility: Visibility
   /** What the model is given when the tool is offered (`kind: "request"`). */
   readonly offered: OfferedTool
+  /** The tool's own `requires` (`Access`), on top of its plugin's. */
+  readonly requires?: ReadonlyArray<Access.Capability> | undefined
 }
 
 // One RequestTool per resolved tool: boot-time sub-agents keep the same object for every
@@ -75,7 +80,8 @@ export const fromRequestTool = (tool: CatalogTool): RequestTool => {
         parameters: tool.parameters,
         kind: "request",
         plugin: tool.plugin
-      }
+      },
+      ...(tool.requires === undefined ? {} : { requires: tool.requires })
     }
     requestToolCache.set(tool, out)
   }
@@ -85,24 +91,32 @@ export const fromRequestTool = (tool: CatalogTool): RequestTool => {
 /**
  * The per-request tools a thread is offered, in the order given: a tool whose effective
  * visibility is `always`, and an `on-demand` one once its plugin is in `loadedPlugins`. Never a
- * silent one, nor one whose plugin the catalog does not know or cannot offer. Pass the result
- * to `offer` as its `extra` tools (which also drops names the catalog already offers).
+ * silent one, nor one whose plugin the catalog does not know or cannot offer, nor one the user's
+ * `view` (`Access.view`; default: no grants) does not allow. Pass the result to `offer` as its
+ * `extra` tools (which also drops names the catalog already offers).
  */
 export const requestTools = <T extends RequestTool>(
   catalog: Catalog,
   loadedPlugins: LoadedPlugins.LoadedPlugins,
-  tools: ReadonlyArray<T>
+  tools: ReadonlyArray<T>,
+  view: Access.View = Access.view(catalog)
 ): Array<OfferedTool> => {
   const out: Array<OfferedTool> = []
   for (const tool of tools) {
-    if (isOfferable(catalog, loadedPlugins, tool)) out.push(tool.offered)
+    if (isOfferable(catalog, loadedPlugins, tool, view)) out.push(tool.offered)
   }
   return out
 }
 
-const isOfferable = (catalog: Catalog, loaded: LoadedPlugins.LoadedPlugins, tool: RequestTool): boolean => {
+const isOfferable = (
+  catalog: Catalog,
+  loaded: LoadedPlugins.LoadedPlugins,
+  tool: RequestTool,
+  view: Access.View
+): boolean => {
   const entry = catalog.byName.get(tool.plugin)
   if (entry === undefined || !entry.discoverable) return false
+  if (!Access.allowsTool(view, tool.plugin, tool.offered.name, tool.requires)) return false
   if (tool.visibility === "always") return true
   return tool.visibility === "on-demand" && LoadedPlugins.has(loaded, tool.plugin)
 }
@@ -125,21 +139,30 @@ interface Precomputed {
 }
 
 const cache = new WeakMap<Catalog, Precomputed>()
+// A user whose grants hide something gets a prefix of their own, built once per view.
+const viewCache = new WeakMap<Access.View, Precomputed>()
 
-const precomputed = (catalog: Catalog): Precomputed => {
-  let p = cache.get(catalog)
+const precomputed = (catalog: Catalog, view: Access.View): Precomputed => {
+  const store: WeakMap<object, Precomputed> = view.open ? cache : viewCache
+  const key: object = view.open ? catalog : view
+  let p = store.get(key)
   if (p === undefined) {
-    const prefix = [...MetaTools.definitions, ...catalog.alwaysTools.map(fromCatalogTool)]
+    const always = view.open
+      ? catalog.alwaysTools
+      : catalog.alwaysTools.filter((t) => Access.allowsTool(view, t.plugin, t.name))
+    const prefix = [...MetaTools.definitions, ...always.map(fromCatalogTool)]
     p = { prefix, prefixNames: new Set(prefix.map((t) => t.name)), onDemand: new Map() }
-    cache.set(catalog, p)
+    store.set(key, p)
   }
   return p
 }
 
-const onDemandOf = (p: Precomputed, entry: CatalogEntry): ReadonlyArray<OfferedTool> => {
+const onDemandOf = (p: Precomputed, entry: CatalogEntry, view: Access.View): ReadonlyArray<OfferedTool> => {
   let tools = p.onDemand.get(entry.name)
   if (tools === undefined) {
-    tools = entry.onDemandTools.map(fromCatalogTool)
+    tools = (
+      view.open ? entry.onDemandTools : entry.onDemandTools.filter((t) => !view.hiddenTools.has(t.name))
+    ).map(fromCatalogTool)
     p.onDemand.set(entry.name, tools)
   }
   return tools
@@ -150,13 +173,17 @@ const onDemandOf = (p: Precomputed, entry: CatalogEntry): ReadonlyArray<OfferedT
  * catalog does not know, or that are silent, are ignored; a name loaded twice counts once.
  * An `extra` tool whose name is already offered is dropped (the catalog tool wins): providers
  * reject duplicate tool names, and per-request tools must not shadow catalog tools.
+ *
+ * `view` is the user's (`Access.view` of their grants; default: no grants): a plugin they may not
+ * use offers no tool, always-tier included, and a tool whose own `requires` they lack is left out.
  */
 export const offer = (
   catalog: Catalog,
   loadedPlugins: LoadedPlugins.LoadedPlugins,
-  extra: ReadonlyArray<OfferedTool> = []
+  extra: ReadonlyArray<OfferedTool> = [],
+  view: Access.View = Access.view(catalog)
 ): ReadonlyArray<OfferedTool> => {
-  const p = precomputed(catalog)
+  const p = precomputed(catalog, view)
   const out = p.prefix.slice()
   const seen = loadedPlugins.length > 1 ? new Set<string>() : undefined
   for (const name of loadedPlugins) {
@@ -165,8 +192,8 @@ export const offer = (
       seen.add(name)
     }
     const entry = catalog.byName.get(name)
-    if (entry === undefined || !entry.discoverable) continue
-    for (const tool of onDemandOf(p, entry)) out.push(tool)
+    if (entry === undefined || !entry.discoverable || !Access.allowsPlugin(view, entry)) continue
+    for (const tool of onDemandOf(p, entry, view)) out.push(tool)
   }
   if (extra.length > 0) {
     const names = new Set(out.map((t) => t.name))
@@ -231,12 +258,17 @@ const silentDecision = (plugin: string, tool: string): GateDecision =>
  * this request): a call to one that is not offered because its plugin is not loaded gets the
  * same "load plugin X" answer as a catalog tool. `toolName` is whatever the model sent: a value
  * that is not a string is refused as an unknown tool; this function never throws.
+ *
+ * `view` is the user's (`Access.view`): a tool of a plugin they may not use is refused with the
+ * reason (`NotGranted`), and a tool hidden by its own `requires` is answered as unknown and never
+ * suggested, so a user who was not granted an admin tool is not told it exists.
  */
 export const gate = (
   catalog: Catalog,
   offered: ReadonlyArray<OfferedTool>,
   toolName: unknown,
-  requestTools: ReadonlyArray<RequestTool> = []
+  requestTools: ReadonlyArray<RequestTool> = [],
+  view: Access.View = Access.view(catalog)
 ): GateDecision => {
   if (typeof toolName !== "string") {
     return GateDecision.Unknown({
@@ -249,6 +281,23 @@ export const gate = (
   }
   for (const tool of offered) if (tool.name === toolName) return GateDecision.Offered({ tool })
   const owned = catalog.toolsByName.get(toolName)
+  const perRequest = owned === undefined ? findRequestTool(requestTools, toolName) : undefined
+  const ownerName = owned?.plugin ?? perRequest?.plugin
+  if (!view.open && ownerName !== undefined) {
+    const reason = view.denied.get(ownerName)
+    const hidden =
+      owned !== undefined
+        ? view.hiddenTools.has(toolName)
+        : !Access.allowsTool(view, ownerName, toolName, perRequest?.requires)
+    if (reason !== undefined && catalog.byName.get(ownerName)?.discoverable === true) {
+      return GateDecision.NotGranted({
+        plugin: ownerName,
+        tool: toolName,
+        message: `Tool '${shown(toolName, MAX_SHOWN)}' belongs to plugin '${ownerName}', which this user may not use. ${reason} Tell the user; do not retry it in this conversation.`
+      })
+    }
+    if (hidden) return unknownDecision(catalog, offered, requestTools, toolName, view)
+  }
   if (owned !== undefined) {
     const entry = catalog.byName.get(owned.plugin)
     if (entry === undefined || !entry.discoverable || owned.visibility === "silent") {
@@ -260,7 +309,6 @@ export const gate = (
       message: notLoadedMessage(toolName, owned.plugin)
     })
   }
-  const perRequest = findRequestTool(requestTools, toolName)
   if (perRequest !== undefined) {
     const entry = catalog.byName.get(perRequest.plugin)
     // A request tool of a plugin the catalog does not know cannot be loaded either: unknown.
@@ -275,9 +323,20 @@ export const gate = (
       })
     }
   }
+  return unknownDecision(catalog, offered, requestTools, toolName, view)
+}
+
+const unknownDecision = (
+  catalog: Catalog,
+  offered: ReadonlyArray<OfferedTool>,
+  requestTools: ReadonlyArray<RequestTool>,
+  toolName: string,
+  view: Access.View
+): GateDecision => {
   // Longer than any tool name (the catalog caps them at 64): no suggestions, no scoring cost.
-  const suggestions =
-    toolName.length > MAX_SCORED_LENGTH ? [] : suggest(catalog, offered, requestTools, toolName)
+  const found =
+    toolName.length > MAX_SCORED_LENGTH ? [] : suggest(catalog, offered, requestTools, toolName, view)
+  const suggestions = view.open ? found : found.filter((n) => !view.hiddenTools.has(n))
   const hint =
     suggestions.length > 0 ? ` Closest tool names: ${suggestions.map((s) => `'${s}'`).join(", ")}.` : ""
   return GateDecision.Unknown({
@@ -312,11 +371,16 @@ const suggest = (
   catalog: Catalog,
   offered: ReadonlyArray<OfferedTool>,
   requestTools: ReadonlyArray<RequestTool>,
-  toolName: string
+  toolName: string,
+  view: Access.View
 ): Array<string> => {
   const extra: Array<string> = offered.map((t) => t.name)
   for (const t of requestTools) {
-    if (t.visibility !== "silent" && catalog.byName.get(t.plugin)?.discoverable === true)
+    if (
+      t.visibility !== "silent" &&
+      catalog.byName.get(t.plugin)?.discoverable === true &&
+      Access.allowsTool(view, t.plugin, t.offered.name, t.requires)
+    )
       extra.push(t.offered.name)
   }
   return closestIn(catalogNameIndex(catalog), toolName, 3, extra)

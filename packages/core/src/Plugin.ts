@@ -4,6 +4,7 @@
  * catalog (collisions, dependencies, manifest rules) is checked when the catalog is built.
  */
 import type { Schema } from "effect"
+import type { Capability } from "./Access.js"
 import type { PluginSource } from "./CatalogSource.js"
 import type { PluginStateUpdate } from "./GraphState.js"
 import type { PluginManifest, Visibility } from "./PluginManifest.js"
@@ -23,6 +24,11 @@ export interface PluginTool<A = any, I = any> {
   readonly jsonSchema?: JsonSchema
   /** Overrides the plugin's visibility for this tool only (seed 001, "Per-tool override"). */
   readonly visibility?: Visibility
+  /**
+   * UCAN capabilities a user must hold for this tool to be offered to them, on top of the
+   * plugin's (`Access`): a user without them is never offered the tool nor told it exists.
+   */
+  readonly requires?: ReadonlyArray<Capability>
   readonly handler: (input: A, context: RuntimeContext) => unknown
 }
 
@@ -156,6 +162,12 @@ export interface Plugin {
   readonly unavailable?: string
   /** Where a derived plugin came from (`CatalogSource`); absent for a TypeScript plugin. */
   readonly source?: PluginSource
+  /**
+   * UCAN capabilities a user must hold to use the plugin (`Access`, README "Requiring
+   * capabilities"). A user without them sees it listed as unavailable with the reason, is refused
+   * by `load_capability`, and is offered none of its tools, always-tier ones included.
+   */
+  readonly requires?: ReadonlyArray<Capability>
 }
 
 const KEBAB_CASE = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/

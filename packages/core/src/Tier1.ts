@@ -2,6 +2,7 @@
  * The Tier-1 prompt block (seed 000): one line per `always` plugin, then the hint that the rest
  * is discovered with the meta-tools. On-demand and silent plugins never appear in it.
  */
+import type * as Access from "./Access.js"
 import type { Catalog, CatalogEntry } from "./Catalog.js"
 import { LIST_CAPABILITIES, LOAD_CAPABILITY } from "./MetaTools.js"
 
@@ -44,6 +45,22 @@ export const render = (catalog: Catalog): string => {
   if (text === undefined) {
     text = renderEntries(catalog.entries)
     cache.set(catalog, text)
+  }
+  return text
+}
+
+const viewCache = new WeakMap<Access.View, string>()
+
+/**
+ * The Tier-1 block as a user's `view` (`Access.view`) sees it: an always plugin the user may not
+ * use is left out (its tools are not offered to them either). Cached per view.
+ */
+export const renderFor = (catalog: Catalog, view: Access.View | undefined): string => {
+  if (view === undefined || view.open) return render(catalog)
+  let text = viewCache.get(view)
+  if (text === undefined) {
+    text = renderEntries(catalog.entries.filter((e) => !view.denied.has(e.name)))
+    viewCache.set(view, text)
   }
   return text
 }

@@ -11,7 +11,12 @@
  * like the others (offered by their plugin's visibility); tools a plugin adds per request
  * (`getRequestTools`, `getRequestSubAgents`) are unknown before a request and are counted only
  * when passed as `extra`.
+ *
+ * Costs are those of a user granted everything a plugin `requires` (`Access.unrestricted`): the
+ * most a turn can cost. An always-tier plugin's `operatingGuide` is in its prompt section
+ * (`SystemPrompt`), so it counts in every turn's `pluginPrompts`.
  */
+import * as Access from "./Access.js"
 import type { Catalog, CatalogEntry } from "./Catalog.js"
 import type * as LoadedPlugins from "./LoadedPlugins.js"
 import * as Offer from "./Offer.js"
@@ -56,7 +61,8 @@ const subAgentTools = (
   Offer.requestTools(
     catalog,
     loadedPlugins,
-    catalog.subAgents.map((s) => Offer.fromRequestTool(s.tool))
+    catalog.subAgents.map((s) => Offer.fromRequestTool(s.tool)),
+    Access.unrestricted
   )
 
 /** The sub-agent tools of `entry` whose visibility is `visibility` (they inherit their plugin's). */
@@ -80,14 +86,14 @@ export const turnCost = (options: {
   const tier1 = counter.count(Tier1.render(catalog))
   const pluginPrompts = sum(
     [
-      ...SystemPrompt.alwaysPromptSections(catalog),
-      ...SystemPrompt.loadedPromptSections(catalog, options.loadedPlugins)
+      ...SystemPrompt.alwaysPromptSections(catalog, Access.unrestricted),
+      ...SystemPrompt.loadedPromptSections(catalog, options.loadedPlugins, Access.unrestricted)
     ].map(counter.count)
   )
   let metaTools = 0
   let toolSchemas = 0
   const extra = [...subAgentTools(catalog, options.loadedPlugins), ...(options.extra ?? [])]
-  for (const tool of Offer.offer(catalog, options.loadedPlugins, extra)) {
+  for (const tool of Offer.offer(catalog, options.loadedPlugins, extra, Access.unrestricted)) {
     if (tool.kind === "meta") metaTools += toolCost(counter, tool)
     else toolSchemas += toolCost(counter, tool)
   }
@@ -215,9 +221,10 @@ export const budgetReport = (
         name: e.name,
         visibility: e.visibility === "always" ? ("always" as const) : ("on-demand" as const),
         tools: tools.length,
-        // An always plugin's prompt is paid already; loading it adds only its on-demand tools.
-        cost: costOfTools(tools) + (e.visibility === "always" ? 0 : promptCost(e)) + guide,
-        guide
+        // An always plugin's prompt and guide are paid already (its system prompt section);
+        // loading it adds only its on-demand tools.
+        cost: costOfTools(tools) + (e.visibility === "always" ? 0 : promptCost(e) + guide),
+        guide: e.visibility === "always" ? 0 : guide
       }
     })
     .sort(byCostThenName((p) => p.cost))
@@ -282,6 +289,8 @@ const checkBudget = (
       saving += sum(subAgentsOf(e, "always").map((t) => toolCost(counter, t)))
       const p = promptOf(e)
       if (p !== undefined) saving += counter.count(p)
+      // Demoted, its guide leaves the prompt for the load's answer.
+      if (e.operatingGuide !== undefined) saving += counter.count(SystemPrompt.boundedGuide(e.operatingGuide))
     }
     return saving
   }
@@ -308,3 +317,46 @@ const checkBudget = (
     fits: totalAfterDemotion <= budget
   }
 }
+
+/** Above this many tokens, `plugboard inspect` warns about an operating guide (README "Operating guides"). */
+export const GUIDE_WARN_TOKENS = 3_000
+
+/** What one plugin's operating guide costs, and where it is paid. */
+export interface GuideCost {
+  readonly name: string
+  readonly visibility: "always" | "on-demand"
+  /** Tokens of the guide as written. */
+  readonly tokens: number
+  /**
+   * `prompt`: an always-tier plugin's, paid on every model call (cut to
+   * `SystemPrompt.ALWAYS_GUIDE_MAX_CHARS`); `load`: returned by `load_capability`, paid from then on.
+   */
+  readonly paid: "prompt" | "load"
+  /** Tokens actually paid where it is paid (the cut guide, for `prompt`). */
+  readonly paidTokens: number
+  /** True when the system prompt carries it cut. */
+  readonly cut: boolean
+  /** True above `GUIDE_WARN_TOKENS`. */
+  readonly overWarning: boolean
+}
+
+/** The operating guides of the discoverable plugins, most expensive first. */
+export const guideCosts = (catalog: Catalog, counter: TokenCounterService): ReadonlyArray<GuideCost> =>
+  catalog.entries
+    .filter((e) => e.discoverable && e.operatingGuide !== undefined)
+    .map((e): GuideCost => {
+      const guide = e.operatingGuide!
+      const tokens = counter.count(guide)
+      const always = e.visibility === "always"
+      const carried = always ? SystemPrompt.boundedGuide(guide) : guide
+      return {
+        name: e.name,
+        visibility: always ? "always" : "on-demand",
+        tokens,
+        paid: always ? "prompt" : "load",
+        paidTokens: carried === guide ? tokens : counter.count(carried),
+        cut: carried !== guide,
+        overWarning: tokens > GUIDE_WARN_TOKENS
+      }
+    })
+    .sort(byCostThenName((g) => g.tokens))

@@ -3,6 +3,7 @@
  * Depends on `effect` only: no I/O, no LangChain, no Node APIs.
  */
 
+export * as Access from "./Access.js"
 export * as Auth from "./Auth.js"
 export * as CapabilityIndex from "./CapabilityIndex.js"
 export * as Catalog from "./Catalog.js"

@@ -96,6 +96,13 @@ export interface MintOptions {
   readonly notBefore?: number
   /** Proofs (delegations) to embed, for an invoker that holds its authority from someone else. */
   readonly proofs?: ReadonlyArray<API.Delegation>
+  /**
+   * More capabilities to carry after the `*` one: those a plugin `requires` (README "Requiring
+   * capabilities"); the oracle grants one only when `proofs` prove it from an authority it trusts.
+   */
+  readonly capabilities?: ReadonlyArray<{ readonly can: string; readonly with: string }>
+  /** Leave out the `{ can: '*', with: resource }` capability (a delegation of `capabilities` only). */
+  readonly withoutOracleCapability?: boolean
   /** The current time in epoch milliseconds; defaults to `Date.now()`. */
   readonly now?: number
 }
@@ -103,6 +110,19 @@ export interface MintOptions {
 const audienceOf = (did: string): API.Principal => {
   if (!did.startsWith("did:")) throw new TypeError(`audience must be a DID, got '${did}'`)
   return { did: () => did as API.DID }
+}
+
+const capabilitiesOf = (options: MintOptions): [API.Capability, ...Array<API.Capability>] => {
+  const extra = (options.capabilities ?? []).map((c) => ({ can: c.can, with: c.with }) as API.Capability)
+  const all =
+    options.withoutOracleCapability === true
+      ? extra
+      : [
+          { can: "*", with: (options.resource ?? DEFAULT_RESOURCE) as API.Resource } as API.Capability,
+          ...extra
+        ]
+  if (all.length === 0) throw new TypeError("a token needs at least one capability")
+  return all as [API.Capability, ...Array<API.Capability>]
 }
 
 const expirationOf = (options: MintOptions): number =>
@@ -113,10 +133,13 @@ const expirationOf = (options: MintOptions): number =>
  * by `issuer`, addressed to the oracle, expiring `ttlSeconds` from now; returns its base64 form.
  */
 export const mintInvocation = async (options: MintOptions): Promise<string> => {
+  const capabilities = capabilitiesOf(options)
+  // ucanto's `invoke` carries one capability; an invocation of several is built as a delegation.
+  if (capabilities.length > 1) return encode(await mintDelegation(options))
   const invocation = invoke({
     issuer: options.issuer,
     audience: audienceOf(options.audience),
-    capability: { can: "*", with: (options.resource ?? DEFAULT_RESOURCE) as API.Resource },
+    capability: capabilities[0],
     expiration: expirationOf(options),
     ...(options.notBefore === undefined ? {} : { notBefore: options.notBefore }),
     proofs: [...(options.proofs ?? [])]
@@ -125,7 +148,7 @@ export const mintInvocation = async (options: MintOptions): Promise<string> => {
 }
 
 /**
- * Mints a delegation of `{ can: '*', with: resource }` from `issuer` to `audience`, as a ucanto
+ * Mints a delegation of `{ can: '*', with: resource }` (and `capabilities`) from `issuer` to `audience`, as a ucanto
  * delegation (embed it in {@link MintOptions.proofs}, or {@link encode} it for `x-ucan-delegation`).
  * `ttlSeconds: Infinity` makes one that never expires.
  */
@@ -133,7 +156,7 @@ export const mintDelegation = (options: MintOptions): Promise<API.Delegation> =>
   delegate({
     issuer: options.issuer,
     audience: audienceOf(options.audience),
-    capabilities: [{ can: "*", with: (options.resource ?? DEFAULT_RESOURCE) as API.Resource }],
+    capabilities: capabilitiesOf(options),
     expiration: options.ttlSeconds === Infinity ? Infinity : expirationOf(options),
     ...(options.notBefore === undefined ? {} : { notBefore: options.notBefore }),
     proofs: [...(options.proofs ?? [])]

@@ -19,7 +19,7 @@ export const fromVerifier = (verifier: UcanVerifier, clock: Clock.ClockService):
             ? cause
             : refuse("malformed", `The UCAN token could not be checked: ${String(cause)}`)
       })
-    ).pipe(Effect.map(({ did, expiresAt }) => ({ did, expiresAt })))
+    ).pipe(Effect.map(({ did, expiresAt, capabilities }) => ({ did, expiresAt, capabilities })))
 })
 
 /** Builds the Auth service; the verifier's own `clock` option is ignored in favour of the Clock port. */

@@ -11,6 +11,12 @@
  * its time bounds, it carries `{ can: '*', with: resource }`, every proof embedded in it verifies
  * (signature, time bounds, each addressed to the one relying on it), and `@ucanto/validator`'s
  * `access` agrees. The issuer becomes the user. Accepted tokens are cached until they expire.
+ *
+ * The token's other capabilities are what the user is granted (README "Requiring capabilities"):
+ * each one that `access` proves from a grant issuer (the oracle itself, and `rootIssuers`, unless
+ * `grantIssuers` says otherwise) is carried to the turn as `Verified.capabilities`, where a
+ * plugin's `requires` is checked (core's `Access`). A capability the user merely claims, signed by
+ * nobody the oracle trusts, grants nothing; it does not fail the request either.
  */
 import type { Auth } from "@plugboard/core"
 import { type API, Delegation, UCAN } from "@ucanto/core"
@@ -44,6 +50,12 @@ export interface UcanVerifierOptions {
   readonly acceptBareDelegation?: boolean
   /** Longest token accepted, in base64 characters; defaults to 64 KiB. */
   readonly maxTokenLength?: number
+  /**
+   * DIDs whose delegations grant capabilities (what plugins `requires`). Defaults to the oracle's
+   * own DID plus `rootIssuers`: a user holds a capability only when a chain of proofs leads to
+   * one of them.
+   */
+  readonly grantIssuers?: ReadonlyArray<string>
 }
 
 /** An accepted request: who is calling, and until when that holds. */
@@ -54,6 +66,8 @@ export interface Verified {
   readonly expiresAt: number
   /** Which header authenticated the request. */
   readonly via: "invocation" | "delegation"
+  /** The capabilities the token proves from a grant issuer (`UcanVerifierOptions.grantIssuers`). */
+  readonly capabilities: ReadonlyArray<{ readonly can: string; readonly with: string }>
 }
 
 /** Counters, for tests and metrics. */
@@ -166,6 +180,8 @@ export const makeUcanVerifier = (options: UcanVerifierOptions): UcanVerifier => 
     rootIssuers === undefined
       ? () => true
       : (_capability: API.ParsedCapability, issuer: API.DID) => rootIssuers.has(issuer)
+  const grantIssuers = new Set(options.grantIssuers ?? [oracleDid, ...(options.rootIssuers ?? [])])
+  const canGrant = (_capability: API.ParsedCapability, issuer: API.DID) => grantIssuers.has(issuer)
 
   // Parsing a did:key into an OpenSSL key costs about as much as a signature check, and a user
   // sends many tokens: parsed keys are kept (bounded; cleared wholesale when full).
@@ -302,7 +318,42 @@ export const makeUcanVerifier = (options: UcanVerifierOptions): UcanVerifier => 
         truncate(`The token does not prove { can: '*', with: '${resource}' }: ${authorized.error.message}`)
       )
     }
-    return { did: delegation.issuer.did(), expiresAt: Math.min(expiration, proofsExpireAt) * 1000 }
+    return {
+      did: delegation.issuer.did(),
+      expiresAt: Math.min(expiration, proofsExpireAt) * 1000,
+      capabilities: await granted(delegation)
+    }
+  }
+
+  /**
+   * The token's capabilities that ucanto's `access` proves from a grant issuer, in token order.
+   * The signatures were checked above (`principal` reuses those answers), so each costs a walk of
+   * the chain, not a signature.
+   */
+  const granted = async (
+    delegation: API.Delegation
+  ): Promise<ReadonlyArray<{ readonly can: string; readonly with: string }>> => {
+    const out: Array<{ can: string; with: string }> = []
+    for (const c of delegation.capabilities) {
+      if (typeof c.can !== "string" || typeof c.with !== "string") continue
+      if (out.some((o) => o.can === c.can && o.with === c.with)) continue
+      const claimed = capability({
+        can: c.can as API.Ability,
+        with: Schema.literal(c.with) as unknown as Schema.Reader<API.Resource, API.Resource>
+      })
+      const proven = await access(
+        delegation as unknown as API.Invocation<API.Capability<API.Ability, API.Resource, API.Caveats>>,
+        {
+          capability: claimed,
+          authority,
+          principal,
+          canIssue: canGrant,
+          validateAuthorization: () => ok({})
+        }
+      )
+      if (!proven.error) out.push({ can: c.can, with: c.with })
+    }
+    return out
   }
 
   const verifyToken = (token: string, now: number = clock()): Promise<Verdict> => {
@@ -341,7 +392,7 @@ export const makeUcanVerifier = (options: UcanVerifierOptions): UcanVerifier => 
     try {
       const { token, via } = pickToken(credentials, acceptBareDelegation)
       const verdict = await verifyToken(token, now)
-      return { did: verdict.did, expiresAt: verdict.expiresAt, via }
+      return { did: verdict.did, expiresAt: verdict.expiresAt, via, capabilities: verdict.capabilities }
     } catch (cause) {
       throw asAuthError(cause)
     }

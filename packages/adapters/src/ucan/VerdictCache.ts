@@ -8,6 +8,8 @@ import { createHash } from "node:crypto"
 /** What a verification concluded about one token. */
 export interface Verdict {
   readonly did: string
+  /** The capabilities the token proves beyond signing in (`UcanVerifierOptions.grantIssuers`). */
+  readonly capabilities: ReadonlyArray<{ readonly can: string; readonly with: string }>
   /** Epoch milliseconds after which the token (its whole chain) is no longer valid. */
   readonly expiresAt: number
 }

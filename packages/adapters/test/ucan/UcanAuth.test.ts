@@ -24,7 +24,11 @@ describe("UcanAuth.layer (core Auth port)", () => {
       )
       const auth = yield* Auth.Auth
       const verified = yield* auth.verify(bearer(token))
-      expect(verified).toEqual({ did: user.did(), expiresAt: (Math.floor(start / 1000) + 120) * 1000 })
+      expect(verified).toEqual({
+        did: user.did(),
+        expiresAt: (Math.floor(start / 1000) + 120) * 1000,
+        capabilities: []
+      })
     }).pipe(Effect.provide(TestLayers()))
   )
 

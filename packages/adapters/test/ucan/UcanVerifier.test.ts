@@ -44,7 +44,12 @@ describe("accepts", () => {
     const expiration = nowSeconds() + 300
     const token = await craftInvocation({ issuer: user, audience: oracle.did(), expiration })
     const verified = await verifier().verify(bearer(token))
-    expect(verified).toEqual({ did: user.did(), expiresAt: expiration * 1000, via: "invocation" })
+    expect(verified).toEqual({
+      did: user.did(),
+      expiresAt: expiration * 1000,
+      via: "invocation",
+      capabilities: []
+    })
   })
 
   it("a token minted by mintInvocation, with the auth type in any case and extra spaces", async () => {

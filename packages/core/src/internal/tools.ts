@@ -4,6 +4,7 @@
  * `Catalog.resolveSubAgent`), so a tool obeys the same rules whenever it appears.
  */
 import { Either, Schema } from "effect"
+import { readRequires } from "../Access.js"
 import type { CatalogSubAgent, CatalogTool } from "../Catalog.js"
 import type { JsonSchema, Plugin, PluginMiddleware, PluginTool, SubAgentSpec } from "../Plugin.js"
 import { Visibility } from "../PluginManifest.js"
@@ -183,13 +184,19 @@ export const resolveTool = (tool: PluginTool, i: number | undefined, ctx: ToolCo
     errors.push(`Plugin '${shown(name)}' ${kind} '${toolName}' ${parameters.left}.`)
     return
   }
+  const requires = readRequires(
+    readQuietly(tool, "requires"),
+    `Plugin '${shown(name)}' ${kind} '${toolName}' field 'requires'`,
+    errors
+  )
   const resolvedTool: CatalogTool = {
     name: toolName,
     plugin: name,
     description: `[${prefix}] ${tool.description}`,
     visibility: toolVisibility,
     parameters: parameters.right,
-    tool
+    tool,
+    ...(requires.length === 0 ? {} : { requires })
   }
   ctx.resolved.push(resolvedTool)
   if (toolVisibility === "on-demand") ctx.onDemandTools.push(resolvedTool)
