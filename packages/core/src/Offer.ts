@@ -208,8 +208,8 @@ export const offer = (
 
 /**
  * The on-demand tools of `plugins` that `loadedPlugins` does not already offer, in the order
- * given (README "Predictive preload"). Pass them last in `offer`'s `extra`: they then follow
- * every tool a turn without them is offered, so the cached prefix is unchanged. Unknown, silent
+ * given (docs/spec/tiers.md#predictive-preload). Pass them last in `offer`'s `extra`: they then
+ * follow every tool a turn without them is offered, so the cached prefix is unchanged. Unknown, silent
  * and loaded plugins add nothing; an `always` plugin adds what loading it would (its on-demand
  * tools).
  */

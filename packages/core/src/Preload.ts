@@ -1,6 +1,6 @@
 /**
- * Predictive preload (README "Predictive preload"): before a turn's first model call, the
- * plugins are ranked against the user's message (`CapabilityIndex.rank`, the ranking of
+ * Predictive preload (docs/spec/tiers.md#predictive-preload): before a turn's first model call,
+ * the plugins are ranked against the user's message (`CapabilityIndex.rank`, the ranking of
  * `list_capabilities`); when the ranking is confident, the top plugin's on-demand tools are
  * offered for that turn only. They come after everything else the call is offered
  * (`Offer.preloadTools`), so the prefix a provider caches is the one a turn without preload

@@ -1,6 +1,6 @@
 /**
- * Predictive preload through the agent (README "Predictive preload"), with the scripted model,
- * in each mode: `on` offers the predicted plugin's tools on every call of the turn, after the
+ * Predictive preload through the agent (docs/spec/tiers.md#predictive-preload), with the scripted
+ * model, in each mode: `on` offers the predicted plugin's tools on every call of the turn, after the
  * stable prefix and without loading it; `shadow` leaves the offer as it is and logs whether the
  * model then loaded the predicted plugin; `off` ranks nothing.
  */
