@@ -8,23 +8,14 @@
  * none of it.
  */
 import type { CliIO } from "./Commands.js"
-
-const COMMANDS = `Usage: plugboard <command>
-
-  serve [module] [--port N] [--host H] [--mcp FILE] [--skills DIR]
-                                        run the oracle (module exports the plugins; default: the examples;
-                                        --mcp mounts MCP servers, --skills a folder of Agent Skills)
-  token [--ttl seconds] [--audience did] print a UCAN invocation of the local user for the local oracle
-  credits [balance | top-up <amount>] [--did did]   read or top up a user's credits (default: the local user)
-  chat "<message>" [--url URL] [--session ID]       stream one turn from a running oracle
-  console [--url URL] [--ttl seconds] [--print]    open a running oracle's dev console with a fresh token
-  inspect [module] ...                   offline report of a catalog (see plugboard inspect --help)
-`
+import { asksForHelp, commandHelp, commandList } from "./Help.js"
 
 const usage = async (): Promise<string> => {
   const { VARIABLES } = await import("../Config.js")
-  const rows = VARIABLES.map((v) => `  ${v.name.padEnd(56)} ${v.default.padEnd(22)} ${v.meaning}`)
-  return `${COMMANDS}\nEnvironment (all optional):\n${rows.join("\n")}\n`
+  const name = Math.max(...VARIABLES.map((v) => v.name.length))
+  const value = Math.max(...VARIABLES.filter((v) => v.default.length <= 24).map((v) => v.default.length))
+  const rows = VARIABLES.map((v) => `  ${v.name.padEnd(name)}  ${v.default.padEnd(value)}  ${v.meaning}`)
+  return `${commandList()}\nEnvironment (all optional):\n${rows.join("\n")}\n`
 }
 
 const io: CliIO = {
@@ -50,7 +41,7 @@ const serverCommand = async (
       return 1
     }
     if (error instanceof commands.UsageError) {
-      io.err(`${error.message}\n`)
+      io.err(`${error.message} Run 'plugboard ${name} --help' for its options.\n`)
       return 2
     }
     if (error instanceof commands.ListenError) {
@@ -73,6 +64,10 @@ const run = async (argv: ReadonlyArray<string>): Promise<number> => {
     case "credits":
     case "chat":
     case "console":
+      if (asksForHelp(rest)) {
+        io.out(commandHelp(command))
+        return 0
+      }
       return serverCommand(command, rest)
     case "inspect": {
       const { runInspect } = await import("../inspect/index.js")

@@ -1,0 +1,114 @@
+/**
+ * The `plugboard` commands' help: one table, rendered as the command list (`plugboard help`) and
+ * as each command's own page (`plugboard <command> --help`), so the two never disagree. `inspect`
+ * keeps its longer page next to its parser (`inspect/Args.ts`).
+ */
+
+/** One option of a command. */
+interface Option {
+  readonly flag: string
+  readonly meaning: string
+}
+
+/** One command: how it is called, what it does, and its options. */
+interface Command {
+  readonly name: string
+  readonly args: string
+  readonly summary: string
+  readonly options: ReadonlyArray<Option>
+}
+
+const COMMANDS: ReadonlyArray<Command> = [
+  {
+    name: "serve",
+    args: "[module]",
+    summary: "run the oracle on the plugins the module exports (default: the examples' catalog)",
+    options: [
+      { flag: "--port N", meaning: "listen on port N (default PORT, 3000; 0 = any free port)" },
+      { flag: "--host H", meaning: "listen on address H (default HOST, 127.0.0.1)" },
+      { flag: "--mcp FILE", meaning: "also mount the MCP servers of FILE (default MCP_CONFIG)" },
+      { flag: "--skills DIR", meaning: "also mount the Agent Skills of DIR (default SKILLS_DIR)" }
+    ]
+  },
+  {
+    name: "chat",
+    args: '"<message>"',
+    summary: "stream one turn from a running oracle, as the local user",
+    options: [
+      { flag: "--url URL", meaning: "the oracle (default http://127.0.0.1:PORT)" },
+      { flag: "--session ID", meaning: "continue this session (default: a new one)" }
+    ]
+  },
+  {
+    name: "console",
+    args: "",
+    summary: "open a running oracle's dev console with a fresh token",
+    options: [
+      { flag: "--url URL", meaning: "the oracle (default http://127.0.0.1:PORT)" },
+      { flag: "--ttl SECONDS", meaning: "the token's lifetime, 1 to 900 (default 900)" },
+      { flag: "--print", meaning: "print the link instead of opening a browser" }
+    ]
+  },
+  {
+    name: "token",
+    args: "",
+    summary: "print a UCAN invocation of the local user for the local oracle",
+    options: [
+      { flag: "--ttl SECONDS", meaning: "its lifetime, 1 to 900 (default 300)" },
+      { flag: "--audience DID", meaning: "the oracle it is for (default: the local oracle's DID)" }
+    ]
+  },
+  {
+    name: "credits",
+    args: "[balance | top-up <amount>]",
+    summary: "read or top up a user's credits (default: balance)",
+    options: [{ flag: "--did DID", meaning: "the user (default: the local user)" }]
+  },
+  {
+    name: "inspect",
+    args: "[module] [options]",
+    summary: "report a catalog offline: manifests, token costs, routing (plugboard inspect --help)",
+    options: []
+  }
+]
+
+const HELP = { flag: "-h, --help", meaning: "this text" }
+
+/** Whether the arguments ask for help (`-h` or `--help` anywhere). */
+export const asksForHelp = (argv: ReadonlyArray<string>): boolean =>
+  argv.includes("--help") || argv.includes("-h")
+
+const column = (rows: ReadonlyArray<readonly [string, string]>, indent: string): Array<string> => {
+  const width = Math.max(...rows.map(([left]) => left.length))
+  return rows.map(([left, right]) => `${indent}${left.padEnd(width)}  ${right}`)
+}
+
+/** `plugboard <command> --help`: the usage line, what it does, and its options. */
+export const commandHelp = (name: string): string => {
+  const command = COMMANDS.find((c) => c.name === name)
+  if (command === undefined) throw new Error(`no help for '${name}'`)
+  const options = [...command.options, HELP].map((o) => [o.flag, o.meaning] as const)
+  return [
+    `Usage: plugboard ${command.name}${command.args === "" ? "" : ` ${command.args}`} [options]`,
+    "",
+    `${command.summary[0]!.toUpperCase()}${command.summary.slice(1)}.`,
+    "",
+    "Options:",
+    ...column(options, "  "),
+    "",
+    "Configuration comes from the environment: plugboard help lists every variable.",
+    ""
+  ].join("\n")
+}
+
+/** The command list of `plugboard help`, one aligned line per command. */
+export const commandList = (): string =>
+  [
+    "Usage: plugboard <command> [options]     (plugboard <command> --help for its options)",
+    "",
+    ...column(
+      COMMANDS.map((c) => [`${c.name}${c.args === "" ? "" : ` ${c.args}`}`, c.summary] as const),
+      "  "
+    ),
+    ""
+  ].join("\n")

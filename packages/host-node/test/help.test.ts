@@ -1,0 +1,91 @@
+/**
+ * `plugboard <command> --help` for every command, through the real CLI as the README runs it:
+ * exit 0, the command's own page (usage line, summary, aligned options), and nothing started.
+ * A bad option names the help to read.
+ */
+import { execFile } from "node:child_process"
+import { mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, describe, expect, it } from "vitest"
+import { commandHelp, commandList } from "../src/cli/Help.js"
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../..")
+const cwd = mkdtempSync(join(tmpdir(), "plugboard-help-"))
+afterAll(() => rmSync(cwd, { recursive: true, force: true }))
+
+const plugboard = (...args: ReadonlyArray<string>) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
+    execFile(
+      process.execPath,
+      ["--conditions=@plugboard/source", join(ROOT, "scripts/plugboard.mjs"), ...args],
+      { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd }, timeout: 60_000 },
+      (error, stdout, stderr) =>
+        done({ code: error === null ? 0 : ((error as { code?: number }).code ?? -1), stdout, stderr })
+    )
+  })
+
+describe("plugboard <command> --help", () => {
+  it("serve's page, golden", () => {
+    expect(commandHelp("serve")).toBe(
+      [
+        "Usage: plugboard serve [module] [options]",
+        "",
+        "Run the oracle on the plugins the module exports (default: the examples' catalog).",
+        "",
+        "Options:",
+        "  --port N      listen on port N (default PORT, 3000; 0 = any free port)",
+        "  --host H      listen on address H (default HOST, 127.0.0.1)",
+        "  --mcp FILE    also mount the MCP servers of FILE (default MCP_CONFIG)",
+        "  --skills DIR  also mount the Agent Skills of DIR (default SKILLS_DIR)",
+        "  -h, --help    this text",
+        "",
+        "Configuration comes from the environment: plugboard help lists every variable.",
+        ""
+      ].join("\n")
+    )
+  })
+
+  for (const command of ["serve", "chat", "console", "token", "credits"]) {
+    it(`${command} --help and -h print its page and exit 0, starting nothing`, async () => {
+      for (const flag of ["--help", "-h"]) {
+        const { code, stdout, stderr } = await plugboard(command, flag)
+        expect({ code, stderr }).toEqual({ code: 0, stderr: "" })
+        expect(stdout).toBe(commandHelp(command))
+      }
+      // No server data, no keys: help runs nothing.
+      expect(readdirSync(cwd)).toEqual([])
+    }, 60_000)
+  }
+
+  it("plugboard help lists every command, one aligned line each, then the environment", async () => {
+    const { code, stdout } = await plugboard("help")
+    expect(code).toBe(0)
+    expect(stdout.startsWith(commandList())).toBe(true)
+    const lines = commandList()
+      .split("\n")
+      .filter((l) => l.startsWith("  "))
+    expect(lines.map((l) => l.trim().split(" ")[0])).toEqual([
+      "serve",
+      "chat",
+      "console",
+      "token",
+      "credits",
+      "inspect"
+    ])
+    // Every summary starts in the same column (two spaces or more after the command's usage).
+    const columns = lines.map((l) => {
+      const gap = / {2,}(?=\S)/.exec(l.slice(2))!
+      return 2 + gap.index + gap[0].length
+    })
+    expect(new Set(columns).size).toBe(1)
+    expect(stdout).toContain("Environment (all optional):")
+  }, 60_000)
+
+  it("an unknown option is a usage error that names the help to read", async () => {
+    const { code, stderr } = await plugboard("chat", "hello", "--bogus", "1")
+    expect(code).toBe(2)
+    expect(stderr).toBe("Unknown option --bogus. Run 'plugboard chat --help' for its options.\n")
+  }, 60_000)
+})
