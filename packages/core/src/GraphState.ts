@@ -89,6 +89,25 @@ export const appendMessages = <M extends StateMessage>(
   return merged
 }
 
+/**
+ * `appendMessages` over a batch of updates (each one message or an array of them), in one pass:
+ * the same result as folding `appendMessages` over the batch, for any split of it into batches.
+ * That is what lets the messages be stored as deltas (README "Benchmarks", conversation): each
+ * checkpoint keeps only the messages its step wrote, and the thread is rebuilt by replaying the
+ * stored writes as one batch, oldest first.
+ */
+export const appendMessageBatches = <M extends StateMessage>(
+  current: ReadonlyArray<M>,
+  writes: ReadonlyArray<M | ReadonlyArray<M>>
+): ReadonlyArray<M> => {
+  const update: Array<M> = []
+  for (const w of writes) {
+    if (Array.isArray(w)) for (const m of w as ReadonlyArray<M>) update.push(m)
+    else update.push(w as M)
+  }
+  return appendMessages(current, update)
+}
+
 /** Shallow merge: the update's keys overwrite, the others are kept. `undefined` keeps the current value. */
 export const mergeRecord = <R extends Readonly<Record<string, unknown>>>(current: R, update: R): R =>
   update === undefined ? current : current === undefined ? update : ({ ...current, ...update } as R)

@@ -55,7 +55,9 @@ describe("a thread whose stored state cannot be decoded", () => {
         "Second answer."
       ])
       const report = records.find((r) => r.message.includes("could not be decoded"))
-      expect(report?.fields).toMatchObject({ threadId: "talk", checkpoints: 1 })
+      // A new thread's first turn saves two checkpoints: the turn's, and the one before it that
+      // holds the turn's messages as writes (messages are stored as deltas).
+      expect(report?.fields).toMatchObject({ threadId: "talk", checkpoints: 2 })
       const everything = JSON.stringify([records, second, history.body])
       expect(everything).not.toContain("SECRET-BYTES")
       // Kept, not deleted: the damaged rows are in the file's quarantine tables.

@@ -29,7 +29,7 @@ import {
   makeAgentRuntime,
   type PreloadOption
 } from "./Runtime.js"
-import { AgentState, type AgentStateUpdate, type AgentStateValue } from "./State.js"
+import { type AgentState, type AgentStateUpdate, type AgentStateValue, agentStateFor } from "./State.js"
 import { defaultThreadLock, type ThreadLockOption } from "./ThreadLock.js"
 import { makeToolNode } from "./ToolNode.js"
 import { TurnSaver } from "./TurnSaver.js"
@@ -98,7 +98,8 @@ const buildGraph = (
   options: CreateMainAgentOptions,
   saver: TurnSaver
 ): AgentGraph =>
-  new StateGraph(AgentState)
+  // Messages as deltas where the saver reads them in one pass (State.ts, `agentStateFor`).
+  new StateGraph(agentStateFor(saver))
     .addNode("model", makeModelNode(rt, options.model, options.basePrompt ?? "", emitter))
     .addNode("tools", makeToolNode(rt, emitter), { ends: ["model"] })
     .addEdge(START, "model")

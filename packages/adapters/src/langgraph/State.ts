@@ -6,7 +6,8 @@
 
 import { randomUUID } from "node:crypto"
 import type { BaseMessage } from "@langchain/core/messages"
-import { Annotation } from "@langchain/langgraph"
+import { Annotation, DeltaChannel } from "@langchain/langgraph"
+import { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { GraphState, LoadedPlugins } from "@plugboard/core"
 
 type Core = GraphState.GraphState<BaseMessage & GraphState.StateMessage>
@@ -76,6 +77,59 @@ export const AgentState = Annotation.Root({
     default: () => LoadedPlugins.empty
   })
 })
+
+/**
+ * Per-channel updates of `messages` between two full copies of it (`DeltaSnapshot`s) when the
+ * messages are stored as deltas. A copy costs the whole thread's bytes once; between copies a
+ * checkpoint stores only the messages its step wrote, and a load replays them (one query on the
+ * SQLite saver). LangGraph also copies after 5,000 supersteps without one
+ * (`LANGGRAPH_DELTA_MAX_SUPERSTEPS_SINCE_SNAPSHOT`), whichever comes first.
+ */
+export const MESSAGES_SNAPSHOT_EVERY = 2000
+
+/**
+ * `AgentState` with `messages` stored as deltas (LangGraph's `DeltaChannel`): each checkpoint
+ * keeps only the messages its step added, and the thread is rebuilt from the writes since the
+ * last full copy, through core's batch reducer (`GraphState.appendMessageBatches`). A thread
+ * written with full copies (before this channel existed) loads as it is: its last full copy is
+ * where the replay starts. Used on savers that read delta history in one pass (see
+ * `agentStateFor`).
+ */
+export const DeltaAgentState = Annotation.Root({
+  ...AgentState.spec,
+  messages: new DeltaChannel<Array<BaseMessage>, BaseMessage | Array<BaseMessage>>(
+    (current, writes) =>
+      GraphState.appendMessageBatches(
+        current as unknown as Core["messages"],
+        writes.map((w) => withIds(asArray(w))) as unknown as Array<Core["messages"]>
+      ) as unknown as Array<BaseMessage>,
+    { snapshotFrequency: MESSAGES_SNAPSHOT_EVERY, initialValueFactory: () => [] }
+  )
+})
+
+const innermost = (saver: BaseCheckpointSaver): BaseCheckpointSaver => {
+  let s = saver
+  for (let i = 0; i < 8; i++) {
+    const inner = (s as { inner?: unknown }).inner
+    if (!(inner instanceof BaseCheckpointSaver)) break
+    s = inner
+  }
+  return s
+}
+
+/**
+ * The state a graph on `saver` uses: deltas (`DeltaAgentState`) when the saver under its
+ * wrappers reads delta history its own way (the SQLite saver, LangGraph's `MemorySaver`), full
+ * copies (`AgentState`) otherwise. The base class's walk reads one whole checkpoint per ancestor,
+ * a round trip each on a server database, which would make every load cost the thread's length
+ * in round trips; such savers keep storing full copies until they read deltas in one pass.
+ */
+export const agentStateFor = (saver: BaseCheckpointSaver): typeof AgentState => {
+  const own = innermost(saver).getDeltaChannelHistory
+  return (
+    own === BaseCheckpointSaver.prototype.getDeltaChannelHistory ? AgentState : DeltaAgentState
+  ) as typeof AgentState
+}
 
 /** The state every node reads. */
 export type AgentStateValue = typeof AgentState.State

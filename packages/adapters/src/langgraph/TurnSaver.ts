@@ -30,6 +30,7 @@ import type {
   CheckpointListOptions,
   CheckpointMetadata,
   CheckpointTuple,
+  DeltaChannelHistory,
   PendingWrite
 } from "@langchain/langgraph-checkpoint"
 import type { RuntimeLogger } from "@plugboard/core"
@@ -66,6 +67,8 @@ export class TurnSaver extends DelegatingCheckpointSaver {
   /** Threads (and namespaces) whose read failed and that this saver has not saved since. */
   private readonly unread = new Set<string>()
   private readonly pending = new Set<Promise<void>>()
+  /** Whether this saver has started a write (before that, there is nothing to wait for). */
+  private wrote = false
   private prefetched: { readonly key: string; readonly read: PrefetchedRead } | undefined
 
   constructor(
@@ -87,7 +90,15 @@ export class TurnSaver extends DelegatingCheckpointSaver {
 
   /** Resolves once every write this saver started (including ones started meanwhile) has settled. */
   async settled(): Promise<void> {
-    while (this.pending.size > 0) await Promise.all([...this.pending])
+    if (!this.wrote) return
+    for (;;) {
+      while (this.pending.size > 0) await Promise.all([...this.pending])
+      // LangGraph starts a run's last put from a promise callback once the run's delta writes
+      // (the messages, stored as deltas) have landed, a few microtasks after they settle: a
+      // macrotask turn lets it start, so a read never sees the writes without their checkpoint.
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      if (this.pending.size === 0) return
+    }
   }
 
   private async timed<A>(stage: keyof StorageTimings, run: () => Promise<A>): Promise<A> {
@@ -100,6 +111,7 @@ export class TurnSaver extends DelegatingCheckpointSaver {
   }
 
   private track<A>(write: Promise<A>): Promise<A> {
+    this.wrote = true
     const settled = write.then(noop, noop)
     this.pending.add(settled)
     void settled.then(() => this.pending.delete(settled))
@@ -132,6 +144,26 @@ export class TurnSaver extends DelegatingCheckpointSaver {
         return await this.inner.getTuple(config)
       } catch (error) {
         return this.failedRead(config, error)
+      }
+    })
+  }
+
+  /**
+   * The messages' delta history (the other half of a load when they are stored as deltas), under
+   * the same rule as `getTuple`: a failed read is logged, the channels load empty, and the turn's
+   * first save is checked as after any failed read.
+   */
+  override async getDeltaChannelHistory(options: {
+    config: RunnableConfig
+    channels: Array<string>
+  }): Promise<Record<string, DeltaChannelHistory>> {
+    await this.settled()
+    return this.timed("load", async () => {
+      try {
+        return await this.inner.getDeltaChannelHistory(options)
+      } catch (error) {
+        this.failedRead(options.config, error)
+        return {}
       }
     })
   }

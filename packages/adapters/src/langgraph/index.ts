@@ -13,7 +13,15 @@ export { INTERRUPTED_CALL } from "./ModelNode.js"
 export { reasoningOf } from "./Reasoning.js"
 export { makeRequestScope, prepareCatalog, type RequestScope, SubAgentInput } from "./RequestScope.js"
 export type { AgentRequest, ClientToolCall, ClientToolsOption, PreloadOption } from "./Runtime.js"
-export { AgentState, type AgentStateUpdate, type AgentStateValue } from "./State.js"
+export {
+  AgentState,
+  type AgentStateUpdate,
+  type AgentStateValue,
+  agentStateFor,
+  DeltaAgentState,
+  MESSAGES_SNAPSHOT_EVERY
+} from "./State.js"
+export { messagesAt, threadMessages } from "./ThreadHistory.js"
 export {
   DEFAULT_THREAD_LOCK_TTL_MS,
   defaultThreadLock,

@@ -23,6 +23,7 @@ import {
   type CheckpointMetadata,
   type CheckpointPendingWrite,
   type CheckpointTuple,
+  type DeltaChannelHistory,
   maxChannelVersion,
   type PendingWrite,
   type SerializerProtocol,
@@ -74,6 +75,11 @@ interface WriteRow extends ValueRow {
   task_id: string
 }
 
+/** SQL: whether checkpoint `alias` stores its own value of `@channel` (its version at JSON path `@path`). */
+const seeded = (alias: string) =>
+  `EXISTS (SELECT 1 FROM blobs AS b WHERE b.thread_id = @thread AND b.checkpoint_ns = @ns AND b.channel = @channel
+    AND b.version = json_extract(${alias}.channel_versions, @path) AND b.type <> 'empty')`
+
 const COLUMNS =
   "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, channel_versions, metadata_type, metadata"
 const SQL = {
@@ -94,6 +100,34 @@ const SQL = {
   insertBlob: `INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, type, value) VALUES (?, ?, ?, ?, ?, ?)`,
   insertWrite: `INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   replaceWrite: `INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  latestId:
+    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1",
+  // The ancestors of checkpoint `@id`, nearest first (`depth` 1 = its parent), up to and including
+  // the first whose own value of `@channel` is stored (a blob, at the version its
+  // `channel_versions` names, that is not the "empty" marker): the delta channel's seed.
+  deltaChain: `WITH RECURSIVE chain(id, parent, seeded, depth) AS (
+      SELECT p.checkpoint_id, p.parent_checkpoint_id, ${seeded("p")}, 1
+        FROM checkpoints AS t JOIN checkpoints AS p
+          ON p.thread_id = t.thread_id AND p.checkpoint_ns = t.checkpoint_ns AND p.checkpoint_id = t.parent_checkpoint_id
+        WHERE t.thread_id = @thread AND t.checkpoint_ns = @ns AND t.checkpoint_id = @id
+      UNION ALL
+      SELECT c.checkpoint_id, c.parent_checkpoint_id, ${seeded("c")}, chain.depth + 1
+        FROM chain JOIN checkpoints AS c
+          ON c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.parent
+        WHERE chain.seeded = 0
+    )
+    SELECT id, seeded, depth FROM chain`,
+  // The writes of `@channel` stored on the chain's checkpoints (`@ids`, nearest first), oldest checkpoint first and, within
+  // one, in LangGraph's replay order (task_path, task_id, idx; SQLite's BINARY collation compares
+  // UTF-8 bytes, which is code-point order, as `compareWritesSortKeys` requires).
+  deltaWrites: `SELECT w.task_id, w.channel, w.type, w.value
+    FROM json_each(@ids) AS j CROSS JOIN writes AS w
+      ON w.thread_id = @thread AND w.checkpoint_ns = @ns AND w.checkpoint_id = j.value AND w.channel = @channel
+    ORDER BY j.key DESC, w.task_path, w.task_id, w.idx`,
+  deltaSeed: `SELECT b.type, b.value FROM checkpoints AS c JOIN blobs AS b
+      ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = @channel
+        AND b.version = json_extract(c.channel_versions, @path)
+    WHERE c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = @id`,
   deleteCheckpoints: "DELETE FROM checkpoints WHERE thread_id = ?",
   deleteBlobs: "DELETE FROM blobs WHERE thread_id = ?",
   deleteWrites: "DELETE FROM writes WHERE thread_id = ?"
@@ -289,6 +323,67 @@ export class SqliteSaver extends BaseCheckpointSaver {
       const last = page[page.length - 1]!.row
       cursor = [last.checkpoint_id, last.thread_id, last.checkpoint_ns]
     }
+  }
+
+  /**
+   * The writes a delta channel (LangGraph's `DeltaChannel`, the agent's `messages`) is rebuilt
+   * from, and the value they start from, without reading a whole checkpoint per ancestor as the
+   * base class does: per channel, one recursive query walks the parent chain up to the nearest
+   * ancestor that stores the channel's value (a `DeltaSnapshot`, or a full value written before
+   * the channel became a delta channel), one reads the writes of that channel on the way, and
+   * one reads the seed. So a load costs what the thread's messages cost to decode, not what
+   * its checkpoints cost (README "Benchmarks", conversation).
+   */
+  override async getDeltaChannelHistory(options: {
+    config: RunnableConfig
+    channels: Array<string>
+  }): Promise<Record<string, DeltaChannelHistory>> {
+    const { config, channels } = options
+    if (channels.length === 0) return {}
+    const threadId = config.configurable?.thread_id
+    const result: Record<string, DeltaChannelHistory> = {}
+    if (threadId === undefined || threadId === null) {
+      for (const ch of channels) result[ch] = { writes: [] }
+      return result
+    }
+    // A channel name no JSON path can spell (quotes, backslashes) is walked the base class's way.
+    if (channels.some((ch) => jsonPathFor(ch) === undefined)) return super.getDeltaChannelHistory(options)
+    const thread = String(threadId)
+    const ns: string = config.configurable?.checkpoint_ns ?? ""
+    const named: string | undefined = config.configurable?.checkpoint_id
+    const raw = await this.backend.read((db) => {
+      const id =
+        named ||
+        (db.statement(SQL.latestId).get(thread, ns) as { checkpoint_id: string } | undefined)?.checkpoint_id
+      return channels.map((channel) => {
+        if (id === undefined) return { channel, writes: [] as Array<WriteRow>, seed: undefined }
+        const params = { thread, ns, id, channel, path: jsonPathFor(channel)! }
+        const chain = db.statement(SQL.deltaChain).all(params) as Array<{ id: string; seeded: number }>
+        const ids = JSON.stringify(chain.map((c) => c.id))
+        const writes = db.statement(SQL.deltaWrites).all({ thread, ns, ids, channel }) as Array<WriteRow>
+        const last = chain.at(-1)
+        const seed =
+          last !== undefined && last.seeded === 1
+            ? (db.statement(SQL.deltaSeed).get({ ...params, id: last.id }) as ValueRow | undefined)
+            : undefined
+        return { channel, writes, seed }
+      })
+    })
+    for (const { channel, writes, seed } of raw) {
+      const decoded = await Promise.all(
+        writes.map(
+          async (w): Promise<CheckpointPendingWrite> => [
+            w.task_id,
+            w.channel,
+            await this.load(w.type, w.value ?? "")
+          ]
+        )
+      )
+      const entry: DeltaChannelHistory = { writes: decoded }
+      if (seed !== undefined) entry.seed = await this.load(seed.type, seed.value ?? "")
+      result[channel] = entry
+    }
+    return result
   }
 
   override async put(

@@ -49,6 +49,28 @@ describe("GraphState reducers", () => {
     expect(s.messages).toEqual([{ text: "a" }, { text: "a" }, { id: "x", n: 2 }])
   })
 
+  it("messages as deltas: a batch of writes gives what folding them one by one gives, however it is split", () => {
+    const msg = fc.record(
+      { id: fc.option(fc.constantFrom("a", "b", "c", "d"), { nil: undefined }), v: fc.nat(9) },
+      { requiredKeys: ["v"] }
+    )
+    const write = fc.oneof(msg, fc.array(msg, { maxLength: 3 }))
+    fc.assert(
+      fc.property(fc.array(write, { maxLength: 8 }), fc.nat(8), (writes, cut) => {
+        const asArray = (w: (typeof writes)[number]) => (Array.isArray(w) ? w : [w])
+        let folded: ReadonlyArray<GraphState.StateMessage> = []
+        for (const w of writes) folded = GraphState.appendMessages(folded, asArray(w))
+        const at = Math.min(cut, writes.length)
+        const split = GraphState.appendMessageBatches(
+          GraphState.appendMessageBatches([], writes.slice(0, at)),
+          writes.slice(at)
+        )
+        expect(GraphState.appendMessageBatches([], writes)).toEqual(folded)
+        expect(split).toEqual(folded)
+      })
+    )
+  })
+
   it("messages: ids stay unique and every id ever sent is present, for any sequence", () => {
     const msg = fc.record({ id: fc.constantFrom("a", "b", "c", "d"), v: fc.nat(9) })
     fc.assert(
