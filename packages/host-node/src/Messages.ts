@@ -243,7 +243,7 @@ const OPENED = ": ok\n\n"
 /** `POST /messages/:sessionId` and `POST /messages/abort`. */
 export const messageRoutes = (s: MessageServices) => {
   const send = Effect.gen(function* () {
-    const { did, timings, streamEnded, credits } = yield* RequestUser
+    const { did, capabilities, timings, streamEnded, credits } = yield* RequestUser
     const sessionId = yield* sessionIdParam
     const body = yield* decodeBody(SendMessage, yield* readJson(s.maxBodyBytes))
     // With client tools, the request's own tools are built first (the turn reuses them), so a name
@@ -280,6 +280,7 @@ export const messageRoutes = (s: MessageServices) => {
     const turnRequest = (signal: AbortSignal): TurnRequest => ({
       saver,
       did,
+      capabilities,
       sessionId,
       requestId,
       message: body.message,

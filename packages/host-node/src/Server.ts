@@ -276,6 +276,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
         }
         return yield* Effect.provideService(handler, RequestUser, {
           did: user.did,
+          capabilities: user.capabilities,
           timings,
           streamEnded: report,
           credits

@@ -26,7 +26,15 @@ import {
   type TurnSaver,
   textOf
 } from "@plugboard/adapters/langgraph"
-import type { Catalog, EventSink, GraphState, RuntimeLogger, TurnBounds, TurnLock } from "@plugboard/core"
+import type {
+  Access,
+  Catalog,
+  EventSink,
+  GraphState,
+  RuntimeLogger,
+  TurnBounds,
+  TurnLock
+} from "@plugboard/core"
 
 /** What every turn of this server shares (built once at boot). */
 export interface TurnDeps {
@@ -58,6 +66,8 @@ export interface TurnRequest {
   /** The user's saver, resolved once for the request (with the thread's read, when it was made). */
   readonly saver: TurnSaver
   readonly did: string
+  /** What the user's credentials grant: the turn offers what the catalog's `requires` allow. */
+  readonly capabilities?: ReadonlyArray<Access.Capability> | undefined
   readonly sessionId: string
   readonly requestId: string
   readonly message: string
@@ -175,7 +185,8 @@ export const runOne = (
           sessionId: request.sessionId,
           requestId: request.requestId,
           signal: request.signal,
-          turnBounds: deps.turnBounds
+          turnBounds: deps.turnBounds,
+          capabilities: request.capabilities
         },
         ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools }),
         ...(request.scope === undefined ? {} : { scope: request.scope }),

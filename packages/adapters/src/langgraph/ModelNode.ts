@@ -174,7 +174,12 @@ export const makeModelNode = (
     const ready = await rt.ready(state)
     const loaded = LoadedPlugins.fromUnknown(state.loadedPlugins)
     const offered = offerFor(rt, loaded, ready, state)
-    const system = SystemPrompt.compose({ basePrompt, catalog: rt.catalog, loadedPlugins: loaded })
+    const system = SystemPrompt.compose({
+      basePrompt,
+      catalog: rt.catalog,
+      loadedPlugins: loaded,
+      view: rt.view
+    })
     const context = rt.context(state)
     const middlewares = rt.scope.middlewares
     const history = answeredHistory(state.messages)

@@ -7,6 +7,7 @@
  * failure is logged and that hook or sub-agent is skipped.
  */
 import {
+  type Access,
   Catalog,
   type LoadedPlugins,
   Offer,
@@ -79,11 +80,13 @@ export interface RequestScope {
    * time it can be (memoised for the request). A sub-agent of a plugin not loaded, or of a silent
    * one, is never initialised; one loaded mid-turn is initialised before the call that offers
    * it. A rejected `init` is logged once and that sub-agent left out for the request
-   * (`Promise.allSettled` semantics: the others and the turn go on).
+   * (`Promise.allSettled` semantics: the others and the turn go on). `view` is the user's
+   * (`Access.view`): a sub-agent they may not be offered is not initialised either.
    */
   readonly init: (
     context: RuntimeContext,
-    loaded: LoadedPlugins.LoadedPlugins
+    loaded: LoadedPlugins.LoadedPlugins,
+    view?: Access.View
   ) => Promise<ReadonlyArray<DynamicTool>>
 }
 
@@ -177,14 +180,16 @@ export const makeRequestScope = async (options: {
 
   const init = async (
     context: RuntimeContext,
-    loaded: LoadedPlugins.LoadedPlugins
+    loaded: LoadedPlugins.LoadedPlugins,
+    view?: Access.View
   ): Promise<ReadonlyArray<DynamicTool>> => {
     // Core's rule decides which sub-agents this thread can be offered; only those initialise.
     const offerable = new Set(
       Offer.requestTools(
         catalog,
         loaded,
-        subAgentTools.map((s) => s.tool)
+        subAgentTools.map((s) => s.tool),
+        view
       ).map((t) => t.name)
     )
     const wanted = subAgentTools.filter((s) => offerable.has(s.tool.offered.name))

@@ -10,6 +10,7 @@ import {
   type GraphState,
   LoadedPlugins,
   makeRuntimeContext,
+  Access,
   Offer,
   Preload,
   type RuntimeContext,
@@ -32,6 +33,11 @@ export interface AgentRequest {
    * `TurnBoundExceeded`. None when absent.
    */
   readonly turnBounds?: TurnBounds.Limits | undefined
+  /**
+   * The capabilities the user's credentials grant (`Auth.Verified.capabilities`): what the
+   * catalog's `requires` are checked against (core's `Access`). None when absent.
+   */
+  readonly capabilities?: ReadonlyArray<Access.Capability> | undefined
 }
 
 /** One call of a client-side tool, as the host forwards it to the client. */
@@ -86,6 +92,8 @@ export interface AgentRuntime {
   readonly ready: (state: AgentStateValue) => Promise<ReadonlyArray<DynamicTool>>
   /** The request's client-side tools (none when the host gave none). */
   readonly client: ClientToolsOption | undefined
+  /** The catalog as the user's grants see it (`Access.view` of `request.capabilities`). */
+  readonly view: Access.View
   readonly preloadOption: PreloadOption | undefined
   /**
    * The preload of the turn `state` is in, decided on the turn's first model call (from its last
@@ -106,7 +114,7 @@ export const offerFor = (
   ready: ReadonlyArray<DynamicTool>,
   state: AgentStateValue
 ): ReadonlyArray<Offer.OfferedTool> => {
-  const request = Offer.requestTools(rt.catalog, loaded, ready)
+  const request = Offer.requestTools(rt.catalog, loaded, ready, rt.view)
   const client = rt.client?.tools ?? []
   const preloaded = Preload.tools(rt.catalog, loaded, rt.preload(state)?.decision)
   return Offer.offer(
@@ -114,7 +122,8 @@ export const offerFor = (
     loaded,
     client.length === 0 && preloaded.length === 0
       ? request
-      : [...request, ...client.map((t) => t.offered), ...preloaded]
+      : [...request, ...client.map((t) => t.offered), ...preloaded],
+    rt.view
   )
 }
 
@@ -204,6 +213,12 @@ export const makeAgentRuntime = (options: {
   readonly client?: ClientToolsOption | undefined
   readonly preload?: PreloadOption | undefined
 }): AgentRuntime => {
+  const view = Access.view(options.catalog, options.request.capabilities)
+  // Never preload a plugin the user may not use (unless the host decides that itself).
+  const preload =
+    options.preload === undefined || options.preload.available !== undefined || view.open
+      ? options.preload
+      : { ...options.preload, available: (plugin: string) => !view.denied.has(plugin) }
   // A node builds the context of its state more than once (its sub-agents' init, its hooks).
   const contexts = new WeakMap<AgentStateValue, RuntimeContext>()
   const build = (state: AgentStateValue): RuntimeContext =>
@@ -226,9 +241,10 @@ export const makeAgentRuntime = (options: {
   return {
     ...options,
     client: options.client,
-    preloadOption: options.preload,
-    preload: makePreload(options.catalog, options.preload),
+    view,
+    preloadOption: preload,
+    preload: makePreload(options.catalog, preload),
     context,
-    ready: (state) => options.scope.init(context(state), LoadedPlugins.fromUnknown(state.loadedPlugins))
+    ready: (state) => options.scope.init(context(state), LoadedPlugins.fromUnknown(state.loadedPlugins), view)
   }
 }

@@ -188,7 +188,7 @@ export const makeToolNode =
     // of plugins not loaded (never initialised), so a call to one is told which plugin to load.
     const known = [
       ...ready,
-      ...rt.scope.tools.filter((t) => Offer.requestTools(rt.catalog, loaded, [t]).length === 0)
+      ...rt.scope.tools.filter((t) => Offer.requestTools(rt.catalog, loaded, [t], rt.view).length === 0)
     ]
     const context = rt.context(state)
     // Each load of this batch runs core's `loadCapability` once, in call order, so loads within
@@ -200,7 +200,7 @@ export const makeToolNode =
     const newlyLoaded: Array<string> = []
     calls.forEach((c, i) => {
       if (c.name !== MetaTools.LOAD_CAPABILITY) return
-      const result = MetaTools.loadCapability(rt.catalog, threadLoaded, c.args, rt.scope.tools)
+      const result = MetaTools.loadCapability(rt.catalog, threadLoaded, c.args, rt.scope.tools, rt.view)
       loads.set(i, result)
       if (Either.isRight(result)) {
         threadLoaded = result.right.loadedPlugins
@@ -222,7 +222,7 @@ export const makeToolNode =
       // Every call counts, offered or not: a model repeating a refused call is stopped too.
       const told = guardToolCall(rt, call.name, call.args)
       if (told !== undefined) return { call, answer: { content: told, outcome: "repeated" } }
-      const decision = Offer.gate(rt.catalog, offered, c.name, known)
+      const decision = Offer.gate(rt.catalog, offered, c.name, known, rt.view)
       if (decision._tag !== "Offered") {
         return {
           call,
@@ -247,7 +247,9 @@ export const makeToolNode =
         }
         return {
           call,
-          answer: metaAnswer(Either.merge(MetaTools.listCapabilities(rt.catalog, threadLoaded, call.args)))
+          answer: metaAnswer(
+            Either.merge(MetaTools.listCapabilities(rt.catalog, threadLoaded, call.args, rt.view))
+          )
         }
       }
       const target = tool.kind === "plugin" ? rt.catalog.toolsByName.get(call.name) : undefined
