@@ -7,7 +7,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { BaseMessage } from "@langchain/core/messages"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import { textOf } from "@plugboard/adapters/langgraph"
+import { messagesAt, textOf } from "@plugboard/adapters/langgraph"
 import { type Access, HistoryPage, LoadedPlugins, SessionStore } from "@plugboard/core"
 import { Context, Effect, Either, Schema } from "effect"
 import type { TurnCredits } from "./credits/TurnCredits.js"
@@ -200,12 +200,12 @@ export const sessionRoutes = (s: RouteServices) => {
     const id = yield* sessionIdParam
     const session = yield* sessionsApi.get(did, id).pipe(Effect.mapError(sessionFailure))
     if (session === undefined) return yield* Effect.fail(notFound(id))
-    const tuple = yield* tryPromise("load thread", async () =>
-      (await s.saverFor(did)).getTuple({ configurable: { thread_id: id } })
-    )
+    const saver = yield* tryPromise("load thread", () => s.saverFor(did))
+    const tuple = yield* tryPromise("load thread", () => saver.getTuple({ configurable: { thread_id: id } }))
     const owner = ownerOf(tuple?.checkpoint.channel_values)
     if (owner !== undefined && owner !== did) return yield* Effect.fail(notFound(id))
-    const messages = (tuple?.checkpoint.channel_values.messages ?? []) as ReadonlyArray<BaseMessage>
+    // Stored as deltas, the messages are not in the checkpoint itself (README "Benchmarks").
+    const messages = yield* tryPromise("load thread", () => messagesAt(saver, tuple))
     // The dev console shows what the thread has loaded (README "Dev console").
     const loadedPlugins = LoadedPlugins.fromUnknown(tuple?.checkpoint.channel_values.loadedPlugins)
     return { id, messages, loadedPlugins }
