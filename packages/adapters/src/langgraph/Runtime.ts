@@ -5,12 +5,12 @@
 
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import {
+  Access,
   type Catalog,
   type ClientTools,
   type GraphState,
   LoadedPlugins,
   makeRuntimeContext,
-  Access,
   Offer,
   Preload,
   type RuntimeContext,
