@@ -84,10 +84,13 @@ describe.skipIf(missing !== undefined)("dev console in Chromium", () => {
     await page.keyboard.press("Enter")
     await page.locator('[data-testid="loaded-plugins"] [data-plugin="weather"]').waitFor()
     await page.locator('.turn[data-status="finished"]').waitFor()
-    const answer = await page.locator('[data-testid="answer"]').innerText()
+    const answer = (await page.locator('[data-testid="answer"]').textContent()) ?? ""
     expect(answer).toMatch(/Berlin/)
     // The answer streamed is the answer stored.
-    const sessionId = (await page.locator(".thread-state .muted").last().innerText()).replace("Session: ", "")
+    const sessionId = ((await page.locator(".thread-state .muted").last().textContent()) ?? "").replace(
+      "Session: ",
+      ""
+    )
     const headers = { authorization: `Bearer ${token}`, "x-auth-type": "ucan" }
     const history = await call(`${running.url}/messages/${sessionId}`, { headers })
     const stored = history.body.messages.filter((m: { type: string }) => m.type === "ai").at(-1)
@@ -134,7 +137,7 @@ describe.skipIf(missing !== undefined)("dev console in Chromium", () => {
     expect(rejoins.length).toBeGreaterThan(0)
     expect(rejoins[0]).toMatch(/^\?after=\d+$/)
     expect(Number(rejoins[0]!.slice(7))).toBeGreaterThan(0)
-    expect(await page.locator('[data-testid="answer"]').innerText()).toMatch(/Paris/)
+    expect(await page.locator('[data-testid="answer"]').textContent()).toMatch(/Paris/)
     await page.close()
   })
 

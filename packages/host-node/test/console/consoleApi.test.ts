@@ -2,12 +2,16 @@
  * The dev console's read-only API over a real server (README "Dev console"): the same auth as
  * every private route, the figures core computes, the console off away from loopback.
  */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { generateSigner, mintInvocation } from "@plugboard/adapters/ucan"
 import { Catalog } from "@plugboard/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { examplePlugins } from "../../../../examples/catalog/index.js"
 import { enabled, isLoopback } from "../../src/console/ConsoleRoutes.js"
-import { call, collect, newSession, type Running, start, stream, user } from "../helpers.js"
+import { createOracleApp, quietLogger } from "../../src/index.js"
+import { call, collect, newSession, type Running, start, stream, user, weather } from "../helpers.js"
 
 describe("console API", () => {
   let running: Running
@@ -94,6 +98,27 @@ describe("console API", () => {
       expect(api.body.message).toBe("Cannot GET /console/api/catalog")
     } finally {
       await off.stop()
+    }
+  })
+
+  it("decides at listen: off on 0.0.0.0 unless CONSOLE=true", async () => {
+    for (const [env, expected] of [
+      [{}, 404],
+      [{ CONSOLE: "true" }, 200]
+    ] as const) {
+      const dir = mkdtempSync(join(tmpdir(), "plugboard-console-any-"))
+      const app = await createOracleApp({
+        plugins: [weather],
+        logger: quietLogger,
+        env: { PLUGBOARD_DATA_DIR: dir, ...env }
+      })
+      try {
+        const { port } = await app.listen(0, "0.0.0.0")
+        expect((await call(`http://127.0.0.1:${port}/console`)).status, JSON.stringify(env)).toBe(expected)
+      } finally {
+        await app.close(2_000)
+        rmSync(dir, { recursive: true, force: true })
+      }
     }
   })
 
