@@ -11,6 +11,7 @@ import type { PluginSource } from "./CatalogSource.js"
 import { sortByDependencies } from "./internal/dependencyOrder.js"
 import { describe, shown } from "./internal/text.js"
 import * as Tools from "./internal/tools.js"
+import * as ManifestOverrides from "./ManifestOverrides.js"
 import { exampleToolNames, validateManifest } from "./ManifestValidation.js"
 import {
   isPluginName,
@@ -86,6 +87,12 @@ export interface CatalogEntry {
   readonly source?: PluginSource | undefined
   /** `plugin.requires`, checked: what a user must hold to use the plugin (`Access`). */
   readonly requires?: ReadonlyArray<Capability> | undefined
+  /**
+   * What operators' overrides changed in the plugin's manifest (`ManifestOverrides`): a derived
+   * plugin's source overrides first (`source.overrides`), then `manifestOverrides`. `manifest`
+   * is the effective manifest, after them all. Absent when nothing was overridden.
+   */
+  readonly overrides?: ReadonlyArray<ManifestOverrides.ManifestChange> | undefined
 }
 
 /** The catalog: entries in dependency order plus the indexes the hot path needs. */
@@ -151,6 +158,12 @@ export interface MakeOptions {
    * which stay reserved whatever is given here: a plugin never takes a meta-tool's name.
    */
   readonly reservedToolNames?: ReadonlyArray<string>
+  /**
+   * The operator's manifest overrides (README "Manifest overrides"): plugin name → manifest fields,
+   * merged over the plugin's own (`ManifestOverrides.apply`) before the manifest is validated. A
+   * malformed field, or a name no plugin has, is a boot error.
+   */
+  readonly manifestOverrides?: Readonly<Record<string, unknown>> | undefined
 }
 
 /** Boot failed: every hard error found, with the warnings gathered on the way. */
@@ -189,7 +202,8 @@ const resolvePlugin = (
   name: string,
   index: number,
   errors: string[],
-  warnings: string[]
+  warnings: string[],
+  override?: unknown
 ): CatalogEntry => {
   const tools = Tools.collectTools(plugin, name, errors)
   let manifest: PluginManifest
@@ -198,6 +212,16 @@ const resolvePlugin = (
   } catch (thrown) {
     errors.push(`Plugin '${shown(name)}' manifest could not be read (${describe(thrown)}).`)
     manifest = undefined as never
+  }
+  // A derived plugin's own overrides were applied when it was derived; the config's go last.
+  const sourceChanges = readSourceChanges(plugin)
+  let changes: ReadonlyArray<ManifestOverrides.ManifestChange> = sourceChanges
+  if (override !== undefined && manifest !== null && typeof manifest === "object") {
+    const applied = ManifestOverrides.apply(manifest, override, `manifestOverrides.${shown(name)}`)
+    errors.push(...applied.errors)
+    warnings.push(...applied.warnings)
+    manifest = applied.manifest
+    changes = [...sourceChanges, ...applied.changes]
   }
   const specs = Tools.collectSubAgents(plugin, name, errors)
   const toolNames: string[] = []
@@ -281,8 +305,14 @@ const resolvePlugin = (
     ...readOptionalText(plugin, name, "operatingGuide", errors),
     ...readOptionalText(plugin, name, "unavailable", errors),
     ...readSource(plugin, name, errors),
-    ...readPluginRequires(plugin, name, errors)
+    ...readPluginRequires(plugin, name, errors),
+    ...(changes.length === 0 ? {} : { overrides: changes })
   }
+}
+
+const readSourceChanges = (plugin: Plugin): ReadonlyArray<ManifestOverrides.ManifestChange> => {
+  const changes = Tools.readQuietly(Tools.readQuietly(plugin, "source"), "overrides")
+  return Array.isArray(changes) ? (changes as ReadonlyArray<ManifestOverrides.ManifestChange>) : []
 }
 
 const readPluginRequires = (
@@ -367,6 +397,13 @@ export const make = (
   const reserved = new Set([...RESERVED_TOOL_NAMES, ...(options.reservedToolNames ?? [])])
   const drafts: Draft[] = []
   const byName = new Map<string, Draft>()
+  const overrides = options.manifestOverrides
+  const overrideShape = ManifestOverrides.checkShape(overrides)
+  errors.push(...overrideShape)
+  const overrideOf = (name: string): unknown =>
+    overrideShape.length === 0 && overrides !== undefined && Object.hasOwn(overrides, name)
+      ? overrides[name]
+      : undefined
 
   if (!Array.isArray(plugins)) {
     return Either.left(
@@ -409,7 +446,7 @@ export const make = (
     }
     let entry: CatalogEntry
     try {
-      entry = resolvePlugin(plugin, name, index, errors, warnings)
+      entry = resolvePlugin(plugin, name, index, errors, warnings, overrideOf(name))
     } catch (thrown) {
       // Reads the per-field guards do not cover (a hostile manifest or hook getter).
       errors.push(`Plugin '${shown(name)}' could not be read (${describe(thrown)}).`)
@@ -457,6 +494,17 @@ export const make = (
           `Plugin '${shown(entry.name)}' registers sub-agent '${tool.name}', which plugin '${shown(owner)}' already registers (tool names are one flat namespace).`
         )
       } else subAgentOwners.set(tool.name, entry.name)
+    }
+  }
+
+  if (overrides !== undefined && overrideShape.length === 0) {
+    for (const name of Object.keys(overrides)) {
+      if (!byName.has(name)) {
+        const known = [...byName.keys()].sort()
+        errors.push(
+          `manifestOverrides.${shown(name)} names no plugin of the catalog (plugins: ${shown(known.join(", "))}).`
+        )
+      }
     }
   }
 

@@ -11,14 +11,27 @@ import { Schema } from "effect"
 import * as ClientTools from "./ClientTools.js"
 import { fnv1a36 } from "./internal/hash.js"
 import { TOOL_NAME } from "./internal/tools.js"
+import * as ManifestOverrides from "./ManifestOverrides.js"
 import type { JsonSchema, Plugin, PluginTool, RequestInfo } from "./Plugin.js"
-import { Category, MANIFEST_FIELDS, type PluginManifest, Stability, Visibility } from "./PluginManifest.js"
+import type { PluginManifest, Visibility } from "./PluginManifest.js"
 import type { RuntimeContext } from "./RuntimeContext.js"
 
-/** Where a plugin came from; a plugin without one was written in TypeScript. */
+/**
+ * Where a plugin came from; a plugin without one was written in TypeScript. `overrides` is what
+ * the source's operator override (an MCP server's `manifest`, a skill's `metadata.plugboard`)
+ * changed in the derived manifest, for `plugboard inspect`.
+ */
 export type PluginSource =
-  | { readonly kind: "mcp"; readonly server: string }
-  | { readonly kind: "skill"; readonly path: string }
+  | {
+      readonly kind: "mcp"
+      readonly server: string
+      readonly overrides?: ReadonlyArray<ManifestOverrides.ManifestChange> | undefined
+    }
+  | {
+      readonly kind: "skill"
+      readonly path: string
+      readonly overrides?: ReadonlyArray<ManifestOverrides.ManifestChange> | undefined
+    }
 
 /** A tool as a source describes it, with the function that runs it. */
 export interface SourceTool {
@@ -222,21 +235,11 @@ export const placeholderManifest = (name: string): PluginManifest => ({
 // ---------------------------------------------------------------------------------------------
 // The operator's override
 
-/** The manifest fields that take one of a fixed set of words. */
-const LITERAL_FIELDS = { category: Category, visibility: Visibility, stability: Stability } as const
-
-const isRecord = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
-
-const isStringArray = (u: unknown): u is ReadonlyArray<string> =>
-  Array.isArray(u) && u.every((s) => typeof s === "string")
-
 /**
- * The operator's manifest fields over the derived ones: every field the override gives replaces
- * the derived field whole (lists are replaced, not merged: an operator who writes `whenToUse`
- * means those entries). A field of the wrong type is an error naming it (`where` says where it
- * was written, e.g. `mcpServers.github.manifest`); an unknown field is a warning. The result is
- * validated with the rest of the catalog by `Catalog.make`, like any manifest.
+ * The operator's manifest fields over the derived ones, by the one rule of every override
+ * (`ManifestOverrides.apply`): each field given replaces the derived one whole; a field of the
+ * wrong type is an error naming it (`where` says where it was written, e.g.
+ * `mcpServers.github.manifest`); an unknown field is a warning.
  */
 export const overrideManifest = (
   derived: PluginManifest,
@@ -246,46 +249,8 @@ export const overrideManifest = (
   readonly manifest: PluginManifest
   readonly errors: ReadonlyArray<string>
   readonly warnings: ReadonlyArray<string>
-} => {
-  if (override === undefined || override === null) return { manifest: derived, errors: [], warnings: [] }
-  if (!isRecord(override)) {
-    return { manifest: derived, errors: [`${where} must be an object of manifest fields.`], warnings: [] }
-  }
-  const errors: string[] = []
-  const warnings: string[] = []
-  const out: Record<string, unknown> = { ...derived }
-  for (const [key, value] of Object.entries(override)) {
-    const at = `${where}.${key}`
-    switch (key) {
-      case "title":
-      case "summary":
-        if (typeof value !== "string") errors.push(`${at} must be a string.`)
-        else out[key] = value
-        break
-      case "whenToUse":
-      case "whenNotToUse":
-      case "tags":
-        if (!isStringArray(value)) errors.push(`${at} must be a list of strings.`)
-        else out[key] = value
-        break
-      case "examples":
-        if (!Array.isArray(value) || !value.every(isRecord)) errors.push(`${at} must be a list of objects.`)
-        else out[key] = value
-        break
-      case "category":
-      case "visibility":
-      case "stability": {
-        const allowed: ReadonlyArray<string> = LITERAL_FIELDS[key].literals
-        if (!allowed.includes(value as never)) errors.push(`${at} must be one of ${allowed.join(", ")}.`)
-        else out[key] = value
-        break
-      }
-      default:
-        warnings.push(`${at} is not a manifest field and is ignored (fields: ${MANIFEST_FIELDS.join(", ")}).`)
-    }
-  }
-  return { manifest: out as unknown as PluginManifest, errors, warnings }
-}
+  readonly changes: ReadonlyArray<ManifestOverrides.ManifestChange>
+} => ManifestOverrides.apply(derived, override, where)
 
 // ---------------------------------------------------------------------------------------------
 // Tools: policy, names, schemas
@@ -408,7 +373,8 @@ export const toPlugins = (
     const {
       manifest,
       errors: e,
-      warnings: w
+      warnings: w,
+      changes
     } = overrideManifest(spec.manifest, spec.override, `${where}.manifest`)
     errors.push(...e)
     warnings.push(...w)
@@ -424,7 +390,7 @@ export const toPlugins = (
       name: spec.name,
       manifest,
       tools: pluginTools,
-      source: spec.source,
+      source: changes.length === 0 ? spec.source : { ...spec.source, overrides: changes },
       ...(spec.operatingGuide === undefined ? {} : { operatingGuide: spec.operatingGuide }),
       ...(spec.unavailable === undefined ? {} : { unavailable: spec.unavailable }),
       ...(later === undefined
