@@ -1,7 +1,8 @@
 /**
  * The per-turn hot path on a 5,000-plugin catalog, after boot: compute the offer (tools of one
  * model call) and compose the system prompt with 5 plugins loaded — target < 1 ms — and answer
- * `list_capabilities` with a query (BM25F over every discoverable plugin).
+ * `list_capabilities` with a query (BM25F over every discoverable plugin), and the predictive
+ * preload's decision for a turn (one ranking of the same index; docs/spec/tiers.md#predictive-preload).
  *
  * Figures are per call, median and p99 over many iterations after a warm-up; "first" is the
  * first call on a fresh catalog (it fills the per-catalog caches: offer prefix, Tier-1 text,
@@ -14,6 +15,7 @@ import {
   Offer,
   type Plugin,
   type PluginTool,
+  Preload,
   SystemPrompt
 } from "@plugboard/core"
 import { Either, Schema } from "effect"
@@ -201,6 +203,9 @@ export default async () => {
   let q = 0
   measure("list_capabilities {query} over 5,000 plugins", 2_000, () =>
     MetaTools.listCapabilities(catalog, loaded, { query: queries[q++ % queries.length] })
+  )
+  measure("Preload.decide (shadow), once per turn", 2_000, () =>
+    Preload.decide(catalog, loaded, queries[q++ % queries.length]!, { mode: "shadow" })
   )
   measure("list_capabilities {} (all, first 50 by name)", 2_000, () =>
     MetaTools.listCapabilities(catalog, loaded, {})
