@@ -18,7 +18,7 @@ import { AIMessage, ToolMessage } from "@langchain/core/messages"
 import type { ManifestExample } from "@plugboard/core"
 import { CapabilityIndex, type Catalog } from "@plugboard/core"
 import * as Quantities from "./Quantities.js"
-import type { Responder, ScriptedAction, ScriptedReply, ScriptedTurn } from "./ScriptedChatModel.js"
+import type { Responder, ScriptedAction, ScriptedReply, ScriptedTurn } from "./Script.js"
 
 /** Meta-tool names (seed 000); the runtime registers them, the router only calls them. */
 const LIST_CAPABILITIES = "list_capabilities"
