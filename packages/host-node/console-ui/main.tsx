@@ -102,7 +102,13 @@ const TokenForm = (props: { readonly onToken: (token: string) => void }) => {
 
 const Console = () => {
   const [token, setToken] = useState<string | undefined>(() => takeToken())
-  const [tab, setTab] = useState<Tab>("Chat")
+  const [tab, setTabState] = useState<Tab>("Chat")
+  // Catalog and Budget stay mounted once opened (their data does not change while the server runs).
+  const [visited, setVisited] = useState<ReadonlySet<Tab>>(new Set(["Chat"]))
+  const setTab = (t: Tab) => {
+    setTabState(t)
+    setVisited((v) => (v.has(t) ? v : new Set([...v, t])))
+  }
   const [openSession, setOpenSession] = useState<string | undefined>()
   const api = useMemo(() => (token === undefined ? undefined : client(token)), [token])
   useEffect(() => {
@@ -133,7 +139,7 @@ const Console = () => {
             >
               {t === "Chat" ? (
                 <ChatTab api={api} sessionId={openSession} onSession={setOpenSession} />
-              ) : tab !== t ? null : t === "Catalog" ? (
+              ) : !visited.has(t) || (t === "Sessions" && tab !== t) ? null : t === "Catalog" ? (
                 <CatalogTab api={api} />
               ) : t === "Budget" ? (
                 <BudgetTab api={api} />
