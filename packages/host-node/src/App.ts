@@ -46,6 +46,7 @@ import { Cause, Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effe
 import * as ServerConfig from "./Config.js"
 import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin.js"
 import { consoleLogger, makeConsoleLogger, shortDid } from "./Logger.js"
+import { readManifestOverrides } from "./ManifestOverridesFile.js"
 import { appendsInCallOrder } from "./OrderedRuns.js"
 import type { StageTimings } from "./Pipeline.js"
 import { collectRoutes } from "./PluginRoutes.js"
@@ -122,6 +123,12 @@ export interface OracleAppOptions {
   readonly mcpServers?: McpServersInput
   /** Folders of Agent Skills to mount, one plugin per skill. Default: `SKILLS_DIR`, if set. */
   readonly skills?: string | ReadonlyArray<string>
+  /**
+   * The operator's manifest overrides (README "Manifest overrides"): plugin name → manifest
+   * fields, or a JSON file / JS or TS module holding them (relative to `cwd`). Default: the file
+   * in `MANIFEST_OVERRIDES`, if set.
+   */
+  readonly manifestOverrides?: string | Readonly<Record<string, unknown>>
 }
 
 /** A running (or ready to run) oracle. */
@@ -201,7 +208,14 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     throw new OracleBootError(lines)
   }
   for (const warning of sources.warnings) logger.warn(warning)
-  const catalogE = Catalog.make([...options.plugins, ...sources.plugins])
+  const overrides = await readManifestOverrides(
+    options.manifestOverrides ?? envConfig?.manifestOverridesFile,
+    cwd
+  )
+  if (overrides.errors.length > 0) return fail([...sources.errors, ...overrides.errors])
+  const catalogE = Catalog.make([...options.plugins, ...sources.plugins], {
+    manifestOverrides: overrides.overrides
+  })
   if (Either.isLeft(catalogE)) {
     // The soft problems too: fixing the hard ones should not be followed by a surprise.
     for (const warning of catalogE.left.warningLines) logger.warn(warning)

@@ -106,6 +106,13 @@ export interface ServerConfig {
   readonly mcpIdleMs: number
   /** A folder of Agent Skills (`SKILLS_DIR`): every subfolder with a `SKILL.md` is one plugin. */
   readonly skillsDir: string | undefined
+  /**
+   * The operator's manifest overrides (`MANIFEST_OVERRIDES`): a JSON file or a JS/TS module, plugin
+   * name → manifest fields (README "Manifest overrides").
+   */
+  readonly manifestOverridesFile: string | undefined
+  /** Whether `GET /health/plugins` answers without auth (`HEALTH_PLUGINS_PUBLIC`); default behind it. */
+  readonly healthPluginsPublic: boolean
   /** The runs database: every streamed turn's numbered frames, for rejoins and resumes. */
   readonly runsDatabasePath: string
   /** How long an ended run (and its frames) can still be rejoined before it is pruned. */
@@ -344,6 +351,17 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "SKILLS_DIR",
     default: "unset",
     meaning: "A folder of Agent Skills to mount as plugins (same as `serve --skills`)"
+  },
+  {
+    name: "MANIFEST_OVERRIDES",
+    default: "unset",
+    meaning:
+      "Operator manifest overrides: a JSON file or a JS/TS module (default export), plugin name → manifest fields merged over the plugin's"
+  },
+  {
+    name: "HEALTH_PLUGINS_PUBLIC",
+    default: "false",
+    meaning: "`true`: `GET /health/plugins` (the boot report) answers without auth; otherwise it is behind it"
   },
   {
     name: "RUNS_DATABASE_PATH",
@@ -718,6 +736,8 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       mcpCacheDir: path("MCP_CACHE_DIR", join(dataDir, "mcp-cache"), cwd),
       mcpIdleMs: integer("MCP_IDLE_MS", 300_000, 1),
       skillsDir: optionalPath("SKILLS_DIR", cwd),
+      manifestOverridesFile: optionalPath("MANIFEST_OVERRIDES", cwd),
+      healthPluginsPublic: boolean("HEALTH_PLUGINS_PUBLIC", false),
       runsDatabasePath: path("RUNS_DATABASE_PATH", join(dataDir, "runs.sqlite"), cwd),
       runRetentionMs: integer("RUN_RETENTION_MS", 3_600_000, 1),
       database,
