@@ -210,19 +210,21 @@ export const offer = (
  * The on-demand tools of `plugins` that `loadedPlugins` does not already offer, in the order
  * given (docs/spec/tiers.md#predictive-preload). Pass them last in `offer`'s `extra`: they then
  * follow every tool a turn without them is offered, so the cached prefix is unchanged. Unknown, silent
- * and loaded plugins add nothing; an `always` plugin adds what loading it would (its on-demand
- * tools).
+ * and loaded plugins add nothing, nor a plugin or tool the user's `view` does not allow (as
+ * `offer`); an `always` plugin adds what loading it would (its on-demand tools).
  */
 export const preloadTools = (
   catalog: Catalog,
   loadedPlugins: LoadedPlugins.LoadedPlugins,
-  plugins: ReadonlyArray<string>
+  plugins: ReadonlyArray<string>,
+  view: Access.View = Access.view(catalog)
 ): ReadonlyArray<OfferedTool> => {
   const added = plugins.filter((name) => !LoadedPlugins.has(loadedPlugins, name))
   if (added.length === 0) return []
-  // What offering them as loaded would append: the same tool objects, in the same order.
-  const base = offer(catalog, loadedPlugins)
-  return offer(catalog, LoadedPlugins.add(loadedPlugins, added)).slice(base.length)
+  // What offering them as loaded would append: the same tool objects, in the same order, and
+  // only what the user's view allows.
+  const base = offer(catalog, loadedPlugins, [], view)
+  return offer(catalog, LoadedPlugins.add(loadedPlugins, added), [], view).slice(base.length)
 }
 
 /** The message telling the model which plugin to load before calling `tool`. */

@@ -15,6 +15,7 @@
  * well, the margin alone trusts a query that matches one plugin by a single common word. Both
  * factors mean the same in a small catalog as in a large one. Pure: no I/O.
  */
+import type * as Access from "./Access.js"
 import * as CapabilityIndex from "./CapabilityIndex.js"
 import type { Catalog } from "./Catalog.js"
 import * as LoadedPlugins from "./LoadedPlugins.js"
@@ -149,15 +150,19 @@ export const decide = (
   return { mode: options.mode, threshold, prediction, reason: "preloaded", preloaded: [entry.name] }
 }
 
-/** The tools a decision adds to each model call of its turn (`Offer.preloadTools`). */
+/**
+ * The tools a decision adds to each model call of its turn (`Offer.preloadTools`), as the user's
+ * `view` allows (pass the view the rest of the offer uses).
+ */
 export const tools = (
   catalog: Catalog,
   loaded: LoadedPlugins.LoadedPlugins,
-  decision: Decision | undefined
+  decision: Decision | undefined,
+  view?: Access.View
 ): ReadonlyArray<Offer.OfferedTool> =>
   decision === undefined || decision.preloaded.length === 0
     ? []
-    : Offer.preloadTools(catalog, loaded, decision.preloaded)
+    : Offer.preloadTools(catalog, loaded, decision.preloaded, view)
 
 /**
  * How a turn's prediction compared with what the model did:

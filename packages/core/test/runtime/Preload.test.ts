@@ -1,4 +1,4 @@
-import { CapabilityIndex, Catalog, LoadedPlugins, MetaTools, Offer, Preload } from "@plugboard/core"
+import { Access, CapabilityIndex, Catalog, LoadedPlugins, MetaTools, Offer, Preload } from "@plugboard/core"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { plugin, smallCatalog, smallPlugins, tool } from "./fixtures.js"
@@ -97,6 +97,29 @@ describe("Offer.preloadTools and the offer", () => {
     const offered = Offer.offer(catalog, [], Preload.tools(catalog, [], decision))
     expect(Offer.gate(catalog, offered, "get_weather")._tag).toBe("Offered")
     expect(Offer.gate(catalog, Offer.offer(catalog, []), "get_weather")._tag).toBe("NotLoaded")
+  })
+
+  it("offers only what the user's view allows, as the rest of the offer", () => {
+    const ADMIN = { can: "admin/read", with: "ixo:oracle" }
+    const gated = Catalog.unsafeMake([
+      ...smallPlugins(),
+      { ...plugin("audit", { tools: [tool("read_audit", "Reads the audit log.")] }), requires: [ADMIN] },
+      plugin("ops", { tools: [tool("ops_status"), tool("ops_restart", "Restarts.", { requires: [ADMIN] })] })
+    ])
+    const granted = Access.view(gated, [ADMIN])
+    const none = Access.view(gated, [])
+    expect(Offer.preloadTools(gated, [], ["audit"], granted).map((t) => t.name)).toEqual(["read_audit"])
+    expect(Offer.preloadTools(gated, [], ["audit"], none)).toEqual([])
+    expect(Offer.preloadTools(gated, [], ["ops"], none).map((t) => t.name)).toEqual(["ops_status"])
+    expect(Offer.preloadTools(gated, [], ["ops"], granted).map((t) => t.name)).toEqual([
+      "ops_status",
+      "ops_restart"
+    ])
+    // Without a view, as `offer` without one: no grants.
+    expect(Offer.preloadTools(gated, [], ["audit"])).toEqual([])
+    const decision = Preload.decide(gated, [], "read the audit log", { mode: "on", threshold: 0 })
+    expect(decision.preloaded).toEqual(["audit"])
+    expect(Preload.tools(gated, [], decision, granted).map((t) => t.name)).toEqual(["read_audit"])
   })
 
   it("property: for any loaded set and preloaded names, the offer without them is a prefix and nothing repeats", () => {
