@@ -245,6 +245,25 @@ describe.skipIf(missing !== undefined)("dev console in Chromium", () => {
     await page.close()
   })
 
+  it("asks for a token when it has none, and says when the server refuses one", async () => {
+    const page = await browser.newPage()
+    await page.goto(`${running.url}/console`)
+    await page.waitForFunction(READY)
+    // A token for another oracle: the server refuses it (401), the page says what to do.
+    const foreign = await mintInvocation({
+      issuer: await generateSigner(),
+      audience: (await generateSigner()).did(),
+      ttlSeconds: 60
+    })
+    await page.getByLabel("UCAN invocation").fill(foreign)
+    await page.getByRole("button", { name: "Use this token" }).click()
+    await page.getByRole("tab", { name: "Budget" }).click()
+    const alert = page.locator('#panel-Budget [role="alert"]')
+    await alert.waitFor()
+    expect(await alert.textContent()).toMatch(/run `plugboard console` again/)
+    await page.close()
+  })
+
   it("moves between tabs with the arrow keys", async () => {
     const page = await open()
     await page.getByRole("tab", { name: "Chat" }).focus()
