@@ -52,6 +52,8 @@ export interface InspectOptions {
   readonly mcp: string | undefined
   /** `--skills DIR`: a folder of Agent Skills mounted beside them (default `SKILLS_DIR`). */
   readonly skills: string | undefined
+  /** `--overrides FILE`: the operator's manifest overrides (default `MANIFEST_OVERRIDES`). */
+  readonly overrides: string | undefined
   /** `--refresh`: ask every MCP server even when its tool list is cached. */
   readonly refresh: boolean
   /** `--html FILE`: also write the report as one self-contained page (implies `--eval`). */
@@ -91,6 +93,8 @@ Options:
   --mcp FILE           also mount the MCP servers of FILE ({"mcpServers": {...}}, as
                        serve --mcp; default MCP_CONFIG): one plugin per server
   --skills DIR         also mount the Agent Skills of DIR (as serve --skills; default SKILLS_DIR)
+  --overrides FILE     apply the operator's manifest overrides of FILE (JSON or a JS/TS module,
+                       as MANIFEST_OVERRIDES, its default); shows what each override changed
   --refresh            ask every MCP server for its tools even when they are cached
   --json               print the report as JSON (schemaVersion 1, docs/inspect-json-schema.md)
   --html FILE          also write the report with its charts as one self-contained HTML page
@@ -117,6 +121,7 @@ const VALUED = new Set([
   "--min-recall",
   "--mcp",
   "--skills",
+  "--overrides",
   "--html"
 ])
 
@@ -189,7 +194,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): InspectOptions => {
     if (budget === undefined)
       throw new UsageError("--loaded is the scenario --budget checks: give --budget N too.")
   }
-  for (const file of ["--base-prompt", "--queries", "--mcp", "--skills", "--html"]) {
+  for (const file of ["--base-prompt", "--queries", "--mcp", "--skills", "--overrides", "--html"]) {
     if (values.get(file) === "") throw new UsageError(`${file} needs a file name.`)
   }
   const queriesFile = values.get("--queries")
@@ -215,6 +220,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): InspectOptions => {
     queriesFile,
     mcp: values.get("--mcp"),
     skills: values.get("--skills"),
+    overrides: values.get("--overrides"),
     refresh: flags.has("--refresh"),
     html: values.get("--html"),
     help: flags.has("--help")

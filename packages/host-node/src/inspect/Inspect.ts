@@ -11,6 +11,7 @@ import { CapabilityIndex, Catalog, TokenCounter } from "@plugboard/core"
 import { Either } from "effect"
 import { defaultModule, displayPath, loadModule, ModuleLoadError } from "../cli/LoadModule.js"
 import * as ConsoleAssets from "../console/Assets.js"
+import { readManifestOverrides } from "../ManifestOverridesFile.js"
 import { loadSources } from "../Sources.js"
 import { ExitCode, type InspectOptions, parseArgs, USAGE, UsageError } from "./Args.js"
 import { QueriesFileError, type QueryLine, readQueries } from "./Queries.js"
@@ -147,7 +148,12 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
     let sourceWarnings: ReadonlyArray<string> = []
     const mcp = options.mcp ?? nonEmpty(process.env.MCP_CONFIG)
     const skills = options.skills ?? nonEmpty(process.env.SKILLS_DIR)
-    if (loaded.kind === "catalog" && mcp === undefined && skills === undefined) catalog = loaded.catalog
+    // The operator's overrides, read as serve reads them (README "Manifest overrides").
+    const overridesFile = options.overrides ?? nonEmpty(process.env.MANIFEST_OVERRIDES)
+    const overrides = await readManifestOverrides(overridesFile, cwd)
+    if (overrides.errors.length > 0) return fail("boot-error", ExitCode.BootError, overrides.errors, [])
+    if (loaded.kind === "catalog" && mcp === undefined && skills === undefined && overridesFile === undefined)
+      catalog = loaded.catalog
     else {
       const plugins = loaded.kind === "catalog" ? loaded.catalog.entries.map((e) => e.plugin) : loaded.plugins
       // The same sources serve boots with, so the report is what the server would offer.
@@ -165,7 +171,9 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       // Every tool list is read: no server is needed past this point.
       await sources.close()
       sourceWarnings = sources.warnings
-      const built = Catalog.make([...plugins, ...sources.plugins])
+      const built = Catalog.make([...plugins, ...sources.plugins], {
+        manifestOverrides: overrides.overrides
+      })
       if (Either.isLeft(built) || sources.errors.length > 0) {
         return fail(
           "boot-error",

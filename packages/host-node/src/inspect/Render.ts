@@ -80,6 +80,56 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
   heading(`Manifest validation: no errors, ${plural(report.warnings.length, "warning")}`)
   out.push(...indent(report.warnings))
 
+  // What the operator changed, and the manifests the runtime uses (README "Manifest overrides").
+  const overridden = report.plugins.filter((p) => p.overrides.length > 0)
+  if (overridden.length > 0) {
+    heading(`Manifest overrides: ${plural(overridden.length, "plugin")}`)
+    const shownValue = (v: unknown) => (v === null || v === undefined ? "(unset)" : JSON.stringify(v))
+    for (const p of overridden) {
+      out.push(`  ${p.name}`)
+      for (const c of p.overrides)
+        out.push(`    ${c.field}: ${shownValue(c.from)} → ${shownValue(c.to)}  (${c.by})`)
+      out.push("    effective manifest:")
+      out.push(
+        ...JSON.stringify(p.manifest, null, 2)
+          .split("\n")
+          .map((l) => `      ${l}`)
+      )
+    }
+  }
+
+  // Who may use what (README "Requiring capabilities").
+  const gated = report.plugins.filter((p) => p.requires.length > 0 || p.toolRequires.length > 0)
+  if (gated.length > 0) {
+    heading(`Requires (UCAN capabilities): ${plural(gated.length, "plugin")}`)
+    const caps = (cs: ReadonlyArray<{ can: string; with: string }>) =>
+      cs.map((c) => `${c.can} on ${c.with}`).join(", ")
+    for (const p of gated) {
+      if (p.requires.length > 0) out.push(`  ${p.name}: ${caps(p.requires)}`)
+      for (const t of p.toolRequires) out.push(`  ${p.name} / ${t.tool}: ${caps(t.requires)}`)
+    }
+  }
+
+  // Operating guides (README "Operating guides").
+  if (report.guides.length > 0) {
+    heading(`Operating guides: ${plural(report.guides.length, "guide")}`)
+    out.push(
+      ...indent(
+        table(
+          report.guides.map((g) => [
+            g.name,
+            fmt(g.tokens),
+            g.paid === "prompt"
+              ? `in the system prompt (always-tier), every call${g.cut ? `: cut to ${fmt(g.paidTokens)}` : ""}`
+              : "in load_capability's answer",
+            g.overWarning ? red("above 3,000 tokens") : ""
+          ]),
+          new Set([1])
+        )
+      )
+    )
+  }
+
   heading(`Tier-1 block: ${plural(report.tier1.tokens, "token")}`)
   out.push(...report.tier1.text.split("\n").map((l) => `  | ${l}`.trimEnd()))
 
@@ -93,7 +143,7 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
         [
           ["base prompt", fmt(n.basePrompt), n.basePrompt === 0 ? "none given (--base-prompt FILE)" : ""],
           ["Tier-1 block", fmt(n.tier1), plural(report.tier1.plugins.length, "always plugin")],
-          ["plugin prompts", fmt(n.pluginPrompts), "prompt sections of always-tier plugins"],
+          ["plugin prompts", fmt(n.pluginPrompts), "prompt sections and guides of always-tier plugins"],
           ["meta-tools", fmt(n.metaTools), "list_capabilities, load_capability"],
           ["always-tier tools", fmt(n.toolSchemas), plural(alwaysTools, "tool schema")],
           ["total", fmt(n.total), ""]

@@ -4,7 +4,15 @@
  * docs/inspect-json-schema.md; any change that removes or renames a field bumps the version.
  * Every figure comes from core (`TokenBudget`, `Tier1`, `RoutingEval`): this module only shapes.
  */
-import { type Catalog, RoutingEval, Tier1, TokenBudget, type TokenCounter } from "@plugboard/core"
+import {
+  type Catalog,
+  MANIFEST_FIELDS,
+  type PluginManifest,
+  RoutingEval,
+  Tier1,
+  TokenBudget,
+  type TokenCounter
+} from "@plugboard/core"
 import type { QueryLine } from "./Queries.js"
 
 /** The version of the JSON shape. */
@@ -25,6 +33,26 @@ export interface PluginRow {
   readonly source: "typescript" | "mcp" | "skill"
   /** Why the plugin cannot be used (an MCP server unreachable with nothing cached), or null. */
   readonly unavailable: string | null
+  /** The effective manifest (after the operator's overrides), its fields in the seed's order. */
+  readonly manifest: Readonly<Record<string, unknown>>
+  /** What each override changed (`from` null: the field was unset), in the order applied. */
+  readonly overrides: ReadonlyArray<OverrideJson>
+  /** The UCAN capabilities a user must hold to use the plugin (README "Requiring capabilities"). */
+  readonly requires: ReadonlyArray<{ readonly can: string; readonly with: string }>
+  /** Its tools that declare their own `requires`, by name. */
+  readonly toolRequires: ReadonlyArray<{
+    readonly tool: string
+    readonly requires: ReadonlyArray<{ readonly can: string; readonly with: string }>
+  }>
+}
+
+/** One field an operator override changed. */
+export interface OverrideJson {
+  readonly field: string
+  readonly from: unknown
+  readonly to: unknown
+  /** Where the override was written: `manifestOverrides.<plugin>`, `mcpServers.<name>.manifest`, … */
+  readonly by: string
 }
 
 /** A missed query in the JSON shape (`rank` null: the plugin was not ranked at all). */
@@ -106,6 +134,11 @@ export interface InspectReport {
   readonly tier1: { readonly text: string; readonly tokens: number; readonly plugins: ReadonlyArray<string> }
   readonly nothingLoaded: TokenBudget.TurnCost
   readonly perPlugin: ReadonlyArray<TokenBudget.PluginLoadCost>
+  /**
+   * Every operating guide with its tokens, where it is paid (`prompt`: an always-tier plugin's, on
+   * every call; `load`: in `load_capability`'s answer), and whether it is above the warning size.
+   */
+  readonly guides: ReadonlyArray<TokenBudget.GuideCost>
   readonly worstCase: TokenBudget.BudgetReport["worstCase"]
   readonly allBound: TokenBudget.BudgetReport["allBound"]
   readonly budget: BudgetJson | null
@@ -145,6 +178,25 @@ const metricsJson = (r: RoutingEval.RoutingReport): MetricsJson => ({
   stealing: r.stealing
 })
 
+/** A manifest as JSON shows it: the seed's fields in the seed's order, unset ones left out. */
+const effectiveManifest = (m: PluginManifest): Readonly<Record<string, unknown>> => {
+  const out: Record<string, unknown> = {}
+  for (const key of MANIFEST_FIELDS) if (m[key] !== undefined) out[key] = m[key]
+  return out
+}
+
+/** A guide above `TokenBudget.GUIDE_WARN_TOKENS` is a warning (README "Operating guides"). */
+const guideWarnings = (guides: ReadonlyArray<TokenBudget.GuideCost>): ReadonlyArray<string> =>
+  guides
+    .filter((g) => g.overWarning)
+    .map(
+      (g) =>
+        `[boot-warning] Plugin '${g.name}' operating guide is ${g.tokens.toLocaleString("en-US")} tokens, above ${TokenBudget.GUIDE_WARN_TOKENS.toLocaleString("en-US")}: ` +
+        (g.paid === "prompt"
+          ? `an always-tier plugin's guide is paid on every model call${g.cut ? " (and the prompt carries it cut)" : ""}; shorten it or make the plugin on-demand.`
+          : "every thread that loads the plugin pays it from then on; shorten it.")
+    )
+
 /** What `buildReport` needs besides the catalog. */
 export interface ReportInput {
   readonly module: string
@@ -173,6 +225,7 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
     loaded: input.loaded
   })
   const tier1Text = Tier1.render(catalog)
+  const guides = TokenBudget.guideCosts(catalog, counter)
   const b = budgetReport.budget
   const budget: BudgetJson | null =
     b === undefined
@@ -229,20 +282,33 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
     exitCode: over || evalJson?.belowMinRecall === true ? 1 : 0,
     module: input.module,
     tokenizer: budgetReport.counter,
-    plugins: catalog.entries.map((e) => ({
-      name: e.name,
-      title: e.manifest.title,
-      visibility: e.visibility,
-      category: e.manifest.category ?? null,
-      stability: e.manifest.stability ?? null,
-      tools: e.tools.length,
-      alwaysTools: e.alwaysTools.length,
-      onDemandTools: e.onDemandTools.length,
-      examples: e.manifest.examples?.length ?? 0,
-      source: e.source?.kind ?? "typescript",
-      unavailable: e.unavailable ?? null
-    })),
-    warnings: [...(input.warnings ?? []), ...catalog.warnings],
+    plugins: catalog.entries.map(
+      (e): PluginRow => ({
+        name: e.name,
+        title: e.manifest.title,
+        visibility: e.visibility,
+        category: e.manifest.category ?? null,
+        stability: e.manifest.stability ?? null,
+        tools: e.tools.length,
+        alwaysTools: e.alwaysTools.length,
+        onDemandTools: e.onDemandTools.length,
+        examples: e.manifest.examples?.length ?? 0,
+        source: e.source?.kind ?? "typescript",
+        unavailable: e.unavailable ?? null,
+        manifest: effectiveManifest(e.manifest),
+        overrides: (e.overrides ?? []).map((c) => ({
+          field: c.field,
+          from: c.from ?? null,
+          to: c.to,
+          by: c.by
+        })),
+        requires: e.requires ?? [],
+        toolRequires: e.tools.flatMap((t) =>
+          t.requires === undefined ? [] : [{ tool: t.name, requires: t.requires }]
+        )
+      })
+    ),
+    warnings: [...(input.warnings ?? []), ...catalog.warnings, ...guideWarnings(guides)],
     tier1: {
       text: tier1Text,
       tokens: counter.count(tier1Text),
@@ -253,6 +319,7 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
     },
     nothingLoaded: budgetReport.nothingLoaded,
     perPlugin: budgetReport.perPlugin,
+    guides,
     worstCase: budgetReport.worstCase,
     allBound: budgetReport.allBound,
     budget,

@@ -19,6 +19,11 @@ const TurnCost = Schema.Struct({
   total: Count
 }).annotations({ identifier: "TurnCost", description: "Tokens of one model call, by part." })
 
+const Capability = Schema.Struct({ can: Schema.String, with: Schema.String }).annotations({
+  identifier: "Capability",
+  description: "A UCAN capability: an ability on a resource."
+})
+
 const PluginRow = Schema.Struct({
   name: Schema.String,
   title: Schema.String,
@@ -30,7 +35,23 @@ const PluginRow = Schema.Struct({
   onDemandTools: Count,
   examples: Count,
   source: Schema.Literal("typescript", "mcp", "skill"),
-  unavailable: Schema.NullOr(Schema.String)
+  unavailable: Schema.NullOr(Schema.String),
+  manifest: Schema.Struct({
+    title: Schema.String,
+    summary: Schema.String,
+    whenToUse: Schema.optional(Names),
+    whenNotToUse: Schema.optional(Names),
+    examples: Schema.optional(Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))),
+    tags: Schema.optional(Names),
+    category: Schema.optional(Schema.String),
+    visibility: Schema.optional(Schema.Literal("always", "on-demand", "silent")),
+    stability: Schema.optional(Schema.String)
+  }).annotations({ description: "The effective manifest, after the operator's overrides." }),
+  overrides: Schema.Array(
+    Schema.Struct({ field: Schema.String, from: Schema.Unknown, to: Schema.Unknown, by: Schema.String })
+  ),
+  requires: Schema.Array(Capability),
+  toolRequires: Schema.Array(Schema.Struct({ tool: Schema.String, requires: Schema.Array(Capability) }))
 }).annotations({ identifier: "PluginRow" })
 
 const Miss = Schema.Struct({
@@ -126,6 +147,17 @@ export const InspectReport = Schema.Struct({
       tools: Count,
       cost: Count,
       guide: Count
+    })
+  ),
+  guides: Schema.Array(
+    Schema.Struct({
+      name: Schema.String,
+      visibility: Schema.Literal("always", "on-demand"),
+      tokens: Count,
+      paid: Schema.Literal("prompt", "load"),
+      paidTokens: Count,
+      cut: Schema.Boolean,
+      overWarning: Schema.Boolean
     })
   ),
   worstCase: Schema.Struct({ k: Count, plugins: Names, total: Count }),
