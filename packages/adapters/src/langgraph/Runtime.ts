@@ -116,7 +116,7 @@ export const offerFor = (
 ): ReadonlyArray<Offer.OfferedTool> => {
   const request = Offer.requestTools(rt.catalog, loaded, ready, rt.view)
   const client = rt.client?.tools ?? []
-  const preloaded = Preload.tools(rt.catalog, loaded, rt.preload(state)?.decision)
+  const preloaded = Preload.tools(rt.catalog, loaded, rt.preload(state)?.decision, rt.view)
   return Offer.offer(
     rt.catalog,
     loaded,

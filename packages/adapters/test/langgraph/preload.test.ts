@@ -5,7 +5,16 @@
  * model then loaded the predicted plugin; `off` ranks nothing.
  */
 import { MemorySaver } from "@langchain/langgraph"
-import { Catalog, definePlugin, defineTool, MetaTools, Offer, type Preload } from "@plugboard/core"
+import {
+  type Access,
+  Catalog,
+  definePlugin,
+  defineTool,
+  MetaTools,
+  Offer,
+  type Plugin,
+  type Preload
+} from "@plugboard/core"
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { createMainAgent, type PreloadOption, runTurn, streamTurn } from "../../src/langgraph/index.js"
@@ -31,10 +40,14 @@ const timerPlugin = definePlugin({
 const setup = async (
   mode: Preload.Mode,
   script: ReadonlyArray<ScriptStep>,
-  extra: Partial<PreloadOption> = {}
+  extra: Partial<PreloadOption> = {},
+  more: {
+    readonly plugins?: ReadonlyArray<Plugin>
+    readonly capabilities?: ReadonlyArray<Access.Capability>
+  } = {}
 ) => {
   const counters = makeCounters()
-  const catalog = Catalog.unsafeMake(testPlugins(counters, [timerPlugin]))
+  const catalog = Catalog.unsafeMake(testPlugins(counters, [timerPlugin, ...(more.plugins ?? [])]))
   const model = ScriptedChatModel.script(script)
   const { lines, logger } = recordingLogger()
   const agreements: Array<Preload.Agreement> = []
@@ -45,7 +58,12 @@ const setup = async (
       model,
       checkpointer: saver,
       logger,
-      request: { did: "did:key:alice", sessionId: "s-preload", requestId: "r" },
+      request: {
+        did: "did:key:alice",
+        sessionId: "s-preload",
+        requestId: "r",
+        ...(more.capabilities === undefined ? {} : { capabilities: more.capabilities })
+      },
       preload: { mode, onAgreement: (a) => agreements.push(a), ...extra }
     })
   return { counters, catalog, model, lines, agreements, agent }
@@ -148,6 +166,41 @@ describe("predictive preload through the agent", () => {
       reason: "unavailable",
       predicted: "weather"
     })
+  })
+
+  it("on: a tool the user's grants deny is not preloaded with its plugin; granted, it is", async () => {
+    const ADMIN = { can: "admin/restart", with: "ixo:oracle" }
+    const ops = definePlugin({
+      name: "ops",
+      manifest: {
+        title: "Ops",
+        summary: "Oracle operations status.",
+        whenToUse: ["Checking the oracle status."]
+      },
+      tools: [
+        defineTool({
+          name: "ops_status",
+          description: "Status.",
+          input: Schema.Struct({}),
+          handler: () => "up"
+        }),
+        defineTool({
+          name: "ops_restart",
+          description: "Restarts.",
+          input: Schema.Struct({}),
+          requires: [ADMIN],
+          handler: () => "restarted"
+        })
+      ]
+    })
+    const message = "What is the oracle operations status?"
+    const user = await setup("on", ["Up."], {}, { plugins: [ops] })
+    await runTurn(await user.agent(), { message })
+    expect(user.model.calls[0]!.offeredTools.slice(-1)).toEqual(["ops_status"])
+    expect(user.model.calls[0]!.offeredTools).not.toContain("ops_restart")
+    const admin = await setup("on", ["Up."], {}, { plugins: [ops], capabilities: [ADMIN] })
+    await runTurn(await admin.agent(), { message })
+    expect(admin.model.calls[0]!.offeredTools.slice(-2)).toEqual(["ops_status", "ops_restart"])
   })
 
   it("shadow: the offer is unchanged, and the log says the model agreed when it loads the predicted plugin", async () => {
