@@ -103,7 +103,7 @@ const SQL = {
   latestId:
     "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1",
   // The ancestors of checkpoint `@id`, nearest first (`depth` 1 = its parent), up to and including
-  // the first whose own value of `@channel` is stored (a blob, at the version its
+  // `@stop` (a checkpoint whose history is cached) or the first whose own value of `@channel` is stored (a blob, at the version its
   // `channel_versions` names, that is not the "empty" marker): the delta channel's seed.
   deltaChain: `WITH RECURSIVE chain(id, parent, seeded, depth) AS (
       SELECT p.checkpoint_id, p.parent_checkpoint_id, ${seeded("p")}, 1
@@ -114,7 +114,7 @@ const SQL = {
       SELECT c.checkpoint_id, c.parent_checkpoint_id, ${seeded("c")}, chain.depth + 1
         FROM chain JOIN checkpoints AS c
           ON c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.parent
-        WHERE chain.seeded = 0
+        WHERE chain.seeded = 0 AND chain.id <> @stop
     )
     SELECT id, seeded, depth FROM chain`,
   // The writes of `@channel` stored on the chain's checkpoints (`@ids`, nearest first), oldest checkpoint first and, within
@@ -150,6 +150,19 @@ const THREAD_TABLES = ["checkpoints", "blobs", "writes"] as const
 /** What a decode failure is called in a message: its kind, never its text (which may quote bytes). */
 const decodeFailure = (error: unknown): string =>
   error instanceof Error && error.name !== "Error" ? error.name : "undecodable data"
+
+/** A decoded delta history: `seed` (when `hasSeed`) and the writes after it, at checkpoint `id`. */
+interface CachedHistory {
+  readonly id: string
+  readonly hasSeed: boolean
+  readonly seed: unknown
+  readonly writes: Array<CheckpointPendingWrite>
+}
+
+/** Threads (per channel and namespace) whose decoded delta history a saver keeps. */
+const DELTA_CACHE_THREADS = 16
+
+const deltaKey = (thread: string, ns: string, channel: string) => `${thread}\u0000${ns}\u0000${channel}`
 
 const LIST_PAGE = 64
 const decoder = new TextDecoder()
@@ -208,6 +221,17 @@ export class SqliteSaver extends BaseCheckpointSaver {
   private readonly load: ReturnType<typeof makeLoader>
   private readonly dump: ReturnType<typeof makeDumper>
   private readonly onDamagedThread: ((report: DamagedThread) => void) | undefined
+  /**
+   * The last delta history this saver decoded per (thread, namespace, channel), for the
+   * checkpoint it was read at. The next turn's load reads only what was written since that
+   * checkpoint (its own writes and its descendants'), so a load decodes what the last turn
+   * added, not the whole conversation (README "Benchmarks", conversation). Sound because the
+   * writes of a checkpoint's ancestors never change: LangGraph adds writes only to the
+   * checkpoint a run loaded as the thread's latest, and a write to an older checkpoint drops the
+   * thread's entries (`putWrites`), as do deleting, quarantining and pruning it. Another process
+   * writing the same file is held to the same rule by LangGraph.
+   */
+  private readonly deltaCache = new Map<string, CachedHistory>()
 
   constructor(backend: SaverBackend, options?: SqliteSaverOptions) {
     super(options?.serde)
@@ -356,20 +380,28 @@ export class SqliteSaver extends BaseCheckpointSaver {
         named ||
         (db.statement(SQL.latestId).get(thread, ns) as { checkpoint_id: string } | undefined)?.checkpoint_id
       return channels.map((channel) => {
-        if (id === undefined) return { channel, writes: [] as Array<WriteRow>, seed: undefined }
-        const params = { thread, ns, id, channel, path: jsonPathFor(channel)! }
+        if (id === undefined) return { channel, id, writes: [] as Array<WriteRow>, seed: undefined }
+        const cached = this.deltaCache.get(deltaKey(thread, ns, channel))
+        if (cached?.id === id)
+          return { channel, id, writes: [] as Array<WriteRow>, seed: undefined, from: cached }
+        const params = { thread, ns, id, channel, path: jsonPathFor(channel)!, stop: cached?.id ?? "" }
         const chain = db.statement(SQL.deltaChain).all(params) as Array<{ id: string; seeded: number }>
         const ids = JSON.stringify(chain.map((c) => c.id))
         const writes = db.statement(SQL.deltaWrites).all({ thread, ns, ids, channel }) as Array<WriteRow>
         const last = chain.at(-1)
+        // Walked up to the cached checkpoint (and no stored value on the way): the cached history
+        // continues with the writes read here.
+        if (cached !== undefined && last?.id === cached.id && last.seeded === 0) {
+          return { channel, id, writes, seed: undefined, from: cached }
+        }
         const seed =
           last !== undefined && last.seeded === 1
             ? (db.statement(SQL.deltaSeed).get({ ...params, id: last.id }) as ValueRow | undefined)
             : undefined
-        return { channel, writes, seed }
+        return { channel, id, writes, seed }
       })
     })
-    for (const { channel, writes, seed } of raw) {
+    for (const { channel, id, writes, seed, from } of raw) {
       const decoded = await Promise.all(
         writes.map(
           async (w): Promise<CheckpointPendingWrite> => [
@@ -379,11 +411,41 @@ export class SqliteSaver extends BaseCheckpointSaver {
           ]
         )
       )
-      const entry: DeltaChannelHistory = { writes: decoded }
-      if (seed !== undefined) entry.seed = await this.load(seed.type, seed.value ?? "")
+      const history: CachedHistory =
+        from !== undefined
+          ? {
+              id: id!,
+              hasSeed: from.hasSeed,
+              seed: from.seed,
+              writes: decoded.length === 0 ? from.writes : from.writes.concat(decoded)
+            }
+          : {
+              id: id ?? "",
+              hasSeed: seed !== undefined,
+              seed: seed === undefined ? undefined : await this.load(seed.type, seed.value ?? ""),
+              writes: decoded
+            }
+      if (id !== undefined) this.remember(deltaKey(thread, ns, channel), history)
+      const entry: DeltaChannelHistory = { writes: history.writes.slice() }
+      if (history.hasSeed) entry.seed = history.seed
       result[channel] = entry
     }
     return result
+  }
+
+  /** Keeps `history` as the latest decoded history of its (thread, namespace, channel). */
+  private remember(key: string, history: CachedHistory): void {
+    this.deltaCache.delete(key)
+    this.deltaCache.set(key, history)
+    if (this.deltaCache.size > DELTA_CACHE_THREADS) {
+      this.deltaCache.delete(this.deltaCache.keys().next().value as string)
+    }
+  }
+
+  /** Forgets the cached delta histories of a thread (all namespaces) or of one (thread, namespace). */
+  private forgetDeltas(thread: string, ns?: string): void {
+    const prefix = ns === undefined ? `${thread}\u0000` : `${thread}\u0000${ns}\u0000`
+    for (const key of [...this.deltaCache.keys()]) if (key.startsWith(prefix)) this.deltaCache.delete(key)
   }
 
   override async put(
@@ -458,6 +520,13 @@ export class SqliteSaver extends BaseCheckpointSaver {
       throw invalid('putWrites: config.configurable is missing "checkpoint_id"')
     }
     const ns: string = config.configurable?.checkpoint_ns ?? ""
+    // A write to a checkpoint older than a cached history's may be to one of its ancestors.
+    if (this.deltaCache.size > 0) {
+      const prefix = `${String(threadId)}\u0000${ns}\u0000`
+      for (const [key, cached] of [...this.deltaCache]) {
+        if (key.startsWith(prefix) && String(checkpointId) < cached.id) this.deltaCache.delete(key)
+      }
+    }
     const serialized = await Promise.all(writes.map(([, value]) => this.dump(value)))
     await this.backend.write((db) => {
       const ignore = db.statement(SQL.insertWrite)
@@ -490,6 +559,7 @@ export class SqliteSaver extends BaseCheckpointSaver {
    */
   override async deleteThread(threadId: string): Promise<void> {
     const thread = String(threadId)
+    this.forgetDeltas(thread)
     await this.backend.write((db) => {
       db.statement(SQL.deleteCheckpoints).run(thread)
       db.statement(SQL.deleteBlobs).run(thread)
@@ -525,6 +595,7 @@ export class SqliteSaver extends BaseCheckpointSaver {
 
   /** Moves every row of `threadId` into the `quarantined_*` tables, in one transaction. */
   private async quarantine(threadId: string, error: unknown): Promise<void> {
+    this.forgetDeltas(threadId)
     const checkpoints = await this.backend.write((db) => {
       let moved = 0
       for (const table of THREAD_TABLES) {
