@@ -40,6 +40,7 @@ import {
   RunStore,
   type RuntimeLogger,
   SessionStore,
+  TurnControl,
   TurnLock
 } from "@plugboard/core"
 import { Cause, Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effect"
@@ -106,6 +107,11 @@ export interface OracleAppOptions {
    * shared engine when several processes serve the same sessions.
    */
   readonly turnLock?: Layer.Layer<TurnLock.TurnLock, unknown, Clock.Clock>
+  /**
+   * What carries `POST /messages/abort` and `DELETE /sessions/:id` to the host running the
+   * session's turn (default: in memory, one process; on Redis with `REDIS_URL`).
+   */
+  readonly turnControl?: Layer.Layer<TurnControl.TurnControl, unknown>
   /** A session store to use instead of the per-user SQLite databases (e.g. a shared database). */
   readonly sessions?: Layer.Layer<SessionStore.SessionStore, unknown, Clock.Clock>
   readonly logger?: RuntimeLogger
@@ -372,6 +378,8 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       (redis === undefined
         ? TurnLock.layerMemory
         : Layer.provide(Redis.layerTurnLock({ serverTime: redisTime }), redis)),
+    options.turnControl ??
+      (redis === undefined ? TurnControl.layerMemory : Layer.provide(Redis.layerTurnControl, redis)),
     checkpointerLayer,
     engineChecks
   ).pipe(Layer.provideMerge(databases), Layer.provideMerge(clock))
@@ -385,6 +393,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       registry: UserDatabases,
       runs: RunStore.RunStore,
       turnLock: TurnLock.TurnLock,
+      turnControl: TurnControl.TurnControl,
       checkpointer: Checkpointer.typed<BaseCheckpointSaver>()
     })
   )

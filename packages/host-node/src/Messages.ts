@@ -34,6 +34,7 @@ import { frameSse, makeRunLog } from "./RunLog.js"
 import { openSession, ThreadClaims } from "./SessionAccess.js"
 import type { LiveHub } from "./socket/LiveHub.js"
 import type { TurnEnds } from "./TurnEnds.js"
+import type { TurnStops } from "./TurnStops.js"
 import { prepareScope, runOne, type TurnDeps, type TurnOutcome, type TurnRequest } from "./Turns.js"
 
 /** A turn of the registry: running, or waiting for the session's turn lock. */
@@ -77,6 +78,11 @@ export class TurnRegistry {
       if (turns.size === 0 && this.bySession.get(key) === turns) this.bySession.delete(key)
     })
     return running
+  }
+
+  /** Whether the user has a turn on the session here (running, or waiting to). */
+  has(did: string, sessionId: string): boolean {
+    return (this.bySession.get(TurnRegistry.key(did, sessionId))?.size ?? 0) > 0
   }
 
   /** Aborts the user's running turn on the session; `true` when there was one. */
@@ -160,6 +166,8 @@ export interface MessageServices {
   readonly turnTimeoutMs?: number | undefined
   /** Counts how turns ended (`/health`); none when absent. */
   readonly turnEnds?: TurnEnds | undefined
+  /** Aborts reach the session's turn on any host (`TurnStops.ts`); this registry's alone when absent. */
+  readonly stops?: Pick<TurnStops, "abort"> | undefined
 }
 
 /** Longest accepted user message, in characters. */
@@ -491,7 +499,12 @@ export const messageRoutes = (s: MessageServices) => {
   const abort = Effect.gen(function* () {
     const { did } = yield* RequestUser
     const body = yield* decodeBody(AbortRequest, yield* readJson(s.maxBodyBytes))
-    return json({ success: s.registry.abort(did, body.sessionId) })
+    const stops = s.stops
+    const success =
+      stops === undefined
+        ? s.registry.abort(did, body.sessionId)
+        : yield* Effect.promise(() => stops.abort(did, body.sessionId))
+    return json({ success })
   })
 
   return { send, abort, rejoin, sessionRun }

@@ -27,7 +27,7 @@ import type {
   RuntimeLogger,
   TurnLock
 } from "@plugboard/core"
-import { CreditLedger as Ledger, SessionStore, TurnBounds } from "@plugboard/core"
+import { CreditLedger as Ledger, SessionStore, TurnBounds, TurnControl } from "@plugboard/core"
 import { Cause, Context, Effect, type ManagedRuntime, Option } from "effect"
 import type { ServerConfig } from "./Config.js"
 import * as ConsoleData from "./console/ConsoleData.js"
@@ -49,6 +49,7 @@ import { BUILTIN_ROUTES, type BuiltinRoute, type OwnedRoute, pluginHandler } fro
 import { RequestUser, routerOf, sessionRoutes } from "./Routes.js"
 import type { LiveHub } from "./socket/LiveHub.js"
 import { TurnEnds } from "./TurnEnds.js"
+import * as TurnStops from "./TurnStops.js"
 
 /** Everything `startServer` composes (built by `createOracleApp`). */
 export interface ServerParts {
@@ -70,6 +71,8 @@ export interface ServerParts {
     readonly registry: UserDatabaseRegistry
     readonly runs: RunStore.RunStoreService
     readonly turnLock: TurnLock.TurnLockService
+    /** Stops a session's turns on any host (abort, delete); this host's alone when absent. */
+    readonly turnControl?: TurnControl.TurnControlService | undefined
   }
   readonly creditsEnabled: boolean
   readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
@@ -123,6 +126,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
   const { config, logger, ports } = parts
   const started = Date.now()
   const registry = new TurnRegistry()
+  const stops = await TurnStops.connect(registry, ports.turnControl ?? TurnControl.makeMemory(), logger)
   const turnEnds = new TurnEnds()
   let draining = false
 
@@ -142,7 +146,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     oracleName: parts.oracleName,
     maxBodyBytes: config.maxBodyBytes,
     logger,
-    turns: registry
+    turns: { stop: stops.stop, claims: registry.claims }
   })
   const messages = messageRoutes({
     turns: {
@@ -167,6 +171,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       mcpInvocations: parts.mcpInvocations
     },
     registry,
+    stops,
     sessions: ports.sessions,
     runs: ports.runs,
     oracleDid: parts.oracleDid,
@@ -502,6 +507,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
         registry.abortAll()
         await registry.settle(10_000)
       }
+      await stops.close()
       // Streams just wrote `done`; give their sockets a moment to flush, then cut what is left.
       const timer = setTimeout(() => {
         server?.closeAllConnections()

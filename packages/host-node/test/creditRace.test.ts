@@ -4,17 +4,16 @@
  * zero. Now each turn reserves `CREDIT_RESERVE_ESTIMATE` before it runs and settles at its end.
  * Every turn here waits at a gate (a silent plugin's `beforeModel`) until all requests have been
  * answered their status, so the turns really overlap; the ledger is the server's own SQLite file,
- * read afterwards through a second handle.
+ * read afterwards through a second handle. The race across two hosts on one Postgres is in
+ * manyHosts.serve.test.ts.
  */
 import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
 import { ScriptedChatModel } from "@plugboard/adapters/models"
-import { makeCreditLedger, makeDatabase } from "@plugboard/adapters/postgres"
 import { Clock, type CreditLedger, definePlugin } from "@plugboard/core"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { creditsPlugin } from "../src/index.js"
-import { call, collect, headersFor, type Running, start, stream, user, weather } from "./helpers.js"
-import { ENGINES, POSTGRES_URL, SKIP_REASON, sharedEngines } from "./manyHostsHelpers.js"
+import { call, collect, type Running, start, stream, user, weather } from "./helpers.js"
 
 /** A silent plugin holding every model call until `open()`. */
 const gated = () => {
@@ -251,56 +250,3 @@ describe("the credit race (README 'Failure modes'): each turn reserves before it
     }
   }, 60_000)
 })
-
-describe.skipIf(!ENGINES)(
-  `the credit race across two hosts on one Postgres${ENGINES ? "" : `: ${SKIP_REASON}`}`,
-  () => {
-    it("10 credits, 50 concurrent streamed turns split over two hosts: exactly 10 run, never below zero", async () => {
-      const engines = sharedEngines("creditrace")
-      const gates = [gated(), gated()]
-      const hosts = await Promise.all(gates.map((g) => boot([g.plugin], engines.env)))
-      try {
-        const u = await user(hosts[0]!.app.oracleDid)
-        // Each host has its own oracle key: the same user mints an invocation for each.
-        const headers = [u.headers, await headersFor(u.signer, hosts[1]!.app.oracleDid)]
-        const did = u.did
-        await hosts[0]!.app.credits.topUp(did, 10)
-        const started = await Promise.all(
-          Array.from({ length: 50 }, (_, i) =>
-            stream(hosts[i % 2]!.url, `race-${i}`, headers[i % 2]!, "Hello there")
-          )
-        )
-        for (const g of gates) g.open()
-        const statuses = await Promise.all(
-          started.map(async ({ response, events }) => {
-            if (response.status === 200) await collect(events)
-            else await response.text()
-            return response.status
-          })
-        )
-        const [history, balance, available] = await Effect.runPromise(
-          Effect.scoped(
-            Effect.gen(function* () {
-              const db = yield* makeDatabase({ url: POSTGRES_URL!, schema: engines.schema })
-              const ledger = yield* makeCreditLedger(db)
-              return yield* Effect.all([
-                ledger.history(did, 1000),
-                ledger.balance(did),
-                ledger.available(did)
-              ])
-            })
-          ).pipe(Effect.provide(Clock.layer))
-        )
-        expect(statuses.filter((s) => s === 200)).toHaveLength(10)
-        expect(statuses.filter((s) => s === 402)).toHaveLength(40)
-        for (const e of history) expect(e.balanceAfter).toBeGreaterThanOrEqual(0)
-        const charged = history.filter((e) => e.kind === "deduct").reduce((sum, e) => sum + e.amount, 0)
-        expect(balance).toBe(10 - charged)
-        expect(available).toBe(balance)
-      } finally {
-        await Promise.all(hosts.map((h) => h.stop()))
-        await engines.drop()
-      }
-    }, 60_000)
-  }
-)

@@ -1,7 +1,8 @@
 /**
  * `@plugboard/adapters/redis` — the coordination ports on a shared Redis (README "Choosing a deployment", `REDIS_URL`):
  * the rate limiter (one sliding window for every host), the turn lock (a lease with a fencing
- * token) and run fan-out (a follower on one host woken by frames appended on another).
+ * token), run fan-out (a follower on one host woken by frames appended on another) and turn
+ * control (an abort or a delete on one host stops the turn running on another).
  */
 export {
   DEFAULT_PREFIX,
@@ -20,5 +21,6 @@ export {
   makeRateLimiter,
   type RedisRateLimiterOptions
 } from "./RedisRateLimiter.js"
+export { layerTurnControl, makeTurnControl } from "./RedisTurnControl.js"
 export { layerTurnLock, makeTurnLock, type RedisTurnLockOptions } from "./RedisTurnLock.js"
 export { layerRunFanout, makeRunFanout, RunFanout, type RunFanoutService } from "./RunFanout.js"
