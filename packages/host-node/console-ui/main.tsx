@@ -151,6 +151,9 @@ const Console = () => {
                     setOpenSession(id)
                     setTab("Chat")
                   }}
+                  onDeleted={(id) => {
+                    if (id === openSession) setOpenSession(undefined)
+                  }}
                 />
               )}
             </section>

@@ -6,6 +6,8 @@ export const SessionsTab = (props: {
   readonly api: Api
   readonly current: string | undefined
   readonly onOpen: (id: string) => void
+  /** A session was deleted: Chat leaves it if it is the one open. */
+  readonly onDeleted: (id: string) => void
 }) => {
   const [sessions, setSessions] = useState<ReadonlyArray<Session> | undefined>()
   const [error, setError] = useState<string | undefined>()
@@ -25,6 +27,7 @@ export const SessionsTab = (props: {
     if (!confirm(`Delete “${s.title || s.sessionId}” and its conversation?`)) return
     try {
       await props.api.deleteSession(s.sessionId)
+      props.onDeleted(s.sessionId)
       await refresh()
     } catch (e) {
       setError((e as Error).message)

@@ -242,6 +242,8 @@ describe.skipIf(missing !== undefined)("dev console in Chromium", () => {
       .getByRole("button", { name: /^Delete/ })
       .click()
     await page.waitForFunction(`document.querySelectorAll("tr[data-session]").length === ${before - 1}`)
+    // The deleted session was the one open: Chat starts a new one instead of writing to it.
+    expect(await page.locator(".thread-state .muted").last().textContent()).toBe("Session: new")
     await page.close()
   })
 
