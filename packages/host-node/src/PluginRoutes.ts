@@ -32,6 +32,8 @@ export type RouteAccess = "public" | "private" | "turn"
 export const BUILTIN_ROUTES = {
   root: ["GET", "/", "public"],
   health: ["GET", "/health", "public"],
+  // The boot report (README "HTTP API"): behind the pipeline unless HEALTH_PLUGINS_PUBLIC is true.
+  healthPlugins: ["GET", "/health/plugins", "private"],
   models: ["GET", "/models", "public"],
   createSession: ["POST", "/sessions", "private"],
   listSessions: ["GET", "/sessions", "private"],

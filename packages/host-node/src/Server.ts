@@ -29,6 +29,7 @@ import type {
 } from "@plugboard/core"
 import { CreditLedger as Ledger, SessionStore, TurnBounds, TurnControl } from "@plugboard/core"
 import { Cause, Context, Effect, type ManagedRuntime, Option } from "effect"
+import * as BootReport from "./BootReport.js"
 import type { ServerConfig } from "./Config.js"
 import * as ConsoleData from "./console/ConsoleData.js"
 import * as ConsoleRoutes from "./console/ConsoleRoutes.js"
@@ -212,6 +213,12 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     })
   )
   const models = Effect.sync(() => json({ default: info.id, models: [info] }))
+  // The boot report, built on the first request (it counts tokens) and kept: the catalog is fixed.
+  let bootReport: Promise<BootReport.Report> | undefined
+  const healthPlugins = Effect.promise(() => {
+    bootReport ??= BootReport.make(parts.catalog)
+    return bootReport
+  }).pipe(Effect.map((report) => json(report)))
 
   // The dev console: on when CONSOLE says so, else when the server listens on loopback (decided
   // at `listen`, which may be given another host than HOST).
@@ -318,12 +325,15 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     consoleBudget: consoleApi.budget,
     consoleSearch: consoleApi.search,
     consoleOffer: consoleApi.offer,
-    consoleThread
+    consoleThread,
+    healthPlugins
   }
   const route = (name: BuiltinRoute) =>
-    name in publicHandlers
-      ? publicHandlers[name as Public]
-      : guarded(privateHandlers[name as Exclude<BuiltinRoute, Public>], BUILTIN_ROUTES[name][2] === "turn")
+    name === "healthPlugins" && config.healthPluginsPublic
+      ? healthPlugins
+      : name in publicHandlers
+        ? publicHandlers[name as Public]
+        : guarded(privateHandlers[name as Exclude<BuiltinRoute, Public>], BUILTIN_ROUTES[name][2] === "turn")
   // A console route while the console is off is an unknown route: the same 404, before any auth.
   const builtin = (name: BuiltinRoute) =>
     name === "console" || name.startsWith("console")
