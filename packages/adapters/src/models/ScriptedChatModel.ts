@@ -27,7 +27,13 @@ import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs"
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling"
 import { TokenCounter } from "@plugboard/core"
 import { type RouterOptions, routerResponder } from "./Router.js"
-import type { Responder, ScriptedReasonedReply, ScriptedReply, ScriptedToolCall, ScriptStep } from "./Script.js"
+import type {
+  Responder,
+  ScriptedReasonedReply,
+  ScriptedReply,
+  ScriptedToolCall,
+  ScriptStep
+} from "./Script.js"
 
 export type {
   Responder,
