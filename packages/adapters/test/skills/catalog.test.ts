@@ -23,7 +23,9 @@ describe("skills in a catalog", () => {
     expect(derived.errors).toEqual([])
     expect(derived.warnings).toEqual([])
     expect(catalog.warnings).toEqual([])
-    expect(catalog.entries.map((e) => [e.name, e.visibility, e.source])).toEqual([
+    const where = (e: (typeof catalog.entries)[number]) =>
+      e.source === undefined ? undefined : { kind: e.source.kind, path: (e.source as { path: string }).path }
+    expect(catalog.entries.map((e) => [e.name, e.visibility, where(e)])).toEqual([
       ["csv-cleanup", "on-demand", { kind: "skill", path: join(FIXTURES, "csv-cleanup") }],
       ["release-notes", "on-demand", { kind: "skill", path: join(FIXTURES, "release-notes") }]
     ])
@@ -34,8 +36,16 @@ describe("skills in a catalog", () => {
       "csv-cleanup__read_file",
       "release-notes__read_file"
     ])
-    // The override in metadata.plugboard reached the manifest.
+    // The override in metadata.plugboard reached the manifest, and the change is recorded.
     expect(catalog.byName.get("csv-cleanup")!.manifest.category).toBe("data")
+    expect(catalog.byName.get("csv-cleanup")!.overrides).toEqual([
+      {
+        field: "category",
+        from: undefined,
+        to: "data",
+        by: `skill 'csv-cleanup' (${join(FIXTURES, "csv-cleanup")}).manifest`
+      }
+    ])
   })
 
   it("the namespaced tool still reads the skill's own file", async () => {
