@@ -226,8 +226,6 @@ describe.skipIf(!ENGINES)(
       }
       expect(statuses.filter((s) => s === 200)).toHaveLength(10)
       expect(statuses.filter((s) => s === 402)).toHaveLength(40)
-      // Both hosts ran some of them.
-      expect(new Set(statuses.flatMap((s, i) => (s === 200 ? [i % 2] : []))).size).toBe(2)
       const [history, balance, available] = await onLedger((ledger) =>
         Effect.all([ledger.history(u.did, 1000), ledger.balance(u.did), ledger.available(u.did)])
       )
