@@ -3,8 +3,8 @@
  * IO (so tests run them in-process) and returns an exit code: 0 ok, 1 failure, 2 usage error.
  */
 import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
-import { loadOrCreateSigner, mintInvocation } from "@plugboard/adapters/ucan"
-import { type Catalog, Clock } from "@plugboard/core"
+import { loadOrCreateSigner, mintDelegation, mintInvocation } from "@plugboard/adapters/ucan"
+import { Access, type Catalog, Clock } from "@plugboard/core"
 import { Effect, Either } from "effect"
 import { createOracleApp, OracleBootError } from "../App.js"
 import * as ServerConfig from "../Config.js"
@@ -181,18 +181,52 @@ const pluginSources = (catalog: Catalog.Catalog, file: string): string => {
 const localIdentities = async (config: ServerConfig.ServerConfig) => {
   const user = (await loadOrCreateSigner(config.userKeyFile)).signer
   const oracle = (await loadOrCreateSigner(config.oracleKeyFile)).signer
-  return { user, oracleDid: oracle.did() }
+  return { user, oracle, oracleDid: oracle.did() }
 }
 
-/** `token [--ttl seconds] [--audience did]`: prints a fresh invocation for the local user. */
+/**
+ * `token [--ttl seconds] [--audience did] [--grant a/b,c/d]`: prints a fresh invocation for the
+ * local user; with `--grant`, it carries those abilities on the oracle's resource, proven by a
+ * delegation from the local oracle's key (README "Requiring capabilities").
+ */
 export const token = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
-  const { positional, flags } = parseFlags(argv, ["ttl", "audience"])
+  const { positional, flags } = parseFlags(argv, ["ttl", "audience", "grant"])
   if (positional.length > 0) throw new UsageError("token takes no arguments.")
   const config = await loadConfig(io)
-  const { user, oracleDid } = await localIdentities(config)
+  const { user, oracle, oracleDid } = await localIdentities(config)
   const ttlSeconds = flags.ttl === undefined ? 300 : wholeNumber("--ttl", flags.ttl, 1, 900)
   const audience = flags.audience ?? oracleDid
-  io.out(`${await mintInvocation({ issuer: user, audience, ttlSeconds, resource: config.ucanResource })}\n`)
+  const problems: Array<string> = []
+  const grants =
+    flags.grant === undefined
+      ? []
+      : Access.readRequires(
+          flags.grant
+            .split(",")
+            .map((can) => can.trim())
+            .filter((can) => can.length > 0)
+            .map((can) => ({ can, with: config.ucanResource })),
+          "--grant",
+          problems
+        )
+  if (problems.length > 0 || (flags.grant !== undefined && grants.length === 0)) {
+    throw new UsageError(problems[0] ?? "--grant needs abilities: --grant admin/read,ops/restart")
+  }
+  const proofs =
+    grants.length === 0
+      ? []
+      : [
+          await mintDelegation({
+            issuer: oracle,
+            audience: user.did(),
+            capabilities: grants,
+            withoutOracleCapability: true,
+            ttlSeconds
+          })
+        ]
+  io.out(
+    `${await mintInvocation({ issuer: user, audience, ttlSeconds, resource: config.ucanResource, capabilities: grants, proofs })}\n`
+  )
   return 0
 }
 

@@ -55,7 +55,11 @@ const COMMANDS: ReadonlyArray<Command> = [
     summary: "print a UCAN invocation of the local user for the local oracle",
     options: [
       { flag: "--ttl SECONDS", meaning: "its lifetime, 1 to 900 (default 300)" },
-      { flag: "--audience DID", meaning: "the oracle it is for (default: the local oracle's DID)" }
+      { flag: "--audience DID", meaning: "the oracle it is for (default: the local oracle's DID)" },
+      {
+        flag: "--grant A,B",
+        meaning: "also carry these abilities on the oracle's resource, granted by the local oracle's key"
+      }
     ]
   },
   {
