@@ -27,7 +27,7 @@ import type {
   RuntimeLogger,
   TurnLock
 } from "@plugboard/core"
-import { CreditLedger as Ledger, SessionStore, TurnBounds, TurnControl } from "@plugboard/core"
+import { Access, CreditLedger as Ledger, SessionStore, TurnBounds, TurnControl } from "@plugboard/core"
 import { Cause, Context, Effect, type ManagedRuntime, Option } from "effect"
 import * as BootReport from "./BootReport.js"
 import type { ServerConfig } from "./Config.js"
@@ -358,7 +358,19 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
           r.public
             ? pluginHandler(r, pluginOptions(Option.none()))
             : guarded(
-                Effect.flatMap(RequestUser, (user) => pluginHandler(r, pluginOptions(Option.some(user.did))))
+                Effect.flatMap(RequestUser, (user) => {
+                  // A plugin the user may not use (README "Requiring capabilities") answers 403.
+                  const denied = Access.view(parts.catalog, user.capabilities).denied.get(r.owner)
+                  return denied === undefined
+                    ? pluginHandler(r, pluginOptions(Option.some(user.did)))
+                    : Effect.fail(
+                        new HttpFailure({
+                          status: 403,
+                          message: `Plugin '${r.owner}' cannot be used by this user. ${denied}`,
+                          error: "not-granted"
+                        })
+                      )
+                })
               )
         ] as const
     )

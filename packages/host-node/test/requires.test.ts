@@ -37,7 +37,8 @@ const admin = definePlugin({
   operatingGuide: "Only report aggregate figures.",
   tools: [
     defineTool({ name: "admin_stats", description: "Usage figures.", input, handler: () => "42 users" })
-  ]
+  ],
+  routes: [{ method: "GET", path: "/admin/stats", handler: (r) => ({ body: { users: 42, for: r.userDid } }) }]
 })
 
 const audit = definePlugin({
@@ -204,5 +205,33 @@ describe("a user the oracle delegated the capabilities to", () => {
     expect(t.seen[2]!.offered).toContain("audit_log")
     expect(t.seen[0]!.system).toContain("- admin: Oracle statistics for administrators.")
     expect(t.seen[0]!.system).toContain("Only report aggregate figures.")
+  })
+})
+
+describe("a plugin's HTTP routes follow its requires", () => {
+  it("403 with the reason for a user who lacks them; the route answers a user who holds them", async () => {
+    const plain = await mintInvocation({ issuer: await generateSigner(), audience: running.app.oracleDid })
+    const refused = await call(`${running.url}/admin/stats`, { headers: headers(plain) })
+    expect(refused.status).toBe(403)
+    expect(refused.body).toMatchObject({ statusCode: 403, error: "not-granted" })
+    expect(refused.body.message).toContain("{ can: 'admin/read', with: 'ixo:oracle' }")
+
+    const user = await generateSigner()
+    const proof = await mintDelegation({
+      issuer: oracle,
+      audience: user.did(),
+      capabilities: [ADMIN],
+      withoutOracleCapability: true,
+      ttlSeconds: 3600
+    })
+    const granted = await mintInvocation({
+      issuer: user,
+      audience: running.app.oracleDid,
+      capabilities: [ADMIN],
+      proofs: [proof]
+    })
+    const ok = await call(`${running.url}/admin/stats`, { headers: headers(granted) })
+    expect(ok.status).toBe(200)
+    expect(ok.body).toEqual({ users: 42, for: user.did() })
   })
 })
