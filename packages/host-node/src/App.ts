@@ -354,7 +354,9 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
   const services = Layer.mergeAll(
     UcanAuth.layer({
       ...(signer === undefined ? { oracleDid } : { oracleSigner: signer }),
-      resource: config.ucanResource
+      resource: config.ucanResource,
+      // README "Requiring capabilities": the oracle grants, and whoever UCAN_GRANT_ISSUERS names.
+      grantIssuers: [oracleDid, ...config.ucanGrantIssuers]
     }),
     options.rateLimiter ??
       (redis === undefined

@@ -16,7 +16,7 @@ import {
   envConfig,
   resolveSettings
 } from "@plugboard/adapters/models"
-import { Preload, TurnBounds } from "@plugboard/core"
+import { Auth, Preload, TurnBounds } from "@plugboard/core"
 import { Config, ConfigProvider, Effect, Either, Option } from "effect"
 
 /**
@@ -46,6 +46,11 @@ export interface ServerConfig {
   readonly oracleName: string
   /** The resource of the required `{ can: '*', with }` capability. */
   readonly ucanResource: string
+  /**
+   * DIDs besides the oracle's own whose delegations grant capabilities (`UCAN_GRANT_ISSUERS`): what
+   * a plugin's `requires` is checked against (README "Requiring capabilities").
+   */
+  readonly ucanGrantIssuers: ReadonlyArray<string>
   readonly throttleLimit: number
   readonly throttleTtlMs: number
   readonly disableCredits: boolean
@@ -203,6 +208,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     meaning: "Oracle name shown by /health and stored on sessions"
   },
   { name: "UCAN_RESOURCE", default: "ixo:oracle", meaning: "Resource of the required `*` capability" },
+  {
+    name: "UCAN_GRANT_ISSUERS",
+    default: "unset (the oracle alone)",
+    meaning:
+      "Comma-separated DIDs that, besides the oracle, may grant the capabilities plugins `require` (a user's token must prove them from one)"
+  },
   {
     name: "THROTTLE_LIMIT",
     default: "120",
@@ -446,6 +457,20 @@ const integer = (name: string, fallback: number, min: number, max = Number.MAX_S
 
 const text = (name: string, fallback: string): Check<string> =>
   Effect.map(raw(name), (v) => Either.right(v ?? fallback))
+
+/** A comma-separated list of DIDs; unset is none. */
+const didList = (name: string): Check<ReadonlyArray<string>> =>
+  Effect.map(raw(name), (v) => {
+    if (v === undefined) return Either.right([])
+    const dids = v
+      .split(",")
+      .map((d) => d.trim())
+      .filter((d) => d.length > 0)
+    const badDid = dids.find((d) => !Auth.isDid(d))
+    return badDid === undefined
+      ? Either.right(dids)
+      : bad(`${name} must be comma-separated DIDs, got ${JSON.stringify(String(badDid).slice(0, 80))}.`)
+  })
 
 const boolean = (name: string, fallback: boolean): Check<boolean> =>
   Effect.map(raw(name), (v) => {
@@ -697,6 +722,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       userKeyFile: path("USER_KEY_FILE", join(dataDir, "user.key"), cwd),
       oracleName: text("ORACLE_NAME", "plugboard"),
       ucanResource: text("UCAN_RESOURCE", "ixo:oracle"),
+      ucanGrantIssuers: didList("UCAN_GRANT_ISSUERS"),
       throttleLimit: integer("THROTTLE_LIMIT", 120, 1),
       throttleTtlMs: integer("THROTTLE_TTL_MS", 60_000, 1),
       disableCredits: boolean("DISABLE_CREDITS", false),
