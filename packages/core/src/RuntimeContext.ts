@@ -2,6 +2,7 @@
  * What a tool handler or a middleware receives (seed 004, "RuntimeContext"): read-only history,
  * the session, the user, the shared state registered at boot, a logger and an abort signal.
  */
+import type { Capability } from "./Access.js"
 import type { GraphState, StateMessage } from "./GraphState.js"
 
 /** The graph state as plugins see it: read-only, open to fields the type does not declare. */
@@ -28,7 +29,14 @@ export interface RuntimeContext {
     readonly id: string
     readonly client: GraphState["client"]
   }
-  readonly user: { readonly did: string }
+  readonly user: {
+    readonly did: string
+    /**
+     * The capabilities the user's credentials grant (README "Requiring capabilities"), for a
+     * handler that decides more finely than `requires` (check them with `Access.missing`).
+     */
+    readonly capabilities: ReadonlyArray<Capability>
+  }
   /** Values registered by plugins' `getSharedState`, read once at boot. */
   readonly shared: Readonly<Record<string, unknown>>
   readonly logger: RuntimeLogger
@@ -69,6 +77,8 @@ export const makeRuntimeContext = (options: {
   readonly state: GraphState
   readonly sessionId: string
   readonly did: string
+  /** What the user's credentials grant; none when absent. */
+  readonly capabilities?: ReadonlyArray<Capability> | undefined
   readonly shared?: Readonly<Record<string, unknown>>
   readonly logger?: RuntimeLogger
   readonly signal?: AbortSignal
@@ -82,7 +92,7 @@ export const makeRuntimeContext = (options: {
       userContext: options.state.userContext ?? {}
     },
     session: { id: options.sessionId, client: options.state.client },
-    user: { did: options.did },
+    user: { did: options.did, capabilities: options.capabilities ?? [] },
     shared: options.shared ?? {},
     logger: options.logger ?? silentLogger,
     signal: options.signal ?? new AbortController().signal

@@ -36,7 +36,13 @@ const admin = definePlugin({
   requires: [ADMIN],
   operatingGuide: "Only report aggregate figures.",
   tools: [
-    defineTool({ name: "admin_stats", description: "Usage figures.", input, handler: () => "42 users" })
+    defineTool({
+      name: "admin_stats",
+      description: "Usage figures.",
+      input,
+      // The handler sees what the user was granted (RuntimeContext.user.capabilities).
+      handler: (_, context) => `42 users (${context.user.capabilities.map((c) => c.can).join(", ")})`
+    })
   ],
   routes: [{ method: "GET", path: "/admin/stats", handler: (r) => ({ body: { users: 42, for: r.userDid } }) }]
 })
@@ -193,7 +199,7 @@ describe("a user the oracle delegated the capabilities to", () => {
     const load = JSON.parse(t.tools[1]!)
     expect(load.newlyLoaded).toEqual(["audit"])
     expect(load.results[1]).toMatchObject({ name: "admin", status: "alreadyAvailable" })
-    expect(t.tools[2]).toBe("42 users")
+    expect(t.tools[2]).toBe("42 users (admin/read, ops/restart)")
     expect(t.tools[3]).toBe("restarted")
     expect(t.seen[0]!.offered).toEqual([
       "list_capabilities",

@@ -226,6 +226,7 @@ export const makeAgentRuntime = (options: {
       state: readonlyState(state),
       sessionId: options.request.sessionId,
       did: options.request.did,
+      capabilities: options.request.capabilities,
       shared: options.shared,
       logger: options.logger,
       ...(options.request.signal === undefined ? {} : { signal: options.request.signal })
