@@ -177,3 +177,44 @@ describe("a user granted the capabilities", () => {
     expect(Offer.offer(open, ["weather"]).map((t) => t.name)).toContain("get_weather")
   })
 })
+
+describe("invariants (property)", () => {
+  const all = [ADMIN, OPS]
+  const pluginNames = ["weather", "admin", "audit", "ops"]
+  const toolOwner = new Map(catalog.entries.flatMap((e) => e.tools.map((t) => [t.name, e] as const)))
+
+  it("whatever the grants and loads: no tool of a denied plugin nor a hidden tool is offered, listed or loaded; full grants offer what the unrestricted view does", () => {
+    fc.assert(
+      fc.property(fc.subarray(all), fc.subarray(pluginNames), (grants, loaded) => {
+        const v = Access.view(catalog, grants)
+        const offered = Offer.offer(catalog, loaded, [], v)
+        for (const t of offered) {
+          if (t.kind === "meta") continue
+          const owner = toolOwner.get(t.name)!
+          expect(Access.missing(grants, owner.requires ?? [])).toEqual([])
+          expect(Access.missing(grants, owner.tools.find((x) => x.name === t.name)!.requires ?? [])).toEqual(
+            []
+          )
+        }
+        const load = right(MetaTools.loadCapability(catalog, [], { names: pluginNames }, [], v))
+        for (const name of load.newlyLoaded) {
+          expect(Access.missing(grants, catalog.byName.get(name)!.requires ?? [])).toEqual([])
+        }
+        for (const r of load.results) {
+          if (r.status === "loaded") for (const t of r.tools) expect(v.hiddenTools.has(t.name)).toBe(false)
+        }
+        const listed = right(MetaTools.listCapabilities(catalog, loaded, {}, v)).plugins
+        for (const p of listed) {
+          const lacks = Access.missing(grants, catalog.byName.get(p.name)!.requires ?? []).length > 0
+          expect(p.unavailable !== undefined).toBe(lacks)
+        }
+        if (grants.length === all.length) {
+          expect(offered).toEqual(Offer.offer(catalog, loaded, [], Access.unrestricted))
+        }
+        // Loading only appends, for every user: the offer with nothing loaded is a prefix.
+        const base = Offer.offer(catalog, [], [], v)
+        expect(offered.slice(0, base.length)).toEqual(base)
+      })
+    )
+  })
+})
