@@ -8,9 +8,13 @@
  * `redact`, which masks what a reason or a warning could carry from a server's config: a URL's
  * user and password, its query string, a bearer token, and `NAME=value` pairs whose name says
  * key, token, secret or password.
+ *
+ * Tools a caller may not be told of (README "Requiring capabilities": a tool whose own `requires`
+ * they lack) are not named to them here either: `forView` leaves them out of `toolRequires` and of
+ * the manifests' examples, for the caller's grants (none on the public route).
  */
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
-import { type Catalog, TokenCounter } from "@plugboard/core"
+import { Access, type Catalog, TokenCounter } from "@plugboard/core"
 import { buildReport, type InspectReport } from "./inspect/Report.js"
 
 const RULES: ReadonlyArray<readonly [RegExp, string]> = [
@@ -74,3 +78,30 @@ export const make = async (
     })
   )
 }
+
+/**
+ * The report as `view` may see it: the tools the view hides are not named (`toolRequires`, the
+ * manifests' `examples`); counts and costs stay the catalog's. The report itself is unchanged.
+ */
+export const forView = (report: Report, view: Access.View): Report => {
+  if (view.open) return report
+  const hidden = view.hiddenTools
+  return {
+    ...report,
+    plugins: report.plugins.map((p) => {
+      const examples = p.manifest.examples
+      const shown = Array.isArray(examples)
+        ? examples.filter((e: { tool?: unknown }) => !hidden.has(String(e?.tool)))
+        : examples
+      return {
+        ...p,
+        toolRequires: p.toolRequires.filter((t) => !hidden.has(t.tool)),
+        manifest: shown === examples ? p.manifest : { ...p.manifest, examples: shown }
+      }
+    })
+  }
+}
+
+/** The view the report is shaped for: the caller's grants, none when the route is public. */
+export const viewFor = (catalog: Catalog.Catalog, grants: Access.Grants | undefined): Access.View =>
+  Access.view(catalog, grants)

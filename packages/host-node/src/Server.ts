@@ -215,10 +215,16 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
   const models = Effect.sync(() => json({ default: info.id, models: [info] }))
   // The boot report, built on the first request (it counts tokens) and kept: the catalog is fixed.
   let bootReport: Promise<BootReport.Report> | undefined
-  const healthPlugins = Effect.promise(() => {
-    bootReport ??= BootReport.make(parts.catalog)
-    return bootReport
-  }).pipe(Effect.map((report) => json(report)))
+  const bootReportFor = (grants: Access.Grants | undefined) =>
+    Effect.promise(() => {
+      bootReport ??= BootReport.make(parts.catalog)
+      return bootReport
+    }).pipe(
+      Effect.map((report) => json(BootReport.forView(report, BootReport.viewFor(parts.catalog, grants))))
+    )
+  // Public: shaped for a caller who was granted nothing; behind auth: for the user's grants.
+  const healthPlugins = bootReportFor(undefined)
+  const healthPluginsPrivate = Effect.flatMap(RequestUser, (user) => bootReportFor(user.capabilities))
 
   // The dev console: on when CONSOLE says so, else when the server listens on loopback (decided
   // at `listen`, which may be given another host than HOST).
@@ -326,7 +332,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     consoleSearch: consoleApi.search,
     consoleOffer: consoleApi.offer,
     consoleThread,
-    healthPlugins
+    healthPlugins: healthPluginsPrivate
   }
   const route = (name: BuiltinRoute) =>
     name === "healthPlugins" && config.healthPluginsPublic

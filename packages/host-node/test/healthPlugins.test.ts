@@ -2,11 +2,36 @@
  * `GET /health/plugins` (README "HTTP API"): the boot report in the shape of `inspect --json`
  * (validated by the same schema), without secrets; behind auth unless HEALTH_PLUGINS_PUBLIC.
  */
+import { Access, definePlugin, defineTool } from "@plugboard/core"
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as BootReport from "../src/BootReport.js"
 import { call, type Running, start, user, weather } from "./helpers.js"
 import { InspectReport } from "./inspect/InspectJsonSchema.js"
+
+const OPS = { can: "ops/restart", with: "ixo:oracle" }
+const ops = definePlugin({
+  name: "ops",
+  manifest: {
+    title: "Ops",
+    summary: "Oracle status.",
+    whenToUse: ["When someone asks whether the oracle is healthy."],
+    examples: [
+      { user: "Is it up?", tool: "ops_status" },
+      { user: "Restart it", tool: "ops_restart" }
+    ]
+  },
+  tools: [
+    defineTool({ name: "ops_status", description: "Status.", input: Schema.Struct({}), handler: () => "ok" }),
+    defineTool({
+      name: "ops_restart",
+      description: "Restarts.",
+      input: Schema.Struct({}),
+      requires: [OPS],
+      handler: () => "restarted"
+    })
+  ]
+})
 
 let closed: Running
 let open: Running
@@ -14,7 +39,7 @@ let open: Running
 beforeAll(async () => {
   closed = await start({ plugins: [weather] })
   open = await start({
-    plugins: [weather],
+    plugins: [weather, ops],
     env: { HEALTH_PLUGINS_PUBLIC: "true" },
     manifestOverrides: { weather: { summary: "Forecasts for trips." } }
   })
@@ -41,7 +66,7 @@ describe("GET /health/plugins", () => {
     const r = await call(`${open.url}/health/plugins`)
     expect(r.status).toBe(200)
     const report = Schema.decodeUnknownSync(InspectReport)(r.body)
-    const weatherRow = report.plugins[0]!
+    const weatherRow = report.plugins.find((p) => p.name === "weather")!
     expect(weatherRow.manifest.summary).toBe("Forecasts for trips.")
     expect(weatherRow.overrides.map((c) => c.by)).toEqual(["manifestOverrides.weather"])
     // The same figures the report gives offline, for the same catalog.
@@ -60,5 +85,22 @@ describe("BootReport.redact", () => {
     )
     expect(BootReport.redact({ a: ["https://x:y@h/p"], n: 3 })).toEqual({ a: ["https://***@h/p"], n: 3 })
     expect(BootReport.redactText("Weather lookups via Open-Meteo.")).toBe("Weather lookups via Open-Meteo.")
+  })
+})
+
+describe("tools hidden by their own requires are not named", () => {
+  it("the public report names no admin tool; a view granted it does", async () => {
+    const r = await call(`${open.url}/health/plugins`)
+    const row = r.body.plugins.find((p: { name: string }) => p.name === "ops")
+    expect(row.toolRequires).toEqual([])
+    expect(row.manifest.examples.map((e: { tool: string }) => e.tool)).toEqual(["ops_status"])
+    expect(JSON.stringify(r.body)).not.toContain("ops_restart")
+    expect(row.tools).toBe(2)
+
+    const full = await BootReport.make(open.app.catalog)
+    const granted = BootReport.forView(full, Access.view(open.app.catalog, [OPS]))
+    const grantedRow = granted.plugins.find((p) => p.name === "ops")!
+    expect(grantedRow.toolRequires).toEqual([{ tool: "ops_restart", requires: [OPS] }])
+    expect(JSON.stringify(granted)).toContain("ops_restart")
   })
 })
