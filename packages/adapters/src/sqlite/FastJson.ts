@@ -20,6 +20,7 @@
  * called as is.
  */
 import { load } from "@langchain/core/load"
+import * as messageClasses from "@langchain/core/messages"
 import { DeltaSnapshot, JsonPlusSerializer, type SerializerProtocol } from "@langchain/langgraph-checkpoint"
 
 type Json = null | boolean | number | string | Array<Json> | { [key: string]: Json }
@@ -66,6 +67,91 @@ const reviveConstructor = (r: Record<string, unknown>): unknown => {
   }
 }
 
+/** The message classes `load` builds from `["langchain_core", "messages", <name>]` records. */
+const MESSAGE_CLASSES = new Set([
+  "AIMessage",
+  "AIMessageChunk",
+  "HumanMessage",
+  "HumanMessageChunk",
+  "SystemMessage",
+  "SystemMessageChunk",
+  "ToolMessage",
+  "ToolMessageChunk",
+  "ChatMessage",
+  "ChatMessageChunk",
+  "FunctionMessage",
+  "FunctionMessageChunk",
+  "RemoveMessage"
+])
+
+type Constructor = new (fields: Record<string, unknown>) => unknown
+
+/** `load`'s key mapping for a class: its `lc_aliases` up the prototype chain, inverted (cached). */
+const aliasesByClass = new Map<Constructor, Record<string, string>>()
+const invertedAliases = (builder: Constructor): Record<string, string> => {
+  let inverted = aliasesByClass.get(builder)
+  if (inverted === undefined) {
+    const aliases: Record<string, string> = {}
+    for (let c: unknown = builder; typeof c === "function" && c.prototype; c = Object.getPrototypeOf(c)) {
+      Object.assign(aliases, Reflect.get(c.prototype as object, "lc_aliases"))
+    }
+    inverted = {}
+    for (const [key, value] of Object.entries(aliases)) inverted[value] = key
+    aliasesByClass.set(builder, inverted)
+  }
+  return inverted
+}
+
+/** `load`'s `camelCase` for a stored key. */
+const camelCase = (key: string): string => {
+  const trimmed = key.trim()
+  if (!/[-_\s]/.test(trimmed)) return trimmed
+  return trimmed
+    .replace(/[-_\s]+/g, "_")
+    .toLowerCase()
+    .replace(/_+([a-z0-9])/g, (_, char: string) => char.toUpperCase())
+}
+
+/**
+ * Plain JSON data only (what `load`'s reviver copies as it is): no record it would treat
+ * specially (`lc`, `__lc_escaped__`), nothing an `lc: 2` record became, within its depth limit.
+ */
+const isPlainData = (v: unknown, depth: number): boolean => {
+  if (v === null || typeof v === "string" || typeof v === "number" || typeof v === "boolean") return true
+  if (typeof v !== "object" || depth > 40) return false
+  if (Array.isArray(v)) return v.every((x) => isPlainData(x, depth + 1))
+  if (Object.getPrototypeOf(v) !== Object.prototype || "lc" in v || "__lc_escaped__" in v) return false
+  for (const x of Object.values(v)) if (!isPlainData(x, depth + 1)) return false
+  return true
+}
+
+/**
+ * A LangChain message record built without `load`'s round trip (which stringifies the record,
+ * parses it again and revives it with an `await` per property): the same class, from the same
+ * kwargs mapped the same way, when the kwargs are plain data; `undefined` (use `load`) otherwise.
+ */
+const loadMessage = (obj: Record<string, unknown>): unknown => {
+  const id = obj.id as Array<unknown>
+  if (id.length !== 3 || id[0] !== "langchain_core" || id[1] !== "messages") return undefined
+  const name = id[2]
+  if (typeof name !== "string" || !MESSAGE_CLASSES.has(name)) return undefined
+  const builder = (messageClasses as unknown as Record<string, unknown>)[name]
+  const kwargs = obj.kwargs
+  if (typeof builder !== "function" || !isPlainData(kwargs, 2) || Array.isArray(kwargs) || kwargs === null) {
+    return undefined
+  }
+  const aliases = invertedAliases(builder as Constructor)
+  const fields: Record<string, unknown> = {}
+  for (const key in kwargs as Record<string, unknown>) {
+    if (Object.hasOwn(kwargs as object, key)) {
+      fields[aliases[key] || camelCase(key)] = (kwargs as Record<string, unknown>)[key]
+    }
+  }
+  const instance = new (builder as Constructor)(fields)
+  Object.defineProperty((instance as { constructor: unknown }).constructor, "name", { value: name })
+  return instance
+}
+
 /** Applies the record rules to an object whose members are already revived. */
 const finish = (obj: Record<string, unknown>): unknown => {
   if (obj.lc === 2) {
@@ -73,7 +159,9 @@ const finish = (obj: Record<string, unknown>): unknown => {
     if (obj.type === "delta_snapshot" && Object.hasOwn(obj, "value")) return new DeltaSnapshot(obj.value)
     if (obj.type === "constructor") return reviveConstructor(obj) ?? obj
   }
-  if (obj.lc === 1 && obj.type === "constructor" && Array.isArray(obj.id)) return load(JSON.stringify(obj))
+  if (obj.lc === 1 && obj.type === "constructor" && Array.isArray(obj.id)) {
+    return (Object.hasOwn(obj, "kwargs") ? loadMessage(obj) : undefined) ?? load(JSON.stringify(obj))
+  }
   return obj
 }
 

@@ -2,7 +2,16 @@
  * The fast reader returns exactly what JsonPlusSerializer's own reader returns, for
  * LangChain messages, every lc:2 record, inert/invalid records, and arbitrary JSON.
  */
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
+import {
+  AIMessage,
+  AIMessageChunk,
+  ChatMessage,
+  HumanMessage,
+  HumanMessageChunk,
+  RemoveMessage,
+  SystemMessage,
+  ToolMessage
+} from "@langchain/core/messages"
 import { DeltaSnapshot, JsonPlusSerializer } from "@langchain/langgraph-checkpoint"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -33,6 +42,40 @@ describe("loadJsonPlus", () => {
     expect(out.messages[0]).toBeInstanceOf(HumanMessage)
     expect(out.messages[1]).toBeInstanceOf(AIMessage)
     expect(out.messages[2]).toBeInstanceOf(ToolMessage)
+  })
+
+  it("builds every message class without load() exactly as load() does, and leaves the rest to it", async () => {
+    const values = [
+      new SystemMessage({ content: "be brief", id: "s1", additional_kwargs: { a: [1, { b: null }] } }),
+      new AIMessage({
+        content: "",
+        id: "a2",
+        tool_calls: [{ id: "c2", name: "f", args: { deep: { x: [true, "y"] } } }],
+        invalid_tool_calls: [{ id: "c3", name: "g", args: "{oops", error: "bad" }],
+        response_metadata: { model: "m", finish_reason: "tool_calls" },
+        usage_metadata: { input_tokens: 3, output_tokens: 4, total_tokens: 7 }
+      }),
+      new AIMessageChunk({ content: "par", id: "a3" }),
+      new HumanMessageChunk({ content: [{ type: "text", text: "hi" }], id: "h2" }),
+      new ToolMessage({ content: "x", tool_call_id: "c2", artifact: { rows: [1, 2] }, status: "error" }),
+      new ChatMessage({ content: "c", role: "critic" }),
+      new RemoveMessage({ id: "h1" }),
+      // kwargs holding a record load() treats specially: built by load() itself
+      new HumanMessage({ content: "s", additional_kwargs: { lc: 1, type: "not a record" } }),
+      new HumanMessage({ content: "t", additional_kwargs: { when: new Set([1]) } })
+    ]
+    const out = (await same({ values })) as { values: Array<unknown> }
+    expect(out.values.map((v) => (v as { constructor: { name: string } }).constructor.name)).toEqual([
+      "SystemMessage",
+      "AIMessage",
+      "AIMessageChunk",
+      "HumanMessageChunk",
+      "ToolMessage",
+      "ChatMessage",
+      "RemoveMessage",
+      "HumanMessage",
+      "HumanMessage"
+    ])
   })
 
   it("revives every lc:2 record the serializer writes", async () => {
