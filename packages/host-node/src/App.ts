@@ -7,9 +7,9 @@
  * checkpointer (per-user SQLite, or the host's `checkpointerForUser`), the model (`LLM_*`).
  * The app owns no rule: each pipeline stage is a call into a port (see `Pipeline.ts`).
  *
- * Shared engines (DESIGN.md "Hosting and scaling out"): `DATABASE_URL` puts the state ports
+ * Shared engines (README "Choosing a deployment"): `DATABASE_URL` puts the state ports
  * (checkpointer, sessions, credit ledger, runs) on Postgres, `REDIS_URL` the coordination ports
- * (rate limiter, turn lock) on Redis; each is checked at boot (migrations applied, a ping), and a
+ * (rate limiter, turn lock, turn stops, and the run store's fan-out) on Redis; each is checked at boot (migrations applied, a ping), and a
  * dead one is a `[boot-error]` naming its variable. An option given to `createOracleApp` still
  * wins over either.
  */
@@ -375,7 +375,12 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     options.runs ??
       (pg === undefined
         ? layerRunStore({ filename: config.runsDatabasePath })
-        : Layer.provide(Postgres.layerRunStore(), pg)),
+        : redis === undefined
+          ? Layer.provide(Postgres.layerRunStore(), pg)
+          : // Runs in Postgres, their wake-ups across hosts on Redis pub/sub (README "Choosing a deployment").
+            Layer.unwrapEffect(
+              Effect.map(Redis.RunFanout, (fanout) => Postgres.layerRunStore({ fanout }))
+            ).pipe(Layer.provide(pg), Layer.provide(Layer.provide(Redis.layerRunFanout, redis)))),
     options.turnLock ??
       (redis === undefined
         ? TurnLock.layerMemory

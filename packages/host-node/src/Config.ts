@@ -403,7 +403,8 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
   {
     name: "REDIS_URL",
     default: "unset (in process)",
-    meaning: "redis://[:password@]host:port[/db]: rate limiter and turn lock in this shared Redis"
+    meaning:
+      "redis://[:password@]host:port[/db]: rate limiter, turn lock, turn stops and run fan-out in this shared Redis"
   },
   {
     name: "REDIS_PREFIX",

@@ -7,10 +7,12 @@
  * to an ended run. `partial_text` holds the answer as the body of a JSON string (see
  * `encodeText`), which lets `end` build the `done` payload in the same statement.
  *
- * Following: each committed frame is announced with `pg_notify` (delivered at commit), and one
- * `LISTEN` connection per store wakes its followers through core's `followLog`, which reads
- * from the cursor after every wake-up, so no frame is skipped or repeated. Followers also re-read
- * every `pollMs`, which covers notifications lost while the listening connection reconnects.
+ * Following: each committed frame is announced, and followers on every host are woken through
+ * core's `followLog`, which reads from the cursor after every wake-up, so no frame is skipped or
+ * repeated. The announcement goes through the `fanout` option when given (Redis pub/sub, when
+ * the host has `REDIS_URL`); otherwise with `pg_notify` (delivered at commit) to one `LISTEN`
+ * connection per store. Followers also re-read every `pollMs`, which covers announcements lost
+ * while a connection reconnects.
  */
 import { createHash } from "node:crypto"
 import { Clock, RunStore } from "@plugboard/core"
@@ -26,6 +28,12 @@ export interface PostgresRunStoreOptions {
    * Notifications normally wake it at once; this bounds the delay when one is lost.
    */
   readonly pollMs?: number | undefined
+  /**
+   * Cross-host wake-ups to use instead of `pg_notify`/`LISTEN` (e.g. the Redis adapter's
+   * `RunFanout`, keyed here by the owner digest). The database then holds no listening
+   * connection.
+   */
+  readonly fanout?: RunStore.FrameFanout | undefined
 }
 
 interface RunRow {
@@ -134,6 +142,32 @@ class Listener {
   }
 }
 
+/**
+ * The default fanout: `pg_notify` in the committing statement (so `publish` only wakes this
+ * process), and one `LISTEN` connection, opened at the first follow, for the other hosts'.
+ * Keyed by (owner, run id): a notification carries the owner digest, not the DID.
+ */
+const listenerFanout = (
+  url: string,
+  channel: string
+): Effect.Effect<RunStore.FrameFanout, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const notifier = RunStore.makeNotifier()
+    const listener = yield* Effect.acquireRelease(
+      Effect.sync(() => new Listener(url, channel, (owner, runId, id) => notifier.publish(owner, runId, id))),
+      (l) => Effect.promise(() => l.close())
+    )
+    return {
+      publish: (owner, runId, id) => Effect.sync(() => notifier.publish(owner, runId, id)),
+      // Listening before the follower's first read: a frame committed after that read notifies.
+      subscribe: (owner, runId) =>
+        Effect.zipRight(
+          Effect.promise(() => listener.ensure()),
+          notifier.subscribe(owner, runId)
+        )
+    }
+  })
+
 /** Builds the Postgres RunStore on a database; its listening connection closes with the scope. */
 export const makeRunStore = (
   db: PgDatabaseService,
@@ -144,14 +178,7 @@ export const makeRunStore = (
     const s = db.schema
     const channel = channelOf(db.schemaName)
     const pollMs = options.pollMs ?? 1000
-    // Keyed by (owner, run id): a notification carries the owner digest, not the DID.
-    const notifier = RunStore.makeNotifier()
-    const listener = yield* Effect.acquireRelease(
-      Effect.sync(
-        () => new Listener(db.url, channel, (owner, runId, id) => notifier.publish(owner, runId, id))
-      ),
-      (l) => Effect.promise(() => l.close())
-    )
+    const fanout = options.fanout ?? (yield* listenerFanout(db.url, channel))
     const sql = <A>(effect: Effect.Effect<A, PgFailure | RunStore.RunStoreError>) =>
       Effect.mapError(Effect.zipRight(db.ready, effect), (e) => (e._tag === "PgFailure" ? unavailable(e) : e))
     const ids = (did: string, runId: string) =>
@@ -208,7 +235,11 @@ export const makeRunStore = (
         }
       )
 
-    const notify = `pg_notify('${channel}', f.id || ' ' || f.owner || ' ' || f.run_id)`
+    // With a fanout of its own, the store announces after the commit instead.
+    const notify =
+      options.fanout === undefined
+        ? `, pg_notify('${channel}', f.id || ' ' || f.owner || ' ' || f.run_id)`
+        : ""
 
     /** Writes the `done` frame of one run (or of every active run) in the same statement. */
     // The reason is a checked slug (RunStore.validateEndOutcome): no JSON escaping needed.
@@ -225,7 +256,7 @@ export const makeRunStore = (
           || COALESCE(',"reason":"' || $${reasonParam}::text || '"', '') || '}'
         FROM r RETURNING owner, run_id, id, data
       )
-      SELECT f.owner, f.run_id, f.id, f.data, ${notify} FROM f`
+      SELECT f.owner, f.run_id, f.id, f.data${notify} FROM f`
 
     const service: RunStore.RunStoreService = {
       create: (input) =>
@@ -290,13 +321,13 @@ export const makeRunStore = (
                  INSERT INTO ${s}.run_frames (owner, run_id, id, event, data)
                  SELECT owner, run_id, last_frame_id, $5, $6 FROM r RETURNING owner, run_id, id
                )
-               SELECT f.id, ${notify} FROM f`,
+               SELECT f.id${notify} FROM f`,
               [owner, id, encodeText(frame.text), now, frame.event, frame.json]
             )
           )
           const row = result.rows[0]
           if (row === undefined) return yield* refusal(owner, id)
-          notifier.publish(owner, id, row.id)
+          yield* fanout.publish(owner, id, row.id)
           return { id: row.id, event: frame.event, data: frame.data }
         }),
       end: (did, runId, outcome) =>
@@ -316,7 +347,7 @@ export const makeRunStore = (
           )
           const row = result.rows[0]
           if (row === undefined) return yield* refusal(owner, id)
-          notifier.publish(owner, id, row.id)
+          yield* fanout.publish(owner, id, row.id)
           return toFrame({ id: row.id, event: RunStore.DONE_EVENT, data: row.data })
         }),
       get: (did, runId) => Effect.flatMap(ids(did, runId), ([d, id]) => selectRun(ownerKey(d), id)),
@@ -330,11 +361,8 @@ export const makeRunStore = (
             const owner = ownerKey(d)
             return RunStore.followLog(a, {
               read: (cursor) => read(owner, id, cursor),
-              // Listening before the first read: a frame committed after that read notifies.
-              subscribe: Effect.zipRight(
-                Effect.promise(() => listener.ensure()),
-                notifier.subscribe(owner, id)
-              ),
+              // Subscribed before the first read: a frame committed after that read wakes it.
+              subscribe: fanout.subscribe(owner, id),
               pollMs
             })
           })
@@ -366,7 +394,9 @@ export const makeRunStore = (
               "restart"
             ])
           )
-          for (const row of result.rows) notifier.publish(row.owner, row.run_id, row.id)
+          yield* Effect.forEach(result.rows, (row) => fanout.publish(row.owner, row.run_id, row.id), {
+            discard: true
+          })
           return result.rows.length
         }),
       prune: (olderThanMs) =>

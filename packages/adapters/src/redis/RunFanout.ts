@@ -15,8 +15,8 @@ import { Context, Effect, Layer, type Scope } from "effect"
 import type { Redis } from "ioredis"
 import { RedisConnection, type RedisConnectionService } from "./RedisConnection.js"
 
-/** Announces and follows runs' new frames across processes. */
-export interface RunFanoutService {
+/** Announces and follows runs' new frames across processes (core's `RunStore.FrameFanout`). */
+export interface RunFanoutService extends RunStore.FrameFanout {
   /**
    * Announces that the run has frames up to `lastFrameId` (call it after the append or end
    * committed). Followers in this process are woken at once; a failure to reach Redis is
