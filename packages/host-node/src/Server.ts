@@ -234,11 +234,20 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     oracleName: parts.oracleName,
     basePrompt: parts.basePrompt
   })
-  const consoleApi = ConsoleRoutes.consoleHandlers(consoleData, parts.oracleName)
-  const consoleThread = Effect.flatMap(sessions.thread, ({ loadedPlugins }) =>
+  // Each answer shaped for the requesting user's grants (README "Requiring capabilities").
+  const userView = Effect.map(RequestUser, (user) => Access.view(parts.catalog, user.capabilities))
+  const consoleApi = ConsoleRoutes.consoleHandlers(consoleData, parts.oracleName, userView)
+  const consoleThread = Effect.flatMap(Effect.zip(sessions.thread, userView), ([{ loadedPlugins }, view]) =>
     Effect.map(
       Effect.tryPromise({
-        try: () => consoleData.offer(loadedPlugins.filter((n) => parts.catalog.byName.get(n)?.discoverable)),
+        try: () =>
+          consoleData.offer(
+            loadedPlugins.filter((n) => {
+              const entry = parts.catalog.byName.get(n)
+              return entry?.discoverable === true && Access.allowsPlugin(view, entry)
+            }),
+            view
+          ),
         catch: (error) =>
           new HttpFailure({ status: 500, message: `The console could not answer: ${String(error)}` })
       }),

@@ -241,3 +241,58 @@ describe("a plugin's HTTP routes follow its requires", () => {
     expect(ok.body).toEqual({ users: 42, for: user.did() })
   })
 })
+
+describe("the dev console's API follows requires too", () => {
+  it("shows a user without the grants the denied plugins as unavailable, without their tools, and never names a hidden tool", async () => {
+    const plain = headers(
+      await mintInvocation({ issuer: await generateSigner(), audience: running.app.oracleDid })
+    )
+    const reason =
+      "It requires { can: 'admin/read', with: 'ixo:oracle' }, which your credentials do not grant."
+    const catalog = await call(`${running.url}/console/api/catalog`, { headers: plain })
+    expect(catalog.status).toBe(200)
+    // biome-ignore lint/suspicious/noExplicitAny: the wire's JSON is read freely
+    const byName = Object.fromEntries(catalog.body.plugins.map((p: any) => [p.name, p]))
+    expect(byName.admin).toMatchObject({ unavailable: reason, tools: [] })
+    expect(byName.audit).toMatchObject({ unavailable: reason, tools: [] })
+    // biome-ignore lint/suspicious/noExplicitAny: as above
+    expect(byName.ops.tools.map((t: any) => t.name)).toEqual(["ops_status"])
+    const search = await call(`${running.url}/console/api/search?query=administrator`, { headers: plain })
+    // biome-ignore lint/suspicious/noExplicitAny: as above
+    expect(search.body.plugins.find((p: any) => p.name === "audit")?.unavailable).toBe(reason)
+    const budget = await call(`${running.url}/console/api/budget`, { headers: plain })
+    expect(budget.status).toBe(200)
+    for (const answer of [catalog, search, budget])
+      expect(JSON.stringify(answer.body)).not.toContain("ops_restart")
+    const offer = await call(`${running.url}/console/api/offer?loaded=audit`, { headers: plain })
+    expect(offer).toMatchObject({ status: 400, body: { error: "NotLoadable" } })
+  })
+
+  it("shows a user granted the capabilities every plugin and tool", async () => {
+    const user = await generateSigner()
+    const proof = await mintDelegation({
+      issuer: oracle,
+      audience: user.did(),
+      capabilities: [ADMIN, OPS],
+      withoutOracleCapability: true,
+      ttlSeconds: 3600
+    })
+    const granted = headers(
+      await mintInvocation({
+        issuer: user,
+        audience: running.app.oracleDid,
+        capabilities: [ADMIN, OPS],
+        proofs: [proof]
+      })
+    )
+    const catalog = await call(`${running.url}/console/api/catalog`, { headers: granted })
+    // biome-ignore lint/suspicious/noExplicitAny: the wire's JSON is read freely
+    const byName = Object.fromEntries(catalog.body.plugins.map((p: any) => [p.name, p]))
+    expect(byName.admin.unavailable).toBeNull()
+    // biome-ignore lint/suspicious/noExplicitAny: as above
+    expect(byName.ops.tools.map((t: any) => t.name)).toEqual(["ops_status", "ops_restart"])
+    const offer = await call(`${running.url}/console/api/offer?loaded=audit`, { headers: granted })
+    expect(offer.status).toBe(200)
+    expect(offer.body.loadedPlugins).toEqual(["audit"])
+  })
+})

@@ -7,6 +7,7 @@
  */
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
 import {
+  Access,
   type Catalog,
   LoadedPlugins,
   MetaTools,
@@ -15,6 +16,7 @@ import {
   type TokenCounter
 } from "@plugboard/core"
 import { Data, Either } from "effect"
+import * as BootReport from "../BootReport.js"
 import { buildReport } from "../inspect/Report.js"
 import type { ConsoleBudget, ConsoleCatalog, ConsoleOffer, ConsolePlugin, ConsoleSearch } from "./Wire.js"
 
@@ -24,14 +26,19 @@ export class ConsoleInputError extends Data.TaggedError("ConsoleInputError")<{
   readonly message: string
 }> {}
 
-/** The console's view of one booted catalog; each answer is computed once where it cannot change. */
+/**
+ * The console's view of one booted catalog, as the requesting user's grants see it (README
+ * "Requiring capabilities": a plugin they may not use is listed unavailable with the reason and
+ * without its tools, a tool hidden from them is not named); each answer is computed once per
+ * view where it cannot change.
+ */
 export interface ConsoleData {
-  readonly catalog: () => Promise<ConsoleCatalog>
-  readonly budget: () => Promise<ConsoleBudget>
+  readonly catalog: (view: Access.View) => Promise<ConsoleCatalog>
+  readonly budget: (view: Access.View) => Promise<ConsoleBudget>
   /** `list_capabilities` with `query` (nothing loaded); an empty query lists every plugin. */
-  readonly search: (query: string) => ConsoleSearch
-  /** The offer for `loaded`; an unknown or silent name is a `ConsoleInputError`. */
-  readonly offer: (loaded: ReadonlyArray<string>) => Promise<ConsoleOffer>
+  readonly search: (query: string, view: Access.View) => ConsoleSearch
+  /** The offer for `loaded`; an unknown, silent or denied name is a `ConsoleInputError`. */
+  readonly offer: (loaded: ReadonlyArray<string>, view: Access.View) => Promise<ConsoleOffer>
 }
 
 /** The most names one offer query may carry (a thread loads a handful; this bounds the work). */
@@ -57,30 +64,50 @@ export const make = (options: {
         : loadTiktokenCounter("o200k").then((c) => cachedCounter(c))
     return counterP
   }
-  let catalogP: Promise<ConsoleCatalog> | undefined
-  let budgetP: Promise<ConsoleBudget> | undefined
+  // Views are cached per kind of user by Access, so the answers are cached per view.
+  const catalogs = new WeakMap<Access.View, Promise<ConsoleCatalog>>()
+  const budgets = new WeakMap<Access.View, Promise<ConsoleBudget>>()
+  const once = <A>(cache: WeakMap<Access.View, Promise<A>>, view: Access.View, make: () => Promise<A>) => {
+    let answer = cache.get(view)
+    if (answer === undefined) {
+      answer = make()
+      cache.set(view, answer)
+    }
+    return answer
+  }
 
-  const buildCatalog = async (): Promise<ConsoleCatalog> => {
+  const buildCatalog = async (view: Access.View): Promise<ConsoleCatalog> => {
     const c = await counter()
     const report = TokenBudget.budgetReport(catalog, { basePrompt, counter: c, k: 0 })
     const loadCost = new Map(report.perPlugin.map((p) => [p.name, p.cost]))
-    const plugins: Array<ConsolePlugin> = catalog.entries.map((e) => ({
-      name: e.name,
-      title: e.manifest.title,
-      visibility: e.visibility,
-      source: e.source?.kind ?? "typescript",
-      manifest: e.manifest as unknown as Record<string, unknown>,
-      warnings: catalog.warnings.filter((w) => belongsTo(w, e.name)),
-      tools: [...e.tools, ...e.subAgents.map((s) => s.tool)].map((t) => ({
-        name: t.name,
-        description: t.description,
-        visibility: t.visibility,
-        parameters: t.parameters as Record<string, unknown>,
-        tokens: TokenBudget.toolCost(c, t)
-      })),
-      costWhenLoaded: loadCost.get(e.name) ?? null,
-      unavailable: e.unavailable ?? null
-    }))
+    const shown = (tool: string) => !view.hiddenTools.has(tool)
+    const plugins: Array<ConsolePlugin> = catalog.entries.map((e) => {
+      const examples = e.manifest.examples
+      return {
+        name: e.name,
+        title: e.manifest.title,
+        visibility: e.visibility,
+        source: e.source?.kind ?? "typescript",
+        manifest: (examples === undefined
+          ? e.manifest
+          : { ...e.manifest, examples: examples.filter((x) => shown(x.tool)) }) as unknown as Record<
+          string,
+          unknown
+        >,
+        warnings: catalog.warnings.filter((w) => belongsTo(w, e.name)),
+        tools: [...e.tools, ...e.subAgents.map((s) => s.tool)]
+          .filter((t) => shown(t.name))
+          .map((t) => ({
+            name: t.name,
+            description: t.description,
+            visibility: t.visibility,
+            parameters: t.parameters as Record<string, unknown>,
+            tokens: TokenBudget.toolCost(c, t)
+          })),
+        costWhenLoaded: loadCost.get(e.name) ?? null,
+        unavailable: view.denied.get(e.name) ?? e.unavailable ?? null
+      }
+    })
     return {
       oracleName: options.oracleName,
       tokenizer: c.name,
@@ -89,13 +116,9 @@ export const make = (options: {
     }
   }
 
-  return {
-    catalog: () => {
-      catalogP ??= buildCatalog()
-      return catalogP
-    },
-    budget: () => {
-      budgetP ??= counter().then((c) =>
+  const operatorBudget = () =>
+    once(budgets, Access.unrestricted, () =>
+      counter().then((c) =>
         buildReport(catalog, {
           module: options.oracleName,
           counter: c,
@@ -107,27 +130,38 @@ export const make = (options: {
           queries: undefined
         })
       )
-      return budgetP
-    },
-    search: (query) => {
+    )
+
+  return {
+    catalog: (view) => once(catalogs, view, () => buildCatalog(view)),
+    // The operator's pricing, shaped for the user as /health/plugins is (BootReport.forView).
+    budget: (view) =>
+      view.open
+        ? operatorBudget()
+        : once(budgets, view, () => operatorBudget().then((r) => BootReport.forView(r, view))),
+    search: (query, view) => {
       const trimmed = query.trim()
       const result = MetaTools.listCapabilities(
         catalog,
         LoadedPlugins.empty,
-        trimmed === "" ? {} : { query: trimmed }
+        trimmed === "" ? {} : { query: trimmed },
+        view
       )
       if (Either.isLeft(result))
         throw new ConsoleInputError({ reason: "InvalidQuery", message: result.left.message })
       return result.right
     },
-    offer: async (loaded) => {
+    offer: async (loaded, view) => {
       if (loaded.length > MAX_LOADED) {
         throw new ConsoleInputError({
           reason: "TooManyNames",
           message: `loaded names at most ${MAX_LOADED} plugins, got ${loaded.length}.`
         })
       }
-      const refused = loaded.filter((n) => catalog.byName.get(n)?.discoverable !== true)
+      const refused = loaded.filter((n) => {
+        const entry = catalog.byName.get(n)
+        return entry?.discoverable !== true || !Access.allowsPlugin(view, entry)
+      })
       if (refused.length > 0) {
         throw new ConsoleInputError({
           reason: "NotLoadable",

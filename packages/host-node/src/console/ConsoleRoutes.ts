@@ -6,6 +6,7 @@
  */
 import { isIP } from "node:net"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type { Access } from "@plugboard/core"
 import { Effect } from "effect"
 import { HttpFailure, json, searchParams } from "../Http.js"
 import * as Assets from "./Assets.js"
@@ -42,8 +43,12 @@ const attempt = <A>(run: () => Promise<A> | A) =>
 /** Answers JSON that only this user may see: never stored by a cache. */
 const privateJson = (body: unknown) => json(body, 200, { "cache-control": "no-store" })
 
-/** The console's handlers over `data`. */
-export const consoleHandlers = (data: ConsoleData, oracleName: string) => {
+/** The console's handlers over `data`; `view` is the requesting user's (their grants). */
+export const consoleHandlers = <R>(
+  data: ConsoleData,
+  oracleName: string,
+  view: Effect.Effect<Access.View, never, R>
+) => {
   const page = Effect.map(
     attempt(() => Assets.load()),
     (assets) =>
@@ -57,28 +62,32 @@ export const consoleHandlers = (data: ConsoleData, oracleName: string) => {
         }
       })
   )
-  const catalog = Effect.map(
-    attempt(() => data.catalog()),
-    privateJson
-  )
-  const budget = Effect.map(
-    attempt(() => data.budget()),
-    privateJson
-  )
-  const search = Effect.flatMap(searchParams, (params) =>
+  const catalog = Effect.flatMap(view, (v) =>
     Effect.map(
-      attempt(() => data.search(params.get("query") ?? "")),
+      attempt(() => data.catalog(v)),
       privateJson
     )
   )
-  const offer = Effect.flatMap(searchParams, (params) => {
+  const budget = Effect.flatMap(view, (v) =>
+    Effect.map(
+      attempt(() => data.budget(v)),
+      privateJson
+    )
+  )
+  const search = Effect.flatMap(Effect.zip(searchParams, view), ([params, v]) =>
+    Effect.map(
+      attempt(() => data.search(params.get("query") ?? "", v)),
+      privateJson
+    )
+  )
+  const offer = Effect.flatMap(Effect.zip(searchParams, view), ([params, v]) => {
     const raw = params.get("loaded") ?? ""
     const names = raw
       .split(",")
       .map((n) => n.trim())
       .filter((n) => n !== "")
     return Effect.map(
-      attempt(() => data.offer(names)),
+      attempt(() => data.offer(names, v)),
       privateJson
     )
   })

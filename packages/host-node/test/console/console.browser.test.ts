@@ -18,11 +18,22 @@ import { runInspect } from "../../src/inspect/index.js"
 import { call, type Running, start } from "../helpers.js"
 import { chromiumMissing, launch } from "./browser.js"
 
+/** What the page-side predicates below touch of the page (this project type-checks without DOM types). */
+declare const document: {
+  readonly documentElement: { readonly dataset: Readonly<Record<string, string | undefined>> }
+  querySelectorAll(
+    selector: string
+  ): ArrayLike<{ getAttribute(name: string): string | null }> &
+    Iterable<{ getAttribute(name: string): string | null }>
+}
+
 const root = join(dirname(fileURLToPath(import.meta.url)), "../../../..")
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join(root, "docs/screenshots") : undefined
 const missing = chromiumMissing()
 /** The page sets it once its first render is done (console-ui/main.tsx). */
-const READY = 'document.documentElement.dataset.ready === "true"'
+// Predicates are functions, not strings: the page's Content-Security-Policy forbids eval, which a
+// string predicate needs whenever it is not true at the first check.
+const READY = () => document.documentElement.dataset.ready === "true"
 if (missing !== undefined) console.warn(`[skip] ${missing}`)
 
 const shoot = async (page: Page, name: string) => {
@@ -101,8 +112,8 @@ describe.skipIf(missing !== undefined)("dev console in Chromium", () => {
     // The offline router states each decision it makes: the reasoning is shown before the calls.
     expect(await page.locator(".turn .reasoning").count()).toBeGreaterThan(0)
     // Each model call's offer is core's turnCost for what was loaded at that call.
-    await page.waitForFunction(
-      '[...document.querySelectorAll(".turn .call")].every((c) => c.getAttribute("data-tokens") !== null)'
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll(".turn .call")].every((c) => c.getAttribute("data-tokens") !== null)
     )
     const calls = await page.$$eval(".turn .call", (cs) =>
       cs.map((c) => Number(c.getAttribute("data-tokens")))
@@ -241,7 +252,7 @@ describe.skipIf(missing !== undefined)("dev console in Chromium", () => {
       .locator(`tr[data-session="${id}"]`)
       .getByRole("button", { name: /^Delete/ })
       .click()
-    await page.waitForFunction(`document.querySelectorAll("tr[data-session]").length === ${before - 1}`)
+    await page.waitForFunction((n) => document.querySelectorAll("tr[data-session]").length === n, before - 1)
     // The deleted session was the one open: Chat starts a new one instead of writing to it.
     expect(await page.locator(".thread-state .muted").last().textContent()).toBe("Session: new")
     await page.close()
