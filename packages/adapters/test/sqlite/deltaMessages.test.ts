@@ -18,10 +18,15 @@ import {
   type PendingWrite,
   uuid6
 } from "@langchain/langgraph-checkpoint"
-import { Catalog, type Plugin } from "@plugboard/core"
+import { Catalog, type Plugin, silentLogger } from "@plugboard/core"
 import { Schema } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { createMainAgent, runTurn, threadMessages } from "../../src/langgraph/index.js"
+import {
+  createMainAgent,
+  DelegatingCheckpointSaver,
+  runTurn,
+  threadMessages
+} from "../../src/langgraph/index.js"
 import { ScriptedChatModel } from "../../src/models/index.js"
 import { makeSqliteSaver, type OwnedSqliteSaver } from "../../src/sqlite/index.js"
 import { tempDir } from "./helpers.js"
@@ -204,6 +209,29 @@ describe("messages stored as deltas", () => {
     expect(await values(c2)).toEqual([["b"], ["c"]]) // from the cache
     await saver.putWrites(c0, [["messages", ["b2"]]], "task-3")
     expect(await values(c2)).toEqual([["b"], ["b2"], ["c"]])
+  })
+
+  it("a delta history that cannot be read is a failed load: logged, and the turn does not save over the thread", async () => {
+    const saver = open(file())
+    for (let n = 0; n < 2; n++) await turn(saver, "s", n)
+    const before = contents(await threadMessages(saver, "s"))
+    class HistoryFails extends DelegatingCheckpointSaver {
+      override getDeltaChannelHistory(): never {
+        throw new Error("disk on fire")
+      }
+    }
+    const errors: Array<string> = []
+    const logger = { ...silentLogger, error: (message: string) => errors.push(message) }
+    const agent = await createMainAgent({
+      catalog,
+      model: ScriptedChatModel.script(["never saved"]),
+      checkpointer: new HistoryFails(saver),
+      logger,
+      request: { did: "did:key:alice", sessionId: "s", requestId: "r-fail" }
+    })
+    await expect(runTurn(agent, { message: "hello?" })).rejects.toThrow(/holds a history/)
+    expect(errors.some((e) => e.includes("load failed"))).toBe(true)
+    expect(contents(await threadMessages(saver, "s"))).toEqual(before)
   })
 
   it("retention prunes a delta thread without losing a message", async () => {
