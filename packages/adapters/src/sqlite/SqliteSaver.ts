@@ -159,8 +159,11 @@ interface CachedHistory {
   readonly writes: Array<CheckpointPendingWrite>
 }
 
-/** Threads (per channel and namespace) whose decoded delta history a saver keeps. */
-const DELTA_CACHE_THREADS = 16
+/**
+ * Threads (per channel and namespace) whose decoded delta history a saver keeps. A saver is one
+ * user's (`UserDatabaseRegistry` keeps a few hundred), and a user talks in a few sessions at once.
+ */
+const DELTA_CACHE_THREADS = 8
 
 const deltaKey = (thread: string, ns: string, channel: string) => `${thread}\u0000${ns}\u0000${channel}`
 

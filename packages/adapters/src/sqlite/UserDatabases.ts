@@ -177,7 +177,8 @@ export class UserDatabaseRegistry {
         }
       )
       this.savers.set(did, saver)
-      // Savers hold only their prune counters; dropping old ones merely delays a prune.
+      // Savers hold their prune counters and the decoded histories of their last threads:
+      // dropping one delays a prune, and its threads' next loads read their history whole.
       if (this.savers.size > this.maxOpen * 4) this.savers.delete(this.savers.keys().next().value!)
     } else {
       this.savers.delete(did)

@@ -14,7 +14,7 @@
  * version still moves), and the step's new message as a pending write; a load is `getTuple` plus
  * `getDeltaChannelHistory` (what LangGraph does to rebuild the channel). Both savers get exactly
  * these calls; LangChain's saver answers the history with the base class's walk (a `getTuple`
- * per ancestor). The 20 threads are read in turn and the saver caches the histories of 16, so
+ * per ancestor). The 20 threads are read in turn and the saver caches the histories of 8, so
  * every read here misses the cache: the figure is the uncached cost.
  */
 import { mkdtempSync, rmSync } from "node:fs"
