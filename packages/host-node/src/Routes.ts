@@ -12,9 +12,9 @@ import { type Access, HistoryPage, LoadedPlugins, SessionStore } from "@plugboar
 import { Context, Effect, Either, Schema } from "effect"
 import type { TurnCredits } from "./credits/TurnCredits.js"
 import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
-import type { TurnRegistry } from "./Messages.js"
 import type { StageTimings } from "./Pipeline.js"
 import { mintSessionId, notFound, ownerOf, sessionFailure, threadOfOther } from "./SessionAccess.js"
+import type { TurnRegistry } from "./TurnRegistry.js"
 
 /** The authenticated caller of a request behind the pipeline. */
 export class RequestUser extends Context.Tag("@plugboard/host-node/RequestUser")<

@@ -36,7 +36,7 @@ import * as ConsoleRoutes from "./console/ConsoleRoutes.js"
 import * as TurnCredits from "./credits/TurnCredits.js"
 import { errorBody, failureResponse, HttpFailure, json } from "./Http.js"
 import { shortDid } from "./Logger.js"
-import { messageRoutes, TurnRegistry } from "./Messages.js"
+import { messageRoutes } from "./Messages.js"
 import {
   authenticate,
   credentialsOf,
@@ -50,6 +50,7 @@ import { BUILTIN_ROUTES, type BuiltinRoute, type OwnedRoute, pluginHandler } fro
 import { RequestUser, routerOf, sessionRoutes } from "./Routes.js"
 import type { LiveHub } from "./socket/LiveHub.js"
 import { TurnEnds } from "./TurnEnds.js"
+import { TurnRegistry } from "./TurnRegistry.js"
 import * as TurnStops from "./TurnStops.js"
 
 /** Everything `startServer` composes (built by `createOracleApp`). */

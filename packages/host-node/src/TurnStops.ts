@@ -7,7 +7,7 @@
  */
 import { type RuntimeLogger, TurnControl } from "@plugboard/core"
 import { Effect, Exit, Scope } from "effect"
-import type { TurnRegistry } from "./Messages.js"
+import type { TurnRegistry } from "./TurnRegistry.js"
 
 /** What the abort and delete routes call. */
 export interface TurnStops {

@@ -7,7 +7,7 @@
 import { CANCELLED_CALL, MemorySaver } from "@plugboard/adapters/langgraph"
 import type { EventSink } from "@plugboard/core"
 import { describe, expect, it } from "vitest"
-import { TurnRegistry } from "../src/Messages.js"
+import { TurnRegistry } from "../src/TurnRegistry.js"
 import type { TurnOutcome } from "../src/Turns.js"
 import { call, collect, newSession, slowJob, start, stream, user, weather } from "./helpers.js"
 

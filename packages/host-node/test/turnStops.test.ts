@@ -7,7 +7,7 @@
 import { TurnControl } from "@plugboard/core"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { TurnRegistry } from "../src/Messages.js"
+import { TurnRegistry } from "../src/TurnRegistry.js"
 import * as TurnStops from "../src/TurnStops.js"
 import type { TurnOutcome } from "../src/Turns.js"
 import { recordingLogger } from "./helpers.js"
