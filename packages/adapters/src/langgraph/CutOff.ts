@@ -6,7 +6,6 @@
  */
 import { AIMessage, type BaseMessage, isAIMessage, ToolMessage } from "@langchain/core/messages"
 import type { RuntimeLogger } from "@plugboard/core"
-import type { MainAgent } from "./MainAgent.js"
 
 /** Text a tool call gets when its turn was cut short before it returned. */
 export const CANCELLED_CALL = "Cancelled: the turn was aborted before this tool call returned."
@@ -34,13 +33,30 @@ export const danglingCalls = (messages: ReadonlyArray<BaseMessage>) => {
 }
 
 /**
+ * What `repairCutOff` needs of a main agent (`MainAgent` has it), spelled out so that this module,
+ * which the model node imports, does not import the agent that imports the model node.
+ */
+export interface CutOffThread {
+  readonly getState: () => Promise<{ readonly messages?: ReadonlyArray<BaseMessage> | undefined }>
+  readonly request: { readonly requestId: string }
+  readonly threadId: string
+  readonly graph: {
+    updateState(
+      config: { readonly configurable: { readonly thread_id: string } },
+      values: { readonly messages: Array<BaseMessage> },
+      asNode: "model"
+    ): Promise<unknown>
+  }
+}
+
+/**
  * Makes the stored thread match what the user saw of a turn cut short: its dangling tool calls
  * answered as cancelled, then `partialText` (when any) as an AI message with the turn's request
  * id (the id the client streamed it into), marked as cut off. Never rejects: a thread that cannot
  * be repaired is logged.
  */
 export const repairCutOff = async (
-  agent: MainAgent,
+  agent: CutOffThread,
   logger: RuntimeLogger,
   partialText: string
 ): Promise<void> => {
