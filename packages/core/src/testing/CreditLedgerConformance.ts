@@ -13,20 +13,13 @@
 import { Effect, Exit, type Scope } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { TestClockService } from "../Clock.js"
 import type { CreditLedgerError, CreditLedgerService, LedgerEntry } from "../CreditLedger.js"
 import { MAX_HISTORY_LIMIT, MAX_REASON_LENGTH } from "../CreditLedger.js"
+import type { CreditLedgerHarness } from "./CreditLedgerHarness.js"
 import * as ReservationCases from "./CreditLedgerReservationCases.js"
 import { acquire, type Factory, failureOf } from "./Factory.js"
 
-/** What a factory may return: the ledger alone, or with a way to open the same storage again. */
-export interface CreditLedgerHarness {
-  readonly ledger: CreditLedgerService
-  /** Another handle on the same storage (a second connection, a restarted process). */
-  readonly reopen?: () => Effect.Effect<CreditLedgerService, unknown, Scope.Scope>
-  /** The test clock the ledger (and `reopen`'s) reads, so reservations can be made to expire. */
-  readonly clock?: TestClockService
-}
+export type { CreditLedgerHarness } from "./CreditLedgerHarness.js"
 
 /** Options of the suite. */
 export interface CreditLedgerConformanceOptions {

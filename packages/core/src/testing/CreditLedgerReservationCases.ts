@@ -9,7 +9,7 @@ import fc from "fast-check"
 import { expect, it } from "vitest"
 import type { CreditLedgerError, CreditLedgerService, Reservation } from "../CreditLedger.js"
 import { MAX_REASON_LENGTH, MAX_RESERVATION_TTL_MS } from "../CreditLedger.js"
-import type { CreditLedgerHarness } from "./CreditLedgerConformance.js"
+import type { CreditLedgerHarness } from "./CreditLedgerHarness.js"
 
 const ALICE = "did:key:z6MkAlice"
 const BOB = "did:key:z6MkBob"
