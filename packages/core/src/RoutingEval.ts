@@ -83,6 +83,11 @@ export interface RoutingReport {
 export interface EvaluateOptions {
   /** Cut-off of `recallAtK`; default 5. */
   readonly k?: number | undefined
+  /**
+   * Called after each ranked query with how many are done of how many: a long evaluation (tens
+   * of thousands of rankings) can show progress. Keep it cheap: it runs once per query.
+   */
+  readonly onProgress?: ((done: number, total: number) => void) | undefined
 }
 
 /** The default cut-off: a model reading a list of five still finds the right plugin. */
@@ -244,6 +249,10 @@ export const evaluateExamples = (catalog: Catalog, options: EvaluateOptions = {}
   const index = CapabilityIndex.forCatalog(catalog)
   const outcomes: Array<Outcome> = []
   const withoutExamples: Array<string> = []
+  const onProgress = options.onProgress
+  let total = 0
+  if (onProgress !== undefined)
+    for (const entry of catalog.entries) if (entry.discoverable) total += entry.manifest.examples?.length ?? 0
   for (const entry of catalog.entries) {
     if (!entry.discoverable) continue
     const examples = entry.manifest.examples ?? []
@@ -252,6 +261,7 @@ export const evaluateExamples = (catalog: Catalog, options: EvaluateOptions = {}
       outcomes.push(
         outcomeOf(CapabilityIndex.leaveOneOut(index, entry.name, i), example.user, entry.name, k, i)
       )
+      onProgress?.(outcomes.length, total)
     })
   }
   return { ...summarize(catalog, outcomes, k), withoutExamples: withoutExamples.sort(compareNames) }
@@ -349,6 +359,7 @@ export const evaluateQueries = (
       normalized.set(q.plugin, { plugin: name, via: resolved.via })
     }
     outcomes.push(outcomeOf(index, q.query, name, k))
+    options.onProgress?.(i + 1, queries.length)
   })
   return {
     ...summarize(catalog, outcomes, k),

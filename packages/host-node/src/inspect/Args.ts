@@ -3,6 +3,7 @@
  * or malformed value, or a second module is a usage error (exit 64, `EX_USAGE` of sysexits.h),
  * so a typo in a CI script fails loudly instead of silently checking something else.
  */
+import { SUMMARY_ROWS, SUMMARY_THRESHOLD, SUMMARY_WARNINGS } from "./Render.js"
 
 /** Exit codes of `plugboard inspect` (documented in docs/inspect-json-schema.md). */
 export const ExitCode = {
@@ -85,7 +86,7 @@ Options:
   --tokenizer NAME     o200k (default), cl100k or heuristic
   --k N                worst case with the N most expensive plugins loaded (default 5)
   --top N              list the N most expensive on-demand plugins (default 10)
-  --all                list every on-demand plugin
+  --all                list everything: every plugin, warning and on-demand plugin's cost
   --budget N           exit 1 when a turn with nothing loaded (or the --loaded scenario)
                        costs more than N tokens; shows what demoting always-tier plugins saves
   --loaded a,b,...     the scenario checked against --budget: these plugins loaded
@@ -104,6 +105,10 @@ Options:
   --min-recall R       exit 1 when recall@5 of the examples or the queries is below R (0-1;
                        implies --eval)
   -h, --help           this text
+
+A catalog of more than ${SUMMARY_THRESHOLD} plugins is summarised: counts per tier and category, the first ${SUMMARY_ROWS}
+plugins, warnings grouped by kind (${SUMMARY_WARNINGS} of each), the --top most expensive; --all lists everything,
+--json is always the full report. Long steps show progress on stderr when it is a terminal.
 
 Exit codes: 0 ok, 1 over budget or below --min-recall, 2 manifest errors or module not loadable,
 64 bad usage, 65 malformed --queries file, 66 unreadable --queries/--base-prompt file,

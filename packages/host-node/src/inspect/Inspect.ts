@@ -14,6 +14,7 @@ import * as ConsoleAssets from "../console/Assets.js"
 import { readManifestOverrides } from "../ManifestOverridesFile.js"
 import { loadSources } from "../Sources.js"
 import { ExitCode, type InspectOptions, parseArgs, USAGE, UsageError } from "./Args.js"
+import * as Progress from "./Progress.js"
 import { QueriesFileError, type QueryLine, readQueries } from "./Queries.js"
 import { render } from "./Render.js"
 import { buildReport, type InspectFailure, type InspectReport, SCHEMA_VERSION } from "./Report.js"
@@ -30,6 +31,11 @@ export interface InspectIO {
   readonly stderr?: InspectStream
   /** Relative paths (module, --queries, --base-prompt) resolve against it; default `INIT_CWD`, else the process's. */
   readonly cwd?: string
+  /**
+   * Told of the long steps; default: a status line on `stderr` when it is a terminal
+   * (`Progress.forStream`), nothing otherwise.
+   */
+  readonly progress?: Progress.Progress
 }
 
 /** A file given on the command line that cannot be read. */
@@ -84,7 +90,11 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
   const stderr = io.stderr ?? process.stderr
   // `pnpm plugboard` runs in the repository root; INIT_CWD is where the user typed the command.
   const cwd = io.cwd ?? process.env.INIT_CWD ?? process.cwd()
-  const err = (line: string) => stderr.write(`${line}\n`)
+  const progress = io.progress ?? Progress.forStream(stderr)
+  const err = (line: string) => {
+    progress.clear()
+    stderr.write(`${line}\n`)
+  }
 
   let options: InspectOptions
   try {
@@ -129,6 +139,7 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
   }
 
   try {
+    progress.phase(`loading ${moduleName}…`)
     const loaded = await loadModule(options.module, cwd)
     moduleName = displayPath(loaded.file, cwd)
 
@@ -157,6 +168,7 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
     else {
       const plugins = loaded.kind === "catalog" ? loaded.catalog.entries.map((e) => e.plugin) : loaded.plugins
       // The same sources serve boots with, so the report is what the server would offer.
+      if (mcp !== undefined || skills !== undefined) progress.phase("reading MCP servers and skills…")
       const sources = await loadSources(plugins, {
         mcpServers: mcp,
         skills,
@@ -171,6 +183,9 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       // Every tool list is read: no server is needed past this point.
       await sources.close()
       sourceWarnings = sources.warnings
+      progress.phase(
+        `building the catalog of ${(plugins.length + sources.plugins.length).toLocaleString("en-US")} plugins…`
+      )
       const built = Catalog.make([...plugins, ...sources.plugins], {
         manifestOverrides: overrides.overrides
       })
@@ -200,6 +215,7 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       }
     }
 
+    progress.phase(`loading the ${options.tokenizer} tokenizer…`)
     const counter = await counterFor(options.tokenizer)
     const report = buildReport(catalog, {
       module: moduleName,
@@ -212,8 +228,10 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       minRecall: options.minRecall,
       queries,
       aliases: loaded.aliases,
-      warnings: sourceWarnings
+      warnings: sourceWarnings,
+      progress
     })
+    progress.clear()
     if (options.html !== undefined) {
       const bytes = await writeHtml(resolve(cwd, options.html), "--html", report)
       err(`plugboard inspect: wrote ${options.html} (${Math.round(bytes / 1024)} KB, self-contained).`)

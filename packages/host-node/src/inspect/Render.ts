@@ -1,17 +1,27 @@
 /**
  * The terminal view of an inspect report: sections with aligned columns, numbers with thousands
- * separators, long lists cut to the top N with a note saying how to see all. Colour (headings,
- * budget verdicts) only when the output is a terminal and `NO_COLOR` is unset.
+ * separators, long lists cut to the top N with a note saying how to see all. A catalog of more
+ * than `SUMMARY_THRESHOLD` plugins is summarised (counts per tier and category, warnings grouped,
+ * every list capped) unless `--all` asks for everything (README "Other commands"). Colour
+ * (headings, budget verdicts) only when the output is a terminal and `NO_COLOR` is unset.
  */
-import type { EvalJson, InspectReport, MetricsJson } from "./Report.js"
+import type { EvalJson, InspectReport, MetricsJson, PluginRow } from "./Report.js"
 
 /** How the view is drawn. */
 export interface RenderOptions {
   /** On-demand plugins listed by cost (the rest are counted). */
   readonly top: number
+  /** List everything, even for a catalog above `SUMMARY_THRESHOLD`. */
   readonly all: boolean
   readonly color: boolean
 }
+
+/** Above this many plugins the terminal view summarises, unless `--all`. */
+export const SUMMARY_THRESHOLD = 50
+/** Rows a summarised list keeps (plugins, overrides, requires, guides). */
+export const SUMMARY_ROWS = 10
+/** Lines of each kind of warning a summary keeps. */
+export const SUMMARY_WARNINGS = 3
 
 const fmt = (n: number): string => n.toLocaleString("en-US")
 const ratio = (x: number): string => x.toFixed(3)
@@ -35,9 +45,130 @@ const table = (
   )
 }
 
-const indent = (lines: ReadonlyArray<string>, by = "  "): string[] => lines.map((l) => by + l)
+const indent = (lines: ReadonlyArray<string>, by = "  "): string[] =>
+  lines.map((l) => (l === "" ? l : by + l))
 
 const plural = (n: number, one: string, many = `${one}s`): string => `${fmt(n)} ${n === 1 ? one : many}`
+
+/** The line closing a capped list. */
+const more = (n: number, by = "  "): string[] =>
+  n > 0 ? [`${by}…and ${fmt(n)} more (--all lists every one)`] : []
+
+/** Keeps the first `n` of `xs` (all of them when `all`), and how many were left out. */
+const cap = <A>(xs: ReadonlyArray<A>, n: number, all: boolean): [ReadonlyArray<A>, number] =>
+  all || xs.length <= n ? [xs, 0] : [xs.slice(0, n), xs.length - n]
+
+const pluginTable = (plugins: ReadonlyArray<PluginRow>): string[] =>
+  table(
+    [
+      ["NAME", "VISIBILITY", "CATEGORY", "TOOLS", "EXAMPLES", "STABILITY"],
+      ...plugins.map((p) => [
+        p.source === "typescript" ? p.name : `${p.name} (${p.source})`,
+        p.unavailable === null ? p.visibility : "unavailable",
+        p.category ?? "-",
+        p.alwaysTools > 0 && p.onDemandTools > 0 ? `${p.tools} (${p.alwaysTools} always)` : String(p.tools),
+        String(p.examples),
+        p.stability ?? "-"
+      ])
+    ],
+    new Set([4])
+  )
+
+/**
+ * A large catalog's plugins: counts per category and tier, then the plugins that matter most
+ * to a reader first (unavailable, then always-tier, which every turn pays), capped.
+ */
+const pluginSummary = (plugins: ReadonlyArray<PluginRow>): string[] => {
+  const byCategory = new Map<
+    string,
+    { plugins: number; always: number; onDemand: number; silent: number; tools: number }
+  >()
+  for (const p of plugins) {
+    const key = p.category ?? "-"
+    let c = byCategory.get(key)
+    if (c === undefined) {
+      c = { plugins: 0, always: 0, onDemand: 0, silent: 0, tools: 0 }
+      byCategory.set(key, c)
+    }
+    c.plugins++
+    c.tools += p.tools
+    if (p.visibility === "always") c.always++
+    else if (p.visibility === "on-demand") c.onDemand++
+    else c.silent++
+  }
+  const categories = [...byCategory].sort(([a, x], [b, y]) => y.plugins - x.plugins || (a < b ? -1 : 1))
+  const totals = categories.reduce(
+    (t, [, c]) => ({
+      plugins: t.plugins + c.plugins,
+      always: t.always + c.always,
+      onDemand: t.onDemand + c.onDemand,
+      silent: t.silent + c.silent,
+      tools: t.tools + c.tools
+    }),
+    { plugins: 0, always: 0, onDemand: 0, silent: 0, tools: 0 }
+  )
+  const row = (name: string, c: typeof totals) => [
+    name,
+    fmt(c.plugins),
+    fmt(c.always),
+    fmt(c.onDemand),
+    fmt(c.silent),
+    fmt(c.tools)
+  ]
+  const out = table(
+    [
+      ["CATEGORY", "PLUGINS", "ALWAYS", "ON-DEMAND", "SILENT", "TOOLS"],
+      ...categories.map(([name, c]) => row(name, c)),
+      row("total", totals)
+    ],
+    new Set([1, 2, 3, 4, 5])
+  )
+  const sources = new Map<string, number>()
+  for (const p of plugins) sources.set(p.source, (sources.get(p.source) ?? 0) + 1)
+  if (sources.size > 1 || !sources.has("typescript"))
+    out.push(`from ${[...sources].map(([source, n]) => `${source} ${fmt(n)}`).join(", ")}`)
+  const rank = (p: PluginRow) => (p.unavailable !== null ? 0 : p.visibility === "always" ? 1 : 2)
+  const ordered = plugins
+    .map((p, i) => [p, i] as const)
+    .sort(([a, i], [b, j]) => rank(a) - rank(b) || i - j)
+    .map(([p]) => p)
+  const [shown, left] = cap(ordered, SUMMARY_ROWS, false)
+  const unavailable = plugins.filter((p) => p.unavailable !== null).length
+  out.push(
+    "",
+    `first ${fmt(shown.length)} (${unavailable > 0 ? "unavailable, then " : ""}always-tier, then in catalog order):`
+  )
+  out.push(...pluginTable(shown), ...more(left, ""))
+  return out
+}
+
+/**
+ * Warnings grouped by kind (the line with its quoted names, parenthesised parts and numbers
+ * blanked), each kind capped to its first few lines.
+ */
+const warningSummary = (warnings: ReadonlyArray<string>): string[] => {
+  const groups = new Map<string, Array<string>>()
+  for (const w of warnings) {
+    const key = w
+      .replace(/'[^']*'/g, "'…'")
+      .replace(/\([^)]*\)/g, "(…)")
+      .replace(/\d[\d,.]*/g, "N")
+    const group = groups.get(key)
+    if (group === undefined) groups.set(key, [w])
+    else group.push(w)
+  }
+  const out: string[] = []
+  // The most frequent kinds first; a tie keeps the order of first appearance (sort is stable).
+  for (const [kind, lines] of [...groups].sort(([, a], [, b]) => b.length - a.length)) {
+    if (lines.length <= SUMMARY_WARNINGS) {
+      out.push(...lines)
+      continue
+    }
+    out.push(`${fmt(lines.length)} × ${kind}`)
+    out.push(...indent(lines.slice(0, SUMMARY_WARNINGS)), ...more(lines.length - SUMMARY_WARNINGS))
+  }
+  return out
+}
 
 /** Renders the report for a terminal; ends with a newline. */
 export const render = (report: InspectReport, options: RenderOptions): string => {
@@ -52,40 +183,23 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
   out.push(`tokenizer: ${report.tokenizer}`)
 
   // Plugins.
+  const summarised = !options.all && report.plugins.length > SUMMARY_THRESHOLD
   const count = (v: string) => report.plugins.filter((p) => p.visibility === v).length
   heading(
-    `Plugins: ${fmt(report.plugins.length)} (${fmt(count("always"))} always, ${fmt(count("on-demand"))} on-demand, ${fmt(count("silent"))} silent)`
+    `Plugins: ${fmt(report.plugins.length)} (${fmt(count("always"))} always, ${fmt(count("on-demand"))} on-demand, ${fmt(count("silent"))} silent)${summarised ? `; summarised above ${SUMMARY_THRESHOLD}, --all lists every one` : ""}`
   )
-  out.push(
-    ...indent(
-      table(
-        [
-          ["NAME", "VISIBILITY", "CATEGORY", "TOOLS", "EXAMPLES", "STABILITY"],
-          ...report.plugins.map((p) => [
-            p.source === "typescript" ? p.name : `${p.name} (${p.source})`,
-            p.unavailable === null ? p.visibility : "unavailable",
-            p.category ?? "-",
-            p.alwaysTools > 0 && p.onDemandTools > 0
-              ? `${p.tools} (${p.alwaysTools} always)`
-              : String(p.tools),
-            String(p.examples),
-            p.stability ?? "-"
-          ])
-        ],
-        new Set([4])
-      )
-    )
-  )
+  out.push(...indent(summarised ? pluginSummary(report.plugins) : pluginTable(report.plugins)))
 
   heading(`Manifest validation: no errors, ${plural(report.warnings.length, "warning")}`)
-  out.push(...indent(report.warnings))
+  out.push(...indent(summarised ? warningSummary(report.warnings) : report.warnings))
 
   // What the operator changed, and the manifests the runtime uses (README "Manifest overrides").
   const overridden = report.plugins.filter((p) => p.overrides.length > 0)
   if (overridden.length > 0) {
     heading(`Manifest overrides: ${plural(overridden.length, "plugin")}`)
     const shownValue = (v: unknown) => (v === null || v === undefined ? "(unset)" : JSON.stringify(v))
-    for (const p of overridden) {
+    const [shown, left] = cap(overridden, SUMMARY_ROWS, !summarised)
+    for (const p of shown) {
       out.push(`  ${p.name}`)
       for (const c of p.overrides)
         out.push(`    ${c.field}: ${shownValue(c.from)} → ${shownValue(c.to)}  (${c.by})`)
@@ -96,6 +210,7 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
           .map((l) => `      ${l}`)
       )
     }
+    out.push(...more(left))
   }
 
   // Who may use what (README "Requiring capabilities").
@@ -104,19 +219,22 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
     heading(`Requires (UCAN capabilities): ${plural(gated.length, "plugin")}`)
     const caps = (cs: ReadonlyArray<{ can: string; with: string }>) =>
       cs.map((c) => `${c.can} on ${c.with}`).join(", ")
-    for (const p of gated) {
+    const [shown, left] = cap(gated, SUMMARY_ROWS, !summarised)
+    for (const p of shown) {
       if (p.requires.length > 0) out.push(`  ${p.name}: ${caps(p.requires)}`)
       for (const t of p.toolRequires) out.push(`  ${p.name} / ${t.tool}: ${caps(t.requires)}`)
     }
+    out.push(...more(left))
   }
 
   // Operating guides (README "Operating guides").
   if (report.guides.length > 0) {
     heading(`Operating guides: ${plural(report.guides.length, "guide")}`)
+    const [shown, left] = cap(report.guides, SUMMARY_ROWS, !summarised)
     out.push(
       ...indent(
         table(
-          report.guides.map((g) => [
+          shown.map((g) => [
             g.name,
             fmt(g.tokens),
             g.paid === "prompt"
@@ -128,6 +246,7 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
         )
       )
     )
+    out.push(...more(left))
   }
 
   heading(`Tier-1 block: ${plural(report.tier1.tokens, "token")}`)

@@ -13,6 +13,7 @@ import {
   TokenBudget,
   type TokenCounter
 } from "@plugboard/core"
+import type { Progress } from "./Progress.js"
 import type { QueryLine } from "./Queries.js"
 
 /** The version of the JSON shape. */
@@ -212,11 +213,15 @@ export interface ReportInput {
   readonly aliases?: ReadonlyMap<string, string> | undefined
   /** `[boot-warning] …` lines of the catalog's sources (MCP config, servers, skills). */
   readonly warnings?: ReadonlyArray<string> | undefined
+  /** Told of the long steps (counting tokens, ranking `--eval`'s queries); default: nothing. */
+  readonly progress?: Progress | undefined
 }
 
 /** Builds the report of a catalog that booted. */
 export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): InspectReport => {
   const { counter } = input
+  const progress = input.progress
+  progress?.phase(`counting tokens of ${catalog.entries.length.toLocaleString("en-US")} plugins…`)
   const budgetReport = TokenBudget.budgetReport(catalog, {
     basePrompt: input.basePrompt,
     counter,
@@ -246,11 +251,24 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
 
   let evalJson: EvalJson | null = null
   if (input.eval) {
-    const examples = RoutingEval.evaluateExamples(catalog)
+    progress?.phase("evaluating the manifests' examples…")
+    const examples = RoutingEval.evaluateExamples(catalog, {
+      onProgress:
+        progress === undefined
+          ? undefined
+          : (done, total) => progress.step("evaluating examples", done, total, "queries")
+    })
+    if (input.queries !== undefined) progress?.phase(`evaluating ${input.queries.file}…`)
     const queries =
       input.queries === undefined
         ? undefined
-        : RoutingEval.evaluateQueries(catalog, input.queries.items, { aliases: input.aliases })
+        : RoutingEval.evaluateQueries(catalog, input.queries.items, {
+            aliases: input.aliases,
+            onProgress:
+              progress === undefined
+                ? undefined
+                : (done, total) => progress.step("evaluating queries", done, total, "queries")
+          })
     const minRecall = input.minRecall ?? null
     const below = (r: RoutingEval.RoutingReport | undefined) =>
       minRecall !== null && r !== undefined && r.queries > 0 && r.recallAtK < minRecall

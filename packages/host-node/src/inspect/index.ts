@@ -24,6 +24,14 @@ export {
   UsageError
 } from "./Args.js"
 export { type InspectIO, type InspectStream, runInspect } from "./Inspect.js"
+/** Progress of inspect's long steps on a terminal's stderr. */
+export * as Progress from "./Progress.js"
 export { parseQueries, QueriesFileError, type QueryLine, readQueries } from "./Queries.js"
-export { type RenderOptions, render } from "./Render.js"
+export {
+  type RenderOptions,
+  render,
+  SUMMARY_ROWS,
+  SUMMARY_THRESHOLD,
+  SUMMARY_WARNINGS
+} from "./Render.js"
 export * from "./Report.js"
