@@ -9,6 +9,7 @@ import { Data, Effect, Either, type Schema } from "effect"
 import { type Capability, readRequires } from "./Access.js"
 import type { PluginSource } from "./CatalogSource.js"
 import { sortByDependencies } from "./internal/dependencyOrder.js"
+import { checkExampleArgs } from "./internal/exampleArgs.js"
 import { describe, shown } from "./internal/text.js"
 import * as Tools from "./internal/tools.js"
 import * as ManifestOverrides from "./ManifestOverrides.js"
@@ -205,6 +206,7 @@ const resolvePlugin = (
   warnings: string[],
   override?: unknown
 ): CatalogEntry => {
+  Tools.checkKnownKeys(plugin, Tools.PLUGIN_KEYS, `Plugin '${shown(name)}'`, "'manifest'", errors)
   const tools = Tools.collectTools(plugin, name, errors)
   let manifest: PluginManifest
   try {
@@ -287,6 +289,9 @@ const resolvePlugin = (
       errors.push(`Plugin '${shown(name)}' sub-agent #${i} could not be read (${describe(thrown)}).`)
     }
   })
+  const bootTools = new Map<string, CatalogTool>()
+  for (const tool of [...resolved, ...subAgents.map((s) => s.tool)]) bootTools.set(tool.name, tool)
+  checkExampleArgs(manifest, name, bootTools, warnings)
 
   return {
     name,

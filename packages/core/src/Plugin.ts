@@ -187,10 +187,17 @@ export class InvalidPluginNameError extends Error {
 }
 
 /**
+ * Maps every key of `P` that `Known` does not declare to `never`, so an object literal with a
+ * misplaced or misspelt key (`visibility` outside `manifest`, say) is a type error naming it.
+ * A generic parameter escapes TypeScript's own excess-property check; this restores it.
+ */
+export type OnlyKnownKeys<P, Known> = { readonly [K in Exclude<keyof P, keyof Known>]: never }
+
+/**
  * Declares a plugin. Typed identity plus the one check that needs no catalog: the name.
  * Manifest rules, tool collisions and dependencies are checked by `Catalog.make`.
  */
-export const definePlugin = <const P extends Plugin>(plugin: P): P => {
+export const definePlugin = <const P extends Plugin>(plugin: P & OnlyKnownKeys<P, Plugin>): P => {
   if (!isPluginName(plugin.name)) throw new InvalidPluginNameError(plugin.name)
   return plugin
 }

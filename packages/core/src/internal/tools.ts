@@ -7,7 +7,7 @@ import { Either, Schema } from "effect"
 import { readRequires } from "../Access.js"
 import type { CatalogSubAgent, CatalogTool } from "../Catalog.js"
 import type { JsonSchema, Plugin, PluginMiddleware, PluginTool, SubAgentSpec } from "../Plugin.js"
-import { Visibility } from "../PluginManifest.js"
+import { MANIFEST_FIELDS, Visibility } from "../PluginManifest.js"
 import { jsonSchemaOf } from "./jsonSchema.js"
 import { describe, shown } from "./text.js"
 
@@ -82,6 +82,71 @@ export const readQuietly = (target: unknown, key: string): unknown => {
   }
 }
 
+/** Every key of `Plugin` (packages/core/src/Plugin.ts): anything else is a boot error. */
+export const PLUGIN_KEYS: ReadonlySet<string> = new Set([
+  "name",
+  "manifest",
+  "tools",
+  "dependsOn",
+  "prompt",
+  "getTools",
+  "getSubAgents",
+  "getMiddlewares",
+  "getSharedState",
+  "getRequestTools",
+  "getRequestSubAgents",
+  "middlewares",
+  "routes",
+  "operatingGuide",
+  "unavailable",
+  "source",
+  "requires"
+])
+
+/** Every key of `PluginTool`: anything else is a boot error. */
+export const TOOL_KEYS: ReadonlySet<string> = new Set([
+  "name",
+  "description",
+  "input",
+  "jsonSchema",
+  "visibility",
+  "requires",
+  "handler"
+])
+
+const MANIFEST_KEYS: ReadonlySet<string> = new Set(MANIFEST_FIELDS)
+const MAX_UNKNOWN_KEYS = 20
+
+/**
+ * Reports each own key of `target` outside `known` as one error, `<where> has an unknown key
+ * '<key>'.`, saying where a manifest field belongs when it was put at the wrong level: a key the
+ * runtime does not read would otherwise be silently ignored (README "Writing a plugin").
+ */
+export const checkKnownKeys = (
+  target: object,
+  known: ReadonlySet<string>,
+  where: string,
+  manifestHome: string,
+  errors: string[]
+): void => {
+  let keys: ReadonlyArray<string>
+  try {
+    keys = Object.keys(target)
+  } catch (thrown) {
+    errors.push(`${where} keys could not be read (${describe(thrown)}).`)
+    return
+  }
+  let unknown = 0
+  for (const key of keys) {
+    if (known.has(key)) continue
+    // A huge object is broken, not verbose: name the first few and count the rest.
+    if (++unknown > MAX_UNKNOWN_KEYS) continue
+    const home = MANIFEST_KEYS.has(key) ? ` (it belongs in ${manifestHome})` : ""
+    errors.push(`${where} has an unknown key '${shown(key)}'${home}.`)
+  }
+  if (unknown > MAX_UNKNOWN_KEYS) errors.push(`${where} has ${unknown - MAX_UNKNOWN_KEYS} more unknown keys.`)
+}
+
 /** Reads a plugin's tools (`tools` + `getTools()`); a throwing hook becomes an error. */
 export const collectTools = (plugin: Plugin, name: string, errors: string[]): ReadonlyArray<PluginTool> => {
   try {
@@ -149,6 +214,13 @@ export const resolveTool = (tool: PluginTool, i: number | undefined, ctx: ToolCo
     return
   }
   seen.add(toolName)
+  checkKnownKeys(
+    tool,
+    TOOL_KEYS,
+    `Plugin '${shown(name)}' ${kind} '${toolName}'`,
+    "the plugin's 'manifest'",
+    errors
+  )
   if (typeof tool.description !== "string") {
     errors.push(`Plugin '${shown(name)}' ${kind} '${toolName}' description must be a string.`)
     return

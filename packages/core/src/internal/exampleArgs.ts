@@ -1,0 +1,238 @@
+/**
+ * Checks each manifest example's `args` against the input of the tool it calls, so an example
+ * that teaches the model a wrong call is caught at boot (README "Writing a plugin"). Soft: each
+ * field that does not fit is one `[boot-warning]`, the plugin still loads.
+ *
+ * A tool with an Effect Schema `input` (and no `jsonSchema` override) is checked by decoding the
+ * args with it, every issue collected and extra fields refused. A tool offered with a JSON Schema
+ * (`jsonSchema`: MCP tools, hand-written schemas) is checked as far as core can without a JSON
+ * Schema validator: required fields, fields `additionalProperties: false` refuses, and each
+ * top-level field's `type`, `enum` or `const`.
+ */
+import { Either, ParseResult, Schema } from "effect"
+import type { CatalogTool } from "../Catalog.js"
+import type { JsonSchema } from "../Plugin.js"
+import { shown } from "./text.js"
+
+/** Most examples read from one manifest (the manifest rules cap them the same way). */
+const MAX_EXAMPLES = 1000
+/** Longest value echoed back in a message. */
+const MAX_ECHO = 60
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** A value as a message quotes it: JSON, shortened. */
+const quote = (value: unknown): string => {
+  let text: string
+  try {
+    text = value === undefined ? "undefined" : (JSON.stringify(value) ?? String(value))
+  } catch {
+    text = Array.isArray(value) ? "an array" : typeof value
+  }
+  return shown(text, MAX_ECHO)
+}
+
+const TYPE_NAMES: Readonly<Record<string, string>> = {
+  string: "a string",
+  number: "a number",
+  integer: "an integer",
+  boolean: "a boolean",
+  array: "an array",
+  object: "an object",
+  null: "null"
+}
+
+const fitsType = (type: string, value: unknown): boolean => {
+  switch (type) {
+    case "string":
+      return typeof value === "string"
+    case "number":
+      return typeof value === "number" && Number.isFinite(value)
+    case "integer":
+      return typeof value === "number" && Number.isInteger(value)
+    case "boolean":
+      return typeof value === "boolean"
+    case "array":
+      return Array.isArray(value)
+    case "object":
+      return isRecord(value)
+    case "null":
+      return value === null
+    default:
+      return true
+  }
+}
+
+const sameJson = (a: unknown, b: unknown): boolean => {
+  try {
+    return JSON.stringify(a) === JSON.stringify(b)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * What a JSON Schema property expects, in words, when `value` plainly does not fit its `type`,
+ * `enum` or `const`; `undefined` when it fits them (or the schema says nothing core can read).
+ */
+const misfit = (property: unknown, value: unknown): string | undefined => {
+  if (!isRecord(property)) return undefined
+  const { type, enum: choices, const: constant } = property
+  if (Array.isArray(choices) && choices.length > 0) {
+    if (choices.some((c) => sameJson(c, value))) return undefined
+    return `one of ${choices.map((c) => quote(c)).join(", ")}`
+  }
+  if (constant !== undefined) return sameJson(constant, value) ? undefined : quote(constant)
+  const types = typeof type === "string" ? [type] : Array.isArray(type) ? type : []
+  const known = types.filter((t): t is string => typeof t === "string" && TYPE_NAMES[t] !== undefined)
+  if (known.length === 0 || known.length !== types.length) return undefined
+  if (known.some((t) => fitsType(t, value))) return undefined
+  return known.map((t) => TYPE_NAMES[t]).join(" or ")
+}
+
+/** An example's problems in one order whatever found them: missing, unknown, then misfits. */
+class Problems {
+  private readonly missingFields: string[] = []
+  private readonly unknownFields: string[] = []
+  private readonly misfits: string[] = []
+  missing(field: string): void {
+    this.missingFields.push(`args is missing required field '${field}'`)
+  }
+  unknown(field: string): void {
+    this.unknownFields.push(`args has unknown field '${field}'`)
+  }
+  misfit(problem: string): void {
+    this.misfits.push(problem)
+  }
+  all(): string[] {
+    return [...this.missingFields, ...this.unknownFields, ...this.misfits]
+  }
+}
+
+const doesNotFit = (field: string, expected: string, value: unknown): string =>
+  `args field '${field}' does not fit the tool's input: expected ${expected}, got ${quote(value)}`
+
+/** The problems of `args` against a JSON Schema, top-level fields only. */
+const jsonSchemaProblems = (schema: JsonSchema, args: Record<string, unknown>): string[] => {
+  const problems = new Problems()
+  const properties = isRecord(schema.properties) ? schema.properties : {}
+  const required = Array.isArray(schema.required) ? schema.required : []
+  for (const field of required) {
+    if (typeof field === "string" && args[field] === undefined) problems.missing(shown(field))
+  }
+  for (const [field, value] of Object.entries(args)) {
+    if (!Object.hasOwn(properties, field)) {
+      if (schema.additionalProperties === false) problems.unknown(shown(field))
+      continue
+    }
+    const expected = misfit(properties[field], value)
+    if (expected !== undefined) problems.misfit(doesNotFit(shown(field), expected, value))
+  }
+  return problems.all()
+}
+
+/** `a.b[0]`: a ParseIssue path as a field name. */
+const fieldOf = (path: ReadonlyArray<PropertyKey>): string =>
+  path
+    .map((key, i) => (typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${shown(String(key))}`))
+    .join("")
+
+const valueAt = (args: unknown, path: ReadonlyArray<PropertyKey>): unknown => {
+  let value = args
+  for (const key of path) {
+    if (value === null || typeof value !== "object") return undefined
+    value = (value as Record<PropertyKey, unknown>)[key]
+  }
+  return value
+}
+
+/** The problems of `args` against an Effect Schema: every issue of one decode, one per field. */
+const effectSchemaProblems = (
+  input: Schema.Schema<unknown, unknown, never>,
+  parameters: JsonSchema,
+  args: Record<string, unknown>
+): string[] => {
+  const decoded = Schema.decodeUnknownEither(input, { errors: "all", onExcessProperty: "error" })(args)
+  if (Either.isRight(decoded)) return []
+  const problems = new Problems()
+  const seen = new Set<string>()
+  const properties = isRecord(parameters.properties) ? parameters.properties : {}
+  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(decoded.left)) {
+    // An async transformation cannot run here: that says nothing about the example.
+    if (issue._tag === "Forbidden") continue
+    const field = fieldOf(issue.path)
+    if (seen.has(field)) continue
+    seen.add(field)
+    const top = issue.path.length === 1
+    if (field === "") {
+      problems.misfit(`args do not fit the tool's input: ${issue.message}`)
+    } else if (issue._tag === "Missing" && top) {
+      problems.missing(field)
+    } else if (issue._tag === "Unexpected" && top) {
+      problems.unknown(field)
+    } else {
+      const value = valueAt(args, issue.path)
+      const key = String(issue.path[0])
+      // The offered JSON Schema words a plain type mismatch best; a refinement (a positive
+      // number, a pattern) is worded by its own message.
+      const expected = top && Object.hasOwn(properties, key) ? misfit(properties[key], value) : undefined
+      problems.misfit(
+        expected === undefined
+          ? `args field '${field}' does not fit the tool's input: ${issue.message}`
+          : doesNotFit(field, expected, value)
+      )
+    }
+  }
+  return problems.all()
+}
+
+/** The problems of one example's args against its tool; never throws. */
+export const argsProblems = (tool: CatalogTool, args: Record<string, unknown>): string[] => {
+  try {
+    const input: unknown = tool.tool.input
+    if (tool.tool.jsonSchema === undefined && Schema.isSchema(input)) {
+      return effectSchemaProblems(input as Schema.Schema<unknown, unknown, never>, tool.parameters, args)
+    }
+    return jsonSchemaProblems(tool.parameters, args)
+  } catch {
+    // A schema whose decode throws is the tool's problem, reported when it is called.
+    return []
+  }
+}
+
+/**
+ * Warns once per example field that does not fit its tool's input:
+ * `Plugin '<name>' manifest examples[<i>] (<tool>): args field '<f>' does not fit the tool's
+ * input: expected <type>, got <value>.`, `... args is missing required field '<f>'.` and
+ * `... args has unknown field '<f>'.` Examples whose tool is not in `tools` (reported elsewhere)
+ * or whose `args` is not an object (a manifest error) are skipped; absent `args` are `{}`.
+ */
+export const checkExampleArgs = (
+  manifest: unknown,
+  pluginName: string,
+  tools: ReadonlyMap<string, CatalogTool>,
+  warnings: string[]
+): void => {
+  try {
+    if (!isRecord(manifest)) return
+    const examples = manifest.examples
+    if (!Array.isArray(examples)) return
+    const length = Math.min(examples.length, MAX_EXAMPLES)
+    for (let i = 0; i < length; i++) {
+      const example: unknown = examples[i]
+      if (!isRecord(example) || typeof example.tool !== "string") continue
+      const tool = tools.get(example.tool)
+      if (tool === undefined) continue
+      const args = example.args === undefined ? {} : example.args
+      if (!isRecord(args)) continue
+      for (const problem of argsProblems(tool, args)) {
+        warnings.push(
+          `Plugin '${shown(pluginName)}' manifest examples[${i}] (${shown(example.tool)}): ${problem}.`
+        )
+      }
+    }
+  } catch {
+    // A hostile manifest (throwing getters): the manifest rules report it.
+  }
+}
