@@ -289,9 +289,10 @@ const resolvePlugin = (
       errors.push(`Plugin '${shown(name)}' sub-agent #${i} could not be read (${describe(thrown)}).`)
     }
   })
-  const bootTools = new Map<string, CatalogTool>()
-  for (const tool of [...resolved, ...subAgents.map((s) => s.tool)]) bootTools.set(tool.name, tool)
-  checkExampleArgs(manifest, name, bootTools, warnings)
+  // A plugin has a few tools: a scan beats building a map for every plugin at boot.
+  const toolNamed = (toolName: string): CatalogTool | undefined =>
+    resolved.find((t) => t.name === toolName) ?? subAgents.find((s) => s.tool.name === toolName)?.tool
+  checkExampleArgs(manifest, name, toolNamed, warnings)
 
   return {
     name,

@@ -2,6 +2,7 @@ import { Catalog, CatalogSource, definePlugin, defineTool, type Plugin, ToolOutp
 import { Either, Schema } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { argsProblems } from "../src/internal/exampleArgs.js"
 
 const manifest = {
   title: "Currency Converter",
@@ -248,5 +249,71 @@ describe("Catalog.make: example args against the tool's input", () => {
         }
       )
     )
+  })
+
+  it("property: args warn exactly when the tool's own decode (extra keys refused) rejects them", () => {
+    // Plain structs take the quick path, refined and transformed ones the decode: both must agree.
+    const inputs = [
+      ConvertInput,
+      Schema.Struct({ n: Schema.Number.pipe(Schema.positive()), tag: Schema.optional(Schema.String) }),
+      Schema.Struct({ n: Schema.NumberFromString, flag: Schema.Boolean }),
+      Schema.Struct({ n: Schema.Union(Schema.Number, Schema.Null), kind: Schema.Literal("a", "b") })
+    ]
+    const catalog = Catalog.make([
+      {
+        name: "shapes",
+        manifest,
+        tools: inputs.map((input, i) => ({ name: `shape_${i}`, description: "d", input, handler: () => 1 }))
+      }
+    ])
+    if (Either.isLeft(catalog)) throw new Error(catalog.left.message)
+    const tools = catalog.right.entries[0]?.tools ?? []
+    const value = fc.oneof(
+      fc.double(),
+      fc.string(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constantFrom("a", "b", "up", "down", "12")
+    )
+    // Args each input accepts, then at most one change: a key dropped, added or given any value.
+    const validFor = [
+      valid,
+      fc.record({ n: fc.double({ min: 1, max: 1e6 }), tag: fc.string() }, { requiredKeys: ["n"] }),
+      fc.record({ n: fc.integer().map(String), flag: fc.boolean() }),
+      fc.record({ n: fc.oneof(fc.double(), fc.constant(null)), kind: fc.constantFrom("a", "b") })
+    ]
+    const key = fc.constantFrom("amount", "from", "to", "rounding", "n", "tag", "flag", "kind", "other")
+    const change = fc.oneof(
+      fc.constant(undefined),
+      fc.record({ drop: key }),
+      fc.record({ set: key, to: value })
+    )
+    const args = fc
+      .nat(inputs.length - 1)
+      .chain((i) => fc.tuple(fc.constant(i), validFor[i] as fc.Arbitrary<Record<string, unknown>>, change))
+    let accepted = 0
+    let rejected = 0
+    fc.assert(
+      fc.property(args, ([i, base, edit]) => {
+        const a: Record<string, unknown> = { ...base }
+        if (edit !== undefined && "drop" in edit) delete a[edit.drop]
+        if (edit !== undefined && "set" in edit) a[edit.set] = edit.to
+        const tool = tools[i]
+        const input = inputs[i]
+        if (tool === undefined || input === undefined) throw new Error("no tool")
+        const ok = Either.isRight(
+          Schema.decodeUnknownEither(input as Schema.Schema<unknown, unknown, never>, {
+            onExcessProperty: "error"
+          })(a)
+        )
+        if (ok) accepted++
+        else rejected++
+        expect(argsProblems(tool, a).length === 0).toBe(ok)
+      }),
+      { numRuns: 500 }
+    )
+    // Both answers were exercised, not only one.
+    expect(accepted).toBeGreaterThan(50)
+    expect(rejected).toBeGreaterThan(50)
   })
 })

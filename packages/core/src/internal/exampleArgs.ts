@@ -9,7 +9,7 @@
  * Schema validator: required fields, fields `additionalProperties: false` refuses, and each
  * top-level field's `type`, `enum` or `const`.
  */
-import { Either, ParseResult, Schema } from "effect"
+import { Either, ParseResult, Schema, type SchemaAST } from "effect"
 import type { CatalogTool } from "../Catalog.js"
 import type { JsonSchema } from "../Plugin.js"
 import { shown } from "./text.js"
@@ -187,12 +187,87 @@ const effectSchemaProblems = (
   return problems.all()
 }
 
+/**
+ * Whether `value` fits a schema made of keywords and literals only, as Effect's decode would
+ * decide it; `undefined` when the schema has anything else (a refinement, a transformation...).
+ */
+const plainFits = (ast: SchemaAST.AST, value: unknown): boolean | undefined => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return typeof value === "string"
+    case "NumberKeyword":
+      return typeof value === "number"
+    case "BooleanKeyword":
+      return typeof value === "boolean"
+    case "Literal":
+      return value === ast.literal
+    case "UndefinedKeyword":
+      return value === undefined
+    case "UnknownKeyword":
+    case "AnyKeyword":
+      return true
+    case "Union": {
+      // A member that accepts decides it, as it does for Effect's union.
+      for (const member of ast.types) {
+        const fits = plainFits(member, value)
+        if (fits !== false) return fits
+      }
+      return false
+    }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Whether `args` fit a struct of plain fields with no extra key, without running a decode: most
+ * tools' inputs are such structs, and boot checks every example of thousands of plugins.
+ * `undefined` when the schema is not such a struct.
+ */
+const fitsPlainStruct = (ast: SchemaAST.AST, args: Record<string, unknown>): boolean | undefined => {
+  if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0) return undefined
+  let fits = true
+  let matched = 0
+  for (const property of ast.propertySignatures) {
+    if (typeof property.name !== "string") return undefined
+    if (!Object.hasOwn(args, property.name)) {
+      if (!property.isOptional) fits = false
+      continue
+    }
+    matched++
+    const fit = plainFits(property.type, args[property.name])
+    if (fit === undefined) return undefined
+    if (!fit) fits = false
+  }
+  return fits && matched === Object.keys(args).length
+}
+
+/**
+ * True when `args` surely fit: they decode (stopping at the first issue, extra keys ignored) and
+ * each key is one of the struct's. Five times cheaper than the full decode that words every
+ * problem, which only a misfit pays for. A schema that is not a plain struct takes the full path.
+ */
+const fitsQuickly = (
+  input: Schema.Schema<unknown, unknown, never>,
+  parameters: JsonSchema,
+  args: Record<string, unknown>
+): boolean => {
+  const properties = parameters.properties
+  if (!isRecord(properties) || parameters.additionalProperties !== false) return false
+  for (const key in args) if (!Object.hasOwn(properties, key)) return false
+  return Either.isRight(Schema.decodeUnknownEither(input)(args))
+}
+
 /** The problems of one example's args against its tool; never throws. */
 export const argsProblems = (tool: CatalogTool, args: Record<string, unknown>): string[] => {
   try {
-    const input: unknown = tool.tool.input
-    if (tool.tool.jsonSchema === undefined && Schema.isSchema(input)) {
-      return effectSchemaProblems(input as Schema.Schema<unknown, unknown, never>, tool.parameters, args)
+    // A resolved tool without a `jsonSchema` has an Effect Schema `input` (its JSON Schema was
+    // derived from it), so `Schema.isSchema` need not be asked again.
+    if (tool.tool.jsonSchema === undefined) {
+      const input = tool.tool.input as Schema.Schema<unknown, unknown, never>
+      const plain = fitsPlainStruct(input.ast, args)
+      if (plain === true || (plain === undefined && fitsQuickly(input, tool.parameters, args))) return []
+      return effectSchemaProblems(input, tool.parameters, args)
     }
     return jsonSchemaProblems(tool.parameters, args)
   } catch {
@@ -205,13 +280,13 @@ export const argsProblems = (tool: CatalogTool, args: Record<string, unknown>): 
  * Warns once per example field that does not fit its tool's input:
  * `Plugin '<name>' manifest examples[<i>] (<tool>): args field '<f>' does not fit the tool's
  * input: expected <type>, got <value>.`, `... args is missing required field '<f>'.` and
- * `... args has unknown field '<f>'.` Examples whose tool is not in `tools` (reported elsewhere)
+ * `... args has unknown field '<f>'.` Examples whose tool `toolNamed` does not know (reported elsewhere)
  * or whose `args` is not an object (a manifest error) are skipped; absent `args` are `{}`.
  */
 export const checkExampleArgs = (
   manifest: unknown,
   pluginName: string,
-  tools: ReadonlyMap<string, CatalogTool>,
+  toolNamed: (name: string) => CatalogTool | undefined,
   warnings: string[]
 ): void => {
   try {
@@ -222,7 +297,7 @@ export const checkExampleArgs = (
     for (let i = 0; i < length; i++) {
       const example: unknown = examples[i]
       if (!isRecord(example) || typeof example.tool !== "string") continue
-      const tool = tools.get(example.tool)
+      const tool = toolNamed(example.tool)
       if (tool === undefined) continue
       const args = example.args === undefined ? {} : example.args
       if (!isRecord(args)) continue
