@@ -93,19 +93,19 @@ export const combine = (results: ReadonlyArray<StopResult>, answered = true): St
   ended: answered && results.every((r) => r.ended)
 })
 
-/** A handler's answer within `waitMs` (plus a grace for its own bookkeeping), or `undefined`. */
+/**
+ * A handler's answer within `waitMs` (plus a grace for its own bookkeeping), or `undefined`; a
+ * handler that fails has not answered either. Timed on Effect's clock (core uses no host timers).
+ */
 const answerOf = (handler: StopHandler, request: StopRequest, graceMs: number) =>
-  Effect.promise(async (): Promise<StopResult | undefined> => {
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), request.waitMs + graceMs)
+  Effect.tryPromise(() => handler(request)).pipe(
+    Effect.orElseSucceed((): StopResult | undefined => undefined),
+    Effect.timeoutTo({
+      duration: request.waitMs + graceMs,
+      onSuccess: (result): StopResult | undefined => result,
+      onTimeout: () => undefined
     })
-    try {
-      return await Promise.race([handler(request).catch(() => undefined), late])
-    } finally {
-      clearTimeout(timer)
-    }
-  })
+  )
 
 /** The processes' handlers an in-memory control reaches: one per process, or shared in a test. */
 export interface Hub {

@@ -38,7 +38,7 @@ const recording = (running: ReadonlyArray<string>, delayMs = 0) => {
   const seen: Array<TC.StopRequest> = []
   const handler: TC.StopHandler = async (r) => {
     seen.push(r)
-    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
+    if (delayMs > 0) await Effect.runPromise(Effect.sleep(delayMs))
     return { found: r.did === DID && running.includes(r.sessionId), ended: true }
   }
   return { seen, handler }
