@@ -101,6 +101,9 @@ export interface ScriptedChatModelOptions extends BaseChatModelParams {
   readonly maxRecordedCalls?: number
 }
 
+/** How many of the last messages, with the thread's length, make a reply's id (see `#respond`). */
+const ID_CONTEXT = 4
+
 interface SharedLog {
   readonly calls: ScriptedCall[]
   invocations: number
@@ -266,14 +269,17 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
     const reply = normalise(raw)
 
     const measured = messages.map((m) => this.#measure(m))
-    const history = measured.map((e) => e.text).join("\n")
     const output =
       reply.kind === "answer"
         ? reply.text
         : JSON.stringify(reply.calls.map((c) => ({ name: c.name, args: c.args })))
-    // Ids must be unique within a thread (the messages reducer dedupes by id) and reproducible:
-    // a hash of the history and the reply is both.
-    const id = `scripted-${createHash("sha256").update(history).update("\0").update(output).digest("hex").slice(0, 20)}`
+    // Ids must be unique within a thread (the messages reducer dedupes by id) and reproducible.
+    // A thread only grows from one call to the next, so its length with its last messages and the
+    // reply is both, at a cost that does not grow with the conversation (hashing the whole
+    // history did: a long thread's every call re-read all of it).
+    const hash = createHash("sha256").update(String(measured.length))
+    for (const e of measured.slice(-ID_CONTEXT)) hash.update("\0").update(e.text)
+    const id = `scripted-${hash.update("\0\0").update(output).digest("hex").slice(0, 20)}`
     const input = measured.reduce((sum, e) => sum + e.tokens, 0) + this.#offeredToolTokens()
     const reasoningTokens = reply.reasoning === undefined ? 0 : this.tokenCounter.count(reply.reasoning)
     const outputTokens = this.tokenCounter.count(output) + reasoningTokens
