@@ -53,7 +53,13 @@ interface Generated {
   readonly manifests: ReadonlyArray<{ name: string; manifest: PluginManifest; toolNames: string[] }>
 }
 
-const makeInput = (next: () => number): Schema.Schema<unknown, unknown, never> => {
+/** A tool input, and args that fit it (boot checks each example's args against its tool). */
+const makeInput = (
+  next: () => number
+): {
+  readonly input: Schema.Schema<unknown, unknown, never>
+  readonly args: (query: string) => Readonly<Record<string, unknown>>
+} => {
   const fields: Record<string, Schema.Schema.Any | Schema.PropertySignature.Any> = {
     query: Schema.String.annotations({ description: "What to look up." })
   }
@@ -61,7 +67,15 @@ const makeInput = (next: () => number): Schema.Schema<unknown, unknown, never> =
   if (next() < 0.4) fields.format = Schema.Literal("json", "text", "table")
   if (next() < 0.3) fields.ids = Schema.Array(Schema.String)
   if (next() < 0.3) fields.includeArchived = Schema.optional(Schema.Boolean)
-  return Schema.Struct(fields as Schema.Struct.Fields) as unknown as Schema.Schema<unknown, unknown, never>
+  return {
+    input: Schema.Struct(fields as Schema.Struct.Fields) as unknown as Schema.Schema<unknown, unknown, never>,
+    args: (query) => ({
+      query,
+      ...("limit" in fields ? { limit: 5 } : {}),
+      ...("format" in fields ? { format: "json" } : {}),
+      ...("ids" in fields ? { ids: ["a1"] } : {})
+    })
+  }
 }
 
 /** 5,000 plugins shaped like real ones: 2–4 tools, 1–3 examples, a few dependencies. */
@@ -75,10 +89,11 @@ export const generate = (seed: number): Generated => {
     const name = `${noun}-${pick(NOUNS2)}-${i}`
     const toolCount = 2 + Math.floor(next() * 3)
     const verbs = [...VERBS].sort(() => next() - 0.5).slice(0, toolCount)
-    const tools: PluginTool[] = verbs.map((verb) => ({
+    const inputs = verbs.map(() => makeInput(next))
+    const tools: PluginTool[] = verbs.map((verb, t) => ({
       name: `${verb}_${noun}_${i}`,
       description: `${verb[0]?.toUpperCase()}${verb.slice(1)} ${noun} records from the ${name} service.`,
-      input: makeInput(next),
+      input: inputs[t]?.input as Schema.Schema<unknown, unknown, never>,
       handler: () => "ok"
     }))
     const toolNames = tools.map((t) => t.name)
@@ -99,7 +114,7 @@ export const generate = (seed: number): Generated => {
         user: `Show me the ${noun} for case ${k}.`,
         thought: next() < 0.5 ? `Direct lookup: call ${toolNames[0]}.` : undefined,
         tool: toolNames[k % toolNames.length] as string,
-        args: { query: `${noun} ${k}`, limit: 5 }
+        args: inputs[k % inputs.length]?.args(`${noun} ${k}`) ?? {}
       })).map((e) => (e.thought === undefined ? { user: e.user, tool: e.tool, args: e.args } : e)),
       tags: [noun, pick(NOUNS2), "generated"],
       category: pick(CATEGORIES),
@@ -229,6 +244,11 @@ export default async () => {
       })
     )
   }
+  // The generated examples fit their tools: a misfit would take the slow, message-building path.
+  const booted = Catalog.make(plugins)
+  if (Either.isLeft(booted)) throw new Error("catalog failed to boot")
+  const misfits = booted.right.warnings.filter((w) => w.includes("): args ")).length
+  if (misfits > 0) throw new Error(`${misfits} generated examples do not fit their tools`)
   for (let round = 0; round < 3; round++) Catalog.make(plugins)
   const warm: Sample[] = []
   for (let round = 0; round < 15; round++) {
