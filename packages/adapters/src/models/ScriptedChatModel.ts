@@ -107,11 +107,23 @@ const ID_CONTEXT = 4
 interface SharedLog {
   readonly calls: ScriptedCall[]
   invocations: number
-  // Runtimes hand the same message and tool objects to call after call (core caches offered
-  // tools, the graph keeps its messages): each is serialised and counted once.
-  readonly messages: WeakMap<BaseMessage, { readonly text: string; readonly tokens: number }>
   readonly tools: WeakMap<object, number>
 }
+
+/** A message's text as the scripted model reads it, and its tokens by one counter. */
+interface Measured {
+  readonly text: string
+  readonly tokens: number
+}
+
+/**
+ * Measured messages, per counter and per message object, shared by every scripted model: runtimes
+ * hand the same message objects to call after call, and from turn to turn (the graph keeps its
+ * messages, the SQLite saver its decoded history), while a host builds a model per request. Each
+ * message is serialised and counted once, so a call's cost follows what is new in the thread,
+ * not its length.
+ */
+const measuredMessages = new WeakMap<Counter, WeakMap<BaseMessage, Measured>>()
 
 type Reply = (
   | { readonly kind: "answer"; readonly text: string }
@@ -183,7 +195,7 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
   constructor(options: ScriptedChatModelOptions, log?: SharedLog, tools: ReadonlyArray<BindToolsInput> = []) {
     super(options)
     this.#options = options
-    this.#log = log ?? { calls: [], invocations: 0, messages: new WeakMap(), tools: new WeakMap() }
+    this.#log = log ?? { calls: [], invocations: 0, tools: new WeakMap() }
     this.#boundTools = tools
     this.calls = this.#log.calls
     this.offeredTools = tools.map(toolName)
@@ -246,12 +258,17 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
     return this.#toolTokens
   }
 
-  #measure(m: BaseMessage): { readonly text: string; readonly tokens: number } {
-    let entry = this.#log.messages.get(m)
+  #measure(m: BaseMessage): Measured {
+    let byMessage = measuredMessages.get(this.tokenCounter)
+    if (byMessage === undefined) {
+      byMessage = new WeakMap()
+      measuredMessages.set(this.tokenCounter, byMessage)
+    }
+    let entry = byMessage.get(m)
     if (entry === undefined) {
       const text = messageText(m)
       entry = { text, tokens: this.tokenCounter.count(text) }
-      this.#log.messages.set(m, entry)
+      byMessage.set(m, entry)
     }
     return entry
   }
