@@ -157,7 +157,7 @@ describe("Catalog.make: example args against the tool's input", () => {
     ])
   })
 
-  it("absent args count as {} and a refinement is worded by the schema", () => {
+  it("a refinement is worded by the schema; an example without args shows no call and is not checked", () => {
     const Positive = Schema.Struct({ amount: Schema.Number.pipe(Schema.positive()) })
     const tool = defineTool({ name: "convert_currency", description: "d", input: Positive, handler: () => 1 })
     const plugin = withExamples(
@@ -170,7 +170,8 @@ describe("Catalog.make: example args against the tool's input", () => {
     expect(bootWarnings([plugin])).toEqual([
       `[boot-warning] ${prefix}args field 'amount' does not fit the tool's input: Expected a positive number, actual -2.`
     ])
-    expect(bootWarnings([withExamples([{ tool: "convert_currency" }], [tool])])).toEqual([
+    expect(bootWarnings([withExamples([{ tool: "convert_currency" }], [tool])])).toEqual([])
+    expect(bootWarnings([withExamples([{ tool: "convert_currency", args: {} }], [tool])])).toEqual([
       "[boot-warning] Plugin 'currency-converter' manifest examples[0] (convert_currency): args is missing required field 'amount'."
     ])
   })

@@ -281,7 +281,7 @@ export const argsProblems = (tool: CatalogTool, args: Record<string, unknown>): 
  * `Plugin '<name>' manifest examples[<i>] (<tool>): args field '<f>' does not fit the tool's
  * input: expected <type>, got <value>.`, `... args is missing required field '<f>'.` and
  * `... args has unknown field '<f>'.` Examples whose tool `toolNamed` does not know (reported elsewhere)
- * or whose `args` is not an object (a manifest error) are skipped; absent `args` are `{}`.
+ * or without `args`, or whose `args` is not an object (a manifest error), are skipped.
  */
 export const checkExampleArgs = (
   manifest: unknown,
@@ -299,7 +299,8 @@ export const checkExampleArgs = (
       if (!isRecord(example) || typeof example.tool !== "string") continue
       const tool = toolNamed(example.tool)
       if (tool === undefined) continue
-      const args = example.args === undefined ? {} : example.args
+      // An example without `args` names the tool for a request and shows no call: nothing to check.
+      const args = example.args
       if (!isRecord(args)) continue
       for (const problem of argsProblems(tool, args)) {
         warnings.push(
