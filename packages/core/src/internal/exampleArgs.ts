@@ -244,7 +244,7 @@ const fitsPlainStruct = (ast: SchemaAST.AST, args: Record<string, unknown>): boo
 
 /**
  * True when `args` surely fit: they decode (stopping at the first issue, extra keys ignored) and
- * each key is one of the struct's. Five times cheaper than the full decode that words every
+ * each key is one of the struct's. Cheaper than the full decode that words every
  * problem, which only a misfit pays for. A schema that is not a plain struct takes the full path.
  */
 const fitsQuickly = (
