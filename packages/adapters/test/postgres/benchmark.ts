@@ -13,13 +13,12 @@
  * at the end.
  */
 import { randomBytes } from "node:crypto"
-import type { RunnableConfig } from "@langchain/core/runnables"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { Effect } from "effect"
 import pg from "pg"
 import { makeCheckpointer, makeDatabase } from "../../src/postgres/index.js"
-import { makeThread } from "../sqlite/benchmark.js"
+import { getLatestOf, makeThread, putThreads, time } from "../sqlite/benchmark.js"
 
 const THREADS = 10
 const STEPS = 30
@@ -30,41 +29,6 @@ const DID = "did:key:z6MkBenchUser"
 
 const data = Array.from({ length: THREADS }, (_, t) => makeThread(t))
 
-const time = async (fn: () => Promise<number>) => {
-  const start = process.cpuUsage()
-  const t0 = performance.now()
-  const ops = await fn()
-  const wallMs = performance.now() - t0
-  const used = process.cpuUsage(start)
-  return { ops, cpuMs: (used.user + used.system) / 1000, wallMs }
-}
-
-const putAll = async (saver: BaseCheckpointSaver, prefix: string) => {
-  let n = 0
-  for (const [t, steps] of data.entries()) {
-    let config: RunnableConfig = { configurable: { thread_id: `${prefix}-${t}`, checkpoint_ns: "" } }
-    for (const step of steps) {
-      config = await saver.put(config, step.checkpoint, step.metadata, step.newVersions)
-      await saver.putWrites(config, [["messages", `write ${n}`]], "agent")
-      n++
-    }
-  }
-  return n
-}
-
-const getLatest = async (saver: BaseCheckpointSaver, prefix: string) => {
-  let n = 0
-  for (let pass = 0; pass < 10; pass++) {
-    for (let t = 0; t < THREADS; t++) {
-      const tuple = await saver.getTuple({ configurable: { thread_id: `${prefix}-${t}`, checkpoint_ns: "" } })
-      if ((tuple?.checkpoint.channel_values.messages as Array<unknown> | undefined)?.length !== STEPS)
-        throw new Error("bad read")
-      n++
-    }
-  }
-  return n
-}
-
 type Op = "put" | "getTuple"
 interface Result {
   readonly wall: Record<Op, number>
@@ -72,11 +36,11 @@ interface Result {
 }
 
 const measure = async (saver: BaseCheckpointSaver, prefix: string): Promise<Result> => {
-  const put = await time(() => putAll(saver, prefix))
-  const get = await time(() => getLatest(saver, prefix))
+  const put = await time(() => putThreads(saver, prefix, data))
+  const get = await time(() => getLatestOf(saver, prefix, THREADS, 10))
   return {
     wall: { put: (put.ops / put.wallMs) * 1000, getTuple: (get.ops / get.wallMs) * 1000 },
-    cpu: { put: (put.ops / put.cpuMs) * 1000, getTuple: (get.ops / get.cpuMs) * 1000 }
+    cpu: { put: (put.ops / put.ms) * 1000, getTuple: (get.ops / get.ms) * 1000 }
   }
 }
 

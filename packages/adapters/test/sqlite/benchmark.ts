@@ -146,7 +146,9 @@ const data = Array.from({ length: THREADS }, (_, t) => makeThread(t))
  * synchronous, and CPU time does not count the time the process waited for a core, so the CPU
  * figures hold on a loaded machine (wall time also measures the neighbours, and the disk).
  */
-const time = async (fn: () => Promise<number>): Promise<{ ops: number; ms: number; wallMs: number }> => {
+export const time = async (
+  fn: () => Promise<number>
+): Promise<{ ops: number; ms: number; wallMs: number }> => {
   const start = process.cpuUsage()
   const t0 = performance.now()
   const ops = await fn()
@@ -155,9 +157,14 @@ const time = async (fn: () => Promise<number>): Promise<{ ops: number; ms: numbe
   return { ops, ms: (used.user + used.system) / 1000, wallMs }
 }
 
-const putAll = async (saver: BaseCheckpointSaver, prefix: string) => {
+/** Writes every thread of `threads` step by step (a put and a putWrites each); the operations made. */
+export const putThreads = async (
+  saver: BaseCheckpointSaver,
+  prefix: string,
+  threads: ReadonlyArray<ReadonlyArray<Step>>
+) => {
   let n = 0
-  for (const [t, steps] of data.entries()) {
+  for (const [t, steps] of threads.entries()) {
     let config: RunnableConfig = { configurable: { thread_id: `${prefix}-${t}`, checkpoint_ns: "" } }
     for (const step of steps) {
       config = await saver.put(config, step.checkpoint, step.metadata, step.newVersions)
@@ -168,10 +175,16 @@ const putAll = async (saver: BaseCheckpointSaver, prefix: string) => {
   return n
 }
 
-const getLatest = async (saver: BaseCheckpointSaver, prefix: string) => {
+/** Reads each of `threads` threads' latest checkpoint `passes` times over, checking its messages. */
+export const getLatestOf = async (
+  saver: BaseCheckpointSaver,
+  prefix: string,
+  threads: number,
+  passes: number
+) => {
   let n = 0
-  for (let round = 0; round < 5; round++) {
-    for (let t = 0; t < THREADS; t++) {
+  for (let pass = 0; pass < passes; pass++) {
+    for (let t = 0; t < threads; t++) {
       const tuple = await saver.getTuple({ configurable: { thread_id: `${prefix}-${t}`, checkpoint_ns: "" } })
       if ((tuple?.checkpoint.channel_values.messages as Array<unknown> | undefined)?.length !== STEPS)
         throw new Error("bad read")
@@ -180,6 +193,10 @@ const getLatest = async (saver: BaseCheckpointSaver, prefix: string) => {
   }
   return n
 }
+
+const putAll = (saver: BaseCheckpointSaver, prefix: string) => putThreads(saver, prefix, data)
+
+const getLatest = (saver: BaseCheckpointSaver, prefix: string) => getLatestOf(saver, prefix, THREADS, 5)
 
 const listAll = async (saver: BaseCheckpointSaver, prefix: string) => {
   let n = 0
