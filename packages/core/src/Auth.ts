@@ -1,6 +1,6 @@
 /**
- * The `Auth` port: turns a request's credentials into the user's DID (seed 002,
- * "AuthHeaderMiddleware"). The host maps every `AuthError` to 401 and never runs the agent.
+ * The `Auth` port: turns a request's credentials into the user's DID
+ * (docs/spec/wire.md#authentication). The host maps every `AuthError` to 401 and never runs the agent.
  * Implementations: the UCAN adapter (`@plugboard/adapters`) and `layerTest` here.
  */
 import { Context, Effect, Layer, Schema } from "effect"

@@ -108,7 +108,7 @@ export interface Catalog {
   readonly warnings: ReadonlyArray<string>
   /**
    * Every plugin middleware in catalog (dependency) order, each plugin's `middlewares` before its
-   * `getMiddlewares()`: the order they run around a model call (seed 002).
+   * `getMiddlewares()`: the order they run around a model call (docs/spec/pipeline.md#the-model-call).
    */
   readonly middlewares: ReadonlyArray<OwnedMiddleware>
   /** Every boot-time sub-agent (`getSubAgents`), in catalog order. */
@@ -127,7 +127,7 @@ export interface Catalog {
   readonly withSharedState: ReadonlyArray<CatalogEntry>
 }
 
-/** Tool names the runtime registers itself (seed 000); no plugin may take them. */
+/** Tool names the runtime registers itself (docs/spec/catalog.md#tool-names); no plugin may take them. */
 export const RESERVED_TOOL_NAMES: ReadonlyArray<string> = ["list_capabilities", "load_capability"]
 
 /**
@@ -232,7 +232,7 @@ const resolvePlugin = (
   }
   // A plugin whose every tool comes per request (`getRequestTools`: an MCP server's, say) has
   // nothing to check its examples against at boot, so an unknown example tool only warns there.
-  // One that registers tools at boot gets the seed's hard check, as QiForge does: a stale example
+  // One that registers tools at boot gets the hard check (docs/spec/manifest.md#hard-errors), as QiForge does: a stale example
   // is caught at boot, not by a model calling a tool that does not exist.
   // Read directly: a throwing getter is reported by `make` as "could not be read".
   const requestHook: unknown = plugin.getRequestTools

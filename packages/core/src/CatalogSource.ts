@@ -1,6 +1,6 @@
 /**
  * Plugins that are derived, not written: one MCP server is one plugin, one Agent Skills folder is
- * one plugin (DESIGN.md "Catalog sources"). The adapters read what a source says about itself
+ * one plugin (docs/spec/catalog.md#where-plugins-come-from). The adapters read what a source says about itself
  * (an MCP server's `initialize` answer and tool list, a `SKILL.md` front matter); the rules of
  * what manifest that makes, how the operator's config overrides it, which tools are kept, what
  * a colliding tool is renamed to, and what an unreachable server looks like all live here, so a
@@ -51,7 +51,7 @@ export interface ToolPolicy {
   readonly allow?: ReadonlyArray<string> | undefined
   /** Never these. */
   readonly deny?: ReadonlyArray<string> | undefined
-  /** Per-tool visibility, overriding the plugin's (seed 001's per-tool override). */
+  /** Per-tool visibility, overriding the plugin's (docs/spec/tiers.md#per-tool-override). */
   readonly visibility?: Readonly<Record<string, Visibility>> | undefined
 }
 

@@ -1,9 +1,10 @@
 /**
- * The `Checkpointer` port: which saver holds a user's threads (seed 004, "Checkpointing").
+ * The `Checkpointer` port: which saver holds a user's threads (docs/spec/graph-state.md#checkpointing).
  * Core resolves per user only; the saver itself (LangGraph's `BaseCheckpointSaver` on per-user
  * SQLite, Postgres, ...) is an opaque type the adapters choose, so core stays free of LangGraph.
  *
- * Hosts override the resolution for some users with `hooks.checkpointerForUser(did)` (seed 004):
+ * Hosts override the resolution for some users with `hooks.checkpointerForUser(did)`
+ * (docs/spec/graph-state.md#checkpointing):
  * `withOverride` applies that hook in front of the default.
  */
 import { Context, Effect, Layer, Schema } from "effect"
@@ -45,7 +46,7 @@ export const typed = <Saver>(): Context.Tag<Checkpointer, CheckpointerService<Sa
   Checkpointer as unknown as Context.Tag<Checkpointer, CheckpointerService<Saver>>
 
 /**
- * The host hook of seed 004: a saver for this user, or nothing to use the default. May be async.
+ * The host hook of docs/spec/graph-state.md#checkpointing: a saver for this user, or nothing to use the default. May be async.
  * Passed by the host as `createOracleApp({ hooks: { checkpointerForUser } })`.
  */
 export type CheckpointerForUser<Saver> = (

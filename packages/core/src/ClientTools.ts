@@ -1,5 +1,5 @@
 /**
- * Client-side tools (seed 004's `browserTools` and `agActions`): tools the client sends with a
+ * Client-side tools (`browserTools` and `agActions`, docs/spec/wire.md#client-side-tools): tools the client sends with a
  * message, offered to the model for that turn and run by the client, not the server.
  *
  * The rules: each needs a name a provider accepts, a description, and a valid JSON Schema of its

@@ -1,5 +1,5 @@
 /**
- * The events of one agent turn as the client sees them (DESIGN.md "Wire contract", SSE), and
+ * The events of one agent turn as the client sees them (docs/spec/wire.md#events), and
  * the `EventSink` port the agent loop emits them through. The host's SSE writer is one sink,
  * `makeMemory` records them for tests, `fanOut` sends one event to several sinks.
  *

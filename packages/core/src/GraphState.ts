@@ -1,5 +1,5 @@
 /**
- * The graph state of seed 004 and its per-field reducers, as pure functions. The LangGraph
+ * The graph state of docs/spec/graph-state.md and its per-field reducers, as pure functions. The LangGraph
  * adapter wraps these; nothing else decides how an update merges.
  */
 import { Either } from "effect"
@@ -30,7 +30,7 @@ export interface AgActionDto {
   readonly [key: string]: unknown
 }
 
-/** The main agent's graph state (seed 004). */
+/** The main agent's graph state (docs/spec/graph-state.md#channels). */
 export interface GraphState<M extends StateMessage = StateMessage> {
   readonly messages: ReadonlyArray<M>
   readonly config: { readonly wsId?: string | undefined; readonly did: string }
@@ -125,7 +125,7 @@ export const mergeMcpUcanContext: Reducer<GraphState["mcpUcanContext"]> = (curre
 /** Last write wins: the update's value replaces the current one (including `undefined`). */
 export const lastWriteWins = <A>(_current: A, update: A): A => update
 
-/** The reducer of every field of seed 004. */
+/** The reducer of every channel of docs/spec/graph-state.md#channels. */
 export const reducers: Reducers = {
   messages: appendMessages,
   config: lastWriteWins,
@@ -158,7 +158,7 @@ const fields = Object.keys(reducers) as ReadonlyArray<keyof GraphState>
 
 /**
  * Merges a node's partial update: each field the update has (as an own key) goes through its
- * reducer; fields it lacks are untouched. Keys that are not fields of seed 004 are ignored,
+ * reducer; fields it lacks are untouched. Keys that are not channels (docs/spec/graph-state.md) are ignored,
  * because the graph has no channel to keep them in.
  */
 export const apply = <M extends StateMessage>(
@@ -179,7 +179,7 @@ export const apply = <M extends StateMessage>(
 // Plugin writes
 
 /**
- * The fields a plugin's middleware may write (seed 004's plugin-owned fields): `userContext`
+ * The fields a plugin's middleware may write (docs/spec/graph-state.md#what-plugins-may-write): `userContext`
  * (merged, as the Memory plugin's enrichment writes it), `userPreferences`, `editorRoomId`,
  * `spaceId`, `currentEntityDid` (last write wins). The others belong to the runtime
  * (`messages`, `config`, `client`, `loadedPlugins`, `mcpUcanContext`) or to the client

@@ -1,5 +1,5 @@
 /**
- * `validateManifest`: the hard and soft rules of seed 003 (DESIGN.md "Manifest").
+ * `validateManifest`: the hard and soft rules of docs/spec/manifest.md#validation.
  *
  * Hand-written rather than a Schema decode: it runs for every plugin at every boot (5,000+ in
  * large catalogs), it must collect every problem instead of stopping at the first, and it must
@@ -12,7 +12,7 @@
  *   Plugin '<name>' manifest field '<path>' has unknown value '<v>' (expected one of ...).
  *   Plugin '<name>' manifest field '<path>' is <n> chars (recommended at most <max>).
  *   Plugin '<name>' manifest has unknown field '<path>' (ignored).
- * and the seed's exact `Plugin '<name>' manifest example references unknown tool '<tool>'.`
+ * and, word for word as docs/spec/manifest.md#hard-errors has it, `Plugin '<name>' manifest example references unknown tool '<tool>'.`
  */
 import { Category, MANIFEST_FIELDS, Stability, Visibility } from "./PluginManifest.js"
 
@@ -26,7 +26,7 @@ export interface ManifestValidationResult {
   readonly warnings: string[]
 }
 
-/** Soft limits of seed 003; exceeding one is a warning, never an error. */
+/** Soft limits of docs/spec/manifest.md#warnings; exceeding one is a warning, never an error. */
 export const ManifestLimits = {
   summaryMaxChars: 120,
   whenToUseMaxEntries: 8,
@@ -390,7 +390,7 @@ export const isCleanManifest = (manifest: unknown, toolNames?: readonly string[]
 }
 
 /**
- * Validates a plugin manifest against every hard and soft rule of seed 003. Never throws.
+ * Validates a plugin manifest against every hard and soft rule of docs/spec/manifest.md#validation. Never throws.
  *
  * `toolNames` are the tools the plugin registers; when given, every `examples[].tool` must be
  * one of them (`Plugin 'weather' manifest example references unknown tool 'foo'.`).

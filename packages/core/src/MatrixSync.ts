@@ -1,7 +1,7 @@
 /**
  * The `MatrixSync` port: background replication of a user's state (their SQLite files) to
- * Matrix, so any host can pick the user up (seed 004, "Checkpointing"; DESIGN.md "Hosting and
- * scaling out").
+ * Matrix, so any host can pick the user up (docs/spec/graph-state.md#checkpointing,
+ * docs/spec/pipeline.md#hosting).
  *
  * - `scheduleSync(did)` after a turn changed the user's state: cheap, returns at once; repeated
  *   calls before an upload coalesce into one.

@@ -1,5 +1,5 @@
 /**
- * The two meta-tools the runtime registers itself (seed 000): `list_capabilities` to discover
+ * The two meta-tools the runtime registers itself (docs/spec/meta-tools.md): `list_capabilities` to discover
  * plugins and `load_capability` to bind their tools for the rest of the thread. Pure functions:
  * the adapter decodes the model's call into these, appends the ToolMessage and applies the
  * `loadedPlugins` update they return.
@@ -28,7 +28,7 @@ export const LOAD_CAPABILITY = "load_capability"
 
 /**
  * The meta-tools as offered on every model call. Kept terse: they are paid on every turn.
- * Seed 000 budgets ~100 tokens for both; these cost 87 (o200k: 46 + 41, counted with
+ * The aim is about 100 tokens for both; these cost 87 (o200k: 46 + 41, counted with
  * `TokenBudget.toolCost`).
  */
 export const definitions: ReadonlyArray<OfferedTool> = [
@@ -67,15 +67,15 @@ export class MetaToolInputError extends Data.TaggedError("MetaToolInputError")<{
 }> {}
 
 /**
- * Listed when no `limit` was asked for. Seed 000 returns every visible plugin, for oracles of
- * "dozens": up to this many, every one is; beyond (a catalog of thousands), the list is cut and
+ * Listed when no `limit` was asked for. Every visible plugin is listed for an oracle of dozens
+ * (docs/spec/meta-tools.md#list_capabilities): up to this many, every one is; beyond (a catalog of thousands), the list is cut and
  * says how to narrow it, rather than flood the conversation.
  */
 export const DEFAULT_LIMIT = 100
 
 /**
- * Most distinct names one `load_capability` call accepts. A turn needs a few plugins (seed 001:
- * "3–5 loaded per thread"); a longer list is a model gone astray, and each unknown name costs a
+ * Most distinct names one `load_capability` call accepts. A turn needs a few plugins (three to
+ * five loaded per thread is typical); a longer list is a model gone astray, and each unknown name costs a
  * "did you mean" search and a line in the ToolMessage. Beyond it the call is refused whole
  * (nothing is loaded) with a message saying so.
  */
@@ -360,7 +360,7 @@ export interface LoadCapabilityResult {
   readonly alreadyAvailable?: true | undefined
 }
 
-/** The manifest with the seed's fields in the seed's order, absent fields left out. */
+/** The manifest with its fields in docs/spec/manifest.md#fields's order, absent fields left out. */
 const canonicalManifest = (m: PluginManifest): PluginManifest => {
   // title and summary first, always (required), then every other field the manifest sets.
   const out: Record<string, unknown> = { title: m.title, summary: m.summary }

@@ -1,6 +1,6 @@
 /**
  * What one model call is offered, and what happens when the model calls a tool it was not
- * offered. The order is stable (DESIGN.md): meta-tools, always-tier tools, then the on-demand
+ * offered. The order is stable (docs/spec/tiers.md#the-offer): meta-tools, always-tier tools, then the on-demand
  * tools of loaded plugins in load order, then per-request tools. Loading only appends, so the
  * prefix a provider caches survives a load.
  *

@@ -1,5 +1,5 @@
 /**
- * The shape of a plugin: a kebab-case name, a manifest, tools and hooks (DESIGN.md "The domain").
+ * The shape of a plugin: a kebab-case name, a manifest, tools and hooks (docs/spec/catalog.md#a-plugin).
  * `definePlugin` only checks what a type cannot (the name); everything that needs the whole
  * catalog (collisions, dependencies, manifest rules) is checked when the catalog is built.
  */
@@ -22,7 +22,7 @@ export interface PluginTool<A = any, I = any> {
   readonly input: Schema.Schema<A, I, never>
   /** Overrides the JSON Schema derived from `input` (for schemas Effect cannot express). */
   readonly jsonSchema?: JsonSchema
-  /** Overrides the plugin's visibility for this tool only (seed 001, "Per-tool override"). */
+  /** Overrides the plugin's visibility for this tool only (docs/spec/tiers.md#per-tool-override). */
   readonly visibility?: Visibility
   /**
    * UCAN capabilities a user must hold for this tool to be offered to them, on top of the
@@ -58,7 +58,8 @@ export interface ModelResult {
 /**
  * What `beforeModel` / `afterModel` may return: nothing, or a partial update of the fields
  * plugins own (`GraphState.PLUGIN_WRITABLE_FIELDS`), merged by their reducers and checkpointed
- * with the thread (seed 004: the Memory plugin writes `userContext` from its middleware).
+ * with the thread (docs/spec/graph-state.md#what-plugins-may-write: a Memory plugin writes
+ * `userContext` from its middleware).
  */
 // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is the common case
 export type MiddlewareResult = PluginStateUpdate | void | undefined
@@ -85,7 +86,7 @@ export interface PluginMiddleware {
   ) => Promise<{ readonly recover: unknown } | undefined> | { readonly recover: unknown } | undefined
 }
 
-/** An HTTP route a plugin contributes (the seed's plugin controllers). */
+/** An HTTP route a plugin contributes (docs/spec/wire.md#plugin-routes). */
 export interface PluginRoute {
   readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
   /** Path under the server root, e.g. `/weather/stations`. */
@@ -123,7 +124,7 @@ export interface RequestInfo {
   readonly shared: Readonly<Record<string, unknown>>
 }
 
-/** A plugin: name, manifest, tools and hooks (DESIGN.md). */
+/** A plugin: name, manifest, tools and hooks (docs/spec/catalog.md#a-plugin). */
 export interface Plugin {
   /** Kebab-case unique identifier. */
   readonly name: string

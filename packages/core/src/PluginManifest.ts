@@ -1,10 +1,10 @@
 /**
- * The structured metadata every plugin declares (seed 003): exactly the seed's fields, as
+ * The structured metadata every plugin declares: exactly the fields of docs/spec/manifest.md#fields, as
  * Effect Schemas so that hosts can decode manifests that arrive as JSON.
  */
 import { Schema } from "effect"
 
-/** The three discovery modes of a plugin or a tool (seed 001). Default: `on-demand`. */
+/** The three discovery modes of a plugin or a tool (docs/spec/tiers.md#the-three-tiers). Default: `on-demand`. */
 export const Visibility = Schema.Literal("always", "on-demand", "silent")
 /** @see Visibility */
 export type Visibility = typeof Visibility.Type
@@ -39,7 +39,7 @@ export const ManifestExample = Schema.Struct({
 /** @see ManifestExample */
 export interface ManifestExample extends Schema.Schema.Type<typeof ManifestExample> {}
 
-/** The manifest of seed 003. Semantic rules (non-empty summary, ...) live in `validateManifest`. */
+/** The manifest of docs/spec/manifest.md. Semantic rules (non-empty summary, ...) live in `validateManifest`. */
 export const PluginManifest = Schema.Struct({
   title: Schema.String,
   summary: Schema.String,
@@ -54,7 +54,7 @@ export const PluginManifest = Schema.Struct({
 /** @see PluginManifest */
 export interface PluginManifest extends Schema.Schema.Type<typeof PluginManifest> {}
 
-/** The manifest's fields, in the seed's order: the order a manifest is shown in. */
+/** The manifest's fields, in docs/spec/manifest.md#fields's order: the order a manifest is shown in. */
 export const MANIFEST_FIELDS = [
   "title",
   "summary",

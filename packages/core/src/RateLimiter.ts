@@ -1,5 +1,5 @@
 /**
- * The `RateLimiter` port: per-key (per user DID) request limits (seed 002, "ThrottlerMiddleware";
+ * The `RateLimiter` port: per-key (per user DID) request limits (docs/spec/pipeline.md#the-stages;
  * a denial is a 429 with `Retry-After`).
  *
  * Semantics every implementation keeps: a *sliding* window. An allowed `take` at time `t`

@@ -1,5 +1,5 @@
 /**
- * What a tool handler or a middleware receives (seed 004, "RuntimeContext"): read-only history,
+ * What a tool handler or a middleware receives (docs/spec/graph-state.md#the-runtimecontext): read-only history,
  * the session, the user, the shared state registered at boot, a logger and an abort signal.
  */
 import type { Capability } from "./Access.js"

@@ -1,5 +1,5 @@
 /**
- * The Tier-1 prompt block (seed 000): one line per `always` plugin, then the hint that the rest
+ * The Tier-1 prompt block (docs/spec/tiers.md#the-tier-1-block): one line per `always` plugin, then the hint that the rest
  * is discovered with the meta-tools. On-demand and silent plugins never appear in it.
  */
 import type * as Access from "./Access.js"
@@ -9,7 +9,7 @@ import { LIST_CAPABILITIES, LOAD_CAPABILITY } from "./MetaTools.js"
 /** The block's heading. */
 export const HEADING = "## Available Capabilities"
 
-/** The closing hint, worded as in seed 000. */
+/** The closing hint, worded as docs/spec/tiers.md#the-tier-1-block has it. */
 export const HINT =
   `For more capabilities, call ${LIST_CAPABILITIES} to discover what else\n` +
   `you can use, then ${LOAD_CAPABILITY} to make tools available.`

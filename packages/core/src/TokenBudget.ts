@@ -1,5 +1,5 @@
 /**
- * What a turn costs in tokens, and a catalog's budget report (DESIGN.md "Token budgeting"):
+ * What a turn costs in tokens, and a catalog's budget report (docs/spec/token-budget.md):
  * the cost with nothing loaded, what each on-demand plugin adds, the worst case with `k`
  * loaded, the cost if every tool were bound, and which always-tier plugins to demote to fit a
  * budget.

@@ -28,8 +28,8 @@ const DIGIT = /^ ?\p{N}/u
  * Counts like a modern BPE vocabulary, without one: a word of up to 8 letters is one token
  * (longer words one per 8 letters), a group of up to 3 digits one, a punctuation run one per 3
  * characters, a whitespace run containing a newline half a token, other whitespace nothing.
- * Measured against tiktoken o200k on DESIGN.md, the seeds, 60 MetaTool plugin descriptions, 60
- * JSON schemas and a TypeScript file: 3.6% over in total, per text between 1% under (p10) and
+ * Measured against tiktoken o200k on the project's documents of the time, 60 MetaTool plugin
+ * descriptions, 60 JSON schemas and a TypeScript file (docs/spec/token-budget.md#counting): 3.6% over in total, per text between 1% under (p10) and
  * 14% over (p90). It leans to over-counting, the safe side for a budget.
  */
 const countHeuristic = (text: string): number => {

@@ -96,7 +96,7 @@ describe("Catalog.make: resolution", () => {
     expect(catalog.alwaysTools.map((t) => t.name)).toEqual(["p1"])
   })
 
-  it("per-tool override (seed 001): one always tool in an on-demand plugin, and the reverse", () => {
+  it("per-tool override (docs/spec/tiers.md): one always tool in an on-demand plugin, and the reverse", () => {
     const catalog = Catalog.unsafeMake([
       plugin("notes", { tools: [tool("notes_search", { visibility: "always" }), tool("notes_write")] }),
       plugin("memory", {
@@ -404,7 +404,7 @@ describe("Catalog.make: per-request tools and the meta-tools", () => {
     ])
   })
 
-  it("a plugin with boot-time tools gets the seed's hard check, request hooks or not (as QiForge)", () => {
+  it("a plugin with boot-time tools gets the spec's hard check, request hooks or not (as QiForge)", () => {
     const mixed: Plugin = {
       ...plugin("sandbox", {
         tools: [tool("sandbox_status")],

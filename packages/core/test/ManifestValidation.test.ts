@@ -1,7 +1,7 @@
 import { exampleToolNames, type PluginManifest, validateManifest } from "@plugboard/core"
 import { describe, expect, it } from "vitest"
 
-/** The worked example of seed 003, copied exactly. */
+/** The reference manifest, the weather plugin's (docs/spec/manifest.md#the-reference-manifest). */
 const weather: PluginManifest = {
   title: "Weather",
   summary: "Weather lookups via Open-Meteo (no API key required).",
@@ -59,7 +59,7 @@ const expectWarnings = (manifest: unknown, warnings: string[]) => {
   expect(result.valid).toBe(true)
 }
 
-describe("validateManifest: the seed's worked example", () => {
+describe("validateManifest: the reference manifest", () => {
   it("validates with no errors and no warnings, with and without tool names", () => {
     expect(check(weather, weatherTools)).toEqual({ valid: true, errors: [], warnings: [] })
     expect(check(weather)).toEqual({ valid: true, errors: [], warnings: [] })
@@ -180,7 +180,7 @@ describe("validateManifest: hard rules", () => {
     )
   })
 
-  it("an example whose tool the plugin does not register (the seed's exact message)", () => {
+  it("an example whose tool the plugin does not register (the spec's exact message)", () => {
     expectErrors(
       withFields({ examples: [{ user: "hi", tool: "foo" }] }),
       ["Plugin 'weather' manifest example references unknown tool 'foo'."],

@@ -1,4 +1,4 @@
-/** The boot order of plugins: each after everything it `dependsOn` (DESIGN.md "Catalog"). */
+/** The boot order of plugins: each after everything it `dependsOn` (docs/spec/catalog.md#boot-order). */
 import { shown } from "./text.js"
 
 /** What the sort needs of a plugin. */

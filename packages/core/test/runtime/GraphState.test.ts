@@ -157,7 +157,7 @@ describe("GraphState reducers", () => {
     expect(s1.loadedPlugins).toEqual(["weather"])
   })
 
-  it("has a reducer for every field of seed 004", () => {
+  it("has a reducer for every channel of docs/spec/graph-state.md", () => {
     expect(Object.keys(GraphState.reducers).sort()).toEqual(
       [
         "messages",

@@ -96,7 +96,7 @@ describe("MetaTools.listCapabilities", () => {
     )
   })
 
-  it("lists every visible plugin of a catalog of up to DEFAULT_LIMIT (seed 000), and cuts a larger one", () => {
+  it("lists every visible plugin of a catalog of up to DEFAULT_LIMIT (docs/spec/meta-tools.md), and cuts a larger one", () => {
     const many = (n: number) =>
       Catalog.unsafeMake(Array.from({ length: n }, (_, i) => plugin(`p${String(i).padStart(3, "0")}`)))
     const all = right(MetaTools.listCapabilities(many(MetaTools.DEFAULT_LIMIT), [], undefined))
@@ -381,7 +381,7 @@ describe("MetaTools.loadCapability", () => {
     ).toMatchObject({ alreadyAvailable: true })
   })
 
-  it("writes the manifest in the seed's field order whatever order the author used", () => {
+  it("writes the manifest in the spec's field order whatever order the author used", () => {
     const c = Catalog.unsafeMake([
       plugin("x", {
         tools: [tool("x_do")],

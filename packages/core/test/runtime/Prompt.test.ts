@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest"
 import { plugin, smallCatalog, smallPlugins, tool } from "./fixtures.js"
 
 describe("Tier1.render", () => {
-  it("renders the seed's shape: heading, one line per always plugin by name, the hint", () => {
+  it("renders the spec's shape: heading, one line per always plugin by name, the hint", () => {
     expect(Tier1.render(smallCatalog())).toBe(
       [
         "## Available Capabilities",
