@@ -216,6 +216,9 @@ export const nextChannelVersion = (
 /** JSON-path segment for a metadata key (quoted, so dots and spaces are literal). */
 const jsonPathFor = (key: string): string | undefined => (/["\\]/.test(key) ? undefined : `$."${key}"`)
 
+/** Threads whose puts since their last prune a saver counts at most (see `maybePrune`). */
+const MAX_PRUNE_COUNTERS = 10_000
+
 /** The LangGraph checkpoint saver on SQLite. */
 export class SqliteSaver extends BaseCheckpointSaver {
   private readonly backend: SaverBackend
@@ -589,6 +592,10 @@ export class SqliteSaver extends BaseCheckpointSaver {
     const key = `${thread}\u0000${ns}`
     const n = (this.putsSincePrune.get(key) ?? 0) + 1
     if (n < (this.retention?.pruneEvery ?? 10)) {
+      // One entry per thread written since boot would grow for the saver's life; forgetting the
+      // counts only delays a thread's next prune by a few puts.
+      if (this.putsSincePrune.size >= MAX_PRUNE_COUNTERS && !this.putsSincePrune.has(key))
+        this.putsSincePrune.clear()
       this.putsSincePrune.set(key, n)
       return
     }
