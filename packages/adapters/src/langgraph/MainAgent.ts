@@ -1,5 +1,6 @@
 /**
- * `createMainAgent`: the per-request agent of seed 002, built from the catalog cached at boot.
+ * `createMainAgent`: the per-request agent of docs/spec/pipeline.md, built from the catalog cached
+ * at boot.
  *
  * Why a hand-written `StateGraph` (model ⇄ tools) rather than `createAgent` + middleware from
  * `langchain`: `createAgent` can change the tools bound per model call (`wrapModelCall`), but its

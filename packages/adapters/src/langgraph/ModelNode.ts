@@ -6,8 +6,9 @@
  * Plugin middleware wraps the call in catalog order: every `beforeModel`, the model, every
  * `afterModel`. A model error goes to each `onError` in catalog order; the first that returns
  * `{ recover }` turns the error into that answer (and `afterModel` does not run: there was no
- * model result); when none recovers, the error propagates to the caller (seed 002's default).
- * A hook that throws is a plugin bug, not a model error: it propagates as is.
+ * model result); when none recovers, the error propagates to the caller
+ * (docs/spec/pipeline.md#the-model-call). A hook that throws is a plugin bug, not a model error:
+ * it propagates as is.
  *
  * `beforeModel` / `afterModel` may return an update of the fields plugins own (core's
  * `GraphState.checkPluginUpdate`): the updates of one call are combined in the order they were
@@ -110,13 +111,12 @@ export const answeredHistory = (messages: ReadonlyArray<BaseMessage>): ReadonlyA
 }
 
 /**
- * The model's answer as it joins the thread: with a fresh id when its id is already in the
- * thread. Core's messages reducer (seed 004: append, dedupe by id, as LangGraph's
- * `add_messages`) replaces a message whose id it has seen, which is how a node deliberately
- * updates a message; but a provider that reuses response ids across calls (some
- * OpenAI-compatible servers do, and the scripted model derives its ids from the text) would
- * then overwrite an earlier answer, rewriting history and ending the turn on the user's
- * message. A model call only ever appends.
+ * The model's answer as it joins the thread: with a fresh id when its id is already in the thread.
+ * Core's messages reducer (docs/spec/graph-state.md#channels: append, dedupe by id, as LangGraph's
+ * `add_messages`) replaces a message whose id it has seen, which is how a node deliberately updates
+ * a message; but a provider that reuses response ids across calls (some OpenAI-compatible servers
+ * do, and the scripted model derives its ids from the text) would then overwrite an earlier answer,
+ * rewriting history and ending the turn on the user's message. A model call only ever appends.
  */
 export const asNewMessage = (message: BaseMessage, thread: ReadonlyArray<BaseMessage>): BaseMessage => {
   const id = message.id

@@ -101,8 +101,8 @@ const listOf = <A>(value: unknown, hook: string): ReadonlyArray<A> => {
 
 /**
  * Runs the per-request hooks. A hook that throws is logged and contributes nothing, and so is a
- * tool core rejects: a broken plugin must not take the whole turn down (the same rule seed 002
- * gives sub-agent init).
+ * tool core rejects: a broken plugin must not take the whole turn down (the same rule as for a
+ * sub-agent's init: docs/spec/pipeline.md#per-request-hooks).
  */
 export const makeRequestScope = async (options: {
   readonly catalog: Catalog.Catalog

@@ -193,12 +193,13 @@ const frozenCopy = (value: unknown, seen: WeakMap<object, unknown>): unknown => 
 }
 
 /**
- * The state as plugins see it (seed 004: `history.state` is read-only). The graph hands its nodes
- * its own channel values, the very arrays and objects it checkpoints: a handler or middleware
- * that wrote into them in place (a `push` onto `loadedPlugins`, a field of `userContext`, a
- * message spliced out) changed the thread, loaded plugins without `load_capability` and got past
- * `GraphState.checkPluginUpdate`. Plugins get frozen copies instead; a write throws. The messages
- * themselves are LangChain objects and are shared (the list holding them is a copy).
+ * The state as plugins see it (`history.state` is read-only:
+ * docs/spec/graph-state.md#the-runtimecontext). The graph hands its nodes its own channel values,
+ * the very arrays and objects it checkpoints: a handler or middleware that wrote into them in place
+ * (a `push` onto `loadedPlugins`, a field of `userContext`, a message spliced out) changed the
+ * thread, loaded plugins without `load_capability` and got past `GraphState.checkPluginUpdate`.
+ * Plugins get frozen copies instead; a write throws. The messages themselves are LangChain objects
+ * and are shared (the list holding them is a copy).
  */
 const readonlyState = (state: AgentStateValue): GraphState.GraphState =>
   frozenCopy(toCoreState(state), new WeakMap()) as GraphState.GraphState

@@ -1,7 +1,7 @@
 /**
- * The main agent's graph state (seed 004) as a LangGraph annotation. Every channel's reducer is
- * core's (`GraphState.reducers`); this file only translates between LangChain messages and the
- * shape core reasons about.
+ * The main agent's graph state (docs/spec/graph-state.md) as a LangGraph annotation. Every
+ * channel's reducer is core's (`GraphState.reducers`); this file only translates between LangChain
+ * messages and the shape core reasons about.
  */
 
 import { randomUUID } from "node:crypto"

@@ -4,14 +4,14 @@
  * (`MetaTools`); this node translates those decisions into ToolMessages, a LangGraph `Command`
  * and `tool_call` events.
  *
- * "Retried once" (seed 002, "one retry on validation error"), precisely: within one turn (the
- * messages after the latest human message), a tool whose arguments fail its Effect Schema gets
- * one more chance. The first invalid call answers with the validation error and an invitation
- * to call again; if the next call of that same tool in the turn is invalid too, that failure is
- * final: the model is told so, and every later call of that tool in the turn is refused without
- * validating or running it. A valid call resets the count (the failures must be consecutive).
- * The count is read back from the turn's ToolMessages (their `artifact`), so it survives a
- * checkpoint round-trip and needs no extra state channel.
+ * "Retried once" (docs/spec/pipeline.md#tool-calls), precisely: within one turn (the messages after
+ * the latest human message), a tool whose arguments fail its Effect Schema gets one more chance.
+ * The first invalid call answers with the validation error and an invitation to call again; if the
+ * next call of that same tool in the turn is invalid too, that failure is final: the model is told
+ * so, and every later call of that tool in the turn is refused without validating or running it. A
+ * valid call resets the count (the failures must be consecutive). The count is read back from the
+ * turn's ToolMessages (their `artifact`), so it survives a checkpoint round-trip and needs no extra
+ * state channel.
  */
 import {
   type AIMessage,

@@ -30,10 +30,10 @@ export interface TurnInput {
   /** Upper bound on graph steps (model + tool node visits); LangGraph's default is 25. */
   readonly recursionLimit?: number
   /**
-   * When the thread is checkpointed. `exit` (default): once, when the turn ends — on success and
-   * on error alike, so a failed turn still keeps the user's message; seed 002's "the final state
-   * is checkpointed". `async` / `sync`: after every graph step as well (a crash mid-turn keeps
-   * the steps done so far), at the price of one serialisation per step.
+   * When the thread is checkpointed. `exit` (default): once, when the turn ends — on success and on
+   * error alike, so a failed turn still keeps the user's message: the final state is checkpointed
+   * (docs/spec/pipeline.md#the-stages). `async` / `sync`: after every graph step as well (a crash
+   * mid-turn keeps the steps done so far), at the price of one serialisation per step.
    */
   readonly durability?: "exit" | "async" | "sync"
 }

@@ -2,12 +2,12 @@
  * The saver a turn runs on: the user's checkpointer seen through the three rules a turn needs of
  * it, in one wrapper so that a request resolves its saver once and no rule can be stacked twice.
  *
- * 1. **A failed read does not fail the turn** (seed 002: "Checkpointer load: error logged; falls
- *    back to empty state. Turn proceeds."). A failing `getTuple` is logged and read as an empty
- *    thread. Writes are not masked. A turn that ran on an empty state because its read failed
- *    must not save that state over a history it never saw (the history would vanish from the
- *    thread, and retention would later prune it for good): its first save reads the thread
- *    again, and is refused with an error unless the thread is still empty.
+ * 1. **A failed read does not fail the turn** (docs/spec/pipeline.md#failure-modes: the thread
+ *    cannot be read). A failing `getTuple` is logged and read as an empty thread. Writes are not
+ *    masked. A turn that ran on an empty state because its read failed must not save that state
+ *    over a history it never saw (the history would vanish from the thread, and retention would
+ *    later prune it for good): its first save reads the thread again, and is refused with an error
+ *    unless the thread is still empty.
  * 2. **The thread is read once.** A host that already read the thread for the request (to check
  *    whose it is, when users share one saver) hands that read over (`prefetch`): the turn's own
  *    load uses it, under the same policy (a prefetched failure is a failed read). A turn that had

@@ -1,12 +1,12 @@
 /**
- * The scripted model's "router" mode: a deterministic offline agent that plays the model's part
- * of the discovery loop (seed 000) from the catalog's manifests alone, so the server demo works
- * with no key and no network. Per user message it ranks plugins with core's `CapabilityIndex`,
- * loads the best one with `load_capability` when its tools are not offered yet, calls the tool of
- * the best-matching manifest example (arguments adapted from the message: words, numbers,
- * currencies and units), then answers with a
- * short summary of the tool's output. Every decision is a pure function of the messages and the
- * offer, so a replayed conversation gets the same replies.
+ * The scripted model's "router" mode: a deterministic offline agent that plays the model's part of
+ * the discovery loop (docs/spec/meta-tools.md) from the catalog's manifests alone, so the server
+ * demo works with no key and no network. Per user message it ranks plugins with core's
+ * `CapabilityIndex`, loads the best one with `load_capability` when its tools are not offered yet,
+ * calls the tool of the best-matching manifest example (arguments adapted from the message: words,
+ * numbers, currencies and units), then answers with a short summary of the tool's output. Every
+ * decision is a pure function of the messages and the offer, so a replayed conversation gets the
+ * same replies.
  *
  * Each reply carries the router's reasoning about it (`decide`), which the scripted model exposes
  * as a reasoning provider does: the chosen manifest example's `thought` when it has one,
@@ -20,7 +20,7 @@ import { CapabilityIndex, type Catalog } from "@plugboard/core"
 import * as Quantities from "./Quantities.js"
 import type { Responder, ScriptedAction, ScriptedReply, ScriptedTurn } from "./Script.js"
 
-/** Meta-tool names (seed 000); the runtime registers them, the router only calls them. */
+/** Meta-tool names (docs/spec/meta-tools.md): the runtime registers them, the router calls them. */
 const LIST_CAPABILITIES = "list_capabilities"
 const LOAD_CAPABILITY = "load_capability"
 
@@ -28,7 +28,7 @@ const LOAD_CAPABILITY = "load_capability"
  * Minimum relevance (core's `CapabilityIndex.rank` → `relevance`: the best plugin's score as a
  * share of the best score the query could reach, in [0, 1)) for the router to act on a plugin.
  * Unlike the raw BM25F score it does not grow with the catalog, so one floor serves a
- * one-plugin catalog and a large one alike. Measured with the seed's weather plugin, alone or
+ * one-plugin catalog and a large one alike. Measured with the reference weather plugin, alone or
  * among others: a query explained only by `whenToUse` trigger words ("Do I need an umbrella
  * today?") reaches 0.20–0.25, a plugin's own name with an unknown city ("weather in Oslo")
  * ~0.4, a manifest example of the 55-plugin examples' catalog at least 0.31; one stray

@@ -1,7 +1,7 @@
 /**
  * The LangGraph annotation applies core's reducers: messages append and dedupe by id (ids are
  * given to messages that lack one), loadedPlugins is a union that never shrinks, the other
- * fields follow seed 004.
+ * fields follow docs/spec/graph-state.md#channels.
  */
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import type { BinaryOperatorAggregate } from "@langchain/langgraph"
@@ -52,7 +52,7 @@ describe("AgentState", () => {
     expect(loaded(["weather", 3 as never, "weather"], ["maps"])).toEqual(["weather", "maps"])
   })
 
-  it("uses core's reducer for every other field of seed 004", () => {
+  it("uses core's reducer for every other channel of the graph state", () => {
     const userContext = reducerOf<Record<string, unknown>, Record<string, unknown>>(
       AgentState.spec.userContext
     )

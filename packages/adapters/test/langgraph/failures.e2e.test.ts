@@ -1,6 +1,7 @@
 /**
- * End-to-end failure modes of seed 002 on both checkpointers: the validation retry, a throwing
- * handler, a failing sub-agent init, and a checkpointer whose load fails.
+ * End-to-end failure modes (docs/spec/pipeline.md#failure-modes) on both checkpointers: the
+ * validation retry, a throwing handler, a failing sub-agent init, and a checkpointer whose load
+ * fails.
  */
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"

@@ -1,5 +1,5 @@
 /**
- * A small test catalog: seed 003's weather plugin (deterministic, no network), an `always`
+ * A small test catalog: the reference weather plugin (deterministic, no network), an `always`
  * plugin, a silent plugin, a plugin whose tool throws, and sub-agents (one whose init fails).
  * Every handler counts its calls so tests can prove a refused tool never ran.
  */
@@ -30,8 +30,9 @@ const count = (c: Counters, tool: string) => {
 }
 
 /**
- * Seed 003's weather plugin as the examples ship it (deterministic handlers, no network), with
- * each handler wrapped to count its calls and record the context it received.
+ * The reference weather plugin (docs/spec/manifest.md#the-reference-manifest) as the examples ship
+ * it (deterministic handlers, no network), with each handler wrapped to count its calls and record
+ * the context it received.
  */
 export const weatherPlugin = (c: Counters): Plugin => ({
   ...weather,

@@ -1,7 +1,8 @@
 /**
- * A model reply never rewrites the thread: core's messages reducer replaces a message whose id
- * it has seen (seed 004, as LangGraph's `add_messages`), so a reply reusing an earlier id (some
- * OpenAI-compatible servers reuse response ids) joins the thread under a fresh id instead.
+ * A model reply never rewrites the thread: core's messages reducer replaces a message whose id it
+ * has seen (docs/spec/graph-state.md#channels, as LangGraph's `add_messages`), so a reply reusing
+ * an earlier id (some OpenAI-compatible servers reuse response ids) joins the thread under a fresh
+ * id instead.
  */
 import { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { AIMessage, type BaseMessage } from "@langchain/core/messages"

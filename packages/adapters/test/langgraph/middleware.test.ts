@@ -173,7 +173,7 @@ describe("plugin middleware", () => {
   })
 })
 
-describe("plugin middleware writing the state it owns (seed 004)", () => {
+describe("plugin middleware writing the state it owns (docs/spec/graph-state.md)", () => {
   /** A Memory-like plugin: enriches userContext before each call, records what it saw. */
   const memory = (seen: Array<unknown>): Plugin =>
     definePlugin({

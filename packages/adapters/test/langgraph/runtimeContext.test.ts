@@ -1,8 +1,8 @@
 /**
- * The RuntimeContext's history is read-only (seed 004, DESIGN.md): what a handler or a
- * middleware does to what it was handed never reaches the thread's state. Only the runtime
- * writes `loadedPlugins` (load_capability) and the messages; plugins write their own fields by
- * returning an update.
+ * The RuntimeContext's history is read-only (docs/spec/graph-state.md#the-runtimecontext): what a
+ * handler or a middleware does to what it was handed never reaches the thread's state. Only the
+ * runtime writes `loadedPlugins` (load_capability) and the messages; plugins write their own fields
+ * by returning an update.
  */
 import { HumanMessage } from "@langchain/core/messages"
 import { MemorySaver } from "@langchain/langgraph"

@@ -1,4 +1,7 @@
-/** Plugins the router tests rank: the seed's weather plugin (seed 003) and two neighbours. */
+/**
+ * Plugins the router tests rank: the reference weather plugin
+ * (docs/spec/manifest.md#the-reference-manifest) and two neighbours.
+ */
 import { definePlugin, defineTool } from "@plugboard/core"
 import { Schema } from "effect"
 

@@ -3,7 +3,7 @@
  * that it resolves the adapters' own dependencies. Put and getTuple of the Checkpointer port on
  * Postgres (`makeCheckpointer(db).forUser(did)`: one user's `UserScopedSaver` over the shared
  * saver, what a host with `DATABASE_URL` runs) against LangGraph's `PostgresSaver` used bare, on
- * the same data (the SQLite bench's seed-004 threads, `makeThread`), the same server, in the
+ * the same data (the SQLite bench's agent-shaped threads, `makeThread`), the same server, in the
  * same run, each in a schema of its own on a pool of the same size; rounds alternate who goes
  * first. Reported per wall-clock second (a Postgres saver waits on the server, so CPU time of
  * this process alone would flatter it) and per CPU-second of this process.
@@ -77,7 +77,7 @@ export default async () => {
           }
           const fmt = (n: number) => n.toFixed(0).padStart(8)
           console.log(
-            `${THREADS} threads × ${STEPS} steps (seed-004 state), pool of ${POOL}, ${ROUNDS} alternating rounds, medians`
+            `${THREADS} threads × ${STEPS} steps (agent-shaped state, docs/spec/graph-state.md), pool of ${POOL}, ${ROUNDS} alternating rounds, medians`
           )
           console.log("                                 port  PostgresSaver  ratio")
           for (const [unit, key] of [

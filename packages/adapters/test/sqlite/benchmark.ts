@@ -4,9 +4,9 @@
  * saver against `@langchain/langgraph-checkpoint-sqlite`'s `SqliteSaver`, on the same data, in
  * the same run, on files in the same temp directory, with the same `synchronous` setting.
  *
- * The data is shaped like the agent's threads (see `makeThread`): a `messages` channel that
- * grows by one LangChain message per step, the per-request channels of seed 004 written once
- * per turn, and one pending write per step. `newVersions` names only the channels that
+ * The data is shaped like the agent's threads (see `makeThread`): a `messages` channel that grows
+ * by one LangChain message per step, the per-request channels (docs/spec/graph-state.md#channels)
+ * written once per turn, and one pending write per step. `newVersions` names only the channels that
  * changed, as LangGraph passes it. Throughput is measured in CPU time (see `time`).
  *
  * Then the same threads in the shape the agent now stores them on this saver (messages as
@@ -46,7 +46,10 @@ interface Step {
 const lorem =
   "The forecast for Lisbon shows light rain in the morning, clearing by noon, with highs near 19°C. "
 
-/** A client-side tool definition as the portal sends it each request (seed 004 `browserTools`). */
+/**
+ * A client-side tool definition as the portal sends it each request (`browserTools`,
+ * docs/spec/wire.md#client-side-tools).
+ */
 const browserTool = (name: string) => ({
   name,
   description: `Lets the agent ${name.replace(/_/g, " ")} in the user's open editor. ${lorem.slice(0, 60)}`,
@@ -62,11 +65,11 @@ const browserTool = (name: string) => ({
 })
 
 /**
- * One thread's steps; ids are generated up front so both savers store identical data. The
- * state is seed 004's: each turn is three steps — the input (a human message plus the
- * per-request channels the client sends: config, client, browserTools, userContext,
- * mcpUcanContext), the agent (an AI message, with a tool call every other turn) and the tool
- * result — and every step writes LangGraph's `branch:to:<node>` trigger channel.
+ * One thread's steps; ids are generated up front so both savers store identical data. The state is
+ * the agent's (docs/spec/graph-state.md): each turn is three steps — the input (a human message
+ * plus the per-request channels the client sends: config, client, browserTools, userContext,
+ * mcpUcanContext), the agent (an AI message, with a tool call every other turn) and the tool result
+ * — and every step writes LangGraph's `branch:to:<node>` trigger channel.
  */
 export const makeThread = (t: number): Array<Step> => {
   const steps: Array<Step> = []
@@ -313,7 +316,7 @@ export default async () => {
         .join(" ")}`
     )
     console.log(
-      `${THREADS} threads × ${STEPS} steps (seed-004 state, messages grow to ${STEPS}), WAL, synchronous=NORMAL, ${ROUNDS} alternating rounds, per CPU-second`
+      `${THREADS} threads × ${STEPS} steps (agent-shaped state, docs/spec/graph-state.md, messages grow to ${STEPS}), WAL, synchronous=NORMAL, ${ROUNDS} alternating rounds, per CPU-second`
     )
     console.log(
       "                            plugboard  reference  ratio   (median: plugboard reference ratio)"
