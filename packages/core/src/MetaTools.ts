@@ -360,7 +360,7 @@ export interface LoadCapabilityResult {
   readonly alreadyAvailable?: true | undefined
 }
 
-/** The manifest with its fields in docs/spec/manifest.md#fields's order, absent fields left out. */
+/** The manifest with its fields in the order of docs/spec/manifest.md#fields, absent ones left out. */
 const canonicalManifest = (m: PluginManifest): PluginManifest => {
   // title and summary first, always (required), then every other field the manifest sets.
   const out: Record<string, unknown> = { title: m.title, summary: m.summary }

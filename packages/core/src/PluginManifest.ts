@@ -54,7 +54,7 @@ export const PluginManifest = Schema.Struct({
 /** @see PluginManifest */
 export interface PluginManifest extends Schema.Schema.Type<typeof PluginManifest> {}
 
-/** The manifest's fields, in docs/spec/manifest.md#fields's order: the order a manifest is shown in. */
+/** The manifest's fields, in the order of docs/spec/manifest.md#fields: the order a manifest is shown in. */
 export const MANIFEST_FIELDS = [
   "title",
   "summary",
