@@ -1,5 +1,6 @@
 /**
- * `createOracleApp`: the programmatic API a team uses to run its own oracle (DESIGN.md "Hosting").
+ * `createOracleApp`: the programmatic API a team uses to run its own oracle
+ * (docs/spec/pipeline.md#hosting).
  * Boot, in order: the catalog (manifest errors abort with `[boot-error]` lines), plugin routes
  * (collisions abort naming both plugins), then the configuration from the environment (one
  * `[config-error]` line per bad variable), the oracle's key, the plugins' shared state, and the
@@ -67,7 +68,7 @@ export interface OracleIdentity {
   readonly name?: string | undefined
 }
 
-/** Host hooks (seed 004). */
+/** Host hooks (`checkpointerForUser`: docs/spec/graph-state.md#checkpointing). */
 export interface OracleHooks {
   /** A saver for this user, or nothing to use the default per-user SQLite checkpointer. */
   readonly checkpointerForUser?: Checkpointer.CheckpointerForUser<BaseCheckpointSaver>

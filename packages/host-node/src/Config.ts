@@ -1,9 +1,9 @@
 /**
  * The server's configuration from the environment, read through Effect `Config` (so any
- * `ConfigProvider` works: `process.env`, a map in tests). Every variable is checked on its own
- * and every problem is reported at once, one line per variable, naming it: a server that fails
- * to boot should be fixed in one pass. The host calls this AFTER the catalog is built, so
- * manifest errors surface even when the environment is also wrong (seed 003).
+ * `ConfigProvider` works: `process.env`, a map in tests). Every variable is checked on its own and
+ * every problem is reported at once, one line per variable, naming it: a server that fails to boot
+ * should be fixed in one pass. The host calls this AFTER the catalog is built, so manifest errors
+ * surface even when the environment is also wrong (docs/spec/manifest.md#at-boot).
  *
  * Defaults are the embedded default: nothing set at all boots a working local oracle with its
  * data under `./.plugboard/`.

@@ -1,6 +1,6 @@
 /**
  * The HTTP vocabulary of the wire contract: every error is JSON `{statusCode, message, error?}`
- * (DESIGN.md "Wire contract"), request bodies are bounded and parsed without ever turning a
+ * (docs/spec/wire.md#errors), request bodies are bounded and parsed without ever turning a
  * client's bad input into a 500.
  */
 import { IncomingMessage } from "node:http"

@@ -2,17 +2,17 @@
  * `POST /messages/:sessionId` (SSE or JSON) and `POST /messages/abort`; the running turns they
  * start and stop are in `TurnRegistry.ts`.
  *
- * SSE (DESIGN.md "Wire contract"): headers first (with `X-Request-Id`, sent at once with a `: ok`
- * comment, as Node sends headers with the first body bytes), then each model call's
- * `reasoning` (the model's own, when its provider exposes it; the scripted router always does),
- * every `tool_call` event as the agent emits it, the answer as `message` chunks as the model
- * produces them (the adapter's `streamTurn`: reasoning, tool calls and tokens in one order),
- * `error` when the turn failed, and always a final `done`; a `: heartbeat` comment every
- * `heartbeatMs`. A streamed turn is a run (`RunStore`): every event is a numbered frame of its
- * log (`id:`), the first is the `run` frame (its id, also in `X-Run-Id`), the last `done` with
- * how the run ended. The run is detached from the response: a client that goes away does not
- * stop it, it rejoins (`GET /runs/:runId?after=N`); only `POST /messages/abort` (or shutdown)
- * aborts it, and the turn still ends cleanly (state saved, dangling calls answered).
+ * SSE (docs/spec/wire.md#sse): headers first (with `X-Request-Id`, sent at once with a `: ok`
+ * comment, as Node sends headers with the first body bytes), then each model call's `reasoning`
+ * (the model's own, when its provider exposes it; the scripted router always does), every
+ * `tool_call` event as the agent emits it, the answer as `message` chunks as the model produces
+ * them (the adapter's `streamTurn`: reasoning, tool calls and tokens in one order), `error` when
+ * the turn failed, and always a final `done`; a `: heartbeat` comment every `heartbeatMs`. A
+ * streamed turn is a run (`RunStore`): every event is a numbered frame of its log (`id:`), the
+ * first is the `run` frame (its id, also in `X-Run-Id`), the last `done` with how the run ended.
+ * The run is detached from the response: a client that goes away does not stop it, it rejoins
+ * (`GET /runs/:runId?after=N`); only `POST /messages/abort` (or shutdown) aborts it, and the turn
+ * still ends cleanly (state saved, dangling calls answered).
  *
  * A message may carry client-side tools (`tools`: browser tools, `agActions`: AG-UI actions),
  * checked by core's `ClientTools.validate` against every tool the turn could offer (the request's
@@ -163,7 +163,8 @@ export const messageRoutes = (s: MessageServices) => {
       )
     }
     const clientTools = checked.right
-    // The user's own session, or created on first contact (seed 002); another user's is a 404.
+    // The user's own session, or created on first contact (docs/spec/pipeline.md#sessions);
+    // another user's is a 404.
     // The claim on the thread is held until the turn has ended (and saved); see SessionAccess.
     const { saver, release } = yield* openSession(
       { ...s, saverFor: s.turns.saverFor, claims: s.registry.claims },

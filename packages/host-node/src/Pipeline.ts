@@ -1,8 +1,8 @@
 /**
- * The request pipeline of seed 002, one stage per function, each over a core port:
- * auth (401, the agent never runs) → credits (402, only when the `credits` plugin is loaded and
- * `DISABLE_CREDITS` is not true) → per-user rate limit (429 with `Retry-After`) → route.
- * The host composes them; every rule they apply belongs to the port behind them.
+ * The request pipeline (docs/spec/pipeline.md#the-stages), one stage per function, each over a core
+ * port: auth (401, the agent never runs) → credits (402, only when the `credits` plugin is loaded
+ * and `DISABLE_CREDITS` is not true) → per-user rate limit (429 with `Retry-After`) → route. The
+ * host composes them; every rule they apply belongs to the port behind them.
  *
  * Each stage's duration is recorded in the request's `StageTimings`, which the server exposes as
  * a `Server-Timing` header on JSON answers and hands to `onTimings` when a request ends.

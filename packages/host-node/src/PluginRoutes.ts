@@ -1,5 +1,5 @@
 /**
- * HTTP routes contributed by plugins (the seed's plugin controllers): mounted on the same server,
+ * HTTP routes contributed by plugins (docs/spec/wire.md#plugin-routes): mounted on the same server,
  * behind the same pipeline unless the plugin marks a route `public`. Two routes answering the same
  * method and path — two plugins, or a plugin and the server itself — is a boot error naming both.
  */

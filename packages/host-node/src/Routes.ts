@@ -1,7 +1,8 @@
 /**
- * The routes of the wire contract (DESIGN.md), as `HttpRouter` routes over the services the app
- * booted: health and models (public), sessions and messages (behind the pipeline). Handlers only
- * translate between HTTP and the ports; the messages routes and their SSE writer live in `Messages.ts`.
+ * The routes of the wire contract (docs/spec/wire.md#routes), as `HttpRouter` routes over the
+ * services the app booted: health and models (public), sessions and messages (behind the pipeline).
+ * Handlers only translate between HTTP and the ports; the messages routes and their SSE writer live
+ * in `Messages.ts`.
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"

@@ -4,8 +4,8 @@
  *
  * - Ids minted by `POST /sessions` are recognisable (`ses_` + 128 random bits). An unknown minted
  *   id is somebody else's (or a deleted one), so `POST /messages/:id` answers 404 instead of
- *   creating it on first contact (seed 002's "creates on first contact" is for ids a client
- *   chose itself).
+ *   creating it on first contact (docs/spec/pipeline.md#sessions: creation on first contact is
+ *   for ids a client chose itself).
  * - The thread of a session id may already exist in the user's checkpointer when the host shares
  *   one saver between users (`hooks.checkpointerForUser`, e.g. LangGraph's Postgres saver), where
  *   thread id = session id is one namespace for everybody. Each checkpoint records the DID of the

@@ -1,8 +1,8 @@
 /**
- * A host points the server's ports at engines of its own (DESIGN.md "Hosting and scaling out":
- * shared engines when one process is not enough): the rate limiter, the session store and the
- * credit ledger given to `createOracleApp` are the ones the pipeline, the routes and the socket
- * handshake use — not the embedded defaults.
+ * A host points the server's ports at engines of its own (docs/spec/pipeline.md#hosting: shared
+ * engines when one process is not enough): the rate limiter, the session store and the credit
+ * ledger given to `createOracleApp` are the ones the pipeline, the routes and the socket handshake
+ * use — not the embedded defaults.
  */
 import { Clock, CreditLedger, RateLimiter, SessionStore } from "@plugboard/core"
 import { Effect, Layer } from "effect"

@@ -1,8 +1,8 @@
 /**
- * A small client of the wire contract (DESIGN.md): finds the oracle's DID from `/health`, signs a
- * fresh UCAN invocation per request with the local user's key, creates sessions and streams
- * turns over SSE. What `plugboard chat` and `pnpm demo` run; a starting point for a client of
- * one's own.
+ * A small client of the wire contract (docs/spec/wire.md): finds the oracle's DID from `/health`,
+ * signs a fresh UCAN invocation per request with the local user's key, creates sessions and streams
+ * turns over SSE. What `plugboard chat` and `pnpm demo` run; a starting point for a client of one's
+ * own.
  */
 import { mintInvocation, type Signer } from "@plugboard/adapters/ucan"
 import type { EventSink } from "@plugboard/core"

@@ -34,7 +34,10 @@ export interface PluginRow {
   readonly source: "typescript" | "mcp" | "skill"
   /** Why the plugin cannot be used (an MCP server unreachable with nothing cached), or null. */
   readonly unavailable: string | null
-  /** The effective manifest (after the operator's overrides), its fields in the seed's order. */
+  /**
+   * The effective manifest (after the operator's overrides), its fields in the order of
+   * docs/spec/manifest.md#fields.
+   */
   readonly manifest: Readonly<Record<string, unknown>>
   /** What each override changed (`from` null: the field was unset), in the order applied. */
   readonly overrides: ReadonlyArray<OverrideJson>
@@ -179,7 +182,10 @@ const metricsJson = (r: RoutingEval.RoutingReport): MetricsJson => ({
   stealing: r.stealing
 })
 
-/** A manifest as JSON shows it: the seed's fields in the seed's order, unset ones left out. */
+/**
+ * A manifest as JSON shows it: its fields in the order of docs/spec/manifest.md#fields, unset ones
+ * left out.
+ */
 const effectiveManifest = (m: PluginManifest): Readonly<Record<string, unknown>> => {
   const out: Record<string, unknown> = {}
   for (const key of MANIFEST_FIELDS) if (m[key] !== undefined) out[key] = m[key]

@@ -16,7 +16,7 @@ const decode = (stdout: string) =>
 const decodeReport = (stdout: string) =>
   Schema.decodeUnknownSync(InspectReport, { onExcessProperty: "error" })(JSON.parse(stdout))
 
-describe("plugboard inspect: the seed's weather plugin", () => {
+describe("plugboard inspect: the reference weather plugin", () => {
   it("prints plugins, validation, the Tier-1 block and the costs (golden, o200k)", async () => {
     const run = await inspect(WEATHER)
     expect(run.code).toBe(0)
