@@ -263,7 +263,7 @@ const makePlugin = (i: number, next: () => number): Plugin => {
   }
 }
 
-/** The three always-tier plugins of the seed's example Tier-1 block. */
+/** Three always-tier plugins for the Tier-1 block (docs/spec/tiers.md#the-tier-1-block). */
 const alwaysPlugins = (): ReadonlyArray<Plugin> =>
   [
     ["memory", "Memory", "Durable memory across conversations: remember and recall facts about the user."],
@@ -391,7 +391,7 @@ export default async () => {
   const firsts = new Set(rows.map((r) => r[2]))
   console.log(
     firsts.size === 1
-      ? `nothing loaded costs the same ${rows[0]![2]} tokens at every catalog size (seed 000's claim holds)`
+      ? `nothing loaded costs the same ${rows[0]![2]} tokens at every catalog size (the claim of docs/spec/token-budget.md holds)`
       : `WARNING: the nothing-loaded cost varies with catalog size: ${[...firsts].join(", ")}`
   )
 }

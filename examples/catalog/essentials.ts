@@ -1,10 +1,11 @@
 /**
- * The plugins that are not plain on-demand ones, each showing one tier of seed 001:
+ * The plugins that are not plain on-demand ones, each showing one tier
+ * (docs/spec/tiers.md#the-three-tiers):
  * - `notes` and `clock` are `always`: needed on nearly every turn, so they are bound at boot and
  *   listed in the Tier-1 block (kept to two, each with a one-line summary: every always plugin is
  *   paid for on every turn);
  * - `user-preferences` mixes tiers per tool: reading preferences is always offered, changing
- *   them needs `load_capability` (seed 001, "Per-tool override");
+ *   them needs `load_capability` (docs/spec/tiers.md#per-tool-override);
  * - `audit-log` is `silent`: never offered, never listed; it acts through middleware only (it
  *   records how many tools each model call was offered, and the usage the model reported) and
  *   serves the records on an HTTP route.

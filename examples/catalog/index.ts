@@ -1,8 +1,8 @@
 /**
- * The examples' catalog, 55 plugins and 124 tools: seed 003's `weather` plugin and 50 more
- * on-demand plugins across distinct domains, two `always` plugins (`notes`, `clock`), a plugin
- * with mixed per-tool visibility (`user-preferences`: on-demand, with one `always` tool) and a
- * silent middleware-only plugin (`audit-log`).
+ * The examples' catalog, 55 plugins and 124 tools: the reference `weather` plugin and 50 more
+ * on-demand plugins across distinct domains, two `always` plugins (`notes`, `clock`), a plugin with
+ * mixed per-tool visibility (`user-preferences`: on-demand, with one `always` tool) and a silent
+ * middleware-only plugin (`audit-log`).
  *
  * This is the module `plugboard serve` and `plugboard inspect` load when given none: it exports
  * the plugins as `default` and as `plugins`, and the built catalog as `exampleCatalog`.

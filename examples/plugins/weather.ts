@@ -1,7 +1,8 @@
 /**
- * The seed's worked `weather` plugin (seed 003), manifest copied exactly. Its handlers answer from
- * a small deterministic table instead of calling Open-Meteo, so tests and the offline demo never
- * touch the network.
+ * The reference `weather` plugin the specification describes
+ * (docs/spec/manifest.md#the-reference-manifest): its manifest uses every field and passes with no
+ * error and no warning. Its handlers answer from a small deterministic table instead of calling
+ * Open-Meteo, so tests and the offline demo never touch the network.
  */
 import { definePlugin, defineTool } from "@plugboard/core"
 import { Schema } from "effect"
@@ -52,7 +53,7 @@ export const getWeatherForecast = defineTool({
   })
 })
 
-/** The weather plugin of seed 003. */
+/** The reference weather plugin (docs/spec/manifest.md#the-reference-manifest). */
 export const weather = definePlugin({
   name: "weather",
   manifest: {

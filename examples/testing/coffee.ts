@@ -40,7 +40,7 @@ export const makeCoffeePlugin = (ledger: CreditLedger.CreditLedgerService) =>
           const price = PRICES[size]
           const balance = await Effect.runPromise(ledger.balance(ctx.user.did))
           // Check first: the ledger never goes below zero, but a half-paid coffee is no answer.
-          // A thrown error becomes a ToolMessage the model reads (seed 002).
+          // A thrown error becomes a ToolMessage the model reads (docs/spec/pipeline.md#tool-calls).
           if (balance < price) throw new Error(`Not enough credits: ${balance} < ${price}.`)
           const paid = await Effect.runPromise(ledger.deduct(ctx.user.did, price, `${size} ${drink}`))
           return { ordered: `${size} ${drink}`, price, balance: paid.balance }
