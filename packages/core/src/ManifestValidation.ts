@@ -193,7 +193,7 @@ class Collector {
     return value
   }
 
-  /** Warns about keys the seed does not define: newer manifests must still boot. */
+  /** Warns about keys docs/spec/manifest.md#fields does not define: newer manifests must still boot. */
   unknownKeys(target: object, known: ReadonlySet<string>, pathPrefix: string): void {
     let keys: ReadonlyArray<string>
     try {

@@ -9,7 +9,7 @@ import { Schema } from "effect"
 export const weatherCalls: Array<{ readonly tool: string; readonly city: string }> = []
 
 const City = Schema.String.pipe(Schema.minLength(1))
-/** The seed's weather plugin; its handlers count their calls in `weatherCalls`. */
+/** The reference weather plugin; its handlers count their calls in `weatherCalls`. */
 export const weather = definePlugin({
   name: "weather",
   manifest: {
