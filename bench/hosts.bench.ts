@@ -21,7 +21,7 @@
  * at the end. Knobs: BENCH_RUN_MS, measured time per set-up per level (default 6 s, in
  * BENCH_ROUNDS rounds, default 3); BENCH_TIMEOUT_MS (default 60 s + 10 × BENCH_RUN_MS).
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { cpus, loadavg, tmpdir } from "node:os"
@@ -31,7 +31,7 @@ import { makeDatabase } from "@plugboard/adapters/postgres"
 import { makeConnection } from "@plugboard/adapters/redis"
 import { loadOrCreateSigner } from "@plugboard/adapters/ucan"
 import { Effect } from "effect"
-import { client, type Ready, type ServerWindow } from "./server/ipc.js"
+import { type Child, type ServerWindow, startChild } from "./server/ipc.js"
 import type { RoundResult } from "./server/load-client.js"
 
 const LEVELS = [4, 16] as const
@@ -52,12 +52,6 @@ const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
     ? Number.NaN
     : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 const num = (x: number, digits = 1, width = 8) => x.toFixed(digits).padStart(width)
-
-type Child = {
-  readonly child: ChildProcess
-  readonly ready: Promise<Ready>
-  readonly call: ReturnType<typeof client>
-}
 
 interface SetUp {
   readonly name: string
@@ -90,20 +84,9 @@ export default async (): Promise<void> => {
   }
   const children: Array<ChildProcess> = []
   const start = (file: string, env: Record<string, string>): Child => {
-    const child = spawn(process.execPath, ["--conditions=@plugboard/source", "--import", "tsx", file], {
-      cwd: repo,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "inherit", "inherit", "ipc"]
-    })
-    children.push(child)
-    const ready = new Promise<Ready>((resolve, reject) => {
-      child.once("message", (m) => resolve(m as Ready))
-      child.once("exit", (code, signal) =>
-        reject(new Error(`${file} exited (${code ?? signal}) before ready`))
-      )
-      child.once("error", reject)
-    })
-    return { child, ready, call: client(child) }
+    const started = startChild(file, { cwd: repo, env })
+    children.push(started.child)
+    return started
   }
 
   let timer: NodeJS.Timeout | undefined
@@ -116,7 +99,7 @@ export default async (): Promise<void> => {
     await loadOrCreateSigner(oracleKey)
     const host = (name: string, shared: boolean) => {
       mkdirSync(join(dir, name))
-      return start(join(here, "hosts", "host.ts"), {
+      return start(join(here, "server", "plugboard.ts"), {
         BENCH_DATA_DIR: join(dir, name),
         BENCH_ORACLE_KEY: oracleKey,
         BENCH_ENGINES: JSON.stringify(shared ? engines : {})

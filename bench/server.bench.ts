@@ -27,13 +27,13 @@
  * .tmp/bench-server-prof/. The whole benchmark fails (non-zero exit, children killed, temp dirs
  * removed) after BENCH_TIMEOUT_MS (default 60 s + 8 × BENCH_RUN_MS).
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { STAGES } from "@plugboard/host-node"
-import { client, type Ready, type ServerWindow } from "./server/ipc.js"
+import { type client, type ServerWindow, startChild } from "./server/ipc.js"
 import type { RoundResult } from "./server/load-client.js"
 
 const LEVELS = [1, 16] as const
@@ -79,26 +79,13 @@ export default async (): Promise<void> => {
   if (profDir !== undefined) mkdirSync(profDir, { recursive: true })
 
   const start = (file: string, env: Record<string, string>, profile: boolean) => {
-    const child = spawn(
-      process.execPath,
-      [
-        ...(profile && profDir !== undefined ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : []),
-        "--conditions=@plugboard/source",
-        "--import",
-        "tsx",
-        join(here, "server", file)
-      ],
-      { cwd: repo, env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit", "ipc"] }
-    )
-    children.push(child)
-    const ready = new Promise<Ready>((resolve, reject) => {
-      child.once("message", (m) => resolve(m as Ready))
-      child.once("exit", (code, signal) =>
-        reject(new Error(`${file} exited (${code ?? signal}) before ready`))
-      )
-      child.once("error", reject)
+    const started = startChild(join(here, "server", file), {
+      cwd: repo,
+      env,
+      nodeArgs: profile && profDir !== undefined ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : []
     })
-    return { child, ready, call: client(child) }
+    children.push(started.child)
+    return started
   }
 
   let timer: NodeJS.Timeout | undefined

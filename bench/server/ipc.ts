@@ -3,7 +3,7 @@
  * processes: the two servers (`plugboard.ts`, `bare-langgraph.ts`) and the load client
  * (`load-client.ts`). Every request carries an `id`; the child answers `{ id, ok, ... }`.
  */
-import type { ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 
 /** What a server child reports over one measured window (`begin` → `end`). */
 export interface ServerWindow {
@@ -61,4 +61,41 @@ export const client = (child: ChildProcess) => {
       pending.set(id, { resolve: resolve as (v: never) => void, reject })
       child.send({ ...message, id })
     })
+}
+
+/** A child process of a benchmark: the process, its `ready` report, and its request function. */
+export interface Child {
+  readonly child: ChildProcess
+  readonly ready: Promise<Ready>
+  readonly call: ReturnType<typeof client>
+}
+
+/**
+ * Starts `file` (TypeScript, workspace packages from source) as a child speaking this protocol,
+ * in `cwd` with `env` added to this process's; `nodeArgs` go before the file (e.g. `--cpu-prof`).
+ * `ready` rejects if the child exits or fails before it reports ready.
+ */
+export const startChild = (
+  file: string,
+  options: {
+    readonly cwd: string
+    readonly env?: Record<string, string>
+    readonly nodeArgs?: ReadonlyArray<string>
+  }
+): Child => {
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), "--conditions=@plugboard/source", "--import", "tsx", file],
+    {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdio: ["ignore", "inherit", "inherit", "ipc"]
+    }
+  )
+  const ready = new Promise<Ready>((resolve, reject) => {
+    child.once("message", (m) => resolve(m as Ready))
+    child.once("exit", (code, signal) => reject(new Error(`${file} exited (${code ?? signal}) before ready`)))
+    child.once("error", reject)
+  })
+  return { child, ready, call: client(child) }
 }

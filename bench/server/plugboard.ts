@@ -1,9 +1,11 @@
 /**
- * Child process of `pnpm bench server`: the plugboard server as `plugboard serve` runs it by
- * default (the examples' catalog, the scripted router model, embedded defaults in the data dir
- * given by the orchestrator), with the rate limit raised out of the way. Listens on a random
- * loopback port, reports `ready`, then answers `begin`/`end` (CPU time and `onTimings` stage
- * sums of the streamed turns in between) and `close`.
+ * Child process of `pnpm bench server` and `pnpm bench hosts`: the plugboard server as
+ * `plugboard serve` runs it by default (the examples' catalog, the scripted router model, embedded
+ * defaults in the data dir given by the orchestrator), with the rate limit raised out of the way;
+ * `BENCH_ENGINES` (JSON: `DATABASE_URL`, `REDIS_URL`, ...) puts it on shared engines, and
+ * `BENCH_ORACLE_KEY` gives every host one oracle (a user's token is good on each). Listens on a
+ * random loopback port, reports `ready`, then answers `begin`/`end` (CPU time and `onTimings`
+ * stage sums of the streamed turns in between) and `close`.
  */
 import { createOracleApp, quietLogger, STAGES, type StageTimings } from "@plugboard/host-node"
 import { examplePlugins } from "../../examples/catalog/index.js"
@@ -20,7 +22,13 @@ let cpu = process.cpuUsage()
 const app = await createOracleApp({
   plugins: [...examplePlugins],
   logger: quietLogger,
-  env: { PLUGBOARD_DATA_DIR: dataDir, THROTTLE_LIMIT: "1000000000", THROTTLE_TTL_MS: "60000" },
+  env: {
+    PLUGBOARD_DATA_DIR: dataDir,
+    ...(process.env.BENCH_ORACLE_KEY === undefined ? {} : { ORACLE_KEY_FILE: process.env.BENCH_ORACLE_KEY }),
+    THROTTLE_LIMIT: "1000000000",
+    THROTTLE_TTL_MS: "60000",
+    ...(JSON.parse(process.env.BENCH_ENGINES ?? "{}") as Record<string, string>)
+  },
   hooks: {
     onTimings: (t: StageTimings, r) => {
       if (!recording || r.method !== "POST" || !r.path.startsWith("/messages/")) return
