@@ -22,17 +22,11 @@ import { gzipSync } from "node:zlib"
 import { generateSigner, mintInvocation } from "@plugboard/adapters/ucan"
 import { examplePlugins } from "../examples/catalog/index.js"
 import { runInspect } from "../packages/host-node/src/inspect/index.js"
-import { chromiumMissing, launch } from "../packages/host-node/test/console/browser.js"
+import { chromiumMissing, launch, type PageDocument } from "../packages/host-node/test/console/browser.js"
 import { start } from "../packages/host-node/test/helpers.js"
 
-/** What the page-side predicates below touch of the page (this project type-checks without DOM types). */
-declare const document: {
-  readonly documentElement: { readonly dataset: Readonly<Record<string, string | undefined>> }
-  querySelectorAll(
-    selector: string
-  ): ArrayLike<{ getAttribute(name: string): string | null }> &
-    Iterable<{ getAttribute(name: string): string | null }>
-}
+/** The page, as the predicates below read it (`PageDocument`). */
+declare const document: PageDocument
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const SAMPLES = Number(process.env.BENCH_CONSOLE_SAMPLES ?? 20)

@@ -22,3 +22,16 @@ export const launch = (): Promise<Browser> =>
     headless: true,
     args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
   })
+
+/**
+ * What page-side predicates (functions run in the page by `waitForFunction`) touch of the page:
+ * this project type-checks without DOM types. Declare `document` with it where a predicate is
+ * written.
+ */
+export interface PageDocument {
+  readonly documentElement: { readonly dataset: Readonly<Record<string, string | undefined>> }
+  querySelectorAll(
+    selector: string
+  ): ArrayLike<{ getAttribute(name: string): string | null }> &
+    Iterable<{ getAttribute(name: string): string | null }>
+}

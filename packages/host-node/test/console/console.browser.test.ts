@@ -16,16 +16,10 @@ import { examplePlugins } from "../../../../examples/catalog/index.js"
 import type { InspectReport } from "../../src/inspect/index.js"
 import { runInspect } from "../../src/inspect/index.js"
 import { call, type Running, start } from "../helpers.js"
-import { chromiumMissing, launch } from "./browser.js"
+import { chromiumMissing, launch, type PageDocument } from "./browser.js"
 
-/** What the page-side predicates below touch of the page (this project type-checks without DOM types). */
-declare const document: {
-  readonly documentElement: { readonly dataset: Readonly<Record<string, string | undefined>> }
-  querySelectorAll(
-    selector: string
-  ): ArrayLike<{ getAttribute(name: string): string | null }> &
-    Iterable<{ getAttribute(name: string): string | null }>
-}
+/** The page, as the predicates below read it (`PageDocument`). */
+declare const document: PageDocument
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../../../..")
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join(root, "docs/screenshots") : undefined
