@@ -195,6 +195,21 @@ export const view = (catalog: Catalog, grants: Grants | undefined = EMPTY): View
   return v
 }
 
+/**
+ * The manifest examples a user of the view may read: an example of a tool hidden from them
+ * would name it, so it is left out (every answer that shows a manifest to a user goes through
+ * this: `load_capability`, `/health/plugins`, the dev console). The same array when nothing is
+ * hidden.
+ */
+export const shownExamples = <E extends { readonly tool?: unknown }>(
+  v: View,
+  examples: ReadonlyArray<E>
+): ReadonlyArray<E> => {
+  if (v.hiddenTools.size === 0) return examples
+  const shown = examples.filter((e) => !v.hiddenTools.has(String(e.tool)))
+  return shown.length === examples.length ? examples : shown
+}
+
 /** Whether the view lets the user use `entry` (its own requirements are granted). */
 export const allowsPlugin = (v: View, entry: Pick<CatalogEntry, "name">): boolean =>
   v.open || !v.denied.has(entry.name)

@@ -361,6 +361,13 @@ export interface LoadCapabilityResult {
 }
 
 /** The manifest with its fields in the order of docs/spec/manifest.md#fields, absent ones left out. */
+/** The manifest without the examples of tools hidden from the user (`Access.shownExamples`). */
+const shownManifest = (m: PluginManifest, view: Access.View): PluginManifest => {
+  if (m.examples === undefined) return m
+  const examples = Access.shownExamples(view, m.examples)
+  return examples === m.examples ? m : { ...m, examples }
+}
+
 const canonicalManifest = (m: PluginManifest): PluginManifest => {
   // title and summary first, always (required), then every other field the manifest sets.
   const out: Record<string, unknown> = { title: m.title, summary: m.summary }
@@ -510,7 +517,7 @@ export const loadCapability = (
         results.push({
           name,
           status: "loaded",
-          manifest: canonicalManifest(entry.manifest),
+          manifest: canonicalManifest(shownManifest(entry.manifest, view)),
           tools: toolsOf(entry, requestTools, view),
           // An always plugin's guide is in the system prompt already (`SystemPrompt`).
           ...(entry.operatingGuide === undefined || entry.visibility === "always"

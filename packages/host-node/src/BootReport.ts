@@ -91,7 +91,7 @@ export const forView = (report: Report, view: Access.View): Report => {
     plugins: report.plugins.map((p) => {
       const examples = p.manifest.examples
       const shown = Array.isArray(examples)
-        ? examples.filter((e: { tool?: unknown }) => !hidden.has(String(e?.tool)))
+        ? Access.shownExamples(view, examples as ReadonlyArray<{ readonly tool?: unknown }>)
         : examples
       return {
         ...p,

@@ -149,6 +149,31 @@ describe("a user who lacks the capabilities", () => {
   })
 })
 
+describe("a loaded plugin's manifest", () => {
+  const ops = Catalog.unsafeMake([
+    plugin("ops", {
+      tools: [tool("ops_status"), tool("ops_restart", "R.", { requires: [OPS] })],
+      manifest: {
+        examples: [
+          { user: "Is the oracle up?", tool: "ops_status" },
+          { user: "Restart the oracle.", tool: "ops_restart" }
+        ]
+      }
+    })
+  ])
+  const examplesFor = (view: Access.View) => {
+    const outcome = right(MetaTools.loadCapability(ops, [], { names: ["ops"] }, [], view)).results[0]
+    return outcome?.status === "loaded" ? outcome.manifest.examples?.map((e) => e.tool) : undefined
+  }
+  it("shows no example of a tool hidden from the user, and every example to a user granted it", () => {
+    expect(examplesFor(Access.view(ops, []))).toEqual(["ops_status"])
+    expect(examplesFor(Access.view(ops, [OPS]))).toEqual(["ops_status", "ops_restart"])
+    expect(JSON.stringify(right(MetaTools.loadCapability(ops, [], { names: ["ops"] })))).not.toContain(
+      "ops_restart"
+    )
+  })
+})
+
 describe("a user granted the capabilities", () => {
   it("is offered everything, and the prompt carries the always plugin's prompt and guide", () => {
     expect(Offer.offer(catalog, ["audit"], [], admins).map((t) => t.name)).toEqual([
