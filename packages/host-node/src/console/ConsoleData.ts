@@ -90,7 +90,7 @@ export const make = (options: {
         source: e.source?.kind ?? "typescript",
         manifest: (examples === undefined
           ? e.manifest
-          : { ...e.manifest, examples: examples.filter((x) => shown(x.tool)) }) as unknown as Record<
+          : { ...e.manifest, examples: Access.shownExamples(view, examples) }) as unknown as Record<
           string,
           unknown
         >,
