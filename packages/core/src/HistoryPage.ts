@@ -8,6 +8,10 @@
  * grows, so a position stays valid for as long as the thread does; the fingerprint makes a cursor
  * from another thread, or from a thread deleted and started again under the same id, a clear
  * error instead of a wrong page.
+ *
+ * `window` finds a page's bounds and cursors from what paging needs of each message (its id and
+ * whether it starts a turn), so a reader holding a thread as deltas decodes only the page's
+ * messages; `page` is the same rule over the messages themselves.
  */
 import { Data, Either } from "effect"
 import { fnv1a36 } from "./internal/hash.js"
@@ -88,28 +92,68 @@ const positionOf = <M>(
   return Either.right(decoded.position)
 }
 
-/** Where each turn starts: at each user message, and at `from` (what precedes a user message there is a turn too). */
-const turnStarts = <M>(
+/**
+ * Which messages one page holds, `[start, end)` of the thread, and its cursors: a page without
+ * its messages. A reader that can fetch a few messages by position (a saver that stores them as
+ * deltas) asks for the window over the thread's outline (each message's id and whether it starts a
+ * turn) and decodes only the page's messages; `page` is the same window over the messages themselves.
+ */
+export interface Window {
+  /** Position of the page's first message. */
+  readonly start: number
+  /** Position after the page's last message (`start` for an empty page). */
+  readonly end: number
+  readonly prevCursor: string | null
+  readonly nextCursor: string | null
+  readonly hasOlder: boolean
+  readonly hasNewer: boolean
+}
+
+const startsAt = <M>(messages: ReadonlyArray<M>, view: MessageView<M>, i: number, from: number): boolean =>
+  i === from || view.startsTurn(messages[i]!)
+
+/**
+ * Start of the last `limit` turns before position `upTo` (0 when there are no more than that).
+ * Scans back from `upTo` only as far as the page reaches, not the whole thread.
+ */
+const startOfLastTurns = <M>(
+  messages: ReadonlyArray<M>,
+  view: MessageView<M>,
+  upTo: number,
+  limit: number
+) => {
+  let turns = 0
+  for (let i = upTo - 1; i >= 0; i--) {
+    if (startsAt(messages, view, i, 0) && ++turns === limit) return i
+  }
+  return 0
+}
+
+/** End of the first `limit` turns from position `from` (what precedes a user message there is a turn too). */
+const endOfFirstTurns = <M>(
   messages: ReadonlyArray<M>,
   view: MessageView<M>,
   from: number,
-  to: number
-): number[] => {
-  const starts: number[] = []
-  for (let i = from; i < to; i++) if (i === from || view.startsTurn(messages[i]!)) starts.push(i)
-  return starts
+  limit: number
+) => {
+  let turns = 0
+  for (let i = from; i < messages.length; i++) {
+    if (startsAt(messages, view, i, from) && ++turns === limit + 1) return i
+  }
+  return messages.length
 }
 
-const pageOf = <M>(
+const windowOf = <M>(
   messages: ReadonlyArray<M>,
   view: MessageView<M>,
   start: number,
   end: number,
   afterPosition?: number
-): Page<M> => {
+): Window => {
   const last = end > start ? end - 1 : afterPosition
   return {
-    messages: messages.slice(start, end),
+    start,
+    end,
     prevCursor: start > 0 && end > start ? encode(start, keyOf(view, messages[start]!, start)) : null,
     nextCursor: last === undefined ? null : encode(last, keyOf(view, messages[last]!, last)),
     hasOlder: start > 0,
@@ -118,15 +162,17 @@ const pageOf = <M>(
 }
 
 /**
- * One page of `messages`: without a cursor, the newest `limit` turns; with `before`, the
- * `limit` turns before it; with `after`, the `limit` turns after it (an answer to the same
- * question can still be going on: what follows the cursor's message counts as its turn).
+ * The window of one page over `messages` (a thread's messages or its outline, oldest first):
+ * without a cursor, the newest `limit` turns; with `before`, the `limit` turns before it; with
+ * `after`, the `limit` turns after it (an answer to the same question can still be going on: what
+ * follows the cursor's message counts as its turn). Reads `view` only for the page's messages, the
+ * cursor's, and the turns it scans to find the page's bounds.
  */
-export const page = <M>(
+export const window = <M>(
   messages: ReadonlyArray<M>,
   view: MessageView<M>,
   request: PageRequest
-): Either.Either<Page<M>, HistoryPageError> => {
+): Either.Either<Window, HistoryPageError> => {
   const { limit, before, after } = request
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_TURNS_PER_PAGE) {
     return Either.left(
@@ -144,16 +190,26 @@ export const page = <M>(
   if (after !== undefined) {
     return Either.map(positionOf(messages, view, after, "after"), (position) => {
       const from = position + 1
-      const starts = turnStarts(messages, view, from, messages.length)
-      const end = starts.length > limit ? starts[limit]! : messages.length
-      return pageOf(messages, view, from, end, position)
+      return windowOf(messages, view, from, endOfFirstTurns(messages, view, from, limit), position)
     })
   }
   const end =
     before === undefined ? Either.right(messages.length) : positionOf(messages, view, before, "before")
-  return Either.map(end, (upTo) => {
-    const starts = turnStarts(messages, view, 0, upTo)
-    const start = starts.length > limit ? starts[starts.length - limit]! : 0
-    return pageOf(messages, view, start, upTo)
-  })
+  return Either.map(end, (upTo) =>
+    windowOf(messages, view, startOfLastTurns(messages, view, upTo, limit), upTo)
+  )
 }
+
+/** One page of `messages`: `window`'s messages and cursors. */
+export const page = <M>(
+  messages: ReadonlyArray<M>,
+  view: MessageView<M>,
+  request: PageRequest
+): Either.Either<Page<M>, HistoryPageError> =>
+  Either.map(window(messages, view, request), (w) => ({
+    messages: messages.slice(w.start, w.end),
+    prevCursor: w.prevCursor,
+    nextCursor: w.nextCursor,
+    hasOlder: w.hasOlder,
+    hasNewer: w.hasNewer
+  }))

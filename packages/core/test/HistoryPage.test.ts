@@ -126,4 +126,52 @@ describe("HistoryPage.page", () => {
     expect(oldest.hasOlder).toBe(false)
     expect(oldest.prevCursor).toBeNull()
   })
+
+  it("window: the bounds and cursors page uses, found by scanning only the page's turns, are those of a scan of the whole range (property)", () => {
+    // The rule as first written: every turn start of the range, then count from its end or its start.
+    const starts = (messages: ReadonlyArray<Msg>, from: number, to: number) => {
+      const out: number[] = []
+      for (let i = from; i < to; i++) if (i === from || messages[i]!.type === "human") out.push(i)
+      return out
+    }
+    const win = (messages: ReadonlyArray<Msg>, request: HistoryPage.PageRequest) =>
+      Either.getOrThrow(HistoryPage.window(messages, view, request))
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat(4), { minLength: 1, maxLength: 25 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.nat(),
+        (shape, limit, pick) => {
+          const messages = thread(shape)
+          const newest = win(messages, { limit })
+          const all = starts(messages, 0, messages.length)
+          expect(newest.end).toBe(messages.length)
+          expect(newest.start).toBe(all.length > limit ? all[all.length - limit]! : 0)
+          // A cursor names a position and its message's id: the newest page of the thread cut after
+          // position `at` ends with the cursor of `at`, valid on the whole thread.
+          const at = pick % messages.length
+          const cursor = win(messages.slice(0, at + 1), { limit: 1 }).nextCursor!
+          const before = win(messages, { limit, before: cursor })
+          const older = starts(messages, 0, at)
+          expect(before.end).toBe(at)
+          expect(before.start).toBe(older.length > limit ? older[older.length - limit]! : 0)
+          expect(before.hasNewer).toBe(true)
+          const after = win(messages, { limit, after: cursor })
+          const newer = starts(messages, at + 1, messages.length)
+          expect(after.start).toBe(at + 1)
+          expect(after.end).toBe(newer.length > limit ? newer[limit]! : messages.length)
+          expect(after.hasNewer).toBe(after.end < messages.length)
+          // page is window's slice.
+          const p = Either.getOrThrow(HistoryPage.page(messages, view, { limit, after: cursor }))
+          expect(p).toEqual({
+            messages: messages.slice(after.start, after.end),
+            prevCursor: after.prevCursor,
+            nextCursor: after.nextCursor,
+            hasOlder: after.hasOlder,
+            hasNewer: after.hasNewer
+          })
+        }
+      )
+    )
+  })
 })
