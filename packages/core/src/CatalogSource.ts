@@ -10,28 +10,14 @@
 import { Schema } from "effect"
 import * as ClientTools from "./ClientTools.js"
 import { fnv1a36 } from "./internal/hash.js"
+import type { PluginSource } from "./internal/pluginSource.js"
 import { TOOL_NAME } from "./internal/tools.js"
 import * as ManifestOverrides from "./ManifestOverrides.js"
 import type { JsonSchema, Plugin, PluginTool, RequestInfo } from "./Plugin.js"
 import type { PluginManifest, Visibility } from "./PluginManifest.js"
 import type { RuntimeContext } from "./RuntimeContext.js"
 
-/**
- * Where a plugin came from; a plugin without one was written in TypeScript. `overrides` is what
- * the source's operator override (an MCP server's `manifest`, a skill's `metadata.plugboard`)
- * changed in the derived manifest, for `plugboard inspect`.
- */
-export type PluginSource =
-  | {
-      readonly kind: "mcp"
-      readonly server: string
-      readonly overrides?: ReadonlyArray<ManifestOverrides.ManifestChange> | undefined
-    }
-  | {
-      readonly kind: "skill"
-      readonly path: string
-      readonly overrides?: ReadonlyArray<ManifestOverrides.ManifestChange> | undefined
-    }
+export type { PluginSource } from "./internal/pluginSource.js"
 
 /** A tool as a source describes it, with the function that runs it. */
 export interface SourceTool {

@@ -12,10 +12,10 @@
  * last), so the prefix a provider caches stays the same turn to turn.
  */
 import { Data, Either } from "effect"
-import type { Catalog } from "./Catalog.js"
 import type { AgActionDto, BrowserToolCallDto } from "./GraphState.js"
-import * as MetaTools from "./MetaTools.js"
-import type { OfferedTool } from "./Offer.js"
+import type { Catalog } from "./internal/catalog/model.js"
+import { definitions as metaTools } from "./internal/metaTools.js"
+import type { OfferedTool } from "./internal/offered.js"
 
 /** `browser`: a tool of the client's page (`browserTools`); `action`: an AG-UI action (`agActions`). */
 export type ClientToolKind = "browser" | "action"
@@ -150,19 +150,7 @@ const shownName = (name: unknown, kind: ClientToolKind, index: number): string =
 
 const labelOf = (kind: ClientToolKind) => (kind === "browser" ? "Client tool" : "Client action")
 
-const META_TOOLS: ReadonlySet<string> = new Set(MetaTools.definitions.map((t) => t.name))
-
-// Boot-time sub-agents by name, per catalog (they are fixed at boot).
-const bootSubAgents = new WeakMap<Catalog, ReadonlyMap<string, string>>()
-
-const subAgentsOf = (catalog: Catalog): ReadonlyMap<string, string> => {
-  let names = bootSubAgents.get(catalog)
-  if (names === undefined) {
-    names = new Map(catalog.subAgents.map((s) => [s.tool.name, s.plugin]))
-    bootSubAgents.set(catalog, names)
-  }
-  return names
-}
+const META_TOOLS: ReadonlySet<string> = new Set(metaTools.map((t) => t.name))
 
 /**
  * Who owns `name` among the tools the server could offer in this turn, described for the client,
@@ -177,7 +165,7 @@ const ownerOf = (
   if (META_TOOLS.has(name)) return "a runtime meta-tool"
   const tool = catalog.toolsByName.get(name)
   if (tool !== undefined) return `a tool of plugin '${tool.plugin}'`
-  const subAgent = subAgentsOf(catalog).get(name)
+  const subAgent = catalog.index.bootSubAgents.get(name)
   if (subAgent !== undefined) return `a sub-agent of plugin '${subAgent}'`
   const dynamic = requestTools.get(name)
   if (dynamic === undefined) return undefined

@@ -7,12 +7,14 @@
 import { Data, Either } from "effect"
 import * as Access from "./Access.js"
 import * as CapabilityIndex from "./CapabilityIndex.js"
-import type { Catalog, CatalogEntry } from "./Catalog.js"
 import * as CatalogSource from "./CatalogSource.js"
-import { closestIn, MAX_SCORED_LENGTH, makeNameIndex, type NameIndex } from "./internal/nameIndex.js"
+import type { CatalogEntry } from "./internal/catalog/entry.js"
+import type { Catalog } from "./internal/catalog/model.js"
+import { LIST_CAPABILITIES, LOAD_CAPABILITY } from "./internal/metaTools.js"
+import { closestIn, MAX_SCORED_LENGTH } from "./internal/nameIndex.js"
+import type { RequestTool } from "./internal/offered.js"
 import { shown as clip } from "./internal/text.js"
 import * as LoadedPlugins from "./LoadedPlugins.js"
-import type { OfferedTool, RequestTool } from "./Offer.js"
 import {
   Category,
   MANIFEST_FIELDS,
@@ -21,43 +23,7 @@ import {
   type Visibility
 } from "./PluginManifest.js"
 
-/** Name of the discovery meta-tool. */
-export const LIST_CAPABILITIES = "list_capabilities"
-/** Name of the loading meta-tool. */
-export const LOAD_CAPABILITY = "load_capability"
-
-/**
- * The meta-tools as offered on every model call. Kept terse: they are paid on every turn.
- * The aim is about 100 tokens for both; these cost 87 (o200k: 46 + 41, counted with
- * `TokenBudget.toolCost`).
- */
-export const definitions: ReadonlyArray<OfferedTool> = [
-  {
-    name: LIST_CAPABILITIES,
-    description: "List plugins you can load. Optional query ranks by relevance; category filters.",
-    parameters: {
-      type: "object",
-      properties: {
-        query: { type: "string" },
-        // No enum: it would cost ~25 tokens on every turn; a wrong category gets an error
-        // that lists the valid ones, and list_capabilities shows each plugin's category.
-        category: { type: "string" },
-        limit: { type: "integer" }
-      }
-    },
-    kind: "meta"
-  },
-  {
-    name: LOAD_CAPABILITY,
-    description: "Load plugins by name; their tools become available in this conversation.",
-    parameters: {
-      type: "object",
-      properties: { names: { type: "array", items: { type: "string" } } },
-      required: ["names"]
-    },
-    kind: "meta"
-  }
-]
+export { definitions, LIST_CAPABILITIES, LOAD_CAPABILITY } from "./internal/metaTools.js"
 
 /** A meta-tool call whose arguments cannot be used; `message` is what the model is told. */
 export class MetaToolInputError extends Data.TaggedError("MetaToolInputError")<{
@@ -253,20 +219,6 @@ const listing = (
   }
 }
 
-const byName = (a: CatalogEntry, b: CatalogEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
-
-const sortedCache = new WeakMap<Catalog, ReadonlyArray<CatalogEntry>>()
-
-/** Discoverable entries by name, sorted once per catalog. */
-const sortedDiscoverable = (catalog: Catalog): ReadonlyArray<CatalogEntry> => {
-  let sorted = sortedCache.get(catalog)
-  if (sorted === undefined) {
-    sorted = catalog.entries.filter((e) => e.discoverable).sort(byName)
-    sortedCache.set(catalog, sorted)
-  }
-  return sorted
-}
-
 /**
  * `list_capabilities`: every discoverable plugin (never a silent one), by name; with a `query`,
  * only plugins sharing words with it, most relevant first (`CapabilityIndex`); `category`
@@ -285,9 +237,7 @@ export const listCapabilities = (
       e?.discoverable === true && (category === undefined || e.manifest.category === category)
     let matched: Array<{ entry: CatalogEntry; score?: number }>
     if (query === undefined) {
-      matched = sortedDiscoverable(catalog)
-        .filter(keep)
-        .map((entry) => ({ entry }))
+      matched = catalog.index.discoverableByName.filter(keep).map((entry) => ({ entry }))
     } else {
       matched = []
       for (const r of CapabilityIndex.rank(CapabilityIndex.forCatalog(catalog), query)) {
@@ -377,22 +327,9 @@ const canonicalManifest = (m: PluginManifest): PluginManifest => {
   return out as unknown as PluginManifest
 }
 
-// The discoverable plugin names, indexed once per catalog: an unknown name is answered without
-// scoring every plugin (see internal/nameIndex.ts).
-const pluginNameIndexes = new WeakMap<Catalog, NameIndex>()
-
-const pluginNameIndex = (catalog: Catalog): NameIndex => {
-  let index = pluginNameIndexes.get(catalog)
-  if (index === undefined) {
-    index = makeNameIndex(catalog.entries.filter((e) => e.discoverable).map((e) => e.name))
-    pluginNameIndexes.set(catalog, index)
-  }
-  return index
-}
-
 /** Up to `n` discoverable plugin names closest to `name`; none for a name too long to mean one. */
 const closestPlugins = (catalog: Catalog, name: string, n: number): Array<string> =>
-  name.length > MAX_SCORED_LENGTH ? [] : closestIn(pluginNameIndex(catalog), name, n)
+  name.length > MAX_SCORED_LENGTH ? [] : closestIn(catalog.index.pluginNames, name, n)
 
 const unknownOutcome = (catalog: Catalog, name: string): LoadOutcome => {
   const tool = catalog.toolsByName.get(name)

@@ -10,25 +10,16 @@
  */
 import { Data } from "effect"
 import * as Access from "./Access.js"
-import type { Catalog, CatalogEntry, CatalogTool } from "./Catalog.js"
-import { closestIn, MAX_SCORED_LENGTH, makeNameIndex, type NameIndex } from "./internal/nameIndex.js"
+import * as CatalogIndex from "./CatalogIndex.js"
+import type { CatalogEntry, CatalogTool } from "./internal/catalog/entry.js"
+import type { Catalog } from "./internal/catalog/model.js"
+import { closestIn, MAX_SCORED_LENGTH } from "./internal/nameIndex.js"
+import { fromCatalogTool, type OfferedTool, type OfferPrefix, type RequestTool } from "./internal/offered.js"
 import { shown } from "./internal/text.js"
 import * as LoadedPlugins from "./LoadedPlugins.js"
 import * as MetaTools from "./MetaTools.js"
-import type { JsonSchema } from "./Plugin.js"
-import type { Visibility } from "./PluginManifest.js"
 
-/** A tool as a model call receives it. */
-export interface OfferedTool {
-  readonly name: string
-  /** For plugin tools: `[<manifest.title>] <description>`. */
-  readonly description: string
-  readonly parameters: JsonSchema
-  /** `meta`: a runtime meta-tool; `plugin`: a catalog tool; `request`: a per-request tool. */
-  readonly kind: "meta" | "plugin" | "request"
-  /** The owning plugin, for `plugin` and (when known) `request` tools. */
-  readonly plugin?: string
-}
+export type { OfferedTool, RequestTool } from "./internal/offered.js"
 
 /** The decision for a tool call: run it, or answer the model with `message` instead. */
 export type GateDecision = Data.TaggedEnum<{
@@ -47,24 +38,9 @@ export type GateDecision = Data.TaggedEnum<{
 /** Constructors and matchers of `GateDecision` (`GateDecision.$match`, `GateDecision.$is`). */
 export const GateDecision = Data.taggedEnum<GateDecision>()
 
-/**
- * A tool that exists for one request only: a `getRequestTools` tool or a sub-agent, resolved
- * against its plugin (`Catalog.resolveRequestTool`, `Catalog.resolveSubAgent`, or a boot-time
- * sub-agent's `tool`) and turned into this shape by `fromRequestTool`. Adapters may extend it
- * with what they need to run the tool.
- */
-export interface RequestTool {
-  readonly plugin: string
-  /** Effective visibility: the tool's override, else its plugin's; silent when the plugin is. */
-  readonly visibility: Visibility
-  /** What the model is given when the tool is offered (`kind: "request"`). */
-  readonly offered: OfferedTool
-  /** The tool's own `requires` (`Access`), on top of its plugin's. */
-  readonly requires?: ReadonlyArray<Access.Capability> | undefined
-}
-
 // One RequestTool per resolved tool: boot-time sub-agents keep the same object for every
 // request, so adapters that cache per offered tool (tool definitions) translate them once.
+// A pure memo of `fromRequestTool`, keyed on the (immutable) tool: no catalog's state.
 const requestToolCache = new WeakMap<CatalogTool, RequestTool>()
 
 /** The per-request shape of a resolved tool (cached per `CatalogTool` object). */
@@ -121,43 +97,12 @@ const isOfferable = (
   return tool.visibility === "on-demand" && LoadedPlugins.has(loaded, tool.plugin)
 }
 
-/** Turns a catalog tool into the offered shape. */
-const fromCatalogTool = (tool: CatalogTool): OfferedTool => ({
-  name: tool.name,
-  description: tool.description,
-  parameters: tool.parameters,
-  kind: "plugin",
-  plugin: tool.plugin
-})
+// The prefix is built once per catalog (`CatalogIndex.offer`), and once per restricted view
+// for a user whose grants hide something (`ViewIndex.offer`).
+const precomputed = (catalog: Catalog, view: Access.View): OfferPrefix =>
+  view.open ? catalog.index.offer : CatalogIndex.ofView(catalog, view).offer
 
-interface Precomputed {
-  /** Meta-tools then always-tier tools: the part of every offer that never changes. */
-  readonly prefix: ReadonlyArray<OfferedTool>
-  readonly prefixNames: ReadonlySet<string>
-  /** Offered shapes of each plugin's on-demand tools, filled on first load of that plugin. */
-  readonly onDemand: Map<string, ReadonlyArray<OfferedTool>>
-}
-
-const cache = new WeakMap<Catalog, Precomputed>()
-// A user whose grants hide something gets a prefix of their own, built once per view.
-const viewCache = new WeakMap<Access.View, Precomputed>()
-
-const precomputed = (catalog: Catalog, view: Access.View): Precomputed => {
-  const store: WeakMap<object, Precomputed> = view.open ? cache : viewCache
-  const key: object = view.open ? catalog : view
-  let p = store.get(key)
-  if (p === undefined) {
-    const always = view.open
-      ? catalog.alwaysTools
-      : catalog.alwaysTools.filter((t) => Access.allowsTool(view, t.plugin, t.name))
-    const prefix = [...MetaTools.definitions, ...always.map(fromCatalogTool)]
-    p = { prefix, prefixNames: new Set(prefix.map((t) => t.name)), onDemand: new Map() }
-    store.set(key, p)
-  }
-  return p
-}
-
-const onDemandOf = (p: Precomputed, entry: CatalogEntry, view: Access.View): ReadonlyArray<OfferedTool> => {
+const onDemandOf = (p: OfferPrefix, entry: CatalogEntry, view: Access.View): ReadonlyArray<OfferedTool> => {
   let tools = p.onDemand.get(entry.name)
   if (tools === undefined) {
     tools = (
@@ -350,24 +295,6 @@ const unknownDecision = (
   })
 }
 
-// The catalog's callable tool names, indexed once per catalog: a hallucinated name is answered
-// without scoring every tool (see internal/nameIndex.ts).
-const nameIndexes = new WeakMap<Catalog, NameIndex>()
-
-const catalogNameIndex = (catalog: Catalog): NameIndex => {
-  let index = nameIndexes.get(catalog)
-  if (index === undefined) {
-    const names: Array<string> = []
-    for (const entry of catalog.entries) {
-      if (!entry.discoverable) continue
-      for (const t of entry.tools) if (t.visibility !== "silent") names.push(t.name)
-    }
-    index = makeNameIndex(names)
-    nameIndexes.set(catalog, index)
-  }
-  return index
-}
-
 /** Up to three names closest to `toolName` among everything the model could call, never silent. */
 const suggest = (
   catalog: Catalog,
@@ -385,5 +312,5 @@ const suggest = (
     )
       extra.push(t.offered.name)
   }
-  return closestIn(catalogNameIndex(catalog), toolName, 3, extra)
+  return closestIn(catalog.index.toolNames, toolName, 3, extra)
 }

@@ -4,9 +4,9 @@
  * catalog (collisions, dependencies, manifest rules) is checked when the catalog is built.
  */
 import type { Schema } from "effect"
-import type { Capability } from "./Access.js"
-import type { PluginSource } from "./CatalogSource.js"
 import type { PluginStateUpdate } from "./GraphState.js"
+import type { Capability } from "./internal/capability.js"
+import type { PluginSource } from "./internal/pluginSource.js"
 import type { PluginManifest, Visibility } from "./PluginManifest.js"
 import type { RuntimeContext } from "./RuntimeContext.js"
 

@@ -17,7 +17,7 @@
  */
 import type * as Access from "./Access.js"
 import * as CapabilityIndex from "./CapabilityIndex.js"
-import type { Catalog } from "./Catalog.js"
+import type { Catalog } from "./internal/catalog/model.js"
 import * as LoadedPlugins from "./LoadedPlugins.js"
 import * as MetaTools from "./MetaTools.js"
 import * as Offer from "./Offer.js"

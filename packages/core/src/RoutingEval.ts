@@ -13,7 +13,8 @@
  * Pure: no I/O.
  */
 import * as CapabilityIndex from "./CapabilityIndex.js"
-import type { Catalog, CatalogEntry } from "./Catalog.js"
+import type { CatalogEntry } from "./internal/catalog/entry.js"
+import type { Catalog } from "./internal/catalog/model.js"
 
 /** A query and the plugin that should serve it. */
 export interface LabelledQuery {
@@ -123,6 +124,7 @@ const outcomeOf = (
 
 const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
+// A pure memo of an entry's whenToUse terms (the entry is immutable): no catalog's state.
 const termsCache = new WeakMap<CatalogEntry, ReadonlySet<string>>()
 
 const whenToUseTerms = (entry: CatalogEntry): ReadonlySet<string> => {

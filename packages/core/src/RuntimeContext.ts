@@ -2,8 +2,8 @@
  * What a tool handler or a middleware receives (docs/spec/graph-state.md#the-runtimecontext): read-only history,
  * the session, the user, the shared state registered at boot, a logger and an abort signal.
  */
-import type { Capability } from "./Access.js"
 import type { GraphState, StateMessage } from "./GraphState.js"
+import type { Capability } from "./internal/capability.js"
 
 /** The graph state as plugins see it: read-only, open to fields the type does not declare. */
 export type ReadonlyState = Readonly<GraphState> & { readonly [key: string]: unknown }

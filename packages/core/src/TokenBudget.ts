@@ -17,7 +17,8 @@
  * (`SystemPrompt`), so it counts in every turn's `pluginPrompts`.
  */
 import * as Access from "./Access.js"
-import type { Catalog, CatalogEntry } from "./Catalog.js"
+import type { CatalogEntry } from "./internal/catalog/entry.js"
+import type { Catalog } from "./internal/catalog/model.js"
 import type * as LoadedPlugins from "./LoadedPlugins.js"
 import * as Offer from "./Offer.js"
 import * as SystemPrompt from "./SystemPrompt.js"

@@ -10,8 +10,8 @@
  * top-level field's `type`, `enum` or `const`.
  */
 import { Either, ParseResult, Schema, type SchemaAST } from "effect"
-import type { CatalogTool } from "../Catalog.js"
 import type { JsonSchema } from "../Plugin.js"
+import type { CatalogTool } from "./catalog/entry.js"
 import { shown } from "./text.js"
 
 /** Most examples read from one manifest (the manifest rules cap them the same way). */

@@ -82,6 +82,7 @@ interface Delegated {
   readonly json: Json
   readonly defs: Json
 }
+// A pure memo of what Effect derives for an AST node (ASTs are immutable): no catalog's state.
 const delegated = new WeakMap<AST.AST, Delegated>()
 
 /** A fresh deep copy of JSON data, so no two tools' parameters share mutable objects. */

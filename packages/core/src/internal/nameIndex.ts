@@ -13,7 +13,7 @@
  * result is exactly `closestNames`' (property-tested), above it the most promising names have
  * been scored, which keeps a hallucinated tool name cheap on a 15,000-tool catalog.
  */
-import { stem, words } from "../CapabilityIndex.js"
+import { stem, words } from "./capabilityIndex.js"
 
 /**
  * Inputs longer than this get no "did you mean" (callers skip `closestIn`): no tool or plugin

@@ -4,10 +4,10 @@
  * `Catalog.resolveSubAgent`), so a tool obeys the same rules whenever it appears.
  */
 import { Either, Schema } from "effect"
-import { readRequires } from "../Access.js"
-import type { CatalogSubAgent, CatalogTool } from "../Catalog.js"
 import type { JsonSchema, Plugin, PluginMiddleware, PluginTool, SubAgentSpec } from "../Plugin.js"
 import { MANIFEST_FIELDS, Visibility } from "../PluginManifest.js"
+import { readRequires } from "./capability.js"
+import type { CatalogSubAgent, CatalogTool } from "./catalog/entry.js"
 import { jsonSchemaOf } from "./jsonSchema.js"
 import { describe, shown } from "./text.js"
 
@@ -15,6 +15,7 @@ import { describe, shown } from "./text.js"
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
 
 // Many tools share one input schema (and hosts rebuild catalogs in tests): derive each once.
+// A pure memo of the derivation, keyed on the schema object: no catalog's state.
 const schemaCache = new WeakMap<object, JsonSchema>()
 
 /** The tool's JSON Schema, `undefined` when it has neither `jsonSchema` nor an Effect Schema. */

@@ -1,0 +1,44 @@
+/**
+ * The meta-tools' names and definitions (docs/spec/meta-tools.md), re-exported by `MetaTools`:
+ * the Tier-1 hint, the offer's prefix and the client-tool rules name them without importing the
+ * meta-tools' behaviour.
+ */
+import type { OfferedTool } from "./offered.js"
+
+/** Name of the discovery meta-tool. */
+export const LIST_CAPABILITIES = "list_capabilities"
+/** Name of the loading meta-tool. */
+export const LOAD_CAPABILITY = "load_capability"
+
+/**
+ * The meta-tools as offered on every model call. Kept terse: they are paid on every turn.
+ * The aim is about 100 tokens for both; these cost 87 (o200k: 46 + 41, counted with
+ * `TokenBudget.toolCost`).
+ */
+export const definitions: ReadonlyArray<OfferedTool> = [
+  {
+    name: LIST_CAPABILITIES,
+    description: "List plugins you can load. Optional query ranks by relevance; category filters.",
+    parameters: {
+      type: "object",
+      properties: {
+        query: { type: "string" },
+        // No enum: it would cost ~25 tokens on every turn; a wrong category gets an error
+        // that lists the valid ones, and list_capabilities shows each plugin's category.
+        category: { type: "string" },
+        limit: { type: "integer" }
+      }
+    },
+    kind: "meta"
+  },
+  {
+    name: LOAD_CAPABILITY,
+    description: "Load plugins by name; their tools become available in this conversation.",
+    parameters: {
+      type: "object",
+      properties: { names: { type: "array", items: { type: "string" } } },
+      required: ["names"]
+    },
+    kind: "meta"
+  }
+]
