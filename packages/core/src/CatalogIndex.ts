@@ -82,23 +82,26 @@ class Index implements CatalogIndex {
   #takenNames: ReadonlyMap<string, string> | undefined
   #bootSubAgents: ReadonlyMap<string, string> | undefined
 
-  constructor(private readonly parts: Parts) {
+  readonly #parts: Parts
+
+  constructor(parts: Parts) {
+    this.#parts = parts
     this.gated = parts.entries.some(
       (e) => (e.requires?.length ?? 0) > 0 || e.tools.some((t) => (t.requires?.length ?? 0) > 0)
     )
   }
   get discoverableByName(): ReadonlyArray<CatalogEntry> {
-    this.#discoverableByName ??= this.parts.entries.filter((e) => e.discoverable).sort(byName)
+    this.#discoverableByName ??= this.#parts.entries.filter((e) => e.discoverable).sort(byName)
     return this.#discoverableByName
   }
   get pluginNames(): NameIndex {
-    this.#pluginNames ??= makeNameIndex(this.parts.entries.filter((e) => e.discoverable).map((e) => e.name))
+    this.#pluginNames ??= makeNameIndex(this.#parts.entries.filter((e) => e.discoverable).map((e) => e.name))
     return this.#pluginNames
   }
   get toolNames(): NameIndex {
     if (this.#toolNames === undefined) {
       const names: Array<string> = []
-      for (const entry of this.parts.entries) {
+      for (const entry of this.#parts.entries) {
         if (!entry.discoverable) continue
         for (const t of entry.tools) if (t.visibility !== "silent") names.push(t.name)
       }
@@ -107,32 +110,32 @@ class Index implements CatalogIndex {
     return this.#toolNames
   }
   get capabilities(): Capabilities.CapabilityIndex {
-    this.#capabilities ??= Capabilities.make(this.parts.entries)
+    this.#capabilities ??= Capabilities.make(this.#parts.entries)
     return this.#capabilities
   }
   get tier1(): string {
-    this.#tier1 ??= renderEntries(this.parts.entries)
+    this.#tier1 ??= renderEntries(this.#parts.entries)
     return this.#tier1
   }
   get alwaysSections(): ReadonlyArray<string> {
-    this.#alwaysSections ??= alwaysSections(this.parts.entries)
+    this.#alwaysSections ??= alwaysSections(this.#parts.entries)
     return this.#alwaysSections
   }
   get offer(): OfferPrefix {
-    this.#offer ??= prefixOf(this.parts.alwaysTools)
+    this.#offer ??= prefixOf(this.#parts.alwaysTools)
     return this.#offer
   }
   get takenNames(): ReadonlyMap<string, string> {
     if (this.#takenNames === undefined) {
       const names = new Map<string, string>()
-      for (const [name, tool] of this.parts.toolsByName) names.set(name, tool.plugin)
-      for (const { tool } of this.parts.subAgents) names.set(tool.name, tool.plugin)
+      for (const [name, tool] of this.#parts.toolsByName) names.set(name, tool.plugin)
+      for (const { tool } of this.#parts.subAgents) names.set(tool.name, tool.plugin)
       this.#takenNames = names
     }
     return this.#takenNames
   }
   get bootSubAgents(): ReadonlyMap<string, string> {
-    this.#bootSubAgents ??= new Map(this.parts.subAgents.map((s) => [s.tool.name, s.plugin]))
+    this.#bootSubAgents ??= new Map(this.#parts.subAgents.map((s) => [s.tool.name, s.plugin]))
     return this.#bootSubAgents
   }
 }
@@ -146,23 +149,31 @@ class ViewIndexOf implements ViewIndex {
   #alwaysSections: ReadonlyArray<string> | undefined
   #offer: OfferPrefix | undefined
 
+  readonly #parts: Pick<Parts, "entries" | "alwaysTools">
+  readonly #denied: ReadonlyMap<string, string>
+  readonly #hiddenTools: ReadonlySet<string>
+
   constructor(
-    private readonly parts: Pick<Parts, "entries" | "alwaysTools">,
-    private readonly denied: ReadonlyMap<string, string>,
-    private readonly hiddenTools: ReadonlySet<string>
-  ) {}
+    parts: Pick<Parts, "entries" | "alwaysTools">,
+    denied: ReadonlyMap<string, string>,
+    hiddenTools: ReadonlySet<string>
+  ) {
+    this.#parts = parts
+    this.#denied = denied
+    this.#hiddenTools = hiddenTools
+  }
   get tier1(): string {
-    this.#tier1 ??= renderEntries(this.parts.entries.filter((e) => !this.denied.has(e.name)))
+    this.#tier1 ??= renderEntries(this.#parts.entries.filter((e) => !this.#denied.has(e.name)))
     return this.#tier1
   }
   get alwaysSections(): ReadonlyArray<string> {
-    this.#alwaysSections ??= alwaysSections(this.parts.entries, this.denied)
+    this.#alwaysSections ??= alwaysSections(this.#parts.entries, this.#denied)
     return this.#alwaysSections
   }
   get offer(): OfferPrefix {
     // An always-tier tool is offered when its plugin is not denied and the tool is not hidden.
     this.#offer ??= prefixOf(
-      this.parts.alwaysTools.filter((t) => !this.denied.has(t.plugin) && !this.hiddenTools.has(t.name))
+      this.#parts.alwaysTools.filter((t) => !this.#denied.has(t.plugin) && !this.#hiddenTools.has(t.name))
     )
     return this.#offer
   }
