@@ -49,14 +49,15 @@ describe("SemanticIndex", () => {
     for (const v of index.vectors) expect(cos(v, v)).toBeCloseTo(1, 5)
   })
 
-  it("embeds a plugin from its title, summary, whenToUse, tags and examples", () => {
+  it("embeds a plugin from its title, summary, whenToUse, tags and examples, its name only when it has nothing else", () => {
     const text = SemanticIndex.documentText(
       SemanticIndex.documentsOf(catalog).find((d) => d.name === "weather")!
     )
     expect(text).toBe(
       "Weather. Weather lookups via Open-Meteo. Whenever asked about current weather, temperature, rain or wind in a city. weather, forecast. What's the weather in Berlin?"
     )
-    expect(SemanticIndex.documentText({ name: "bare" })).toBe("bare.")
+    expect(SemanticIndex.documentText({ name: "bare" })).toBe("bare")
+    expect(SemanticIndex.documentText({ name: "untitled", summary: "Says things." })).toBe("Says things.")
   })
 
   it("ranks every plugin, score = relevance + WEIGHT × similarity, best first", () => {
