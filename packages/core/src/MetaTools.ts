@@ -225,12 +225,15 @@ const listing = (
  * filters. At most `limit` plugins (default `DEFAULT_LIMIT`, so a catalog of thousands does not
  * flood the conversation); `total` says how many matched. A plugin the user's `view` denies
  * (`Access`; default: no grants) is listed as `unavailable`, with the capabilities it requires.
+ * `ranked`, when given, is the query's ranking computed beforehand (`SemanticIndex.rank`, whose
+ * embedder runs outside this pure function), used instead of the lexical one.
  */
 export const listCapabilities = (
   catalog: Catalog,
   loaded: LoadedPlugins.LoadedPlugins,
   input: unknown,
-  view: Access.View = Access.view(catalog)
+  view: Access.View = Access.view(catalog),
+  ranked?: ReadonlyArray<{ readonly name: string; readonly score: number }>
 ): Either.Either<ListCapabilitiesResult, MetaToolInputError> =>
   Either.map(decodeListInput(input), ({ query, category, limit }) => {
     const keep = (e: CatalogEntry | undefined): e is CatalogEntry =>
@@ -240,7 +243,7 @@ export const listCapabilities = (
       matched = catalog.index.discoverableByName.filter(keep).map((entry) => ({ entry }))
     } else {
       matched = []
-      for (const r of CapabilityIndex.rank(CapabilityIndex.forCatalog(catalog), query)) {
+      for (const r of ranked ?? CapabilityIndex.rank(CapabilityIndex.forCatalog(catalog), query)) {
         const entry = catalog.byName.get(r.name)
         if (keep(entry)) matched.push({ entry, score: r.score })
       }

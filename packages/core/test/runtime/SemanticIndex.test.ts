@@ -1,4 +1,4 @@
-import { CapabilityIndex, Embedder, SemanticIndex } from "@plugboard/core"
+import { CapabilityIndex, Embedder, MetaTools, SemanticIndex } from "@plugboard/core"
 import { Effect, Either } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -142,5 +142,23 @@ describe("SemanticIndex", () => {
       ),
       { numRuns: 50 }
     )
+  })
+
+  it("gives list_capabilities its order, still filtered by category and limit", () => {
+    const query = "directions to the station"
+    const ranked = Effect.runSync(
+      SemanticIndex.rankWith(index, query).pipe(Effect.provide(Embedder.layerHashing))
+    )
+    const listed = Either.getOrThrow(MetaTools.listCapabilities(catalog, [], { query }, undefined, ranked))
+    expect(listed.plugins.map((p) => p.name)).toEqual(ranked.map((r) => r.name))
+    expect(listed.total).toBe(ranked.length)
+    expect(listed.plugins[0]!.name).toBe("maps")
+    const data = Either.getOrThrow(
+      MetaTools.listCapabilities(catalog, [], { query, category: "data", limit: 1 }, undefined, ranked)
+    )
+    expect(data.plugins.map((p) => p.name)).toEqual(["maps"])
+    expect(data.total).toBe(2)
+    // Lexically only maps shares a word with the query; the fused ranking lists every plugin.
+    expect(Either.getOrThrow(MetaTools.listCapabilities(catalog, [], { query })).total).toBe(1)
   })
 })
