@@ -8,7 +8,11 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions } },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts"],
+    include: [
+      "packages/*/test/**/*.test.ts",
+      "packages/adapters/*/test/**/*.test.ts",
+      "examples/**/*.test.ts"
+    ],
     // LangGraph's checkpointer conformance suite relies on global beforeAll/describe.
     globals: true,
     setupFiles: ["./vitest.setup.ts"],

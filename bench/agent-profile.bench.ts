@@ -8,9 +8,9 @@
  * LangChain, effect, and everything else (Node internals, garbage collection, the profiler).
  */
 import { Session } from "node:inspector/promises"
-import { createMainAgent, MemorySaver, prepareCatalog, runTurn } from "@plugboard/adapters/langgraph"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
 import { Catalog, type Plugin } from "@plugboard/core"
+import { createMainAgent, MemorySaver, prepareCatalog, runTurn } from "@plugboard/langgraph"
+import { ScriptedChatModel } from "@plugboard/models"
 import { Schema } from "effect"
 
 const PLUGINS = 5_000
@@ -51,15 +51,15 @@ interface Profile {
   readonly samples: ReadonlyArray<number>
 }
 
-const MODEL = (u: string) => u.includes("/packages/adapters/src/models/")
+const MODEL = (u: string) => u.includes("/packages/adapters/models/src/")
 
 const AREAS: ReadonlyArray<readonly [string, (url: string) => boolean]> = [
   ["plugboard core (packages/core/src)", (u) => u.includes("/packages/core/src/")],
   [
-    "plugboard LangGraph adapter (packages/adapters/src/langgraph)",
-    (u) => u.includes("/packages/adapters/src/langgraph/")
+    "plugboard LangGraph adapter (packages/adapters/langgraph/src)",
+    (u) => u.includes("/packages/adapters/langgraph/src/")
   ],
-  ["scripted model (packages/adapters/src/models, and the core code it calls)", MODEL],
+  ["scripted model (packages/adapters/models/src, and the core code it calls)", MODEL],
   ["LangGraph + LangChain (@langchain/*)", (u) => u.includes("/@langchain/") || u.includes("langsmith")],
   ["effect", (u) => u.includes("/effect/dist/") || u.includes("/effect@")]
 ]

@@ -30,14 +30,14 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
-import { createMainAgent, MemorySaver, prepareCatalog, runTurn } from "@plugboard/adapters/langgraph"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
-import { makeSqliteSaver } from "@plugboard/adapters/sqlite"
 import { Catalog, LoadedPlugins, MetaTools, Offer, type Plugin } from "@plugboard/core"
+import { createMainAgent, MemorySaver, prepareCatalog, runTurn } from "@plugboard/langgraph"
+import { ScriptedChatModel } from "@plugboard/models"
+import { makeSqliteSaver } from "@plugboard/sqlite"
 import { Either, Schema } from "effect"
 // Lives with the adapter's tests (which check it takes the same steps as the agent), where
 // LangGraph resolves; the workspace root does not depend on LangGraph directly.
-import { bareGraph } from "../packages/adapters/test/langgraph/bareGraph.js"
+import { bareGraph } from "../packages/adapters/langgraph/test/bareGraph.js"
 
 const WARMUP = 100
 const SAMPLES = 300

@@ -6,8 +6,8 @@
  * 3. for scale, the Ed25519 signature check alone, node:crypto (used) vs ucanto's pure-JS
  *    `@noble/ed25519` (its default), on the same signed payload.
  */
-import { generateSigner, makeUcanVerifier, mintInvocation } from "@plugboard/adapters/ucan"
-import * as NativeEd25519 from "../packages/adapters/src/ucan/NativeEd25519.js"
+import { generateSigner, makeUcanVerifier, mintInvocation } from "@plugboard/ucan"
+import * as NativeEd25519 from "../packages/adapters/ucan/src/NativeEd25519.js"
 
 const COLD_TOKENS = 2_000
 const CACHED_ROUNDS = 200_000

@@ -1,7 +1,7 @@
 /**
  * Credits and rate limits on the request path, operations per second (one core, sequential):
  *
- * 1. SQLite ledger (`@plugboard/adapters/ledger`, WAL, one `BEGIN IMMEDIATE` transaction per
+ * 1. SQLite ledger (`@plugboard/ledger`, WAL, one `BEGIN IMMEDIATE` transaction per
  *    change): deducts, top-ups, balance reads, on a file in the OS temp dir;
  * 2. the in-memory ledger (core `CreditLedger.makeMemory`), for scale;
  * 3. the in-memory sliding-window rate limiter (core `RateLimiter.makeMemory`, limit 10/60 s)
@@ -10,8 +10,8 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
 import { Clock, CreditLedger, RateLimiter } from "@plugboard/core"
+import { SqliteCreditLedger } from "@plugboard/ledger"
 import { Effect } from "effect"
 
 const USERS = 1_000

@@ -19,8 +19,8 @@ import {
   matrixSnapshotStore,
   registerWithSharedSecret,
   takeSnapshot
-} from "@plugboard/adapters/matrix"
-import { type SqliteSaver, UserDatabaseRegistry } from "@plugboard/adapters/sqlite"
+} from "@plugboard/matrix"
+import { type SqliteSaver, UserDatabaseRegistry } from "@plugboard/sqlite"
 
 const THREADS = 50
 const TURNS = 20 // checkpoints per thread: 50 x 20 = 1,000

@@ -34,15 +34,6 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import {
-  discoverMcpServers,
-  McpConfig,
-  McpPool,
-  type McpServerConfig,
-  mcpSpecs,
-  toToolOutput
-} from "@plugboard/adapters/mcp"
-import { loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
-import {
   Catalog,
   CatalogSource,
   GraphState,
@@ -51,12 +42,21 @@ import {
   TokenBudget,
   ToolOutput
 } from "@plugboard/core"
+import {
+  discoverMcpServers,
+  McpConfig,
+  McpPool,
+  type McpServerConfig,
+  mcpSpecs,
+  toToolOutput
+} from "@plugboard/mcp"
+import { loadTiktokenCounter } from "@plugboard/tokenizers"
 import { Either } from "effect"
 import { examplePlugins } from "../examples/catalog/index.js"
 // The SDK is a dependency of the adapters package, not of the workspace root: imported from
 // there, it is the very module instance the adapter itself runs (same real path).
-import { Client } from "../packages/adapters/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js"
-import { StdioClientTransport } from "../packages/adapters/node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.js"
+import { Client } from "../packages/adapters/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js"
+import { StdioClientTransport } from "../packages/adapters/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.js"
 import { loadSources } from "../packages/host-node/src/Sources.js"
 
 const SERVERS = Number(process.env.BENCH_MCP_SERVERS ?? 200)
@@ -80,7 +80,7 @@ const everythingEntry = join(dirname(everythingPackage), "dist/index.js")
 const versionOf = (packageJson: string): string =>
   (JSON.parse(readFileSync(packageJson, "utf8")) as { version: string }).version
 const sdkVersion = versionOf(
-  join(here, "../packages/adapters/node_modules/@modelcontextprotocol/sdk/package.json")
+  join(here, "../packages/adapters/mcp/node_modules/@modelcontextprotocol/sdk/package.json")
 )
 
 const percentile = (values: ReadonlyArray<number>, p: number): number => {

@@ -6,8 +6,9 @@
  * deterministically but shaped like real plugins: 2–4 tools each, Effect Schema inputs with
  * described fields, manifests with whenToUse lines and examples.
  */
-import { loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
+
 import { Catalog, type Plugin, type PluginTool, TokenBudget, TokenCounter } from "@plugboard/core"
+import { loadTiktokenCounter } from "@plugboard/tokenizers"
 import { Schema } from "effect"
 
 /** Deterministic PRNG (mulberry32): every run measures the same catalog. */

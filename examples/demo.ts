@@ -12,8 +12,9 @@
  * 3. Prints how to talk to the running server, and serves until Ctrl-C / SIGTERM (graceful
  *    close). With `--once` it stops after the chat instead: exit code 0 when both turns answered.
  */
-import { loadOrCreateSigner } from "@plugboard/adapters/ucan"
+
 import { chatTurn, connectChat, createOracleApp, type OracleApp, OracleBootError } from "@plugboard/host-node"
+import { loadOrCreateSigner } from "@plugboard/ucan"
 import { examplePlugins } from "./catalog/index.js"
 
 /** The demo's conversation: one session, two turns. */

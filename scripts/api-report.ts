@@ -12,8 +12,27 @@ import { fileURLToPath } from "node:url"
 import ts from "typescript"
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..")
-export const PACKAGES = ["core", "adapters", "host-node"] as const
+/** Every published package, by the folder name its report takes; adapter families live under packages/adapters. */
+export const PACKAGES = [
+  "core",
+  "langgraph",
+  "ledger",
+  "matrix",
+  "mcp",
+  "models",
+  "postgres",
+  "redis",
+  "skills",
+  "sqlite",
+  "tokenizers",
+  "ucan",
+  "host-node"
+] as const
 export type PackageDir = (typeof PACKAGES)[number]
+
+/** The folder a package lives in. */
+export const packageFolder = (pkg: PackageDir): string =>
+  join(ROOT, "packages", pkg === "core" || pkg === "host-node" ? pkg : join("adapters", pkg))
 
 /** Where a package's committed report lives. */
 export const reportPath = (pkg: PackageDir): string => join(ROOT, "docs", "api", `${pkg}.md`)
@@ -24,12 +43,12 @@ interface Entry {
 }
 
 const entriesOf = (pkg: PackageDir): ReadonlyArray<Entry> => {
-  const manifest = JSON.parse(readFileSync(join(ROOT, "packages", pkg, "package.json"), "utf8")) as {
+  const manifest = JSON.parse(readFileSync(join(packageFolder(pkg), "package.json"), "utf8")) as {
     exports: Record<string, Record<string, string>>
   }
   return Object.entries(manifest.exports).map(([key, conditions]) => ({
     specifier: `@plugboard/${pkg}${key === "." ? "" : key.slice(1)}`,
-    file: join(ROOT, "packages", pkg, conditions["@plugboard/source"]!)
+    file: join(packageFolder(pkg), conditions["@plugboard/source"]!)
   }))
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sourced by .ci/run (under `set -euo pipefail`) before the test command: brings up the services
 # the test suites need and exports where they are, and stops them again when the sourcing shell
-# exits. Today: a local Synapse homeserver for the Matrix sync suite (packages/adapters/test/matrix),
-# and PostgreSQL and Redis for the shared-engine adapters (packages/adapters/test/postgres,
+# exits. Today: a local Synapse homeserver for the Matrix sync suite (packages/adapters/matrix/test),
+# and PostgreSQL and Redis for the shared-engine adapters (packages/adapters/postgres/test,
 # test/redis). Every suite skips with a reason when its variable is not set.
 #
 # Locally: `source scripts/ci-services.sh && pnpm test`, or start one service by hand:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The packages as a user gets them: `pnpm pack` of core, adapters and host-node (after
+# The packages as a user gets them: `pnpm pack` of core, each adapter family and host-node (after
 # `pnpm build`), installed into an empty project outside the workspace, then
 #   - turn.mjs: a turn through core + the LangGraph adapter + the scripted model, and the server
 #     from @plugboard/host-node answering /health;
@@ -13,13 +13,25 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-for p in core adapters host-node; do
+packages=(core adapters/langgraph adapters/ledger adapters/matrix adapters/mcp adapters/models adapters/postgres
+  adapters/redis adapters/skills adapters/sqlite adapters/tokenizers adapters/ucan host-node)
+for p in "${packages[@]}"; do
   (cd "$root/packages/$p" && pnpm pack --pack-destination "$work" >/dev/null)
 done
 cp "$root"/scripts/consumer/{plugins.mjs,turn.mjs,types.ts,tsconfig.json} "$work/"
 
 version() { node -p "require('$root/package.json').devDependencies['$1']"; }
 tarball() { ls "$work"/plugboard-"$1"-*.tgz; }
+# Every @plugboard package resolves to its tarball, wherever it is asked for (none is on the registry).
+overrides() {
+  local first=1
+  for t in "$work"/plugboard-*.tgz; do
+    local name; name="$(basename "$t" | sed -E 's/^plugboard-(.*)-[0-9]+\.[0-9]+\.[0-9]+\.tgz$/\1/')"
+    [[ $first == 1 ]] || printf ',\n'
+    first=0
+    printf '      "@plugboard/%s": "file:%s"' "$name" "$t"
+  done
+}
 cat > "$work/package.json" <<JSON
 {
   "name": "plugboard-consumer",
@@ -27,7 +39,11 @@ cat > "$work/package.json" <<JSON
   "type": "module",
   "dependencies": {
     "@plugboard/core": "file:$(tarball core)",
-    "@plugboard/adapters": "file:$(tarball adapters)",
+    "@plugboard/langgraph": "file:$(tarball langgraph)",
+    "@plugboard/mcp": "file:$(tarball mcp)",
+    "@plugboard/models": "file:$(tarball models)",
+    "@plugboard/sqlite": "file:$(tarball sqlite)",
+    "@plugboard/tokenizers": "file:$(tarball tokenizers)",
     "@plugboard/host-node": "file:$(tarball host-node)",
     "@types/node": "$(version @types/node)",
     "effect": "$(version effect)",
@@ -35,8 +51,7 @@ cat > "$work/package.json" <<JSON
   },
   "pnpm": {
     "overrides": {
-      "@plugboard/core": "file:$(tarball core)",
-      "@plugboard/adapters": "file:$(tarball adapters)"
+$(overrides)
     },
     "onlyBuiltDependencies": ["better-sqlite3"]
   }
@@ -66,7 +81,7 @@ mkdir -p skills/hello
 printf -- '---\nname: hello\ndescription: Says hello in the house style. Use when greeting a new user.\n---\n\nGreet warmly.\n' >skills/hello/SKILL.md
 node_modules/.bin/plugboard inspect ./plugins.mjs --skills ./skills --tokenizer heuristic | grep -q "hello (skill)"
 node --input-type=module -e '
-  import { McpConfig } from "@plugboard/adapters/mcp"
+  import { McpConfig } from "@plugboard/mcp"
   const parsed = McpConfig.parse({ mcpServers: { memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] } } })
   if (parsed.errors.length > 0 || parsed.servers[0]?.name !== "memory") throw new Error(JSON.stringify(parsed))
 '

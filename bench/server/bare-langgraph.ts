@@ -2,7 +2,7 @@
  * Child process of `pnpm bench server`: the baseline, a bare LangGraph server. `node:http`;
  * `POST /messages/:sessionId` with JSON `{message}` answers SSE: the answer's text as `message`
  * events (the model streams it in three chunks), then `done`. Behind it, the bare graph of
- * `packages/adapters/test/langgraph/bareGraph.ts` (a `StateGraph` over `MessagesAnnotation`, a
+ * `packages/adapters/langgraph/test/bareGraph.ts` (a `StateGraph` over `MessagesAnnotation`, a
  * model node and a tool node), compiled once, with the same `ScriptedChatModel` class plugboard's
  * scripted router runs on, replaying the same three model steps (`load_capability`,
  * `get_current_weather`, the answer plugboard's router gives, streamed in three chunks) and two
@@ -25,8 +25,8 @@ import { createServer } from "node:http"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import { ScriptedChatModel, type ScriptedReply, type ScriptedTurn } from "@plugboard/adapters/models"
-import { bareGraph } from "../../packages/adapters/test/langgraph/bareGraph.js"
+import { ScriptedChatModel, type ScriptedReply, type ScriptedTurn } from "@plugboard/models"
+import { bareGraph } from "../../packages/adapters/langgraph/test/bareGraph.js"
 import { type ServerWindow, serve } from "./ipc.js"
 
 const dataDir = process.env.BENCH_DATA_DIR

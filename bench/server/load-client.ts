@@ -9,7 +9,7 @@
  * cores with the server under test).
  */
 import { Agent, request } from "node:http"
-import { generateSigner, mintInvocation } from "@plugboard/adapters/ucan"
+import { generateSigner, mintInvocation } from "@plugboard/ucan"
 import { serve } from "./ipc.js"
 
 const MESSAGE = "What's the weather in Berlin?"

@@ -2,15 +2,15 @@
  * Embedding plugboard in your own program, without `@plugboard/host-node`: build the catalog
  * once, then per request build an agent on the LangGraph adapter and run a turn. Here the model is
  * the offline scripted router (no key, no network) and state lives in LangGraph's in-memory
- * checkpointer; swap in a provider model (`@plugboard/adapters/models`) and a persistent
- * checkpointer (`@plugboard/adapters/sqlite`) for real use.
+ * checkpointer; swap in a provider model (`@plugboard/models`) and a persistent
+ * checkpointer (`@plugboard/sqlite`) for real use.
  *
  * Run it: pnpm tsx --conditions=@plugboard/source examples/embed/main.ts
  */
 import { pathToFileURL } from "node:url"
-import { createMainAgent, MemorySaver, runTurn } from "@plugboard/adapters/langgraph"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
 import { Catalog, type EventSink } from "@plugboard/core"
+import { createMainAgent, MemorySaver, runTurn } from "@plugboard/langgraph"
+import { ScriptedChatModel } from "@plugboard/models"
 import { type AuditRecord, auditRecords, ExampleStore, makeExamplePlugins } from "../catalog/index.js"
 
 /** What one turn of the demo produced. */

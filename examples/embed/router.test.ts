@@ -4,9 +4,10 @@
  * load that example's plugin (unless its tool is always offered) and call the tool the example
  * names.
  */
-import { createMainAgent, MemorySaver, runTurn } from "@plugboard/adapters/langgraph"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
+
 import { Catalog } from "@plugboard/core"
+import { createMainAgent, MemorySaver, runTurn } from "@plugboard/langgraph"
+import { ScriptedChatModel } from "@plugboard/models"
 import { describe, expect, it } from "vitest"
 import { makeExamplePlugins } from "../catalog/index.js"
 

@@ -1,7 +1,8 @@
 /** The README's 20-line plugin builds clean, answers, and is discovered and called by the offline router. */
-import { createMainAgent, MemorySaver, runTurn } from "@plugboard/adapters/langgraph"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
+
 import { Catalog, makeRuntimeContext } from "@plugboard/core"
+import { createMainAgent, MemorySaver, runTurn } from "@plugboard/langgraph"
+import { ScriptedChatModel } from "@plugboard/models"
 import { describe, expect, it } from "vitest"
 import { weather } from "./weather.js"
 import { wordCount } from "./word-count.js"

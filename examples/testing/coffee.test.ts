@@ -6,9 +6,10 @@
  * - the ledger: core's in-memory `CreditLedger`, on a test clock.
  * Nothing touches the network or the disk, and every run is the same.
  */
-import { createMainAgent, MemorySaver, runTurn } from "@plugboard/adapters/langgraph"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
+
 import { Catalog, Clock, CreditLedger, makeRuntimeContext } from "@plugboard/core"
+import { createMainAgent, MemorySaver, runTurn } from "@plugboard/langgraph"
+import { ScriptedChatModel } from "@plugboard/models"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { makeCoffeePlugin } from "./coffee.js"

@@ -4,10 +4,10 @@ import assert from "node:assert/strict"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { createMainAgent, MemorySaver, runTurn } from "@plugboard/adapters/langgraph"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
 import { Catalog } from "@plugboard/core"
 import { createOracleApp, quietLogger } from "@plugboard/host-node"
+import { createMainAgent, MemorySaver, runTurn } from "@plugboard/langgraph"
+import { ScriptedChatModel } from "@plugboard/models"
 import { plugins } from "./plugins.mjs"
 
 const catalog = Catalog.unsafeMake(plugins)

@@ -1,7 +1,5 @@
 // Type-checked against the published declarations (tsc --noEmit, strict, NodeNext).
-import type { ToolCallEvent } from "@plugboard/adapters/langgraph"
-import { layerSessionStore } from "@plugboard/adapters/sqlite"
-import { cachedCounter, loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
+
 import {
   Catalog,
   definePlugin,
@@ -12,6 +10,9 @@ import {
 } from "@plugboard/core"
 import { CheckpointerConformance } from "@plugboard/core/testing"
 import { createOracleApp, type OracleAppOptions } from "@plugboard/host-node"
+import type { ToolCallEvent } from "@plugboard/langgraph"
+import { layerSessionStore } from "@plugboard/sqlite"
+import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
 import { Either, Schema } from "effect"
 
 const tool = defineTool({

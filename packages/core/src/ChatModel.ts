@@ -89,7 +89,7 @@ export class ChatModelError extends Schema.TaggedError<ChatModelError>()("ChatMo
 
 /** The model configuration in the environment is unusable; boot stops with `message`. */
 export class ChatModelConfigError extends Schema.TaggedError<ChatModelConfigError>()("ChatModelConfigError", {
-  reason: Schema.Literal("missing-key", "unknown-provider", "malformed"),
+  reason: Schema.Literal("missing-key", "unknown-provider", "malformed", "missing-package"),
   /** The environment variable to fix, e.g. `OPENAI_API_KEY`. */
   variable: Schema.String,
   message: Schema.String

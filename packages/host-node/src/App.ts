@@ -18,18 +18,6 @@ import type { Server } from "node:http"
 import { join } from "node:path"
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
-import { MatrixSyncEngine, matrixSnapshotStore, type SnapshotStore } from "@plugboard/adapters/matrix"
-import { makeChatModel, withCallBounds } from "@plugboard/adapters/models"
-import * as Postgres from "@plugboard/adapters/postgres"
-import * as Redis from "@plugboard/adapters/redis"
-import {
-  layerRunStore,
-  layerSessionStore,
-  layerUserDatabases,
-  UserDatabases
-} from "@plugboard/adapters/sqlite"
-import { loadOrCreateSigner, type Signer, UcanAuth } from "@plugboard/adapters/ucan"
 import {
   Auth,
   Catalog,
@@ -44,6 +32,13 @@ import {
   TurnControl,
   TurnLock
 } from "@plugboard/core"
+import { SqliteCreditLedger } from "@plugboard/ledger"
+import { MatrixSyncEngine, matrixSnapshotStore, type SnapshotStore } from "@plugboard/matrix"
+import { makeChatModel, withCallBounds } from "@plugboard/models"
+import * as Postgres from "@plugboard/postgres"
+import * as Redis from "@plugboard/redis"
+import { layerRunStore, layerSessionStore, layerUserDatabases, UserDatabases } from "@plugboard/sqlite"
+import { loadOrCreateSigner, type Signer, UcanAuth } from "@plugboard/ucan"
 import { Cause, Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effect"
 import * as ServerConfig from "./Config.js"
 import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin.js"

@@ -13,8 +13,9 @@
  * they lack) are not named to them here either: `forView` leaves them out of `toolRequires` and of
  * the manifests' examples, for the caller's grants (none on the public route).
  */
-import { cachedCounter, loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
+
 import { Access, type Catalog, TokenCounter } from "@plugboard/core"
+import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
 import { buildReport, type InspectReport } from "./inspect/Report.js"
 
 const RULES: ReadonlyArray<readonly [RegExp, string]> = [

@@ -10,13 +10,8 @@
  */
 import { isIP } from "node:net"
 import { isAbsolute, join, resolve } from "node:path"
-import {
-  type ChatModelSettings,
-  DEFAULT_CALL_BOUNDS,
-  envConfig,
-  resolveSettings
-} from "@plugboard/adapters/models"
 import { Auth, Preload, TurnBounds } from "@plugboard/core"
+import { type ChatModelSettings, DEFAULT_CALL_BOUNDS, envConfig, resolveSettings } from "@plugboard/models"
 import { Config, ConfigProvider, Effect, Either, Option } from "effect"
 
 /**

@@ -12,8 +12,9 @@
  * How often the homeserver is actually asked is the engine's business (`recheckAfterMs`: a user
  * whose restore resolved recently and whose database is on disk costs no round trip).
  */
-import type { RestoreOutcome } from "@plugboard/adapters/matrix"
+
 import type { RuntimeLogger } from "@plugboard/core"
+import type { RestoreOutcome } from "@plugboard/matrix"
 
 /** Options of `makeRestoreGate`. Times in milliseconds. */
 export interface RestoreGateOptions {

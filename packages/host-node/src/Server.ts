@@ -17,7 +17,6 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import type { UserDatabaseRegistry } from "@plugboard/adapters/sqlite"
 import type {
   Auth,
   Catalog,
@@ -28,6 +27,7 @@ import type {
   TurnLock
 } from "@plugboard/core"
 import { Access, CreditLedger as Ledger, SessionStore, TurnBounds, TurnControl } from "@plugboard/core"
+import type { UserDatabaseRegistry } from "@plugboard/sqlite"
 import { Cause, Context, Effect, type ManagedRuntime, Option } from "effect"
 import * as BootReport from "./BootReport.js"
 import type { ServerConfig } from "./Config.js"

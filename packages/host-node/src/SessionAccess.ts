@@ -23,8 +23,8 @@
  */
 import { randomBytes } from "node:crypto"
 import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-checkpoint"
-import { type PrefetchedRead, TurnSaver } from "@plugboard/adapters/langgraph"
 import type { RuntimeLogger, SessionStore } from "@plugboard/core"
+import { type PrefetchedRead, TurnSaver } from "@plugboard/langgraph"
 import { Effect } from "effect"
 import { HttpFailure } from "./Http.js"
 

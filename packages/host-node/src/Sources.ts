@@ -6,6 +6,7 @@
  * through here, so what inspect reports is what the server offers.
  */
 import { resolve } from "node:path"
+import { CatalogSource, type Plugin, type RuntimeLogger } from "@plugboard/core"
 import {
   type DescribePool,
   discoverMcpServers,
@@ -14,10 +15,9 @@ import {
   type McpServerConfig,
   mcpSpecs,
   mintInvocations
-} from "@plugboard/adapters/mcp"
-import { loadSkills } from "@plugboard/adapters/skills"
-import type { Signer } from "@plugboard/adapters/ucan"
-import { CatalogSource, type Plugin, type RuntimeLogger } from "@plugboard/core"
+} from "@plugboard/mcp"
+import { loadSkills } from "@plugboard/skills"
+import type { Signer } from "@plugboard/ucan"
 import { makeJsonSchemaCheck } from "./JsonSchemaCheck.js"
 
 /** An MCP config as `createOracleApp({ mcpServers })` takes it: a file path, or the parsed object. */

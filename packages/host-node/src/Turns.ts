@@ -12,6 +12,15 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { HumanMessage } from "@langchain/core/messages"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
+import type {
+  Access,
+  Catalog,
+  EventSink,
+  GraphState,
+  RuntimeLogger,
+  TurnBounds,
+  TurnLock
+} from "@plugboard/core"
 import {
   type ClientToolsOption,
   createMainAgent,
@@ -25,16 +34,7 @@ import {
   type TurnResult,
   type TurnSaver,
   textOf
-} from "@plugboard/adapters/langgraph"
-import type {
-  Access,
-  Catalog,
-  EventSink,
-  GraphState,
-  RuntimeLogger,
-  TurnBounds,
-  TurnLock
-} from "@plugboard/core"
+} from "@plugboard/langgraph"
 
 /** What every turn of this server shares (built once at boot). */
 export interface TurnDeps {

@@ -2,7 +2,7 @@
  * The restore gate on its own, with a restore function the test resolves by hand: concurrent
  * requests share one restore, none waits past the bound, failures back off, success clears it.
  */
-import type { RestoreOutcome } from "@plugboard/adapters/matrix"
+import type { RestoreOutcome } from "@plugboard/matrix"
 import { describe, expect, it } from "vitest"
 import { makeRestoreGate } from "../src/RestoreGate.js"
 

@@ -3,8 +3,8 @@
  * fuzzed headers and bodies always get a JSON 4xx, never a 500 or a crash.
  */
 import { connect } from "node:net"
-import { encodeToken, generateSigner, mintInvocation } from "@plugboard/adapters/ucan"
 import { definePlugin } from "@plugboard/core"
+import { encodeToken, generateSigner, mintInvocation } from "@plugboard/ucan"
 import { type API, Delegation, invoke } from "@ucanto/core"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

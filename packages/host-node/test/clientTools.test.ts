@@ -4,9 +4,10 @@
  * roster members), a silent plugin; and schemas checked as JSON Schema (Ajv). A refusal is a 400
  * naming the tool before anything happens: no session, no model call, no hook of the turn.
  */
-import { ScriptedChatModel } from "@plugboard/adapters/models"
-import { generateSigner } from "@plugboard/adapters/ucan"
+
 import type { Plugin, RequestInfo } from "@plugboard/core"
+import { ScriptedChatModel } from "@plugboard/models"
+import { generateSigner } from "@plugboard/ucan"
 import { afterEach, describe, expect, it } from "vitest"
 import { makeTeamPlugins, ROSTER } from "../../../examples/plugins/hooks.js"
 import { call, headersFor, type Running, start } from "./helpers.js"

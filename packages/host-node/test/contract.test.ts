@@ -4,10 +4,11 @@
  * the thread, failed turns on both answer forms, the configuration's defaults (and the default
  * rate limit at work), and `x-ucan-delegation` through the real server.
  */
-import { MemorySaver } from "@plugboard/adapters/langgraph"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
-import { encodeToken, generateSigner, mintDelegation } from "@plugboard/adapters/ucan"
+
 import { Clock, CreditLedger, CreditPricing } from "@plugboard/core"
+import { MemorySaver } from "@plugboard/langgraph"
+import { ScriptedChatModel } from "@plugboard/models"
+import { encodeToken, generateSigner, mintDelegation } from "@plugboard/ucan"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import * as ServerConfig from "../src/Config.js"

@@ -7,9 +7,10 @@
  * read afterwards through a second handle. The race across two hosts on one Postgres is in
  * manyHosts.serve.test.ts.
  */
-import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
+
 import { Clock, type CreditLedger, definePlugin } from "@plugboard/core"
+import { SqliteCreditLedger } from "@plugboard/ledger"
+import { ScriptedChatModel } from "@plugboard/models"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { creditsPlugin } from "../src/index.js"

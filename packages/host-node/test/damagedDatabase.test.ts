@@ -7,8 +7,8 @@
  */
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { memorySnapshotStore } from "@plugboard/adapters/matrix"
-import { generateSigner } from "@plugboard/adapters/ucan"
+import { memorySnapshotStore } from "@plugboard/matrix"
+import { generateSigner } from "@plugboard/ucan"
 import { afterEach, describe, expect, it } from "vitest"
 import { call, collect, headersFor, type Running, recordingLogger, start, stream } from "./helpers.js"
 

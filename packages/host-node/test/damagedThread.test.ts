@@ -5,8 +5,8 @@
  */
 import { createRequire } from "node:module"
 import { join } from "node:path"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
-import { databaseFileName } from "@plugboard/adapters/sqlite"
+import { ScriptedChatModel } from "@plugboard/models"
+import { databaseFileName } from "@plugboard/sqlite"
 import { describe, expect, it } from "vitest"
 import { call, collect, recordingLogger, start, stream, user } from "./helpers.js"
 

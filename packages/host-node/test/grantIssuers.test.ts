@@ -2,8 +2,9 @@
  * `UCAN_GRANT_ISSUERS` (README "Requiring capabilities"): an authority besides the oracle whose
  * delegations grant the capabilities plugins require; a malformed list stops boot.
  */
-import { generateSigner, mintDelegation, mintInvocation } from "@plugboard/adapters/ucan"
+
 import { definePlugin } from "@plugboard/core"
+import { generateSigner, mintDelegation, mintInvocation } from "@plugboard/ucan"
 import { describe, expect, it } from "vitest"
 import { bootLines, call, start, weather } from "./helpers.js"
 

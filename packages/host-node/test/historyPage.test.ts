@@ -2,7 +2,7 @@
  * `GET /sessions/:id/messages?limit&before&after`: the paged history the QiForge client SDK 1.4
  * reads ("load earlier", then what is new after each turn), over a real server's thread.
  */
-import { ScriptedChatModel } from "@plugboard/adapters/models"
+import { ScriptedChatModel } from "@plugboard/models"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { call, collect, newSession, type Running, start, stream, user } from "./helpers.js"
 

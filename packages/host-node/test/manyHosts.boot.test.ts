@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { DEFAULT_THREAD_LOCK_TTL_MS } from "@plugboard/adapters/langgraph"
+import { DEFAULT_THREAD_LOCK_TTL_MS } from "@plugboard/langgraph"
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
 import * as ServerConfig from "../src/Config.js"

@@ -4,8 +4,9 @@
  * engines do is `manyHosts.serve.test.ts` (two `plugboard serve` processes). Skipped, with the
  * reason, when the engines are not running.
  */
-import { makeDatabase, makeSessionStore } from "@plugboard/adapters/postgres"
+
 import { Clock } from "@plugboard/core"
+import { makeDatabase, makeSessionStore } from "@plugboard/postgres"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { collect, newSession, recordingLogger, start, stream, user, weather } from "./helpers.js"

@@ -5,8 +5,8 @@
  * test file, so files run in parallel), and the cleanup that drops both.
  */
 import { randomBytes } from "node:crypto"
-import { makeDatabase } from "@plugboard/adapters/postgres"
-import { makeConnection } from "@plugboard/adapters/redis"
+import { makeDatabase } from "@plugboard/postgres"
+import { makeConnection } from "@plugboard/redis"
 import { Effect } from "effect"
 
 /** The engines' URLs, or undefined when the suites should skip. */

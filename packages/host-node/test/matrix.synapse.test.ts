@@ -6,11 +6,11 @@
  * plugin still loaded. Skipped, with the reason in the suite name, when no homeserver is up.
  */
 import { randomUUID } from "node:crypto"
-import { type MatrixAccount, matrixSnapshotStore, registerWithSharedSecret } from "@plugboard/adapters/matrix"
-import { storageKey } from "@plugboard/adapters/sqlite"
-import { generateSigner, type Signer } from "@plugboard/adapters/ucan"
+import { type MatrixAccount, matrixSnapshotStore, registerWithSharedSecret } from "@plugboard/matrix"
+import { storageKey } from "@plugboard/sqlite"
+import { generateSigner, type Signer } from "@plugboard/ucan"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { SKIP_REASON, synapseEnv } from "../../adapters/test/matrix/helpers.js"
+import { SKIP_REASON, synapseEnv } from "../../adapters/matrix/test/helpers.js"
 import { call, collect, headersFor, type Running, start, stream } from "./helpers.js"
 
 const env = synapseEnv()

@@ -5,8 +5,8 @@
  * Restores cost one homeserver round trip per user (not per request), and a hanging homeserver
  * holds a request at most the configured bound.
  */
-import { memorySnapshotStore, type SnapshotStore } from "@plugboard/adapters/matrix"
-import { generateSigner } from "@plugboard/adapters/ucan"
+import { memorySnapshotStore, type SnapshotStore } from "@plugboard/matrix"
+import { generateSigner } from "@plugboard/ucan"
 import { describe, expect, it } from "vitest"
 import { call, collect, headersFor, recordingLogger, start, stream } from "./helpers.js"
 

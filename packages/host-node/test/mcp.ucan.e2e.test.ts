@@ -5,13 +5,13 @@
  * as themselves: the server's `whoami` answers each user's own DID.
  */
 import type { ToolMessage } from "@langchain/core/messages"
-import { ScriptedChatModel, type ScriptStep } from "@plugboard/adapters/models"
-import { generateSigner } from "@plugboard/adapters/ucan"
+import { ScriptedChatModel, type ScriptStep } from "@plugboard/models"
+import { generateSigner } from "@plugboard/ucan"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   startWhoamiServer,
   type WhoamiServer
-} from "../../adapters/test/mcp/fixtures-config/whoami-server.js"
+} from "../../adapters/mcp/test/fixtures-config/whoami-server.js"
 import { collect, newSession, type Running, start, stream, user } from "./helpers.js"
 import { answerTo } from "./mcpHelpers.js"
 

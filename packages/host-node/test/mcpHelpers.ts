@@ -8,8 +8,8 @@ import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { ToolMessage } from "@langchain/core/messages"
-import type { ScriptedTurn } from "@plugboard/adapters/models"
 import type { EventSink } from "@plugboard/core"
+import type { ScriptedTurn } from "@plugboard/models"
 
 /** The entry of `@modelcontextprotocol/server-everything` (run it as `node <entry> stdio`). */
 export const everythingEntry = join(

@@ -3,8 +3,8 @@
  * per-user wall (404), abort mid-stream, the JSON (non-stream) answer, heartbeats, and the host's
  * `checkpointerForUser` override.
  */
-import { MemorySaver } from "@plugboard/adapters/langgraph"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
+import { MemorySaver } from "@plugboard/langgraph"
+import { ScriptedChatModel } from "@plugboard/models"
 import { describe, expect, it } from "vitest"
 import { examplePlugins } from "../../../examples/catalog/index.js"
 import { readSse } from "../src/cli/Sse.js"

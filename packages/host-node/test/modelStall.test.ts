@@ -4,7 +4,7 @@
  * The endpoint is a real local server on the OpenAI wire (the adapters' test servers).
  */
 import { describe, expect, it } from "vitest"
-import { startStalling } from "../../adapters/test/models/stallingProviders.js"
+import { startStalling } from "../../adapters/models/test/stallingProviders.js"
 import { call, collect, start, stream, user } from "./helpers.js"
 
 describe("a model that stalls mid-answer", () => {

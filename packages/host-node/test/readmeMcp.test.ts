@@ -1,7 +1,7 @@
 /** The MCP config README.md offers to copy is one the server accepts, without a warning. */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { McpConfig } from "@plugboard/adapters/mcp"
+import { McpConfig } from "@plugboard/mcp"
 import { describe, expect, it } from "vitest"
 
 const README = readFileSync(join(import.meta.dirname, "..", "..", "..", "README.md"), "utf8")

@@ -8,15 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { BaseMessage } from "@langchain/core/messages"
-import { ScriptedChatModel, type ScriptedTurn } from "@plugboard/adapters/models"
-import {
-  formatSigner,
-  generateSigner,
-  mintDelegation,
-  mintInvocation,
-  type Signer
-} from "@plugboard/adapters/ucan"
 import { definePlugin, defineTool } from "@plugboard/core"
+import { ScriptedChatModel, type ScriptedTurn } from "@plugboard/models"
+import { formatSigner, generateSigner, mintDelegation, mintInvocation, type Signer } from "@plugboard/ucan"
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { call, newSession, type Running, start, weather } from "./helpers.js"

@@ -4,7 +4,7 @@
  * to convert 100 USD to EUR gets that conversion, not the manifest example's 250 EUR to USD.
  */
 import { HumanMessage } from "@langchain/core/messages"
-import { decide } from "@plugboard/adapters/models"
+import { decide } from "@plugboard/models"
 import { describe, expect, it } from "vitest"
 import { exampleCatalog } from "../../../examples/catalog/index.js"
 

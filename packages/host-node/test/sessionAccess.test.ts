@@ -3,7 +3,7 @@
  * read, posted to or deleted — with the default per-user SQLite stores, and with one saver the
  * host shares between users (`checkpointerForUser`), where thread ids are one namespace.
  */
-import { MemorySaver } from "@plugboard/adapters/langgraph"
+import { MemorySaver } from "@plugboard/langgraph"
 import { describe, expect, it } from "vitest"
 import { isMinted, mintSessionId, ownerOf } from "../src/SessionAccess.js"
 import { call, collect, newSession, slowJob, start, stream, user, weather } from "./helpers.js"

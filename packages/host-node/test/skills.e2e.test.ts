@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { ToolMessage } from "@langchain/core/messages"
-import { ScriptedChatModel, type ScriptStep } from "@plugboard/adapters/models"
+import { ScriptedChatModel, type ScriptStep } from "@plugboard/models"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { collect, newSession, type Running, start, stream, user } from "./helpers.js"
 import { answerTo, toolText } from "./mcpHelpers.js"

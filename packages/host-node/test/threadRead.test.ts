@@ -7,8 +7,8 @@
  */
 
 import type { RunnableConfig } from "@langchain/core/runnables"
-import { MemorySaver } from "@plugboard/adapters/langgraph"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
+import { MemorySaver } from "@plugboard/langgraph"
+import { ScriptedChatModel } from "@plugboard/models"
 import { describe, expect, it } from "vitest"
 import { call, collect, recordingLogger, start, stream, user } from "./helpers.js"
 

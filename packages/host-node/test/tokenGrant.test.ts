@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { makeUcanVerifier } from "@plugboard/adapters/ucan"
+import { makeUcanVerifier } from "@plugboard/ucan"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type CliIO, token, UsageError } from "../src/cli/Commands.js"
 import { createOracleApp, type OracleApp, quietLogger } from "../src/index.js"

@@ -2,7 +2,7 @@
  * The server bounds each turn (`TURN_*`, core's TurnBounds): a model that keeps calling tools is
  * stopped at `TURN_MAX_TOOL_CALLS`, the stream says why, and the thread keeps what the turn did.
  */
-import { ScriptedChatModel } from "@plugboard/adapters/models"
+import { ScriptedChatModel } from "@plugboard/models"
 import { describe, expect, it } from "vitest"
 import { call, collect, slowJob, start, stream, user } from "./helpers.js"
 

@@ -4,8 +4,9 @@
  * ends with a history that keeps every turn that ran (or, after a delete, none of them) and
  * answers every tool call.
  */
-import { CANCELLED_CALL, MemorySaver } from "@plugboard/adapters/langgraph"
+
 import type { EventSink } from "@plugboard/core"
+import { CANCELLED_CALL, MemorySaver } from "@plugboard/langgraph"
 import { describe, expect, it } from "vitest"
 import { TurnRegistry } from "../src/TurnRegistry.js"
 import type { TurnOutcome } from "../src/Turns.js"

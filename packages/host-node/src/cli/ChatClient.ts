@@ -4,8 +4,9 @@
  * turns over SSE. What `plugboard chat` and `pnpm demo` run; a starting point for a client of one's
  * own.
  */
-import { mintInvocation, type Signer } from "@plugboard/adapters/ucan"
+
 import type { EventSink } from "@plugboard/core"
+import { mintInvocation, type Signer } from "@plugboard/ucan"
 import { eventPrinter, readSse } from "./Sse.js"
 
 /** The oracle answered with an error status (or not at all); `message` says what and why. */

@@ -2,9 +2,10 @@
  * The `plugboard` commands: `serve`, `token`, `credits`, `chat`. Each takes its arguments and an
  * IO (so tests run them in-process) and returns an exit code: 0 ok, 1 failure, 2 usage error.
  */
-import { SqliteCreditLedger } from "@plugboard/adapters/ledger"
-import { loadOrCreateSigner, mintDelegation, mintInvocation } from "@plugboard/adapters/ucan"
+
 import { Access, type Catalog, Clock } from "@plugboard/core"
+import { SqliteCreditLedger } from "@plugboard/ledger"
+import { loadOrCreateSigner, mintDelegation, mintInvocation } from "@plugboard/ucan"
 import { Effect, Either } from "effect"
 import { createOracleApp, OracleBootError } from "../App.js"
 import * as ServerConfig from "../Config.js"

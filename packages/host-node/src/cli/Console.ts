@@ -5,7 +5,7 @@
  * server nor into a Referer, so the token stays out of access logs and other sites.
  */
 import { spawn } from "node:child_process"
-import { loadOrCreateSigner, mintInvocation } from "@plugboard/adapters/ucan"
+import { loadOrCreateSigner, mintInvocation } from "@plugboard/ucan"
 import type { ServerConfig } from "../Config.js"
 
 /** Why the console cannot be opened: one line for the user. */

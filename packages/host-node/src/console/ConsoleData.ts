@@ -5,7 +5,7 @@
  * `RoutingEval` through inspect's `buildReport`); tokens are counted with o200k, as `plugboard
  * inspect` counts by default, so the console and `inspect --json` agree.
  */
-import { cachedCounter, loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
+
 import {
   Access,
   type Catalog,
@@ -15,6 +15,7 @@ import {
   TokenBudget,
   type TokenCounter
 } from "@plugboard/core"
+import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
 import { Data, Either } from "effect"
 import * as BootReport from "../BootReport.js"
 import { buildReport } from "../inspect/Report.js"

@@ -6,8 +6,8 @@
  */
 import { readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { cachedCounter, loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
 import { CapabilityIndex, Catalog, TokenCounter } from "@plugboard/core"
+import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
 import { Either } from "effect"
 import { defaultModule, displayPath, loadModule, ModuleLoadError } from "../cli/LoadModule.js"
 import * as ConsoleAssets from "../console/Assets.js"

@@ -5,7 +5,7 @@
  */
 
 /** The adapter's piece-caching counter (re-exported: inspect counts with it). */
-export { cachedCounter } from "@plugboard/adapters/tokenizers"
+export { cachedCounter } from "@plugboard/tokenizers"
 export {
   defaultModule,
   displayPath,

@@ -8,7 +8,7 @@
  * client answers within the timeout, or made while no client of the session is connected, or
  * whose turn was aborted, rejects: the agent sees that as the tool's failure.
  */
-import type { ClientToolCall } from "@plugboard/adapters/langgraph"
+import type { ClientToolCall } from "@plugboard/langgraph"
 import type { Server } from "socket.io"
 
 /** Who a socket (or a turn) is: the verified user and the session it joined. */

@@ -1,11 +1,12 @@
 /**
  * inspect counts with the adapters' `cachedCounter` (its own properties are tested next to it,
- * packages/adapters/test/tokenizers/PieceCache.test.ts). Here: on what inspect actually counts —
+ * packages/adapters/tokenizers/test/PieceCache.test.ts). Here: on what inspect actually counts —
  * every tool name, description and schema, and every manifest, of real-shaped catalogs — the
  * cached totals are the plain counter's.
  */
-import { loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
+
 import { Catalog } from "@plugboard/core"
+import { loadTiktokenCounter } from "@plugboard/tokenizers"
 import { describe, expect, it } from "vitest"
 import { cachedCounter } from "../../src/inspect/index.js"
 import { generatedPlugin } from "./fixtures/large-catalog.js"

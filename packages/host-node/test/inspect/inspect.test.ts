@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { loadTiktokenCounter } from "@plugboard/adapters/tokenizers"
+import { loadTiktokenCounter } from "@plugboard/tokenizers"
 import { JSONSchema, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { runInspect } from "../../src/inspect/index.js"

@@ -43,7 +43,7 @@ describe("inspect --skills", () => {
   })
 
   it("a malformed SKILL.md is a boot error naming the file; nothing is reported", async () => {
-    const run = await inspect(WEATHER, "--skills", "packages/adapters/test/skills/fixtures", "--json")
+    const run = await inspect(WEATHER, "--skills", "packages/adapters/skills/test/fixtures", "--json")
     expect(run.code).toBe(2)
     expect(run.stderr).toMatch(/\[boot-error\] .*broken-yaml[/\\]SKILL\.md/)
     expect(JSON.parse(run.stdout)).toMatchObject({ status: "boot-error", exitCode: 2 })

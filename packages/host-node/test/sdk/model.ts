@@ -11,8 +11,8 @@ import {
 } from "@langchain/core/language_models/chat_models"
 import type { AIMessageChunk, BaseMessage } from "@langchain/core/messages"
 import type { ChatGenerationChunk, ChatResult } from "@langchain/core/outputs"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
 import type { Catalog } from "@plugboard/core"
+import { ScriptedChatModel } from "@plugboard/models"
 
 /** How the answer is paced. */
 export interface Pace {

@@ -18,14 +18,9 @@
  * did, path }` (an authenticated GET of the user, from this process, its body left unread) with
  * `{ id, status }`, and stops on `{ type: "stop" }` or when the parent goes away.
  */
-import {
-  encodeToken,
-  generateSigner,
-  mintDelegation,
-  mintInvocation,
-  type Signer
-} from "@plugboard/adapters/ucan"
+
 import type { Plugin } from "@plugboard/core"
+import { encodeToken, generateSigner, mintDelegation, mintInvocation, type Signer } from "@plugboard/ucan"
 import { creditsPlugin } from "../../src/index.js"
 import { start, weather } from "../helpers.js"
 import { Gate, type Pace, pacedRouter } from "./model.js"

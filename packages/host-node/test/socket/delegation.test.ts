@@ -5,8 +5,8 @@
  * the one the model sees.
  */
 import { ToolMessage } from "@langchain/core/messages"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
-import { encodeToken, mintDelegation, mintInvocation } from "@plugboard/adapters/ucan"
+import { ScriptedChatModel } from "@plugboard/models"
+import { encodeToken, mintDelegation, mintInvocation } from "@plugboard/ucan"
 import { describe, expect, it } from "vitest"
 import { call, newSession, user } from "../helpers.js"
 import { socketHarness } from "./harness.js"

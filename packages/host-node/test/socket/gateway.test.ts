@@ -3,9 +3,9 @@
  * with the scripted model in script mode calling the client's tools.
  */
 import { ToolMessage } from "@langchain/core/messages"
-import { ScriptedChatModel } from "@plugboard/adapters/models"
-import { mintInvocation } from "@plugboard/adapters/ucan"
 import { definePlugin, defineTool, type EventSink, type Plugin } from "@plugboard/core"
+import { ScriptedChatModel } from "@plugboard/models"
+import { mintInvocation } from "@plugboard/ucan"
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { readSse } from "../../src/cli/Sse.js"

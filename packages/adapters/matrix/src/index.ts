@@ -1,0 +1,29 @@
+/**
+ * `@plugboard/matrix`: background replication of per-user SQLite databases to a Matrix
+ * homeserver (snapshots as media, pointed at by an `org.plugboard.snapshot` room state event),
+ * and restore of a user's database on a host that does not have it.
+ */
+export {
+  consoleSyncLogger,
+  type FlushReport,
+  MatrixSyncEngine,
+  type MatrixSyncEngineOptions,
+  type RestoreOutcome,
+  type RestoreStatus,
+  type SyncLogger,
+  type SyncOutcome
+} from "./MatrixSyncEngine.js"
+export { MatrixNotFound, MatrixSyncError, type MatrixSyncErrorReason } from "./MatrixSyncError.js"
+export { layerMatrixSync, matrixSyncFromEngine } from "./MatrixSyncLayer.js"
+export { type MemorySnapshotStore, memorySnapshotStore } from "./MemorySnapshotStore.js"
+export { registerWithSharedSecret, type SharedSecretRegistration } from "./SharedSecretRegistration.js"
+export { type Snapshot, sha256Hex, takeSnapshot, verifySnapshot } from "./Snapshot.js"
+export { SNAPSHOT_EVENT_TYPE, SnapshotPointer } from "./SnapshotPointer.js"
+export {
+  type MatrixAccount,
+  type MatrixSnapshotStoreOptions,
+  matrixSnapshotStore,
+  type SnapshotStore
+} from "./SnapshotStore.js"
+export type { LedgerEntry } from "./SyncLedger.js"
+export { directoryUserDatabases, type QuiescentDatabase, type UserDatabases } from "./UserDatabases.js"

@@ -1,0 +1,37 @@
+/**
+ * `@plugboard/mcp` — MCP servers as plugins: the config file, connections, discovery
+ * with an on-disk cache, and calls. What a server becomes in the catalog is core's rule
+ * (`CatalogSource`); this adapter reads servers and translates.
+ */
+export * as McpCache from "./Cache.js"
+export * as McpConfig from "./Config.js"
+export {
+  DEFAULT_CONCURRENCY,
+  type DescribePool,
+  type Discovered,
+  type DiscoverOptions,
+  discover as discoverMcpServers
+} from "./Discovery.js"
+export { isMcpError, McpError, type McpErrorReason } from "./McpError.js"
+export {
+  type CallPool,
+  type McpSpecsOptions,
+  MissingInvocationError,
+  mcpSpecs,
+  perUserOptions
+} from "./McpPlugins.js"
+export { DEFAULT_IDLE_MS, McpPool, type McpPoolOptions } from "./Pool.js"
+export { defaultLimits as defaultResultLimits, type ResultLimits, toToolOutput } from "./Results.js"
+export type * from "./Types.js"
+export {
+  invocationHeaders,
+  MCP_ABILITY,
+  type MintInvocationsOptions,
+  type MintMcpInvocationOptions,
+  mintInvocations,
+  mintMcpInvocation,
+  type ReadInvocationUserOptions,
+  readInvocationUser,
+  resourceOf,
+  userConnectionKey
+} from "./Ucan.js"

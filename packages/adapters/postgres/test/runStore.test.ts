@@ -1,0 +1,91 @@
+/**
+ * The RunStore conformance suite on Postgres, each case on a fresh schema: with its own
+ * wake-ups (`pg_notify` to a `LISTEN` connection) and, when Redis is there too, with the Redis
+ * `RunFanout` as the host composes them under `REDIS_URL`. Then two hosts' stores on one schema:
+ * a follower on B follows live, to its end, a run that A appends to, by wake-ups alone (its poll
+ * is a minute away), through either path.
+ */
+import { Clock, type RunStore } from "@plugboard/core"
+import { RunStoreConformance } from "@plugboard/core/testing"
+import { makeRunFanout } from "@plugboard/redis"
+import { Chunk, Effect, Fiber, Layer, type Scope, Stream } from "effect"
+import { afterAll, describe, expect, it } from "vitest"
+import {
+  connection,
+  deleteKeys,
+  freshPrefix,
+  SKIP_REASON as REDIS_SKIP_REASON,
+  REDIS_URL
+} from "../../redis/test/helpers.js"
+import { layerRunStore, makeRunStore } from "../src/index.js"
+import { database, databaseLayer, dropSchemas, freshSchema, POSTGRES_URL, SKIP_REASON } from "./helpers.js"
+
+const ALICE = "did:key:z6MkAlice"
+
+/** Host A appends three messages and ends; a follower on host B collects the run from frame 0. */
+const followAcrossHosts = (fanouts?: () => Effect.Effect<RunStore.FrameFanout, never, Scope.Scope>) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const schema = freshSchema()
+      const host = (db: Effect.Effect.Success<ReturnType<typeof database>>) =>
+        Effect.flatMap(fanouts === undefined ? Effect.succeed(undefined) : fanouts(), (fanout) =>
+          makeRunStore(db, { pollMs: 60_000, ...(fanout === undefined ? {} : { fanout }) })
+        )
+      const a = yield* host(yield* database(schema))
+      const b = yield* host(yield* database(schema))
+      yield* a.create({ runId: "r", sessionId: "s", did: ALICE, requestId: "q" })
+      yield* a.start(ALICE, "r")
+      yield* a.append(ALICE, "r", { event: "message", data: { content: "one " } })
+      const follower = yield* Effect.fork(Stream.runCollect(b.follow(ALICE, "r", 0)))
+      yield* Effect.sleep("200 millis")
+      yield* a.append(ALICE, "r", { event: "message", data: { content: "two " } })
+      yield* Effect.sleep("50 millis")
+      yield* a.append(ALICE, "r", { event: "message", data: { content: "three" } })
+      yield* a.end(ALICE, "r", { status: "finished" })
+      const frames = Chunk.toReadonlyArray(
+        yield* Fiber.join(follower).pipe(
+          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "not woken" })
+        )
+      )
+      expect(frames.map((f) => [f.id, f.event])).toEqual([
+        [1, "message"],
+        [2, "message"],
+        [3, "message"],
+        [4, "done"]
+      ])
+    })
+  ).pipe(Effect.provide(Clock.layer), Effect.runPromise)
+
+if (POSTGRES_URL === undefined) {
+  describe.skip(`Postgres RunStore: ${SKIP_REASON}`, () => it("skipped", () => {}))
+} else {
+  afterAll(dropSchemas)
+  RunStoreConformance.run("postgres", () => layerRunStore().pipe(Layer.provide(databaseLayer())), {
+    numRuns: 25
+  })
+  it(
+    "a follower on another host is woken by pg_notify, and sees every frame once, to done",
+    () => followAcrossHosts(),
+    30_000
+  )
+
+  if (REDIS_URL === undefined) {
+    describe.skip(`Postgres RunStore with Redis fan-out: ${REDIS_SKIP_REASON}`, () => it("skipped", () => {}))
+  } else {
+    afterAll(deleteKeys)
+    RunStoreConformance.run(
+      "postgres with Redis fan-out",
+      () =>
+        Layer.unwrapScoped(
+          Effect.map(Effect.flatMap(connection(), makeRunFanout), (fanout) =>
+            layerRunStore({ fanout }).pipe(Layer.provide(databaseLayer()))
+          )
+        ),
+      { numRuns: 25 }
+    )
+    it("with Redis fan-out, a follower on another host is woken through Redis, and sees every frame once, to done", () => {
+      const prefix = freshPrefix()
+      return followAcrossHosts(() => Effect.flatMap(connection(prefix), makeRunFanout))
+    }, 30_000)
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * `@plugboard/redis` — the coordination ports on a shared Redis (README "Choosing a deployment", `REDIS_URL`):
+ * the rate limiter (one sliding window for every host), the turn lock (a lease with a fencing
+ * token), run fan-out (a follower on one host woken by frames appended on another) and turn
+ * control (an abort or a delete on one host stops the turn running on another).
+ */
+export {
+  DEFAULT_PREFIX,
+  layer as layerConnection,
+  layerConfig as layerConnectionConfig,
+  make as makeConnection,
+  RedisConnection,
+  type RedisConnectionService,
+  RedisFailure,
+  type RedisOptions,
+  redactUrl
+} from "./RedisConnection.js"
+export {
+  layerRateLimiter,
+  layerRateLimiterConfig,
+  makeRateLimiter,
+  type RedisRateLimiterOptions
+} from "./RedisRateLimiter.js"
+export { layerTurnControl, makeTurnControl } from "./RedisTurnControl.js"
+export { layerTurnLock, makeTurnLock, type RedisTurnLockOptions } from "./RedisTurnLock.js"
+export { layerRunFanout, makeRunFanout, RunFanout, type RunFanoutService } from "./RunFanout.js"

@@ -1,0 +1,51 @@
+/**
+ * `@plugboard/sqlite` — per-user SQLite persistence: a LangGraph checkpoint saver,
+ * the SessionStore port on the same per-user database, and the registry that maps user DIDs
+ * to database files; and the RunStore port on a shared file of its own (`runs.sqlite`).
+ */
+export { Database, type DatabaseOptions, SCHEMA_VERSION } from "./Database.js"
+export {
+  SqliteOpenError,
+  type SqliteOpenErrorReason,
+  SqliteStorageError,
+  type SqliteStorageErrorReason
+} from "./errors.js"
+export { readFileId } from "./FileId.js"
+export { moveAside, SIDE_FILES, SYNC_RECORD_SUFFIX } from "./MoveAside.js"
+export { prune, type RetentionOptions } from "./Retention.js"
+export {
+  layerRunStore,
+  makeRunStore,
+  RUNS_APPLICATION_ID,
+  RUNS_FILE_NAME,
+  RUNS_SCHEMA_VERSION,
+  runsFile,
+  type SqliteRunStoreOptions
+} from "./SqliteRunStore.js"
+export {
+  type DamagedThread,
+  type MakeSqliteSaverOptions,
+  makeSqliteSaver,
+  type OwnedSqliteSaver,
+  type SaverBackend,
+  SqliteSaver,
+  type SqliteSaverOptions
+} from "./SqliteSaver.js"
+export {
+  layerCheckpointer,
+  layerSessionStore,
+  layerUserDatabases,
+  layerUserDatabasesConfig,
+  makeCheckpointer,
+  makeSessionStore,
+  UserDatabases
+} from "./SqliteSessionStore.js"
+export {
+  databaseFileName,
+  type OpenReport,
+  type QuiescentDatabase,
+  storageKey,
+  UserDatabaseRegistry,
+  type UserDatabasesOptions
+} from "./UserDatabases.js"
+export { UserGate } from "./UserGate.js"

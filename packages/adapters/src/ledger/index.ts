@@ -1,2 +1,0 @@
-/** `@plugboard/adapters/ledger`: the CreditLedger port on SQLite. */
-export * as SqliteCreditLedger from "./SqliteCreditLedger.js"

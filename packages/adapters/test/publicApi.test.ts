@@ -1,4 +1,0 @@
-/** The package's public surface is deliberate: documented, and as docs/api/adapters.md lists it. */
-import { publicApiSuite } from "../../../scripts/publicApiSuite.js"
-
-publicApiSuite("adapters")
