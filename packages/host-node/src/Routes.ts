@@ -9,7 +9,7 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { BaseMessage } from "@langchain/core/messages"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { type Access, HistoryPage, LoadedPlugins, SessionStore } from "@plugboard/core"
-import { messagesAt, textOf } from "@plugboard/langgraph"
+import { messagesAt, pageAt, textOf } from "@plugboard/langgraph"
 import { Context, Effect, Either, Schema } from "effect"
 import type { TurnCredits } from "./credits/TurnCredits.js"
 import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
@@ -75,12 +75,6 @@ const pageParam = (name: string) =>
       ? Effect.succeed(Number(raw))
       : Effect.fail(new HttpFailure({ status: 400, message: `${name} must be a non-negative whole number.` }))
   })
-
-/** How paged history reads a stored message: its id, and whether it is the user's (a turn's start). */
-const historyView: HistoryPage.MessageView<BaseMessage> = {
-  idOf: (m) => m.id,
-  startsTurn: (m) => m.getType() === "human"
-}
 
 /** A user message's attachments and metadata, as the client sent them. */
 const extrasShown = (m: BaseMessage): Record<string, unknown> => {
@@ -195,7 +189,9 @@ export const sessionRoutes = (s: RouteServices) => {
     return json({ success: true, sessionId: id })
   })
 
-  // The session's thread, for both history routes: a session of this user, a thread of no one else.
+  // The session's thread, for both history routes and the console: a session of this user, a
+  // thread of no one else. Its latest checkpoint only: each route reads what it shows of the
+  // messages (stored as deltas, they are not in the checkpoint itself; README "Benchmarks").
   const thread = Effect.gen(function* () {
     const { did } = yield* RequestUser
     const id = yield* sessionIdParam
@@ -205,22 +201,22 @@ export const sessionRoutes = (s: RouteServices) => {
     const tuple = yield* tryPromise("load thread", () => saver.getTuple({ configurable: { thread_id: id } }))
     const owner = ownerOf(tuple?.checkpoint.channel_values)
     if (owner !== undefined && owner !== did) return yield* Effect.fail(notFound(id))
-    // Stored as deltas, the messages are not in the checkpoint itself (README "Benchmarks").
-    const messages = yield* tryPromise("load thread", () => messagesAt(saver, tuple))
     // The dev console shows what the thread has loaded (README "Dev console").
     const loadedPlugins = LoadedPlugins.fromUnknown(tuple?.checkpoint.channel_values.loadedPlugins)
-    return { id, messages, loadedPlugins }
+    return { id, saver, tuple, loadedPlugins }
   })
 
   /** `GET /messages/:sessionId`: the whole thread (the older contract). */
   const history = Effect.gen(function* () {
-    const { id, messages } = yield* thread
+    const { id, saver, tuple } = yield* thread
+    const messages = yield* tryPromise("load thread", () => messagesAt(saver, tuple))
     return json({ messages: messages.map(wireMessage), sessionId: id })
   })
 
   /**
    * `GET /sessions/:id/messages?limit&before&after`: the thread a few turns at a time, with
-   * opaque cursors (`HistoryPage`), as the QiForge client SDK 1.4 pages it.
+   * opaque cursors (`HistoryPage`), as the QiForge client SDK 1.4 pages it. On the SQLite saver
+   * only the page's messages are decoded (`pageAt`, README "Benchmarks", history pages).
    */
   const historyPage = Effect.gen(function* () {
     const limit = (yield* pageParam("limit")) ?? HistoryPage.DEFAULT_TURNS_PER_PAGE
@@ -229,12 +225,10 @@ export const sessionRoutes = (s: RouteServices) => {
       const value = params.get(name)
       return value === null || value === "" ? undefined : value
     }
-    const { messages } = yield* thread
-    const page = HistoryPage.page(messages, historyView, {
-      limit,
-      before: cursor("before"),
-      after: cursor("after")
-    })
+    const { saver, tuple } = yield* thread
+    const page = yield* tryPromise("load thread", () =>
+      pageAt(saver, tuple, { limit, before: cursor("before"), after: cursor("after") })
+    )
     if (Either.isLeft(page)) {
       return yield* Effect.fail(new HttpFailure({ status: 400, message: page.left.message }))
     }

@@ -21,7 +21,14 @@ export {
   DeltaAgentState,
   MESSAGES_SNAPSHOT_EVERY
 } from "./State.js"
-export { messagesAt, threadMessages } from "./ThreadHistory.js"
+export {
+  type DeltaItemReader,
+  messagesAt,
+  messageView,
+  pageAt,
+  type StoredItem,
+  threadMessages
+} from "./ThreadHistory.js"
 export {
   DEFAULT_THREAD_LOCK_TTL_MS,
   defaultThreadLock,

@@ -24,6 +24,7 @@ import {
   type CheckpointPendingWrite,
   type CheckpointTuple,
   type DeltaChannelHistory,
+  JsonPlusSerializer,
   maxChannelVersion,
   type PendingWrite,
   type SerializerProtocol,
@@ -31,6 +32,7 @@ import {
   WRITES_IDX_MAP
 } from "@langchain/langgraph-checkpoint"
 import { Database, type DatabaseOptions } from "./Database.js"
+import { type DeltaItem, type DeltaItemSource, readSources, seedItems, writeItems } from "./DeltaItems.js"
 import { SqliteStorageError } from "./errors.js"
 import { makeDumper, makeLoader } from "./FastJson.js"
 import { prune, type RetentionOptions, validateRetention } from "./Retention.js"
@@ -128,6 +130,9 @@ const SQL = {
       ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = @channel
         AND b.version = json_extract(c.channel_versions, @path)
     WHERE c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = @id`,
+  // Whether checkpoint `@id` stores its own value of `@channel`.
+  ownSeed: `SELECT ${seeded("c")} AS seeded FROM checkpoints AS c
+    WHERE c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = @id`,
   deleteCheckpoints: "DELETE FROM checkpoints WHERE thread_id = ?",
   deleteBlobs: "DELETE FROM blobs WHERE thread_id = ?",
   deleteWrites: "DELETE FROM writes WHERE thread_id = ?"
@@ -164,6 +169,27 @@ interface CachedHistory {
  * user's (`UserDatabaseRegistry` keeps a few hundred), and a user talks in a few sessions at once.
  */
 const DELTA_CACHE_THREADS = 8
+
+/** A delta channel's items at checkpoint `id`, undecoded (`deltaItems`): the seed's, then the writes'. */
+interface CachedItems {
+  readonly id: string
+  readonly seed: ReadonlyArray<DeltaItem>
+  readonly writes: ReadonlyArray<DeltaItem>
+  /**
+   * Stored values pages decoded, by where they are stored (`storedAt`): the next read of a page
+   * decodes nothing. Carried from checkpoint to checkpoint (a stored value never changes).
+   */
+  readonly values: Map<string, unknown>
+}
+
+/** Decoded values a thread's cached items keep at most (about 500 turns of four messages). */
+const MAX_CACHED_VALUES = 2000
+
+/** The stored row (a write, or an element of a seed) an item's value is in. */
+const storedAt = (s: DeltaItemSource): string =>
+  s.at === "seed"
+    ? `s\u0000${s.checkpoint}\u0000${s.index}`
+    : `w\u0000${s.checkpoint}\u0000${s.task}\u0000${s.idx}`
 
 const deltaKey = (thread: string, ns: string, channel: string) => `${thread}\u0000${ns}\u0000${channel}`
 
@@ -216,6 +242,13 @@ export const nextChannelVersion = (
 /** JSON-path segment for a metadata key (quoted, so dots and spaces are literal). */
 const jsonPathFor = (key: string): string | undefined => (/["\\]/.test(key) ? undefined : `$."${key}"`)
 
+/** Keeps `value` as the newest entry of `cache`, which holds `DELTA_CACHE_THREADS` at most. */
+const rememberIn = <V>(cache: Map<string, V>, key: string, value: V): void => {
+  cache.delete(key)
+  cache.set(key, value)
+  if (cache.size > DELTA_CACHE_THREADS) cache.delete(cache.keys().next().value as string)
+}
+
 /** Threads whose puts since their last prune a saver counts at most (see `maybePrune`). */
 const MAX_PRUNE_COUNTERS = 10_000
 
@@ -238,6 +271,8 @@ export class SqliteSaver extends BaseCheckpointSaver {
    * writing the same file is held to the same rule by LangGraph.
    */
   private readonly deltaCache = new Map<string, CachedHistory>()
+  /** The last items `deltaItems` read per (thread, namespace, channel); kept and dropped as `deltaCache`. */
+  private readonly itemCache = new Map<string, CachedItems>()
 
   constructor(backend: SaverBackend, options?: SqliteSaverOptions) {
     super(options?.serde)
@@ -441,17 +476,119 @@ export class SqliteSaver extends BaseCheckpointSaver {
 
   /** Keeps `history` as the latest decoded history of its (thread, namespace, channel). */
   private remember(key: string, history: CachedHistory): void {
-    this.deltaCache.delete(key)
-    this.deltaCache.set(key, history)
-    if (this.deltaCache.size > DELTA_CACHE_THREADS) {
-      this.deltaCache.delete(this.deltaCache.keys().next().value as string)
-    }
+    rememberIn(this.deltaCache, key, history)
   }
 
   /** Forgets the cached delta histories of a thread (all namespaces) or of one (thread, namespace). */
   private forgetDeltas(thread: string, ns?: string): void {
     const prefix = ns === undefined ? `${thread}\u0000` : `${thread}\u0000${ns}\u0000`
-    for (const key of [...this.deltaCache.keys()]) if (key.startsWith(prefix)) this.deltaCache.delete(key)
+    for (const cache of [this.deltaCache, this.itemCache])
+      for (const key of [...cache.keys()]) if (key.startsWith(prefix)) cache.delete(key)
+  }
+
+  /**
+   * The items of delta channel `channel` at the checkpoint `config` names (for the agent's
+   * `messages`, one stored message each), undecoded: per item its id, its class and where it is
+   * stored (`DeltaItems`), the seed's and then the writes', as `getDeltaChannelHistory` would
+   * replay them. Paged history places them with core's reducer and decodes only a page's
+   * (`deltaItemValues`), so a page does not decode the thread (README "Benchmarks", history pages).
+   * Cached per thread like the decoded history: the read after a turn reads only the turn's
+   * items. `undefined` when the history holds anything else than LangChain records stored by the
+   * stock serializer, or `config` names no checkpoint: the caller reads the whole history then.
+   */
+  async deltaItems(
+    config: RunnableConfig,
+    channel: string
+  ): Promise<
+    { readonly seed: ReadonlyArray<DeltaItem>; readonly writes: ReadonlyArray<DeltaItem> } | undefined
+  > {
+    const key = this.itemKey(config, channel)
+    const id: unknown = config.configurable?.checkpoint_id
+    if (key === undefined || typeof id !== "string" || id === "") return undefined
+    const cacheKey = deltaKey(key.thread, key.ns, channel)
+    const cached = this.itemCache.get(cacheKey)
+    if (cached?.id === id) return cached
+    const items = await this.backend.read((db): CachedItems | undefined => {
+      const own = db.statement(SQL.ownSeed).get({ ...key, id }) as { seeded: number } | undefined
+      if (own === undefined) return undefined
+      if (own.seeded === 1) {
+        const seed = seedItems(db, key, id)
+        return seed === undefined ? undefined : { id, seed, writes: [], values: new Map() }
+      }
+      const chain = db.statement(SQL.deltaChain).all({ ...key, id, stop: cached?.id ?? "" }) as Array<{
+        id: string
+        seeded: number
+      }>
+      const written = writeItems(
+        db,
+        key,
+        chain.map((c) => c.id)
+      )
+      if (written === undefined) return undefined
+      const last = chain.at(-1)
+      // Walked up to the cached checkpoint (no stored value on the way): its items continue.
+      if (cached !== undefined && last?.id === cached.id && last.seeded === 0) {
+        return {
+          id,
+          seed: cached.seed,
+          writes: written.length === 0 ? cached.writes : cached.writes.concat(written),
+          values: cached.values
+        }
+      }
+      if (last === undefined || last.seeded === 0) return { id, seed: [], writes: written, values: new Map() }
+      const seed = seedItems(db, key, last.id)
+      return seed === undefined ? undefined : { id, seed, writes: written, values: new Map() }
+    })
+    if (items !== undefined) rememberIn(this.itemCache, cacheKey, items)
+    return items
+  }
+
+  /**
+   * The decoded values of the items `sources` names (from `deltaItems` at the same `config`), in
+   * that order; `undefined` when one is gone (pruned or deleted since) or cannot be read.
+   */
+  async deltaItemValues(
+    config: RunnableConfig,
+    channel: string,
+    sources: ReadonlyArray<DeltaItemSource>
+  ): Promise<ReadonlyArray<unknown> | undefined> {
+    const key = this.itemKey(config, channel)
+    if (key === undefined) return undefined
+    const values =
+      this.itemCache.get(deltaKey(key.thread, key.ns, channel))?.values ?? new Map<string, unknown>()
+    const missing = new Map<string, DeltaItemSource>()
+    for (const s of sources) if (!values.has(storedAt(s))) missing.set(storedAt(s), s)
+    if (missing.size > 0) {
+      const wanted = [...missing.values()]
+      const raw = await this.backend.read((db) => readSources(db, key, wanted))
+      if (raw === undefined) return undefined
+      let decoded: Array<unknown>
+      try {
+        decoded = await Promise.all(raw.map((r) => this.load(r.type, r.value)))
+      } catch {
+        return undefined
+      }
+      if (values.size + decoded.length > MAX_CACHED_VALUES) values.clear()
+      for (const [i, s] of wanted.entries()) values.set(storedAt(s), decoded[i])
+    }
+    return sources.map((s) => {
+      const value = values.get(storedAt(s))
+      return s.at === "write" && s.index !== undefined
+        ? Array.isArray(value)
+          ? value[s.index]
+          : undefined
+        : value
+    })
+  }
+
+  /** The thread, namespace and channel `deltaItems` reads, when this saver can read them item by item. */
+  private itemKey(config: RunnableConfig, channel: string) {
+    const threadId = config.configurable?.thread_id
+    const path = jsonPathFor(channel)
+    // Items are read from the stock serializer's JSON; another serde's bytes are not.
+    if (this.serde.constructor !== JsonPlusSerializer || path === undefined) return undefined
+    if (threadId === undefined || threadId === null || threadId === "") return undefined
+    return { thread: String(threadId), ns: String(config.configurable?.checkpoint_ns ?? ""), channel, path }
   }
 
   override async put(
@@ -531,6 +668,12 @@ export class SqliteSaver extends BaseCheckpointSaver {
       const prefix = `${String(threadId)}\u0000${ns}\u0000`
       for (const [key, cached] of [...this.deltaCache]) {
         if (key.startsWith(prefix) && String(checkpointId) < cached.id) this.deltaCache.delete(key)
+      }
+    }
+    if (this.itemCache.size > 0) {
+      const prefix = `${String(threadId)}\u0000${ns}\u0000`
+      for (const [key, cached] of [...this.itemCache]) {
+        if (key.startsWith(prefix) && String(checkpointId) < cached.id) this.itemCache.delete(key)
       }
     }
     const serialized = await Promise.all(writes.map(([, value]) => this.dump(value)))

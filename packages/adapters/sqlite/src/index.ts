@@ -4,6 +4,7 @@
  * to database files; and the RunStore port on a shared file of its own (`runs.sqlite`).
  */
 export { Database, type DatabaseOptions, SCHEMA_VERSION } from "./Database.js"
+export type { DeltaItem, DeltaItemSource } from "./DeltaItems.js"
 export {
   SqliteOpenError,
   type SqliteOpenErrorReason,
