@@ -9,6 +9,7 @@ import type { BaseMessage } from "@langchain/core/messages"
 import { Annotation, DeltaChannel } from "@langchain/langgraph"
 import { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { GraphState, LoadedPlugins } from "@plugboard/core"
+import { DelegatingCheckpointSaver } from "./DelegatingCheckpointSaver.js"
 
 type Core = GraphState.GraphState<BaseMessage & GraphState.StateMessage>
 
@@ -107,25 +108,18 @@ export const DeltaAgentState = Annotation.Root({
   )
 })
 
-const innermost = (saver: BaseCheckpointSaver): BaseCheckpointSaver => {
-  let s = saver
-  for (let i = 0; i < 8; i++) {
-    const inner = (s as { inner?: unknown }).inner
-    if (!(inner instanceof BaseCheckpointSaver)) break
-    s = inner
-  }
-  return s
-}
-
 /**
  * The state a graph on `saver` uses: deltas (`DeltaAgentState`) when the saver under its
- * wrappers reads delta history its own way (the SQLite saver, LangGraph's `MemorySaver`), full
- * copies (`AgentState`) otherwise. The base class's walk reads one whole checkpoint per ancestor,
- * a round trip each on a server database, which would make every load cost the thread's length
- * in round trips; such savers keep storing full copies until they read deltas in one pass.
+ * forwarding wrappers (`DelegatingCheckpointSaver`) reads delta history its own way (the SQLite
+ * saver, the Postgres checkpointer's user-scoped saver, LangGraph's `MemorySaver`), full copies
+ * (`AgentState`) otherwise. The base class's walk reads one whole checkpoint per ancestor, a
+ * round trip each on a server database, which would make every load cost the thread's length in
+ * round trips; such savers keep storing full copies until they read deltas in one pass.
  */
 export const agentStateFor = (saver: BaseCheckpointSaver): typeof AgentState => {
-  const own = innermost(saver).getDeltaChannelHistory
+  let s = saver
+  for (let depth = 0; depth < 8 && s instanceof DelegatingCheckpointSaver; depth++) s = s.inner
+  const own = s.getDeltaChannelHistory
   return (
     own === BaseCheckpointSaver.prototype.getDeltaChannelHistory ? AgentState : DeltaAgentState
   ) as typeof AgentState

@@ -15,11 +15,13 @@ import {
   type CheckpointListOptions,
   type CheckpointMetadata,
   type CheckpointTuple,
+  type DeltaChannelHistory,
   type PendingWrite
 } from "@langchain/langgraph-checkpoint"
 import type { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { Checkpointer } from "@plugboard/core"
 import { Effect, Layer } from "effect"
+import { type HistorySource, readDeltaHistory } from "./DeltaHistory.js"
 import { ownerKey, redact } from "./internal/sql.js"
 import { PgDatabase, type PgDatabaseService } from "./PgDatabase.js"
 
@@ -39,7 +41,9 @@ export class UserScopedSaver extends BaseCheckpointSaver {
   constructor(
     readonly inner: PostgresSaver,
     readonly did: string,
-    private readonly url: string
+    private readonly url: string,
+    /** Where delta history is read in one pass (`DeltaHistory`); without it, the base class's walk. */
+    private readonly history?: HistorySource | undefined
   ) {
     super(inner.serde)
     this.prefix = `${ownerKey(did)}:`
@@ -128,6 +132,30 @@ export class UserScopedSaver extends BaseCheckpointSaver {
     return this.guard("write", () => this.inner.putWrites(this.into(config), writes, taskId))
   }
 
+  /**
+   * A delta channel's history in one round trip per channel (`DeltaHistory`) instead of the base
+   * class's walk, one `getTuple` per ancestor: so the agent stores its messages as deltas on
+   * Postgres too (`agentStateFor`).
+   */
+  override async getDeltaChannelHistory(options: {
+    config: RunnableConfig
+    channels: Array<string>
+  }): Promise<Record<string, DeltaChannelHistory>> {
+    const { config, channels } = options
+    const thread = config.configurable?.thread_id
+    const history = this.history
+    if (history === undefined || thread === undefined || thread === null)
+      return super.getDeltaChannelHistory(options)
+    return this.guard("read", () =>
+      readDeltaHistory(history, this.serde, {
+        thread: this.prefix + String(thread),
+        ns: String(config.configurable?.checkpoint_ns ?? ""),
+        checkpointId: config.configurable?.checkpoint_id || undefined,
+        channels
+      })
+    )
+  }
+
   override deleteThread(threadId: string): Promise<void> {
     return this.guard("delete", () => this.inner.deleteThread(this.prefix + threadId))
   }
@@ -156,7 +184,7 @@ export const makeCheckpointer = (
               message: `checkpoint storage unavailable: ${failure.message}`
             })
         ),
-        new UserScopedSaver(db.saver, d, db.url)
+        new UserScopedSaver(db.saver, d, db.url, { pool: db.pool, schema: db.schema })
       )
     )
 })
