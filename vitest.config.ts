@@ -11,6 +11,8 @@ export default defineConfig({
     include: [
       "packages/*/test/**/*.test.ts",
       "packages/adapters/*/test/**/*.test.ts",
+      // the test `plugboard init` scaffolds (packages/host-node/template), run on the workspace
+      "packages/host-node/template/test/**/*.test.ts",
       "examples/**/*.test.ts"
     ],
     // LangGraph's checkpointer conformance suite relies on global beforeAll/describe.

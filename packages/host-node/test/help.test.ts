@@ -47,7 +47,7 @@ describe("plugboard <command> --help", () => {
     )
   })
 
-  for (const command of ["serve", "chat", "console", "token", "credits"]) {
+  for (const command of ["init", "serve", "chat", "console", "token", "credits"]) {
     it(`${command} --help and -h print its page and exit 0, starting nothing`, async () => {
       for (const flag of ["--help", "-h"]) {
         const { code, stdout, stderr } = await plugboard(command, flag)
@@ -67,6 +67,7 @@ describe("plugboard <command> --help", () => {
       .split("\n")
       .filter((l) => l.startsWith("  "))
     expect(lines.map((l) => l.trim().split(" ")[0])).toEqual([
+      "init",
       "serve",
       "chat",
       "console",

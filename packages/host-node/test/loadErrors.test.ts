@@ -26,6 +26,10 @@ beforeAll(() => {
     "loose/throws.ts":
       'const load = () => {\n  throw new Error("config missing", { cause: new Error("ENOENT: keys.json") })\n}\nexport const plugins = load()\n',
     "project/package.json": '{ "type": "module" }\n',
+    // A project made by `plugboard init` before `npm install`.
+    "inited/package.json": '{ "type": "module", "dependencies": { "@plugboard/core": "0.1.0" } }\n',
+    "inited/src/index.ts":
+      'import { definePlugin } from "@plugboard/core"\nexport const plugins = [definePlugin({} as never)]\n',
     "project/plugins.ts":
       'import { definePlugin } from "@plugboard/core"\nexport const plugins = [definePlugin({} as never)]\n',
     "project/throws.ts":
@@ -51,7 +55,7 @@ const inspect = (file: string) =>
   })
 
 const fix =
-  'A plugin module resolves its packages from its own project: put it in a folder whose package.json has "type": "module", and there run npm install @plugboard/core effect.'
+  'A plugin module resolves its packages from its own project: put it in a folder whose package.json has "type": "module", and there run npm install @plugboard/core effect (plugboard init <folder> scaffolds such a project).'
 
 describe("a plugin module that fails to load", () => {
   it("(a TypeScript file outside any project that needs no package loads: the loader's CommonJS reading is handled)", async () => {
@@ -72,6 +76,16 @@ describe("a plugin module that fails to load", () => {
     const { stderr } = await inspect("project/plugins.ts")
     expect(stderr.trim()).toBe(
       `plugboard inspect: Module 'project/plugins.ts' failed to load: it imports '@plugboard/core', which cannot be resolved from project. ${fix}`
+    )
+  }, 60_000)
+
+  it("in a project that declares the package but was not installed: run npm install there", async () => {
+    const { code, stderr } = await inspect("inited/src/index.ts")
+    expect(code).toBe(2)
+    expect(stderr.trim()).toBe(
+      "plugboard inspect: Module 'inited/src/index.ts' failed to load: it imports '@plugboard/core', which " +
+        "cannot be resolved from inited/src. Its project's package.json (inited/package.json) declares it, " +
+        "but it is not installed: run npm install in inited."
     )
   }, 60_000)
 

@@ -20,6 +20,12 @@ interface Command {
 
 const COMMANDS: ReadonlyArray<Command> = [
   {
+    name: "init",
+    args: "[dir]",
+    summary: "scaffold a plugin project in dir (default: here), which must be new or empty",
+    options: []
+  },
+  {
     name: "serve",
     args: "[module]",
     summary: "run the oracle on the plugins the module exports (default: the examples' catalog)",

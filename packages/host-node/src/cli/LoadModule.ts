@@ -5,7 +5,7 @@
  * plugins or a single plugin), or export a built catalog (`catalog`, or a default export that is
  * one). Every way this can fail says what was looked for and what was found.
  */
-import { existsSync, statSync } from "node:fs"
+import { existsSync, readFileSync, statSync } from "node:fs"
 import { dirname, isAbsolute, join, relative, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import type { Catalog, Plugin } from "@plugboard/core"
@@ -160,6 +160,25 @@ const missingPackage = (thrown: unknown): string | undefined => {
     .join("/")
 }
 
+/** The folder of the nearest package.json above `file`, when it declares `name` as a dependency. */
+const declaringProject = (file: string, name: string): string | undefined => {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const manifest = join(dir, "package.json")
+    if (existsSync(manifest)) {
+      try {
+        const m = JSON.parse(readFileSync(manifest, "utf8")) as Record<string, unknown>
+        const declared = ["dependencies", "devDependencies", "peerDependencies"].some(
+          (field) => isRecord(m[field]) && name in (m[field] as Record<string, unknown>)
+        )
+        return declared ? dir : undefined
+      } catch {
+        return undefined
+      }
+    }
+    if (dirname(dir) === dir) return undefined
+  }
+}
+
 /** `file:line:column` of the first stack frame in `file`, unless `message` already names it. */
 const locationIn = (thrown: unknown, file: string, cwd: string, message: string): string | undefined => {
   const stack = thrown instanceof Error ? (thrown.stack ?? "") : ""
@@ -183,11 +202,20 @@ export const describeImportFailure = (thrown: unknown, file: string, cwd: string
   const shown = displayPath(file, cwd)
   const missing = missingPackage(thrown)
   if (missing !== undefined) {
-    return (
+    const head =
       `Module '${shown}' failed to load: it imports '${missing}', which cannot be resolved from ` +
-      `${displayPath(dirname(file), cwd)}. A plugin module resolves its packages from its own ` +
+      `${displayPath(dirname(file), cwd)}.`
+    const project = declaringProject(file, missing)
+    if (project !== undefined) {
+      // A project that declares the package but was never installed (a fresh `plugboard init`).
+      const where = displayPath(project, cwd)
+      return `${head} Its project's package.json (${displayPath(join(project, "package.json"), cwd)}) declares it, but it is not installed: run npm install in ${where === "" ? "." : where}.`
+    }
+    return (
+      `${head} A plugin module resolves its packages from its own ` +
       `project: put it in a folder whose package.json has "type": "module", and there run ` +
-      `npm install ${missing.startsWith("@plugboard/") ? `${missing} effect` : missing}.`
+      `npm install ${missing.startsWith("@plugboard/") ? `${missing} effect` : missing}` +
+      ` (plugboard init <folder> scaffolds such a project).`
     )
   }
   const message = messageOf(thrown)

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `plugboard <command>` (`pnpm plugboard <command>` from the repository root):
- * serve, token, credits, chat, console, and inspect.
+ * init, serve, token, credits, chat, console, and inspect.
  *
  * Each command's modules are imported only when that command runs: the server stack (LangChain,
  * LangGraph, SQLite, ucanto) costs seconds to load, and `inspect` is an offline tool that needs
@@ -69,6 +69,14 @@ const run = async (argv: ReadonlyArray<string>): Promise<number> => {
         return 0
       }
       return serverCommand(command, rest)
+    case "init": {
+      if (asksForHelp(rest)) {
+        io.out(commandHelp(command))
+        return 0
+      }
+      const { init } = await import("../init/Init.js")
+      return init(rest, io)
+    }
     case "inspect": {
       const { runInspect } = await import("../inspect/index.js")
       return runInspect(rest)
