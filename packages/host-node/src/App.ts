@@ -47,6 +47,7 @@ import { readManifestOverrides } from "./ManifestOverridesFile.js"
 import { appendsInCallOrder } from "./OrderedRuns.js"
 import type { StageTimings } from "./Pipeline.js"
 import { collectRoutes } from "./PluginRoutes.js"
+import { type LoadedRanking, loadQueryRanking } from "./QueryRanking.js"
 import { makeRestoreGate } from "./RestoreGate.js"
 import { withLiveness } from "./RunLiveness.js"
 import { startServer } from "./Server.js"
@@ -456,6 +457,24 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     throw error
   }
 
+  // list_capabilities' query ranking with an embedder (EMBEDDING_MODEL; README "Routing quality").
+  let ranking: LoadedRanking | undefined
+  if (config.embeddingModel !== undefined) {
+    const loaded = await loadQueryRanking(catalog, config.embeddingModel)
+    if (Either.isLeft(loaded)) {
+      await runtime.dispose()
+      await sources.close()
+      throw new OracleBootError([
+        `[boot-error] EMBEDDING_MODEL: ${loaded.left.reason}: ${loaded.left.message}`
+      ])
+    }
+    ranking = loaded.right
+    logger.info("list_capabilities ranks with an embedder", {
+      embedder: ranking.embedder,
+      plugins: ranking.plugins
+    })
+  }
+
   const model =
     typeof options.model === "function"
       ? options.model(catalog)
@@ -534,6 +553,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     around,
     prepareUser,
     basePrompt: options.basePrompt,
+    ranking: ranking?.ranking,
     // Only a host's own saver may put every user's threads in one namespace: the Postgres
     // checkpointer scopes thread ids per user (its `UserScopedSaver`), as the SQLite files do.
     threadsShared: options.hooks?.checkpointerForUser !== undefined,
@@ -565,6 +585,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       // Every turn has ended: no call is in flight on the MCP connections.
       clearInterval(pruneRuns)
       await sources.close()
+      await ranking?.close()
       await runtime.dispose()
     }
   })

@@ -107,6 +107,11 @@ export interface ServerConfig {
   /** A folder of Agent Skills (`SKILLS_DIR`): every subfolder with a `SKILL.md` is one plugin. */
   readonly skillsDir: string | undefined
   /**
+   * An embedding model's folder (`EMBEDDING_MODEL`: `model.onnx` + `vocab.txt`, README "Routing
+   * quality"): `list_capabilities` then ranks lexically and semantically fused; unset: lexically.
+   */
+  readonly embeddingModel: string | undefined
+  /**
    * The operator's manifest overrides (`MANIFEST_OVERRIDES`): a JSON file or a JS/TS module, plugin
    * name → manifest fields (README "Manifest overrides").
    */
@@ -357,6 +362,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "SKILLS_DIR",
     default: "unset",
     meaning: "A folder of Agent Skills to mount as plugins (same as `serve --skills`)"
+  },
+  {
+    name: "EMBEDDING_MODEL",
+    default: "unset (lexical ranking)",
+    meaning:
+      "Folder with model.onnx and vocab.txt (scripts/embedding-model.sh fetches all-MiniLM-L6-v2): list_capabilities' query ranking fuses the embedder's similarity with the lexical one"
   },
   {
     name: "MANIFEST_OVERRIDES",
@@ -758,6 +769,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       mcpCacheDir: path("MCP_CACHE_DIR", join(dataDir, "mcp-cache"), cwd),
       mcpIdleMs: integer("MCP_IDLE_MS", 300_000, 1),
       skillsDir: optionalPath("SKILLS_DIR", cwd),
+      embeddingModel: optionalPath("EMBEDDING_MODEL", cwd),
       manifestOverridesFile: optionalPath("MANIFEST_OVERRIDES", cwd),
       healthPluginsPublic: boolean("HEALTH_PLUGINS_PUBLIC", false),
       runsDatabasePath: path("RUNS_DATABASE_PATH", join(dataDir, "runs.sqlite"), cwd),

@@ -27,6 +27,7 @@ import type {
   TurnLock
 } from "@plugboard/core"
 import { Access, CreditLedger as Ledger, SessionStore, TurnBounds, TurnControl } from "@plugboard/core"
+import type { QueryRanking } from "@plugboard/langgraph"
 import type { UserDatabaseRegistry } from "@plugboard/sqlite"
 import { Cause, Context, Effect, type ManagedRuntime, Option } from "effect"
 import * as BootReport from "./BootReport.js"
@@ -78,6 +79,8 @@ export interface ServerParts {
   }
   readonly creditsEnabled: boolean
   readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
+  /** `list_capabilities`' query ranking with an embedder (`EMBEDDING_MODEL`); lexical when absent. */
+  readonly ranking?: QueryRanking | undefined
   readonly around: <A>(did: string, run: () => Promise<A>) => Promise<A>
   /** Makes the user's state available on this host (Matrix restore) before their request is routed. */
   readonly prepareUser?: ((did: string) => Promise<void>) | undefined
@@ -168,6 +171,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
         wallClockMs: config.turnTimeoutMs,
         repeatLimit: config.turnRepeatLimit
       }),
+      ranking: parts.ranking,
       preload: { mode: config.preload },
       threadsShared: parts.threadsShared,
       mcpInvocations: parts.mcpInvocations

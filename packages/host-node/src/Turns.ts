@@ -27,6 +27,7 @@ import {
   type MainAgent,
   makeRequestScope,
   type PreloadOption,
+  type QueryRanking,
   type RequestScope,
   runTurn,
   streamTurn,
@@ -55,6 +56,8 @@ export interface TurnDeps {
   readonly turnBounds?: TurnBounds.Limits | undefined
   /** Predictive preload (`PRELOAD`; README "Predictive preload"); off when absent. */
   readonly preload?: PreloadOption | undefined
+  /** `list_capabilities`' query ranking with an embedder (`EMBEDDING_MODEL`); lexical when absent. */
+  readonly ranking?: QueryRanking | undefined
   /** Whether users' threads share one saver: then a thread's key is its session id alone. */
   readonly threadsShared?: boolean | undefined
   /** The user's invocations for the MCP servers that forward UCANs (none configured: absent). */
@@ -190,7 +193,8 @@ export const runOne = (
         },
         ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools }),
         ...(request.scope === undefined ? {} : { scope: request.scope }),
-        ...(deps.preload === undefined ? {} : { preload: deps.preload })
+        ...(deps.preload === undefined ? {} : { preload: deps.preload }),
+        ...(deps.ranking === undefined ? {} : { ranking: deps.ranking })
       })
       if (request.observe !== undefined) stopObserving = agent.events.listen(request.observe)
       const invocations = await deps.mcpInvocations?.(request.did)

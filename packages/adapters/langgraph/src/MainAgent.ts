@@ -28,7 +28,8 @@ import {
   type AgentRuntime,
   type ClientToolsOption,
   makeAgentRuntime,
-  type PreloadOption
+  type PreloadOption,
+  type QueryRanking
 } from "./Runtime.js"
 import { type AgentState, type AgentStateUpdate, type AgentStateValue, agentStateFor } from "./State.js"
 import { defaultThreadLock, type ThreadLockOption } from "./ThreadLock.js"
@@ -73,6 +74,8 @@ export interface CreateMainAgentOptions {
    * tools are offered for that turn. Off when absent.
    */
   readonly preload?: PreloadOption | undefined
+  /** Ranks `list_capabilities`' query with an embedder (README "Routing quality"); lexical when absent. */
+  readonly ranking?: QueryRanking | undefined
 }
 
 const route = (state: AgentStateValue): "tools" | typeof END => {
@@ -147,7 +150,8 @@ export const createMainAgent = async (options: CreateMainAgentOptions): Promise<
     shared,
     logger,
     client: options.clientTools,
-    preload: options.preload
+    preload: options.preload,
+    ranking: options.ranking
   })
   const emitter = new Emitter(
     { requestId: request.requestId, sessionId: request.sessionId },

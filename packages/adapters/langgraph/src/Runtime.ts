@@ -60,6 +60,15 @@ export interface ClientToolsOption {
 }
 
 /**
+ * Ranks the plugins for `list_capabilities`' `query` beforehand, with an embedder (core's
+ * `SemanticIndex.rankWith`, README "Routing quality"); when absent or when it fails, the
+ * listing ranks lexically.
+ */
+export type QueryRanking = (
+  query: string
+) => Promise<ReadonlyArray<{ readonly name: string; readonly score: number }>>
+
+/**
  * Predictive preload (core's `Preload`, README "Predictive preload"): `mode` and the confidence
  * `threshold` (core's default when absent); `available` says whether the user may use a plugin;
  * `onAgreement` receives each turn's agreement as the turn ends, beside the log line.
@@ -95,6 +104,8 @@ export interface AgentRuntime {
   /** The catalog as the user's grants see it (`Access.view` of `request.capabilities`). */
   readonly view: Access.View
   readonly preloadOption: PreloadOption | undefined
+  /** Ranks `list_capabilities`' query with an embedder; lexical when absent. */
+  readonly ranking: QueryRanking | undefined
   /**
    * The preload of the turn `state` is in, decided on the turn's first model call (from its last
    * user message and the plugins then loaded) and the same for every later call of that turn;
@@ -213,6 +224,7 @@ export const makeAgentRuntime = (options: {
   readonly logger: RuntimeLogger
   readonly client?: ClientToolsOption | undefined
   readonly preload?: PreloadOption | undefined
+  readonly ranking?: QueryRanking | undefined
 }): AgentRuntime => {
   const view = Access.view(options.catalog, options.request.capabilities)
   // Never preload a plugin the user may not use (unless the host decides that itself).
@@ -245,6 +257,7 @@ export const makeAgentRuntime = (options: {
     client: options.client,
     view,
     preloadOption: preload,
+    ranking: options.ranking,
     preload: makePreload(options.catalog, preload),
     context,
     ready: (state) => options.scope.init(context(state), LoadedPlugins.fromUnknown(state.loadedPlugins), view)

@@ -144,6 +144,34 @@ const lastAI = (messages: ReadonlyArray<BaseMessage>): AIMessage | undefined => 
 }
 
 /**
+ * The embedder's ranking of each `list_capabilities` call's query in the batch (`rt.ranking`,
+ * README "Routing quality"), by call index. A call without a text query, or whose ranking fails
+ * (logged), is left out and ranks lexically: a model failure must not fail the listing.
+ */
+const rankQueries = async (
+  rt: AgentRuntime,
+  calls: ReadonlyArray<{ readonly name?: unknown; readonly args?: unknown }>
+): Promise<Map<number, ReadonlyArray<{ readonly name: string; readonly score: number }>>> => {
+  const out = new Map<number, ReadonlyArray<{ readonly name: string; readonly score: number }>>()
+  const ranking = rt.ranking
+  if (ranking === undefined) return out
+  await Promise.all(
+    calls.map(async (c, i) => {
+      const query = (c.args as { query?: unknown } | undefined)?.query
+      if (c.name !== MetaTools.LIST_CAPABILITIES || typeof query !== "string" || query.trim() === "") return
+      try {
+        out.set(i, await ranking(query))
+      } catch (e) {
+        rt.logger.warn("list_capabilities: the embedder's ranking failed; ranking lexically", {
+          error: errorText(e)
+        })
+      }
+    })
+  )
+  return out
+}
+
+/**
  * Initialises the sub-agents the batch's loads made offerable (`Promise.allSettled` semantics,
  * memoised per request) and returns what removes, from a load's answer, the sub-agents whose
  * init failed: those will not be offered, so the answer must not list them.
@@ -210,6 +238,7 @@ export const makeToolNode =
     // The loaded plugins' sub-agents initialise now, so that each load's answer lists exactly the
     // tools the next model call will offer: a sub-agent whose init failed is left out.
     const withoutFailedInits = await leaveOutFailedInits(rt, context, loaded, threadLoaded, ready)
+    const rankings = await rankQueries(rt, calls)
     const failures = failuresInTurn(state.messages)
 
     const plans: Array<Planned> = calls.map((c, i) => {
@@ -248,7 +277,9 @@ export const makeToolNode =
         return {
           call,
           answer: metaAnswer(
-            Either.merge(MetaTools.listCapabilities(rt.catalog, threadLoaded, call.args, rt.view))
+            Either.merge(
+              MetaTools.listCapabilities(rt.catalog, threadLoaded, call.args, rt.view, rankings.get(i))
+            )
           )
         }
       }

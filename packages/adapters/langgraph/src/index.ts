@@ -12,7 +12,13 @@ export { type AgentGraph, type CreateMainAgentOptions, createMainAgent, type Mai
 export { INTERRUPTED_CALL } from "./ModelNode.js"
 export { reasoningOf } from "./Reasoning.js"
 export { makeRequestScope, prepareCatalog, type RequestScope, SubAgentInput } from "./RequestScope.js"
-export type { AgentRequest, ClientToolCall, ClientToolsOption, PreloadOption } from "./Runtime.js"
+export type {
+  AgentRequest,
+  ClientToolCall,
+  ClientToolsOption,
+  PreloadOption,
+  QueryRanking
+} from "./Runtime.js"
 export {
   AgentState,
   type AgentStateUpdate,
