@@ -6,7 +6,10 @@
  * `descriptionForModel` → whenToUse; no examples, no tags (the queries are the test). Plain BM25
  * (Okapi k1 1.2, b 0.75, a small stop list, over name + description + descriptionForModel — the
  * benchmark README's baseline, recall@5 0.548 on all queries) runs in the same process for
- * comparison. Skipped when the data is absent.
+ * comparison. Skipped when the data is absent. With the embedding model present
+ * (`scripts/embedding-model.sh`, or `EMBEDDING_MODEL`), the same run ranks with core's
+ * `SemanticIndex` (lexical relevance fused with all-MiniLM-L6-v2's cosine), the embedder alone,
+ * and the fusion weight's sweep on both halves (the weight was chosen on half A).
  *
  * Every figure is given on the whole dev split and on its two halves (even and odd lines): the
  * ranking's parameters and the preload threshold are general (never per query), and the preload
@@ -25,11 +28,15 @@
 import { existsSync, readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { CapabilityIndex, Preload } from "@plugboard/core"
+import { CapabilityIndex, Embedder, Preload, SemanticIndex } from "@plugboard/core"
+import * as OnnxEmbedder from "@plugboard/embeddings"
+import { Effect } from "effect"
 import { exampleCatalog } from "../examples/catalog/index.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const DATA = join(here, "..", "..", "shared", "benchmarks", "metatool")
+/** The embedding model (`scripts/embedding-model.sh`); its rows are skipped without it. */
+const MODEL = process.env.EMBEDDING_MODEL || join(here, "..", ".plugboard", "models", "all-MiniLM-L6-v2-int8")
 
 interface MetaToolPlugin {
   readonly name: string
@@ -160,6 +167,66 @@ export default async () => {
     console.log(row(`  half ${name}: CapabilityIndex`, quality(half, ours)))
   }
   console.log(`  index build ${built.toFixed(1)} ms, ${(perQuery * 1000).toFixed(0)} µs per query`)
+
+  // The same index fused with an offline embedder (core's SemanticIndex, README "Routing quality").
+  if (!existsSync(join(MODEL, "model.onnx"))) {
+    console.log(`  embedder rows skipped: no model at ${MODEL} (scripts/embedding-model.sh fetches it)`)
+  } else {
+    const documents = plugins.map((p) => ({
+      name: p.name,
+      title: p.nameForHuman,
+      summary: p.description,
+      whenToUse: sentences(p.descriptionForModel)
+    }))
+    const run = await Effect.runPromise(
+      Effect.gen(function* () {
+        const embedder = yield* Embedder.Embedder
+        const e0 = performance.now()
+        const semantic = yield* SemanticIndex.build(index, documents)
+        const indexed = performance.now() - e0
+        const e1 = performance.now()
+        const vectors = yield* embedder.embed(queries.map((q) => q.query))
+        const perEmbed = (performance.now() - e1) / queries.length
+        const ranked = queries.map((q, i) =>
+          Effect.runSync(SemanticIndex.rank(semantic, q.query, vectors[i]!))
+        )
+        return { semantic, indexed, perEmbed, ranked, name: embedder.name }
+      }).pipe(Effect.provide(OnnxEmbedder.layer({ directory: MODEL })))
+    )
+    // A query text ranks the same wherever it appears, so its ranking is looked up by text.
+    const at = new Map(queries.map((q, i) => [q.query, run.ranked[i]!]))
+    const byWeight = (w: number) => (q: string) => {
+      const r = at.get(q)!
+      return [...r]
+        .sort(
+          (a, b) =>
+            b.relevance + w * b.similarity - (a.relevance + w * a.similarity) || (a.name < b.name ? -1 : 1)
+        )
+        .map((x) => x.name)
+    }
+    const alone = (q: string) =>
+      [...at.get(q)!].sort((a, b) => b.similarity - a.similarity).map((x) => x.name)
+    const fused = (q: string) => at.get(q)!.map((x) => x.name)
+    console.log(row("embedder alone", quality(queries, alone)))
+    console.log(row(`SemanticIndex (fused, w ${SemanticIndex.WEIGHT})`, quality(queries, fused)))
+    for (const [i, half] of halves.entries()) {
+      const name = i === 0 ? "A" : "B"
+      console.log(row(`  half ${name}: embedder alone`, quality(half, alone)))
+      console.log(row(`  half ${name}: SemanticIndex`, quality(half, fused)))
+    }
+    console.log(
+      `  embedder ${run.name}: ${run.semantic.vectors.length} plugins in ${run.indexed.toFixed(0)} ms, ${run.perEmbed.toFixed(1)} ms per query (batches of 32, 1 thread)`
+    )
+    console.log(
+      "  fusion weight (chosen on half A):  " +
+        [0.25, 0.5, 0.6, 0.75, 0.9, 1, 1.5, 2]
+          .map(
+            (w) =>
+              `${w}: A ${f(quality(halves[0], byWeight(w)).at5)} B ${f(quality(halves[1], byWeight(w)).at5)}`
+          )
+          .join(" | ")
+    )
+  }
 
   // Predictive preload: one prediction per query, right when it names the labelled plugin.
   const predictions = queries.map((q) => {
