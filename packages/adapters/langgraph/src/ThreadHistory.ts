@@ -94,6 +94,13 @@ const itemReaderOf = (saver: BaseCheckpointSaver): DeltaItemReader | undefined =
   return undefined
 }
 
+/**
+ * The outline made of the items a saver answered, by the object it answered: a saver that keeps
+ * its items (the SQLite saver) answers the same object until the thread changes, so the pages read
+ * between two turns place the items once.
+ */
+const outlines = new WeakMap<object, ReadonlyArray<StoredItem>>()
+
 /** How paged history reads a message: its id, and whether it is the user's (a turn's start). */
 export const messageView: HistoryPage.MessageView<BaseMessage> = {
   idOf: (m) => m.id,
@@ -130,10 +137,13 @@ export const pageAt = async (
     const items = await reader.deltaItems(tuple.config, "messages")
     if (items !== undefined) {
       // The same rule that places the decoded messages (DeltaAgentState replays the writes onto the seed).
-      const outline = GraphState.appendMessages(
-        items.seed as ReadonlyArray<StoredItem & GraphState.StateMessage>,
-        items.writes as ReadonlyArray<StoredItem & GraphState.StateMessage>
-      )
+      const outline =
+        outlines.get(items) ??
+        GraphState.appendMessages(
+          items.seed as ReadonlyArray<StoredItem & GraphState.StateMessage>,
+          items.writes as ReadonlyArray<StoredItem & GraphState.StateMessage>
+        )
+      outlines.set(items, outline)
       const window = HistoryPage.window(outline, itemView, request)
       if (Either.isLeft(window)) return Either.left(window.left)
       const { start, end, ...cursors } = window.right

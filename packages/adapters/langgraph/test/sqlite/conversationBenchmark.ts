@@ -19,14 +19,28 @@
  * lengths of every stored value, so page slack and free pages do not blur it), then each file's
  * size at the end. Targets: turn 300 at most 1.5× turn 10 (wall and CPU); bytes per turn constant
  * within 20%. Twenty turns on another session warm the process up first.
+ *
+ * History pages, at the same marks on plugboard's saver (README "Benchmarks", history pages): a
+ * page of the newest 20 turns as `GET /sessions/:id/messages?limit=20` reads it (`getTuple`, then
+ * the page), read item by item (`pageAt`, decoding only the page) and cut from the whole list
+ * (`messagesAt` + `HistoryPage.page`, as before), each on the saver the turns ran on (its caches
+ * warm) and on a saver opened afresh on the same file (nothing cached, as on another host or once
+ * the thread left the cache). Target: turn 300 at most 1.5× turn 10, item by item.
  */
 import { mkdtempSync, rmSync, statSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { SqliteSaver as ReferenceSaver } from "@langchain/langgraph-checkpoint-sqlite"
-import { Catalog, type Plugin } from "@plugboard/core"
-import { createMainAgent, prepareCatalog, runTurn } from "@plugboard/langgraph"
+import { Catalog, HistoryPage, type Plugin } from "@plugboard/core"
+import {
+  createMainAgent,
+  messagesAt,
+  messageView,
+  pageAt,
+  prepareCatalog,
+  runTurn
+} from "@plugboard/langgraph"
 import { ScriptedChatModel } from "@plugboard/models"
 import { makeSqliteSaver } from "@plugboard/sqlite"
 import BetterSqlite3 from "better-sqlite3"
@@ -104,6 +118,63 @@ interface Contender {
 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
+/** Turns per history page, the client SDK's default. */
+const PAGE_TURNS = 20
+/** Reads per history-page figure (the median is reported). */
+const PAGE_SAMPLES = 15
+
+/** Median milliseconds of a history page's read, per way of reading it, at one mark. */
+interface PageFigures {
+  readonly itemsWarm: number
+  readonly itemsFresh: number
+  readonly wholeWarm: number
+  readonly wholeFresh: number
+}
+
+/**
+ * The history page of the newest `PAGE_TURNS` turns, as the route reads it: the latest
+ * checkpoint, then the page item by item or cut from the whole list. Checks the page's size.
+ */
+const readPage = async (saver: BaseCheckpointSaver, byItems: boolean, turn: number): Promise<number> => {
+  const t0 = performance.now()
+  const tuple = await saver.getTuple({ configurable: { thread_id: "conversation" } })
+  const request = { limit: PAGE_TURNS }
+  const page = byItems
+    ? await pageAt(saver, tuple, request)
+    : HistoryPage.page(await messagesAt(saver, tuple), messageView, request)
+  const elapsed = performance.now() - t0
+  const shown = page._tag === "Right" ? page.right.messages.length : -1
+  if (shown !== Math.min(turn, PAGE_TURNS) * 4)
+    throw new Error(`history page at turn ${turn}: ${shown} messages`)
+  return elapsed
+}
+
+const measurePages = async (saver: BaseCheckpointSaver, file: string, turn: number): Promise<PageFigures> => {
+  const warm = async (byItems: boolean) => {
+    const times: Array<number> = []
+    for (let i = 0; i < PAGE_SAMPLES; i++) times.push(await readPage(saver, byItems, turn))
+    return median(times)
+  }
+  const fresh = async (byItems: boolean) => {
+    const times: Array<number> = []
+    for (let i = 0; i < PAGE_SAMPLES; i++) {
+      const other = makeSqliteSaver({ filename: file, synchronous: "NORMAL" })
+      try {
+        times.push(await readPage(other, byItems, turn))
+      } finally {
+        other.close()
+      }
+    }
+    return median(times)
+  }
+  return {
+    itemsWarm: await warm(true),
+    itemsFresh: await fresh(true),
+    wholeWarm: await warm(false),
+    wholeFresh: await fresh(false)
+  }
+}
+
 export default async () => {
   const dir = mkdtempSync(join(tmpdir(), "plugboard-bench-conversation-"))
   try {
@@ -165,6 +236,7 @@ export default async () => {
       for (const c of contenders) await runOne(c, "warm-up", turn)
     }
     for (const c of contenders) c.bytes.set(0, storedBytes(c.file))
+    const pages = new Map<number, PageFigures>()
     console.log(
       `one session, ${TURNS} sequential turns (createMainAgent + runTurn, 4 messages a turn, scripted model), alternating savers`
     )
@@ -184,6 +256,7 @@ export default async () => {
         c.cpu.push((used.user + used.system) / 1000)
         if (MARKS.some((m) => m === turn || m - WINDOW === turn)) c.bytes.set(turn, storedBytes(c.file))
       }
+      if (MARKS.some((m) => m === turn)) pages.set(turn, await measurePages(plugboard, plugboardFile, turn))
     }
     console.log(
       "saver                   turn  wall median  CPU mean  storage median  bytes/turn   (over the 10 turns ending there)"
@@ -215,6 +288,28 @@ export default async () => {
           `file ${(fileBytes(c.file) / 1e6).toFixed(1)} MB, stored ${(storedBytes(c.file) / 1e6).toFixed(1)} MB`
       )
     }
+    console.log(
+      `history page of the newest ${PAGE_TURNS} turns on plugboard's saver (getTuple + the page; median of ${PAGE_SAMPLES} reads; warm = the saver the turns ran on, fresh = a saver opened on the file)`
+    )
+    console.log(" turn  item by item: warm    fresh   whole list: warm    fresh")
+    const ms = (x: number) => `${x.toFixed(2).padStart(8)} ms`
+    for (const mark of MARKS) {
+      const f = pages.get(mark)!
+      console.log(
+        `${String(mark).padStart(5)}  ${ms(f.itemsWarm)} ${ms(f.itemsFresh)}    ${ms(f.wholeWarm)} ${ms(f.wholeFresh)}`
+      )
+    }
+    const first = pages.get(MARKS[0])!
+    const last = pages.get(TURNS)!
+    const ratio = (k: keyof PageFigures) => `${(last[k] / first[k]).toFixed(2)}×`
+    console.log(
+      `history page turn ${TURNS} / turn ${MARKS[0]}: item by item ${ratio("itemsWarm")} warm, ${ratio("itemsFresh")} fresh (target ≤ 1.5×: ${Math.max(last.itemsWarm / first.itemsWarm, last.itemsFresh / first.itemsFresh) <= 1.5 ? "met" : "missed"}); whole list ${ratio("wholeWarm")} warm, ${ratio("wholeFresh")} fresh`
+    )
+    console.log(
+      `load average at end: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")}`
+    )
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
