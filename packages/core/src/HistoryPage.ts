@@ -51,7 +51,7 @@ export const MAX_TURNS_PER_PAGE = 200
 
 /** A request that cannot be answered; `message` says why, for a 400. */
 export class HistoryPageError extends Data.TaggedError("HistoryPageError")<{
-  readonly reason: "InvalidCursor" | "InvalidRequest"
+  readonly reason: "invalid-cursor" | "invalid-request"
   readonly message: string
 }> {}
 
@@ -80,7 +80,7 @@ const positionOf = <M>(
   const fail = (why: string) =>
     Either.left(
       new HistoryPageError({
-        reason: "InvalidCursor",
+        reason: "invalid-cursor",
         message: `'${name}' is not a cursor of this session's history (${why}); use a prevCursor or nextCursor this route gave.`
       })
     )
@@ -177,14 +177,14 @@ export const window = <M>(
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_TURNS_PER_PAGE) {
     return Either.left(
       new HistoryPageError({
-        reason: "InvalidRequest",
+        reason: "invalid-request",
         message: `limit must be a whole number of turns from 1 to ${MAX_TURNS_PER_PAGE}.`
       })
     )
   }
   if (before !== undefined && after !== undefined) {
     return Either.left(
-      new HistoryPageError({ reason: "InvalidRequest", message: "Give 'before' or 'after', not both." })
+      new HistoryPageError({ reason: "invalid-request", message: "Give 'before' or 'after', not both." })
     )
   }
   if (after !== undefined) {

@@ -27,7 +27,7 @@ export { definitions, LIST_CAPABILITIES, LOAD_CAPABILITY } from "./internal/meta
 
 /** A meta-tool call whose arguments cannot be used; `message` is what the model is told. */
 export class MetaToolInputError extends Data.TaggedError("MetaToolInputError")<{
-  readonly reason: "InvalidInput"
+  readonly reason: "invalid-input"
   readonly tool: typeof LIST_CAPABILITIES | typeof LOAD_CAPABILITY
   readonly message: string
 }> {}
@@ -83,7 +83,7 @@ const describe = (u: unknown): string => (u === null ? "null" : Array.isArray(u)
 /** Decodes `list_capabilities` arguments. Unknown keys are ignored; wrong types are errors. */
 const decodeListInput = (input: unknown): Either.Either<ListCapabilitiesInput, MetaToolInputError> => {
   const fail = (message: string) =>
-    Either.left(new MetaToolInputError({ reason: "InvalidInput", tool: LIST_CAPABILITIES, message }))
+    Either.left(new MetaToolInputError({ reason: "invalid-input", tool: LIST_CAPABILITIES, message }))
   const o = asObject(input)
   if (o === undefined)
     return fail(`${LIST_CAPABILITIES} expects an object of arguments, got ${describe(input)}.`)
@@ -119,7 +119,7 @@ const decodeListInput = (input: unknown): Either.Either<ListCapabilitiesInput, M
  */
 const decodeLoadInput = (input: unknown): Either.Either<ReadonlyArray<string>, MetaToolInputError> => {
   const fail = (message: string) =>
-    Either.left(new MetaToolInputError({ reason: "InvalidInput", tool: LOAD_CAPABILITY, message }))
+    Either.left(new MetaToolInputError({ reason: "invalid-input", tool: LOAD_CAPABILITY, message }))
   const usage = `Call it as {"names": ["plugin-name"]}.`
   const o = asObject(input)
   if (o === undefined)

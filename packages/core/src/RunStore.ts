@@ -100,28 +100,28 @@ export const MESSAGE_EVENT = "message"
 export const MAX_ID_LENGTH = 256
 
 /** Why a run operation failed. */
-export type RunStoreErrorReason = "NotFound" | "Ended" | "Invalid" | "Unavailable"
+export type RunStoreErrorReason = "not-found" | "ended" | "invalid" | "unavailable"
 
 /**
- * The one error of the port. `NotFound`: the user has no such run (the host answers 404).
- * `Ended`: the run has ended, so it takes no more frames, start or end. `Invalid`: a bad
- * argument. `Unavailable`: the storage could not be used.
+ * The one error of the port. `not-found`: the user has no such run (the host answers 404).
+ * `ended`: the run has ended, so it takes no more frames, start or end. `invalid`: a bad
+ * argument. `unavailable`: the storage could not be used.
  */
 export class RunStoreError extends Schema.TaggedError<RunStoreError>()("RunStoreError", {
-  reason: Schema.Literal("NotFound", "Ended", "Invalid", "Unavailable"),
+  reason: Schema.Literal("not-found", "ended", "invalid", "unavailable"),
   message: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {}
 
 /** The operations of the RunStore port; each is scoped by the user's DID. */
 export interface RunStoreService {
-  /** Creates a `queued` run; fails `Invalid` when the user already has a run with that id. */
+  /** Creates a `queued` run; fails `invalid` when the user already has a run with that id. */
   readonly create: (input: NewRun) => Effect.Effect<Run, RunStoreError>
-  /** Moves a `queued` run to `running`; `Ended` once it ended, `Invalid` when already running. */
+  /** Moves a `queued` run to `running`; `ended` once it ended, `invalid` when already running. */
   readonly start: (did: string, runId: string) => Effect.Effect<Run, RunStoreError>
   /**
    * Appends a frame with the next id. A `message` frame's `content` (which must be a string)
-   * joins `partialText`. Refused `Ended` once the run ended, `Invalid` for the `done` event
+   * joins `partialText`. Refused `ended` once the run ended, `invalid` for the `done` event
    * (only `end` writes it).
    */
   readonly append: (did: string, runId: string, frame: FrameInput) => Effect.Effect<Frame, RunStoreError>
@@ -129,12 +129,12 @@ export interface RunStoreService {
    * Ends the run: appends the final `done` frame `{status}` — with `partialText` unless the
    * run finished, and `reason` when given (why it was cut short: `user`, `shutdown`, a turn
    * bound such as `max-tool-calls`) — and records the status and `endedAt`. Ending twice is
-   * refused `Ended`; there is never a second `done`. Returns the `done` frame.
+   * refused `ended`; there is never a second `done`. Returns the `done` frame.
    */
   readonly end: (did: string, runId: string, outcome: EndOutcome) => Effect.Effect<Frame, RunStoreError>
   /** The run, or none when the user has no run with that id. */
   readonly get: (did: string, runId: string) => Effect.Effect<Option.Option<Run>, RunStoreError>
-  /** The stored frames with id above `after`, in order; `NotFound` when the run is unknown. */
+  /** The stored frames with id above `after`, in order; `not-found` when the run is unknown. */
   readonly frames: (
     did: string,
     runId: string,
@@ -143,7 +143,7 @@ export interface RunStoreService {
   /**
    * The frames with id above `after`: first those stored, then each one as it is appended,
    * ending after `done`. None is skipped or repeated, however appends race the subscription.
-   * Fails `NotFound` for an unknown run, `Invalid` for an `after` beyond the run's last frame.
+   * Fails `not-found` for an unknown run, `invalid` for an `after` beyond the run's last frame.
    */
   readonly follow: (did: string, runId: string, after: number) => Stream.Stream<Frame, RunStoreError>
   /** The session's active (queued or running) run, the newest if there were several. */
@@ -167,15 +167,15 @@ export class RunStore extends Context.Tag("@plugboard/core/RunStore")<RunStore, 
 // ---------------------------------------------------------------------------------------------
 // Validation shared by every implementation, so they refuse exactly the same inputs.
 
-const invalid = (message: string) => new RunStoreError({ reason: "Invalid", message })
+const invalid = (message: string) => new RunStoreError({ reason: "invalid", message })
 
 /** The failure for a run the user does not have. */
 export const notFound = (runId: string): RunStoreError =>
-  new RunStoreError({ reason: "NotFound", message: `Run '${runId}' not found` })
+  new RunStoreError({ reason: "not-found", message: `Run '${runId}' not found` })
 
 /** The failure for a change to a run that already ended. */
 export const ended = (runId: string, status: RunStatus): RunStoreError =>
-  new RunStoreError({ reason: "Ended", message: `Run '${runId}' has already ended (${status})` })
+  new RunStoreError({ reason: "ended", message: `Run '${runId}' has already ended (${status})` })
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them
 const CONTROL = /[\u0000-\u001f\u007f]/
@@ -287,7 +287,7 @@ export const normalizeFrame = (input: FrameInput): Effect.Effect<NormalizedFrame
         const json = JSON.stringify(data)
         return { json, data: JSON.parse(json) as Record<string, unknown> }
       },
-      catch: (cause) => new RunStoreError({ reason: "Invalid", message: "frame data is not JSON", cause })
+      catch: (cause) => new RunStoreError({ reason: "invalid", message: "frame data is not JSON", cause })
     }),
     ({ json, data: copy }) => {
       if (event !== MESSAGE_EVENT) return Effect.succeed({ event, data: copy, json, text: "" })
@@ -413,7 +413,7 @@ export const makeNotifier = (): FrameNotifier => {
 
 /** What `followLog` needs from an implementation. */
 export interface FollowOptions {
-  /** Reads the log above a cursor (fails `NotFound` for an unknown run). */
+  /** Reads the log above a cursor (fails `not-found` for an unknown run). */
   readonly read: (after: number) => Effect.Effect<LogSlice, RunStoreError>
   /** Registers for wake-ups; taken before the first read. */
   readonly subscribe: Effect.Effect<FrameSubscription, never, Scope.Scope>

@@ -76,18 +76,18 @@ export const MAX_SESSION_ID_LENGTH = 256
 export const MAX_TITLE_LENGTH = 1_000
 
 /** Why a session operation failed. */
-export type SessionStoreErrorReason = "NotFound" | "AlreadyExists" | "InvalidInput" | "Unavailable"
+export type SessionStoreErrorReason = "not-found" | "already-exists" | "invalid-input" | "unavailable"
 
 /** The one error of the port; `reason` says which case (the host maps NotFound → 404, etc.). */
 export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("SessionStoreError", {
-  reason: Schema.Literal("NotFound", "AlreadyExists", "InvalidInput", "Unavailable"),
+  reason: Schema.Literal("not-found", "already-exists", "invalid-input", "unavailable"),
   message: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {}
 
 /** The operations of the SessionStore port. */
 export interface SessionStoreService {
-  /** Creates a session; fails `AlreadyExists` when the user already has that id. */
+  /** Creates a session; fails `already-exists` when the user already has that id. */
   readonly create: (userDid: string, input: NewSession) => Effect.Effect<Session, SessionStoreError>
   /**
    * The session, creating it when absent, atomically (the "created on first contact" path:
@@ -101,13 +101,13 @@ export interface SessionStoreService {
   readonly get: (userDid: string, sessionId: string) => Effect.Effect<Session | undefined, SessionStoreError>
   /** A page of the user's sessions ordered by `lastUpdatedAt` desc, then `createdAt` desc, then id. */
   readonly list: (userDid: string, options?: ListOptions) => Effect.Effect<SessionPage, SessionStoreError>
-  /** Applies `patch`; fails `NotFound` when the session does not exist. */
+  /** Applies `patch`; fails `not-found` when the session does not exist. */
   readonly update: (
     userDid: string,
     sessionId: string,
     patch: SessionPatch
   ) => Effect.Effect<Session, SessionStoreError>
-  /** Moves `lastUpdatedAt` to now; fails `NotFound` when the session does not exist. */
+  /** Moves `lastUpdatedAt` to now; fails `not-found` when the session does not exist. */
   readonly touch: (userDid: string, sessionId: string) => Effect.Effect<Session, SessionStoreError>
   /** Deletes the session; `true` when it existed. */
   readonly delete: (userDid: string, sessionId: string) => Effect.Effect<boolean, SessionStoreError>
@@ -122,7 +122,7 @@ export class SessionStore extends Context.Tag("@plugboard/core/SessionStore")<
 // ---------------------------------------------------------------------------------------------
 // Validation shared by every implementation, so they refuse exactly the same inputs.
 
-const invalid = (message: string) => new SessionStoreError({ reason: "InvalidInput", message })
+const invalid = (message: string) => new SessionStoreError({ reason: "invalid-input", message })
 
 // Control characters in an id would make logs and file listings ambiguous.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them
@@ -177,7 +177,7 @@ const normalizeUserContext = (
   return Effect.try({
     try: () => JSON.parse(JSON.stringify(value)) as Record<string, unknown>,
     catch: (cause) =>
-      new SessionStoreError({ reason: "InvalidInput", message: "userContext is not JSON", cause })
+      new SessionStoreError({ reason: "invalid-input", message: "userContext is not JSON", cause })
   })
 }
 
@@ -309,7 +309,7 @@ const compareRecords = (a: SessionRecord, b: SessionRecord): number =>
   compareCodePoints(a.sessionId, b.sessionId)
 
 const notFound = (sessionId: string) =>
-  new SessionStoreError({ reason: "NotFound", message: `Session '${sessionId}' not found` })
+  new SessionStoreError({ reason: "not-found", message: `Session '${sessionId}' not found` })
 
 /** Builds the in-memory SessionStore (state lives as long as the returned service). */
 export const makeMemory: Effect.Effect<SessionStoreService, never, Clock> = Effect.gen(function* () {
@@ -337,7 +337,7 @@ export const makeMemory: Effect.Effect<SessionStoreService, never, Clock> = Effe
         if (failIfExists) {
           return yield* Effect.fail(
             new SessionStoreError({
-              reason: "AlreadyExists",
+              reason: "already-exists",
               message: `Session '${v.sessionId}' already exists`
             })
           )

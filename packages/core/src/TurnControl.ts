@@ -40,7 +40,7 @@ export type StopHandler = (request: StopRequest) => Promise<StopResult>
 
 /** Why a `stop` failed: a bad argument, or the engine could not be reached. */
 export class TurnControlError extends Schema.TaggedError<TurnControlError>()("TurnControlError", {
-  reason: Schema.Literal("Invalid", "Unavailable"),
+  reason: Schema.Literal("invalid", "unavailable"),
   message: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {}
@@ -84,7 +84,7 @@ export const validateRequest = (request: unknown): Effect.Effect<StopRequest, Tu
               : undefined
   return problem === undefined
     ? Effect.succeed({ did: r!.did!, sessionId: r!.sessionId!, reason: r!.reason!, waitMs: r!.waitMs! })
-    : Effect.fail(new TurnControlError({ reason: "Invalid", message: problem }))
+    : Effect.fail(new TurnControlError({ reason: "invalid", message: problem }))
 }
 
 /** Combines processes' answers; `answered` false when some process did not answer in time. */

@@ -24,11 +24,11 @@ export interface AcquireOptions {
   /** How long the lease lasts without a `refresh`, a positive integer of milliseconds. */
   readonly ttlMs: number
   /**
-   * How long to wait while another holder has the lock before failing `Busy`: 0 tries once;
+   * How long to wait while another holder has the lock before failing `busy`: 0 tries once;
    * absent waits until acquired (or until the signal aborts, or the fiber is interrupted).
    */
   readonly waitMs?: number | undefined
-  /** Stops the wait with `Aborted` (noticed within the implementation's poll interval). */
+  /** Stops the wait with `aborted` (noticed within the implementation's poll interval). */
   readonly signal?: AbortSignal | undefined
 }
 
@@ -42,15 +42,15 @@ export interface Lease {
 }
 
 /** Why a lock operation failed. */
-export type TurnLockErrorReason = "Busy" | "Aborted" | "Lost" | "Invalid" | "Unavailable"
+export type TurnLockErrorReason = "busy" | "aborted" | "lost" | "invalid" | "unavailable"
 
 /**
- * The one error of the port. `Busy`: not acquired within `waitMs`. `Aborted`: the signal
- * aborted the wait. `Lost`: `refresh` with a token that no longer holds the lock. `Invalid`: a
- * bad argument. `Unavailable`: the lock's engine could not be reached.
+ * The one error of the port. `busy`: not acquired within `waitMs`. `aborted`: the signal
+ * aborted the wait. `lost`: `refresh` with a token that no longer holds the lock. `invalid`: a
+ * bad argument. `unavailable`: the lock's engine could not be reached.
  */
 export class TurnLockError extends Schema.TaggedError<TurnLockError>()("TurnLockError", {
-  reason: Schema.Literal("Busy", "Aborted", "Lost", "Invalid", "Unavailable"),
+  reason: Schema.Literal("busy", "aborted", "lost", "invalid", "unavailable"),
   message: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {}
@@ -59,7 +59,7 @@ export class TurnLockError extends Schema.TaggedError<TurnLockError>()("TurnLock
 export interface TurnLockService {
   /** Takes the lock for `key`, waiting while another holder has it (see `AcquireOptions`). */
   readonly acquire: (key: string, options: AcquireOptions) => Effect.Effect<Lease, TurnLockError>
-  /** Extends the lease of `token` to `ttlMs` from now; fails `Lost` when it no longer holds the lock. */
+  /** Extends the lease of `token` to `ttlMs` from now; fails `lost` when it no longer holds the lock. */
   readonly refresh: (key: string, token: number, ttlMs: number) => Effect.Effect<void, TurnLockError>
   /** True while `token` holds the lock of `key` (neither released, lapsed nor superseded). */
   readonly isCurrent: (key: string, token: number) => Effect.Effect<boolean, TurnLockError>
@@ -73,7 +73,7 @@ export class TurnLock extends Context.Tag("@plugboard/core/TurnLock")<TurnLock, 
 /** Longest accepted key (a session key: a DID and a session id). */
 export const MAX_KEY_LENGTH = 2048
 
-const invalid = (message: string) => new TurnLockError({ reason: "Invalid", message })
+const invalid = (message: string) => new TurnLockError({ reason: "invalid", message })
 
 /** Checks a key: a non-empty string of at most `MAX_KEY_LENGTH` characters. */
 export const validateKey = (key: unknown): Effect.Effect<string, TurnLockError> =>
@@ -183,7 +183,7 @@ export const makeMemory = (options: MemoryOptions = {}): Effect.Effect<TurnLockS
           for (;;) {
             if (signal?.aborted === true) {
               return yield* Effect.fail(
-                new TurnLockError({ reason: "Aborted", message: `waiting for '${k}' was aborted` })
+                new TurnLockError({ reason: "aborted", message: `waiting for '${k}' was aborted` })
               )
             }
             const now = yield* clock.now()
@@ -192,7 +192,7 @@ export const makeMemory = (options: MemoryOptions = {}): Effect.Effect<TurnLockS
             if (waitMs !== undefined && now - start >= waitMs) {
               return yield* Effect.fail(
                 new TurnLockError({
-                  reason: "Busy",
+                  reason: "busy",
                   message: `'${k}' is held by another turn (waited ${now - start} ms)`
                 })
               )
@@ -208,7 +208,7 @@ export const makeMemory = (options: MemoryOptions = {}): Effect.Effect<TurnLockS
               const holder = liveHolder(k, now)
               if (holder?.token !== t) {
                 return Effect.fail(
-                  new TurnLockError({ reason: "Lost", message: `token ${t} no longer holds '${k}'` })
+                  new TurnLockError({ reason: "lost", message: `token ${t} no longer holds '${k}'` })
                 )
               }
               holder.expiresAt = now + ttl

@@ -271,7 +271,7 @@ describe("Catalog.resolveRequestTool / resolveSubAgent", () => {
     const invalid = (t: unknown, plugin = "mcp") =>
       left(Catalog.resolveRequestTool(catalog, plugin, t as PluginTool))
     expect(invalid(null)).toMatchObject({
-      reason: "InvalidTool",
+      reason: "invalid-tool",
       plugin: "mcp",
       errors: ["Plugin 'mcp' per-request tool must be an object (got null)."]
     })
@@ -285,7 +285,7 @@ describe("Catalog.resolveRequestTool / resolveSubAgent", () => {
     expect(invalid(tool("no_schema", { input: undefined as never })).errors).toEqual([
       "Plugin 'mcp' per-request tool 'no_schema' needs an input schema (or a jsonSchema)."
     ])
-    expect(invalid(tool("x"), "ghost")).toMatchObject({ reason: "UnknownPlugin", plugin: "ghost" })
+    expect(invalid(tool("x"), "ghost")).toMatchObject({ reason: "unknown-plugin", plugin: "ghost" })
   })
 
   it("rejects a name a meta-tool, a catalog tool or a boot-time sub-agent already has", () => {
@@ -295,7 +295,7 @@ describe("Catalog.resolveRequestTool / resolveSubAgent", () => {
       ["boot_agent", "a name plugin 'pinned' registers at boot"]
     ] as const) {
       const error = left(Catalog.resolveRequestTool(catalog, "mcp", tool(name)))
-      expect(error.reason).toBe("NameTaken")
+      expect(error.reason).toBe("name-taken")
       expect(error.message).toBe(
         `Plugin 'mcp' per-request tool '${name}' takes ${owner} (tool names are one flat namespace).`
       )
@@ -305,11 +305,11 @@ describe("Catalog.resolveRequestTool / resolveSubAgent", () => {
   it("rejects a name the host reserved at make, as boot-time tools are", () => {
     const hosted = Catalog.unsafeMake([plugin("mcp")], { reservedToolNames: ["host_search"] })
     const error = left(Catalog.resolveRequestTool(hosted, "mcp", tool("host_search")))
-    expect(error.reason).toBe("NameTaken")
+    expect(error.reason).toBe("name-taken")
     expect(error.message).toBe(
       "Plugin 'mcp' per-request tool 'host_search' takes a name the host reserves (tool names are one flat namespace)."
     )
-    expect(left(Catalog.resolveSubAgent(hosted, "mcp", subAgent("host_search"))).reason).toBe("NameTaken")
+    expect(left(Catalog.resolveSubAgent(hosted, "mcp", subAgent("host_search"))).reason).toBe("name-taken")
     // Without the option the name is free.
     expect(
       Catalog.resolveRequestTool(Catalog.unsafeMake([plugin("mcp")]), "mcp", tool("host_search"))._tag
@@ -329,7 +329,7 @@ describe("Catalog.resolveRequestTool / resolveSubAgent", () => {
     expect(
       left(Catalog.resolveSubAgent(catalog, "pinned", subAgent("x", { run: 1 as never }))).errors
     ).toEqual(["Plugin 'pinned' sub-agent 'x' run must be a function."])
-    expect(left(Catalog.resolveSubAgent(catalog, "pinned", subAgent("boot_agent"))).reason).toBe("NameTaken")
+    expect(left(Catalog.resolveSubAgent(catalog, "pinned", subAgent("boot_agent"))).reason).toBe("name-taken")
   })
 })
 

@@ -106,12 +106,12 @@ describe("HistoryPage.page", () => {
       const e = HistoryPage.page(m, view, r)
       return Either.isLeft(e) ? e.left.reason : "ok"
     }
-    expect(reason({ limit: 1, before: "nope!" })).toBe("InvalidCursor")
-    expect(reason({ limit: 1, before: "zzzzzz.1" })).toBe("InvalidCursor")
-    expect(reason({ limit: 1, before: cursor }, other)).toBe("InvalidCursor")
-    expect(reason({ limit: 1, before: cursor, after: cursor })).toBe("InvalidRequest")
-    expect(reason({ limit: 0 })).toBe("InvalidRequest")
-    expect(reason({ limit: HistoryPage.MAX_TURNS_PER_PAGE + 1 })).toBe("InvalidRequest")
+    expect(reason({ limit: 1, before: "nope!" })).toBe("invalid-cursor")
+    expect(reason({ limit: 1, before: "zzzzzz.1" })).toBe("invalid-cursor")
+    expect(reason({ limit: 1, before: cursor }, other)).toBe("invalid-cursor")
+    expect(reason({ limit: 1, before: cursor, after: cursor })).toBe("invalid-request")
+    expect(reason({ limit: 0 })).toBe("invalid-request")
+    expect(reason({ limit: HistoryPage.MAX_TURNS_PER_PAGE + 1 })).toBe("invalid-request")
     expect(reason({ limit: 1, before: cursor })).toBe("ok")
   })
 

@@ -139,7 +139,7 @@ export const withLiveness = (
           holdRun(lock, String(input?.did), runId, ttlMs),
           (e) =>
             new RunStore.RunStoreError({
-              reason: e.reason === "Invalid" ? "Invalid" : "Unavailable",
+              reason: e.reason === "invalid" ? "invalid" : "unavailable",
               message: `the run's lease could not be taken: ${e.message}`
             })
         )

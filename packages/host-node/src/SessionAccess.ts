@@ -31,13 +31,13 @@ import { HttpFailure } from "./Http.js"
 /** Maps a SessionStore failure to its HTTP status. */
 export const sessionFailure = (error: SessionStore.SessionStoreError): HttpFailure => {
   switch (error.reason) {
-    case "NotFound":
+    case "not-found":
       return new HttpFailure({ status: 404, message: error.message, error: "session-not-found" })
-    case "AlreadyExists":
+    case "already-exists":
       return new HttpFailure({ status: 409, message: error.message, error: "session-exists" })
-    case "InvalidInput":
+    case "invalid-input":
       return new HttpFailure({ status: 400, message: error.message, error: "invalid-input" })
-    case "Unavailable":
+    case "unavailable":
       return new HttpFailure({ status: 503, message: error.message, error: "storage-unavailable" })
   }
 }

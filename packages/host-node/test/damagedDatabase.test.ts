@@ -60,7 +60,7 @@ describe("a user database damaged between two runs", () => {
       expect(await messageTypes(b.url, "trip", headers)).toEqual(["human", "ai", "tool", "ai", "tool", "ai"])
       const report = records.find((r) => r.message.includes("moved aside, a fresh one started"))
       expect(report?.level).toBe("error")
-      expect(report?.fields).toMatchObject({ reason: "NotADatabase", path: userFile(a.dir) })
+      expect(report?.fields).toMatchObject({ reason: "not-a-database", path: userFile(a.dir) })
       const movedTo = report?.fields?.movedTo as string
       expect(movedTo).toMatch(/\.corrupt-/)
       expect(readFileSync(movedTo).equals(GARBAGE)).toBe(true)

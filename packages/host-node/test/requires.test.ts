@@ -259,7 +259,7 @@ describe("the dev console's API follows requires too", () => {
     for (const answer of [catalog, search, budget])
       expect(JSON.stringify(answer.body)).not.toContain("ops_restart")
     const offer = await call(`${running.url}/console/api/offer?loaded=audit`, { headers: plain })
-    expect(offer).toMatchObject({ status: 400, body: { error: "NotLoadable" } })
+    expect(offer).toMatchObject({ status: 400, body: { error: "not-loadable" } })
   })
 
   it("shows a user granted the capabilities every plugin and tool", async () => {

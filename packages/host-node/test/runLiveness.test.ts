@@ -104,7 +104,7 @@ describe("run liveness", () => {
       Effect.gen(function* () {
         const { store } = yield* engines
         const down: TurnLock.TurnLockService = {
-          acquire: () => Effect.fail(new TurnLock.TurnLockError({ reason: "Unavailable", message: "down" })),
+          acquire: () => Effect.fail(new TurnLock.TurnLockError({ reason: "unavailable", message: "down" })),
           refresh: () => Effect.void,
           isCurrent: () => Effect.succeed(false),
           release: () => Effect.succeed(false)
@@ -114,7 +114,7 @@ describe("run liveness", () => {
         expect(Option.getOrThrow(yield* host.get(DID, dead)).status).toBe("running")
         // And a new run is refused rather than started without a lease.
         const refused = yield* Effect.flip(host.create({ did: DID, sessionId: "t", requestId: "r" }))
-        expect(refused.reason).toBe("Unavailable")
+        expect(refused.reason).toBe("unavailable")
       })
     ))
 })

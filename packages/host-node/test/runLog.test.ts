@@ -22,7 +22,7 @@ const slowStore = (delays: ReadonlyArray<number>, failAt: ReadonlySet<number>) =
       return Effect.sleep(delays[k % delays.length]!).pipe(
         Effect.zipRight(
           failAt.has(k)
-            ? Effect.fail(new RunStore.RunStoreError({ reason: "Unavailable", message: "disk full" }))
+            ? Effect.fail(new RunStore.RunStoreError({ reason: "unavailable", message: "disk full" }))
             : stored._tag === "Right"
               ? Effect.succeed(stored.right)
               : Effect.fail(stored.left)

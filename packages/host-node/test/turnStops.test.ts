@@ -27,7 +27,7 @@ const turn =
       )
     )
 
-const down = new TurnControl.TurnControlError({ reason: "Unavailable", message: "redis is down" })
+const down = new TurnControl.TurnControlError({ reason: "unavailable", message: "redis is down" })
 const unreachable: TurnControl.TurnControlService = {
   serve: () => Effect.fail(down),
   stop: () => Effect.fail(down)

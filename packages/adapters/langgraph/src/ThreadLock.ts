@@ -51,7 +51,7 @@ export interface HeldThread {
 
 /**
  * Takes the thread's lock, waiting while another turn holds it; the wait ends with the signal
- * (rejecting with the lock's `Aborted` error). While held, the lease is refreshed.
+ * (rejecting with the lock's `aborted` error). While held, the lease is refreshed.
  */
 export const holdThread = async (option: ThreadLockOption, signal?: AbortSignal): Promise<HeldThread> => {
   const ttlMs = option.ttlMs ?? DEFAULT_THREAD_LOCK_TTL_MS
@@ -60,7 +60,7 @@ export const holdThread = async (option: ThreadLockOption, signal?: AbortSignal)
   let waited = false
   let lease: TurnLock.Lease
   if (Either.isRight(first)) lease = first.right
-  else if (first.left.reason === "Busy") {
+  else if (first.left.reason === "busy") {
     waited = true
     lease = await Effect.runPromise(lock.acquire(key, { ttlMs, signal }))
   } else throw first.left

@@ -220,7 +220,7 @@ export class MatrixSyncEngine {
   }
 
   /**
-   * Operator override after a `Diverged`/`RestoreFailed` refusal: declares the local database
+   * Operator override after a `diverged`/`restore-failed` refusal: declares the local database
    * the successor of the room's current snapshot, so the next sync replaces it.
    */
   async adoptLocal(did: string): Promise<void> {
@@ -234,7 +234,7 @@ export class MatrixSyncEngine {
         await writeLedger(path, confirmedAt(entryOf(remote, this.now())), fileIdentity(path))
       } catch (e) {
         // A pointer that cannot be read (malformed, another format) is what adoption is for too.
-        if (e instanceof MatrixSyncError && e.reason === "Corrupt") u.adoptedOverUnreadable = true
+        if (e instanceof MatrixSyncError && e.reason === "corrupt") u.adoptedOverUnreadable = true
         else if (!(e instanceof MatrixNotFound)) throw e
       }
       u.restore = "resolved"
@@ -385,7 +385,7 @@ export class MatrixSyncEngine {
     try {
       // Closed while this one waited for its slot: what was running finishes, nothing new starts.
       if (this.closed)
-        throw new MatrixSyncError({ reason: "Unavailable", message: "the sync engine is closed" })
+        throw new MatrixSyncError({ reason: "unavailable", message: "the sync engine is closed" })
       return await fn()
     } finally {
       const next = this.waitingForSlot.shift()
@@ -479,7 +479,7 @@ export class MatrixSyncEngine {
       u.dirty = true
       return {
         _tag: "Refused",
-        reason: u.restore === "pending" ? "RestorePending" : "RestoreFailed",
+        reason: u.restore === "pending" ? "restore-pending" : "restore-failed",
         message: `restore of ${did} is ${u.restore}; the room's snapshot is kept until it resolves`
       }
     }
@@ -507,7 +507,7 @@ export class MatrixSyncEngine {
       })
       if (outcome._tag === "Refused") {
         u.dirty = true
-        if (outcome.reason === "Diverged") this.log.error(`diverged ${did}: ${outcome.message}`)
+        if (outcome.reason === "diverged") this.log.error(`diverged ${did}: ${outcome.message}`)
       } else if (outcome._tag === "Uploaded" || outcome._tag === "Unchanged") {
         if (outcome._tag === "Uploaded") u.adoptedOverUnreadable = false
         u.file = snapshotted // the record was there, or has just been written
@@ -562,7 +562,7 @@ export class MatrixSyncEngine {
         u.adoptedOverUnreadable &&
         pointer === undefined &&
         e instanceof MatrixSyncError &&
-        e.reason === "Corrupt"
+        e.reason === "corrupt"
       ) {
         this.resolved(u, fileIdentity(this.options.databases.databasePath(did)))
         return { _tag: "LocalPresent" }
@@ -582,7 +582,7 @@ export class MatrixSyncEngine {
 
   private restoreFailed(did: string, e: unknown, pointer: SnapshotPointer | undefined): RestoreOutcome {
     const u = this.user(did)
-    const corrupt = e instanceof MatrixSyncError && e.reason === "Corrupt"
+    const corrupt = e instanceof MatrixSyncError && e.reason === "corrupt"
     u.restore = corrupt ? "failed" : "pending"
     u.restoreAttempts += 1
     const what = pointer ? `snapshot ${pointer.mxc} (sha256 ${pointer.sha256.slice(0, 12)})` : "snapshot"
@@ -604,7 +604,7 @@ export class MatrixSyncEngine {
     const error =
       e instanceof MatrixSyncError
         ? e
-        : new MatrixSyncError({ reason: "Unavailable", message: describe(e), cause: e })
+        : new MatrixSyncError({ reason: "unavailable", message: describe(e), cause: e })
     return { _tag: corrupt ? "Rejected" : "Unavailable", message: describe(e), error }
   }
 }

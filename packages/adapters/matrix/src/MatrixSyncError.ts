@@ -1,12 +1,12 @@
 /**
- * Errors of Matrix sync. `Unavailable` is transient (network, timeout, 5xx, 429): retry later and
- * never conclude anything about the remote state from it. `Rejected` is a definite answer from the
- * homeserver (4xx other than not-found). `Corrupt` is a snapshot that failed verification.
+ * Errors of Matrix sync. `unavailable` is transient (network, timeout, 5xx, 429): retry later and
+ * never conclude anything about the remote state from it. `rejected` is a definite answer from the
+ * homeserver (4xx other than not-found). `corrupt` is a snapshot that failed verification.
  */
 import { Data } from "effect"
 
 /** Why a Matrix sync step failed. */
-export type MatrixSyncErrorReason = "Unavailable" | "Rejected" | "Corrupt"
+export type MatrixSyncErrorReason = "unavailable" | "rejected" | "corrupt"
 
 /** A failed Matrix sync step; `cause` keeps the underlying error. */
 export class MatrixSyncError extends Data.TaggedError("MatrixSyncError")<{
@@ -50,13 +50,13 @@ export const classify = (what: string, e: unknown): MatrixSyncError | MatrixNotF
   }
   if (status === undefined || status >= 500 || status === 429 || status === 408) {
     return new MatrixSyncError({
-      reason: "Unavailable",
+      reason: "unavailable",
       message: `${what}: homeserver unavailable (${status ?? "no response"}: ${detail})`,
       cause: e
     })
   }
   return new MatrixSyncError({
-    reason: "Rejected",
+    reason: "rejected",
     message: `${what}: rejected by the homeserver (${status}${errcode ? ` ${errcode}` : ""}: ${detail})`,
     cause: e
   })

@@ -18,7 +18,7 @@ const statusOf = (e: unknown): number | undefined => {
 /** The port's error for an engine failure. */
 export const toPortError = (e: unknown): MatrixSync.MatrixSyncError => {
   const message = e instanceof Error ? e.message : String(e)
-  if (e instanceof MatrixSyncError && e.reason === "Corrupt") {
+  if (e instanceof MatrixSyncError && e.reason === "corrupt") {
     return new MatrixSync.MatrixSyncError({ reason: "corrupt", message })
   }
   const status = statusOf(e)

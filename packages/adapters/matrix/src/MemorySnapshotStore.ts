@@ -47,11 +47,11 @@ export const memorySnapshotStore = (): MemorySnapshotStore => {
     download: async (mxc, options) => {
       const bytes = media.get(mxc)
       if (bytes === undefined) {
-        throw new MatrixSyncError({ reason: "Corrupt", message: `snapshot media ${mxc} is gone` })
+        throw new MatrixSyncError({ reason: "corrupt", message: `snapshot media ${mxc} is gone` })
       }
       if (options?.maxBytes !== undefined && bytes.length > options.maxBytes) {
         throw new MatrixSyncError({
-          reason: "Corrupt",
+          reason: "corrupt",
           message: `snapshot media ${mxc} is longer than the announced ${options.maxBytes} B`
         })
       }

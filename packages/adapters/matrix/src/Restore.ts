@@ -39,7 +39,7 @@ export type RestoreResult =
     }
 
 /**
- * Restores `did`. Throws `MatrixSyncError` (`Unavailable`, `Rejected`, `Corrupt`); `onPointer`
+ * Restores `did`. Throws `MatrixSyncError` (`unavailable`, `rejected`, `corrupt`); `onPointer`
  * learns the pointer as soon as it is read, for error messages; `onFile`, the local file the
  * answer is about (read with the answer, not after it: a turn may move the file aside since).
  */
@@ -70,7 +70,7 @@ export const restoreUser = async (options: {
   options.onPointer?.(pointer)
   if (pointer.compressedSize > options.maxBytes) {
     throw new MatrixSyncError({
-      reason: "Corrupt",
+      reason: "corrupt",
       message: `announces ${pointer.compressedSize} B of gzip, over the ${options.maxBytes} B limit`
     })
   }
@@ -90,7 +90,7 @@ export const restoreUser = async (options: {
   const compressed = await store.download(pointer.mxc, { maxBytes: pointer.compressedSize })
   if (compressed.length !== pointer.compressedSize) {
     throw new MatrixSyncError({
-      reason: "Corrupt",
+      reason: "corrupt",
       message: `truncated: expected ${pointer.compressedSize} B of gzip, got ${compressed.length} B`
     })
   }

@@ -85,12 +85,12 @@ export const takeSnapshot = async (options: {
 }
 
 const corrupt = (message: string, cause?: unknown) =>
-  new MatrixSyncError({ reason: "Corrupt", message, cause })
+  new MatrixSyncError({ reason: "corrupt", message, cause })
 
 /**
  * Verifies a downloaded snapshot and writes it to a new temp file in `directory` (the directory
  * of the final database, so that moving it into place is an atomic same-filesystem link).
- * Returns the temp file's path; on any failure nothing is left behind and a `Corrupt` error
+ * Returns the temp file's path; on any failure nothing is left behind and a `corrupt` error
  * says which check failed.
  */
 export const verifySnapshot = async (options: {

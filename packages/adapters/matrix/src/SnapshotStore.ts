@@ -16,13 +16,13 @@ import { decodePointer, SNAPSHOT_EVENT_TYPE, type SnapshotPointer } from "./Snap
 export interface SnapshotStore {
   /** The room for `storageKey`: `MatrixNotFound` when it does not exist (and `create` is false). */
   readonly room: (storageKey: string, options: { readonly create: boolean }) => Promise<string>
-  /** The current pointer: `MatrixNotFound` when none; `Corrupt` when its content is malformed. */
+  /** The current pointer: `MatrixNotFound` when none; `corrupt` when its content is malformed. */
   readonly readPointer: (roomId: string, storageKey: string) => Promise<SnapshotPointer>
   readonly writePointer: (roomId: string, storageKey: string, pointer: SnapshotPointer) => Promise<void>
   /** Uploads media and returns its `mxc://` URI. */
   readonly upload: (bytes: Uint8Array, fileName: string) => Promise<string>
   /**
-   * Downloads media; `Corrupt` when the homeserver no longer has it, or when it is longer than
+   * Downloads media; `corrupt` when the homeserver no longer has it, or when it is longer than
    * `maxBytes` (a pointer's `compressedSize`; unbounded when absent). Reading stops there, so a
    * download never costs more than the pointer announces.
    */
@@ -115,7 +115,7 @@ export const matrixSnapshotStore = (
         ).room_id
       } catch (createError) {
         // Another host created it between our lookup and our create: use theirs.
-        if (createError instanceof MatrixSyncError && createError.reason === "Rejected") {
+        if (createError instanceof MatrixSyncError && createError.reason === "rejected") {
           roomId = await resolveAlias(alias)
         } else {
           throw createError
@@ -137,7 +137,7 @@ export const matrixSnapshotStore = (
     const decoded = decodePointer(content)
     if (Either.isLeft(decoded)) {
       throw new MatrixSyncError({
-        reason: "Corrupt",
+        reason: "corrupt",
         message: `malformed ${SNAPSHOT_EVENT_TYPE} in ${roomId}: ${decoded.left}`
       })
     }
@@ -165,7 +165,7 @@ export const matrixSnapshotStore = (
   const download: SnapshotStore["download"] = async (mxc, options) => {
     const url = client.mxcUrlToHttp(mxc, undefined, undefined, undefined, false, true, true)
     if (url === null) {
-      throw new MatrixSyncError({ reason: "Corrupt", message: `not a valid mxc URI: ${mxc}` })
+      throw new MatrixSyncError({ reason: "corrupt", message: `not a valid mxc URI: ${mxc}` })
     }
     let response: Response
     try {
@@ -177,7 +177,7 @@ export const matrixSnapshotStore = (
       throw classify(`download ${mxc}`, e)
     }
     if (response.status === 404) {
-      throw new MatrixSyncError({ reason: "Corrupt", message: `snapshot media ${mxc} is gone (404)` })
+      throw new MatrixSyncError({ reason: "corrupt", message: `snapshot media ${mxc} is gone (404)` })
     }
     if (!response.ok) {
       throw classify(`download ${mxc}`, { httpStatus: response.status, message: await response.text() })
@@ -194,7 +194,7 @@ export const matrixSnapshotStore = (
 
 /**
  * A response body, read as a stream and abandoned as soon as it passes `maxBytes` (so a body
- * longer than announced costs at most `maxBytes` plus one chunk of memory); `Corrupt` then.
+ * longer than announced costs at most `maxBytes` plus one chunk of memory); `corrupt` then.
  */
 const readBody = async (
   response: Response,
@@ -212,7 +212,7 @@ const readBody = async (
     if (maxBytes !== undefined && total > maxBytes) {
       await reader.cancel().catch(() => {})
       throw new MatrixSyncError({
-        reason: "Corrupt",
+        reason: "corrupt",
         message: `snapshot media ${mxc} is longer than the announced ${maxBytes} B (stopped reading at ${total} B)`
       })
     }

@@ -35,7 +35,7 @@ export type SyncOutcome =
   | { readonly _tag: "NoLocalDatabase" }
   | {
       readonly _tag: "Refused"
-      readonly reason: "RestorePending" | "RestoreFailed" | "Diverged" | "RemoteUnreadable"
+      readonly reason: "restore-pending" | "restore-failed" | "diverged" | "remote-unreadable"
       readonly message: string
     }
 
@@ -82,10 +82,10 @@ export const uploadUser = async (options: {
   try {
     remote = await store.readPointer(roomId, key)
   } catch (e) {
-    if (e instanceof MatrixSyncError && e.reason === "Corrupt") {
+    if (e instanceof MatrixSyncError && e.reason === "corrupt") {
       // Only an operator's adoptLocal lets a database replace a pointer nobody can read.
       if (options.overUnreadable !== true) {
-        return { _tag: "Refused", reason: "RemoteUnreadable", message: e.message }
+        return { _tag: "Refused", reason: "remote-unreadable", message: e.message }
       }
     } else if (!(e instanceof MatrixNotFound)) throw e
   }
@@ -100,7 +100,7 @@ export const uploadUser = async (options: {
         `the room holds snapshot ${remote.sha256.slice(0, 12)} (${new Date(remote.createdAt).toISOString()}) ` +
         `but the local database descends from ${from ? from.sha256.slice(0, 12) : "no snapshot"}; ` +
         "keeping the room's snapshot (restore it, or adoptLocal to replace it)"
-      return { _tag: "Refused", reason: "Diverged", message }
+      return { _tag: "Refused", reason: "diverged", message }
     }
   }
   const mxc = await store.upload(snapshot.compressed, `${key}.sqlite.gz`)

@@ -118,7 +118,7 @@ describe("MatrixSyncEngine (memory store)", () => {
     expect(c.engine.restoreStatus(did)).toBe("pending")
     // The turn proceeds on empty state and creates a database, which is not uploaded.
     writeRows(c.path, ["turn on empty state"])
-    expect(await c.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "RestorePending" })
+    expect(await c.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "restore-pending" })
     flaky.down = false
     // The background retry restores the room's snapshot and keeps the local one aside.
     await waitFor(() => c.engine.restoreStatus(did) === "resolved")
@@ -179,7 +179,7 @@ describe("MatrixSyncEngine (memory store)", () => {
     writeRows(a.path, ["a2"])
     await a.engine.syncNow(did)
     writeRows(b.path, ["b2"])
-    expect(await b.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "Diverged" })
+    expect(await b.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "diverged" })
     const c = host(store)
     await c.engine.restore(did)
     expect(readRows(c.path)).toEqual(["a1", "a2"])
@@ -269,7 +269,7 @@ const gatedStore = () => {
             r(f)
           }
         })
-        if (fail) throw new MatrixSyncError({ reason: "Unavailable", message: "connection reset (test)" })
+        if (fail) throw new MatrixSyncError({ reason: "unavailable", message: "connection reset (test)" })
       }
       gate.uploads += 1
       return inner.upload(bytes, name)

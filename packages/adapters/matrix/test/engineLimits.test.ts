@@ -94,7 +94,7 @@ describe("adoptLocal over a room pointer nobody can read", () => {
       readPointer: async (roomId, key) => {
         if (malformed) {
           throw new MatrixSyncError({
-            reason: "Corrupt",
+            reason: "corrupt",
             message: "malformed org.plugboard.snapshot content"
           })
         }
@@ -113,7 +113,7 @@ describe("adoptLocal over a room pointer nobody can read", () => {
     malformed = true // someone wrote garbage into the state event
     expect((await engine.restore(did))._tag).toBe("Rejected")
     writeRows(path, ["more"])
-    expect(await engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "RestoreFailed" })
+    expect(await engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "restore-failed" })
     await engine.adoptLocal(did)
     expect(engine.restoreStatus(did)).toBe("resolved")
     expect((await engine.syncNow(did))._tag).toBe("Uploaded")
@@ -128,7 +128,7 @@ describe("adoptLocal over a room pointer nobody can read", () => {
     const store: SnapshotStore = {
       ...inner,
       readPointer: async (roomId, key) => {
-        if (malformed) throw new MatrixSyncError({ reason: "Corrupt", message: "malformed" })
+        if (malformed) throw new MatrixSyncError({ reason: "corrupt", message: "malformed" })
         return inner.readPointer(roomId, key)
       },
       writePointer: async (roomId, key, pointer) => {
@@ -155,14 +155,14 @@ describe("adoptLocal over a room pointer nobody can read", () => {
     const store: SnapshotStore = {
       ...inner,
       readPointer: async () => {
-        throw new MatrixSyncError({ reason: "Corrupt", message: "malformed" })
+        throw new MatrixSyncError({ reason: "corrupt", message: "malformed" })
       }
     }
     const databases = scratch("limits-unreadable")
     writeRows(databases.databasePath(did), ["mine"])
     expect(await engineOn(store, databases).engine.syncNow(did)).toMatchObject({
       _tag: "Refused",
-      reason: "RemoteUnreadable"
+      reason: "remote-unreadable"
     })
     expect(inner.pointers.size).toBe(0)
   })

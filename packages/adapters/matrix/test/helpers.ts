@@ -47,7 +47,7 @@ export const flakyStore = (inner: SnapshotStore): SnapshotStore & { down: boolea
     async (...args: Args): Promise<A> => {
       state.calls += 1
       if (state.down) {
-        throw new MatrixSyncError({ reason: "Unavailable", message: "homeserver unavailable (test outage)" })
+        throw new MatrixSyncError({ reason: "unavailable", message: "homeserver unavailable (test outage)" })
       }
       return f(...args)
     }

@@ -40,7 +40,7 @@ const lossyStore = () => {
     writePointer: async (roomId, key, pointer) => {
       await inner.writePointer(roomId, key, pointer)
       if (state.loseAck) {
-        throw new MatrixSyncError({ reason: "Unavailable", message: "timed out waiting for the answer" })
+        throw new MatrixSyncError({ reason: "unavailable", message: "timed out waiting for the answer" })
       }
     }
   }
@@ -85,14 +85,14 @@ describe("a database moved aside locally", () => {
     await registry.withUserWriteLock(did, async (db) => db.closeConnection())
     writeFileSync(path, Buffer.alloc(32 * 1024, 0x5a))
     expect(await remembered()).toEqual([])
-    expect(openErrors.map((e) => e.reason)).toEqual(["NotADatabase"])
+    expect(openErrors.map((e) => e.reason)).toEqual(["not-a-database"])
     const aside = openErrors[0]!.movedTo!
     expect(existsSync(ledgerPath(aside))).toBe(true)
     expect(existsSync(ledgerPath(path))).toBe(false)
     await remember("turn-3 on the fresh database")
 
     // The near-empty database is never uploaded over the room's snapshot.
-    expect(await engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "Diverged" })
+    expect(await engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "diverged" })
     expect(pointerOf(store)).toEqual(good)
     expect(store.media.size).toBe(1)
 
@@ -174,7 +174,7 @@ describe("a pointer write whose answer was lost", () => {
     const failing: SnapshotStore = {
       ...store,
       writePointer: async () => {
-        throw new MatrixSyncError({ reason: "Unavailable", message: "connection refused" })
+        throw new MatrixSyncError({ reason: "unavailable", message: "connection refused" })
       }
     }
     const down = engineOn(failing, databases)
@@ -206,7 +206,7 @@ describe("a pointer write whose answer was lost", () => {
     const bs = pointerOf(inner)!
     // A, which never saw B's snapshot, is refused.
     writeRows(path, ["a3"])
-    expect(await a.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "Diverged" })
+    expect(await a.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "diverged" })
     expect(pointerOf(inner)).toEqual(bs)
   })
 })
@@ -269,8 +269,8 @@ describe("a sync record speaks for its own file only", () => {
         { messages: 2, step: 2 }
       )
     })
-    expect(openErrors.map((e) => e.reason)).toEqual(["Corrupt"])
-    expect(await sync).toMatchObject({ _tag: "Refused", reason: "Diverged" })
+    expect(openErrors.map((e) => e.reason)).toEqual(["corrupt"])
+    expect(await sync).toMatchObject({ _tag: "Refused", reason: "diverged" })
     expect(pointerOf(store)).toEqual(good)
   })
 

@@ -116,7 +116,7 @@ describe("Snapshot", () => {
   it("refuses bytes that are not gzip", async () => {
     const { dir, snapshot } = await setup(["a"])
     const e = await refusal(new TextEncoder().encode("garbage"), snapshot.sha256, snapshot.size, dir)
-    expect(e.reason).toBe("Corrupt")
+    expect(e.reason).toBe("corrupt")
     expect(e.message).toContain("cannot decompress")
   })
 
@@ -142,7 +142,7 @@ describe("Snapshot", () => {
     // would be refused too (size mismatch), after costing its whole size in memory.
     const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024))
     const e = await refusal(bomb, "a".repeat(64), 8192, dir)
-    expect(e.reason).toBe("Corrupt")
+    expect(e.reason).toBe("corrupt")
     expect(e.message).toBe("size mismatch: expected 8192 B, decompresses to more (stopped after 8192 B)")
   })
 
@@ -194,7 +194,7 @@ describe("Snapshot", () => {
     // Scribble over the middle of the third page (a b-tree page of the rows table).
     raw.fill(0xff, pageSize * 2 + 8, pageSize * 2 + 200)
     const e = await refusal(gzipSync(raw), sha256Hex(raw), raw.length, dir.path)
-    expect(e.reason).toBe("Corrupt")
+    expect(e.reason).toBe("corrupt")
     // Whether the check lists the damage or fails on it (SQLITE_CORRUPT), it is the check's verdict.
     expect(e.message).toMatch(/PRAGMA integrity_check failed: /)
   })
@@ -213,7 +213,7 @@ describe("Snapshot", () => {
     const pageSize = raw.readUInt16BE(16)
     const cut = raw.subarray(0, pageSize * Math.floor(raw.length / pageSize / 2))
     const e = await refusal(gzipSync(cut), sha256Hex(cut), cut.length, dir.path)
-    expect(e.reason).toBe("Corrupt")
+    expect(e.reason).toBe("corrupt")
     expect(e.message).toContain(
       `truncated: the SQLite header announces ${raw.length} B, the file has ${cut.length} B`
     )

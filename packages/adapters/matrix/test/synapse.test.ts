@@ -210,7 +210,7 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
       expect((await a.engine.restore(did))._tag).toBe("Restored")
       await a.turn("first turn on A, load calendar")
       try {
-        await expect(a.engine.syncNow(did)).rejects.toMatchObject({ reason: "Unavailable" })
+        await expect(a.engine.syncNow(did)).rejects.toMatchObject({ reason: "unavailable" })
         expect(stopped).toBe(true)
         // Turns keep working while the homeserver is down, and their syncs fail quietly.
         const during = await a.turn("turn during the outage")
@@ -222,7 +222,7 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
         c = makeHost(did)
         expect((await c.engine.restore(did))._tag).toBe("Unavailable")
         await c.turn("a turn on C's empty state")
-        expect(await c.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "RestorePending" })
+        expect(await c.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "restore-pending" })
       } finally {
         if (env !== undefined) await controlSynapse(env, "start")
       }
@@ -289,7 +289,7 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
     armed = true
     let restarted: ReturnType<typeof makeHost> | undefined
     try {
-      await expect(a.engine.syncNow(did)).rejects.toMatchObject({ reason: "Unavailable" })
+      await expect(a.engine.syncNow(did)).rejects.toMatchObject({ reason: "unavailable" })
       await a.close()
       // The process restarts on the same directory, with the engine's default retry budget; the
       // user's first request meets the outage, and their turn runs on the local state.
@@ -422,7 +422,7 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
       expect(fresh.engine.restoreStatus(did), label).toBe("failed")
       // A turn on that host then runs on empty state, and is not uploaded over the room's pointer.
       await fresh.turn("empty-state turn")
-      expect(await fresh.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "RestoreFailed" })
+      expect(await fresh.engine.syncNow(did)).toMatchObject({ _tag: "Refused", reason: "restore-failed" })
       await fresh.close()
     }
     // Host B kept what it had, and nobody replaced the (damaged) pointer.

@@ -178,8 +178,8 @@ export class McpConnection {
 
   /**
    * Starts the server (stdio) or opens a session (HTTP) and runs `initialize`, bounded by
-   * `timeoutMs`. Rejects with an `McpError`: `Unreachable` when it cannot start or answer,
-   * `Timeout` when initialize takes too long.
+   * `timeoutMs`. Rejects with an `McpError`: `unreachable` when it cannot start or answer,
+   * `timeout` when initialize takes too long.
    */
   static async open(params: ConnectionParams, timeoutMs: number): Promise<McpConnection> {
     const connection = new McpConnection(params)
@@ -283,22 +283,22 @@ export class McpConnection {
           : code === "EACCES"
             ? `command '${this.server.transport.command}' is not executable`
             : describeError(error)
-      return fail("Unreachable", `MCP server '${server}' could not be started: ${why} (${code}).`)
+      return fail("unreachable", `MCP server '${server}' could not be started: ${why} (${code}).`)
     }
     if (error instanceof SdkMcpError && error.code === ErrorCode.RequestTimeout) {
       return fail(
-        "Timeout",
+        "timeout",
         `MCP server '${server}'${this.where()} did not finish initializing within ${timeoutMs} ms.${this.stderr.text()}`
       )
     }
     if (error instanceof SdkMcpError && error.code === ErrorCode.ConnectionClosed) {
       return fail(
-        "Unreachable",
+        "unreachable",
         `MCP server '${server}'${this.where()} ${this.death()} before it finished initializing.${this.stderr.text()}`
       )
     }
     return fail(
-      "Unreachable",
+      "unreachable",
       `MCP server '${server}'${this.where()} could not be reached: ${errorText(error)}.${this.stderr.text()}`
     )
   }
@@ -312,36 +312,36 @@ export class McpConnection {
       new McpError({ reason, server, tool: context.tool, message, cause: error })
     if (context.signal?.aborted === true) {
       return fail(
-        "Aborted",
+        "aborted",
         `MCP server '${server}': ${what} was aborted; the server was sent notifications/cancelled.`
       )
     }
     if (this.closeReason !== undefined && this.closeReason !== "abandoned") {
       return fail(
-        "Closed",
+        "closed",
         `MCP server '${server}': ${what} was cut short: the connection was closed (${closeText[this.closeReason]}).`
       )
     }
     if (error instanceof SdkMcpError) {
       if (error.code === ErrorCode.RequestTimeout) {
         return fail(
-          "Timeout",
+          "timeout",
           `MCP server '${server}' did not answer ${what} within ${context.budgetMs} ms; the request was cancelled (notifications/cancelled).`
         )
       }
       if (error.code === ErrorCode.ConnectionClosed) {
         return fail(
-          "Crashed",
+          "crashed",
           `MCP server '${server}'${this.where()} ${this.death()} during ${what}.${this.stderr.text()}`
         )
       }
       // The server's own words, bounded: some servers answer with a whole validation dump.
       const said = error.message.length > 1_000 ? `${error.message.slice(0, 1_000)}…` : error.message
-      return fail("Protocol", `MCP server '${server}' answered ${what} with an error: ${said}`)
+      return fail("protocol", `MCP server '${server}' answered ${what} with an error: ${said}`)
     }
     if (this.ended || this.exit !== undefined) {
       return fail(
-        "Crashed",
+        "crashed",
         `MCP server '${server}'${this.where()} ${this.death()} during ${what}.${this.stderr.text()}`
       )
     }
@@ -349,16 +349,16 @@ export class McpConnection {
       // The session is gone, or the answer was no MCP answer at all (-1): this session is of no
       // more use. Other statuses are the server's answer to this one request.
       if (sessionGone(error) || error.code === undefined || error.code < 0) this.abandon()
-      return fail("Unreachable", `MCP server '${server}'${this.where()} refused ${what}: ${errorText(error)}`)
+      return fail("unreachable", `MCP server '${server}'${this.where()} refused ${what}: ${errorText(error)}`)
     }
     if (this.server.transport.kind === "http" && error instanceof TypeError) {
       this.abandon()
       return fail(
-        "Unreachable",
+        "unreachable",
         `MCP server '${server}'${this.where()} could not be reached for ${what}: ${describeError(error)}`
       )
     }
-    return fail("Protocol", `MCP server '${server}': ${what} failed: ${describeError(error)}`)
+    return fail("protocol", `MCP server '${server}': ${what} failed: ${describeError(error)}`)
   }
 
   private async request(
@@ -470,7 +470,7 @@ export class McpConnection {
     for (let page = 0; ; page++) {
       if (page >= MAX_TOOL_PAGES) {
         throw new McpError({
-          reason: "Protocol",
+          reason: "protocol",
           server: this.server.name,
           message: `MCP server '${this.server.name}' answered tools/list with more than ${MAX_TOOL_PAGES} pages.`
         })
@@ -493,7 +493,7 @@ export class McpConnection {
       }
       if (!Array.isArray(result.tools)) {
         throw new McpError({
-          reason: "Protocol",
+          reason: "protocol",
           server: this.server.name,
           message: `MCP server '${this.server.name}' answered tools/list without a list of tools.`
         })
@@ -520,7 +520,7 @@ export class McpConnection {
       if (typeof next !== "string" || next === "") break
       if (cursors.has(next)) {
         throw new McpError({
-          reason: "Protocol",
+          reason: "protocol",
           server: this.server.name,
           message: `MCP server '${this.server.name}' answered tools/list with a cursor it already gave (${next.slice(0, 100)}): its pages loop.`
         })

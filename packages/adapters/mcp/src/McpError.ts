@@ -1,16 +1,16 @@
 /**
  * The one error of MCP connections and calls. Its `reason` says what the caller can do about it:
- * `Unreachable` (the server could not be started or reached: fix the config or the server),
- * `Timeout` and `Aborted` (the request was cancelled: the server was sent
- * `notifications/cancelled`), `Crashed` (the connection died mid-request: the next use reconnects),
- * `Closed` (the pool was closed), `Protocol` (the server answered, but with a JSON-RPC error or a
+ * `unreachable` (the server could not be started or reached: fix the config or the server),
+ * `timeout` and `aborted` (the request was cancelled: the server was sent
+ * `notifications/cancelled`), `crashed` (the connection died mid-request: the next use reconnects),
+ * `closed` (the pool was closed), `protocol` (the server answered, but with a JSON-RPC error or a
  * malformed answer). A tool that reports its own failure (`isError`) is not an error: it is an
  * answer.
  */
 import { Data } from "effect"
 
 /** Why an MCP request failed. */
-export type McpErrorReason = "Unreachable" | "Timeout" | "Aborted" | "Crashed" | "Closed" | "Protocol"
+export type McpErrorReason = "unreachable" | "timeout" | "aborted" | "crashed" | "closed" | "protocol"
 
 /**
  * A failed connection or request to an MCP server. `message` names the server, the tool when

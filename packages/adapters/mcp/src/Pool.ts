@@ -195,7 +195,7 @@ export class McpPool {
     }
   }
 
-  /** Closes every connection (ending stdio children); idempotent. Later uses reject with `Closed`. */
+  /** Closes every connection (ending stdio children); idempotent. Later uses reject with `closed`. */
   close(): Promise<void> {
     if (this.closing !== undefined) return this.closing
     const entries = [...this.entries.values(), ...this.retired]
@@ -237,7 +237,7 @@ export class McpPool {
     const doing = tool === undefined ? "tools/list" : `the call of tool '${tool}'`
     if (this.closing !== undefined) {
       throw new McpError({
-        reason: "Closed",
+        reason: "closed",
         server: server.name,
         tool,
         message: `The MCP pool is closed: ${doing} of MCP server '${server.name}' was not made.`
@@ -245,7 +245,7 @@ export class McpPool {
     }
     if (options.signal?.aborted === true) {
       throw new McpError({
-        reason: "Aborted",
+        reason: "aborted",
         server: server.name,
         tool,
         message: `MCP server '${server.name}': ${doing} was aborted before it was sent.`,
@@ -323,7 +323,7 @@ export class McpPool {
           if (this.closing !== undefined) {
             void connection.close("pool")
             throw new McpError({
-              reason: "Closed",
+              reason: "closed",
               server: server.name,
               message: `The MCP pool is closed: the connection to MCP server '${server.name}' was closed as it opened.`
             })
@@ -375,7 +375,7 @@ export class McpPool {
           done()
           reject(
             new McpError({
-              reason: "Timeout",
+              reason: "timeout",
               server: server.name,
               tool,
               message: `MCP server '${server.name}' did not connect within ${budget} ms; ${doing} was not made.`
@@ -388,7 +388,7 @@ export class McpPool {
         done()
         reject(
           new McpError({
-            reason: "Aborted",
+            reason: "aborted",
             server: server.name,
             tool,
             message: `MCP server '${server.name}': ${doing} was aborted while connecting; nothing was sent.`,

@@ -179,7 +179,7 @@ describe("server-everything over Streamable HTTP", () => {
       (e: unknown) => e
     )
     expect(error).toBeInstanceOf(McpError)
-    expect((error as McpError).reason).toBe("Unreachable")
+    expect((error as McpError).reason).toBe("unreachable")
     expect((error as McpError).message).toContain("ECONNREFUSED")
     started = await startEverythingHttp(started.port)
     expect(text(await pool.call(server, "echo", { message: "back" }))).toBe("Echo: back")

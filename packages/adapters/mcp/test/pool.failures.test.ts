@@ -62,7 +62,7 @@ describe("a server that crashes mid-call", () => {
     const before = await pidOf(pool, server)
     const inFlight = failure(pool.call(server, "slow", { ms: 5_000 }))
     const error = await failure(pool.call(server, "crash", {}))
-    expect(error.reason).toBe("Crashed")
+    expect(error.reason).toBe("crashed")
     expect(error.server).toBe("failing")
     expect(error.tool).toBe("crash")
     expect(error.message).toContain("MCP server 'failing'")
@@ -70,7 +70,7 @@ describe("a server that crashes mid-call", () => {
     expect(error.message).toContain("fixture: about to crash on purpose")
     // Every call in flight on the dead connection fails the same way, at once.
     const other = await inFlight
-    expect(other.reason).toBe("Crashed")
+    expect(other.reason).toBe("crashed")
     expect(other.message).toContain("during the call of tool 'slow'")
     expect(alive(before)).toBe(false)
     expect(logger.lines.some((l) => l.level === "warn" && l.message.includes("exited with code 3"))).toBe(
@@ -90,7 +90,7 @@ describe("a call that hangs", () => {
     const started = Date.now()
     const error = await failure(pool.call(server, "hang", {}, { timeoutMs: 300 }))
     const elapsed = Date.now() - started
-    expect(error.reason).toBe("Timeout")
+    expect(error.reason).toBe("timeout")
     expect(error.tool).toBe("hang")
     expect(error.message).toBe(
       "MCP server 'failing' did not answer the call of tool 'hang' within 300 ms; the request was cancelled (notifications/cancelled)."
@@ -116,7 +116,7 @@ describe("a call that hangs", () => {
     const controller = new AbortController()
     setTimeout(() => controller.abort(new Error("the user stopped the turn")), 150)
     const error = await failure(pool.call(server, "hang", {}, { signal: controller.signal }))
-    expect(error.reason).toBe("Aborted")
+    expect(error.reason).toBe("aborted")
     expect(error.message).toBe(
       "MCP server 'failing': the call of tool 'hang' was aborted; the server was sent notifications/cancelled."
     )
@@ -130,7 +130,7 @@ describe("a call that hangs", () => {
     const { pool, server, log } = setup()
     await pidOf(pool, server)
     const error = await failure(pool.call(server, "hang", {}, { signal: AbortSignal.abort() }))
-    expect(error.reason).toBe("Aborted")
+    expect(error.reason).toBe("aborted")
     expect(error.message).toContain("was aborted before it was sent")
     await new Promise((resolve) => setTimeout(resolve, 100))
     expect(readLog(log).some((e) => e.event === "hang")).toBe(false)
@@ -143,12 +143,12 @@ describe("servers that cannot be started or reached", () => {
     pools.push(pool)
     const server = stdioServer("missing", [], { command: "plugboard-no-such-command" })
     const error = await failure(pool.call(server, "anything", {}))
-    expect(error.reason).toBe("Unreachable")
+    expect(error.reason).toBe("unreachable")
     expect(error.message).toBe(
       "MCP server 'missing' could not be started: command 'plugboard-no-such-command' was not found (ENOENT)."
     )
     const described = await failure(pool.describe(server))
-    expect(described.reason).toBe("Unreachable")
+    expect(described.reason).toBe("unreachable")
   })
 
   it("a server that exits at start is Unreachable, with its exit code and stderr", async () => {
@@ -159,7 +159,7 @@ describe("servers that cannot be started or reached", () => {
       "console.error('fatal: MEMORY_API_KEY is not set'); process.exit(2)"
     ])
     const error = await failure(pool.describe(server))
-    expect(error.reason).toBe("Unreachable")
+    expect(error.reason).toBe("unreachable")
     expect(error.message).toContain("MCP server 'broken'")
     expect(error.message).toContain("exited with code 2 before it finished initializing")
     expect(error.message).toContain("fatal: MEMORY_API_KEY is not set")
@@ -171,7 +171,7 @@ describe("servers that cannot be started or reached", () => {
     const server = stdioServer("mute", ["-e", "setInterval(() => {}, 1000)"], { timeoutMs: 300 })
     const started = Date.now()
     const error = await failure(pool.describe(server))
-    expect(error.reason).toBe("Timeout")
+    expect(error.reason).toBe("timeout")
     expect(error.message).toMatch(/^MCP server 'mute'.* within 300 ms/)
     expect(Date.now() - started).toBeLessThan(2_000)
   })
@@ -181,7 +181,7 @@ describe("servers that cannot be started or reached", () => {
     pools.push(pool)
     const url = `http://127.0.0.1:${await freePort()}/mcp`
     const error = await failure(pool.describe(httpServer("nowhere", url)))
-    expect(error.reason).toBe("Unreachable")
+    expect(error.reason).toBe("unreachable")
     expect(error.message).toContain(`MCP server 'nowhere' at ${url} could not be reached`)
     expect(error.message).toContain("ECONNREFUSED")
   })
@@ -194,7 +194,7 @@ describe("HTTP headers", () => {
       const pool = new McpPool()
       pools.push(pool)
       const refused = await failure(pool.describe(httpServer("guarded", fixture.url)))
-      expect(refused.reason).toBe("Unreachable")
+      expect(refused.reason).toBe("unreachable")
       expect(refused.message).toContain("401")
       expect(refused.message).toContain("missing or wrong x-api-key")
 
@@ -283,16 +283,16 @@ describe("connections", () => {
     await Promise.all([pool.close(), pool.close()])
     expect(alive(pid)).toBe(false)
     const cut = await inFlight
-    expect(cut.reason).toBe("Closed")
+    expect(cut.reason).toBe("closed")
     expect(cut.message).toBe(
       "MCP server 'failing': the call of tool 'hang' was cut short: the connection was closed (the MCP pool was closed)."
     )
     const refused = await failure(pool.call(server, "whoami", {}))
-    expect(refused.reason).toBe("Closed")
+    expect(refused.reason).toBe("closed")
     expect(refused.message).toBe(
       "The MCP pool is closed: the call of tool 'whoami' of MCP server 'failing' was not made."
     )
-    expect((await failure(pool.describe(server))).reason).toBe("Closed")
+    expect((await failure(pool.describe(server))).reason).toBe("closed")
     await pool.close()
   })
 
@@ -370,7 +370,7 @@ describe("tools/list", () => {
     const pool = new McpPool()
     pools.push(pool)
     const error = await failure(pool.describe(paged("loop")))
-    expect(error.reason).toBe("Protocol")
+    expect(error.reason).toBe("protocol")
     expect(error.message).toBe(
       "MCP server 'paged-loop' answered tools/list with a cursor it already gave (same): its pages loop."
     )
@@ -398,7 +398,7 @@ describe("answers", () => {
   it("a server's JSON-RPC error is Protocol, its words bounded", async () => {
     const { pool, server } = setup()
     const error = await failure(pool.call(server, "bad_result", {}))
-    expect(error.reason).toBe("Protocol")
+    expect(error.reason).toBe("protocol")
     expect(error.message).toContain(
       "MCP server 'failing' answered the call of tool 'bad_result' with an error"
     )

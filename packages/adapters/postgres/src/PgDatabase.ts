@@ -27,7 +27,7 @@ export interface PgDatabaseOptions {
    * LangGraph's setup takes another).
    */
   readonly maxConnections?: number | undefined
-  /** How long a connection attempt may take before failing `Unavailable` (default 5000 ms). */
+  /** How long a connection attempt may take before failing `unavailable` (default 5000 ms). */
   readonly connectTimeoutMs?: number | undefined
 }
 

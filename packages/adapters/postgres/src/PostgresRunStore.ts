@@ -76,7 +76,7 @@ const toFrame = (row: { id: number; event: string; data: string }): RunStore.Fra
 
 const unavailable = (failure: PgFailure) =>
   new RunStore.RunStoreError({
-    reason: "Unavailable",
+    reason: "unavailable",
     message: `run storage unavailable: ${failure.message}`,
     cause: failure.cause
   })
@@ -275,7 +275,7 @@ export const makeRunStore = (
           const row = inserted.rows[0]
           if (row === undefined) {
             return yield* Effect.fail(
-              new RunStore.RunStoreError({ reason: "Invalid", message: `Run '${runId}' already exists` })
+              new RunStore.RunStoreError({ reason: "invalid", message: `Run '${runId}' already exists` })
             )
           }
           return toRun(row)
@@ -299,7 +299,7 @@ export const makeRunStore = (
           if (Option.isNone(run)) return yield* Effect.fail(RunStore.notFound(id))
           return yield* Effect.fail(
             run.value.status === "running"
-              ? new RunStore.RunStoreError({ reason: "Invalid", message: `Run '${id}' is already running` })
+              ? new RunStore.RunStoreError({ reason: "invalid", message: `Run '${id}' is already running` })
               : RunStore.ended(id, run.value.status)
           )
         }),

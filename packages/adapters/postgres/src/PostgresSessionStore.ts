@@ -48,13 +48,13 @@ const toRecord = (row: SessionRow): SessionStore.SessionRecord => ({
 
 const unavailable = (failure: PgFailure) =>
   new SessionStore.SessionStoreError({
-    reason: "Unavailable",
+    reason: "unavailable",
     message: `session storage unavailable: ${failure.message}`,
     cause: failure.cause
   })
 
 const notFound = (id: string) =>
-  new SessionStore.SessionStoreError({ reason: "NotFound", message: `Session '${id}' not found` })
+  new SessionStore.SessionStoreError({ reason: "not-found", message: `Session '${id}' not found` })
 
 /** Builds the Postgres SessionStore on a database. */
 export const makeSessionStore = (
@@ -102,7 +102,7 @@ export const makeSessionStore = (
         if (failIfExists) {
           return yield* Effect.fail(
             new SessionStore.SessionStoreError({
-              reason: "AlreadyExists",
+              reason: "already-exists",
               message: `Session '${v.sessionId}' already exists`
             })
           )

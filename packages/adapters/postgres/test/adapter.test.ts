@@ -163,10 +163,10 @@ describe.skipIf(POSTGRES_URL === undefined)(
         { _tag: string; reason: string; message: string }
       ]
       expect(session).toBeInstanceOf(SessionStore.SessionStoreError)
-      expect(session.reason).toBe("Unavailable")
+      expect(session.reason).toBe("unavailable")
       expect(credit).toMatchObject({ _tag: "CreditLedgerError", reason: "unavailable" })
       expect(run).toBeInstanceOf(RunStore.RunStoreError)
-      expect(run.reason).toBe("Unavailable")
+      expect(run.reason).toBe("unavailable")
       expect(saver).toMatchObject({ _tag: "CheckpointerError", reason: "unavailable" })
       for (const error of [session, credit, run, saver]) {
         expect(error.message).toContain("127.0.0.1:1")
@@ -188,7 +188,7 @@ describe.skipIf(POSTGRES_URL === undefined)(
         ).pipe(Effect.provide(Clock.layer))
       )
       const error = failureOf(exit) as SessionStore.SessionStoreError
-      expect(error.reason).toBe("Unavailable")
+      expect(error.reason).toBe("unavailable")
       expect(error.message).toMatch(/password authentication failed/)
       expect(error.message).not.toContain("not-the-Password-42")
     })

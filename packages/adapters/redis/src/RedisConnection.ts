@@ -3,7 +3,7 @@
  * the rate limiter, the turn lock and run fan-out. Keys live under a prefix, so several
  * deployments (or test files) can share a server.
  *
- * A dead server must fail a request quickly with the port's `Unavailable` error, never hang it:
+ * A dead server must fail a request quickly with the port's `unavailable` error, never hang it:
  * a command is retried over one reconnection at most and times out after `commandTimeoutMs`,
  * while the client keeps reconnecting in the background for the next request.
  */
@@ -11,7 +11,7 @@ import { createHash } from "node:crypto"
 import { Config, type ConfigError, Context, Data, Effect, Layer, Option, Redacted, type Scope } from "effect"
 import { Redis } from "ioredis"
 
-/** A Redis command failed. Internal: each port turns it into its own `Unavailable` error. */
+/** A Redis command failed. Internal: each port turns it into its own `unavailable` error. */
 export class RedisFailure extends Data.TaggedError("RedisFailure")<{ readonly message: string }> {}
 
 /** How to reach Redis. */

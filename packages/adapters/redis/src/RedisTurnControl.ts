@@ -50,7 +50,7 @@ const parse = (message: string): unknown => {
 }
 
 const unavailable = (message: string) =>
-  new TurnControl.TurnControlError({ reason: "Unavailable", message: `turn control unavailable: ${message}` })
+  new TurnControl.TurnControlError({ reason: "unavailable", message: `turn control unavailable: ${message}` })
 
 /** Builds the control on a connection; its subscriber connection closes with the scope. */
 export const makeTurnControl = (

@@ -104,7 +104,7 @@ export const makeTurnLock = (
           script(keys, [t, ...args]),
           (failure) =>
             new TurnLock.TurnLockError({
-              reason: "Unavailable",
+              reason: "unavailable",
               message: `turn lock unavailable: ${failure.message}`
             })
         )
@@ -125,7 +125,7 @@ export const makeTurnLock = (
           for (;;) {
             if (signal?.aborted === true) {
               return yield* Effect.fail(
-                new TurnLock.TurnLockError({ reason: "Aborted", message: `waiting for '${k}' was aborted` })
+                new TurnLock.TurnLockError({ reason: "aborted", message: `waiting for '${k}' was aborted` })
               )
             }
             // Uninterruptible: a fiber interrupted while the script runs must not leave a lease
@@ -141,7 +141,7 @@ export const makeTurnLock = (
             if (waitMs !== undefined && waited >= waitMs) {
               return yield* Effect.fail(
                 new TurnLock.TurnLockError({
-                  reason: "Busy",
+                  reason: "busy",
                   message: `'${k}' is held by another turn (waited ${waited} ms)`
                 })
               )
@@ -157,7 +157,7 @@ export const makeTurnLock = (
           const reply = yield* call(refreshScript, [leaseKey(k)], [t, ttl, slack])
           if (reply !== 1) {
             return yield* Effect.fail(
-              new TurnLock.TurnLockError({ reason: "Lost", message: `token ${t} no longer holds '${k}'` })
+              new TurnLock.TurnLockError({ reason: "lost", message: `token ${t} no longer holds '${k}'` })
             )
           }
         }),

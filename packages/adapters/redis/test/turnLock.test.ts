@@ -51,7 +51,7 @@ if (REDIS_URL === undefined) {
             const refresh = yield* Effect.exit(a.refresh(KEY, dead.token, 30_000))
             expect(
               Exit.isFailure(refresh) && refresh.cause._tag === "Fail" && refresh.cause.error.reason
-            ).toBe("Lost")
+            ).toBe("lost")
             expect(yield* dead.release).toBe(false)
             expect(yield* a.isCurrent(KEY, next.token)).toBe(true)
             expect(yield* b.isCurrent(KEY, next.token)).toBe(true)
@@ -123,7 +123,7 @@ if (REDIS_URL === undefined) {
       expect(Date.now() - started).toBeLessThan(3000)
       const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
       expect(error).toBeInstanceOf(TurnLock.TurnLockError)
-      expect((error as TurnLock.TurnLockError).reason).toBe("Unavailable")
+      expect((error as TurnLock.TurnLockError).reason).toBe("unavailable")
       expect((error as TurnLock.TurnLockError).message).toContain("ECONNREFUSED")
       expect(JSON.stringify(error)).not.toContain(secret)
     })

@@ -30,7 +30,7 @@ export interface DatabaseOptions {
    * 200 ms). Kept short because it blocks the event loop; longer waits are async retries.
    */
   readonly busyTimeoutMs?: number | undefined
-  /** Total time a write keeps retrying a busy database before failing `Busy` (default 30 s). */
+  /** Total time a write keeps retrying a busy database before failing `busy` (default 30 s). */
   readonly busyRetryMs?: number | undefined
   /**
    * `NORMAL` (default) survives a process crash with every committed transaction (WAL), and
@@ -131,7 +131,7 @@ export class Database {
       const version = db.pragma("user_version", { simple: true }) as number
       if (version > SCHEMA_VERSION) {
         throw new SqliteOpenError({
-          reason: "SchemaTooNew",
+          reason: "schema-too-new",
           path: filename,
           message: `schema version ${version} is newer than this code's ${SCHEMA_VERSION}`
         })
@@ -147,7 +147,7 @@ export class Database {
         const rows = db.pragma("quick_check") as Array<{ quick_check: string }>
         if (rows.length !== 1 || rows[0]?.quick_check !== "ok") {
           throw new SqliteOpenError({
-            reason: "Corrupt",
+            reason: "corrupt",
             path: filename,
             message: `quick_check failed: ${rows
               .slice(0, 3)
@@ -222,14 +222,14 @@ export class Database {
     const deadline = Date.now() + this.busyRetryMs
     for (let n = 0; ; n++) {
       if (this.closed)
-        throw new SqliteStorageError({ reason: "Closed", message: `${this.filename} is closed` })
+        throw new SqliteStorageError({ reason: "closed", message: `${this.filename} is closed` })
       try {
         return attempt()
       } catch (error) {
         if (!isBusy(error)) throw toStorageError(error)
         if (Date.now() >= deadline) {
           throw new SqliteStorageError({
-            reason: "Busy",
+            reason: "busy",
             message: `${this.filename} stayed locked for ${this.busyRetryMs} ms`,
             cause: error
           })
@@ -293,7 +293,7 @@ export const checkHeader = (filename: string): void => {
     const code = (error as NodeJS.ErrnoException).code
     if (code === "ENOENT") return // a new database
     throw new SqliteOpenError({
-      reason: code === "EACCES" || code === "EPERM" ? "Unreadable" : "Unavailable",
+      reason: code === "EACCES" || code === "EPERM" ? "unreadable" : "unavailable",
       path: filename,
       message: `${code ?? "error"}: cannot read the file`,
       cause: error
@@ -302,7 +302,7 @@ export const checkHeader = (filename: string): void => {
   try {
     if (!fstatSync(fd).isFile()) {
       throw new SqliteOpenError({
-        reason: "Unreadable",
+        reason: "unreadable",
         path: filename,
         message: "not a regular file (a directory or a device where the database should be)"
       })
@@ -311,7 +311,7 @@ export const checkHeader = (filename: string): void => {
     const n = readSync(fd, head, 0, MAGIC.length, 0)
     if (n > 0 && (n < MAGIC.length || !head.equals(MAGIC))) {
       throw new SqliteOpenError({
-        reason: "NotADatabase",
+        reason: "not-a-database",
         path: filename,
         message: "the file does not start with the SQLite header"
       })
@@ -320,7 +320,7 @@ export const checkHeader = (filename: string): void => {
     if (error instanceof SqliteOpenError) throw error
     const code = (error as NodeJS.ErrnoException).code
     throw new SqliteOpenError({
-      reason: "Unavailable",
+      reason: "unavailable",
       path: filename,
       message: `${code ?? "error"}: cannot read the file's header`,
       cause: error
@@ -341,7 +341,7 @@ const checkOwner = (db: BetterSqlite3.Database, filename: string, ownerDid: stri
     db.prepare("INSERT OR IGNORE INTO plugboard_meta (key, value) VALUES ('owner_did', ?)").run(ownerDid)
   } else if (row.value !== ownerDid) {
     throw new SqliteOpenError({
-      reason: "OwnerMismatch",
+      reason: "owner-mismatch",
       path: filename,
       message: "the database records a different owner DID"
     })
@@ -349,16 +349,20 @@ const checkOwner = (db: BetterSqlite3.Database, filename: string, ownerDid: stri
 }
 
 /**
- * Only positive evidence of damage is `NotADatabase` or `Corrupt` (both move the file aside); any
+ * Only positive evidence of damage is `not-a-database` or `corrupt` (both move the file aside); any
  * other failure (BUSY, CANTOPEN under EMFILE, IOERR, NOMEM, FULL, an unknown error) is
- * `Unavailable`: the file may be perfectly sound, so it stays where it is.
+ * `unavailable`: the file may be perfectly sound, so it stays where it is.
  */
 const toOpenError = (filename: string, error: unknown): SqliteOpenError => {
   if (error instanceof SqliteOpenError) return error
   const code = sqliteCode(error)
   const detail = error instanceof Error ? error.message : String(error)
   const reason =
-    code === "SQLITE_NOTADB" ? "NotADatabase" : code?.startsWith("SQLITE_CORRUPT") ? "Corrupt" : "Unavailable"
+    code === "SQLITE_NOTADB"
+      ? "not-a-database"
+      : code?.startsWith("SQLITE_CORRUPT")
+        ? "corrupt"
+        : "unavailable"
   return new SqliteOpenError({
     reason,
     path: filename,
@@ -371,7 +375,7 @@ const toOpenError = (filename: string, error: unknown): SqliteOpenError => {
 export const toStorageError = (error: unknown): unknown => {
   if (isCorruption(error)) {
     return new SqliteStorageError({
-      reason: "Corrupt",
+      reason: "corrupt",
       message: error instanceof Error ? error.message : String(error),
       cause: error
     })

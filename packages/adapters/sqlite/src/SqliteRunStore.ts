@@ -19,7 +19,7 @@
  * payload, how a follow reads) are core's; this file only stores.
  *
  * A file that cannot be a run store (not SQLite, damaged, unreadable, another application's,
- * a newer schema) fails the layer with an `Unavailable` error naming the file and why; it is
+ * a newer schema) fails the layer with an `unavailable` error naming the file and why; it is
  * never modified, moved or deleted.
  */
 import { mkdirSync } from "node:fs"
@@ -92,28 +92,28 @@ const identify = (db: BetterSqlite3.Database, filename: string): "empty" | "ours
   if (applicationId === 0) {
     if (tables.length === 0) return "empty"
     throw new SqliteOpenError({
-      reason: "NotADatabase",
+      reason: "not-a-database",
       path: filename,
       message: `a database of another application (tables: ${tables.slice(0, 5).join(", ")})`
     })
   }
   if (applicationId !== RUNS_APPLICATION_ID) {
     throw new SqliteOpenError({
-      reason: "NotADatabase",
+      reason: "not-a-database",
       path: filename,
       message: `a database of another application (application_id ${applicationId})`
     })
   }
   if (version !== RUNS_SCHEMA_VERSION) {
     throw new SqliteOpenError({
-      reason: version > RUNS_SCHEMA_VERSION ? "SchemaTooNew" : "Corrupt",
+      reason: version > RUNS_SCHEMA_VERSION ? "schema-too-new" : "corrupt",
       path: filename,
       message: `schema version ${version}; this build reads version ${RUNS_SCHEMA_VERSION}`
     })
   }
   for (const table of ["runs", "frames"]) {
     if (!tables.includes(table)) {
-      throw new SqliteOpenError({ reason: "Corrupt", path: filename, message: `table '${table}' is missing` })
+      throw new SqliteOpenError({ reason: "corrupt", path: filename, message: `table '${table}' is missing` })
     }
   }
   return "ours"
@@ -129,7 +129,7 @@ const openDatabase = (filename: string, busyTimeoutMs: number): BetterSqlite3.Da
     const check = db.pragma("quick_check(1)", { simple: true })
     if (check !== "ok") {
       throw new SqliteOpenError({
-        reason: "Corrupt",
+        reason: "corrupt",
         path: filename,
         message: `quick_check: ${String(check)}`
       })
@@ -164,13 +164,13 @@ const openFailure = (filename: string, error: unknown): RunStore.RunStoreError =
     error instanceof SqliteOpenError
       ? error.reason
       : code === "SQLITE_NOTADB"
-        ? "NotADatabase"
+        ? "not-a-database"
         : code?.startsWith("SQLITE_CORRUPT")
-          ? "Corrupt"
-          : "Unavailable"
+          ? "corrupt"
+          : "unavailable"
   const detail = error instanceof Error ? error.message : String(error)
   return new RunStore.RunStoreError({
-    reason: "Unavailable",
+    reason: "unavailable",
     message: `run store ${filename} cannot be opened (${reason}: ${detail}); the file was left untouched`,
     cause: error
   })
@@ -181,7 +181,7 @@ const storageFailure = (filename: string, error: unknown): RunStore.RunStoreErro
   if (error instanceof RunStore.RunStoreError) return error
   const detail = error instanceof Error ? error.message : String(error)
   return new RunStore.RunStoreError({
-    reason: "Unavailable",
+    reason: "unavailable",
     message: isCorruption(error)
       ? `run store ${filename} is corrupt (${detail})`
       : `run store ${filename} is unavailable (${sqliteCode(error) ?? "error"}: ${detail})`,
@@ -231,7 +231,7 @@ const ACTIVE = "status IN ('queued', 'running')"
 
 /**
  * Opens (creating when missing) the run store at `options.filename` for the life of the scope.
- * Fails `Unavailable` for a file that cannot be a run store, and never changes such a file.
+ * Fails `unavailable` for a file that cannot be a run store, and never changes such a file.
  */
 export const makeRunStore = (
   options: SqliteRunStoreOptions
@@ -384,7 +384,7 @@ export const makeRunStore = (
           return yield* write(() => {
             if (insertRun.run(did, runId, sessionId, requestId, now, now).changes === 0) {
               throw new RunStore.RunStoreError({
-                reason: "Invalid",
+                reason: "invalid",
                 message: `Run '${runId}' already exists`
               })
             }
@@ -400,7 +400,7 @@ export const makeRunStore = (
             if (!RunStore.isActive(row.status)) throw RunStore.ended(id, row.status)
             if (row.status === "running") {
               throw new RunStore.RunStoreError({
-                reason: "Invalid",
+                reason: "invalid",
                 message: `Run '${id}' is already running`
               })
             }

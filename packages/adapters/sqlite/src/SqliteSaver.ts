@@ -196,7 +196,7 @@ const deltaKey = (thread: string, ns: string, channel: string) => `${thread}\u00
 const LIST_PAGE = 64
 const decoder = new TextDecoder()
 
-const invalid = (message: string) => new SqliteStorageError({ reason: "InvalidInput", message })
+const invalid = (message: string) => new SqliteStorageError({ reason: "invalid-input", message })
 
 /**
  * Versions as text, the key blobs are stored under (a number and its string must match the

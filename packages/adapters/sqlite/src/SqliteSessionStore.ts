@@ -90,7 +90,7 @@ class Abort {
 
 const unavailable = (cause: unknown) =>
   new SessionStore.SessionStoreError({
-    reason: "Unavailable",
+    reason: "unavailable",
     message:
       cause instanceof SqliteOpenError || cause instanceof SqliteStorageError
         ? `session storage unavailable: ${cause.message}`
@@ -128,7 +128,7 @@ export const makeSessionStore = (
           if (changes === 0 && failIfExists) {
             throw new Abort(
               new SessionStore.SessionStoreError({
-                reason: "AlreadyExists",
+                reason: "already-exists",
                 message: `Session '${v.sessionId}' already exists`
               })
             )
@@ -149,7 +149,10 @@ export const makeSessionStore = (
           const row = select(db, id)
           if (row === undefined) {
             throw new Abort(
-              new SessionStore.SessionStoreError({ reason: "NotFound", message: `Session '${id}' not found` })
+              new SessionStore.SessionStoreError({
+                reason: "not-found",
+                message: `Session '${id}' not found`
+              })
             )
           }
           // applyPatch is pure; run it inside the transaction so read-modify-write is atomic.

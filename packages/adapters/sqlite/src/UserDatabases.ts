@@ -33,7 +33,7 @@ export interface UserDatabasesOptions {
   /** Connection settings (busy timeout, synchronous, verify on open). */
   readonly connection?: Omit<DatabaseOptions, "filename" | "ownerDid"> | undefined
   /**
-   * How long an open that failed for a passing reason (`Unavailable`: another process holds a
+   * How long an open that failed for a passing reason (`unavailable`: another process holds a
    * lock, too many open files, an I/O error) is retried before the operation fails with it
    * (default 5,000). Such a file is never moved aside.
    */
@@ -81,7 +81,7 @@ interface Entry {
   leases: number
 }
 
-const RECOVERABLE = new Set(["NotADatabase", "Corrupt", "Unreadable", "OwnerMismatch"])
+const RECOVERABLE = new Set(["not-a-database", "corrupt", "unreadable", "owner-mismatch"])
 
 // With the `u` flag a surrogate pair is one code point, so this matches unpaired halves only.
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u
@@ -93,11 +93,11 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u
  */
 export const storageKey = (did: string): string => {
   if (typeof did !== "string" || did.length === 0) {
-    throw new SqliteStorageError({ reason: "InvalidInput", message: "user DID must be a non-empty string" })
+    throw new SqliteStorageError({ reason: "invalid-input", message: "user DID must be a non-empty string" })
   }
   if (LONE_SURROGATE.test(did)) {
     throw new SqliteStorageError({
-      reason: "InvalidInput",
+      reason: "invalid-input",
       message: "user DID must be well-formed Unicode (it holds a lone surrogate)"
     })
   }
@@ -202,7 +202,7 @@ export class UserDatabaseRegistry {
    * user's gate as an operation and leases the connection for the duration.
    */
   async use<T>(did: string, mode: "read" | "write", fn: (db: Database) => T): Promise<T> {
-    if (this.closed) throw new SqliteStorageError({ reason: "Closed", message: "the registry is closed" })
+    if (this.closed) throw new SqliteStorageError({ reason: "closed", message: "the registry is closed" })
     const gate = this.gate(did)
     const wait = gate.enter("op")
     if (wait !== undefined) await wait
@@ -216,7 +216,7 @@ export class UserDatabaseRegistry {
         else this.tellWritten(did)
         return result
       } catch (error) {
-        if (error instanceof SqliteStorageError && error.reason === "Corrupt") this.quarantine(entry, error)
+        if (error instanceof SqliteStorageError && error.reason === "corrupt") this.quarantine(entry, error)
         throw error
       } finally {
         entry.leases--
@@ -300,7 +300,7 @@ export class UserDatabaseRegistry {
     return this.withUserWriteLock(did, (db) => db.backup(destination))
   }
 
-  /** Closes every connection; later operations fail with `Closed`. */
+  /** Closes every connection; later operations fail with `closed`. */
   async close(): Promise<void> {
     this.closed = true
     for (const entry of this.entries.values()) this.closeEntry(entry)
@@ -330,7 +330,7 @@ export class UserDatabaseRegistry {
   }
 
   /**
-   * Runs `open` (which opens the entry's file when needed) and, while it fails `Unavailable`,
+   * Runs `open` (which opens the entry's file when needed) and, while it fails `unavailable`,
    * again with jittered backoff for up to `openRetryMs`; the last failure is reported and thrown.
    */
   private async retryingOpen<A>(open: () => A): Promise<A> {
@@ -339,7 +339,7 @@ export class UserDatabaseRegistry {
       try {
         return open()
       } catch (error) {
-        if (!(error instanceof SqliteOpenError) || error.reason !== "Unavailable") throw error
+        if (!(error instanceof SqliteOpenError) || error.reason !== "unavailable") throw error
         if (Date.now() >= deadline || this.closed) {
           this.onOpenError(error)
           throw error
@@ -352,7 +352,7 @@ export class UserDatabaseRegistry {
   }
 
   private lease(entry: Entry): Database {
-    if (this.closed) throw new SqliteStorageError({ reason: "Closed", message: "the registry is closed" })
+    if (this.closed) throw new SqliteStorageError({ reason: "closed", message: "the registry is closed" })
     if (entry.db === undefined || entry.db.isClosed) this.openEntry(entry)
     entry.leases++
     return entry.db!
@@ -367,7 +367,7 @@ export class UserDatabaseRegistry {
     } catch (error) {
       // Unavailable is reported by `retryingOpen` once it gives up, not at every attempt.
       if (!(error instanceof SqliteOpenError) || !RECOVERABLE.has(error.reason)) {
-        if (error instanceof SqliteOpenError && error.reason !== "Unavailable") this.onOpenError(error)
+        if (error instanceof SqliteOpenError && error.reason !== "unavailable") this.onOpenError(error)
         throw error
       }
       const movedTo = moveAside(entry.path, "corrupt")
@@ -390,7 +390,7 @@ export class UserDatabaseRegistry {
     this.closeEntry(entry)
     const movedTo = moveAside(entry.path, "corrupt")
     this.onOpenError(
-      new SqliteOpenError({ reason: "Corrupt", path: entry.path, message: cause.message, movedTo, cause })
+      new SqliteOpenError({ reason: "corrupt", path: entry.path, message: cause.message, movedTo, cause })
     )
   }
 

@@ -8,21 +8,21 @@ import { Data } from "effect"
 /** Why a database file could not be opened as a usable plugboard database. */
 export type SqliteOpenErrorReason =
   /** The file is not an SQLite database (garbage bytes, another format, a torn header). */
-  | "NotADatabase"
+  | "not-a-database"
   /** SQLite reads it but it is damaged (a truncated file, a failed integrity check). */
-  | "Corrupt"
+  | "corrupt"
   /** The file can never be read as it is: no permission to read it, or not a regular file. */
-  | "Unreadable"
+  | "unreadable"
   /**
    * The file could not be opened just now (locked by another process, too many open files, an
    * I/O error, out of memory or disk): nothing says it is damaged, so it is left in place and the
    * next operation tries again. Never a reason to move a file aside.
    */
-  | "Unavailable"
+  | "unavailable"
   /** The file was written by a newer plugboard schema; it is left untouched. */
-  | "SchemaTooNew"
+  | "schema-too-new"
   /** The file belongs to another user (its recorded owner DID differs). */
-  | "OwnerMismatch"
+  | "owner-mismatch"
 
 /**
  * Opening a database failed. When the registry recovered by moving the bad file aside,
@@ -39,13 +39,13 @@ export class SqliteOpenError extends Data.TaggedError("SqliteOpenError")<{
 /** Why a storage operation failed after the database was open. */
 export type SqliteStorageErrorReason =
   /** Another process held the write lock for longer than the retry budget. */
-  | "Busy"
+  | "busy"
   /** SQLite reported damage mid-operation; the registry moves the file aside on next open. */
-  | "Corrupt"
+  | "corrupt"
   /** The database was closed (the registry is shutting down). */
-  | "Closed"
+  | "closed"
   /** A bad argument (missing thread_id, …) — a caller bug. */
-  | "InvalidInput"
+  | "invalid-input"
 
 /** A storage operation failed. */
 export class SqliteStorageError extends Data.TaggedError("SqliteStorageError")<{

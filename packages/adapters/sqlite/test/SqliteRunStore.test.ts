@@ -81,7 +81,7 @@ describe("SqliteRunStore", () => {
       })
     )
     outcome.results.forEach((r, i) => {
-      if (i % 3 === 2) expect(r._tag === "Left" && r.left.reason).toBe("Ended")
+      if (i % 3 === 2) expect(r._tag === "Left" && r.left.reason).toBe("ended")
       else expect(r._tag).toBe("Right")
     })
     const contents = (frames: ReadonlyArray<RunStore.Frame>) => frames.map((f) => f.data.content)
@@ -237,7 +237,7 @@ describe("SqliteRunStore", () => {
       const before = readFileSync(filename)
       const exit = await openExit(filename)
       const error = failureOf(exit)
-      expect(error?.reason).toBe("Unavailable")
+      expect(error?.reason).toBe("unavailable")
       expect(error?.message).toContain(filename)
       expect(error?.message).toMatch(pattern)
       expect(readFileSync(filename).equals(before)).toBe(true)
@@ -247,7 +247,7 @@ describe("SqliteRunStore", () => {
       const filename = freshFile()
       mkdirSync(join(filename, ".."), { recursive: true })
       writeFileSync(filename, "this is not a sqlite database\n".repeat(100))
-      await expectRefused(filename, /NotADatabase/)
+      await expectRefused(filename, /not-a-database/)
     })
 
     it("damaged pages", async () => {
@@ -266,7 +266,7 @@ describe("SqliteRunStore", () => {
       const bytes = readFileSync(filename)
       for (let i = 4096; i < bytes.length - 4096; i += 7) bytes[i] = (bytes[i]! * 31 + 17) & 0xff
       writeFileSync(filename, bytes)
-      await expectRefused(filename, /Corrupt|NotADatabase/)
+      await expectRefused(filename, /corrupt|not-a-database/)
     })
 
     it("another application's database", async () => {
@@ -285,15 +285,15 @@ describe("SqliteRunStore", () => {
       db.pragma("user_version = 2")
       db.pragma("wal_checkpoint(TRUNCATE)")
       db.close()
-      await expectRefused(filename, /SchemaTooNew/)
+      await expectRefused(filename, /schema-too-new/)
     })
 
     it("a directory where the file should be", async () => {
       const filename = freshFile()
       mkdirSync(filename, { recursive: true })
       const error = failureOf(await openExit(filename))
-      expect(error?.reason).toBe("Unavailable")
-      expect(error?.message).toMatch(/Unreadable/)
+      expect(error?.reason).toBe("unavailable")
+      expect(error?.message).toMatch(/unreadable/)
     })
 
     it("as a layer, the failure is the layer's typed error, not a crash", async () => {
@@ -305,7 +305,7 @@ describe("SqliteRunStore", () => {
           Effect.scoped
         )
       )
-      expect(failureOf(exit as Exit.Exit<unknown, RunStore.RunStoreError>)?.reason).toBe("Unavailable")
+      expect(failureOf(exit as Exit.Exit<unknown, RunStore.RunStoreError>)?.reason).toBe("unavailable")
     })
   })
 })

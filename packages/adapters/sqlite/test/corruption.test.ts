@@ -62,11 +62,11 @@ const writeRealDatabase = async (filename: string): Promise<string> => {
 }
 
 const cases: Array<[string, (path: string) => Promise<void> | void, SqliteOpenError["reason"]]> = [
-  ["garbage bytes", (p) => writeFileSync(p, Buffer.alloc(64 * 1024, 0x5a)), "NotADatabase"],
+  ["garbage bytes", (p) => writeFileSync(p, Buffer.alloc(64 * 1024, 0x5a)), "not-a-database"],
   [
     "a file that is not SQLite (a PNG header and JSON)",
     (p) => writeFileSync(p, '\x89PNG\r\n\x1a\n{"not":"sqlite"}'),
-    "NotADatabase"
+    "not-a-database"
   ],
   [
     "a truncated database",
@@ -74,7 +74,7 @@ const cases: Array<[string, (path: string) => Promise<void> | void, SqliteOpenEr
       await writeRealDatabase(p)
       truncateSync(p, 3 * 4096 + 100)
     },
-    "Corrupt"
+    "corrupt"
   ],
   [
     "a database with its pages overwritten",
@@ -84,7 +84,7 @@ const cases: Array<[string, (path: string) => Promise<void> | void, SqliteOpenEr
       bytes.fill(0xff, 2 * 4096, 6 * 4096)
       writeFileSync(p, bytes)
     },
-    "Corrupt"
+    "corrupt"
   ]
 ]
 
@@ -139,7 +139,7 @@ describe("corrupt or unreadable user database", () => {
     })
     const report = await again.open(did)
     await again.close()
-    expect(report.recovered?.reason).toBe("NotADatabase")
+    expect(report.recovered?.reason).toBe("not-a-database")
     expect(errors).toHaveLength(2)
     expect(errors[0]!.movedTo).not.toBe(errors[1]!.movedTo)
     expect(readFileSync(errors[0]!.movedTo!, "utf8")).toBe("first bad file".repeat(100))
@@ -165,11 +165,11 @@ describe("corrupt or unreadable user database", () => {
     mkdirSync(registry.databasePath(did))
     writeFileSync(join(registry.databasePath(did), "keep.txt"), "mine")
     expect(await registry.use(did, "read", (db) => db.integrityCheck())).toEqual(["ok"])
-    expect(errors[0]?.reason).toBe("Unreadable")
+    expect(errors[0]?.reason).toBe("unreadable")
     expect(readFileSync(join(errors[0]!.movedTo!, "keep.txt"), "utf8")).toBe("mine")
   })
 
-  it("a file of another user is refused (OwnerMismatch) and moved aside, not mixed in", async () => {
+  it("a file of another user is refused (owner-mismatch) and moved aside, not mixed in", async () => {
     const { registry, errors } = setup()
     await registry.use("did:key:a", "write", (db) =>
       db.statement("INSERT INTO plugboard_meta VALUES ('x','a')").run()
@@ -187,7 +187,7 @@ describe("corrupt or unreadable user database", () => {
         db.statement("SELECT * FROM plugboard_meta WHERE key='x'").get()
       )
     ).toBeUndefined()
-    expect(errors.map((e) => e.reason)).toEqual(["OwnerMismatch"])
+    expect(errors.map((e) => e.reason)).toEqual(["owner-mismatch"])
   })
 
   it("damage found mid-operation (verify on open disabled): typed error, moved aside, next turn fresh", async () => {
@@ -219,8 +219,8 @@ describe("corrupt or unreadable user database", () => {
       (e: unknown) => e
     )
     expect(failure).toBeInstanceOf(SqliteStorageError)
-    expect((failure as SqliteStorageError).reason).toBe("Corrupt")
-    expect(errors.map((e) => e.reason)).toEqual(["Corrupt"])
+    expect((failure as SqliteStorageError).reason).toBe("corrupt")
+    expect(errors.map((e) => e.reason)).toEqual(["corrupt"])
     expect(readFileSync(errors[0]!.movedTo!).equals(bytes)).toBe(true)
     // The host logged the failed load and ran the turn on empty state; the next one is clean.
     expect(await saver.getTuple({ configurable: { thread_id: "t" } })).toBeUndefined()
@@ -237,7 +237,7 @@ describe("corrupt or unreadable user database", () => {
     try {
       makeSqliteSaver({ filename: path })
     } catch (e) {
-      expect((e as SqliteOpenError).reason).toBe("NotADatabase")
+      expect((e as SqliteOpenError).reason).toBe("not-a-database")
     }
     expect(readFileSync(path).equals(before)).toBe(true)
   })
@@ -248,14 +248,14 @@ describe("corrupt or unreadable user database", () => {
     await writeRealDatabase(path)
     chmodSync(path, 0o000)
     expect(await registry.use("did:key:perm", "read", (db) => db.integrityCheck())).toEqual(["ok"])
-    expect(errors[0]?.reason).toBe("Unreadable")
+    expect(errors[0]?.reason).toBe("unreadable")
     chmodSync(errors[0]!.movedTo!, 0o600)
   })
 })
 
 /**
  * A sound database that cannot be opened just now — another process holds its lock, the process
- * ran out of file descriptors — is left exactly where it is: the operation fails `Unavailable`
+ * ran out of file descriptors — is left exactly where it is: the operation fails `unavailable`
  * after retrying, and the next one, once the cause has passed, reads the whole history.
  */
 describe("a sound database that cannot be opened for a passing reason", () => {
@@ -290,10 +290,10 @@ describe("a sound database that cannot be opened for a passing reason", () => {
       (e: unknown) => e
     )
     expect(failure).toBeInstanceOf(SqliteOpenError)
-    expect((failure as SqliteOpenError).reason).toBe("Unavailable")
+    expect((failure as SqliteOpenError).reason).toBe("unavailable")
     expect((failure as SqliteOpenError).message).toMatch(/SQLITE_BUSY/)
     // Reported once, after the retries, and nothing was moved or started afresh.
-    expect(errors.map((e) => [e.reason, e.movedTo])).toEqual([["Unavailable", undefined]])
+    expect(errors.map((e) => [e.reason, e.movedTo])).toEqual([["unavailable", undefined]])
     expect(readdirSync(t.dir).filter((f) => f.includes(".corrupt-"))).toEqual([])
 
     other.exec("COMMIT")
@@ -331,8 +331,8 @@ describe("a sound database that cannot be opened for a passing reason", () => {
       afterwards: string | null
       files: Array<string>
     }
-    expect(result.whileExhausted.reason).toBe("Unavailable")
-    expect(result.reported).toEqual([["Unavailable", null]])
+    expect(result.whileExhausted.reason).toBe("unavailable")
+    expect(result.reported).toEqual([["unavailable", null]])
     expect(result.afterwards).toBe(latest)
     expect(result.files.filter((f) => f.includes(".corrupt-"))).toEqual([])
   })

@@ -102,7 +102,7 @@ export const run = (
         expect(chosen.runId).toBe("run-x")
         yield* expectReason(
           s.create({ runId: "run-x", sessionId: "s2", did: ALICE, requestId: "r" }),
-          "Invalid"
+          "invalid"
         )
         expect(yield* s.get(ALICE, "nope")).toEqual(Option.none())
         expect(yield* s.frames(ALICE, minted.runId, 0)).toEqual([])
@@ -117,7 +117,7 @@ export const run = (
         yield* advance(10)
         const running = yield* s.start(ALICE, "r")
         expect(running).toMatchObject({ status: "running", updatedAt: T0 + 10, createdAt: T0 })
-        yield* expectReason(s.start(ALICE, "r"), "Invalid")
+        yield* expectReason(s.start(ALICE, "r"), "invalid")
         const appended = [
           yield* s.append(ALICE, "r", { event: "run", data: { runId: "r", requestId: "q" } }),
           yield* s.append(ALICE, "r", message("Hello")),
@@ -138,9 +138,9 @@ export const run = (
           endedAt: T0 + 15,
           updatedAt: T0 + 15
         })
-        yield* expectReason(s.append(ALICE, "r", message("late")), "Ended")
-        yield* expectReason(s.end(ALICE, "r", { status: "failed" }), "Ended")
-        yield* expectReason(s.start(ALICE, "r"), "Ended")
+        yield* expectReason(s.append(ALICE, "r", message("late")), "ended")
+        yield* expectReason(s.end(ALICE, "r", { status: "failed" }), "ended")
+        yield* expectReason(s.start(ALICE, "r"), "ended")
         expect((yield* s.frames(ALICE, "r", 0)).filter((f) => f.event === "done")).toHaveLength(1)
         expect(yield* s.get(ALICE, "r")).toEqual(Option.some(run))
       })
@@ -173,7 +173,7 @@ export const run = (
         const refused = yield* Effect.flip(
           s.end(ALICE, "bounded", { status: "failed", reason: "no spaces allowed" })
         )
-        expect(refused.reason).toBe("Invalid")
+        expect(refused.reason).toBe("invalid")
         const done = yield* s.end(ALICE, "bounded", { status: "failed", reason: "max-tool-calls" })
         expect(done.data).toEqual({ status: "failed", partialText: "so far", reason: "max-tool-calls" })
         expect((yield* s.frames(ALICE, "bounded", 0)).at(-1)).toEqual(done)
@@ -189,7 +189,7 @@ export const run = (
         expect((yield* s.frames(ALICE, "run-1", 2)).map((f) => f.id)).toEqual([3, 4, 5, 6])
         expect(yield* s.frames(ALICE, "run-1", 6)).toEqual([])
         expect(yield* s.frames(ALICE, "run-1", 60)).toEqual([])
-        yield* expectReason(s.frames(ALICE, "unknown", 0), "NotFound")
+        yield* expectReason(s.frames(ALICE, "unknown", 0), "not-found")
       })
     )
 
@@ -214,11 +214,11 @@ export const run = (
         yield* started()
         yield* s.append(ALICE, "run-1", message("secret"))
         expect(yield* s.get(BOB, "run-1")).toEqual(Option.none())
-        yield* expectReason(s.frames(BOB, "run-1", 0), "NotFound")
-        yield* expectReason(collect(s.follow(BOB, "run-1", 0)), "NotFound")
-        yield* expectReason(s.append(BOB, "run-1", message("x")), "NotFound")
-        yield* expectReason(s.start(BOB, "run-1"), "NotFound")
-        yield* expectReason(s.end(BOB, "run-1", { status: "aborted" }), "NotFound")
+        yield* expectReason(s.frames(BOB, "run-1", 0), "not-found")
+        yield* expectReason(collect(s.follow(BOB, "run-1", 0)), "not-found")
+        yield* expectReason(s.append(BOB, "run-1", message("x")), "not-found")
+        yield* expectReason(s.start(BOB, "run-1"), "not-found")
+        yield* expectReason(s.end(BOB, "run-1", { status: "aborted" }), "not-found")
         expect(yield* s.activeForSession(BOB, "s1")).toEqual(Option.none())
         // The same ids are free for another user and independent.
         yield* s.create({ runId: "run-1", sessionId: "s1", did: BOB, requestId: "b" })
@@ -263,9 +263,9 @@ export const run = (
         expect(yield* collect(s.follow(ALICE, "run-1", 0))).toEqual(all)
         expect(yield* collect(s.follow(ALICE, "run-1", 1))).toEqual(all.slice(1))
         expect(yield* collect(s.follow(ALICE, "run-1", 2))).toEqual([])
-        yield* expectReason(collect(s.follow(ALICE, "run-1", 3)), "Invalid")
-        yield* expectReason(collect(s.follow(ALICE, "unknown", 0)), "NotFound")
-        yield* expectReason(collect(s.follow(ALICE, "run-1", -1)), "Invalid")
+        yield* expectReason(collect(s.follow(ALICE, "run-1", 3)), "invalid")
+        yield* expectReason(collect(s.follow(ALICE, "unknown", 0)), "not-found")
+        yield* expectReason(collect(s.follow(ALICE, "run-1", -1)), "invalid")
       })
     )
 
@@ -337,7 +337,7 @@ export const run = (
         yield* advance(1)
         expect(yield* s.prune(1000)).toBe(1)
         expect(yield* s.get(ALICE, "old")).toEqual(Option.none())
-        yield* expectReason(s.frames(ALICE, "old", 0), "NotFound")
+        yield* expectReason(s.frames(ALICE, "old", 0), "not-found")
         expect(Option.isSome(yield* s.get(ALICE, "recent"))).toBe(true)
         yield* advance(1_000_000)
         expect(yield* s.prune(0)).toBe(1)
@@ -376,7 +376,7 @@ export const run = (
           s.prune(-1),
           s.prune(Number.NaN)
         ]
-        for (const effect of bad) yield* expectReason(effect, "Invalid")
+        for (const effect of bad) yield* expectReason(effect, "invalid")
         const run = Option.getOrThrow(yield* s.get(ALICE, "run-1"))
         expect(run).toMatchObject({ status: "running", lastFrameId: 0, partialText: "" })
       })

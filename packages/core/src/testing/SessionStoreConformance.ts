@@ -97,7 +97,7 @@ export const sessionStoreConformance = (name: string, factory: SessionStoreFacto
         const s = yield* store
         const first = yield* s.create("did:key:alice", { sessionId: "s1", title: "first" })
         yield* advance(1000)
-        yield* expectReason(s.create("did:key:alice", { sessionId: "s1", title: "second" }), "AlreadyExists")
+        yield* expectReason(s.create("did:key:alice", { sessionId: "s1", title: "second" }), "already-exists")
         const ensured = yield* s.ensure("did:key:alice", { sessionId: "s1", title: "third" })
         expect(ensured).toEqual({ session: first, created: false })
         const fresh = yield* s.ensure("did:key:alice", { sessionId: "s2", title: "new" })
@@ -168,9 +168,9 @@ export const sessionStoreConformance = (name: string, factory: SessionStoreFacto
         yield* advance(42)
         const touched = yield* s.touch("did:key:alice", "s1")
         expect(touched).toEqual({ ...created, lastUpdatedAt: new Date(T0 + 42).toISOString() })
-        yield* expectReason(s.touch("did:key:alice", "missing"), "NotFound")
-        yield* expectReason(s.update("did:key:alice", "missing", { title: "x" }), "NotFound")
-        yield* expectReason(s.touch("did:key:bob", "s1"), "NotFound")
+        yield* expectReason(s.touch("did:key:alice", "missing"), "not-found")
+        yield* expectReason(s.update("did:key:alice", "missing", { title: "x" }), "not-found")
+        yield* expectReason(s.touch("did:key:bob", "s1"), "not-found")
       })
     )
 
@@ -296,7 +296,7 @@ export const sessionStoreConformance = (name: string, factory: SessionStoreFacto
           s.get(alice, ""),
           s.delete(alice, "\u0000")
         ]
-        for (const effect of bad) yield* expectReason(effect, "InvalidInput")
+        for (const effect of bad) yield* expectReason(effect, "invalid-input")
         const page = yield* s.list(alice)
         expect(page.total).toBe(1)
         expect(page.sessions[0]).toMatchObject({

@@ -154,7 +154,7 @@ export const run = (name: string, factory: TurnControlFactory): void => {
           const exit = yield* Effect.exit(a.stop(input as TC.StopRequest))
           expect(Exit.isFailure(exit)).toBe(true)
           if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
-            expect(exit.cause.error.reason).toBe("Invalid")
+            expect(exit.cause.error.reason).toBe("invalid")
             expect(exit.cause.error.message).toContain(field)
           }
         }

@@ -94,7 +94,7 @@ export const run = (
       Effect.gen(function* () {
         const l = yield* lock
         const held = yield* l.acquire(KEY, { ttlMs: 1000 })
-        yield* expectReason(l.acquire(KEY, { ttlMs: 1000, waitMs: 0 }), "Busy")
+        yield* expectReason(l.acquire(KEY, { ttlMs: 1000, waitMs: 0 }), "busy")
         const other = yield* l.acquire(OTHER, { ttlMs: 1000, waitMs: 0 })
         expect(yield* l.isCurrent(KEY, held.token)).toBe(true)
         expect(yield* l.isCurrent(OTHER, other.token)).toBe(true)
@@ -128,10 +128,10 @@ export const run = (
         const dead = yield* l.acquire(KEY, { ttlMs: 1000 })
         yield* advance(999)
         expect(yield* l.isCurrent(KEY, dead.token)).toBe(true)
-        yield* expectReason(l.acquire(KEY, { ttlMs: 1000, waitMs: 0 }), "Busy")
+        yield* expectReason(l.acquire(KEY, { ttlMs: 1000, waitMs: 0 }), "busy")
         yield* advance(1)
         expect(yield* l.isCurrent(KEY, dead.token)).toBe(false)
-        yield* expectReason(l.refresh(KEY, dead.token, 1000), "Lost")
+        yield* expectReason(l.refresh(KEY, dead.token, 1000), "lost")
         const next = yield* l.acquire(KEY, { ttlMs: 1000, waitMs: 0 })
         expect(next.token).toBeGreaterThan(dead.token)
         // The late holder's release cannot free the new holder's lock.
@@ -151,8 +151,8 @@ export const run = (
         expect(yield* l.isCurrent(KEY, lease.token)).toBe(true)
         yield* advance(100)
         expect(yield* l.isCurrent(KEY, lease.token)).toBe(false)
-        yield* expectReason(l.refresh(KEY, lease.token, 1000), "Lost")
-        yield* expectReason(l.refresh(OTHER, lease.token, 1000), "Lost")
+        yield* expectReason(l.refresh(KEY, lease.token, 1000), "lost")
+        yield* expectReason(l.refresh(OTHER, lease.token, 1000), "lost")
       })
     )
 
@@ -180,7 +180,7 @@ export const run = (
         yield* Effect.sleep(30)
         expect(waiter.unsafePoll()).toBeNull()
         yield* advance(500)
-        expect(reasonOf(yield* joinWithin(waiter))).toBe("Busy")
+        expect(reasonOf(yield* joinWithin(waiter))).toBe("busy")
       })
     )
 
@@ -193,9 +193,9 @@ export const run = (
         const waiter = yield* Effect.fork(l.acquire(KEY, { ttlMs: 1000, signal: controller.signal }))
         yield* Effect.sleep(30)
         controller.abort()
-        expect(reasonOf(yield* joinWithin(waiter))).toBe("Aborted")
+        expect(reasonOf(yield* joinWithin(waiter))).toBe("aborted")
         yield* held.release
-        yield* expectReason(l.acquire(KEY, { ttlMs: 1000, signal: controller.signal }), "Aborted")
+        yield* expectReason(l.acquire(KEY, { ttlMs: 1000, signal: controller.signal }), "aborted")
         yield* l.acquire(KEY, { ttlMs: 1000, waitMs: 0 })
       })
     )
@@ -241,7 +241,7 @@ export const run = (
           l.isCurrent(KEY, 1.5),
           l.release("", 1)
         ]
-        for (const effect of bad) yield* expectReason(effect, "Invalid")
+        for (const effect of bad) yield* expectReason(effect, "invalid")
         yield* l.acquire(KEY, { ttlMs: 1000, waitMs: 0 })
       })
     )
@@ -326,7 +326,7 @@ export const run = (
                   } else if (op.kind === "acquire") {
                     const exit = yield* Effect.exit(l.acquire(op.key, { ttlMs: op.ttl, waitMs: 0 }))
                     if (current(op.key) !== undefined) {
-                      expect(reasonOf(exit)).toBe("Busy")
+                      expect(reasonOf(exit)).toBe("busy")
                     } else {
                       expect(Exit.isSuccess(exit)).toBe(true)
                       const lease = (exit as Exit.Success<TL.Lease, never>).value
@@ -347,7 +347,7 @@ export const run = (
                         expect(Exit.isSuccess(exit)).toBe(true)
                         holder.set(lease.key, { token: lease.token, expiresAt: now + op.ttl })
                       } else {
-                        expect(reasonOf(exit)).toBe("Lost")
+                        expect(reasonOf(exit)).toBe("lost")
                       }
                     }
                   }

@@ -134,7 +134,7 @@ describe("MetaTools.listCapabilities", () => {
     expect(msg("not json")).toBe("list_capabilities expects an object of arguments, got string.")
     const e = left(MetaTools.listCapabilities(catalog, [], 7))
     expect(e._tag).toBe("MetaToolInputError")
-    expect(e.reason).toBe("InvalidInput")
+    expect(e.reason).toBe("invalid-input")
     expect(JSON.parse(MetaTools.formatToolMessage(e))).toEqual({ error: e.message })
   })
 })

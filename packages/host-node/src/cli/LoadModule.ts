@@ -15,7 +15,7 @@ import { importModule } from "./ImportModule.js"
 export class ModuleLoadError extends Error {
   readonly _tag = "ModuleLoadError"
   constructor(
-    readonly reason: "NotFound" | "ImportFailed" | "NoPlugins" | "BadAliases",
+    readonly reason: "not-found" | "import-failed" | "no-plugins" | "bad-aliases",
     message: string
   ) {
     super(message)
@@ -57,7 +57,7 @@ export const resolveModule = (spec: string, cwd: string): string => {
     for (const ext of EXTENSIONS) if (isFile(join(base, `index${ext}`))) return join(base, `index${ext}`)
   }
   throw new ModuleLoadError(
-    "NotFound",
+    "not-found",
     `Cannot find module '${spec}' (looked for ${tried.map((p) => `'${displayPath(p, cwd)}'`).join(", ")}).`
   )
 }
@@ -99,7 +99,7 @@ export const extract = (namespace: Record<string, unknown>, shownAs: string): Lo
   }
   const names = Object.keys(namespace)
   throw new ModuleLoadError(
-    "NoPlugins",
+    "no-plugins",
     `Module '${shownAs}' exports no plugins: expected a default export, 'plugins' or 'examplePlugins' ` +
       `(an array of plugins or one plugin), a 'catalog', or named plugin exports; it exports ${
         names.length === 0 ? "nothing" : names.map((n) => `'${n}'`).join(", ")
@@ -131,7 +131,7 @@ export const extractAliases = (
     value instanceof Map ? [...value.entries()] : isRecord(value) ? Object.entries(value) : undefined
   if (entries === undefined || entries.some(([k, v]) => typeof k !== "string" || typeof v !== "string")) {
     throw new ModuleLoadError(
-      "BadAliases",
+      "bad-aliases",
       `Module '${shownAs}' exports 'aliases', but it is not a map of query labels to plugin names (strings).`
     )
   }
@@ -237,7 +237,7 @@ export const loadModule = async (
 ): Promise<{ readonly file: string; readonly aliases: ReadonlyMap<string, string> | undefined } & Loaded> => {
   if (spec === undefined && !existsSync(defaultModule())) {
     throw new ModuleLoadError(
-      "NotFound",
+      "not-found",
       "No module given, and the default (the examples' catalog) is not here: it ships with the " +
         "plugboard repository, not with the package. Pass the module that exports your plugins."
     )
@@ -247,7 +247,7 @@ export const loadModule = async (
   try {
     namespace = await importModule(file)
   } catch (thrown) {
-    throw new ModuleLoadError("ImportFailed", describeImportFailure(thrown, file, cwd))
+    throw new ModuleLoadError("import-failed", describeImportFailure(thrown, file, cwd))
   }
   const shownAs = displayPath(file, cwd)
   return { file, ...extract(namespace, shownAs), aliases: extractAliases(namespace, shownAs) }

@@ -23,7 +23,7 @@ import type { ConsoleBudget, ConsoleCatalog, ConsoleOffer, ConsolePlugin, Consol
 
 /** A request the console API refuses (a 400), with the message the page shows. */
 export class ConsoleInputError extends Data.TaggedError("ConsoleInputError")<{
-  readonly reason: "TooManyNames" | "NotLoadable" | "InvalidQuery"
+  readonly reason: "too-many-names" | "not-loadable" | "invalid-query"
   readonly message: string
 }> {}
 
@@ -149,13 +149,13 @@ export const make = (options: {
         view
       )
       if (Either.isLeft(result))
-        throw new ConsoleInputError({ reason: "InvalidQuery", message: result.left.message })
+        throw new ConsoleInputError({ reason: "invalid-query", message: result.left.message })
       return result.right
     },
     offer: async (loaded, view) => {
       if (loaded.length > MAX_LOADED) {
         throw new ConsoleInputError({
-          reason: "TooManyNames",
+          reason: "too-many-names",
           message: `loaded names at most ${MAX_LOADED} plugins, got ${loaded.length}.`
         })
       }
@@ -165,7 +165,7 @@ export const make = (options: {
       })
       if (refused.length > 0) {
         throw new ConsoleInputError({
-          reason: "NotLoadable",
+          reason: "not-loadable",
           message: `loaded names ${refused
             .slice(0, 5)
             .map((n) => `'${n.slice(0, 100)}'`)

@@ -247,7 +247,7 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
     if (thrown instanceof InputFileError) return fail("error", ExitCode.NoInput, [thrown.message])
     if (thrown instanceof OutputFileError) return fail("error", ExitCode.CantCreate, [thrown.message])
     if (thrown instanceof QueriesFileError) {
-      return fail("error", thrown.reason === "Unreadable" ? ExitCode.NoInput : ExitCode.DataError, [
+      return fail("error", thrown.reason === "unreadable" ? ExitCode.NoInput : ExitCode.DataError, [
         thrown.message
       ])
     }

@@ -10,7 +10,7 @@ import type { RoutingEval } from "@plugboard/core"
 export class QueriesFileError extends Error {
   readonly _tag = "QueriesFileError"
   constructor(
-    readonly reason: "Unreadable" | "Malformed",
+    readonly reason: "unreadable" | "malformed",
     message: string
   ) {
     super(message)
@@ -38,10 +38,10 @@ export const parseQueries = (text: string, file: string): Array<QueryLine> => {
       value = JSON.parse(line)
     } catch (thrown) {
       const why = thrown instanceof Error ? thrown.message : String(thrown)
-      throw new QueriesFileError("Malformed", `${where}: not valid JSON (${why}): ${excerpt(line)}`)
+      throw new QueriesFileError("malformed", `${where}: not valid JSON (${why}): ${excerpt(line)}`)
     }
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      throw new QueriesFileError("Malformed", `${where}: expected an object {"query": ..., "plugin": ...}.`)
+      throw new QueriesFileError("malformed", `${where}: expected an object {"query": ..., "plugin": ...}.`)
     }
     const { query, plugin } = value as Record<string, unknown>
     for (const [field, v] of [
@@ -50,14 +50,14 @@ export const parseQueries = (text: string, file: string): Array<QueryLine> => {
     ] as const) {
       if (typeof v !== "string" || v.trim().length === 0) {
         throw new QueriesFileError(
-          "Malformed",
+          "malformed",
           `${where}: field '${field}' must be a non-empty string (got ${v === undefined ? "nothing" : JSON.stringify(v)}).`
         )
       }
     }
     out.push({ query: query as string, plugin: (plugin as string).trim(), line: i + 1 })
   })
-  if (out.length === 0) throw new QueriesFileError("Malformed", `${file}: no queries (the file is empty).`)
+  if (out.length === 0) throw new QueriesFileError("malformed", `${file}: no queries (the file is empty).`)
   return out
 }
 
@@ -69,7 +69,7 @@ export const readQueries = (path: string, shownAs: string): Array<QueryLine> => 
   } catch (thrown) {
     const code = (thrown as { code?: string }).code
     throw new QueriesFileError(
-      "Unreadable",
+      "unreadable",
       `Cannot read queries file '${shownAs}'${code === "ENOENT" ? ": no such file" : code === "EISDIR" ? ": it is a folder" : ""}.`
     )
   }

@@ -7,7 +7,7 @@ import { Data, Effect } from "effect"
 import type pg from "pg"
 
 /**
- * A query or connection failed. Internal: each store turns it into its port's `Unavailable`
+ * A query or connection failed. Internal: each store turns it into its port's `unavailable`
  * error. `message` never holds the password (see `redact`).
  */
 export class PgFailure extends Data.TaggedError("PgFailure")<{

@@ -37,7 +37,7 @@ export interface MakeOptions {
 
 /** Boot failed: every hard error found, with the warnings gathered on the way. */
 export class CatalogBootError extends Data.TaggedError("CatalogBootError")<{
-  readonly reason: "InvalidCatalog"
+  readonly reason: "invalid-catalog"
   /** Each hard violation, without the `[boot-error]` prefix. */
   readonly errors: ReadonlyArray<string>
   /** Each soft violation, without the `[boot-warning]` prefix. */
@@ -282,7 +282,7 @@ export const make = (
   if (!Array.isArray(plugins)) {
     return Either.left(
       new CatalogBootError({
-        reason: "InvalidCatalog",
+        reason: "invalid-catalog",
         errors: ["The plugin list must be an array."],
         warnings
       })
@@ -385,7 +385,7 @@ export const make = (
   const sorted = sortByDependencies(drafts, byName, errors)
 
   if (errors.length > 0) {
-    return Either.left(new CatalogBootError({ reason: "InvalidCatalog", errors, warnings }))
+    return Either.left(new CatalogBootError({ reason: "invalid-catalog", errors, warnings }))
   }
 
   const entries = sorted.map((d) => d.entry)

@@ -15,11 +15,11 @@ import { type Catalog, RESERVED_TOOL_NAMES } from "./model.js"
  */
 export class RequestToolError extends Data.TaggedError("RequestToolError")<{
   /**
-   * `UnknownPlugin`: the plugin is not in the catalog. `InvalidTool`: the tool breaks a rule a
-   * boot-time tool would be rejected for. `NameTaken`: the name is a meta-tool's, or a catalog
+   * `unknown-plugin`: the plugin is not in the catalog. `invalid-tool`: the tool breaks a rule a
+   * boot-time tool would be rejected for. `name-taken`: the name is a meta-tool's, or a catalog
    * tool's or boot-time sub-agent's (tool names are one flat namespace).
    */
-  readonly reason: "UnknownPlugin" | "InvalidTool" | "NameTaken"
+  readonly reason: "unknown-plugin" | "invalid-tool" | "name-taken"
   readonly plugin: string
   readonly errors: ReadonlyArray<string>
 }> {
@@ -38,7 +38,7 @@ const resolvePerRequest = (
   if (entry === undefined) {
     return Either.left(
       new RequestToolError({
-        reason: "UnknownPlugin",
+        reason: "unknown-plugin",
         plugin,
         errors: [`Plugin '${shown(String(plugin))}' is not in the catalog; its ${kind}s cannot be offered.`]
       })
@@ -59,7 +59,7 @@ const resolvePerRequest = (
     alwaysTools: []
   })
   if (tool === undefined || errors.length > 0) {
-    return Either.left(new RequestToolError({ reason: "InvalidTool", plugin, errors }))
+    return Either.left(new RequestToolError({ reason: "invalid-tool", plugin, errors }))
   }
   // A per-request tool takes no name a boot-time one could not: the meta-tools', the host's.
   const meta = RESERVED_TOOL_NAMES.includes(tool.name)
@@ -73,7 +73,7 @@ const resolvePerRequest = (
         : `a name plugin '${shown(owner!)}' registers at boot`
     return Either.left(
       new RequestToolError({
-        reason: "NameTaken",
+        reason: "name-taken",
         plugin,
         errors: [
           `Plugin '${shown(plugin)}' ${kind} '${tool.name}' takes ${whose} (tool names are one flat namespace).`

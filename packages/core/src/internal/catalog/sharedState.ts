@@ -13,7 +13,7 @@ export type SharedStateRead =
 
 /** Shared state that cannot be assembled: every problem, each worded for a `[boot-error]` line. */
 export class SharedStateError extends Data.TaggedError("SharedStateError")<{
-  readonly reason: "InvalidSharedState"
+  readonly reason: "invalid-shared-state"
   readonly errors: ReadonlyArray<string>
 }> {
   /** One `[boot-error] <message>` line per problem. */
@@ -66,7 +66,7 @@ export const mergeSharedState = (
     }
   }
   return errors.length > 0
-    ? Either.left(new SharedStateError({ reason: "InvalidSharedState", errors }))
+    ? Either.left(new SharedStateError({ reason: "invalid-shared-state", errors }))
     : Either.right(shared)
 }
 
@@ -109,7 +109,7 @@ export const readSharedState = (
     const merged = mergeSharedState(reads)
     const errors = [...taken, ...(Either.isLeft(merged) ? merged.left.errors : [])]
     if (errors.length > 0 || Either.isLeft(merged)) {
-      return yield* Effect.fail(new SharedStateError({ reason: "InvalidSharedState", errors }))
+      return yield* Effect.fail(new SharedStateError({ reason: "invalid-shared-state", errors }))
     }
     const shared: Record<string, unknown> = { ...merged.right }
     for (const [key, value] of Object.entries(host)) {
