@@ -1,12 +1,15 @@
 /**
  * `EMBEDDING_MODEL` (README "Routing quality"): with a model folder, `list_capabilities`' query
  * ranking fuses an embedder's similarity with the lexical one, end to end through a turn; a
- * missing or bad model stops boot with a clear `[boot-error]`; unset, the ranking stays lexical.
+ * missing or bad model, or a host without the optional `@plugboard/embeddings`, is a clear error;
+ * unset, the ranking stays lexical.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { execFile } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
 import { definePlugin, defineTool } from "@plugboard/core"
 import { ScriptedChatModel, type ScriptedTurn } from "@plugboard/models"
 import { Schema } from "effect"
@@ -85,5 +88,37 @@ describe("EMBEDDING_MODEL", () => {
 
   it.skipIf(!modelPresent)("set, list_capabilities ranks by meaning too: finance first", async () => {
     expect((await listed({ EMBEDDING_MODEL: MODEL }))[0]).toBe("finance")
+  })
+
+  it("@plugboard/embeddings is an optional peer: without it, EMBEDDING_MODEL is a clear error", async () => {
+    const here = import.meta.dirname
+    const manifest = JSON.parse(readFileSync(join(here, "..", "package.json"), "utf8"))
+    expect(manifest.peerDependenciesMeta["@plugboard/embeddings"]).toEqual({ optional: true })
+    expect(manifest.dependencies["@plugboard/embeddings"]).toBeUndefined()
+    const script = `
+      const { Catalog } = await import("@plugboard/core")
+      const { loadQueryRanking } = await import("./src/QueryRanking.ts")
+      const r = await loadQueryRanking(Catalog.unsafeMake([]), ${JSON.stringify(MODEL)})
+      console.log(JSON.stringify(r._tag === "Left" ? { reason: r.left.reason, message: r.left.message } : "loaded"))
+    `
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        "--conditions=@plugboard/source",
+        "--import",
+        "tsx",
+        "--import",
+        join(here, "hide-embeddings.mjs"),
+        "--input-type=module",
+        "-e",
+        script
+      ],
+      { cwd: join(here, "..") }
+    )
+    expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toEqual({
+      reason: "model-missing",
+      message:
+        "the package @plugboard/embeddings, which runs the model, is not installed (npm install @plugboard/embeddings)"
+    })
   })
 })
