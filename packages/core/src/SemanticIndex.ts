@@ -12,8 +12,9 @@
  */
 import { Effect, Either } from "effect"
 import * as CapabilityIndex from "./CapabilityIndex.js"
-import type { Catalog, CatalogEntry } from "./Catalog.js"
 import { Embedder, EmbedderError } from "./Embedder.js"
+import type { CatalogEntry } from "./internal/catalog/entry.js"
+import type { Catalog } from "./internal/catalog/model.js"
 
 /**
  * Weight of the cosine against the lexical relevance. Chosen on half A of MetaTool's dev split
@@ -65,16 +66,7 @@ export const documentText = (doc: CapabilityIndex.CapabilityDocument): string =>
 
 /** The documents of a catalog's discoverable plugins, the fields `CapabilityIndex` reads. */
 export const documentsOf = (catalog: Catalog): Array<CapabilityIndex.CapabilityDocument> =>
-  catalog.entries
-    .filter((e: CatalogEntry) => e.discoverable)
-    .map((e) => ({
-      name: e.name,
-      title: e.manifest.title,
-      summary: e.manifest.summary,
-      whenToUse: e.manifest.whenToUse,
-      tags: e.manifest.tags,
-      examples: e.manifest.examples?.map((x) => x.user)
-    }))
+  catalog.entries.filter((e: CatalogEntry) => e.discoverable).map(CapabilityIndex.documentOf)
 
 const invalid = (message: string) => new EmbedderError({ reason: "invalid-output", message })
 

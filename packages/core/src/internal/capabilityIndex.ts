@@ -221,7 +221,8 @@ export const tokenize = (text: string): Array<string> => {
 // Building
 
 /** The document of a catalog entry: its name and the manifest fields the ranking reads. */
-const fromEntry = (entry: CatalogEntry): CapabilityDocument => ({
+/** The document a catalog entry is ranked by: its name and its manifest's prose. */
+export const documentOf = (entry: CatalogEntry): CapabilityDocument => ({
   name: entry.name,
   title: entry.manifest.title,
   summary: entry.manifest.summary,
@@ -267,7 +268,7 @@ export const make = (
   const documents: Array<CapabilityDocument> = []
   for (const item of items) {
     if (isEntry(item)) {
-      if (item.discoverable) documents.push(fromEntry(item))
+      if (item.discoverable) documents.push(documentOf(item))
     } else documents.push(item)
   }
   const names = documents.map((d) => d.name)
