@@ -508,7 +508,9 @@ export class SqliteSaver extends BaseCheckpointSaver {
     const cacheKey = deltaKey(key.thread, key.ns, channel)
     const cached = this.itemCache.get(cacheKey)
     if (cached?.id === id) return cached
-    const items = await this.backend.read((db): CachedItems | undefined => {
+    // A stored text SQLite's JSON functions cannot read (a damaged row) makes them throw: then the
+    // caller reads the whole history, which reports it as any read of the thread does.
+    const items = await this.readOrNothing((db): CachedItems | undefined => {
       const own = db.statement(SQL.ownSeed).get({ ...key, id }) as { seeded: number } | undefined
       if (own === undefined) return undefined
       if (own.seeded === 1) {
@@ -560,7 +562,7 @@ export class SqliteSaver extends BaseCheckpointSaver {
     for (const s of sources) if (!values.has(storedAt(s))) missing.set(storedAt(s), s)
     if (missing.size > 0) {
       const wanted = [...missing.values()]
-      const raw = await this.backend.read((db) => readSources(db, key, wanted))
+      const raw = await this.readOrNothing((db) => readSources(db, key, wanted))
       if (raw === undefined) return undefined
       let decoded: Array<unknown>
       try {
@@ -579,6 +581,11 @@ export class SqliteSaver extends BaseCheckpointSaver {
           : undefined
         : value
     })
+  }
+
+  /** `backend.read(fn)`, or `undefined` when it throws. */
+  private readOrNothing<T>(fn: (db: Database) => T | undefined): Promise<T | undefined> {
+    return this.backend.read(fn).catch(() => undefined)
   }
 
   /** The thread, namespace and channel `deltaItems` reads, when this saver can read them item by item. */

@@ -360,4 +360,37 @@ describe("paged history over messages stored as deltas", () => {
       { numRuns: 40 }
     )
   })
+
+  it("a stored message SQLite cannot read as JSON: the page falls back to the whole list, which reports it as before", async () => {
+    const file = newFile()
+    const saver = open(file)
+    const writer = new ThreadWriter(saver, "t")
+    await writer.start([])
+    for (let n = 0; n < 4; n++) {
+      await writer.step(
+        {
+          tasks: [
+            {
+              ops: [
+                { op: "new", type: "human" },
+                { op: "new", type: "ai" }
+              ],
+              asList: true
+            }
+          ],
+          snapshot: false
+        },
+        n
+      )
+    }
+    saver.database.db
+      .prepare(
+        "UPDATE writes SET value = CAST('{not json' AS BLOB) WHERE (checkpoint_id, task_id, idx) = (SELECT checkpoint_id, task_id, idx FROM writes WHERE channel = 'messages' ORDER BY checkpoint_id LIMIT 1)"
+      )
+      .run()
+    const tuple = await latest(saver, "t")
+    expect(await saver.deltaItems(tuple!.config, "messages")).toBeUndefined()
+    await expect(messagesAt(saver, tuple)).rejects.toThrow()
+    await expect(pageAt(saver, tuple, { limit: 1 })).rejects.toThrow()
+  })
 })
