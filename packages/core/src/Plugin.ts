@@ -3,7 +3,7 @@
  * `definePlugin` only checks what a type cannot (the name); everything that needs the whole
  * catalog (collisions, dependencies, manifest rules) is checked when the catalog is built.
  */
-import type { Schema } from "effect"
+import { Data, type Schema } from "effect"
 import type { PluginStateUpdate } from "./GraphState.js"
 import type { Capability } from "./internal/capability.js"
 import type { PluginSource } from "./internal/pluginSource.js"
@@ -176,14 +176,19 @@ const KEBAB_CASE = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/
 /** True when `name` is a valid plugin name (kebab-case, starts with a letter). */
 export const isPluginName = (name: string): boolean => typeof name === "string" && KEBAB_CASE.test(name)
 
-/** Thrown by `definePlugin` for a name that is not kebab-case. */
-export class InvalidPluginNameError extends Error {
-  readonly _tag = "InvalidPluginNameError"
-  constructor(readonly pluginName: string) {
-    super(
-      `Plugin name '${String(pluginName)}' is not kebab-case (lowercase letters, digits and single dashes).`
-    )
-    this.name = "InvalidPluginNameError"
+/**
+ * Thrown by `definePlugin` for a name that is not kebab-case. Thrown, not failed: `definePlugin`
+ * is plain code; a `Data.TaggedError` is a real `Error` whose `name` is its tag, so plain callers see the same name, message and stack as before.
+ */
+export class InvalidPluginNameError extends Data.TaggedError("InvalidPluginNameError")<{
+  readonly pluginName: string
+  readonly message: string
+}> {
+  constructor(pluginName: string) {
+    super({
+      pluginName,
+      message: `Plugin name '${String(pluginName)}' is not kebab-case (lowercase letters, digits and single dashes).`
+    })
   }
 }
 

@@ -92,7 +92,11 @@ export interface Decision {
   readonly preloaded: ReadonlyArray<string>
 }
 
-/** A threshold that is not a number in [0, 1]. */
+/**
+ * A threshold that is not a number in [0, 1]. It stays a `RangeError` with its own `_tag`, not a
+ * `Data.TaggedError`: it reports a caller's bug, which every argument check of the project throws
+ * as a `RangeError` (callers may test `instanceof RangeError`), and a tagged error cannot extend it.
+ */
 export class InvalidThreshold extends RangeError {
   readonly _tag = "InvalidThreshold"
   constructor(readonly threshold: unknown) {

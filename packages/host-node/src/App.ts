@@ -39,7 +39,7 @@ import * as Postgres from "@plugboard/postgres"
 import * as Redis from "@plugboard/redis"
 import { layerRunStore, layerSessionStore, layerUserDatabases, UserDatabases } from "@plugboard/sqlite"
 import { loadOrCreateSigner, type Signer, UcanAuth } from "@plugboard/ucan"
-import { Cause, Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effect"
+import { Cause, Data, Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effect"
 import * as ServerConfig from "./Config.js"
 import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin.js"
 import { consoleLogger, makeConsoleLogger, shortDid } from "./Logger.js"
@@ -162,11 +162,13 @@ export interface OracleApp {
 }
 
 /** Boot failed; `lines` are what a CLI prints (each `[boot-error] ...` or `[config-error] ...`). */
-export class OracleBootError extends Error {
-  readonly _tag = "OracleBootError"
-  constructor(readonly lines: ReadonlyArray<string>) {
-    super(lines.join("\n"))
-    this.name = "OracleBootError"
+export class OracleBootError extends Data.TaggedError("OracleBootError")<{
+  readonly lines: ReadonlyArray<string>
+  readonly message: string
+}> {
+  // `createOracleApp` rejects with it, to plain callers: a `Data.TaggedError` is a real `Error` whose `name` is its tag, so plain callers see the same name, message and stack as before.
+  constructor(lines: ReadonlyArray<string>) {
+    super({ lines, message: lines.join("\n") })
   }
 }
 

@@ -12,7 +12,7 @@ import { isIP } from "node:net"
 import { isAbsolute, join, resolve } from "node:path"
 import { Auth, Preload, TurnBounds } from "@plugboard/core"
 import { type ChatModelSettings, DEFAULT_CALL_BOUNDS, envConfig, resolveSettings } from "@plugboard/models"
-import { Config, ConfigProvider, Effect, Either, Option } from "effect"
+import { Config, ConfigProvider, Data, Effect, Either, Option } from "effect"
 
 /**
  * Default of `TURN_LOCK_TTL_MS`: the LangGraph adapter's `DEFAULT_THREAD_LOCK_TTL_MS` (not
@@ -426,11 +426,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
 ]
 
 /** The configuration is unusable: one message per bad variable. */
-export class ConfigProblems extends Error {
-  readonly _tag = "ConfigProblems"
-  constructor(readonly problems: ReadonlyArray<string>) {
-    super(problems.join("\n"))
-    this.name = "ConfigProblems"
+export class ConfigProblems extends Data.TaggedError("ConfigProblems")<{
+  readonly problems: ReadonlyArray<string>
+  readonly message: string
+}> {
+  constructor(problems: ReadonlyArray<string>) {
+    super({ problems, message: problems.join("\n") })
   }
   /** What a host prints: one `[config-error] ...` line per problem. */
   get lines(): ReadonlyArray<string> {

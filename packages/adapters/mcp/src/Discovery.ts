@@ -7,6 +7,7 @@
  */
 import type { RuntimeLogger } from "@plugboard/core"
 import type { Signer } from "@plugboard/ucan"
+import { Data } from "effect"
 import * as Cache from "./Cache.js"
 import type { McpDescription, McpRequestOptions, McpServerConfig } from "./Types.js"
 import { invocationHeaders, mintMcpInvocation, userConnectionKey } from "./Ucan.js"
@@ -57,7 +58,8 @@ const sentence = (text: string): string => {
   return /[.!?]$/.test(t) ? t : `${t}.`
 }
 
-class Timeout extends Error {}
+/** A server did not finish describing itself within its `timeoutMs` (internal: becomes a sentence). */
+class DiscoveryTimeout extends Data.TaggedError("DiscoveryTimeout")<{}> {}
 
 /**
  * Asks one server, bounded by its `timeoutMs` over the whole exchange (connect, initialize and
@@ -73,7 +75,7 @@ const describeBounded = async (
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      reject(new Timeout())
+      reject(new DiscoveryTimeout())
       controller.abort(new Error(`did not answer within ${server.timeoutMs} ms`))
     }, server.timeoutMs)
   })
@@ -111,7 +113,7 @@ const bootAuth = async (
 
 /** The failure of a server, as the sentence the operator and the model are shown. */
 const failureOf = (server: McpServerConfig, cause: unknown): string =>
-  cause instanceof Timeout
+  cause instanceof DiscoveryTimeout
     ? `MCP server '${server.name}' did not answer within ${server.timeoutMs} ms.`
     : (() => {
         const message = messageOf(cause)

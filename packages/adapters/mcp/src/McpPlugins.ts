@@ -6,6 +6,7 @@
  * and, for `forwardUcan` servers, the requesting user's invocation on a connection of their own.
  */
 import { CatalogSource, type RuntimeContext, type RuntimeLogger, type ToolOutput } from "@plugboard/core"
+import { Data } from "effect"
 import type { Discovered } from "./Discovery.js"
 import type { McpRequestOptions, McpServerConfig, McpToolDescription } from "./Types.js"
 import { invocationHeaders, userConnectionKey } from "./Ucan.js"
@@ -28,9 +29,16 @@ export interface McpSpecsOptions {
   readonly logger?: RuntimeLogger | undefined
 }
 
-/** Thrown by a `forwardUcan` server's tool when the turn carries no invocation for it. */
-export class MissingInvocationError extends Error {
-  override readonly name = "MissingInvocationError"
+/**
+ * Thrown by a `forwardUcan` server's tool when the turn carries no invocation for it. A tool
+ * handler is plain async code: a `Data.TaggedError` is a real `Error` whose `name` is its tag, so plain callers see the same name, message and stack as before.
+ */
+export class MissingInvocationError extends Data.TaggedError("MissingInvocationError")<{
+  readonly message: string
+}> {
+  constructor(message: string) {
+    super({ message })
+  }
 }
 
 /**

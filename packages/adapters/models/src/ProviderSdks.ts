@@ -4,6 +4,7 @@
  * missing is a configuration problem that `resolveSettings` reports at boot, naming the package to
  * install and the variable that asked for it, instead of a module-resolution error.
  */
+import { Data } from "effect"
 import { anthropic, ollama, openai } from "./internal/sdks.js"
 
 /** An optional provider package: its name, the range this package supports, and whether it loaded. */
@@ -53,13 +54,19 @@ export const providerPackage = (provider: string): ProviderPackage | undefined =
 export const installCommand = (name: ProviderPackageName): string =>
   `npm install ${name}@${JSON.stringify(PEER_RANGES[name])}`
 
-/** Thrown when a model is built for a provider whose SDK is not installed. */
-export class ProviderPackageMissing extends Error {
-  override readonly name = "ProviderPackageMissing"
-  constructor(readonly packageName: ProviderPackageName) {
-    super(
-      `${packageName} is not installed; it is an optional peer of @plugboard/models: ${installCommand(packageName)}.`
-    )
+/**
+ * Thrown when a model is built for a provider whose SDK is not installed. Thrown to plain callers
+ * (a model is built outside Effect): a `Data.TaggedError` is a real `Error` whose `name` is its tag, so plain callers see the same name, message and stack as before.
+ */
+export class ProviderPackageMissing extends Data.TaggedError("ProviderPackageMissing")<{
+  readonly packageName: ProviderPackageName
+  readonly message: string
+}> {
+  constructor(packageName: ProviderPackageName) {
+    super({
+      packageName,
+      message: `${packageName} is not installed; it is an optional peer of @plugboard/models: ${installCommand(packageName)}.`
+    })
   }
 }
 

@@ -26,6 +26,7 @@ import { AIMessage, AIMessageChunk, type BaseMessage, type UsageMetadata } from 
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs"
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling"
 import { TokenCounter } from "@plugboard/core"
+import { Data } from "effect"
 import { type RouterOptions, routerResponder } from "./Router.js"
 import type {
   Responder,
@@ -57,18 +58,22 @@ export interface ScriptedCall {
 }
 
 /** Raised when a scripted model is invoked more times than its script has steps. */
-export class ScriptExhaustedError extends Error {
-  readonly _tag = "ScriptExhaustedError"
-  constructor(
-    readonly steps: number,
-    readonly callIndex: number,
-    readonly lastMessage: string
-  ) {
-    super(
-      `Scripted model: the script has ${steps} step(s) and all were used; invocation #${callIndex + 1} ` +
+export class ScriptExhaustedError extends Data.TaggedError("ScriptExhaustedError")<{
+  readonly steps: number
+  readonly callIndex: number
+  readonly lastMessage: string
+  readonly message: string
+}> {
+  // Thrown inside LangChain's model call: a `Data.TaggedError` is a real `Error` whose `name` is its tag, so plain callers see the same name, message and stack as before.
+  constructor(steps: number, callIndex: number, lastMessage: string) {
+    super({
+      steps,
+      callIndex,
+      lastMessage,
+      message:
+        `Scripted model: the script has ${steps} step(s) and all were used; invocation #${callIndex + 1} ` +
         `has no step (last message: ${JSON.stringify(lastMessage.slice(0, 120))}).`
-    )
-    this.name = "ScriptExhaustedError"
+    })
   }
 }
 

@@ -20,14 +20,21 @@ import {
 } from "@langchain/langgraph-checkpoint"
 import type { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { Checkpointer } from "@plugboard/core"
-import { Effect, Layer } from "effect"
+import { Data, Effect, Layer } from "effect"
 import { type HistorySource, readDeltaHistory } from "./DeltaHistory.js"
 import { ownerKey, redact } from "./internal/sql.js"
 import { PgDatabase, type PgDatabaseService } from "./PgDatabase.js"
 
-/** A failure of the Postgres saver, its message free of the connection string's secrets. */
-export class PostgresCheckpointError extends Error {
-  override readonly name = "PostgresCheckpointError"
+/**
+ * A failure of the Postgres saver, its message free of the connection string's secrets. Thrown to
+ * LangGraph, which awaits the saver: a `Data.TaggedError` is a real `Error` whose `name` is its tag, so plain callers see the same name, message and stack as before.
+ */
+export class PostgresCheckpointError extends Data.TaggedError("PostgresCheckpointError")<{
+  readonly message: string
+}> {
+  constructor(message: string) {
+    super({ message })
+  }
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { createRequire } from "node:module"
 import { TokenCounter } from "@plugboard/core"
-import { Effect, Layer } from "effect"
+import { Data, Effect, Layer } from "effect"
 import type { TiktokenBPE } from "js-tiktoken/lite"
 import { type BpeCounter, makeBpeCounter } from "./Bpe.js"
 
@@ -26,12 +26,19 @@ export interface TiktokenCounter extends TokenCounter.TokenCounterService {
   readonly count: (text: string) => number
 }
 
-/** Raised for an encoding name plugboard does not bundle. */
-export class UnknownEncodingError extends Error {
-  readonly _tag = "UnknownEncodingError"
-  constructor(readonly encoding: string) {
-    super(`Unknown tiktoken encoding '${encoding}'; expected one of: ${encodings.join(", ")}.`)
-    this.name = "UnknownEncodingError"
+/**
+ * Raised for an encoding name plugboard does not bundle: thrown by the plain counter, failed by the
+ * layer. A `Data.TaggedError` is a real `Error` whose `name` is its tag, so plain callers see the same name, message and stack as before.
+ */
+export class UnknownEncodingError extends Data.TaggedError("UnknownEncodingError")<{
+  readonly encoding: string
+  readonly message: string
+}> {
+  constructor(encoding: string) {
+    super({
+      encoding,
+      message: `Unknown tiktoken encoding '${encoding}'; expected one of: ${encodings.join(", ")}.`
+    })
   }
 }
 

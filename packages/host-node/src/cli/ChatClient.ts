@@ -7,18 +7,18 @@
 
 import type { EventSink } from "@plugboard/core"
 import { mintInvocation, type Signer } from "@plugboard/ucan"
+import { Data } from "effect"
 import { eventPrinter, readSse } from "./Sse.js"
 
 /** The oracle answered with an error status (or not at all); `message` says what and why. */
-export class ChatClientError extends Error {
-  readonly _tag = "ChatClientError"
-  constructor(
-    message: string,
-    /** The HTTP status, or `undefined` when no oracle answered. */
-    readonly status?: number
-  ) {
-    super(message)
-    this.name = "ChatClientError"
+export class ChatClientError extends Data.TaggedError("ChatClientError")<{
+  readonly message: string
+  /** The HTTP status, or `undefined` when no oracle answered. */
+  readonly status?: number | undefined
+}> {
+  // A client's calls reject with it, to plain callers: a `Data.TaggedError` is a real `Error` whose `name` is its tag, so plain callers see the same name, message and stack as before.
+  constructor(message: string, status?: number) {
+    super(status === undefined ? { message } : { message, status })
   }
 }
 

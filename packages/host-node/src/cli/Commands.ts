@@ -6,13 +6,14 @@
 import { Access, type Catalog, Clock } from "@plugboard/core"
 import { SqliteCreditLedger } from "@plugboard/ledger"
 import { loadOrCreateSigner, mintDelegation, mintInvocation } from "@plugboard/ucan"
-import { Effect, Either } from "effect"
+import { Data, Effect, Either } from "effect"
 import { createOracleApp, OracleBootError } from "../App.js"
 import * as ServerConfig from "../Config.js"
 import { CREDITS_PLUGIN_NAME } from "../credits/CreditsPlugin.js"
 import { ChatClientError, chatTurn, connectChat } from "./ChatClient.js"
 import { ConsoleOpenError, consoleLink, openInBrowser } from "./Console.js"
 import { loadModule, ModuleLoadError } from "./LoadModule.js"
+import { UsageError } from "./UsageError.js"
 
 /** Where a command writes, and its environment. */
 export interface CliIO {
@@ -22,12 +23,14 @@ export interface CliIO {
   readonly cwd: string
 }
 
-/** A command line the command cannot run. */
-export class UsageError extends Error {}
+export { UsageError }
 
 /** The server could not listen; `message` is one line naming PORT or HOST (or the flag) to change. */
-export class ListenError extends Error {
-  readonly _tag = "ListenError"
+export class ListenError extends Data.TaggedError("ListenError")<{ readonly message: string }> {
+  // Thrown to the CLI's plain code: a `Data.TaggedError` is a real `Error` whose `name` is its tag, so plain callers see the same name, message and stack as before.
+  constructor(message: string) {
+    super({ message })
+  }
 }
 
 const hostPort = (host: string, port: number) =>

@@ -6,11 +6,15 @@
  */
 import { spawn } from "node:child_process"
 import { loadOrCreateSigner, mintInvocation } from "@plugboard/ucan"
+import { Data } from "effect"
 import type { ServerConfig } from "../Config.js"
 
 /** Why the console cannot be opened: one line for the user. */
-export class ConsoleOpenError extends Error {
-  readonly _tag = "ConsoleOpenError"
+export class ConsoleOpenError extends Data.TaggedError("ConsoleOpenError")<{ readonly message: string }> {
+  // Thrown to the CLI's plain code: a `Data.TaggedError` is a real `Error` whose `name` is its tag, so plain callers see the same name, message and stack as before.
+  constructor(message: string) {
+    super({ message })
+  }
 }
 
 /** Opens `url` in the desktop's browser (xdg-open, open, or start); rejects when none ran. */

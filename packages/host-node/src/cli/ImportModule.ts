@@ -22,7 +22,11 @@ import { pathToFileURL } from "node:url"
 
 const TYPESCRIPT = /\.(?:ts|mts|cts|tsx)$/
 
-/** A TypeScript module was given, and neither a loader is active nor `tsx` installed. */
+/**
+ * A TypeScript module was given, and neither a loader is active nor `tsx` installed. A plain class
+ * with its own `_tag`, not a `Data.TaggedError`: this module imports nothing but Node's own, so it
+ * runs where no package resolves (its test runs it outside the repository, with no `tsx` nearby).
+ */
 export class NoTypeScriptLoader extends Error {
   readonly _tag = "NoTypeScriptLoader"
   constructor(readonly file: string) {

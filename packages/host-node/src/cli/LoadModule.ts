@@ -9,17 +9,17 @@ import { existsSync, readFileSync, statSync } from "node:fs"
 import { dirname, isAbsolute, join, relative, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import type { Catalog, Plugin } from "@plugboard/core"
+import { Data } from "effect"
 import { importModule } from "./ImportModule.js"
 
 /** The module cannot be found, fails to import, or exports nothing inspect can use. */
-export class ModuleLoadError extends Error {
-  readonly _tag = "ModuleLoadError"
-  constructor(
-    readonly reason: "not-found" | "import-failed" | "no-plugins" | "bad-aliases",
-    message: string
-  ) {
-    super(message)
-    this.name = "ModuleLoadError"
+export class ModuleLoadError extends Data.TaggedError("ModuleLoadError")<{
+  readonly reason: "not-found" | "import-failed" | "no-plugins" | "bad-aliases"
+  readonly message: string
+}> {
+  // Thrown to the CLI's plain code: a `Data.TaggedError` is a real `Error` whose `name` is its tag, so plain callers see the same name, message and stack as before.
+  constructor(reason: ModuleLoadError["reason"], message: string) {
+    super({ reason, message })
   }
 }
 

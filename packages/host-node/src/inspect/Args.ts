@@ -62,14 +62,9 @@ export interface InspectOptions {
   readonly help: boolean
 }
 
-/** A command line that cannot be used. */
-export class UsageError extends Error {
-  readonly _tag = "UsageError"
-  constructor(message: string) {
-    super(message)
-    this.name = "UsageError"
-  }
-}
+import { UsageError } from "../cli/UsageError.js"
+
+export { UsageError }
 
 /** The `--help` text. */
 export const USAGE = `Usage: plugboard inspect [module] [options]

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { CapabilityIndex, Catalog, TokenCounter } from "@plugboard/core"
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
-import { Either } from "effect"
+import { Data, Either } from "effect"
 import { defaultModule, displayPath, loadModule, ModuleLoadError } from "../cli/LoadModule.js"
 import * as ConsoleAssets from "../console/Assets.js"
 import { readManifestOverrides } from "../ManifestOverridesFile.js"
@@ -39,10 +39,18 @@ export interface InspectIO {
 }
 
 /** A file given on the command line that cannot be read. */
-class InputFileError extends Error {}
+class InputFileError extends Data.TaggedError("InputFileError")<{ readonly message: string }> {
+  constructor(message: string) {
+    super({ message })
+  }
+}
 
 /** The `--html` file cannot be written. */
-class OutputFileError extends Error {}
+class OutputFileError extends Data.TaggedError("OutputFileError")<{ readonly message: string }> {
+  constructor(message: string) {
+    super({ message })
+  }
+}
 
 /** Writes the report as the console's budget page, its data and code inline (README "Dev console"). */
 const writeHtml = async (path: string, option: string, report: InspectReport): Promise<number> => {

@@ -5,16 +5,16 @@
  */
 import { readFileSync } from "node:fs"
 import type { RoutingEval } from "@plugboard/core"
+import { Data } from "effect"
 
 /** The file cannot be read, or a line is not a labelled query. */
-export class QueriesFileError extends Error {
-  readonly _tag = "QueriesFileError"
-  constructor(
-    readonly reason: "unreadable" | "malformed",
-    message: string
-  ) {
-    super(message)
-    this.name = "QueriesFileError"
+export class QueriesFileError extends Data.TaggedError("QueriesFileError")<{
+  readonly reason: "unreadable" | "malformed"
+  readonly message: string
+}> {
+  // Thrown to `inspect`'s plain code: a `Data.TaggedError` is a real `Error` whose `name` is its tag, so plain callers see the same name, message and stack as before.
+  constructor(reason: QueriesFileError["reason"], message: string) {
+    super({ reason, message })
   }
 }
 

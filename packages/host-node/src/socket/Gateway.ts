@@ -16,7 +16,7 @@
  */
 import type { Server as HttpServer } from "node:http"
 import { type Auth, type RateLimiter, type RuntimeLogger, SessionStore } from "@plugboard/core"
-import { Effect, Either } from "effect"
+import { Data, Effect, Either } from "effect"
 import { Server, type Socket } from "socket.io"
 import type { HttpFailure } from "../Http.js"
 import { authenticate, rateLimit } from "../Pipeline.js"
@@ -38,12 +38,12 @@ export interface GatewayOptions {
 }
 
 /** A refused handshake: Socket.IO hands `message` and `data` to the client's `connect_error`. */
-class Refused extends Error {
-  constructor(
-    message: string,
-    readonly data: { readonly status: number; readonly error: string; readonly retryAfter?: number }
-  ) {
-    super(message)
+class Refused extends Data.TaggedError("Refused")<{
+  readonly message: string
+  readonly data: { readonly status: number; readonly error: string; readonly retryAfter?: number }
+}> {
+  constructor(message: string, data: Refused["data"]) {
+    super({ message, data })
   }
 }
 
