@@ -13,20 +13,13 @@
  */
 import { randomBytes } from "node:crypto"
 import { loadavg } from "node:os"
-import type { RunnableConfig } from "@langchain/core/runnables"
-import {
-  BaseCheckpointSaver,
-  type ChannelVersions,
-  type Checkpoint,
-  type CheckpointListOptions,
-  type CheckpointMetadata,
-  type PendingWrite
-} from "@langchain/langgraph-checkpoint"
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { Catalog, type Plugin } from "@plugboard/core"
 import { createMainAgent, prepareCatalog, runTurn } from "@plugboard/langgraph"
 import { ScriptedChatModel } from "@plugboard/models"
 import { makeCheckpointer, makeDatabase } from "@plugboard/postgres"
 import { Effect, Schema } from "effect"
+import { FullCopies } from "../../adapters/langgraph/test/FullCopies.js"
 
 const TURNS = 300
 const MARKS = [10, 100, 300] as const
@@ -51,31 +44,6 @@ const weather: Plugin = {
       handler: (input: { city: string }) => ({ city: input.city, days: 3, summary: lorem.repeat(3) })
     }
   ]
-}
-
-/** The saver with the base class's delta walk: the agent stores full copies on it. */
-class FullCopies extends BaseCheckpointSaver {
-  constructor(private readonly saver: BaseCheckpointSaver) {
-    super(saver.serde)
-  }
-  override getTuple(config: RunnableConfig) {
-    return this.saver.getTuple(config)
-  }
-  override list(config: RunnableConfig, options?: CheckpointListOptions) {
-    return this.saver.list(config, options)
-  }
-  override put(c: RunnableConfig, cp: Checkpoint, m: CheckpointMetadata, v: ChannelVersions) {
-    return this.saver.put(c, cp, m, v)
-  }
-  override putWrites(c: RunnableConfig, w: Array<PendingWrite>, t: string) {
-    return this.saver.putWrites(c, w, t)
-  }
-  override deleteThread(id: string) {
-    return this.saver.deleteThread(id)
-  }
-  override getNextVersion(current: number | undefined): number {
-    return this.saver.getNextVersion(current as never) as number
-  }
 }
 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!

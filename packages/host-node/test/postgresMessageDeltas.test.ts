@@ -5,15 +5,7 @@
  * goes on as deltas; paged history reads the same pages from both.
  */
 import { randomBytes } from "node:crypto"
-import type { RunnableConfig } from "@langchain/core/runnables"
-import {
-  BaseCheckpointSaver,
-  type ChannelVersions,
-  type Checkpoint,
-  type CheckpointListOptions,
-  type CheckpointMetadata,
-  type PendingWrite
-} from "@langchain/langgraph-checkpoint"
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { Catalog, HistoryPage, type Plugin } from "@plugboard/core"
 import {
   agentStateFor,
@@ -28,6 +20,7 @@ import { ScriptedChatModel } from "@plugboard/models"
 import { makeCheckpointer, makeDatabase, type UserScopedSaver } from "@plugboard/postgres"
 import { Effect, Either, Exit, Schema, Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
+import { FullCopies } from "../../adapters/langgraph/test/FullCopies.js"
 
 const POSTGRES_URL = process.env.PLUGBOARD_TEST_POSTGRES_URL || undefined
 
@@ -49,31 +42,6 @@ const weather: Plugin = {
   ]
 }
 const catalog = Catalog.unsafeMake([weather])
-
-/** The saver as code before deltas saw it: its own methods, the base class's delta walk, so the agent stores full copies. */
-class FullCopies extends BaseCheckpointSaver {
-  constructor(private readonly saver: BaseCheckpointSaver) {
-    super(saver.serde)
-  }
-  override getTuple(config: RunnableConfig) {
-    return this.saver.getTuple(config)
-  }
-  override list(config: RunnableConfig, options?: CheckpointListOptions) {
-    return this.saver.list(config, options)
-  }
-  override put(c: RunnableConfig, cp: Checkpoint, m: CheckpointMetadata, v: ChannelVersions) {
-    return this.saver.put(c, cp, m, v)
-  }
-  override putWrites(c: RunnableConfig, w: Array<PendingWrite>, t: string) {
-    return this.saver.putWrites(c, w, t)
-  }
-  override deleteThread(id: string) {
-    return this.saver.deleteThread(id)
-  }
-  override getNextVersion(current: number | undefined): number {
-    return this.saver.getNextVersion(current as never) as number
-  }
-}
 
 const turn = async (saver: BaseCheckpointSaver, n: number) =>
   runTurn(

@@ -8,14 +8,9 @@ import { join } from "node:path"
 import type { BaseMessage } from "@langchain/core/messages"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import {
-  BaseCheckpointSaver,
-  type ChannelVersions,
-  type Checkpoint,
-  type CheckpointListOptions,
-  type CheckpointMetadata,
+  type BaseCheckpointSaver,
   DeltaSnapshot,
   emptyCheckpoint,
-  type PendingWrite,
   uuid6
 } from "@langchain/langgraph-checkpoint"
 import { Catalog, type Plugin, silentLogger } from "@plugboard/core"
@@ -25,6 +20,7 @@ import { makeSqliteSaver, type OwnedSqliteSaver } from "@plugboard/sqlite"
 import { Schema } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { tempDir } from "../../../sqlite/test/helpers.js"
+import { FullCopies } from "../FullCopies.js"
 
 let cleanups: Array<() => void> = []
 afterEach(() => {
@@ -62,34 +58,6 @@ const weather: Plugin = {
   ]
 }
 const catalog = Catalog.unsafeMake([weather])
-
-/**
- * The saver as code before deltas saw it: the same methods, but none of its own delta walk, so
- * the agent stores full copies of the messages (`agentStateFor`), exactly as it did then.
- */
-class FullCopies extends BaseCheckpointSaver {
-  constructor(private readonly saver: BaseCheckpointSaver) {
-    super(saver.serde)
-  }
-  override getTuple(config: RunnableConfig) {
-    return this.saver.getTuple(config)
-  }
-  override list(config: RunnableConfig, options?: CheckpointListOptions) {
-    return this.saver.list(config, options)
-  }
-  override put(c: RunnableConfig, cp: Checkpoint, m: CheckpointMetadata, v: ChannelVersions) {
-    return this.saver.put(c, cp, m, v)
-  }
-  override putWrites(c: RunnableConfig, w: Array<PendingWrite>, t: string, p?: string) {
-    return this.saver.putWrites(c, w, t, p)
-  }
-  override deleteThread(id: string) {
-    return this.saver.deleteThread(id)
-  }
-  override getNextVersion(current: number | undefined): number {
-    return this.saver.getNextVersion(current as never) as number
-  }
-}
 
 const turn = async (saver: BaseCheckpointSaver, session: string, n: number) =>
   runTurn(
