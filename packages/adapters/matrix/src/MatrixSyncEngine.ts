@@ -16,13 +16,13 @@
  */
 import { existsSync, mkdirSync } from "node:fs"
 import { dirname } from "node:path"
-import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
+import { MatrixNotFound, MatrixSyncEngineError } from "./MatrixSyncEngineError.js"
 import { type RestoreResult, restoreUser } from "./Restore.js"
 import type { SnapshotPointer } from "./SnapshotPointer.js"
 import type { SnapshotStore } from "./SnapshotStore.js"
 import { confirmedAt, entryOf, type FileIdentity, fileIdentity, sameFile, writeLedger } from "./SyncLedger.js"
 import { type SyncOutcome, uploadUser } from "./Upload.js"
-import type { UserDatabases } from "./UserDatabases.js"
+import type { UserDatabaseDirectory } from "./UserDatabaseDirectory.js"
 
 /** Where the engine reports; each call is one line. */
 export interface SyncLogger {
@@ -46,8 +46,8 @@ export type { SyncOutcome } from "./Upload.js"
  */
 export type RestoreOutcome =
   | RestoreResult
-  | { readonly _tag: "Unavailable"; readonly message: string; readonly error: MatrixSyncError }
-  | { readonly _tag: "Rejected"; readonly message: string; readonly error: MatrixSyncError }
+  | { readonly _tag: "Unavailable"; readonly message: string; readonly error: MatrixSyncEngineError }
+  | { readonly _tag: "Rejected"; readonly message: string; readonly error: MatrixSyncEngineError }
 
 /** Where a user's restore stands. Uploads are refused while `pending` or `failed`. */
 export type RestoreStatus = "unknown" | "pending" | "failed" | "resolved"
@@ -62,7 +62,7 @@ export interface FlushReport {
 /** Options of the engine. Times in milliseconds. */
 export interface MatrixSyncEngineOptions {
   readonly store: SnapshotStore
-  readonly databases: UserDatabases
+  readonly databases: UserDatabaseDirectory
   /** Quiet period after the last `scheduleSync` before syncing. Default 2,000. */
   readonly debounceMs?: number
   /** Period of the tick that re-syncs every known user (unchanged ones cost a backup + hash). 0 disables. Default 600,000. */
@@ -234,7 +234,7 @@ export class MatrixSyncEngine {
         await writeLedger(path, confirmedAt(entryOf(remote, this.now())), fileIdentity(path))
       } catch (e) {
         // A pointer that cannot be read (malformed, another format) is what adoption is for too.
-        if (e instanceof MatrixSyncError && e.reason === "corrupt") u.adoptedOverUnreadable = true
+        if (e instanceof MatrixSyncEngineError && e.reason === "corrupt") u.adoptedOverUnreadable = true
         else if (!(e instanceof MatrixNotFound)) throw e
       }
       u.restore = "resolved"
@@ -385,7 +385,7 @@ export class MatrixSyncEngine {
     try {
       // Closed while this one waited for its slot: what was running finishes, nothing new starts.
       if (this.closed)
-        throw new MatrixSyncError({ reason: "unavailable", message: "the sync engine is closed" })
+        throw new MatrixSyncEngineError({ reason: "unavailable", message: "the sync engine is closed" })
       return await fn()
     } finally {
       const next = this.waitingForSlot.shift()
@@ -561,7 +561,7 @@ export class MatrixSyncEngine {
       if (
         u.adoptedOverUnreadable &&
         pointer === undefined &&
-        e instanceof MatrixSyncError &&
+        e instanceof MatrixSyncEngineError &&
         e.reason === "corrupt"
       ) {
         this.resolved(u, fileIdentity(this.options.databases.databasePath(did)))
@@ -582,7 +582,7 @@ export class MatrixSyncEngine {
 
   private restoreFailed(did: string, e: unknown, pointer: SnapshotPointer | undefined): RestoreOutcome {
     const u = this.user(did)
-    const corrupt = e instanceof MatrixSyncError && e.reason === "corrupt"
+    const corrupt = e instanceof MatrixSyncEngineError && e.reason === "corrupt"
     u.restore = corrupt ? "failed" : "pending"
     u.restoreAttempts += 1
     const what = pointer ? `snapshot ${pointer.mxc} (sha256 ${pointer.sha256.slice(0, 12)})` : "snapshot"
@@ -602,9 +602,9 @@ export class MatrixSyncEngine {
       u.restoreRetry.unref()
     }
     const error =
-      e instanceof MatrixSyncError
+      e instanceof MatrixSyncEngineError
         ? e
-        : new MatrixSyncError({ reason: "unavailable", message: describe(e), cause: e })
+        : new MatrixSyncEngineError({ reason: "unavailable", message: describe(e), cause: e })
     return { _tag: corrupt ? "Rejected" : "Unavailable", message: describe(e), error }
   }
 }

@@ -6,10 +6,10 @@
 import { MatrixSync } from "@plugboard/core"
 import { Effect, Layer } from "effect"
 import { MatrixSyncEngine, type MatrixSyncEngineOptions, type RestoreOutcome } from "./MatrixSyncEngine.js"
-import { MatrixSyncError } from "./MatrixSyncError.js"
+import { MatrixSyncEngineError } from "./MatrixSyncEngineError.js"
 
 const statusOf = (e: unknown): number | undefined => {
-  const cause = e instanceof MatrixSyncError ? e.cause : undefined
+  const cause = e instanceof MatrixSyncEngineError ? e.cause : undefined
   const s =
     typeof cause === "object" && cause !== null ? (cause as { httpStatus?: unknown }).httpStatus : undefined
   return typeof s === "number" ? s : undefined
@@ -18,7 +18,7 @@ const statusOf = (e: unknown): number | undefined => {
 /** The port's error for an engine failure. */
 export const toPortError = (e: unknown): MatrixSync.MatrixSyncError => {
   const message = e instanceof Error ? e.message : String(e)
-  if (e instanceof MatrixSyncError && e.reason === "corrupt") {
+  if (e instanceof MatrixSyncEngineError && e.reason === "corrupt") {
     return new MatrixSync.MatrixSyncError({ reason: "corrupt", message })
   }
   const status = statusOf(e)

@@ -2,7 +2,7 @@
  * An in-memory `SnapshotStore` with the same semantics as the Matrix one (rooms by storage key,
  * media by mxc URI, one pointer per room), for tests and for running without a homeserver.
  */
-import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
+import { MatrixNotFound, MatrixSyncEngineError } from "./MatrixSyncEngineError.js"
 import type { SnapshotPointer } from "./SnapshotPointer.js"
 import type { SnapshotStore } from "./SnapshotStore.js"
 
@@ -47,10 +47,10 @@ export const memorySnapshotStore = (): MemorySnapshotStore => {
     download: async (mxc, options) => {
       const bytes = media.get(mxc)
       if (bytes === undefined) {
-        throw new MatrixSyncError({ reason: "corrupt", message: `snapshot media ${mxc} is gone` })
+        throw new MatrixSyncEngineError({ reason: "corrupt", message: `snapshot media ${mxc} is gone` })
       }
       if (options?.maxBytes !== undefined && bytes.length > options.maxBytes) {
-        throw new MatrixSyncError({
+        throw new MatrixSyncEngineError({
           reason: "corrupt",
           message: `snapshot media ${mxc} is longer than the announced ${options.maxBytes} B`
         })

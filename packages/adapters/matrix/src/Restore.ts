@@ -11,7 +11,7 @@ import { existsSync, renameSync, rmSync } from "node:fs"
 import { rm } from "node:fs/promises"
 import { dirname } from "node:path"
 import { moveAside, SIDE_FILES } from "@plugboard/sqlite"
-import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
+import { MatrixNotFound, MatrixSyncEngineError } from "./MatrixSyncEngineError.js"
 import { takeSnapshot, verifySnapshot } from "./Snapshot.js"
 import type { SnapshotPointer } from "./SnapshotPointer.js"
 import type { SnapshotStore } from "./SnapshotStore.js"
@@ -24,7 +24,7 @@ import {
   readLedger,
   writeLedger
 } from "./SyncLedger.js"
-import type { UserDatabases } from "./UserDatabases.js"
+import type { UserDatabaseDirectory } from "./UserDatabaseDirectory.js"
 
 /** What a restore did. */
 export type RestoreResult =
@@ -39,14 +39,14 @@ export type RestoreResult =
     }
 
 /**
- * Restores `did`. Throws `MatrixSyncError` (`unavailable`, `rejected`, `corrupt`); `onPointer`
+ * Restores `did`. Throws `MatrixSyncEngineError` (`unavailable`, `rejected`, `corrupt`); `onPointer`
  * learns the pointer as soon as it is read, for error messages; `onFile`, the local file the
  * answer is about (read with the answer, not after it: a turn may move the file aside since).
  */
 export const restoreUser = async (options: {
   readonly did: string
   readonly store: SnapshotStore
-  readonly databases: UserDatabases
+  readonly databases: UserDatabaseDirectory
   readonly maxBytes: number
   readonly now: () => number
   readonly onPointer?: (pointer: SnapshotPointer) => void
@@ -69,7 +69,7 @@ export const restoreUser = async (options: {
   }
   options.onPointer?.(pointer)
   if (pointer.compressedSize > options.maxBytes) {
-    throw new MatrixSyncError({
+    throw new MatrixSyncEngineError({
       reason: "corrupt",
       message: `announces ${pointer.compressedSize} B of gzip, over the ${options.maxBytes} B limit`
     })
@@ -89,7 +89,7 @@ export const restoreUser = async (options: {
   // The room holds a snapshot this host's database is not: fetch it and check everything.
   const compressed = await store.download(pointer.mxc, { maxBytes: pointer.compressedSize })
   if (compressed.length !== pointer.compressedSize) {
-    throw new MatrixSyncError({
+    throw new MatrixSyncEngineError({
       reason: "corrupt",
       message: `truncated: expected ${pointer.compressedSize} B of gzip, got ${compressed.length} B`
     })

@@ -14,8 +14,8 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { gunzip, gzip } from "node:zlib"
 import Database from "better-sqlite3"
-import { MatrixSyncError } from "./MatrixSyncError.js"
-import type { QuiescentDatabase } from "./UserDatabases.js"
+import { MatrixSyncEngineError } from "./MatrixSyncEngineError.js"
+import type { QuiescentDatabase } from "./UserDatabaseDirectory.js"
 
 const gzipAsync = promisify(gzip)
 const gunzipAsync = promisify(gunzip)
@@ -85,7 +85,7 @@ export const takeSnapshot = async (options: {
 }
 
 const corrupt = (message: string, cause?: unknown) =>
-  new MatrixSyncError({ reason: "corrupt", message, cause })
+  new MatrixSyncEngineError({ reason: "corrupt", message, cause })
 
 /**
  * Verifies a downloaded snapshot and writes it to a new temp file in `directory` (the directory

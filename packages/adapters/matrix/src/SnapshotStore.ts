@@ -5,11 +5,11 @@
  *
  * `SnapshotStore` is the seam between the sync engine and Matrix; `matrixSnapshotStore` is the
  * matrix-js-sdk implementation. Every failure is a `MatrixNotFound` (a definite "none") or a
- * classified `MatrixSyncError`.
+ * classified `MatrixSyncEngineError`.
  */
 import { Either } from "effect"
 import { createClient, type MatrixClient, Preset, Visibility } from "matrix-js-sdk"
-import { classify, MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
+import { classify, MatrixNotFound, MatrixSyncEngineError } from "./MatrixSyncEngineError.js"
 import { decodePointer, SNAPSHOT_EVENT_TYPE, type SnapshotPointer } from "./SnapshotPointer.js"
 
 /** A user's remote snapshot slot. */
@@ -115,7 +115,7 @@ export const matrixSnapshotStore = (
         ).room_id
       } catch (createError) {
         // Another host created it between our lookup and our create: use theirs.
-        if (createError instanceof MatrixSyncError && createError.reason === "rejected") {
+        if (createError instanceof MatrixSyncEngineError && createError.reason === "rejected") {
           roomId = await resolveAlias(alias)
         } else {
           throw createError
@@ -136,7 +136,7 @@ export const matrixSnapshotStore = (
     }
     const decoded = decodePointer(content)
     if (Either.isLeft(decoded)) {
-      throw new MatrixSyncError({
+      throw new MatrixSyncEngineError({
         reason: "corrupt",
         message: `malformed ${SNAPSHOT_EVENT_TYPE} in ${roomId}: ${decoded.left}`
       })
@@ -165,7 +165,7 @@ export const matrixSnapshotStore = (
   const download: SnapshotStore["download"] = async (mxc, options) => {
     const url = client.mxcUrlToHttp(mxc, undefined, undefined, undefined, false, true, true)
     if (url === null) {
-      throw new MatrixSyncError({ reason: "corrupt", message: `not a valid mxc URI: ${mxc}` })
+      throw new MatrixSyncEngineError({ reason: "corrupt", message: `not a valid mxc URI: ${mxc}` })
     }
     let response: Response
     try {
@@ -177,7 +177,7 @@ export const matrixSnapshotStore = (
       throw classify(`download ${mxc}`, e)
     }
     if (response.status === 404) {
-      throw new MatrixSyncError({ reason: "corrupt", message: `snapshot media ${mxc} is gone (404)` })
+      throw new MatrixSyncEngineError({ reason: "corrupt", message: `snapshot media ${mxc} is gone (404)` })
     }
     if (!response.ok) {
       throw classify(`download ${mxc}`, { httpStatus: response.status, message: await response.text() })
@@ -211,7 +211,7 @@ const readBody = async (
     total += value.byteLength
     if (maxBytes !== undefined && total > maxBytes) {
       await reader.cancel().catch(() => {})
-      throw new MatrixSyncError({
+      throw new MatrixSyncEngineError({
         reason: "corrupt",
         message: `snapshot media ${mxc} is longer than the announced ${maxBytes} B (stopped reading at ${total} B)`
       })

@@ -5,7 +5,7 @@
  * The new snapshot is recorded as unconfirmed before the pointer write, so that a write that
  * landed but whose answer was lost is recognised at the next sync instead of looking diverged.
  */
-import { MatrixNotFound, MatrixSyncError } from "./MatrixSyncError.js"
+import { MatrixNotFound, MatrixSyncEngineError } from "./MatrixSyncEngineError.js"
 import { takeSnapshot } from "./Snapshot.js"
 import { SNAPSHOT_SCHEMA_VERSION, type SnapshotPointer } from "./SnapshotPointer.js"
 import type { SnapshotStore } from "./SnapshotStore.js"
@@ -20,7 +20,7 @@ import {
   type SyncLedger,
   writeLedger
 } from "./SyncLedger.js"
-import type { UserDatabases } from "./UserDatabases.js"
+import type { UserDatabaseDirectory } from "./UserDatabaseDirectory.js"
 
 /** Result of one sync attempt that did not fail. */
 export type SyncOutcome =
@@ -39,11 +39,11 @@ export type SyncOutcome =
       readonly message: string
     }
 
-/** Uploads `did`'s database (which must exist). Throws `MatrixSyncError` on homeserver failures. */
+/** Uploads `did`'s database (which must exist). Throws `MatrixSyncEngineError` on homeserver failures. */
 export const uploadUser = async (options: {
   readonly did: string
   readonly store: SnapshotStore
-  readonly databases: UserDatabases
+  readonly databases: UserDatabaseDirectory
   readonly workDirectory: string
   readonly now: () => number
   readonly afterSnapshot?: ((did: string) => Promise<void>) | undefined
@@ -82,7 +82,7 @@ export const uploadUser = async (options: {
   try {
     remote = await store.readPointer(roomId, key)
   } catch (e) {
-    if (e instanceof MatrixSyncError && e.reason === "corrupt") {
+    if (e instanceof MatrixSyncEngineError && e.reason === "corrupt") {
       // Only an operator's adoptLocal lets a database replace a pointer nobody can read.
       if (options.overUnreadable !== true) {
         return { _tag: "Refused", reason: "remote-unreadable", message: e.message }

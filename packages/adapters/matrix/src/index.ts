@@ -13,7 +13,11 @@ export {
   type SyncLogger,
   type SyncOutcome
 } from "./MatrixSyncEngine.js"
-export { MatrixNotFound, MatrixSyncError, type MatrixSyncErrorReason } from "./MatrixSyncError.js"
+export {
+  MatrixNotFound,
+  MatrixSyncEngineError,
+  type MatrixSyncEngineErrorReason
+} from "./MatrixSyncEngineError.js"
 export { layerMatrixSync, matrixSyncFromEngine } from "./MatrixSyncLayer.js"
 export { type MemorySnapshotStore, memorySnapshotStore } from "./MemorySnapshotStore.js"
 export { registerWithSharedSecret, type SharedSecretRegistration } from "./SharedSecretRegistration.js"
@@ -26,4 +30,8 @@ export {
   type SnapshotStore
 } from "./SnapshotStore.js"
 export type { LedgerEntry } from "./SyncLedger.js"
-export { directoryUserDatabases, type QuiescentDatabase, type UserDatabases } from "./UserDatabases.js"
+export {
+  type QuiescentDatabase,
+  type UserDatabaseDirectory,
+  userDatabaseDirectory
+} from "./UserDatabaseDirectory.js"

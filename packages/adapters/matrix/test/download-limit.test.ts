@@ -9,14 +9,14 @@ import { existsSync } from "node:fs"
 import { gzipSync } from "node:zlib"
 import { afterEach, describe, expect, it } from "vitest"
 import {
-  directoryUserDatabases,
   MatrixSyncEngine,
-  MatrixSyncError,
+  MatrixSyncEngineError,
   matrixSnapshotStore,
   memorySnapshotStore,
   registerWithSharedSecret,
   type SnapshotStore,
-  sha256Hex
+  sha256Hex,
+  userDatabaseDirectory
 } from "../src/index.js"
 import {
   readRows,
@@ -36,7 +36,7 @@ afterEach(() => {
 
 const host = (store: SnapshotStore) => {
   const dir = tempDir("matrix-limit")
-  const databases = directoryUserDatabases(dir.path)
+  const databases = userDatabaseDirectory(dir.path)
   const engine = new MatrixSyncEngine({
     store,
     databases,
@@ -48,12 +48,12 @@ const host = (store: SnapshotStore) => {
   return { engine, databases, path: databases.databasePath(did) }
 }
 
-const refusalOf = async (p: Promise<unknown>): Promise<MatrixSyncError> => {
+const refusalOf = async (p: Promise<unknown>): Promise<MatrixSyncEngineError> => {
   try {
     await p
   } catch (e) {
-    expect(e).toBeInstanceOf(MatrixSyncError)
-    return e as MatrixSyncError
+    expect(e).toBeInstanceOf(MatrixSyncEngineError)
+    return e as MatrixSyncEngineError
   }
   throw new Error("expected the download to be refused")
 }

@@ -7,12 +7,12 @@ import { existsSync, readdirSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import {
-  directoryUserDatabases,
   MatrixSyncEngine,
+  MatrixSyncEngineError,
   type MatrixSyncEngineOptions,
-  MatrixSyncError,
   memorySnapshotStore,
-  type SnapshotStore
+  type SnapshotStore,
+  userDatabaseDirectory
 } from "../src/index.js"
 import { flakyStore, readRows, recordingLogger, tempDir, writeRows } from "./helpers.js"
 
@@ -25,7 +25,7 @@ afterEach(() => {
 const host = (store: SnapshotStore, extra: Partial<MatrixSyncEngineOptions> = {}) => {
   const dir = tempDir("matrix-host")
   const logger = recordingLogger()
-  const databases = directoryUserDatabases(dir.path)
+  const databases = userDatabaseDirectory(dir.path)
   const engine = new MatrixSyncEngine({
     store,
     databases,
@@ -269,7 +269,8 @@ const gatedStore = () => {
             r(f)
           }
         })
-        if (fail) throw new MatrixSyncError({ reason: "unavailable", message: "connection reset (test)" })
+        if (fail)
+          throw new MatrixSyncEngineError({ reason: "unavailable", message: "connection reset (test)" })
       }
       gate.uploads += 1
       return inner.upload(bytes, name)

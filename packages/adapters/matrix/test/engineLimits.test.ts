@@ -7,12 +7,12 @@
 import { UserDatabaseRegistry } from "@plugboard/sqlite"
 import { describe, expect, it } from "vitest"
 import {
-  directoryUserDatabases,
+  MatrixSyncEngineError,
   type MatrixSyncEngineOptions,
-  MatrixSyncError,
   memorySnapshotStore,
   type SnapshotStore,
-  type UserDatabases
+  type UserDatabaseDirectory,
+  userDatabaseDirectory
 } from "../src/index.js"
 import { cleanupList, flakyStore, readRows, tempDir, testEngine, writeRows } from "./helpers.js"
 
@@ -20,13 +20,13 @@ const did = "did:key:z6MkLimits"
 const cleanups = cleanupList()
 const engineOn = (
   store: SnapshotStore,
-  databases: UserDatabases,
+  databases: UserDatabaseDirectory,
   extra: Partial<MatrixSyncEngineOptions> = {}
 ) => testEngine(cleanups, store, databases, extra)
 const scratch = (label: string) => {
   const dir = tempDir(label)
   cleanups.push(dir.cleanup)
-  return directoryUserDatabases(dir.path)
+  return userDatabaseDirectory(dir.path)
 }
 const waitFor = async (check: () => boolean, ms = 5_000) => {
   const until = Date.now() + ms
@@ -93,7 +93,7 @@ describe("adoptLocal over a room pointer nobody can read", () => {
       ...inner,
       readPointer: async (roomId, key) => {
         if (malformed) {
-          throw new MatrixSyncError({
+          throw new MatrixSyncEngineError({
             reason: "corrupt",
             message: "malformed org.plugboard.snapshot content"
           })
@@ -128,7 +128,7 @@ describe("adoptLocal over a room pointer nobody can read", () => {
     const store: SnapshotStore = {
       ...inner,
       readPointer: async (roomId, key) => {
-        if (malformed) throw new MatrixSyncError({ reason: "corrupt", message: "malformed" })
+        if (malformed) throw new MatrixSyncEngineError({ reason: "corrupt", message: "malformed" })
         return inner.readPointer(roomId, key)
       },
       writePointer: async (roomId, key, pointer) => {
@@ -155,7 +155,7 @@ describe("adoptLocal over a room pointer nobody can read", () => {
     const store: SnapshotStore = {
       ...inner,
       readPointer: async () => {
-        throw new MatrixSyncError({ reason: "corrupt", message: "malformed" })
+        throw new MatrixSyncEngineError({ reason: "corrupt", message: "malformed" })
       }
     }
     const databases = scratch("limits-unreadable")
@@ -177,7 +177,7 @@ describe("the periodic tick over many users", () => {
     let inside = 0
     let most = 0
     let mostOpen = 0
-    const counted: UserDatabases = {
+    const counted: UserDatabaseDirectory = {
       databasePath: (d) => registry.databasePath(d),
       storageKey: (d) => registry.storageKey(d),
       withUserWriteLock: (d, fn) =>
@@ -244,7 +244,7 @@ describe("sync slots and busy users", () => {
     const store = memorySnapshotStore()
     let releaseFirst!: () => void
     const databases = scratch("limits-close")
-    const gated: UserDatabases = {
+    const gated: UserDatabaseDirectory = {
       ...databases,
       withUserWriteLock: async (d, fn) => {
         if (d === "did:key:z6MkFirst") await new Promise<void>((r) => (releaseFirst = r))

@@ -13,11 +13,11 @@ import Database from "better-sqlite3"
 import { afterEach } from "vitest"
 import {
   MatrixSyncEngine,
+  MatrixSyncEngineError,
   type MatrixSyncEngineOptions,
-  MatrixSyncError,
   type SnapshotStore,
   type SyncLogger,
-  type UserDatabases
+  type UserDatabaseDirectory
 } from "../src/index.js"
 
 const execFileAsync = promisify(execFile)
@@ -47,7 +47,10 @@ export const flakyStore = (inner: SnapshotStore): SnapshotStore & { down: boolea
     async (...args: Args): Promise<A> => {
       state.calls += 1
       if (state.down) {
-        throw new MatrixSyncError({ reason: "unavailable", message: "homeserver unavailable (test outage)" })
+        throw new MatrixSyncEngineError({
+          reason: "unavailable",
+          message: "homeserver unavailable (test outage)"
+        })
       }
       return f(...args)
     }
@@ -130,7 +133,7 @@ export const cleanupList = (): Array<() => void | Promise<void>> => {
 export const testEngine = (
   cleanups: Array<() => void | Promise<void>>,
   store: SnapshotStore,
-  databases: UserDatabases,
+  databases: UserDatabaseDirectory,
   extra: Partial<MatrixSyncEngineOptions> = {}
 ) => {
   const logger = recordingLogger()

@@ -13,12 +13,12 @@ import { type SqliteOpenError, UserDatabaseRegistry } from "@plugboard/sqlite"
 import { describe, expect, it } from "vitest"
 import { conversationCheckpoint } from "../../sqlite/test/helpers.js"
 import {
-  directoryUserDatabases,
+  MatrixSyncEngineError,
   type MatrixSyncEngineOptions,
-  MatrixSyncError,
   memorySnapshotStore,
   type SnapshotStore,
-  type UserDatabases
+  type UserDatabaseDirectory,
+  userDatabaseDirectory
 } from "../src/index.js"
 import { fileIdentity, ledgerPath, sameFile } from "../src/SyncLedger.js"
 import { cleanupList, flakyStore, readRows, tempDir, testEngine, writeRows } from "./helpers.js"
@@ -27,7 +27,7 @@ const did = "did:key:z6MkLineage"
 const cleanups = cleanupList()
 const engineOn = (
   store: SnapshotStore,
-  databases: UserDatabases,
+  databases: UserDatabaseDirectory,
   extra: Partial<MatrixSyncEngineOptions> = {}
 ) => testEngine(cleanups, store, databases, extra)
 
@@ -40,7 +40,10 @@ const lossyStore = () => {
     writePointer: async (roomId, key, pointer) => {
       await inner.writePointer(roomId, key, pointer)
       if (state.loseAck) {
-        throw new MatrixSyncError({ reason: "unavailable", message: "timed out waiting for the answer" })
+        throw new MatrixSyncEngineError({
+          reason: "unavailable",
+          message: "timed out waiting for the answer"
+        })
       }
     }
   }
@@ -118,7 +121,7 @@ describe("a pointer write whose answer was lost", () => {
     const lossy = lossyStore()
     const dir = tempDir("lineage-ack")
     cleanups.push(dir.cleanup)
-    const databases = directoryUserDatabases(dir.path)
+    const databases = userDatabaseDirectory(dir.path)
     return { ...lossy, databases, path: databases.databasePath(did) }
   }
 
@@ -142,7 +145,7 @@ describe("a pointer write whose answer was lost", () => {
     // And a fresh host gets all of it.
     const bDir = tempDir("lineage-ack-b")
     cleanups.push(bDir.cleanup)
-    const bDatabases = directoryUserDatabases(bDir.path)
+    const bDatabases = userDatabaseDirectory(bDir.path)
     expect((await engineOn(store, bDatabases).engine.restore(did))._tag).toBe("Restored")
     expect(readRows(bDatabases.databasePath(did))).toEqual(["one", "two", "three"])
   })
@@ -174,7 +177,7 @@ describe("a pointer write whose answer was lost", () => {
     const failing: SnapshotStore = {
       ...store,
       writePointer: async () => {
-        throw new MatrixSyncError({ reason: "unavailable", message: "connection refused" })
+        throw new MatrixSyncEngineError({ reason: "unavailable", message: "connection refused" })
       }
     }
     const down = engineOn(failing, databases)
@@ -198,7 +201,7 @@ describe("a pointer write whose answer was lost", () => {
     // Host B picks the user up from the snapshot that landed and moves the room on.
     const bDir = tempDir("lineage-ack-b")
     cleanups.push(bDir.cleanup)
-    const bDatabases = directoryUserDatabases(bDir.path)
+    const bDatabases = userDatabaseDirectory(bDir.path)
     const b = engineOn(store, bDatabases)
     expect((await b.engine.restore(did))._tag).toBe("Restored")
     writeRows(bDatabases.databasePath(did), ["b3"])

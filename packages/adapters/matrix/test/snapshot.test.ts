@@ -9,7 +9,7 @@ import { gzipSync } from "node:zlib"
 import Database from "better-sqlite3"
 import { afterEach, describe, expect, it } from "vitest"
 import {
-  type MatrixSyncError,
+  type MatrixSyncEngineError,
   type QuiescentDatabase,
   sha256Hex,
   takeSnapshot,
@@ -57,13 +57,13 @@ const refusal = async (
   expectedSha256: string,
   expectedSize: number,
   directory: string
-): Promise<MatrixSyncError> => {
+): Promise<MatrixSyncEngineError> => {
   try {
     await verifySnapshot({ compressed, expectedSha256, expectedSize, directory, maxBytes: 1 << 30 })
   } catch (e) {
     // Nothing is left behind by a refused snapshot.
     expect(readdirSync(directory).filter((f) => f.includes(".restore-"))).toEqual([])
-    return e as MatrixSyncError
+    return e as MatrixSyncEngineError
   }
   throw new Error("expected the snapshot to be refused")
 }

@@ -8,7 +8,7 @@ import { Config, Context, Effect, Either, Layer, Option } from "effect"
 import type { Database } from "./Database.js"
 import { SqliteOpenError, SqliteStorageError } from "./errors.js"
 import type { SqliteSaver } from "./SqliteSaver.js"
-import { UserDatabaseRegistry, type UserDatabasesOptions } from "./UserDatabases.js"
+import { UserDatabaseRegistry, type UserDatabaseRegistryOptions } from "./UserDatabaseRegistry.js"
 
 /** The per-user database registry as a service. */
 export class UserDatabases extends Context.Tag("@plugboard/sqlite/UserDatabases")<
@@ -17,7 +17,7 @@ export class UserDatabases extends Context.Tag("@plugboard/sqlite/UserDatabases"
 >() {}
 
 /** A registry for the layer's lifetime; its connections close when the scope closes. */
-export const layerUserDatabases = (options: UserDatabasesOptions): Layer.Layer<UserDatabases> =>
+export const layerUserDatabases = (options: UserDatabaseRegistryOptions): Layer.Layer<UserDatabases> =>
   Layer.scoped(
     UserDatabases,
     Effect.acquireRelease(

@@ -47,6 +47,6 @@ export {
   type QuiescentDatabase,
   storageKey,
   UserDatabaseRegistry,
-  type UserDatabasesOptions
-} from "./UserDatabases.js"
+  type UserDatabaseRegistryOptions
+} from "./UserDatabaseRegistry.js"
 export { UserGate } from "./UserGate.js"

@@ -4,7 +4,7 @@
  * never taken while a turn of that user is writing and a restore can replace the file.
  *
  * `UserDatabaseRegistry` from `@plugboard/sqlite` has exactly this shape; use it in a
- * host. `directoryUserDatabases` is a minimal stand-in for scripts and tests.
+ * host. `userDatabaseDirectory` is a minimal stand-in for scripts and tests.
  */
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
@@ -23,7 +23,7 @@ export interface QuiescentDatabase {
 }
 
 /** The per-user database directory, as seen by the sync engine. */
-export interface UserDatabases {
+export interface UserDatabaseDirectory {
   /** Absolute path of the user's SQLite file (it may not exist yet). */
   databasePath(did: string): string
   /** A stable, opaque, filesystem- and alias-safe key for the user (a hash of the DID). */
@@ -64,7 +64,7 @@ export const makeKeyedLock = () => {
  * `closeConnection` does nothing: whoever writes the files must not hold them open across a
  * restore. For scripts and tests; hosts use `UserDatabaseRegistry`.
  */
-export const directoryUserDatabases = (directory: string): UserDatabases => {
+export const userDatabaseDirectory = (directory: string): UserDatabaseDirectory => {
   mkdirSync(directory, { recursive: true })
   const lock = makeKeyedLock()
   const databasePath = (did: string) => join(directory, `${storageKey(did)}.sqlite`)

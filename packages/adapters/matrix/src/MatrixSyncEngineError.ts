@@ -1,16 +1,17 @@
 /**
- * Errors of Matrix sync. `unavailable` is transient (network, timeout, 5xx, 429): retry later and
+ * Errors of the Matrix sync engine (named apart from core's port error `MatrixSync.MatrixSyncError`,
+ * which `MatrixSyncLayer` maps them onto). `unavailable` is transient (network, timeout, 5xx, 429): retry later and
  * never conclude anything about the remote state from it. `rejected` is a definite answer from the
  * homeserver (4xx other than not-found). `corrupt` is a snapshot that failed verification.
  */
 import { Data } from "effect"
 
 /** Why a Matrix sync step failed. */
-export type MatrixSyncErrorReason = "unavailable" | "rejected" | "corrupt"
+export type MatrixSyncEngineErrorReason = "unavailable" | "rejected" | "corrupt"
 
 /** A failed Matrix sync step; `cause` keeps the underlying error. */
-export class MatrixSyncError extends Data.TaggedError("MatrixSyncError")<{
-  readonly reason: MatrixSyncErrorReason
+export class MatrixSyncEngineError extends Data.TaggedError("MatrixSyncEngineError")<{
+  readonly reason: MatrixSyncEngineErrorReason
   readonly message: string
   readonly cause?: unknown
 }> {}
@@ -37,8 +38,8 @@ const errcodeOf = (e: unknown): string | undefined =>
  * Classifies an error thrown by matrix-js-sdk or fetch. Only an explicit 404/`M_NOT_FOUND` is
  * "not found"; anything without an HTTP status (connection refused, reset, timeout) is transient.
  */
-export const classify = (what: string, e: unknown): MatrixSyncError | MatrixNotFound => {
-  if (e instanceof MatrixSyncError || e instanceof MatrixNotFound) return e
+export const classify = (what: string, e: unknown): MatrixSyncEngineError | MatrixNotFound => {
+  if (e instanceof MatrixSyncEngineError || e instanceof MatrixNotFound) return e
   const status = statusOf(e)
   const errcode = errcodeOf(e)
   const detail =
@@ -49,13 +50,13 @@ export const classify = (what: string, e: unknown): MatrixSyncError | MatrixNotF
     return new MatrixNotFound({ message: `${what}: not found (${detail})` })
   }
   if (status === undefined || status >= 500 || status === 429 || status === 408) {
-    return new MatrixSyncError({
+    return new MatrixSyncEngineError({
       reason: "unavailable",
       message: `${what}: homeserver unavailable (${status ?? "no response"}: ${detail})`,
       cause: e
     })
   }
-  return new MatrixSyncError({
+  return new MatrixSyncEngineError({
     reason: "rejected",
     message: `${what}: rejected by the homeserver (${status}${errcode ? ` ${errcode}` : ""}: ${detail})`,
     cause: e

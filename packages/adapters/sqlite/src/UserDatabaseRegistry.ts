@@ -23,7 +23,7 @@ import { type DamagedThread, SqliteSaver } from "./SqliteSaver.js"
 import { UserGate } from "./UserGate.js"
 
 /** Options of the registry. */
-export interface UserDatabasesOptions {
+export interface UserDatabaseRegistryOptions {
   /** The directory holding every user's database (created, mode 0700, when missing). */
   readonly directory: string
   /** Most connections kept open at once (default 64). A soft bound: in-use ones are never closed. */
@@ -126,7 +126,7 @@ export class UserDatabaseRegistry {
   private readonly savers = new Map<string, SqliteSaver>()
   private closed = false
 
-  constructor(options: UserDatabasesOptions) {
+  constructor(options: UserDatabaseRegistryOptions) {
     this.directory = resolve(options.directory)
     mkdirSync(this.directory, { recursive: true, mode: 0o700 })
     this.maxOpen = Math.max(1, options.maxOpen ?? 64)
