@@ -104,7 +104,14 @@ const installed = (modules) => {
 
 const prebuilds = process.env.npm_config_better_sqlite3_local_prebuilds ?? join(scratch, "prebuilds")
 execFileSync("mkdir", ["-p", prebuilds])
-const npmEnv = { ...process.env, npm_config_better_sqlite3_local_prebuilds: prebuilds }
+// onnxruntime-node (@plugboard/embeddings) ships its CPU binary in the npm package; its install
+// script would also fetch CUDA binaries from nuget.org, which CI does not reach: skipped, the
+// switch its script documents.
+const npmEnv = {
+  ...process.env,
+  npm_config_better_sqlite3_local_prebuilds: prebuilds,
+  ONNXRUNTIME_NODE_INSTALL: process.env.ONNXRUNTIME_NODE_INSTALL ?? "skip"
+}
 
 /** Keeps the better-sqlite3 an install compiled as the prebuild the next installs take (see above). */
 const keepPrebuild = (modules) => {
