@@ -77,6 +77,7 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 [[ -n "$url" ]] || { cat serve.log; echo "[init-smoke] serve did not listen within 60 s"; exit 1; }
+grep -qF 'Try: npx plugboard chat "What is a 15% tip on a bill of 80?"' serve.log || { cat serve.log; echo "[init-smoke] serve's hint"; exit 1; }
 token="$(node_modules/.bin/plugboard token)"
 node "$root/scripts/init-smoke/turn.mjs" "$url" "$token"
 kill -TERM "$server"

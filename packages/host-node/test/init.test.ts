@@ -19,6 +19,7 @@ import {
   TOOL_VERSIONS
 } from "../src/init/Init.js"
 import { plugins } from "../template/src/index.js"
+import { spawnServe } from "./helpers.js"
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../..")
 const cwd = mkdtempSync(join(tmpdir(), "plugboard-init-"))
@@ -105,6 +106,36 @@ describe("plugboard init", () => {
     expect(readJson(join(ROOT, "packages/host-node/package.json")).files).toContain("template")
     expect(scaffoldFiles("x").get(".gitignore")).toBe("node_modules/\n.plugboard/\n")
   })
+
+  it("serve suggests a chat the project's catalog answers, as typed where the user is", async () => {
+    const template = join(ROOT, "packages/host-node/template/src/index.ts")
+    for (const [env, cli] of [
+      [{}, "npx plugboard"],
+      [{ npm_lifecycle_event: "plugboard" }, "pnpm plugboard"]
+    ] as const) {
+      const dir = mkdtempSync(join(cwd, "serve-"))
+      const serve = spawnServe(
+        [
+          process.execPath,
+          "--conditions=@plugboard/source",
+          join(ROOT, "scripts/plugboard.mjs"),
+          "serve",
+          template,
+          "--port",
+          "0"
+        ],
+        dir,
+        { HOME: dir, ...env }
+      )
+      try {
+        await serve.url
+        expect(serve.output()).toContain(`\nTry: ${cli} chat "What is a 15% tip on a bill of 80?"\n`)
+      } finally {
+        serve.child.kill("SIGTERM")
+        await serve.exited
+      }
+    }
+  }, 120_000)
 
   it("names a folder npm accepts", () => {
     expect(projectName("/a/My Plugins")).toBe("my-plugins")

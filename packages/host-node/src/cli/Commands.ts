@@ -142,7 +142,7 @@ export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<num
       `  data        ${app.config.dataDir}`,
       `  credits     ${app.creditsEnabled ? "on" : app.catalog.byName.has(CREDITS_PLUGIN_NAME) ? "off (DISABLE_CREDITS=true)" : "off (no credits plugin)"}`,
       `  matrix      ${app.config.matrix === undefined ? "off" : app.config.matrix.baseUrl}`,
-      `Try: pnpm plugboard chat "What's the weather in Berlin?"`,
+      `Try: ${tryChat(app.catalog, io.env)}`,
       ""
     ].join("\n")
   )
@@ -163,6 +163,21 @@ export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<num
   })
   io.out("stopped.\n")
   return 0
+}
+
+/**
+ * The chat command to try once serving, as the user types it where they are (`pnpm plugboard` is
+ * the repository's script, `npx plugboard` a project's bin), with a question from the catalog's
+ * own manifest examples: an on-demand plugin's first when there is one (its turn shows a load and
+ * a tool call), else any visible plugin's.
+ */
+const tryChat = (catalog: Catalog.Catalog, env: CliIO["env"]): string => {
+  const cli = env.npm_lifecycle_event === "plugboard" ? "pnpm plugboard" : "npx plugboard"
+  const visible = catalog.entries.filter((e) => e.visibility !== "silent")
+  const example = [...visible.filter((e) => e.visibility === "on-demand"), ...visible]
+    .flatMap((e) => e.manifest.examples ?? [])
+    .find((x) => x.user.trim() !== "")
+  return `${cli} chat ${JSON.stringify(example?.user ?? "What can you do?")}`
 }
 
 /** `55 from <file>`, or `60 (55 from <file>, 2 MCP servers, 3 skills)`: where the plugins came from. */
