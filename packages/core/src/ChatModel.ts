@@ -5,19 +5,12 @@
  * port (identity and a plain call) for hosts and tools that need a model outside the agent loop.
  */
 import { Context, Effect, Layer, Schema } from "effect"
-import type { JsonSchema } from "./Plugin.js"
+import type { ToolSpec } from "./ToolSpec.js"
 
 /** Which model answers: shown by `GET /models`, logged with each turn. */
 export interface ChatModelInfo {
   readonly provider: string
   readonly model: string
-}
-
-/** A tool the model may call. `Offer.OfferedTool` fits this shape. */
-export interface ToolDefinition {
-  readonly name: string
-  readonly description: string
-  readonly parameters: JsonSchema
 }
 
 /** A call the model asks for. */
@@ -57,7 +50,7 @@ export type ChatMessage =
 /** One model call. */
 export interface ChatRequest {
   readonly messages: ReadonlyArray<ChatMessage>
-  readonly tools?: ReadonlyArray<ToolDefinition> | undefined
+  readonly tools?: ReadonlyArray<ToolSpec> | undefined
   /** Aborts the call (the client cancelled the turn). */
   readonly signal?: AbortSignal | undefined
 }

@@ -16,16 +16,17 @@ import type { AgActionDto, BrowserToolCallDto } from "./GraphState.js"
 import type { Catalog } from "./internal/catalog/model.js"
 import { definitions as metaTools } from "./internal/metaTools.js"
 import type { OfferedTool } from "./internal/offered.js"
+import type { ToolSpec } from "./ToolSpec.js"
 
 /** `browser`: a tool of the client's page (`browserTools`); `action`: an AG-UI action (`agActions`). */
 export type ClientToolKind = "browser" | "action"
 
-/** A checked client tool and what the model is offered for it. */
-export interface ClientTool {
+/**
+ * A checked client tool: its spec (the JSON Schema the client sent as `schema` or `parameters`),
+ * its kind, and what the model is offered for it.
+ */
+export interface ClientTool extends ToolSpec {
   readonly kind: ClientToolKind
-  readonly name: string
-  readonly description: string
-  readonly schema: Readonly<Record<string, unknown>>
   /** Offered as a per-request tool with no plugin. */
   readonly offered: OfferedTool
 }
@@ -232,7 +233,7 @@ const precheck = (
       kind,
       name,
       description: input.description,
-      schema: parameters,
+      parameters,
       offered: { name, description: input.description, parameters, kind: "request" }
     }
   })
@@ -242,7 +243,7 @@ const precheck = (
 const schemaCheck = (tool: ClientTool, checkSchema: SchemaChecker): ClientToolError | undefined => {
   let problem: string | undefined
   try {
-    problem = checkSchema(tool.schema)
+    problem = checkSchema(tool.parameters)
   } catch (error) {
     problem = `it could not be checked (${error instanceof Error ? error.message : String(error)})`
   }
@@ -312,5 +313,5 @@ export const validate = (
 export const toDto = (tool: ClientTool): BrowserToolCallDto & AgActionDto => ({
   name: tool.name,
   description: tool.description,
-  schema: tool.schema
+  schema: tool.parameters
 })

@@ -24,16 +24,10 @@ import * as Offer from "./Offer.js"
 import * as SystemPrompt from "./SystemPrompt.js"
 import * as Tier1 from "./Tier1.js"
 import type { TokenCounterService } from "./TokenCounter.js"
-
-/** The parts of a tool a provider sends to the model. */
-export interface ToolLike {
-  readonly name: string
-  readonly description: string
-  readonly parameters: Readonly<Record<string, unknown>>
-}
+import type { ToolSpec } from "./ToolSpec.js"
 
 /** Tokens of one tool as providers serialise it (see the module's convention). */
-export const toolCost = (counter: TokenCounterService, tool: ToolLike): number =>
+export const toolCost = (counter: TokenCounterService, tool: ToolSpec): number =>
   counter.count(tool.name) + counter.count(tool.description) + counter.count(JSON.stringify(tool.parameters))
 
 const sum = (xs: Iterable<number>): number => {
@@ -67,7 +61,7 @@ const subAgentTools = (
   )
 
 /** The sub-agent tools of `entry` whose visibility is `visibility` (they inherit their plugin's). */
-const subAgentsOf = (entry: CatalogEntry, visibility: "always" | "on-demand"): ReadonlyArray<ToolLike> =>
+const subAgentsOf = (entry: CatalogEntry, visibility: "always" | "on-demand"): ReadonlyArray<ToolSpec> =>
   entry.subAgents.filter((s) => s.tool.visibility === visibility).map((s) => s.tool)
 
 /**
@@ -197,8 +191,8 @@ export const budgetReport = (
   const { counter, basePrompt } = options
   // Each on-demand tool is priced for its plugin's load and again for the all-bound turn;
   // serialising 15,000 schemas twice is most of a large catalog's report, so price each once.
-  const priced = new WeakMap<ToolLike, number>()
-  const costOf = (tool: ToolLike): number => {
+  const priced = new WeakMap<ToolSpec, number>()
+  const costOf = (tool: ToolSpec): number => {
     let n = priced.get(tool)
     if (n === undefined) {
       n = toolCost(counter, tool)
@@ -206,7 +200,7 @@ export const budgetReport = (
     }
     return n
   }
-  const costOfTools = (tools: ReadonlyArray<ToolLike>) => sum(tools.map(costOf))
+  const costOfTools = (tools: ReadonlyArray<ToolSpec>) => sum(tools.map(costOf))
   const promptCost = (e: CatalogEntry) => {
     const p = promptOf(e)
     return p === undefined ? 0 : counter.count(p)

@@ -138,7 +138,7 @@ describe("ClientTools.validate", () => {
       ["browser", "scroll"],
       ["action", "open_panel"]
     ])
-    expect(result[1]!.schema).toEqual({ type: "object" })
+    expect(result[1]!.parameters).toEqual({ type: "object" })
     expect(ClientTools.toDto(result[0]!)).toEqual(tool("pick_color"))
   })
 

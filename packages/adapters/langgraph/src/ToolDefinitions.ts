@@ -2,16 +2,12 @@
  * Translation of core's offered tools into the tool definitions LangChain chat models bind.
  * The OpenAI function format is accepted by every `@langchain/*` provider's `bindTools`.
  */
-import type { Offer } from "@plugboard/core"
+import type { Offer, ToolSpec } from "@plugboard/core"
 
 /** A tool definition in the OpenAI function format. */
 export interface FunctionDefinition {
   readonly type: "function"
-  readonly function: {
-    readonly name: string
-    readonly description: string
-    readonly parameters: Readonly<Record<string, unknown>>
-  }
+  readonly function: ToolSpec.ToolSpec
 }
 
 // Core hands out the same OfferedTool objects call after call, so each is translated once.

@@ -7,7 +7,7 @@
  * translated from every provider's wire format. A direct round trip then pins what the port
  * put on the wire and what it returned.
  */
-import { ChatModel } from "@plugboard/core"
+import { ChatModel, type ToolSpec } from "@plugboard/core"
 import { ChatModelConformance } from "@plugboard/core/testing"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
@@ -22,7 +22,7 @@ import {
   type Wire
 } from "./fakeProviders.js"
 
-const lookup: ChatModel.ToolDefinition = {
+const lookup: ToolSpec.ToolSpec = {
   name: "lookup",
   description: "Look a word up.",
   parameters: { type: "object", properties: { word: { type: "string" } }, required: ["word"] }

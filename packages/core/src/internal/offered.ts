@@ -4,17 +4,15 @@
  * `CatalogIndex` and on each restricted `Access.View`). Apart from `Offer` so that the meta-tools
  * and the index can name them without importing the offer's rules.
  */
-import type { JsonSchema } from "../Plugin.js"
 import type { Visibility } from "../PluginManifest.js"
+import type { ToolSpec } from "../ToolSpec.js"
 import type { Capability } from "./capability.js"
 import type { CatalogTool } from "./catalog/entry.js"
 
-/** A tool as a model call receives it. */
-export interface OfferedTool {
-  readonly name: string
+/** A tool as a model call receives it: its spec, and where it comes from. */
+export interface OfferedTool extends ToolSpec {
   /** For plugin tools: `[<manifest.title>] <description>`. */
   readonly description: string
-  readonly parameters: JsonSchema
   /** `meta`: a runtime meta-tool; `plugin`: a catalog tool; `request`: a per-request tool. */
   readonly kind: "meta" | "plugin" | "request"
   /** The owning plugin, for `plugin` and (when known) `request` tools. */

@@ -3,17 +3,14 @@
  * the page's code (`console-ui/`, type imports only). Every figure in it comes from core:
  * `TokenBudget`, `MetaTools.listCapabilities`, `RoutingEval`; the server only shapes.
  */
-import type { MetaTools, TokenBudget } from "@plugboard/core"
+import type { MetaTools, TokenBudget, ToolSpec } from "@plugboard/core"
 import type { InspectReport } from "../inspect/Report.js"
 
-/** One tool of a plugin, as the model is offered it. */
-export interface ConsoleTool {
-  readonly name: string
+/** One tool of a plugin, as the model is offered it (its spec), with its tier and its price. */
+export interface ConsoleTool extends ToolSpec.ToolSpec {
   /** Prefixed `[<manifest.title>] `, as offered. */
   readonly description: string
   readonly visibility: "always" | "on-demand" | "silent"
-  /** The JSON Schema of its arguments. */
-  readonly parameters: Readonly<Record<string, unknown>>
   /** Tokens it costs on every model call it is offered on (`TokenBudget.toolCost`). */
   readonly tokens: number
 }

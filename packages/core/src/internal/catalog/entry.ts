@@ -7,12 +7,12 @@
 import type * as ManifestOverrides from "../../ManifestOverrides.js"
 import type { JsonSchema, Plugin, PluginMiddleware, PluginTool, SubAgentSpec } from "../../Plugin.js"
 import type { PluginManifest, Visibility } from "../../PluginManifest.js"
+import type { ToolSpec } from "../../ToolSpec.js"
 import type { Capability } from "../capability.js"
 import type { PluginSource } from "../pluginSource.js"
 
-/** A tool as the catalog resolved it: owner, effective visibility, offered description/schema. */
-export interface CatalogTool {
-  readonly name: string
+/** A tool as the catalog resolved it: its spec as offered, owner, effective visibility. */
+export interface CatalogTool extends ToolSpec {
   readonly plugin: string
   /** The description the model sees: `[<manifest.title>] <description>`. */
   readonly description: string

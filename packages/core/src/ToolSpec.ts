@@ -1,0 +1,18 @@
+/**
+ * The one tool spec type: a tool as a model is offered it, its name, its description and the JSON
+ * Schema of its arguments. Every other tool shape that carries these three is built from it: the
+ * offered tool (`Offer.OfferedTool`), the catalog's resolved tool, a checked client tool, the
+ * model port's tool list (`ChatModel.ToolDefinition`), what the token budget prices, and the
+ * console's tool. Shapes with another role stay their own: a plugin's `PluginTool` (an Effect
+ * Schema and a handler), a source's `SourceTool` (the source's own name and schema), and the wire
+ * forms other programs define (an MCP tool description, the portal's browser tools and actions).
+ * A leaf module: it imports nothing, so any module may use it without an import cycle.
+ */
+
+/** A tool as a model is offered it. */
+export interface ToolSpec {
+  readonly name: string
+  readonly description: string
+  /** JSON Schema of the arguments. */
+  readonly parameters: Readonly<Record<string, unknown>>
+}
