@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { basename, dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { Data } from "effect"
 
 /** Where `init` writes and reports. */
 export interface InitIO {
@@ -16,14 +17,14 @@ export interface InitIO {
 }
 
 /** The folder cannot be scaffolded into; `message` says why and what to do. */
-export class InitError extends Error {
-  readonly _tag = "InitError"
-  constructor(
-    readonly reason: "not-empty" | "not-a-directory" | "usage",
-    message: string
-  ) {
-    super(message)
-    this.name = "InitError"
+export class InitError extends Data.TaggedError("InitError")<{
+  readonly reason: "not-empty" | "not-a-directory" | "usage"
+  readonly message: string
+}> {
+  // Thrown to the CLI's plain code: a `Data.TaggedError` is a real `Error` whose `name` is its tag,
+  // so plain callers see the same name, message and stack as before.
+  constructor(reason: InitError["reason"], message: string) {
+    super({ reason, message })
   }
 }
 
