@@ -19,14 +19,21 @@ import type { RuntimeContext } from "./RuntimeContext.js"
 
 export type { PluginSource } from "./internal/pluginSource.js"
 
-/** A tool as a source describes it, with the function that runs it. */
-export interface SourceTool {
+/**
+ * A tool as a source describes it (an MCP server's `tools/list` entry): its own name, title,
+ * description and `inputSchema`, before the catalog turns it into a `ToolSpec.ToolSpec`.
+ */
+export interface SourceToolDescription {
   /** The source's own name for the tool (an MCP tool's name); the offered name may differ. */
   readonly name: string
   readonly title?: string | undefined
   readonly description?: string | undefined
   /** JSON Schema of the arguments, as the source gave it. */
   readonly inputSchema: JsonSchema
+}
+
+/** A tool as a source describes it, with the function that runs it. */
+export interface SourceTool extends SourceToolDescription {
   /** Runs the tool under its source's own name. May return a `ToolOutput`. */
   readonly call: (args: Readonly<Record<string, unknown>>, context: RuntimeContext) => unknown
 }

@@ -3,7 +3,7 @@
  * about itself, and a call's options. The rules of what a server becomes in the catalog are
  * core's (`CatalogSource`); these are only the adapter's own vocabulary.
  */
-import type { CatalogSource, JsonSchema } from "@plugboard/core"
+import type { CatalogSource } from "@plugboard/core"
 
 /** How to reach a server: a child process over stdio, or Streamable HTTP. */
 export type McpTransportConfig =
@@ -42,13 +42,8 @@ export interface McpServerConfig {
   readonly forwardUcan?: ForwardUcan | undefined
 }
 
-/** A tool as the server lists it. */
-export interface McpToolDescription {
-  readonly name: string
-  readonly title?: string | undefined
-  readonly description?: string | undefined
-  readonly inputSchema: JsonSchema
-}
+/** A tool as the server lists it: core's description of a source's tool. */
+export interface McpToolDescription extends CatalogSource.SourceToolDescription {}
 
 /** What a server says about itself: its `initialize` answer and every page of `tools/list`. */
 export interface McpDescription {
