@@ -13,11 +13,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-packages=(core adapters/langgraph adapters/ledger adapters/matrix adapters/mcp adapters/models adapters/postgres
-  adapters/redis adapters/skills adapters/sqlite adapters/tokenizers adapters/ucan host-node)
-for p in "${packages[@]}"; do
-  (cd "$root/packages/$p" && pnpm pack --pack-destination "$work" >/dev/null)
-done
+bash "$root/scripts/pack.sh" "$work"
 cp "$root"/scripts/consumer/{plugins.mjs,turn.mjs,types.ts,tsconfig.json} "$work/"
 
 version() { node -p "require('$root/package.json').devDependencies['$1']"; }
