@@ -35,7 +35,19 @@ import { Database, type DatabaseOptions } from "./Database.js"
 import { type DeltaItem, type DeltaItemSource, readSources, seedItems, writeItems } from "./DeltaItems.js"
 import { SqliteStorageError } from "./errors.js"
 import { makeDumper, makeLoader } from "./FastJson.js"
+import {
+  type CachedHistory,
+  type CachedItems,
+  deltaKey,
+  MAX_CACHED_VALUES,
+  rememberIn,
+  storedAt
+} from "./internal/deltaCache.js"
+import { COLUMNS, SQL } from "./internal/statements.js"
+import { nextChannelVersion, versionsText } from "./internal/versions.js"
 import { prune, type RetentionOptions, validateRetention } from "./Retention.js"
+
+export { nextChannelVersion } from "./internal/versions.js"
 
 /** Where a saver gets its connection: a fixed file, or a per-user registry's lease. */
 export interface SaverBackend {
@@ -78,66 +90,6 @@ interface WriteRow extends ValueRow {
 }
 
 /** SQL: whether checkpoint `alias` stores its own value of `@channel` (its version at JSON path `@path`). */
-const seeded = (alias: string) =>
-  `EXISTS (SELECT 1 FROM blobs AS b WHERE b.thread_id = @thread AND b.checkpoint_ns = @ns AND b.channel = @channel
-    AND b.version = json_extract(${alias}.channel_versions, @path) AND b.type <> 'empty')`
-
-const COLUMNS =
-  "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, channel_versions, metadata_type, metadata"
-const SQL = {
-  byId: `SELECT ${COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`,
-  latest: `SELECT ${COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1`,
-  // CROSS JOIN pins json_each as the outer loop, so each blob is a primary-key lookup instead
-  // of a scan of every blob of the thread (the planner has no statistics for json_each).
-  blobs: `SELECT b.channel, b.type, b.value FROM json_each(?) AS j
-    CROSS JOIN blobs AS b ON b.thread_id = ? AND b.checkpoint_ns = ? AND b.channel = j.key AND b.version = j.value`,
-  writes: `SELECT task_id, channel, type, value FROM writes
-    WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx`,
-  sends: `SELECT task_id, channel, type, value FROM writes
-    WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND channel = '${TASKS}'
-    ORDER BY task_path, task_id, idx`,
-  insertCheckpoint: `INSERT OR REPLACE INTO checkpoints (${COLUMNS}, needs_ancestors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  // IGNORE, never REPLACE: a stored checkpoint points at this blob; replacing it would change
-  // what that checkpoint returns (as Postgres's `ON CONFLICT ... DO NOTHING`).
-  insertBlob: `INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, type, value) VALUES (?, ?, ?, ?, ?, ?)`,
-  insertWrite: `INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  replaceWrite: `INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  latestId:
-    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1",
-  // The ancestors of checkpoint `@id`, nearest first (`depth` 1 = its parent), up to and including
-  // `@stop` (a checkpoint whose history is cached) or the first whose own value of `@channel` is stored (a blob, at the version its
-  // `channel_versions` names, that is not the "empty" marker): the delta channel's seed.
-  deltaChain: `WITH RECURSIVE chain(id, parent, seeded, depth) AS (
-      SELECT p.checkpoint_id, p.parent_checkpoint_id, ${seeded("p")}, 1
-        FROM checkpoints AS t JOIN checkpoints AS p
-          ON p.thread_id = t.thread_id AND p.checkpoint_ns = t.checkpoint_ns AND p.checkpoint_id = t.parent_checkpoint_id
-        WHERE t.thread_id = @thread AND t.checkpoint_ns = @ns AND t.checkpoint_id = @id
-      UNION ALL
-      SELECT c.checkpoint_id, c.parent_checkpoint_id, ${seeded("c")}, chain.depth + 1
-        FROM chain JOIN checkpoints AS c
-          ON c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.parent
-        WHERE chain.seeded = 0 AND chain.id <> @stop
-    )
-    SELECT id, seeded, depth FROM chain`,
-  // The writes of `@channel` stored on the chain's checkpoints (`@ids`, nearest first), oldest checkpoint first and, within
-  // one, in LangGraph's replay order (task_path, task_id, idx; SQLite's BINARY collation compares
-  // UTF-8 bytes, which is code-point order, as `compareWritesSortKeys` requires).
-  deltaWrites: `SELECT w.task_id, w.channel, w.type, w.value
-    FROM json_each(@ids) AS j CROSS JOIN writes AS w
-      ON w.thread_id = @thread AND w.checkpoint_ns = @ns AND w.checkpoint_id = j.value AND w.channel = @channel
-    ORDER BY j.key DESC, w.task_path, w.task_id, w.idx`,
-  deltaSeed: `SELECT b.type, b.value FROM checkpoints AS c JOIN blobs AS b
-      ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = @channel
-        AND b.version = json_extract(c.channel_versions, @path)
-    WHERE c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = @id`,
-  // Whether checkpoint `@id` stores its own value of `@channel`.
-  ownSeed: `SELECT ${seeded("c")} AS seeded FROM checkpoints AS c
-    WHERE c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = @id`,
-  deleteCheckpoints: "DELETE FROM checkpoints WHERE thread_id = ?",
-  deleteBlobs: "DELETE FROM blobs WHERE thread_id = ?",
-  deleteWrites: "DELETE FROM writes WHERE thread_id = ?"
-} as const
-
 /**
  * A thread whose stored state could not be decoded. Its rows were moved, untouched, into the
  * `quarantined_*` tables of the same file (kept for inspection, never deleted), and the thread
@@ -156,98 +108,13 @@ const THREAD_TABLES = ["checkpoints", "blobs", "writes"] as const
 const decodeFailure = (error: unknown): string =>
   error instanceof Error && error.name !== "Error" ? error.name : "undecodable data"
 
-/** A decoded delta history: `seed` (when `hasSeed`) and the writes after it, at checkpoint `id`. */
-interface CachedHistory {
-  readonly id: string
-  readonly hasSeed: boolean
-  readonly seed: unknown
-  readonly writes: Array<CheckpointPendingWrite>
-}
-
-/**
- * Threads (per channel and namespace) whose decoded delta history a saver keeps. A saver is one
- * user's (`UserDatabaseRegistry` keeps a few hundred), and a user talks in a few sessions at once.
- */
-const DELTA_CACHE_THREADS = 8
-
-/** A delta channel's items at checkpoint `id`, undecoded (`deltaItems`): the seed's, then the writes'. */
-interface CachedItems {
-  readonly id: string
-  readonly seed: ReadonlyArray<DeltaItem>
-  readonly writes: ReadonlyArray<DeltaItem>
-  /**
-   * Stored values pages decoded, by where they are stored (`storedAt`): the next read of a page
-   * decodes nothing. Carried from checkpoint to checkpoint (a stored value never changes).
-   */
-  readonly values: Map<string, unknown>
-}
-
-/** Decoded values a thread's cached items keep at most (about 500 turns of four messages). */
-const MAX_CACHED_VALUES = 2000
-
-/** The stored row (a write, or an element of a seed) an item's value is in. */
-const storedAt = (s: DeltaItemSource): string =>
-  s.at === "seed"
-    ? `s\u0000${s.checkpoint}\u0000${s.index}`
-    : `w\u0000${s.checkpoint}\u0000${s.task}\u0000${s.idx}`
-
-const deltaKey = (thread: string, ns: string, channel: string) => `${thread}\u0000${ns}\u0000${channel}`
-
 const LIST_PAGE = 64
 const decoder = new TextDecoder()
 
 const invalid = (message: string) => new SqliteStorageError({ reason: "invalid-input", message })
 
-/**
- * Versions as text, the key blobs are stored under (a number and its string must match the
- * same blob, and SQLite compares by type).
- */
-const versionsText = (versions: ChannelVersions): string => {
-  const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(versions)) out[k] = String(v)
-  return JSON.stringify(out)
-}
-
-/**
- * The next version of a channel: `floor(current) + 1` plus a random fraction in (0, 1).
- *
- * Why not the base class's `current + 1`: two writers continuing from the same checkpoint (two
- * concurrent turns on one thread, or a fork from an earlier `checkpoint_id`) would both mint
- * the same version, so their values would share one blob key and one branch would read the
- * other's messages. LangGraph's Postgres savers mint `<counter>.<random>` for this reason (Python
- * `f"{v:032}.{random():016}"`, langgraphjs a zero-padded counter and a UUID) and insert blobs with
- * `ON CONFLICT DO NOTHING`.
- *
- * Why a number and not their string: LangGraph compares versions with `>` and
- * `compareChannelVersions` (numeric for two numbers, `localeCompare` otherwise), and files
- * written before this change hold integer versions; a string version against a stored integer
- * compares as NaN (a node would never trigger again on an old thread). A number keeps every
- * comparison numeric and strictly increasing, with the integer part still the step counter.
- *
- * The fraction uses only the significand bits the counter leaves free, so the sum is exact:
- * `floor()` gives the counter back, it is never an integer (never equal to a version an older
- * file holds), and `String(v)` — the blob key — parses back to exactly `v`.
- */
-export const nextChannelVersion = (
-  current: number | undefined,
-  random: () => number = Math.random
-): number => {
-  const counter = (current === undefined ? 0 : Math.floor(current)) + 1
-  const fractionBits = 53 - counter.toString(2).length
-  if (fractionBits < 1) return counter // a counter past 2^52: no room left (never in practice)
-  const scale = 2 ** fractionBits
-  return counter + (1 + Math.floor(random() * (scale - 1))) / scale
-}
-
 /** JSON-path segment for a metadata key (quoted, so dots and spaces are literal). */
 const jsonPathFor = (key: string): string | undefined => (/["\\]/.test(key) ? undefined : `$."${key}"`)
-
-/** Keeps `value` as the newest entry of `cache`, which holds `DELTA_CACHE_THREADS` at most. */
-const rememberIn = <V>(cache: Map<string, V>, key: string, value: V): void => {
-  cache.delete(key)
-  cache.set(key, value)
-  if (cache.size > DELTA_CACHE_THREADS) cache.delete(cache.keys().next().value as string)
-}
 
 /** Threads whose puts since their last prune a saver counts at most (see `maybePrune`). */
 const MAX_PRUNE_COUNTERS = 10_000
