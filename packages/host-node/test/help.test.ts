@@ -1,30 +1,14 @@
-/**
- * `plugboard <command> --help` for every command, through the real CLI as the README runs it:
- * exit 0, the command's own page (usage line, summary, aligned options), and nothing started.
- * A bad option names the help to read.
- */
-import { execFile } from "node:child_process"
 import { mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { commandHelp, commandList } from "../src/cli/Help.js"
+import { runCli } from "./runCli.js"
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../..")
 const cwd = mkdtempSync(join(tmpdir(), "plugboard-help-"))
 afterAll(() => rmSync(cwd, { recursive: true, force: true }))
 
-const plugboard = (...args: ReadonlyArray<string>) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
-    execFile(
-      process.execPath,
-      ["--conditions=@plugboard/source", join(ROOT, "scripts/plugboard.mjs"), ...args],
-      { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd }, timeout: 60_000 },
-      (error, stdout, stderr) =>
-        done({ code: error === null ? 0 : ((error as { code?: number }).code ?? -1), stdout, stderr })
-    )
-  })
+const plugboard = (...args: ReadonlyArray<string>) => runCli(cwd, ...args)
 
 describe("plugboard <command> --help", () => {
   it("serve's page, golden", () => {

@@ -1,14 +1,6 @@
-/**
- * `plugboard init [dir]` through the real CLI (as the README runs it) and its parts: what it
- * writes, the versions it pins, and the folders it refuses. The scaffold's own test runs in the
- * workspace suite (packages/host-node/template/test); scripts/init-smoke.sh installs a scaffold
- * from the packed tarballs outside the repository, tests, inspects and serves it.
- */
-import { execFile } from "node:child_process"
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import { Catalog } from "@plugboard/core"
 import { afterAll, describe, expect, it } from "vitest"
 import {
@@ -20,21 +12,12 @@ import {
 } from "../src/init/Init.js"
 import { plugins } from "../template/src/index.js"
 import { spawnServe } from "./helpers.js"
+import { ROOT, runCli } from "./runCli.js"
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../..")
 const cwd = mkdtempSync(join(tmpdir(), "plugboard-init-"))
 afterAll(() => rmSync(cwd, { recursive: true, force: true }))
 
-const plugboard = (...args: ReadonlyArray<string>) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
-    execFile(
-      process.execPath,
-      ["--conditions=@plugboard/source", join(ROOT, "scripts/plugboard.mjs"), ...args],
-      { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd }, timeout: 60_000 },
-      (error, stdout, stderr) =>
-        done({ code: error === null ? 0 : ((error as { code?: number }).code ?? -1), stdout, stderr })
-    )
-  })
+const plugboard = (...args: ReadonlyArray<string>) => runCli(cwd, ...args)
 
 const readJson = (file: string) => JSON.parse(readFileSync(file, "utf8"))
 

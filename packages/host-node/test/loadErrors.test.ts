@@ -1,16 +1,8 @@
-/**
- * Golden messages of a plugin module that fails to load, as a newcomer meets them: the CLI as
- * the README runs it (`node --conditions=@plugboard/source scripts/plugboard.mjs inspect <file>`),
- * on files in a folder outside the repository. Each says what is wrong, where, and how to fix it.
- */
-import { execFile } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../..")
+import { runCli } from "./runCli.js"
 
 let dir: string
 beforeAll(() => {
@@ -43,16 +35,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 /** `plugboard inspect <file>` from `dir`: its exit code and output. */
-const inspect = (file: string) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-    execFile(
-      process.execPath,
-      ["--conditions=@plugboard/source", join(ROOT, "scripts/plugboard.mjs"), "inspect", file],
-      { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: dir }, timeout: 60_000 },
-      (error, stdout, stderr) =>
-        done({ code: error === null ? 0 : ((error as { code?: number }).code ?? null), stdout, stderr })
-    )
-  })
+const inspect = (file: string) => runCli(dir, "inspect", file)
 
 const fix =
   'A plugin module resolves its packages from its own project: put it in a folder whose package.json has "type": "module", and there run npm install @plugboard/core effect (plugboard init <folder> scaffolds such a project).'
