@@ -1,7 +1,7 @@
 /**
  * The `Auth` port: turns a request's credentials into the user's DID
  * (docs/spec/wire.md#authentication). The host maps every `AuthError` to 401 and never runs the agent.
- * Implementations: the UCAN adapter (`@plugboard/adapters`) and `layerTest` here.
+ * Implementations: the UCAN adapter (`@plugboard/ucan`) and `layerTest` here.
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import type { Capability } from "./Access.js"
