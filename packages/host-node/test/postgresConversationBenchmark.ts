@@ -14,37 +14,19 @@
 import { randomBytes } from "node:crypto"
 import { loadavg } from "node:os"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import { Catalog, type Plugin } from "@plugboard/core"
+import { Catalog } from "@plugboard/core"
 import { createMainAgent, prepareCatalog, runTurn } from "@plugboard/langgraph"
 import { ScriptedChatModel } from "@plugboard/models"
 import { makeCheckpointer, makeDatabase } from "@plugboard/postgres"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { FullCopies } from "../../adapters/langgraph/test/FullCopies.js"
+import { longForecastPlugin, lorem } from "../../adapters/langgraph/test/forecast.js"
 
 const TURNS = 300
 const MARKS = [10, 100, 300] as const
 const WINDOW = 10
 
-const lorem =
-  "The forecast for Lisbon shows light rain in the morning, clearing by noon, with highs near 19°C. "
-
-const weather: Plugin = {
-  name: "weather",
-  manifest: {
-    title: "Weather",
-    summary: "Forecasts and current conditions for a city.",
-    whenToUse: ["When the user asks about the weather."],
-    visibility: "always"
-  },
-  tools: [
-    {
-      name: "get_forecast",
-      description: "The forecast for a city.",
-      input: Schema.Struct({ city: Schema.String }),
-      handler: (input: { city: string }) => ({ city: input.city, days: 3, summary: lorem.repeat(3) })
-    }
-  ]
-}
+const weather = longForecastPlugin
 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import { Catalog, HistoryPage, type Plugin } from "@plugboard/core"
+import { Catalog, HistoryPage } from "@plugboard/core"
 import {
   agentStateFor,
   createMainAgent,
@@ -18,29 +18,14 @@ import {
 } from "@plugboard/langgraph"
 import { ScriptedChatModel } from "@plugboard/models"
 import { makeCheckpointer, makeDatabase, type UserScopedSaver } from "@plugboard/postgres"
-import { Effect, Either, Exit, Schema, Scope } from "effect"
+import { Effect, Either, Exit, Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { FullCopies } from "../../adapters/langgraph/test/FullCopies.js"
+import { forecastPlugin } from "../../adapters/langgraph/test/forecast.js"
 
 const POSTGRES_URL = process.env.PLUGBOARD_TEST_POSTGRES_URL || undefined
 
-const weather: Plugin = {
-  name: "weather",
-  manifest: {
-    title: "Weather",
-    summary: "Forecasts for a city.",
-    whenToUse: ["When the user asks about the weather."],
-    visibility: "always"
-  },
-  tools: [
-    {
-      name: "get_forecast",
-      description: "The forecast for a city.",
-      input: Schema.Struct({ city: Schema.String }),
-      handler: (input: { city: string }) => ({ city: input.city, summary: "light rain" })
-    }
-  ]
-}
+const weather = forecastPlugin
 const catalog = Catalog.unsafeMake([weather])
 
 const turn = async (saver: BaseCheckpointSaver, n: number) =>

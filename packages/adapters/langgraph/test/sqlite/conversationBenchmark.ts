@@ -32,7 +32,7 @@ import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { SqliteSaver as ReferenceSaver } from "@langchain/langgraph-checkpoint-sqlite"
-import { Catalog, HistoryPage, type Plugin } from "@plugboard/core"
+import { Catalog, HistoryPage } from "@plugboard/core"
 import {
   createMainAgent,
   messagesAt,
@@ -44,33 +44,14 @@ import {
 import { ScriptedChatModel } from "@plugboard/models"
 import { makeSqliteSaver } from "@plugboard/sqlite"
 import BetterSqlite3 from "better-sqlite3"
-import { Schema } from "effect"
+import { longForecastPlugin, lorem } from "../forecast.js"
 
 const TURNS = 300
 const MARKS = [10, 100, 300] as const
 const WINDOW = 10
 const WARMUP = 20
 
-const lorem =
-  "The forecast for Lisbon shows light rain in the morning, clearing by noon, with highs near 19°C. "
-
-const weather: Plugin = {
-  name: "weather",
-  manifest: {
-    title: "Weather",
-    summary: "Forecasts and current conditions for a city.",
-    whenToUse: ["When the user asks about the weather."],
-    visibility: "always"
-  },
-  tools: [
-    {
-      name: "get_forecast",
-      description: "The forecast for a city.",
-      input: Schema.Struct({ city: Schema.String }),
-      handler: (input: { city: string }) => ({ city: input.city, days: 3, summary: lorem.repeat(3) })
-    }
-  ]
-}
+const weather = longForecastPlugin
 
 /** The sum of the lengths of every value stored in every table (what the database holds). */
 const storedBytes = (file: string): number => {

@@ -13,14 +13,14 @@ import {
   emptyCheckpoint,
   uuid6
 } from "@langchain/langgraph-checkpoint"
-import { Catalog, type Plugin, silentLogger } from "@plugboard/core"
+import { Catalog, silentLogger } from "@plugboard/core"
 import { createMainAgent, DelegatingCheckpointSaver, runTurn, threadMessages } from "@plugboard/langgraph"
 import { ScriptedChatModel } from "@plugboard/models"
 import { makeSqliteSaver, type OwnedSqliteSaver } from "@plugboard/sqlite"
-import { Schema } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { tempDir } from "../../../sqlite/test/helpers.js"
 import { FullCopies } from "../FullCopies.js"
+import { forecastPlugin } from "../forecast.js"
 
 let cleanups: Array<() => void> = []
 afterEach(() => {
@@ -40,23 +40,7 @@ const file = () => {
   return join(dir, "user.sqlite")
 }
 
-const weather: Plugin = {
-  name: "weather",
-  manifest: {
-    title: "Weather",
-    summary: "Forecasts for a city.",
-    whenToUse: ["When the user asks about the weather."],
-    visibility: "always"
-  },
-  tools: [
-    {
-      name: "get_forecast",
-      description: "The forecast for a city.",
-      input: Schema.Struct({ city: Schema.String }),
-      handler: (input: { city: string }) => ({ city: input.city, summary: "light rain" })
-    }
-  ]
-}
+const weather = forecastPlugin
 const catalog = Catalog.unsafeMake([weather])
 
 const turn = async (saver: BaseCheckpointSaver, session: string, n: number) =>

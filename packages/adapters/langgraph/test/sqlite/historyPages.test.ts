@@ -17,14 +17,15 @@ import {
   emptyCheckpoint,
   uuid6
 } from "@langchain/langgraph-checkpoint"
-import { Catalog, GraphState, HistoryPage, type Plugin } from "@plugboard/core"
+import { Catalog, GraphState, HistoryPage } from "@plugboard/core"
 import { createMainAgent, messagesAt, messageView, pageAt, runTurn } from "@plugboard/langgraph"
 import { ScriptedChatModel } from "@plugboard/models"
 import { makeSqliteSaver, type OwnedSqliteSaver } from "@plugboard/sqlite"
-import { Either, Schema } from "effect"
+import { Either } from "effect"
 import * as fc from "fast-check"
 import { afterEach, describe, expect, it } from "vitest"
 import { tempDir } from "../../../sqlite/test/helpers.js"
+import { forecastPlugin } from "../forecast.js"
 
 let cleanups: Array<() => void> = []
 afterEach(() => {
@@ -266,23 +267,7 @@ describe("paged history over messages stored as deltas", () => {
   })
 
   it("an agent's thread on the SQLite saver: each page read item by item, equal to the whole list's, its messages stored with their ids", async () => {
-    const weather: Plugin = {
-      name: "weather",
-      manifest: {
-        title: "Weather",
-        summary: "Forecasts for a city.",
-        whenToUse: ["When the user asks about the weather."],
-        visibility: "always"
-      },
-      tools: [
-        {
-          name: "get_forecast",
-          description: "The forecast for a city.",
-          input: Schema.Struct({ city: Schema.String }),
-          handler: (input: { city: string }) => ({ city: input.city, summary: "light rain" })
-        }
-      ]
-    }
+    const weather = forecastPlugin
     const catalog = Catalog.unsafeMake([weather])
     const file = newFile()
     const saver = open(file)
