@@ -3,13 +3,16 @@
  * run, same load client. Three child processes on loopback (random ports):
  *
  * - plugboard (`server/plugboard.ts`): `createOracleApp` as `plugboard serve` runs it by default:
- *   the examples' catalog (55 plugins), the scripted router model, embedded defaults (SQLite in a
- *   temp data dir, per-user checkpoint files), UCAN authentication on every request, the rate
- *   limit on (raised out of the way: THROTTLE_LIMIT 10^9), credits off;
+ *   the examples' catalog (55 plugins), embedded defaults (SQLite in a temp data dir, per-user
+ *   checkpoint files), UCAN authentication on every request, the rate limit on (raised out of the
+ *   way: THROTTLE_LIMIT 10^9), credits off; its model replays the baseline's script
+ *   (`server/script.ts`), so both sides run the same stand-in model
+ *   (`BENCH_PLUGBOARD_MODEL=router`: the scripted router `plugboard serve` runs, which does more
+ *   model work per turn);
  * - the baseline (`server/bare-langgraph.ts`): `node:http`, a `StateGraph` over
- *   `MessagesAnnotation` (the agent benchmark's bare graph), the same scripted model class
- *   replaying the same three model steps and two tool calls, LangChain's `SqliteSaver` on one
- *   file, SSE out; no authentication, no rate limit, no session store or run log;
+ *   `MessagesAnnotation` (the agent benchmark's bare graph), the same scripted model replaying the
+ *   same three model steps and two tool calls, LangChain's `SqliteSaver` on one file, SSE out; no
+ *   authentication, no rate limit, no session store or run log;
  * - one load client (`server/load-client.ts`), a process of its own.
  *
  * Each turn is "What's the weather in Berlin?" on a fresh session (created on first contact by
@@ -22,7 +25,7 @@
  * target ≥ 0.9×), and plugboard's time per turn by pipeline stage (its `onTimings` probe).
  *
  * Knobs: BENCH_RUN_MS, measured time per side per level (default 8 s, in BENCH_ROUNDS rounds,
- * default 4); BENCH_BASELINE_DURABILITY (default `exit`, plugboard's: one checkpoint write per
+ * default 4); BENCH_PLUGBOARD_MODEL (`script`, the default, or `router`); BENCH_BASELINE_DURABILITY (default `exit`, plugboard's: one checkpoint write per
  * turn; `async` is LangGraph's default, a checkpoint per step); BENCH_CPU_PROF=1 writes V8 CPU profiles of both servers into
  * .tmp/bench-server-prof/. The whole benchmark fails (non-zero exit, children killed, temp dirs
  * removed) after BENCH_TIMEOUT_MS (default 60 s + 8 × BENCH_RUN_MS).
@@ -113,7 +116,7 @@ export default async (): Promise<void> => {
       `rounds alternate plugboard / baseline, ${ROUNDS} × ${(ROUND_MS / 1000).toFixed(1)} s per side per level (BENCH_RUN_MS=${RUN_MS})`
     )
     console.log(
-      "plugboard: examples' catalog, scripted router, embedded defaults, UCAN auth + rate limit, credits off"
+      `plugboard: examples' catalog, ${process.env.BENCH_PLUGBOARD_MODEL === "router" ? "scripted router" : "the baseline's script"}, embedded defaults, UCAN auth + rate limit, credits off`
     )
     console.log(
       `baseline:  bare LangGraph (node:http, StateGraph, SqliteSaver on one file, durability ${process.env.BENCH_BASELINE_DURABILITY ?? "exit"}), no auth\n`

@@ -25,9 +25,10 @@ import { createServer } from "node:http"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import { ScriptedChatModel, type ScriptedReply, type ScriptedTurn } from "@plugboard/models"
+import { ScriptedChatModel } from "@plugboard/models"
 import { bareGraph } from "../../packages/adapters/langgraph/test/bareGraph.js"
 import { type ServerWindow, serve } from "./ipc.js"
+import { respond } from "./script.js"
 
 const dataDir = process.env.BENCH_DATA_DIR
 if (dataDir === undefined) throw new Error("BENCH_DATA_DIR is not set")
@@ -40,11 +41,6 @@ type Saver = Parameters<typeof bareGraph>[2]
 const { SqliteSaver } = (await import(pathToFileURL(join(sqliteDir, "dist/index.js")).href)) as {
   SqliteSaver: { fromConnString(path: string): Saver }
 }
-
-/** The answer plugboard's scripted router gives to this turn (same text, same three chunks). */
-const ANSWER =
-  "Here is what Weather (get_current_weather) returned: city: Berlin, source: offline fixture, " +
-  "temperatureC: 22.9, condition: thunderstorms, precipitationMm: 9.2, windKmh: 27.4."
 
 const fn = (name: string, description: string, properties: Record<string, unknown>) => ({
   type: "function",
@@ -62,15 +58,6 @@ const currentWeather = fn(
   "[Weather] Current temperature, conditions, precipitation and wind for a city.",
   { city: { type: "string" } }
 )
-
-/** The three steps, from the thread itself (so concurrent turns need no shared cursor). */
-const respond = ({ messages }: ScriptedTurn): ScriptedReply => {
-  const last = messages.at(-1)
-  const tool = last?.getType() === "tool" ? (last as { name?: string }).name : undefined
-  if (tool === undefined) return { tool: "load_capability", args: { names: ["weather"] } }
-  if (tool === "load_capability") return { tool: "get_current_weather", args: { city: "Berlin" } }
-  return ANSWER
-}
 
 const model = new ScriptedChatModel({ respond, model: "bare-baseline", maxRecordedCalls: 100 })
 const saver = SqliteSaver.fromConnString(join(dataDir, "checkpoints.sqlite"))

@@ -64,6 +64,8 @@ export type PrefetchedRead =
 export class TurnSaver extends DelegatingCheckpointSaver {
   /** Storage time of this turn so far. */
   readonly timings: StorageTimings = { load: 0, save: 0 }
+  private readonly inFlight: StorageTimings = { load: 0, save: 0 }
+  private readonly since: StorageTimings = { load: 0, save: 0 }
   /** Threads (and namespaces) whose read failed and that this saver has not saved since. */
   private readonly unread = new Set<string>()
   private readonly pending = new Set<Promise<void>>()
@@ -101,12 +103,17 @@ export class TurnSaver extends DelegatingCheckpointSaver {
     }
   }
 
+  /**
+   * Adds to `stage` the wall time during which at least one of its calls was in flight: writes
+   * overlap (a step's writes go out together and commit as one group on the SQLite saver), and
+   * summing each call's own time would count the same milliseconds once per call.
+   */
   private async timed<A>(stage: keyof StorageTimings, run: () => Promise<A>): Promise<A> {
-    const started = performance.now()
+    if (this.inFlight[stage]++ === 0) this.since[stage] = performance.now()
     try {
       return await run()
     } finally {
-      this.timings[stage] += performance.now() - started
+      if (--this.inFlight[stage] === 0) this.timings[stage] += performance.now() - this.since[stage]
     }
   }
 
