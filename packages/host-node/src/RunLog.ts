@@ -26,8 +26,14 @@ export const makeRunLog = (
 ) => {
   const queue: Array<Slot> = []
   let drained: (() => void) | undefined
+  let draining = false
+  // Frames stored together (a store commits a turn of the event loop's appends as one group) are
+  // written together: one socket write, not one per frame.
   const drain = () => {
-    while (queue.length > 0 && queue[0]!.sse !== undefined) write(queue.shift()!.sse!)
+    draining = false
+    let out = ""
+    while (queue.length > 0 && queue[0]!.sse !== undefined) out += queue.shift()!.sse!
+    if (out.length > 0) write(out)
     if (queue.length === 0) drained?.()
   }
   /** Runs `effect` (a store call) and settles `slot` with the frame it stored, or `fallback`. */
@@ -36,7 +42,10 @@ export const makeRunLog = (
     Effect.runCallback(effect, {
       onExit: (exit) => {
         slot.sse = Exit.isSuccess(exit) ? frameSse(exit.value) : fallback
-        drain()
+        if (!draining) {
+          draining = true
+          setImmediate(drain)
+        }
       }
     })
   }

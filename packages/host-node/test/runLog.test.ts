@@ -48,17 +48,32 @@ describe("RunLog", () => {
           const log = makeRunLog(store, did, run.runId, (sse) => written.push(sse))
           for (let n = 0; n < count; n++) log.record({ _tag: "message", content: `c${n}`, timestamp: "t" })
           await log.end({ status: "finished" })
-          expect(written).toHaveLength(count + 1)
-          written.slice(0, count).forEach((sse, n) => {
+          // Frames answered together leave in one write: read the stream back frame by frame.
+          const frames = written.join("").split(/(?<=\n\n)/)
+          expect(frames).toHaveLength(count + 1)
+          frames.slice(0, count).forEach((sse, n) => {
             expect(sse).toContain(`"content":"c${n}"`)
             // A frame the store failed goes out without an id; the others carry theirs, in order.
             if (failing.includes(n)) expect(sse.startsWith("id:")).toBe(false)
             else expect(sse.startsWith(`id: ${n + 1}\n`)).toBe(true)
           })
-          expect(written.at(-1)).toMatch(/^id: \d+\nevent: done\n/)
+          expect(frames.at(-1)).toMatch(/^id: \d+\nevent: done\n/)
         }
       ),
       { numRuns: 40 }
     )
+  })
+
+  it("writes the frames a store answers at once as one write", async () => {
+    const store = Effect.runSync(Effect.provide(RunStore.makeMemory, Clock.layer))
+    const run = Effect.runSync(store.create({ did, sessionId: "s", requestId: "r" }))
+    Effect.runSync(store.start(did, run.runId))
+    const written: Array<string> = []
+    const log = makeRunLog(store, did, run.runId, (sse) => written.push(sse))
+    for (let n = 0; n < 5; n++) log.record({ _tag: "message", content: `c${n}`, timestamp: "t" })
+    await log.end({ status: "finished" })
+    expect(written).toHaveLength(2)
+    expect(written[0]!.match(/event: message/g)).toHaveLength(5)
+    expect(written[1]).toMatch(/^id: 6\nevent: done\n/)
   })
 })
