@@ -25,7 +25,7 @@
  * target ≥ 0.9×), and plugboard's time per turn by pipeline stage (its `onTimings` probe).
  *
  * Knobs: BENCH_RUN_MS, measured time per side per level (default 8 s, in BENCH_ROUNDS rounds,
- * default 4); BENCH_PLUGBOARD_MODEL (`script`, the default, or `router`); BENCH_BASELINE_DURABILITY (default `exit`, plugboard's: one checkpoint write per
+ * default 4); BENCH_WARMUP_TURNS (default 400); BENCH_PLUGBOARD_MODEL (`script`, the default, or `router`); BENCH_BASELINE_DURABILITY (default `exit`, plugboard's: one checkpoint write per
  * turn; `async` is LangGraph's default, a checkpoint per step); BENCH_CPU_PROF=1 writes V8 CPU profiles of both servers into
  * .tmp/bench-server-prof/. The whole benchmark fails (non-zero exit, children killed, temp dirs
  * removed) after BENCH_TIMEOUT_MS (default 60 s + 8 × BENCH_RUN_MS).
@@ -43,8 +43,13 @@ const LEVELS = [1, 16] as const
 const RUN_MS = Number(process.env.BENCH_RUN_MS ?? 8_000)
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 4))
 const ROUND_MS = RUN_MS / ROUNDS
-/** Untimed turns before a side's first round at a level, and before each later round (all clients). */
-const FIRST_WARMUP_TURNS = 40
+/**
+ * Untimed turns before a side's first round at a level, and before each later round (all clients).
+ * A server is measured at its steady state: plugboard runs far more code per turn than the bare
+ * server, and its CPU per turn was still falling after 150 turns (measured 2026-11-25, one client:
+ * 12.0 ms in the 2 s after 150 turns, 7.6–8.5 ms once about 1,000 had run).
+ */
+const FIRST_WARMUP_TURNS = Number(process.env.BENCH_WARMUP_TURNS ?? 400)
 const WARMUP_TURNS = 4
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 60_000 + 8 * RUN_MS)
 const TARGET = 0.9
