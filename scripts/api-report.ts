@@ -23,6 +23,7 @@ export const PACKAGES = [
   "models",
   "postgres",
   "redis",
+  "serde",
   "skills",
   "sqlite",
   "tokenizers",

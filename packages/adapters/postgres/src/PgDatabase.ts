@@ -7,7 +7,9 @@
  * failure, so a database that comes up late is picked up by the next call. A host may also
  * yield `ready` at boot to fail fast.
  */
+
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
+import { FastJsonPlusSerializer } from "@plugboard/serde"
 import { Config, type ConfigError, Context, Effect, Layer, Option, Redacted } from "effect"
 import pg from "pg"
 import { MIGRATIONS, migrate, quoteIdent, SCHEMA_VERSION } from "./internal/migrations.js"
@@ -98,7 +100,9 @@ export const make = (
       }),
       (pool) => Effect.promise(() => pool.end().catch(() => undefined))
     )
-    const saver = new PostgresSaver(pool, undefined, { schema: schemaName })
+    // The stock serializer's reader costs a promise turn per property of every message, which
+    // made a long thread's every load slower (README "Benchmarks", `pnpm bench pgconversation`).
+    const saver = new PostgresSaver(pool, new FastJsonPlusSerializer(), { schema: schemaName })
     let ready: Promise<void> | undefined
     const runMigrations = async () => {
       const client = await pool.connect()

@@ -31,10 +31,10 @@ import {
   TASKS,
   WRITES_IDX_MAP
 } from "@langchain/langgraph-checkpoint"
+import { makeDumper, makeLoader } from "@plugboard/serde"
 import { Database, type DatabaseOptions } from "./Database.js"
 import { type DeltaItem, type DeltaItemSource, readSources, seedItems, writeItems } from "./DeltaItems.js"
 import { SqliteStorageError } from "./errors.js"
-import { makeDumper, makeLoader } from "./FastJson.js"
 import {
   type CachedHistory,
   type CachedItems,
