@@ -84,12 +84,16 @@ export interface FrameInput {
   readonly data: Readonly<Record<string, unknown>>
 }
 
-/** What `create` takes. `runId` is minted (`run_…`) when absent. */
+/**
+ * What `create` takes. `runId` is minted (`run_…`) when absent. `status` is `queued` unless the
+ * run starts as it is created (`running`: one write instead of `create` then `start`).
+ */
 export interface NewRun {
   readonly runId?: string | undefined
   readonly sessionId: string
   readonly did: string
   readonly requestId: string
+  readonly status?: "queued" | "running" | undefined
 }
 
 /** The event name of the final frame, written only by `end`. */
@@ -115,7 +119,10 @@ export class RunStoreError extends Schema.TaggedError<RunStoreError>()("RunStore
 
 /** The operations of the RunStore port; each is scoped by the user's DID. */
 export interface RunStoreService {
-  /** Creates a `queued` run; fails `invalid` when the user already has a run with that id. */
+  /**
+   * Creates a run, `queued` (or `running` when `input.status` says so); fails `invalid` when the
+   * user already has a run with that id.
+   */
   readonly create: (input: NewRun) => Effect.Effect<Run, RunStoreError>
   /** Moves a `queued` run to `running`; `ended` once it ended, `invalid` when already running. */
   readonly start: (did: string, runId: string) => Effect.Effect<Run, RunStoreError>
@@ -205,14 +212,24 @@ export const validateNewRun = (
   input: NewRun,
   nowMs: number
 ): Effect.Effect<
-  { readonly did: string; readonly sessionId: string; readonly requestId: string; readonly runId: string },
+  {
+    readonly did: string
+    readonly sessionId: string
+    readonly requestId: string
+    readonly runId: string
+    readonly status: "queued" | "running"
+  },
   RunStoreError
 > =>
   Effect.all({
     did: validateDid(input?.did),
     sessionId: validateId("sessionId", input?.sessionId),
     requestId: validateId("requestId", input?.requestId),
-    runId: input?.runId === undefined ? Effect.succeed(mintRunId(nowMs)) : validateId("runId", input.runId)
+    runId: input?.runId === undefined ? Effect.succeed(mintRunId(nowMs)) : validateId("runId", input.runId),
+    status:
+      input?.status === undefined || input.status === "queued" || input.status === "running"
+        ? Effect.succeed(input?.status ?? ("queued" as const))
+        : Effect.fail(invalid("a new run's status is queued or running"))
   })
 
 /**
@@ -513,7 +530,7 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
     create: (input) =>
       Effect.gen(function* () {
         const now = yield* clock.now()
-        const { did, sessionId, requestId, runId } = yield* validateNewRun(input, now)
+        const { did, sessionId, requestId, runId, status } = yield* validateNewRun(input, now)
         return yield* Effect.suspend(() => {
           let runs = users.get(did)
           if (runs === undefined) {
@@ -526,7 +543,7 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
             sessionId,
             did,
             requestId,
-            status: "queued",
+            status,
             createdAt: now,
             updatedAt: now,
             lastFrameId: 0,

@@ -264,12 +264,13 @@ export const messageRoutes = (s: MessageServices) => {
     // A streamed turn is a run: every event is a numbered frame of its log, which the response
     // writes as it is appended and a dropped client rejoins (`GET /runs/:runId?after=N`).
     const runs = s.runs
-    const run = yield* runs.create({ did, sessionId, requestId }).pipe(
-      Effect.tap((r) => runs.start(did, r.runId)),
-      Effect.mapError(
-        (e) => new HttpFailure({ status: 503, message: `The run could not be recorded: ${e.message}` })
+    const run = yield* runs
+      .create({ did, sessionId, requestId, status: "running" })
+      .pipe(
+        Effect.mapError(
+          (e) => new HttpFailure({ status: 503, message: `The run could not be recorded: ${e.message}` })
+        )
       )
-    )
     // A Node stream as the body: the platform pipes it to the socket, and destroys it when the
     // client goes away (which aborts the turn). Cheaper per event than an Effect Stream pipeline.
     const out = new PassThrough()

@@ -262,14 +262,14 @@ export const makeRunStore = (
       create: (input) =>
         Effect.gen(function* () {
           const now = yield* clock.now()
-          const { did, sessionId, requestId, runId } = yield* RunStore.validateNewRun(input, now)
+          const { did, sessionId, requestId, runId, status } = yield* RunStore.validateNewRun(input, now)
           const inserted = yield* sql(
             query<RunRow>(
               db,
               `INSERT INTO ${s}.runs (owner, run_id, did, session_id, request_id, status, created_at, updated_at)
-               VALUES ($1, $2, $3, $4, $5, 'queued', $6, $6)
+               VALUES ($1, $2, $3, $4, $5, $7, $6, $6)
                ON CONFLICT (owner, run_id) DO NOTHING RETURNING ${RUN_COLUMNS}`,
-              [ownerKey(did), runId, encodeText(did), sessionId, requestId, now]
+              [ownerKey(did), runId, encodeText(did), sessionId, requestId, now, status]
             )
           )
           const row = inserted.rows[0]

@@ -256,7 +256,7 @@ export const makeRunStore = (
     const selectRun = db.prepare<[string, string], RunRow>("SELECT * FROM runs WHERE did = ? AND run_id = ?")
     const insertRun = db.prepare(
       `INSERT OR IGNORE INTO runs (did, run_id, session_id, request_id, status, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'queued', ?, ?)`
+       VALUES (?, ?, ?, ?, ?, ?, ?)`
     )
     const setStatus = db.prepare<[RunStore.RunStatus, number, string, string]>(
       "UPDATE runs SET status = ?, updated_at = ? WHERE did = ? AND run_id = ?"
@@ -380,9 +380,9 @@ export const makeRunStore = (
       create: (input) =>
         Effect.gen(function* () {
           const now = yield* clock.now()
-          const { did, sessionId, requestId, runId } = yield* RunStore.validateNewRun(input, now)
+          const { did, sessionId, requestId, runId, status } = yield* RunStore.validateNewRun(input, now)
           return yield* write(() => {
-            if (insertRun.run(did, runId, sessionId, requestId, now, now).changes === 0) {
+            if (insertRun.run(did, runId, sessionId, requestId, status, now, now).changes === 0) {
               throw new RunStore.RunStoreError({
                 reason: "invalid",
                 message: `Run '${runId}' already exists`

@@ -147,6 +147,37 @@ export const run = (
     )
 
     test(
+      "a run created running is running at once: frames go in, and start is refused as for a started run",
+      Effect.gen(function* () {
+        const s = yield* store
+        const run = yield* s.create({
+          runId: "r",
+          sessionId: "s1",
+          did: ALICE,
+          requestId: "q",
+          status: "running"
+        })
+        expect(run).toMatchObject({ status: "running", createdAt: T0, updatedAt: T0, lastFrameId: 0 })
+        expect(Option.getOrThrow(yield* s.get(ALICE, "r")).status).toBe("running")
+        expect(Option.getOrThrow(yield* s.activeForSession(ALICE, "s1")).runId).toBe("r")
+        yield* expectReason(s.start(ALICE, "r"), "invalid")
+        expect((yield* s.append(ALICE, "r", message("hi"))).id).toBe(1)
+        const queued = yield* s.create({
+          runId: "q",
+          sessionId: "s2",
+          did: ALICE,
+          requestId: "q",
+          status: "queued"
+        })
+        expect(queued.status).toBe("queued")
+        yield* expectReason(
+          s.create({ sessionId: "s1", did: ALICE, requestId: "q", status: "finished" as never }),
+          "invalid"
+        )
+      })
+    )
+
+    test(
       "a run cut short says how in done, with the partial text; a queued run can end too",
       Effect.gen(function* () {
         const s = yield* store
