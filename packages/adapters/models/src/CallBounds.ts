@@ -71,7 +71,7 @@ export class ModelCallTimeout extends Data.TaggedError("ModelCallTimeout")<{
       reason,
       timeoutMs,
       variable,
-      message: `The model call was aborted: no ${WHAT[reason]} within ${timeoutMs} ms (${variable}).`
+      message: `The model call was aborted: ${WHAT[reason]} did not come within ${timeoutMs} ms (${variable}).`
     })
   }
 }

@@ -79,7 +79,7 @@ describe.each(wires)("call bounds on the %s wire", (wire) => {
     expect(error).toBeInstanceOf(ModelCallTimeout)
     expect(error).toMatchObject({ reason: "connect", timeoutMs: 300, variable: "LLM_CONNECT_TIMEOUT_MS" })
     expect((error as Error).message).toBe(
-      "The model call was aborted: no the provider's first chunk within 300 ms (LLM_CONNECT_TIMEOUT_MS)."
+      "The model call was aborted: the provider's first chunk did not come within 300 ms (LLM_CONNECT_TIMEOUT_MS)."
     )
     expect(ms).toBeGreaterThanOrEqual(300 - EARLY)
     expect(server.requests()).toBe(1)
