@@ -9,18 +9,11 @@
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 // The same key as the registry's, so hosts using either name a user's room identically.
-import { storageKey } from "@plugboard/sqlite"
+import { type QuiescentDatabase, storageKey } from "@plugboard/sqlite"
 import Database from "better-sqlite3"
 
-/** The user's database while the write lock is held. */
-export interface QuiescentDatabase {
-  /** Absolute path of the user's database file. */
-  readonly path: string
-  /** Online backup to `destination` (consistent, WAL included). The file must exist. */
-  readonly backup: (destination: string) => Promise<void>
-  /** Closes the store's connection to the file so that a restore may replace it. */
-  readonly closeConnection: () => void
-}
+// The registry's own type: what its `withUserWriteLock` hands the sync while the user is quiet.
+export type { QuiescentDatabase }
 
 /** The per-user database directory, as seen by the sync engine. */
 export interface UserDatabaseDirectory {
