@@ -386,9 +386,14 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
         : Layer.provide(Redis.layerTurnLock({ serverTime: redisTime }), redis)),
     options.turnControl ??
       (redis === undefined ? TurnControl.layerMemory : Layer.provide(Redis.layerTurnControl, redis)),
-    checkpointerLayer,
-    engineChecks
-  ).pipe(Layer.provideMerge(databases), Layer.provideMerge(clock))
+    checkpointerLayer
+  ).pipe(
+    // The engine checks are built first, on their own: a layer that fails on a dead engine would
+    // otherwise interrupt the other engine's check before it noted its line (both dead: a line each).
+    Layer.provide(engineChecks),
+    Layer.provideMerge(databases),
+    Layer.provideMerge(clock)
+  )
   const runtime = ManagedRuntime.make(services)
   const portsExit = await runtime.runPromiseExit(
     Effect.all({
