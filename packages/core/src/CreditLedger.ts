@@ -91,6 +91,17 @@ export interface TopUpResult {
   readonly entry: LedgerEntry
 }
 
+/** What a deduct returns, from the entry it recorded (the same for every implementation). */
+export const deductResult = (entry: LedgerEntry): DeductResult => ({
+  charged: entry.amount,
+  shortfall: entry.shortfall,
+  balance: entry.balanceAfter,
+  entry
+})
+
+/** What a top-up returns, from the entry it recorded. */
+export const topUpResult = (entry: LedgerEntry): TopUpResult => ({ balance: entry.balanceAfter, entry })
+
 /** A live hold on part of a user's balance (`reserve`). */
 export interface Reservation {
   /** Unique within the ledger and never reused; pass it to `settle` or `release`. */
@@ -420,16 +431,11 @@ export const makeMemory: Effect.Effect<CreditLedgerService, never, Clock> = Effe
       ),
     topUp: (did, amount, reason) =>
       Effect.flatMap(validated(did, amount, reason), ([d, a, r, at]) =>
-        Effect.map(apply(d, "top-up", a, r, at), (entry) => ({ balance: entry.balanceAfter, entry }))
+        Effect.map(apply(d, "top-up", a, r, at), topUpResult)
       ),
     deduct: (did, amount, reason) =>
       Effect.flatMap(validated(did, amount, reason), ([d, a, r, at]) =>
-        Effect.map(apply(d, "deduct", a, r, at), (entry) => ({
-          charged: entry.amount,
-          shortfall: entry.shortfall,
-          balance: entry.balanceAfter,
-          entry
-        }))
+        Effect.map(apply(d, "deduct", a, r, at), deductResult)
       ),
     reserve: (did, amount, options) =>
       Effect.flatMap(Effect.zip(checkReserve(did, amount, options), clock.now()), ([[d, a, ttl], now]) =>

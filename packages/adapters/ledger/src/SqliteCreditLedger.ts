@@ -372,14 +372,9 @@ export const make = (
           ([[d, id], now]) => attempt(() => releaseTx.immediate(d, id, now))
         ),
       topUp: (did, amount, reason) =>
-        Effect.map(write(did, "top-up", amount, reason), (entry) => ({ balance: entry.balanceAfter, entry })),
+        Effect.map(write(did, "top-up", amount, reason), CreditLedger.topUpResult),
       deduct: (did, amount, reason) =>
-        Effect.map(write(did, "deduct", amount, reason), (entry) => ({
-          charged: entry.amount,
-          shortfall: entry.shortfall,
-          balance: entry.balanceAfter,
-          entry
-        })),
+        Effect.map(write(did, "deduct", amount, reason), CreditLedger.deductResult),
       history: (did, limit) =>
         Effect.flatMap(Effect.all([CreditLedger.checkDid(did), CreditLedger.checkLimit(limit)]), ([d, l]) =>
           attempt(() => selectHistory.all(d, l).map((row) => toEntry(filename, row)))

@@ -242,16 +242,11 @@ export const makeCreditLedger = (
         ),
       topUp: (did, amount, reason) =>
         Effect.flatMap(validated(did, amount, reason), ([d, a, r, at]) =>
-          Effect.map(apply(d, "top-up", a, r, at), (entry) => ({ balance: entry.balanceAfter, entry }))
+          Effect.map(apply(d, "top-up", a, r, at), CreditLedger.topUpResult)
         ),
       deduct: (did, amount, reason) =>
         Effect.flatMap(validated(did, amount, reason), ([d, a, r, at]) =>
-          Effect.map(apply(d, "deduct", a, r, at), (entry) => ({
-            charged: entry.amount,
-            shortfall: entry.shortfall,
-            balance: entry.balanceAfter,
-            entry
-          }))
+          Effect.map(apply(d, "deduct", a, r, at), CreditLedger.deductResult)
         ),
       history: (did, limit) =>
         Effect.flatMap(Effect.all([CreditLedger.checkDid(did), CreditLedger.checkLimit(limit)]), ([d, l]) =>
