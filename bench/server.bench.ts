@@ -1,6 +1,6 @@
 /**
  * `pnpm bench server`: plugboard's server against a bare LangGraph server, same machine, same
- * run, same load client. Three child processes on loopback (random ports):
+ * run, same load client. Four child processes on loopback (random ports):
  *
  * - plugboard (`server/plugboard.ts`): `createOracleApp` as `plugboard serve` runs it by default:
  *   the examples' catalog (55 plugins), embedded defaults (SQLite in a temp data dir, per-user
@@ -13,12 +13,17 @@
  *   `MessagesAnnotation` (the agent benchmark's bare graph), the same scripted model replaying the
  *   same three model steps and two tool calls, LangChain's `SqliteSaver` on one file, SSE out; no
  *   authentication, no rate limit, no session store or run log;
+ * - the floor (`server/floor.ts`): the baseline plus only what issue #16 and the wire contract
+ *   require of any server (a session row, the run log with each frame committed before it is
+ *   sent, the SDK's frames and headers, seed 004's state, one turn per session), each the
+ *   cheapest way, and without authentication: how close to the baseline the requirements allow,
+ *   so plugboard's headroom is its distance to the floor (BENCH_FLOOR=0 leaves it out);
  * - one load client (`server/load-client.ts`), a process of its own.
  *
  * Each turn is "What's the weather in Berlin?" on a fresh session (created on first contact by
  * plugboard), streamed: load_capability → get_current_weather → the answer in three `message`
  * chunks, then `done`. At 1 and 16 concurrent clients (each its own user on plugboard), rounds
- * alternate plugboard / baseline (A/B/A/B…), each round after a few untimed turns. Reported per
+ * alternate plugboard / floor / baseline, each round after a few untimed turns. Reported per
  * side: streamed turns/s (all rounds pooled), latency p50/p99 (request sent → `done` received),
  * the server's CPU ms per turn (steadier than wall time on a busy machine), the client's; then
  * the ratio plugboard / baseline of turns/s (pooled, and the median of the per-round-pair ratios;
@@ -53,6 +58,8 @@ const FIRST_WARMUP_TURNS = Number(process.env.BENCH_WARMUP_TURNS ?? 400)
 const WARMUP_TURNS = 4
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 60_000 + 8 * RUN_MS)
 const TARGET = 0.9
+/** Whether the floor (`server/floor.ts`) runs as a third side; BENCH_FLOOR=0 leaves it out. */
+const FLOOR = process.env.BENCH_FLOOR !== "0"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const repo = join(here, "..")
@@ -69,7 +76,7 @@ const median = (xs: ReadonlyArray<number>): number => {
 const num = (x: number, digits = 1, width = 8) => x.toFixed(digits).padStart(width)
 
 interface Side {
-  readonly name: "plugboard" | "baseline"
+  readonly name: "plugboard" | "floor" | "baseline"
   readonly url: string
   readonly auth: boolean
   readonly call: ReturnType<typeof client>
@@ -104,25 +111,34 @@ export default async (): Promise<void> => {
   const run = async () => {
     mkdirSync(join(dir, "plugboard"))
     mkdirSync(join(dir, "baseline"))
+    mkdirSync(join(dir, "floor"))
     const bootStarted = performance.now()
     const pb = start("plugboard.ts", { BENCH_DATA_DIR: join(dir, "plugboard") }, true)
+    const fl = FLOOR ? start("floor.ts", { BENCH_DATA_DIR: join(dir, "floor") }, true) : undefined
     const bl = start("bare-langgraph.ts", { BENCH_DATA_DIR: join(dir, "baseline") }, true)
     const lc = start("load-client.ts", {}, false)
-    const [pbReady, blReady] = await Promise.all([pb.ready, bl.ready, lc.ready])
+    const [pbReady, blReady, flReady] = await Promise.all([pb.ready, bl.ready, fl?.ready, lc.ready])
     await lc.call({ type: "setup", oracleDid: pbReady.oracleDid, clients: Math.max(...LEVELS) })
     const sides: ReadonlyArray<Side> = [
       { name: "plugboard", url: pbReady.url, auth: true, call: pb.call },
+      ...(fl === undefined || flReady === undefined
+        ? []
+        : [{ name: "floor", url: flReady.url, auth: false, call: fl.call } as const]),
       { name: "baseline", url: blReady.url, auth: false, call: bl.call }
     ]
     console.log(
       `streamed turns over loopback, one load client process; servers up in ${((performance.now() - bootStarted) / 1000).toFixed(1)} s; load average ${loadavg()[0]!.toFixed(2)}`
     )
     console.log(
-      `rounds alternate plugboard / baseline, ${ROUNDS} × ${(ROUND_MS / 1000).toFixed(1)} s per side per level (BENCH_RUN_MS=${RUN_MS})`
+      `rounds alternate ${sides.map((x) => x.name).join(" / ")}, ${ROUNDS} × ${(ROUND_MS / 1000).toFixed(1)} s per side per level (BENCH_RUN_MS=${RUN_MS})`
     )
     console.log(
       `plugboard: examples' catalog, ${process.env.BENCH_PLUGBOARD_MODEL === "router" ? "scripted router" : "the baseline's script"}, embedded defaults, UCAN auth + rate limit, credits off`
     )
+    if (FLOOR)
+      console.log(
+        "floor:     the baseline + what #16 requires of any server (session row, run log committed before each frame is sent, SDK frames, seed-004 state, session lock), no auth (server/floor.ts)"
+      )
     console.log(
       `baseline:  bare LangGraph (node:http, StateGraph, SqliteSaver on one file, durability ${process.env.BENCH_BASELINE_DURABILITY ?? "exit"}), no auth\n`
     )
@@ -154,6 +170,7 @@ export default async (): Promise<void> => {
       "clients side        turns/s   p50 ms   p99 ms   turns  server CPU ms/turn  client CPU ms/turn  SSE events/turn"
     )
     const summary: Array<string> = []
+    const floorSummary: Array<string> = []
     for (const level of LEVELS) {
       const stats = (name: string) => {
         const rows = results.get(`${name}/${level}`) ?? []
@@ -169,9 +186,11 @@ export default async (): Promise<void> => {
         return { rows, turns, rate: (turns / elapsed) * 1000, latencies, cpu, clientCpu, events, perRound }
       }
       const a = stats("plugboard")
+      const f = stats("floor")
       const b = stats("baseline")
       for (const [name, s] of [
         ["plugboard", a],
+        ...(FLOOR ? [["floor", f] as const] : []),
         ["baseline", b]
       ] as const) {
         console.log(
@@ -182,18 +201,27 @@ export default async (): Promise<void> => {
       const pooled = a.rate / b.rate
       const line = `${String(level).padStart(7)} ratio plugboard/baseline: ${pooled.toFixed(2)}× pooled, ${median(ratios).toFixed(2)}× median of rounds (${ratios.map((r) => r.toFixed(2)).join(", ")}); CPU per turn ${(b.cpu / a.cpu).toFixed(2)}× (baseline/plugboard)`
       console.log(line)
+      if (FLOOR) {
+        const floorRatios = f.perRound.map((r, i) => r / b.perRound[i]!)
+        const toFloor = a.perRound.map((r, i) => r / f.perRound[i]!)
+        console.log(
+          `${String(level).padStart(7)} ratio floor/baseline: ${median(floorRatios).toFixed(2)}× median of rounds (${floorRatios.map((r) => r.toFixed(2)).join(", ")}); CPU per turn ${(b.cpu / f.cpu).toFixed(2)}×; plugboard/floor ${median(toFloor).toFixed(2)}×`
+        )
+        floorSummary.push(`${level} client${level === 1 ? "" : "s"}: ${median(floorRatios).toFixed(2)}×`)
+      }
       summary.push(
         `${level} client${level === 1 ? "" : "s"}: ${median(ratios).toFixed(2)}× ${median(ratios) >= TARGET ? "(met)" : "(NOT met)"}`
       )
     }
     console.log(`\ntarget plugboard ≥ ${TARGET}× baseline turns/s (median of rounds): ${summary.join(", ")}`)
+    if (FLOOR) console.log(`the floor reaches (median of rounds): ${floorSummary.join(", ")}`)
 
     console.log(
       "\nserver time per streamed turn, mean ms (plugboard by stage from onTimings; total = request received → turn saved)"
     )
     console.log(`clients side      ${STAGES.map((s) => s.padStart(8)).join("")}`)
     for (const level of LEVELS) {
-      for (const name of ["plugboard", "baseline"] as const) {
+      for (const { name } of sides) {
         const rows = results.get(`${name}/${level}`) ?? []
         const n = Math.max(
           1,
@@ -207,7 +235,7 @@ export default async (): Promise<void> => {
       }
     }
 
-    await Promise.all([pb.call({ type: "close" }), bl.call({ type: "close" })])
+    await Promise.all(sides.map((side) => side.call({ type: "close" })))
     if (profDir !== undefined) console.log(`\nCPU profiles of both servers: ${profDir}`)
   }
 
