@@ -1,4 +1,4 @@
-import { AIMessage, type AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages"
+import { AIMessage, type AIMessageChunk, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages"
 import { tool } from "@langchain/core/tools"
 import { makeTiktokenCounter } from "@plugboard/tokenizers"
 import { describe, expect, it } from "vitest"
@@ -93,6 +93,32 @@ describe("ScriptedChatModel (script mode)", () => {
     const second = await model.invoke(history)
     expect(first.usage_metadata?.input_tokens).toBe(expected)
     expect(second.usage_metadata?.input_tokens).toBe(expected)
+  })
+
+  it("counts a text once per counter, also when its message is rebuilt for every call (a system prompt)", async () => {
+    const counted: Array<string> = []
+    const counter = {
+      name: "counting",
+      count: (text: string) => {
+        counted.push(text)
+        return text.length
+      }
+    }
+    const model = ScriptedChatModel.script(["Sunny.", "Sunny.", "Sunny."], { tokenCounter: counter })
+    const question = new HumanMessage("What's the weather in Berlin?")
+    const usages = []
+    for (let call = 0; call < 3; call++) {
+      const reply = await model.invoke([new SystemMessage("You are a weather bot."), question])
+      usages.push(reply.usage_metadata)
+    }
+    // Every call reports the same usage, though the prompt and the reply were counted once each.
+    expect(usages).toEqual([usages[0], usages[0], usages[0]])
+    expect(usages[0]?.input_tokens).toBe(
+      "system: You are a weather bot.".length + "human: What's the weather in Berlin?".length
+    )
+    expect(counted.sort()).toEqual(
+      ["Sunny.", "human: What's the weather in Berlin?", "system: You are a weather bot."].sort()
+    )
   })
 
   it("gives reproducible ids: same history and reply → same id, different history → different id", async () => {
