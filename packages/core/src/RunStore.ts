@@ -133,6 +133,17 @@ export interface RunStoreService {
    */
   readonly append: (did: string, runId: string, frame: FrameInput) => Effect.Effect<Frame, RunStoreError>
   /**
+   * Appends `frames` in order, with consecutive ids: `append` for each, in one call, which a store
+   * may commit at once (a stream hands over the events of one turn of the event loop together).
+   * All or none: a frame `append` would refuse refuses the call, and nothing is appended. No
+   * frames: nothing is read or written, and the answer is empty.
+   */
+  readonly appendAll: (
+    did: string,
+    runId: string,
+    frames: ReadonlyArray<FrameInput>
+  ) => Effect.Effect<ReadonlyArray<Frame>, RunStoreError>
+  /**
    * Ends the run: appends the final `done` frame `{status}` — with `partialText` unless the
    * run finished, and `reason` when given (why it was cut short: `user`, `shutdown`, a turn
    * bound such as `max-tool-calls`) — and records the status and `endedAt`. Ending twice is
@@ -315,6 +326,14 @@ export const normalizeFrame = (input: FrameInput): Effect.Effect<NormalizedFrame
     }
   )
 }
+
+/** Checks and normalises frames for `appendAll` (see `normalizeFrame`); the first bad one fails. */
+export const normalizeFrames = (
+  inputs: ReadonlyArray<FrameInput>
+): Effect.Effect<ReadonlyArray<NormalizedFrame>, RunStoreError> =>
+  Array.isArray(inputs)
+    ? Effect.forEach(inputs, normalizeFrame)
+    : Effect.fail(invalid("frames must be an array"))
 
 /** The payload of the final frame: `partialText` is reported unless the run finished, `reason` when known. */
 export const doneData = (outcome: EndOutcome, partialText: string): Readonly<Record<string, unknown>> => ({
@@ -526,6 +545,29 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
       lastFrameId: entry.run.lastFrameId
     }))
 
+  const appendFrames = (did: string, runId: string, inputs: ReadonlyArray<FrameInput>) =>
+    Effect.gen(function* () {
+      const [d, id] = yield* ids(did, runId)
+      const frames = yield* normalizeFrames(inputs)
+      if (frames.length === 0) return []
+      const now = yield* clock.now()
+      const entry = yield* lookup(d, id)
+      const run = entry.run
+      if (!isActive(run.status)) return yield* Effect.fail(ended(id, run.status))
+      const stored = frames.map(
+        (frame, i): Frame => ({ id: run.lastFrameId + 1 + i, event: frame.event, data: frame.data })
+      )
+      entry.frames.push(...stored)
+      entry.run = {
+        ...run,
+        lastFrameId: run.lastFrameId + stored.length,
+        partialText: run.partialText + frames.map((f) => f.text).join(""),
+        updatedAt: now
+      }
+      notifier.publish(d, id, entry.run.lastFrameId)
+      return stored
+    })
+
   const service: RunStoreService = {
     create: (input) =>
       Effect.gen(function* () {
@@ -564,25 +606,8 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
         entry.run = { ...entry.run, status: "running", updatedAt: now }
         return entry.run
       }),
-    append: (did, runId, input) =>
-      Effect.gen(function* () {
-        const [d, id] = yield* ids(did, runId)
-        const frame = yield* normalizeFrame(input)
-        const now = yield* clock.now()
-        const entry = yield* lookup(d, id)
-        const run = entry.run
-        if (!isActive(run.status)) return yield* Effect.fail(ended(id, run.status))
-        const stored: Frame = { id: run.lastFrameId + 1, event: frame.event, data: frame.data }
-        entry.frames.push(stored)
-        entry.run = {
-          ...run,
-          lastFrameId: stored.id,
-          partialText: run.partialText + frame.text,
-          updatedAt: now
-        }
-        notifier.publish(d, id, stored.id)
-        return stored
-      }),
+    append: (did, runId, input) => Effect.map(appendFrames(did, runId, [input]), (frames) => frames[0]!),
+    appendAll: (did, runId, inputs) => appendFrames(did, runId, inputs),
     end: (did, runId, outcome) =>
       Effect.gen(function* () {
         const [d, id] = yield* ids(did, runId)

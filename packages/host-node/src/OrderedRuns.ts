@@ -9,7 +9,7 @@
 import type { RunStore } from "@plugboard/core"
 import { Effect } from "effect"
 
-/** `runs` with each run's `append` and `end` calls applied one after the other, in call order. */
+/** `runs` with each run's `append`, `appendAll` and `end` calls applied one after the other, in call order. */
 export const appendsInCallOrder = (runs: RunStore.RunStoreService): RunStore.RunStoreService => {
   const tails = new Map<string, Promise<void>>()
   // Evaluated when the caller runs the effect (`RunLog` runs each at once, in event order).
@@ -40,6 +40,7 @@ export const appendsInCallOrder = (runs: RunStore.RunStoreService): RunStore.Run
   return {
     ...runs,
     append: (did, runId, frame) => inTurn(did, runId, runs.append(did, runId, frame)),
+    appendAll: (did, runId, frames) => inTurn(did, runId, runs.appendAll(did, runId, frames)),
     end: (did, runId, outcome) => inTurn(did, runId, runs.end(did, runId, outcome))
   }
 }

@@ -1,10 +1,10 @@
 /**
  * A streamed turn's events on their way out: each is appended to the run's log (`RunStore`), then
- * written to the response as the numbered frame the store gave back. A store may answer later
- * than the next event comes (a batched or a networked store): frames still leave in the order the
- * turn emitted them, and the `done` frame is appended only once every earlier frame was. A store
- * that failed (a full disk, a lost connection) costs the rejoin, not the answer: the event still
- * goes out, without an id.
+ * written to the response as the numbered frame the store gave back. The events of one turn of the
+ * event loop reach the store in one `appendAll`. A store may answer later than the next events
+ * come (a batched or a networked store): frames still leave in the order the turn emitted them,
+ * and the `done` frame is appended only once every earlier frame was. A store that failed (a full
+ * disk, a lost connection) costs the rejoin, not the answer: the events still go out, without ids.
  */
 import { EventSink, type RunStore } from "@plugboard/core"
 import { Effect, Exit } from "effect"
@@ -17,6 +17,12 @@ interface Slot {
   sse: string | undefined
 }
 
+/** Events recorded in one turn of the event loop, on their way to the store as one `appendAll`. */
+interface Batch {
+  readonly slots: Array<Slot>
+  readonly events: Array<EventSink.AgentEvent>
+}
+
 /** Appends, in order, one run's events and writes them with `write`; see the module doc. */
 export const makeRunLog = (
   runs: RunStore.RunStoreService,
@@ -26,34 +32,41 @@ export const makeRunLog = (
 ) => {
   const queue: Array<Slot> = []
   let drained: (() => void) | undefined
-  let draining = false
-  // Frames stored together (a store commits a turn of the event loop's appends as one group) are
-  // written together: one socket write, not one per frame.
+  let batch: Batch | undefined
+  // Frames stored together are written together: one socket write, not one per frame.
   const drain = () => {
-    draining = false
     let out = ""
     while (queue.length > 0 && queue[0]!.sse !== undefined) out += queue.shift()!.sse!
     if (out.length > 0) write(out)
     if (queue.length === 0) drained?.()
   }
-  /** Runs `effect` (a store call) and settles `slot` with the frame it stored, or `fallback`. */
-  const settle = (slot: Slot, effect: Effect.Effect<RunStore.Frame, unknown>, fallback: string) => {
-    queue.push(slot)
-    Effect.runCallback(effect, {
+  // The events of one turn of the event loop reach the store in one call (one fiber, and for a
+  // batching store one commit): a turn emits its events in bursts (a tool's `isRunning` and
+  // `done`, a model's chunks), and a call per event was most of the run log's cost.
+  const send = () => {
+    const { slots, events } = batch!
+    batch = undefined
+    const frames = events.map(({ _tag, ...data }) => ({ event: _tag, data }))
+    Effect.runCallback(runs.appendAll(did, runId, frames), {
       onExit: (exit) => {
-        slot.sse = Exit.isSuccess(exit) ? frameSse(exit.value) : fallback
-        if (!draining) {
-          draining = true
-          setImmediate(drain)
-        }
+        slots.forEach((slot, i) => {
+          slot.sse = Exit.isSuccess(exit) ? frameSse(exit.value[i]!) : EventSink.toSse(events[i]!)
+        })
+        drain()
       }
     })
   }
   return {
     /** Appends the event and writes its frame once it and every earlier one are stored. */
     record: (event: EventSink.AgentEvent): void => {
-      const { _tag, ...data } = event
-      settle({ sse: undefined }, runs.append(did, runId, { event: _tag, data }), EventSink.toSse(event))
+      const slot: Slot = { sse: undefined }
+      queue.push(slot)
+      if (batch === undefined) {
+        batch = { slots: [], events: [] }
+        setImmediate(send)
+      }
+      batch.slots.push(slot)
+      batch.events.push(event)
     },
     /** Once every recorded event is out, ends the run and writes its `done` frame. */
     end: async (outcome: RunStore.EndOutcome): Promise<void> => {
@@ -62,13 +75,18 @@ export const makeRunLog = (
           drained = resolve
         })
       }
+      const slot: Slot = { sse: undefined }
+      queue.push(slot)
       await new Promise<void>((resolve) => {
         drained = resolve
-        settle(
-          { sse: undefined },
-          runs.end(did, runId, outcome),
-          EventSink.toSse({ _tag: "done", ...outcome })
-        )
+        Effect.runCallback(runs.end(did, runId, outcome), {
+          onExit: (exit) => {
+            slot.sse = Exit.isSuccess(exit)
+              ? frameSse(exit.value)
+              : EventSink.toSse({ _tag: "done", ...outcome })
+            drain()
+          }
+        })
       })
     }
   }

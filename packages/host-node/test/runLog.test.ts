@@ -10,15 +10,19 @@ import { makeRunLog } from "../src/RunLog.js"
 
 const did = "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"
 
-/** The memory store, answering each append after `delays[i]` ms (stored at once, in call order). */
+/**
+ * The memory store, answering each `appendAll` after `delays[i]` ms (stored at once, in call
+ * order), and failing the calls in `failAt`.
+ */
 const slowStore = (delays: ReadonlyArray<number>, failAt: ReadonlySet<number>) => {
   const inner = Effect.runSync(Effect.provide(RunStore.makeMemory, Clock.layer))
   let i = 0
   const store: RunStore.RunStoreService = {
     ...inner,
-    append: (d, runId, frame) => {
+    append: () => Effect.die("the run log appends with appendAll"),
+    appendAll: (d, runId, frames) => {
       const k = i++
-      const stored = Effect.runSync(Effect.either(inner.append(d, runId, frame)))
+      const stored = Effect.runSync(Effect.either(inner.appendAll(d, runId, frames)))
       return Effect.sleep(delays[k % delays.length]!).pipe(
         Effect.zipRight(
           failAt.has(k)
@@ -38,23 +42,32 @@ describe("RunLog", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 1, maxLength: 8 }),
-        fc.integer({ min: 1, max: 12 }),
+        // Per event: whether a turn of the event loop passes before it (a new call to the store).
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 12 }),
         fc.uniqueArray(fc.integer({ min: 0, max: 12 }), { maxLength: 3 }),
-        async (delays, count, failing) => {
+        async (delays, pauses, failing) => {
           const store = slowStore(delays, new Set(failing))
           const run = Effect.runSync(store.create({ did, sessionId: "s", requestId: "r" }))
           Effect.runSync(store.start(did, run.runId))
           const written: Array<string> = []
           const log = makeRunLog(store, did, run.runId, (sse) => written.push(sse))
-          for (let n = 0; n < count; n++) log.record({ _tag: "message", content: `c${n}`, timestamp: "t" })
+          // The store call each event went in; a failed call's frames go out without ids.
+          const callOf: Array<number> = []
+          let call = -1
+          for (const [n, pause] of pauses.entries()) {
+            if (pause && n > 0) await new Promise((resolve) => setImmediate(resolve))
+            if (n === 0 || pause) call++
+            callOf.push(call)
+            log.record({ _tag: "message", content: `c${n}`, timestamp: "t" })
+          }
           await log.end({ status: "finished" })
           // Frames answered together leave in one write: read the stream back frame by frame.
           const frames = written.join("").split(/(?<=\n\n)/)
-          expect(frames).toHaveLength(count + 1)
-          frames.slice(0, count).forEach((sse, n) => {
+          expect(frames).toHaveLength(pauses.length + 1)
+          frames.slice(0, pauses.length).forEach((sse, n) => {
             expect(sse).toContain(`"content":"c${n}"`)
-            // A frame the store failed goes out without an id; the others carry theirs, in order.
-            if (failing.includes(n)) expect(sse.startsWith("id:")).toBe(false)
+            // The others carry their ids, in emission order (this store keeps what it then fails).
+            if (failing.includes(callOf[n]!)) expect(sse.startsWith("id:")).toBe(false)
             else expect(sse.startsWith(`id: ${n + 1}\n`)).toBe(true)
           })
           expect(frames.at(-1)).toMatch(/^id: \d+\nevent: done\n/)
@@ -62,6 +75,27 @@ describe("RunLog", () => {
       ),
       { numRuns: 40 }
     )
+  })
+
+  it("hands the events of one turn of the event loop to the store in one call", async () => {
+    const inner = Effect.runSync(Effect.provide(RunStore.makeMemory, Clock.layer))
+    const calls: Array<number> = []
+    const store: RunStore.RunStoreService = {
+      ...inner,
+      appendAll: (d, runId, frames) => {
+        calls.push(frames.length)
+        return inner.appendAll(d, runId, frames)
+      }
+    }
+    const run = Effect.runSync(store.create({ did, sessionId: "s", requestId: "r", status: "running" }))
+    const log = makeRunLog(store, did, run.runId, () => {})
+    for (let n = 0; n < 3; n++) log.record({ _tag: "message", content: `a${n}`, timestamp: "t" })
+    await new Promise((resolve) => setImmediate(resolve))
+    for (let n = 0; n < 2; n++) log.record({ _tag: "message", content: `b${n}`, timestamp: "t" })
+    await log.end({ status: "finished" })
+    expect(calls).toEqual([3, 2])
+    const frames = Effect.runSync(inner.frames(did, run.runId, 0))
+    expect(frames.map((f) => f.data.content ?? f.event)).toEqual(["a0", "a1", "a2", "b0", "b1", "done"])
   })
 
   it("writes the frames a store answers at once as one write", async () => {

@@ -1,4 +1,10 @@
-import { AIMessage, type AIMessageChunk, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages"
+import {
+  AIMessage,
+  type AIMessageChunk,
+  HumanMessage,
+  SystemMessage,
+  ToolMessage
+} from "@langchain/core/messages"
 import { tool } from "@langchain/core/tools"
 import { makeTiktokenCounter } from "@plugboard/tokenizers"
 import { describe, expect, it } from "vitest"

@@ -258,6 +258,49 @@ export const makeRunStore = (
       )
       SELECT f.owner, f.run_id, f.id, f.data${notify} FROM f`
 
+    /** Appends the frames in one statement: the run's row takes their ids, then they are inserted. */
+    const appendFrames = (did: string, runId: string, inputs: ReadonlyArray<RunStore.FrameInput>) =>
+      Effect.gen(function* () {
+        const [d, id] = yield* ids(did, runId)
+        const frames = yield* RunStore.normalizeFrames(inputs)
+        if (frames.length === 0) return []
+        const now = yield* clock.now()
+        const owner = ownerKey(d)
+        const result = yield* sql(
+          query<{ id: number }>(
+            db,
+            `WITH r AS (
+               UPDATE ${s}.runs SET last_frame_id = last_frame_id + $7,
+                 partial_text = partial_text || $3, updated_at = $4
+               WHERE owner = $1 AND run_id = $2 AND status IN ${ACTIVE}
+               RETURNING owner, run_id, last_frame_id
+             ), f AS (
+               INSERT INTO ${s}.run_frames (owner, run_id, id, event, data)
+               SELECT r.owner, r.run_id, r.last_frame_id - $7 + x.ord, x.event, x.data
+               FROM r, unnest($5::text[], $6::text[]) WITH ORDINALITY AS x(event, data, ord)
+               RETURNING owner, run_id, id
+             )
+             SELECT f.id${notify} FROM f ORDER BY f.id`,
+            [
+              owner,
+              id,
+              encodeText(frames.map((f) => f.text).join("")),
+              now,
+              frames.map((f) => f.event),
+              frames.map((f) => f.json),
+              frames.length
+            ]
+          )
+        )
+        const last = result.rows.at(-1)
+        if (last === undefined) return yield* refusal(owner, id)
+        yield* fanout.publish(owner, id, last.id)
+        const first = last.id - frames.length + 1
+        return frames.map(
+          (frame, i): RunStore.Frame => ({ id: first + i, event: frame.event, data: frame.data })
+        )
+      })
+
     const service: RunStore.RunStoreService = {
       create: (input) =>
         Effect.gen(function* () {
@@ -303,33 +346,8 @@ export const makeRunStore = (
               : RunStore.ended(id, run.value.status)
           )
         }),
-      append: (did, runId, input) =>
-        Effect.gen(function* () {
-          const [d, id] = yield* ids(did, runId)
-          const frame = yield* RunStore.normalizeFrame(input)
-          const now = yield* clock.now()
-          const owner = ownerKey(d)
-          const result = yield* sql(
-            query<{ id: number }>(
-              db,
-              `WITH r AS (
-                 UPDATE ${s}.runs SET last_frame_id = last_frame_id + 1,
-                   partial_text = partial_text || $3, updated_at = $4
-                 WHERE owner = $1 AND run_id = $2 AND status IN ${ACTIVE}
-                 RETURNING owner, run_id, last_frame_id
-               ), f AS (
-                 INSERT INTO ${s}.run_frames (owner, run_id, id, event, data)
-                 SELECT owner, run_id, last_frame_id, $5, $6 FROM r RETURNING owner, run_id, id
-               )
-               SELECT f.id${notify} FROM f`,
-              [owner, id, encodeText(frame.text), now, frame.event, frame.json]
-            )
-          )
-          const row = result.rows[0]
-          if (row === undefined) return yield* refusal(owner, id)
-          yield* fanout.publish(owner, id, row.id)
-          return { id: row.id, event: frame.event, data: frame.data }
-        }),
+      append: (did, runId, input) => Effect.map(appendFrames(did, runId, [input]), (frames) => frames[0]!),
+      appendAll: (did, runId, inputs) => appendFrames(did, runId, inputs),
       end: (did, runId, outcome) =>
         Effect.gen(function* () {
           const [d, id] = yield* ids(did, runId)

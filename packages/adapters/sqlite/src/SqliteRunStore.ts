@@ -261,8 +261,8 @@ export const makeRunStore = (
     const setStatus = db.prepare<[RunStore.RunStatus, number, string, string]>(
       "UPDATE runs SET status = ?, updated_at = ? WHERE did = ? AND run_id = ?"
     )
-    const bumpFrame = db.prepare<[string, number, string, string], { last_frame_id: number }>(
-      `UPDATE runs SET last_frame_id = last_frame_id + 1, partial_text = partial_text || ?, updated_at = ?
+    const bumpFrames = db.prepare<[number, string, number, string, string], { last_frame_id: number }>(
+      `UPDATE runs SET last_frame_id = last_frame_id + ?, partial_text = partial_text || ?, updated_at = ?
        WHERE did = ? AND run_id = ? AND ${ACTIVE} RETURNING last_frame_id`
     )
     const endRun = db.prepare<[RunStore.EndStatus, number, number, number, string, string]>(
@@ -281,26 +281,30 @@ export const makeRunStore = (
     const selectAllActive = db.prepare<[], RunRow>(`SELECT * FROM runs WHERE ${ACTIVE}`)
     const deleteEnded = db.prepare<[number]>("DELETE FROM runs WHERE ended_at IS NOT NULL AND ended_at < ?")
 
-    /** An append waiting for its group's commit. */
+    /** An append (of one frame or several) waiting for its group's commit. */
     interface PendingAppend {
       readonly did: string
       readonly runId: string
-      readonly frame: RunStore.NormalizedFrame
+      readonly frames: ReadonlyArray<RunStore.NormalizedFrame>
       readonly now: number
-      readonly resume: (result: Effect.Effect<RunStore.Frame, RunStore.RunStoreError>) => void
+      readonly resume: (result: Effect.Effect<ReadonlyArray<RunStore.Frame>, RunStore.RunStoreError>) => void
     }
     let pending: Array<PendingAppend> = []
     let scheduled: ReturnType<typeof setImmediate> | undefined
 
-    /** Stores one append inside the group's transaction: its frame, or why the run refused it. */
-    const appendOne = (p: PendingAppend): RunStore.Frame | RunStore.RunStoreError => {
-      const bumped = bumpFrame.get(p.frame.text, p.now, p.did, p.runId)
+    /** Stores one append inside the group's transaction: its frames, or why the run refused it. */
+    const appendOne = (p: PendingAppend): ReadonlyArray<RunStore.Frame> | RunStore.RunStoreError => {
+      const text = p.frames.length === 1 ? p.frames[0]!.text : p.frames.map((f) => f.text).join("")
+      const bumped = bumpFrames.get(p.frames.length, text, p.now, p.did, p.runId)
       if (bumped === undefined) {
         const row = selectRun.get(p.did, p.runId)
         return row === undefined ? RunStore.notFound(p.runId) : RunStore.ended(p.runId, row.status)
       }
-      insertFrame.run(p.did, p.runId, bumped.last_frame_id, p.frame.event, p.frame.json)
-      return { id: bumped.last_frame_id, event: p.frame.event, data: p.frame.data }
+      const first = bumped.last_frame_id - p.frames.length + 1
+      return p.frames.map((frame, i) => {
+        insertFrame.run(p.did, p.runId, first + i, frame.event, frame.json)
+        return { id: first + i, event: frame.event, data: frame.data }
+      })
     }
     const appendGroup = db.transaction((group: ReadonlyArray<PendingAppend>) => group.map(appendOne))
 
@@ -313,7 +317,7 @@ export const makeRunStore = (
       if (pending.length === 0) return
       const group = pending
       pending = []
-      let results: ReadonlyArray<RunStore.Frame | RunStore.RunStoreError>
+      let results: ReadonlyArray<ReadonlyArray<RunStore.Frame> | RunStore.RunStoreError>
       try {
         results = appendGroup.immediate(group)
       } catch (error) {
@@ -324,7 +328,7 @@ export const makeRunStore = (
         const result = results[i]!
         if (result instanceof RunStore.RunStoreError) p.resume(Effect.fail(result))
         else {
-          notifier.publish(p.did, p.runId, result.id)
+          notifier.publish(p.did, p.runId, result.at(-1)!.id)
           p.resume(Effect.succeed(result))
         }
       })
@@ -376,6 +380,19 @@ export const makeRunStore = (
     const ids = (did: string, runId: string) =>
       Effect.all([RunStore.validateDid(did), RunStore.validateId("runId", runId)])
 
+    /** Queues the frames for the next group commit, and answers once it committed. */
+    const appendFrames = (did: string, runId: string, inputs: ReadonlyArray<RunStore.FrameInput>) =>
+      Effect.gen(function* () {
+        const [d, id] = yield* ids(did, runId)
+        const frames = yield* RunStore.normalizeFrames(inputs)
+        if (frames.length === 0) return []
+        const now = yield* clock.now()
+        return yield* Effect.async<ReadonlyArray<RunStore.Frame>, RunStore.RunStoreError>((resume) => {
+          pending.push({ did: d, runId: id, frames, now, resume })
+          scheduled ??= setImmediate(flushAppends)
+        })
+      })
+
     const service: RunStore.RunStoreService = {
       create: (input) =>
         Effect.gen(function* () {
@@ -408,16 +425,8 @@ export const makeRunStore = (
             return toRun({ ...row, status: "running", updated_at: now })
           })
         }),
-      append: (did, runId, input) =>
-        Effect.gen(function* () {
-          const [d, id] = yield* ids(did, runId)
-          const frame = yield* RunStore.normalizeFrame(input)
-          const now = yield* clock.now()
-          return yield* Effect.async<RunStore.Frame, RunStore.RunStoreError>((resume) => {
-            pending.push({ did: d, runId: id, frame, now, resume })
-            scheduled ??= setImmediate(flushAppends)
-          })
-        }),
+      append: (did, runId, input) => Effect.map(appendFrames(did, runId, [input]), (frames) => frames[0]!),
+      appendAll: appendFrames,
       end: (did, runId, outcome) =>
         Effect.gen(function* () {
           const [d, id] = yield* ids(did, runId)

@@ -212,6 +212,64 @@ export const run = (
     )
 
     test(
+      "appendAll appends in order with consecutive ids, as appends one by one would, and wakes followers",
+      Effect.gen(function* () {
+        const s = yield* store
+        yield* started()
+        yield* s.append(ALICE, "run-1", message("A"))
+        const follower = yield* Effect.fork(collect(s.follow(ALICE, "run-1", 1)))
+        yield* advance(7)
+        const batch = yield* s.appendAll(ALICE, "run-1", [
+          { event: "tool_call", data: { toolName: "t", status: "isRunning" } },
+          message("B"),
+          message("C 🙂")
+        ])
+        expect(batch).toEqual([
+          { id: 2, event: "tool_call", data: { toolName: "t", status: "isRunning" } },
+          { id: 3, event: "message", data: { content: "B" } },
+          { id: 4, event: "message", data: { content: "C 🙂" } }
+        ])
+        expect(yield* s.appendAll(ALICE, "run-1", [])).toEqual([])
+        expect((yield* s.append(ALICE, "run-1", message("D"))).id).toBe(5)
+        expect(Option.getOrThrow(yield* s.get(ALICE, "run-1"))).toMatchObject({
+          lastFrameId: 5,
+          partialText: "ABC 🙂D",
+          updatedAt: T0 + 7
+        })
+        yield* s.end(ALICE, "run-1", { status: "finished" })
+        const followed = yield* Fiber.join(follower)
+        expect(followed.map((f) => f.id)).toEqual([2, 3, 4, 5, 6])
+        expect(yield* s.frames(ALICE, "run-1", 1)).toEqual([...batch, ...followed.slice(3)])
+      })
+    )
+
+    test(
+      "appendAll is all or none: a bad frame, an ended run or another user's run appends nothing",
+      Effect.gen(function* () {
+        const s = yield* store
+        yield* started()
+        yield* s.append(ALICE, "run-1", message("kept"))
+        yield* expectReason(
+          s.appendAll(ALICE, "run-1", [message("lost"), { event: "message", data: { content: 42 } }]),
+          "invalid"
+        )
+        yield* expectReason(
+          s.appendAll(ALICE, "run-1", [message("lost"), { event: "done", data: { status: "finished" } }]),
+          "invalid"
+        )
+        yield* expectReason(s.appendAll(BOB, "run-1", [message("x")]), "not-found")
+        yield* expectReason(s.appendAll(ALICE, "unknown", [message("x")]), "not-found")
+        expect(Option.getOrThrow(yield* s.get(ALICE, "run-1"))).toMatchObject({
+          lastFrameId: 1,
+          partialText: "kept"
+        })
+        yield* s.end(ALICE, "run-1", { status: "aborted" })
+        yield* expectReason(s.appendAll(ALICE, "run-1", [message("late")]), "ended")
+        expect((yield* s.frames(ALICE, "run-1", 0)).map((f) => f.event)).toEqual(["message", "done"])
+      })
+    )
+
+    test(
       "frames(after) returns the frames above the cursor, in order",
       Effect.gen(function* () {
         const s = yield* store
