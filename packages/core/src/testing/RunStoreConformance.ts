@@ -471,14 +471,18 @@ export const run = (
       })
     )
 
-    it("property: concurrent appends get ids 1..n without gaps, and partialText is the message contents in id order", () =>
+    it("property: concurrent appends and appendAlls get ids 1..n without gaps (each appendAll's consecutive), and partialText is the message contents in id order", () =>
       fc.assert(
         fc.asyncProperty(
           fc.array(
             fc.array(
-              fc.oneof(
-                fc.string({ maxLength: 4 }).map(message),
-                fc.constant<RS.FrameInput>({ event: "tool_call", data: { toolName: "t" } })
+              // One frame (`append`) or several (`appendAll`).
+              fc.array(
+                fc.oneof(
+                  fc.string({ maxLength: 4 }).map(message),
+                  fc.constant<RS.FrameInput>({ event: "tool_call", data: { toolName: "t" } })
+                ),
+                { minLength: 1, maxLength: 3 }
               ),
               { minLength: 1, maxLength: 5 }
             ),
@@ -492,11 +496,18 @@ export const run = (
                 yield* started()
                 const returned: Array<RS.Frame> = []
                 for (const batch of batches) {
-                  const frames = yield* Effect.all(
-                    batch.map((f) => s.append(ALICE, "run-1", f)),
+                  const calls = yield* Effect.all(
+                    batch.map((frames) =>
+                      frames.length === 1
+                        ? Effect.map(s.append(ALICE, "run-1", frames[0]!), (f) => [f])
+                        : s.appendAll(ALICE, "run-1", frames)
+                    ),
                     { concurrency: "unbounded" }
                   )
-                  returned.push(...frames)
+                  for (const frames of calls) {
+                    expect(frames.map((f) => f.id)).toEqual(frames.map((_, i) => frames[0]!.id + i))
+                    returned.push(...frames)
+                  }
                 }
                 const stored = yield* s.frames(ALICE, "run-1", 0)
                 expect(stored.map((f) => f.id)).toEqual(stored.map((_, i) => i + 1))
