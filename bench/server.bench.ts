@@ -30,9 +30,10 @@
  * target ≥ 0.9×), and plugboard's time per turn by pipeline stage (its `onTimings` probe).
  *
  * Knobs: BENCH_RUN_MS, measured time per side per level (default 8 s, in BENCH_ROUNDS rounds,
- * default 4); BENCH_WARMUP_TURNS (default 400); BENCH_PLUGBOARD_MODEL (`script`, the default, or `router`); BENCH_BASELINE_DURABILITY (default `exit`, plugboard's: one checkpoint write per
- * turn; `async` is LangGraph's default, a checkpoint per step); BENCH_CPU_PROF=1 writes V8 CPU profiles of both servers into
- * .tmp/bench-server-prof/. The whole benchmark fails (non-zero exit, children killed, temp dirs
+ * default 4); BENCH_WARMUP_TURNS (default 400); BENCH_PLUGBOARD_MODEL (`script`, the default, or
+ * `router`); BENCH_BASELINE_DURABILITY (default `exit`, plugboard's: one checkpoint write per
+ * turn; `async` is LangGraph's default, a checkpoint per step); BENCH_FLOOR=0 (no floor);
+ * BENCH_CPU_PROF=1 writes V8 CPU profiles of the servers into .tmp/bench-server-prof/. The whole benchmark fails (non-zero exit, children killed, temp dirs
  * removed) after BENCH_TIMEOUT_MS (default 60 s + 8 × BENCH_RUN_MS).
  */
 import type { ChildProcess } from "node:child_process"
@@ -236,7 +237,7 @@ export default async (): Promise<void> => {
     }
 
     await Promise.all(sides.map((side) => side.call({ type: "close" })))
-    if (profDir !== undefined) console.log(`\nCPU profiles of both servers: ${profDir}`)
+    if (profDir !== undefined) console.log(`\nCPU profiles of the servers: ${profDir}`)
   }
 
   try {
