@@ -27,7 +27,7 @@ import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { ScriptedChatModel } from "@plugboard/models"
 import { bareGraph } from "../../packages/adapters/langgraph/test/bareGraph.js"
-import { type ServerWindow, serve } from "./ipc.js"
+import { serveHttpWindows, type TurnRecorder } from "./ipc.js"
 import { respond } from "./script.js"
 
 const dataDir = process.env.BENCH_DATA_DIR
@@ -63,10 +63,7 @@ const model = new ScriptedChatModel({ respond, model: "bare-baseline", maxRecord
 const saver = SqliteSaver.fromConnString(join(dataDir, "checkpoints.sqlite"))
 const graph = bareGraph(model, { before: [loadCapability], after: [loadCapability, currentWeather] }, saver)
 
-let recording = false
-let turns = 0
-let totalMs = 0
-let cpu = process.cpuUsage()
+let recorder: TurnRecorder | undefined
 
 const DURABILITY = (process.env.BENCH_BASELINE_DURABILITY ?? "exit") as "exit" | "async" | "sync"
 if (!["exit", "async", "sync"].includes(DURABILITY))
@@ -123,43 +120,7 @@ const server = createServer((req, res) => {
     } catch (e) {
       res.end(sse("error", { error: String(e) }) + sse("done", {}))
     }
-    if (recording) {
-      turns++
-      totalMs += performance.now() - received
-    }
+    recorder?.turnEnded(received)
   })
 })
-server.keepAliveTimeout = 60_000
-await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-const address = server.address()
-if (address === null || typeof address === "string") throw new Error("no address")
-
-serve(async (message) => {
-  switch (message.type) {
-    case "begin":
-      recording = true
-      turns = 0
-      totalMs = 0
-      cpu = process.cpuUsage()
-      return {}
-    case "end": {
-      const used = process.cpuUsage(cpu)
-      recording = false
-      const window: ServerWindow = {
-        cpuMs: (used.user + used.system) / 1000,
-        turns,
-        stageSums: { total: totalMs }
-      }
-      return window
-    }
-    case "close":
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
-      ;(saver as unknown as { db?: { close(): void } }).db?.close()
-      setImmediate(() => process.exit(0))
-      return {}
-    default:
-      throw new Error(`unknown message ${message.type}`)
-  }
-})
-process.send?.({ type: "ready", url: `http://127.0.0.1:${address.port}` })
+recorder = await serveHttpWindows(server, () => (saver as unknown as { db?: { close(): void } }).db?.close())

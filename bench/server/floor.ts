@@ -39,7 +39,7 @@ import {
   floorGraph,
   floorInput
 } from "../../packages/adapters/langgraph/test/floorGraph.js"
-import { type ServerWindow, serve } from "./ipc.js"
+import { serveHttpWindows, type TurnRecorder } from "./ipc.js"
 import { respond } from "./script.js"
 
 const dataDir = process.env.BENCH_DATA_DIR
@@ -168,10 +168,7 @@ const frameOf = (runId: string, res: ServerResponse) => {
 const sessionTurns = new Map<string, Promise<void>>()
 const live = new Map<string, AbortController>()
 
-let recording = false
-let turns = 0
-let totalMs = 0
-let cpu = process.cpuUsage()
+let recorder: TurnRecorder | undefined
 
 const runTurn = async (sessionId: string, message: string, res: ServerResponse, received: number) => {
   const runId = randomUUID()
@@ -225,10 +222,7 @@ const runTurn = async (sessionId: string, message: string, res: ServerResponse, 
   live.delete(runId)
   const done = status === "finished" ? { status } : { status, partialText }
   frame("done", done, () => endRun.run(status, Date.now(), partialText, runId), true)
-  if (recording) {
-    turns++
-    totalMs += performance.now() - received
-  }
+  recorder?.turnEnded(received)
 }
 
 const server = createServer((req, res) => {
@@ -261,38 +255,7 @@ const server = createServer((req, res) => {
     if (sessionTurns.get(sessionId) === turn) sessionTurns.delete(sessionId)
   })
 })
-server.keepAliveTimeout = 60_000
-await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-const address = server.address()
-if (address === null || typeof address === "string") throw new Error("no address")
-
-serve(async (message) => {
-  switch (message.type) {
-    case "begin":
-      recording = true
-      turns = 0
-      totalMs = 0
-      cpu = process.cpuUsage()
-      return {}
-    case "end": {
-      const used = process.cpuUsage(cpu)
-      recording = false
-      const window: ServerWindow = {
-        cpuMs: (used.user + used.system) / 1000,
-        turns,
-        stageSums: { total: totalMs }
-      }
-      return window
-    }
-    case "close":
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
-      ;(saver as unknown as { db?: { close(): void } }).db?.close()
-      db.close()
-      setImmediate(() => process.exit(0))
-      return {}
-    default:
-      throw new Error(`unknown message ${message.type}`)
-  }
+recorder = await serveHttpWindows(server, () => {
+  ;(saver as unknown as { db?: { close(): void } }).db?.close()
+  db.close()
 })
-process.send?.({ type: "ready", url: `http://127.0.0.1:${address.port}` })

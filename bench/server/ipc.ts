@@ -1,9 +1,10 @@
 /**
- * The IPC protocol between `bench/server.bench.ts` (the orchestrator) and its three child
- * processes: the two servers (`plugboard.ts`, `bare-langgraph.ts`) and the load client
+ * The IPC protocol between `bench/server.bench.ts` (the orchestrator) and its child processes:
+ * the servers (`plugboard.ts`, `floor.ts`, `bare-langgraph.ts`) and the load client
  * (`load-client.ts`). Every request carries an `id`; the child answers `{ id, ok, ... }`.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import type { Server } from "node:http"
 
 /** What a server child reports over one measured window (`begin` → `end`). */
 export interface ServerWindow {
@@ -36,6 +37,65 @@ export const serve = (
   })
   // The orchestrator went away (finished, failed or killed): never outlive it.
   process.on("disconnect", () => process.exit(0))
+}
+
+/** What a `node:http` server child records of its streamed turns (see `serveHttpWindows`). */
+export interface TurnRecorder {
+  /** Counts a finished turn that was received at `received` (`performance.now()`), in a window. */
+  readonly turnEnded: (received: number) => void
+}
+
+/**
+ * Runs a `node:http` server child (the baseline, the floor): listens on a random loopback port,
+ * answers `begin` / `end` with the process's CPU time and the turns ended in between (their
+ * `total`, request received → response ended), and on `close` closes the server, then `release`
+ * (its databases), then exits. Reports `ready` last.
+ */
+export const serveHttpWindows = async (server: Server, release: () => void): Promise<TurnRecorder> => {
+  let recording = false
+  let turns = 0
+  let totalMs = 0
+  let cpu = process.cpuUsage()
+  server.keepAliveTimeout = 60_000
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const address = server.address()
+  if (address === null || typeof address === "string") throw new Error("no address")
+  serve(async (message) => {
+    switch (message.type) {
+      case "begin":
+        recording = true
+        turns = 0
+        totalMs = 0
+        cpu = process.cpuUsage()
+        return {}
+      case "end": {
+        const used = process.cpuUsage(cpu)
+        recording = false
+        const window: ServerWindow = {
+          cpuMs: (used.user + used.system) / 1000,
+          turns,
+          stageSums: { total: totalMs }
+        }
+        return window
+      }
+      case "close":
+        server.closeAllConnections()
+        await new Promise((resolve) => server.close(resolve))
+        release()
+        setImmediate(() => process.exit(0))
+        return {}
+      default:
+        throw new Error(`unknown message ${message.type}`)
+    }
+  })
+  process.send?.({ type: "ready", url: `http://127.0.0.1:${address.port}` })
+  return {
+    turnEnded: (received) => {
+      if (!recording) return
+      turns++
+      totalMs += performance.now() - received
+    }
+  }
 }
 
 /** The orchestrator's side: one pending-reply table per child. */

@@ -335,6 +335,20 @@ export const normalizeFrames = (
     ? Effect.forEach(inputs, normalizeFrame)
     : Effect.fail(invalid("frames must be an array"))
 
+/** An `appendAll` call's arguments, checked: the user, the run id and the normalised frames. */
+export const validateAppend = (
+  did: string,
+  runId: string,
+  inputs: ReadonlyArray<FrameInput>
+): Effect.Effect<
+  { readonly did: string; readonly runId: string; readonly frames: ReadonlyArray<NormalizedFrame> },
+  RunStoreError
+> =>
+  Effect.map(
+    Effect.all([validateDid(did), validateId("runId", runId), normalizeFrames(inputs)]),
+    ([d, id, frames]) => ({ did: d, runId: id, frames })
+  )
+
 /** The payload of the final frame: `partialText` is reported unless the run finished, `reason` when known. */
 export const doneData = (outcome: EndOutcome, partialText: string): Readonly<Record<string, unknown>> => ({
   status: outcome.status,
@@ -547,8 +561,7 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
 
   const appendFrames = (did: string, runId: string, inputs: ReadonlyArray<FrameInput>) =>
     Effect.gen(function* () {
-      const [d, id] = yield* ids(did, runId)
-      const frames = yield* normalizeFrames(inputs)
+      const { did: d, runId: id, frames } = yield* validateAppend(did, runId, inputs)
       if (frames.length === 0) return []
       const now = yield* clock.now()
       const entry = yield* lookup(d, id)

@@ -261,8 +261,7 @@ export const makeRunStore = (
     /** Appends the frames in one statement: the run's row takes their ids, then they are inserted. */
     const appendFrames = (did: string, runId: string, inputs: ReadonlyArray<RunStore.FrameInput>) =>
       Effect.gen(function* () {
-        const [d, id] = yield* ids(did, runId)
-        const frames = yield* RunStore.normalizeFrames(inputs)
+        const { did: d, runId: id, frames } = yield* RunStore.validateAppend(did, runId, inputs)
         if (frames.length === 0) return []
         const now = yield* clock.now()
         const owner = ownerKey(d)

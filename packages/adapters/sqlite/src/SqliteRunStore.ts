@@ -383,8 +383,7 @@ export const makeRunStore = (
     /** Queues the frames for the next group commit, and answers once it committed. */
     const appendFrames = (did: string, runId: string, inputs: ReadonlyArray<RunStore.FrameInput>) =>
       Effect.gen(function* () {
-        const [d, id] = yield* ids(did, runId)
-        const frames = yield* RunStore.normalizeFrames(inputs)
+        const { did: d, runId: id, frames } = yield* RunStore.validateAppend(did, runId, inputs)
         if (frames.length === 0) return []
         const now = yield* clock.now()
         return yield* Effect.async<ReadonlyArray<RunStore.Frame>, RunStore.RunStoreError>((resume) => {
