@@ -21,47 +21,19 @@
  * Protocol with the orchestrator: `ipc.ts` (`begin`/`end`: CPU time and the server's time per
  * turn, request received → response ended; `close`).
  */
-import { createServer } from "node:http"
-import { createRequire } from "node:module"
 import { join } from "node:path"
-import { pathToFileURL } from "node:url"
 import { ScriptedChatModel } from "@plugboard/models"
 import { bareGraph } from "../../packages/adapters/langgraph/test/bareGraph.js"
+import { definitions, messageServer, SqliteSaver } from "./bare.js"
 import { serveHttpWindows, type TurnRecorder } from "./ipc.js"
 import { respond } from "./script.js"
 
 const dataDir = process.env.BENCH_DATA_DIR
 if (dataDir === undefined) throw new Error("BENCH_DATA_DIR is not set")
 
-// The workspace root does not depend on LangChain's SQLite saver; packages/adapters does (dev).
-// Resolve it from there, ESM entry, so it shares @langchain/langgraph-checkpoint with the graph.
-const adapters = createRequire(new URL("../../packages/adapters/package.json", import.meta.url))
-const sqliteDir = join(adapters.resolve("@langchain/langgraph-checkpoint-sqlite/package.json"), "..")
-type Saver = Parameters<typeof bareGraph>[2]
-const { SqliteSaver } = (await import(pathToFileURL(join(sqliteDir, "dist/index.js")).href)) as {
-  SqliteSaver: { fromConnString(path: string): Saver }
-}
-
-const fn = (name: string, description: string, properties: Record<string, unknown>) => ({
-  type: "function",
-  function: {
-    name,
-    description,
-    parameters: { type: "object", properties, required: Object.keys(properties) }
-  }
-})
-const loadCapability = fn("load_capability", "Load plugins by name so their tools are offered.", {
-  names: { type: "array", items: { type: "string" } }
-})
-const currentWeather = fn(
-  "get_current_weather",
-  "[Weather] Current temperature, conditions, precipitation and wind for a city.",
-  { city: { type: "string" } }
-)
-
 const model = new ScriptedChatModel({ respond, model: "bare-baseline", maxRecordedCalls: 100 })
 const saver = SqliteSaver.fromConnString(join(dataDir, "checkpoints.sqlite"))
-const graph = bareGraph(model, { before: [loadCapability], after: [loadCapability, currentWeather] }, saver)
+const graph = bareGraph(model, definitions, saver)
 
 let recorder: TurnRecorder | undefined
 
@@ -71,56 +43,34 @@ if (!["exit", "async", "sync"].includes(DURABILITY))
 
 const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 
-const server = createServer((req, res) => {
-  const received = performance.now()
-  const match = /^\/messages\/([^/?]+)$/.exec(req.url ?? "")
-  if (req.method !== "POST" || match === null) {
-    res.writeHead(404).end()
-    return
-  }
-  const sessionId = decodeURIComponent(match[1]!)
-  let body = ""
-  req.setEncoding("utf8")
-  req.on("data", (chunk: string) => {
-    body += chunk
+const server = messageServer(async (sessionId, message, res, received) => {
+  res.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    connection: "keep-alive"
   })
-  req.on("end", async () => {
-    let message: unknown
-    try {
-      message = (JSON.parse(body) as { message?: unknown }).message
-    } catch {}
-    if (typeof message !== "string" || message.length === 0) {
-      res.writeHead(400, { "content-type": "application/json" }).end('{"error":"message"}')
-      return
-    }
-    res.writeHead(200, {
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache",
-      connection: "keep-alive"
-    })
-    try {
-      const stream = await graph.stream(
-        { messages: [{ role: "user", content: message }] },
-        { configurable: { thread_id: sessionId }, streamMode: "messages", durability: DURABILITY }
-      )
-      // Chunks as the model streams them; LangGraph may repeat the whole message after them.
-      let streamed = ""
-      for await (const [chunk, meta] of stream) {
-        if (meta.langgraph_node !== "model") continue
-        const text = typeof chunk.content === "string" ? chunk.content : ""
-        if (text.length === 0) continue
-        if (text === streamed) {
-          streamed = ""
-          continue
-        }
-        streamed += text
-        res.write(sse("message", { content: text }))
+  try {
+    const stream = await graph.stream(
+      { messages: [{ role: "user", content: message }] },
+      { configurable: { thread_id: sessionId }, streamMode: "messages", durability: DURABILITY }
+    )
+    // Chunks as the model streams them; LangGraph may repeat the whole message after them.
+    let streamed = ""
+    for await (const [chunk, meta] of stream) {
+      if (meta.langgraph_node !== "model") continue
+      const text = typeof chunk.content === "string" ? chunk.content : ""
+      if (text.length === 0) continue
+      if (text === streamed) {
+        streamed = ""
+        continue
       }
-      res.end(sse("done", {}))
-    } catch (e) {
-      res.end(sse("error", { error: String(e) }) + sse("done", {}))
+      streamed += text
+      res.write(sse("message", { content: text }))
     }
-    recorder?.turnEnded(received)
-  })
+    res.end(sse("done", {}))
+  } catch (e) {
+    res.end(sse("error", { error: String(e) }) + sse("done", {}))
+  }
+  recorder?.turnEnded(received)
 })
 recorder = await serveHttpWindows(server, () => (saver as unknown as { db?: { close(): void } }).db?.close())

@@ -29,30 +29,21 @@
  * Protocol with the orchestrator: `ipc.ts`, as the other children.
  */
 import { randomUUID } from "node:crypto"
-import { createServer, type ServerResponse } from "node:http"
+import type { ServerResponse } from "node:http"
 import { createRequire } from "node:module"
 import { join } from "node:path"
-import { pathToFileURL } from "node:url"
 import { ScriptedChatModel } from "@plugboard/models"
 import {
   type FloorToolCall,
   floorGraph,
   floorInput
 } from "../../packages/adapters/langgraph/test/floorGraph.js"
+import { definitions, messageServer, SqliteSaver } from "./bare.js"
 import { serveHttpWindows, type TurnRecorder } from "./ipc.js"
 import { respond } from "./script.js"
 
 const dataDir = process.env.BENCH_DATA_DIR
 if (dataDir === undefined) throw new Error("BENCH_DATA_DIR is not set")
-
-// LangChain's SQLite saver and better-sqlite3 are dependencies of packages/adapters (dev) and
-// packages/adapters/sqlite, not of the workspace root: resolved from there.
-const adapters = createRequire(new URL("../../packages/adapters/package.json", import.meta.url))
-const sqliteDir = join(adapters.resolve("@langchain/langgraph-checkpoint-sqlite/package.json"), "..")
-type Saver = Parameters<typeof floorGraph>[3]
-const { SqliteSaver } = (await import(pathToFileURL(join(sqliteDir, "dist/index.js")).href)) as {
-  SqliteSaver: { fromConnString(path: string): Saver }
-}
 
 /** What the floor uses of better-sqlite3 (the workspace root has no types for it). */
 interface Statement {
@@ -67,37 +58,16 @@ interface Sqlite {
   transaction<A>(fn: (a: A) => void): (a: A) => void
   close(): void
 }
+// better-sqlite3 is a dependency of packages/adapters/sqlite, not of the workspace root.
 const Database = createRequire(new URL("../../packages/adapters/sqlite/package.json", import.meta.url))(
   "better-sqlite3"
 ) as new (
   filename: string
 ) => Sqlite
 
-const fn = (name: string, description: string, properties: Record<string, unknown>) => ({
-  type: "function",
-  function: {
-    name,
-    description,
-    parameters: { type: "object", properties, required: Object.keys(properties) }
-  }
-})
-const loadCapability = fn("load_capability", "Load plugins by name so their tools are offered.", {
-  names: { type: "array", items: { type: "string" } }
-})
-const currentWeather = fn(
-  "get_current_weather",
-  "[Weather] Current temperature, conditions, precipitation and wind for a city.",
-  { city: { type: "string" } }
-)
-
 const model = new ScriptedChatModel({ respond, model: "floor", maxRecordedCalls: 100 })
 const saver = SqliteSaver.fromConnString(join(dataDir, "checkpoints.sqlite"))
-const graph = floorGraph(
-  model,
-  { before: [loadCapability], after: [loadCapability, currentWeather] },
-  "weather",
-  saver
-)
+const graph = floorGraph(model, definitions, "weather", saver)
 
 const db = new Database(join(dataDir, "runs.sqlite"))
 db.pragma("journal_mode = WAL")
@@ -225,35 +195,13 @@ const runTurn = async (sessionId: string, message: string, res: ServerResponse, 
   recorder?.turnEnded(received)
 }
 
-const server = createServer((req, res) => {
-  const received = performance.now()
-  const match = /^\/messages\/([^/?]+)$/.exec(req.url ?? "")
-  if (req.method !== "POST" || match === null) {
-    res.writeHead(404).end()
-    return
-  }
-  const sessionId = decodeURIComponent(match[1]!)
-  let body = ""
-  req.setEncoding("utf8")
-  req.on("data", (chunk: string) => {
-    body += chunk
-  })
-  req.on("end", async () => {
-    let message: unknown
-    try {
-      message = (JSON.parse(body) as { message?: unknown }).message
-    } catch {}
-    if (typeof message !== "string" || message.length === 0) {
-      res.writeHead(400, { "content-type": "application/json" }).end('{"error":"message"}')
-      return
-    }
-    // One turn per session: the next starts when the previous one ended.
-    const previous = sessionTurns.get(sessionId)
-    const turn = (previous ?? Promise.resolve()).then(() => runTurn(sessionId, message, res, received))
-    sessionTurns.set(sessionId, turn)
-    await turn
-    if (sessionTurns.get(sessionId) === turn) sessionTurns.delete(sessionId)
-  })
+// One turn per session: the next starts when the previous one ended.
+const server = messageServer(async (sessionId, message, res, received) => {
+  const previous = sessionTurns.get(sessionId)
+  const turn = (previous ?? Promise.resolve()).then(() => runTurn(sessionId, message, res, received))
+  sessionTurns.set(sessionId, turn)
+  await turn
+  if (sessionTurns.get(sessionId) === turn) sessionTurns.delete(sessionId)
 })
 recorder = await serveHttpWindows(server, () => {
   ;(saver as unknown as { db?: { close(): void } }).db?.close()
