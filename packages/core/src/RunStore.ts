@@ -327,15 +327,10 @@ export const normalizeFrame = (input: FrameInput): Effect.Effect<NormalizedFrame
   )
 }
 
-/** Checks and normalises frames for `appendAll` (see `normalizeFrame`); the first bad one fails. */
-export const normalizeFrames = (
-  inputs: ReadonlyArray<FrameInput>
-): Effect.Effect<ReadonlyArray<NormalizedFrame>, RunStoreError> =>
-  Array.isArray(inputs)
-    ? Effect.forEach(inputs, normalizeFrame)
-    : Effect.fail(invalid("frames must be an array"))
-
-/** An `appendAll` call's arguments, checked: the user, the run id and the normalised frames. */
+/**
+ * An `appendAll` call's arguments, checked: the user, the run id and the frames, each normalised
+ * as `normalizeFrame` does (the first bad one fails the call).
+ */
 export const validateAppend = (
   did: string,
   runId: string,
@@ -345,7 +340,13 @@ export const validateAppend = (
   RunStoreError
 > =>
   Effect.map(
-    Effect.all([validateDid(did), validateId("runId", runId), normalizeFrames(inputs)]),
+    Effect.all([
+      validateDid(did),
+      validateId("runId", runId),
+      Array.isArray(inputs)
+        ? Effect.forEach(inputs, normalizeFrame)
+        : Effect.fail(invalid("frames must be an array"))
+    ]),
     ([d, id, frames]) => ({ did: d, runId: id, frames })
   )
 

@@ -294,7 +294,7 @@ export const makeRunStore = (
 
     /** Stores one append inside the group's transaction: its frames, or why the run refused it. */
     const appendOne = (p: PendingAppend): ReadonlyArray<RunStore.Frame> | RunStore.RunStoreError => {
-      const text = p.frames.length === 1 ? p.frames[0]!.text : p.frames.map((f) => f.text).join("")
+      const text = p.frames.map((f) => f.text).join("")
       const bumped = bumpFrames.get(p.frames.length, text, p.now, p.did, p.runId)
       if (bumped === undefined) {
         const row = selectRun.get(p.did, p.runId)
