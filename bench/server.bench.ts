@@ -13,16 +13,18 @@
  *   `MessagesAnnotation` (the agent benchmark's bare graph), the same scripted model replaying the
  *   same three model steps and two tool calls, LangChain's `SqliteSaver` on one file, SSE out; no
  *   authentication, no rate limit, no session store or run log;
- * - the floor (`server/floor.ts`): the baseline plus only what issue #16 and the wire contract
- *   require of any server (a session row, the run log with each frame committed before it is
- *   sent, the SDK's frames and headers, seed 004's state, one turn per session), each the
- *   cheapest way, and without authentication: how close to the baseline the requirements allow,
- *   so plugboard's headroom is its distance to the floor (BENCH_FLOOR=0 leaves it out);
+ * - the floor (`server/floor.ts`): the baseline plus only what issue #16, the wire contract and
+ *   DESIGN.md require of any server (UCAN auth, the rate limit, a file per user, a session row
+ *   and its activity time, the run log with each frame committed before it is sent, the SDK's
+ *   frames and headers, seed 004's state, one turn per session), each the cheapest way: how close
+ *   to the baseline the requirements allow, so plugboard's headroom is its distance to the floor
+ *   (BENCH_FLOOR=0 leaves it out);
  * - one load client (`server/load-client.ts`), a process of its own.
  *
  * Each turn is "What's the weather in Berlin?" on a fresh session (created on first contact by
- * plugboard), streamed: load_capability → get_current_weather → the answer in three `message`
- * chunks, then `done`. At 1 and 16 concurrent clients (each its own user on plugboard), rounds
+ * plugboard and the floor), streamed: load_capability → get_current_weather → the answer in three `message`
+ * chunks, then `done`. At 1 and 16 concurrent clients (each its own user on plugboard and the
+ * floor, which share one oracle key, so each client's token is good on both), rounds
  * alternate plugboard / floor / baseline, each round after a few untimed turns. Reported per
  * side: streamed turns/s (all rounds pooled), latency p50/p99 (request sent → `done` received),
  * the server's CPU ms per turn (steadier than wall time on a busy machine), the client's; then
@@ -42,6 +44,7 @@ import { loadavg, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { STAGES } from "@plugboard/host-node"
+import { loadOrCreateSigner } from "@plugboard/ucan"
 import { type client, type ServerWindow, startChild } from "./server/ipc.js"
 import type { RoundResult } from "./server/load-client.js"
 
@@ -114,17 +117,27 @@ export default async (): Promise<void> => {
     mkdirSync(join(dir, "baseline"))
     mkdirSync(join(dir, "floor"))
     const bootStarted = performance.now()
-    const pb = start("plugboard.ts", { BENCH_DATA_DIR: join(dir, "plugboard") }, true)
-    const fl = FLOOR ? start("floor.ts", { BENCH_DATA_DIR: join(dir, "floor") }, true) : undefined
+    const oracleKey = join(dir, "oracle.key")
+    await loadOrCreateSigner(oracleKey)
+    const pb = start(
+      "plugboard.ts",
+      { BENCH_DATA_DIR: join(dir, "plugboard"), BENCH_ORACLE_KEY: oracleKey },
+      true
+    )
+    const fl = FLOOR
+      ? start("floor.ts", { BENCH_DATA_DIR: join(dir, "floor"), BENCH_ORACLE_KEY: oracleKey }, true)
+      : undefined
     const bl = start("bare-langgraph.ts", { BENCH_DATA_DIR: join(dir, "baseline") }, true)
     const lc = start("load-client.ts", {}, false)
     const [pbReady, blReady, flReady] = await Promise.all([pb.ready, bl.ready, fl?.ready, lc.ready])
+    if (flReady !== undefined && flReady.oracleDid !== pbReady.oracleDid)
+      throw new Error(`the floor's oracle (${flReady.oracleDid}) is not plugboard's (${pbReady.oracleDid})`)
     await lc.call({ type: "setup", oracleDid: pbReady.oracleDid, clients: Math.max(...LEVELS) })
     const sides: ReadonlyArray<Side> = [
       { name: "plugboard", url: pbReady.url, auth: true, call: pb.call },
       ...(fl === undefined || flReady === undefined
         ? []
-        : [{ name: "floor", url: flReady.url, auth: false, call: fl.call } as const]),
+        : [{ name: "floor", url: flReady.url, auth: true, call: fl.call } as const]),
       { name: "baseline", url: blReady.url, auth: false, call: bl.call }
     ]
     console.log(
@@ -138,7 +151,7 @@ export default async (): Promise<void> => {
     )
     if (FLOOR)
       console.log(
-        "floor:     the baseline + what #16 requires of any server (session row, run log committed before each frame is sent, SDK frames, seed-004 state, session lock), no auth (server/floor.ts)"
+        "floor:     the baseline + what #16 and DESIGN.md require of any server (UCAN auth, rate limit, a file per user, session row, run log committed before each frame is sent, SDK frames, seed-004 state, session lock) (server/floor.ts)"
       )
     console.log(
       `baseline:  bare LangGraph (node:http, StateGraph, SqliteSaver on one file, durability ${process.env.BENCH_BASELINE_DURABILITY ?? "exit"}), no auth\n`

@@ -4,7 +4,7 @@
  * /messages/:sessionId` with JSON `{message}` goes to a turn handler; anything else is a 404, and
  * a body without a non-empty `message` a 400).
  */
-import { createServer, type Server, type ServerResponse } from "node:http"
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -43,12 +43,16 @@ export const definitions: BareDefinitions = {
   after: [loadCapability, currentWeather]
 }
 
-/** One streamed turn: the session, the user's message, the response, and when the request came. */
+/**
+ * One streamed turn: the session, the user's message, the response, when the request came, and
+ * its headers (for a server that authenticates).
+ */
 export type TurnHandler = (
   sessionId: string,
   message: string,
   res: ServerResponse,
-  received: number
+  received: number,
+  headers: IncomingHttpHeaders
 ) => Promise<void>
 
 /** A server answering `POST /messages/:sessionId` with `turn` (see the module doc). */
@@ -75,6 +79,6 @@ export const messageServer = (turn: TurnHandler): Server =>
         res.writeHead(400, { "content-type": "application/json" }).end('{"error":"message"}')
         return
       }
-      void turn(sessionId, message, res, received)
+      void turn(sessionId, message, res, received, req.headers)
     })
   })

@@ -49,9 +49,14 @@ export interface TurnRecorder {
  * Runs a `node:http` server child (the baseline, the floor): listens on a random loopback port,
  * answers `begin` / `end` with the process's CPU time and the turns ended in between (their
  * `total`, request received → response ended), and on `close` closes the server, then `release`
- * (its databases), then exits. Reports `ready` last.
+ * (its databases), then exits. Reports `ready` last, with `oracleDid` when the server
+ * authenticates its requests.
  */
-export const serveHttpWindows = async (server: Server, release: () => void): Promise<TurnRecorder> => {
+export const serveHttpWindows = async (
+  server: Server,
+  release: () => void,
+  oracleDid?: string
+): Promise<TurnRecorder> => {
   let recording = false
   let turns = 0
   let totalMs = 0
@@ -88,7 +93,11 @@ export const serveHttpWindows = async (server: Server, release: () => void): Pro
         throw new Error(`unknown message ${message.type}`)
     }
   })
-  process.send?.({ type: "ready", url: `http://127.0.0.1:${address.port}` })
+  process.send?.({
+    type: "ready",
+    url: `http://127.0.0.1:${address.port}`,
+    ...(oracleDid === undefined ? {} : { oracleDid })
+  } satisfies Ready)
   return {
     turnEnded: (received) => {
       if (!recording) return
