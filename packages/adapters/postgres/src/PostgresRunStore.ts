@@ -82,7 +82,7 @@ const unavailable = (failure: PgFailure) =>
   })
 
 /** The notification channel of a schema's runs (a channel name is at most 63 bytes). */
-const channelOf = (schemaName: string) =>
+export const channelOf = (schemaName: string) =>
   `plugboard_runs_${createHash("sha256").update(schemaName).digest("hex").slice(0, 16)}`
 
 /**
@@ -235,10 +235,11 @@ export const makeRunStore = (
         }
       )
 
-    // With a fanout of its own, the store announces after the commit instead.
-    const notify =
+    // With a fanout of its own, the store announces after the commit instead. A follower wants
+    // only the newest id, so a statement that writes several frames of a run announces its last.
+    const notify = (id: string) =>
       options.fanout === undefined
-        ? `, pg_notify('${channel}', f.id || ' ' || f.owner || ' ' || f.run_id)`
+        ? `, pg_notify('${channel}', ${id} || ' ' || f.owner || ' ' || f.run_id)`
         : ""
 
     /** Writes the `done` frame of one run (or of every active run) in the same statement. */
@@ -256,7 +257,7 @@ export const makeRunStore = (
           || COALESCE(',"reason":"' || $${reasonParam}::text || '"', '') || '}'
         FROM r RETURNING owner, run_id, id, data
       )
-      SELECT f.owner, f.run_id, f.id, f.data${notify} FROM f`
+      SELECT f.owner, f.run_id, f.id, f.data${notify("f.id")} FROM f`
 
     /** Appends the frames in one statement: the run's row takes their ids, then they are inserted. */
     const appendFrames = (did: string, runId: string, inputs: ReadonlyArray<RunStore.FrameInput>) =>
@@ -279,7 +280,7 @@ export const makeRunStore = (
                FROM r, unnest($5::text[], $6::text[]) WITH ORDINALITY AS x(event, data, ord)
                RETURNING owner, run_id, id
              )
-             SELECT f.id${notify} FROM f ORDER BY f.id`,
+             SELECT max(f.id) AS id${notify("max(f.id)")} FROM f GROUP BY f.owner, f.run_id`,
             [
               owner,
               id,
@@ -291,7 +292,7 @@ export const makeRunStore = (
             ]
           )
         )
-        const last = result.rows.at(-1)
+        const last = result.rows[0]
         if (last === undefined) return yield* refusal(owner, id)
         yield* fanout.publish(owner, id, last.id)
         const first = last.id - frames.length + 1

@@ -9,6 +9,7 @@ import { Clock, type RunStore } from "@plugboard/core"
 import { RunStoreConformance } from "@plugboard/core/testing"
 import { makeRunFanout } from "@plugboard/redis"
 import { Chunk, Effect, Fiber, Layer, type Scope, Stream } from "effect"
+import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import {
   connection,
@@ -18,6 +19,7 @@ import {
   REDIS_URL
 } from "../../redis/test/helpers.js"
 import { layerRunStore, makeRunStore } from "../src/index.js"
+import { channelOf } from "../src/PostgresRunStore.js"
 import { database, databaseLayer, dropSchemas, freshSchema, POSTGRES_URL, SKIP_REASON } from "./helpers.js"
 
 const ALICE = "did:key:z6MkAlice"
@@ -68,6 +70,37 @@ if (POSTGRES_URL === undefined) {
     () => followAcrossHosts(),
     30_000
   )
+  it("an appendAll announces once, with the id of its last frame", async () => {
+    const schema = freshSchema()
+    const listener = new pg.Client({ connectionString: POSTGRES_URL })
+    await listener.connect()
+    const heard: Array<string> = []
+    listener.on("notification", (n) => heard.push(n.payload ?? ""))
+    try {
+      await listener.query(`LISTEN ${channelOf(schema)}`)
+      await Effect.scoped(
+        Effect.gen(function* () {
+          const store = yield* makeRunStore(yield* database(schema), { pollMs: 60_000 })
+          yield* store.create({ runId: "r", sessionId: "s", did: ALICE, requestId: "q", status: "running" })
+          const frames = yield* store.appendAll(
+            ALICE,
+            "r",
+            ["one ", "two ", "three"].map((content) => ({ event: "message", data: { content } }))
+          )
+          expect(frames.map((f) => f.id)).toEqual([1, 2, 3])
+          yield* store.end(ALICE, "r", { status: "finished" })
+        })
+      ).pipe(Effect.provide(Clock.layer), Effect.runPromise)
+      // Notifications are delivered at commit; give the listening connection a moment, and any
+      // extra notification the time to arrive too.
+      for (let waited = 0; heard.length < 2 && waited < 5_000; waited += 20)
+        await new Promise((r) => setTimeout(r, 20))
+      await new Promise((r) => setTimeout(r, 200))
+      expect(heard.map((payload) => payload.split(" ")[0])).toEqual(["3", "4"])
+    } finally {
+      await listener.end()
+    }
+  }, 30_000)
 
   if (REDIS_URL === undefined) {
     describe.skip(`Postgres RunStore with Redis fan-out: ${REDIS_SKIP_REASON}`, () => it("skipped", () => {}))
