@@ -22,7 +22,10 @@
  * - one load client (`server/load-client.ts`), a process of its own.
  *
  * Each turn is "What's the weather in Berlin?" on a fresh session (created on first contact by
- * plugboard and the floor), streamed: load_capability → get_current_weather → the answer in three `message`
+ * plugboard and the floor), or, with BENCH_TURNS_PER_SESSION=N, in conversations of N turns (each
+ * client keeps a session per server for N turns, so a turn's thread holds up to N − 1 earlier
+ * turns: the baseline and the floor write the whole thread at each checkpoint, plugboard its
+ * new messages), streamed: load_capability → get_current_weather → the answer in three `message`
  * chunks, then `done`. At 1 and 16 concurrent clients (each its own user on plugboard and the
  * floor, which share one oracle key, so each client's token is good on both), rounds
  * alternate plugboard / floor / baseline, each round after a few untimed turns. Reported per
@@ -33,9 +36,10 @@
  *
  * Knobs: BENCH_RUN_MS, measured time per side per level (default 8 s, in BENCH_ROUNDS rounds,
  * default 4); BENCH_WARMUP_TURNS (default 400); BENCH_PLUGBOARD_MODEL (`script`, the default, or
- * `router`); BENCH_BASELINE_DURABILITY (default `exit`, plugboard's: one checkpoint write per
- * turn; `async` is LangGraph's default, a checkpoint per step); BENCH_FLOOR=0 (no floor);
- * BENCH_CPU_PROF=1 writes V8 CPU profiles of the servers into .tmp/bench-server-prof/. The whole benchmark fails (non-zero exit, children killed, temp dirs
+ * `router`); BENCH_TURNS_PER_SESSION (default 1); BENCH_BASELINE_DURABILITY (default `exit`,
+ * plugboard's: one checkpoint write per turn; `async` is LangGraph's default, a checkpoint per
+ * step); BENCH_FLOOR=0 (no floor); BENCH_CPU_PROF=1 writes V8 CPU profiles of the servers into
+ * .tmp/bench-server-prof/. The whole benchmark fails (non-zero exit, children killed, temp dirs
  * removed) after BENCH_TIMEOUT_MS (default 60 s + 8 × BENCH_RUN_MS).
  */
 import type { ChildProcess } from "node:child_process"
@@ -60,6 +64,8 @@ const ROUND_MS = RUN_MS / ROUNDS
  */
 const FIRST_WARMUP_TURNS = Number(process.env.BENCH_WARMUP_TURNS ?? 400)
 const WARMUP_TURNS = 4
+/** Turns per session (read by the load client too): 1, the default, is a fresh session per turn. */
+const TURNS_PER_SESSION = Math.max(1, Number(process.env.BENCH_TURNS_PER_SESSION ?? 1))
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 60_000 + 8 * RUN_MS)
 const TARGET = 0.9
 /** Whether the floor (`server/floor.ts`) runs as a third side; BENCH_FLOOR=0 leaves it out. */
@@ -141,7 +147,7 @@ export default async (): Promise<void> => {
       { name: "baseline", url: blReady.url, auth: false, call: bl.call }
     ]
     console.log(
-      `streamed turns over loopback, one load client process; servers up in ${((performance.now() - bootStarted) / 1000).toFixed(1)} s; load average ${loadavg()[0]!.toFixed(2)}`
+      `streamed turns over loopback, one load client process, ${TURNS_PER_SESSION === 1 ? "a fresh session per turn" : `conversations of ${TURNS_PER_SESSION} turns`}; servers up in ${((performance.now() - bootStarted) / 1000).toFixed(1)} s; load average ${loadavg()[0]!.toFixed(2)}`
     )
     console.log(
       `rounds alternate ${sides.map((x) => x.name).join(" / ")}, ${ROUNDS} × ${(ROUND_MS / 1000).toFixed(1)} s per side per level (BENCH_RUN_MS=${RUN_MS})`

@@ -1,9 +1,10 @@
 /**
- * Child process of `pnpm bench server`: the one load client both servers are driven by. On
- * `setup` it mints one UCAN invocation per client for plugboard (each client is its own user,
- * as in the previous in-process benchmark); on `round` it runs `level` concurrent clients
- * against one server for `ms`, each sending "What's the weather in Berlin?" to a fresh session
- * per turn (`POST /messages/<new id>`, SSE) and reading the stream to its `done` frame. Latency
+ * Child process of `pnpm bench server`: the one load client every server is driven by. On
+ * `setup` it mints one UCAN invocation per client (each client is its own user, as in the
+ * previous in-process benchmark); on `round` it runs `level` concurrent clients against one
+ * server for `ms`, each sending "What's the weather in Berlin?" to a fresh session per turn
+ * (`POST /messages/<new id>`, SSE), or to one session for BENCH_TURNS_PER_SESSION turns in a row
+ * (a conversation, per server and client), and reading the stream to its `done` frame. Latency
  * is request sent → `done` received. HTTP/1.1 over a keep-alive agent (`node:http`: lighter on
  * the client's CPU than `fetch`, which matters on a 2-core machine where the client shares the
  * cores with the server under test).
@@ -31,6 +32,20 @@ export interface RoundResult {
 const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY })
 let tokens: ReadonlyArray<string> = []
 let sessionCounter = 0
+/** Turns a session gets before the client moves to a new one (1: every turn on a fresh session). */
+const TURNS_PER_SESSION = Math.max(1, Number(process.env.BENCH_TURNS_PER_SESSION ?? 1))
+/** Each server's and client's current session, and the turns it has had. */
+const conversations = new Map<string, { id: string; turns: number }>()
+const sessionFor = (base: URL, client: number): string => {
+  const key = `${base.href} ${client}`
+  let current = conversations.get(key)
+  if (current === undefined || current.turns >= TURNS_PER_SESSION) {
+    current = { id: `bench-${process.pid}-${++sessionCounter}`, turns: 0 }
+    conversations.set(key, current)
+  }
+  current.turns++
+  return current.id
+}
 
 interface Turn {
   readonly ms: number
@@ -40,12 +55,12 @@ interface Turn {
 }
 
 /** One streamed turn; rejects on anything but a 200 stream ending in `done` with the answer. */
-const turn = (base: URL, headers: Record<string, string>): Promise<Turn> =>
+const turn = (base: URL, client: number, headers: Record<string, string>): Promise<Turn> =>
   new Promise((resolve, reject) => {
     const started = performance.now()
     const body = JSON.stringify({ message: MESSAGE, stream: true })
     const req = request(
-      new URL(`/messages/bench-${process.pid}-${++sessionCounter}`, base),
+      new URL(`/messages/${sessionFor(base, client)}`, base),
       {
         method: "POST",
         agent,
@@ -96,7 +111,7 @@ const round = async (
   // Untimed turns first: connections open, the server's caches and JIT warm after the other side's round.
   await Promise.all(
     Array.from({ length: level }, async (_, i) => {
-      for (let k = 0; k < warmup; k++) await turn(base, headersOf(i))
+      for (let k = 0; k < warmup; k++) await turn(base, i, headersOf(i))
     })
   )
   const latencies: Array<number> = []
@@ -110,7 +125,7 @@ const round = async (
     Array.from({ length: level }, async (_, i) => {
       const headers = headersOf(i)
       while (performance.now() < deadline) {
-        const t = await turn(base, headers)
+        const t = await turn(base, i, headers)
         latencies.push(t.ms)
         events += t.events
         messages += t.messages
