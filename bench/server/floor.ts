@@ -26,7 +26,7 @@
  *
  * What it leaves out, although plugboard must do it (so the floor still errs on the fast side):
  * the catalog's offer and Tier-1 prompt (the model is offered the baseline's two definitions;
- * plugboard's agent, offer included, costs the same as this graph in process), messages as
+ * plugboard's agent, offer included, costs about as much as this graph in process), messages as
  * deltas, the session's title, the file's health check and owner, and every error path.
  * Checkpoints: LangChain's `SqliteSaver` with `durability: "exit"`, as the baseline, on its own
  * connection to the user's file.
