@@ -231,14 +231,11 @@ export const messageRoutes = (s: MessageServices) => {
       })
       return running
     }
-    const touch = Effect.ignore(s.sessions.touch(did, sessionId))
-
     if (body.stream !== true) {
       const running = start()
       const outcome = yield* Effect.promise(() => running.done).pipe(
         Effect.onInterrupt(() => Effect.sync(() => running.controller.abort()))
       )
-      yield* touch
       s.turnEnds?.record(endOf(outcome, running.controller.signal.reason))
       if (outcome.status === "aborted" && running.controller.signal.reason === "wall-clock") {
         return yield* Effect.fail(
@@ -310,7 +307,6 @@ export const messageRoutes = (s: MessageServices) => {
       await log.end(end)
       clearInterval(heartbeat)
       out.end()
-      void Effect.runPromise(touch)
       streamEnded()
     })
     return HttpServerResponse.raw(out, {

@@ -193,7 +193,10 @@ export const openSession = (
           return yield* Effect.fail(notFound(sessionId))
         turnSaver.prefetch(sessionId, read)
       }
-      if (existing !== undefined) return existing
+      // A post is the session's activity (docs/spec/pipeline.md#sessions): an existing session is
+      // touched now, a new one created with this time; one write either way, none after the turn.
+      if (existing !== undefined)
+        return yield* s.sessions.touch(did, sessionId).pipe(Effect.mapError(sessionFailure))
       const { session } = yield* s.sessions
         .ensure(did, { sessionId, oracleName: s.oracleName, oracleDid: s.oracleDid })
         .pipe(Effect.mapError(sessionFailure))

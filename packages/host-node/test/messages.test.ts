@@ -204,6 +204,45 @@ describe("streamed turn", () => {
     }
   })
 
+  it("a post is the session's activity: lastUpdatedAt moves when the message is posted, not when the turn ends", async () => {
+    const server = await start({ plugins: [weather, slowJob] })
+    try {
+      const u = await user(server.app.oracleDid)
+      const older = await newSession(server.url, u.headers)
+      await delay(5)
+      const newer = await newSession(server.url, u.headers)
+      const listed = async () =>
+        (await call(`${server.url}/sessions`, { headers: u.headers })).body.sessions as Array<{
+          sessionId: string
+          lastUpdatedAt: string
+        }>
+      expect((await listed()).map((s) => s.sessionId)).toEqual([newer, older])
+
+      await delay(5)
+      const posted = Date.now()
+      const { events } = await stream(server.url, older, u.headers, "Run the slow job")
+      const it = events[Symbol.asyncIterator]()
+      const seen: Array<string> = []
+      while (seen.at(-1) !== "tool_call") seen.push((await it.next()).value._tag)
+      // The turn is still running: the session it was posted to is already the most recent.
+      const during = await listed()
+      expect(during.map((s) => s.sessionId)).toEqual([older, newer])
+      const at = Date.parse(during[0]!.lastUpdatedAt)
+      expect(at).toBeGreaterThanOrEqual(posted - 1)
+      await call(`${server.url}/messages/abort`, {
+        method: "POST",
+        headers: u.headers,
+        body: { sessionId: older }
+      })
+      for (let next = await it.next(); next.done !== true; next = await it.next()) seen.push(next.value._tag)
+      expect(seen.at(-1)).toBe("done")
+      // Ending the turn does not move it again.
+      expect(Date.parse((await listed())[0]!.lastUpdatedAt)).toBe(at)
+    } finally {
+      await server.stop()
+    }
+  })
+
   it("sends the headers at once, before the model has said anything", async () => {
     let open!: () => void
     const gate = new Promise<void>((resolve) => {
