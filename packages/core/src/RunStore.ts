@@ -350,6 +350,15 @@ export const validateAppend = (
     ([d, id, frames]) => ({ did: d, runId: id, frames })
   )
 
+/**
+ * `append` as a store's `appendAll` of one frame: a store implements appending once, for any
+ * number of frames, and takes its `append` from here.
+ */
+export const appendOne =
+  (appendAll: RunStoreService["appendAll"]): RunStoreService["append"] =>
+  (did, runId, frame) =>
+    Effect.map(appendAll(did, runId, [frame]), (frames) => frames[0]!)
+
 /** The payload of the final frame: `partialText` is reported unless the run finished, `reason` when known. */
 export const doneData = (outcome: EndOutcome, partialText: string): Readonly<Record<string, unknown>> => ({
   status: outcome.status,
@@ -620,8 +629,8 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
         entry.run = { ...entry.run, status: "running", updatedAt: now }
         return entry.run
       }),
-    append: (did, runId, input) => Effect.map(appendFrames(did, runId, [input]), (frames) => frames[0]!),
-    appendAll: (did, runId, inputs) => appendFrames(did, runId, inputs),
+    append: appendOne(appendFrames),
+    appendAll: appendFrames,
     end: (did, runId, outcome) =>
       Effect.gen(function* () {
         const [d, id] = yield* ids(did, runId)

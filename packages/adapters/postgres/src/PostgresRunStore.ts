@@ -346,8 +346,8 @@ export const makeRunStore = (
               : RunStore.ended(id, run.value.status)
           )
         }),
-      append: (did, runId, input) => Effect.map(appendFrames(did, runId, [input]), (frames) => frames[0]!),
-      appendAll: (did, runId, inputs) => appendFrames(did, runId, inputs),
+      append: RunStore.appendOne(appendFrames),
+      appendAll: appendFrames,
       end: (did, runId, outcome) =>
         Effect.gen(function* () {
           const [d, id] = yield* ids(did, runId)

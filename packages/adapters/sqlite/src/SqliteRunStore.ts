@@ -293,7 +293,7 @@ export const makeRunStore = (
     let scheduled: ReturnType<typeof setImmediate> | undefined
 
     /** Stores one append inside the group's transaction: its frames, or why the run refused it. */
-    const appendOne = (p: PendingAppend): ReadonlyArray<RunStore.Frame> | RunStore.RunStoreError => {
+    const storeAppend = (p: PendingAppend): ReadonlyArray<RunStore.Frame> | RunStore.RunStoreError => {
       const text = p.frames.map((f) => f.text).join("")
       const bumped = bumpFrames.get(p.frames.length, text, p.now, p.did, p.runId)
       if (bumped === undefined) {
@@ -306,7 +306,7 @@ export const makeRunStore = (
         return { id: first + i, event: frame.event, data: frame.data }
       })
     }
-    const appendGroup = db.transaction((group: ReadonlyArray<PendingAppend>) => group.map(appendOne))
+    const appendGroup = db.transaction((group: ReadonlyArray<PendingAppend>) => group.map(storeAppend))
 
     /** Commits the pending appends as one transaction, then answers each of them. */
     function flushAppends(): void {
@@ -424,7 +424,7 @@ export const makeRunStore = (
             return toRun({ ...row, status: "running", updated_at: now })
           })
         }),
-      append: (did, runId, input) => Effect.map(appendFrames(did, runId, [input]), (frames) => frames[0]!),
+      append: RunStore.appendOne(appendFrames),
       appendAll: appendFrames,
       end: (did, runId, outcome) =>
         Effect.gen(function* () {
