@@ -36,7 +36,9 @@
  *
  * Knobs: BENCH_RUN_MS, measured time per side per level (default 8 s, in BENCH_ROUNDS rounds,
  * default 4); BENCH_WARMUP_TURNS (default 400); BENCH_PLUGBOARD_MODEL (`script`, the default, or
- * `router`); BENCH_TURNS_PER_SESSION (default 1); BENCH_BASELINE_DURABILITY (default `exit`,
+ * `router`); BENCH_SCRIPT (`tools`, the default, or `answer`: the answer at the first model call,
+ * one step and no tool call, which leaves what each server costs around the agent);
+ * BENCH_TURNS_PER_SESSION (default 1); BENCH_BASELINE_DURABILITY (default `exit`,
  * plugboard's: one checkpoint write per turn; `async` is LangGraph's default, a checkpoint per
  * step); BENCH_FLOOR=0 (no floor); BENCH_CPU_PROF=1 writes V8 CPU profiles of the servers into
  * .tmp/bench-server-prof/. The whole benchmark fails (non-zero exit, children killed, temp dirs
@@ -151,6 +153,11 @@ export default async (): Promise<void> => {
     )
     console.log(
       `rounds alternate ${sides.map((x) => x.name).join(" / ")}, ${ROUNDS} × ${(ROUND_MS / 1000).toFixed(1)} s per side per level (BENCH_RUN_MS=${RUN_MS})`
+    )
+    console.log(
+      process.env.BENCH_SCRIPT === "answer"
+        ? "script: the answer at the first model call (BENCH_SCRIPT=answer: one model step, no tool call)"
+        : "script: load_capability → get_current_weather → the answer (three model steps, two tool calls)"
     )
     console.log(
       `plugboard: examples' catalog, ${process.env.BENCH_PLUGBOARD_MODEL === "router" ? "scripted router" : "the baseline's script"}, embedded defaults, UCAN auth + rate limit, credits off`

@@ -4,6 +4,9 @@
  * `get_current_weather` for Berlin, then the answer plugboard's scripted router gives to this
  * turn (the load client checks it names Berlin). Each step is read from the thread itself, so
  * concurrent turns need no shared cursor.
+ *
+ * `BENCH_SCRIPT=answer` gives the answer at the first call instead (one model step, no tool call):
+ * what a server costs per turn around the agent, against the default's per-step cost.
  */
 import type { ScriptedReply, ScriptedTurn } from "@plugboard/models"
 
@@ -12,8 +15,13 @@ export const ANSWER =
   "Here is what Weather (get_current_weather) returned: city: Berlin, source: offline fixture, " +
   "temperatureC: 22.9, condition: thunderstorms, precipitationMm: 9.2, windKmh: 27.4."
 
+/** The turn's steps: `tools` (the default: load, call, answer) or `answer` (the answer at once). */
+export const SCRIPT = process.env.BENCH_SCRIPT ?? "tools"
+if (SCRIPT !== "tools" && SCRIPT !== "answer") throw new Error(`BENCH_SCRIPT=${SCRIPT}: tools or answer`)
+
 /** The next step of the turn, from the last message of the thread. */
 export const respond = ({ messages }: ScriptedTurn): ScriptedReply => {
+  if (SCRIPT === "answer") return ANSWER
   const last = messages.at(-1)
   const tool = last?.getType() === "tool" ? (last as { name?: string }).name : undefined
   if (tool === undefined) return { tool: "load_capability", args: { names: ["weather"] } }
