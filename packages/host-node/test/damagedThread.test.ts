@@ -55,9 +55,8 @@ describe("a thread whose stored state cannot be decoded", () => {
         "Second answer."
       ])
       const report = records.find((r) => r.message.includes("could not be decoded"))
-      // A new thread's first turn saves two checkpoints: the turn's, and the one before it that
-      // holds the turn's messages as writes (messages are stored as deltas).
-      expect(report?.fields).toMatchObject({ threadId: "talk", checkpoints: 2 })
+      // A new thread's first turn saves one checkpoint, its messages in it as one full copy.
+      expect(report?.fields).toMatchObject({ threadId: "talk", checkpoints: 1 })
       const everything = JSON.stringify([records, second, history.body])
       expect(everything).not.toContain("SECRET-BYTES")
       // Kept, not deleted: the damaged rows are in the file's quarantine tables.

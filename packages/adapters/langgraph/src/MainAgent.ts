@@ -102,8 +102,9 @@ const buildGraph = (
   options: CreateMainAgentOptions,
   saver: TurnSaver
 ): AgentGraph =>
-  // Messages as deltas where the saver reads them in one pass (State.ts, `agentStateFor`).
-  new StateGraph(agentStateFor(saver))
+  // Messages as deltas where the saver reads them in one pass, a new thread's first turn as one
+  // full copy (State.ts, `agentStateFor`).
+  new StateGraph(agentStateFor(saver, () => saver.threadFound === false))
     .addNode("model", makeModelNode(rt, options.model, options.basePrompt ?? "", emitter))
     .addNode("tools", makeToolNode(rt, emitter), { ends: ["model"] })
     .addEdge(START, "model")

@@ -88,6 +88,22 @@ export const AgentState = Annotation.Root({
  */
 export const MESSAGES_SNAPSHOT_EVERY = 2000
 
+const appendMessages = (
+  current: Array<BaseMessage>,
+  writes: Array<BaseMessage | Array<BaseMessage>>
+): Array<BaseMessage> =>
+  GraphState.appendMessageBatches(
+    current as unknown as Core["messages"],
+    writes.map((w) => withIds(asArray(w))) as unknown as Array<Core["messages"]>
+  ) as unknown as Array<BaseMessage>
+
+/** The messages as deltas through core's batch reducer (see `DeltaAgentState`). */
+const messagesChannel = () =>
+  new DeltaChannel<Array<BaseMessage>, BaseMessage | Array<BaseMessage>>(appendMessages, {
+    snapshotFrequency: MESSAGES_SNAPSHOT_EVERY,
+    initialValueFactory: () => []
+  })
+
 /**
  * `AgentState` with `messages` stored as deltas (LangGraph's `DeltaChannel`): each checkpoint
  * keeps only the messages its step added, and the thread is rebuilt from the writes since the
@@ -96,17 +112,26 @@ export const MESSAGES_SNAPSHOT_EVERY = 2000
  * where the replay starts. Used on savers that read delta history in one pass (see
  * `agentStateFor`).
  */
-export const DeltaAgentState = Annotation.Root({
-  ...AgentState.spec,
-  messages: new DeltaChannel<Array<BaseMessage>, BaseMessage | Array<BaseMessage>>(
-    (current, writes) =>
-      GraphState.appendMessageBatches(
-        current as unknown as Core["messages"],
-        writes.map((w) => withIds(asArray(w))) as unknown as Array<Core["messages"]>
-      ) as unknown as Array<BaseMessage>,
-    { snapshotFrequency: MESSAGES_SNAPSHOT_EVERY, initialValueFactory: () => [] }
-  )
-})
+export const DeltaAgentState = Annotation.Root({ ...AgentState.spec, messages: messagesChannel() })
+
+/**
+ * `DeltaAgentState` for one turn, whose messages are stored as one full copy when `newThread()`
+ * says the turn began on an empty thread. Stored as deltas, a thread's first turn writes an empty
+ * stub checkpoint for its messages to hang from, then each message as a write, then the
+ * checkpoint: a full copy is the same bytes in one checkpoint (fewer rows, one commit), and a
+ * thread's later turns go on as deltas from it. Either form loads the same messages, so a wrong
+ * answer costs bytes, never a message. LangGraph copies the channel (`fromCheckpoint`) after the
+ * turn's load, which is when `newThread()` is asked.
+ */
+const deltaStateForTurn = (newThread: () => boolean): typeof DeltaAgentState => {
+  const messages = messagesChannel()
+  Object.defineProperty(messages, "snapshotFrequency", {
+    get: () => (newThread() ? 1 : MESSAGES_SNAPSHOT_EVERY),
+    configurable: true,
+    enumerable: true
+  })
+  return Annotation.Root({ ...AgentState.spec, messages })
+}
 
 /**
  * The state a graph on `saver` uses: deltas (`DeltaAgentState`) when the saver under its
@@ -114,15 +139,17 @@ export const DeltaAgentState = Annotation.Root({
  * saver, the Postgres checkpointer's user-scoped saver, LangGraph's `MemorySaver`), full copies
  * (`AgentState`) otherwise. The base class's walk reads one whole checkpoint per ancestor, a
  * round trip each on a server database, which would make every load cost the thread's length in
- * round trips; such savers keep storing full copies until they read deltas in one pass.
+ * round trips; such savers keep storing full copies until they read deltas in one pass. With
+ * `newThread`, the state is the turn's own, whose messages go as one full copy on a new thread.
  */
-export const agentStateFor = (saver: BaseCheckpointSaver): typeof AgentState => {
+export const agentStateFor = (
+  saver: BaseCheckpointSaver,
+  newThread?: (() => boolean) | undefined
+): typeof AgentState => {
   let s = saver
   for (let depth = 0; depth < 8 && s instanceof DelegatingCheckpointSaver; depth++) s = s.inner
-  const own = s.getDeltaChannelHistory
-  return (
-    own === BaseCheckpointSaver.prototype.getDeltaChannelHistory ? AgentState : DeltaAgentState
-  ) as typeof AgentState
+  if (s.getDeltaChannelHistory === BaseCheckpointSaver.prototype.getDeltaChannelHistory) return AgentState
+  return (newThread === undefined ? DeltaAgentState : deltaStateForTurn(newThread)) as typeof AgentState
 }
 
 /** The state every node reads. */

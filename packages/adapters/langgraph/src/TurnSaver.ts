@@ -71,6 +71,13 @@ export class TurnSaver extends DelegatingCheckpointSaver {
   private readonly pending = new Set<Promise<void>>()
   /** Whether this saver has started a write (before that, there is nothing to wait for). */
   private wrote = false
+  /**
+   * Whether the turn's load found a checkpoint of its thread: `false` when it read the thread and
+   * it was empty, `true` when it was not, `undefined` before the first read of the thread's latest
+   * checkpoint or when that read failed. The messages channel stores a new thread's first turn as
+   * one full copy (`State.ts`, `agentStateFor`).
+   */
+  threadFound: boolean | undefined
   private prefetched: { readonly key: string; readonly read: PrefetchedRead } | undefined
 
   constructor(
@@ -136,23 +143,30 @@ export class TurnSaver extends DelegatingCheckpointSaver {
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     await this.settled()
+    const latest = config.configurable?.checkpoint_id === undefined
     const prefetched = this.prefetched
     // Only a read of the thread's latest checkpoint can stand for the one made before the turn.
-    if (prefetched !== undefined && config.configurable?.checkpoint_id === undefined) {
-      if (prefetched.key === keyOf(config)) {
-        this.prefetched = undefined
-        return prefetched.read._tag === "Read"
-          ? prefetched.read.tuple
-          : this.failedRead(config, prefetched.read.error)
-      }
+    if (prefetched !== undefined && latest && prefetched.key === keyOf(config)) {
+      this.prefetched = undefined
+      if (prefetched.read._tag === "Failed") return this.failedRead(config, prefetched.read.error)
+      return this.found(config, prefetched.read.tuple)
     }
     return this.timed("load", async () => {
+      let tuple: CheckpointTuple | undefined
       try {
-        return await this.inner.getTuple(config)
+        tuple = await this.inner.getTuple(config)
       } catch (error) {
         return this.failedRead(config, error)
       }
+      return latest ? this.found(config, tuple) : tuple
     })
+  }
+
+  /** Notes whether a read of a thread's latest checkpoint found one (the root namespace's first read). */
+  private found(config: RunnableConfig, tuple: CheckpointTuple | undefined): CheckpointTuple | undefined {
+    if (this.threadFound === undefined && threadOf(config).checkpoint_ns === "")
+      this.threadFound = tuple !== undefined
+    return tuple
   }
 
   /**

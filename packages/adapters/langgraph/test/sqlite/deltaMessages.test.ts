@@ -2,7 +2,7 @@
  * The agent's messages stored as deltas on the SQLite saver (README "Benchmarks", conversation):
  * a checkpoint holds only what its turn wrote, a database written with full copies (before
  * deltas) loads and goes on as deltas, the saver's cached history reads the same as a fresh
- * read, and retention never loses a message.
+ * read, and retention never loses a message. A new thread's first turn is one full copy.
  */
 import { join } from "node:path"
 import type { BaseMessage } from "@langchain/core/messages"
@@ -97,6 +97,34 @@ describe("messages stored as deltas", () => {
     // give or take the digits of the counters in the text.
     const later = added.slice(1)
     expect(Math.max(...later) / Math.min(...later)).toBeLessThan(1.05)
+  })
+
+  it("a new thread's first turn is one full copy in one commit; its later turns go on as deltas", async () => {
+    const path = file()
+    const saver = open(path)
+    const rows = (table: string) =>
+      (
+        saver.database.db.prepare(`SELECT count(*) AS n FROM ${table} WHERE thread_id = ?`).get("s") as {
+          n: number
+        }
+      ).n
+    const commits = saver.database.commits
+    await turn(saver, "s", 0)
+    // No empty stub checkpoint for the messages to hang from, and no message written apart.
+    expect(await storedForm(saver, "s")).toBe("snapshot")
+    expect(rows("checkpoints")).toBe(1)
+    expect(rows("writes")).toBe(0)
+    expect(saver.database.commits - commits).toBe(1)
+    for (let n = 1; n < 3; n++) {
+      const result = await turn(saver, "s", n)
+      expect(contents(result.state.messages)).toEqual(expected(n + 1))
+      expect(await storedForm(saver, "s")).toBe("none")
+    }
+    expect(rows("writes")).toBeGreaterThan(0)
+    expect(contents(await threadMessages(saver, "s"))).toEqual(expected(3))
+    // And read back from a new process's saver, which has no cached history.
+    saver.close()
+    expect(contents(await threadMessages(open(path), "s"))).toEqual(expected(3))
   })
 
   it("a database written with full copies (before deltas) loads, and goes on as deltas", async () => {
