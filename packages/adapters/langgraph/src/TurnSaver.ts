@@ -20,7 +20,8 @@
  *    from it.
  *
  * It also measures where the turn's storage time goes (`timings`: reads as `load`, writes as
- * `save`), which the server reports per request.
+ * `save`), which the server reports per request, and says whether the turn's load found its
+ * thread (`threadFound`: a new thread's first turn stores its messages as one full copy).
  */
 import type { RunnableConfig } from "@langchain/core/runnables"
 import type {
@@ -71,13 +72,7 @@ export class TurnSaver extends DelegatingCheckpointSaver {
   private readonly pending = new Set<Promise<void>>()
   /** Whether this saver has started a write (before that, there is nothing to wait for). */
   private wrote = false
-  /**
-   * Whether the turn's load found a checkpoint of its thread: `false` when it read the thread and
-   * it was empty, `true` when it was not, `undefined` before the first read of the thread's latest
-   * checkpoint or when that read failed. The messages channel stores a new thread's first turn as
-   * one full copy (`State.ts`, `agentStateFor`).
-   */
-  threadFound: boolean | undefined
+  private foundThread: boolean | undefined
   private prefetched: { readonly key: string; readonly read: PrefetchedRead } | undefined
 
   constructor(
@@ -90,6 +85,16 @@ export class TurnSaver extends DelegatingCheckpointSaver {
   /** Hands over a read of `threadId`'s latest checkpoint: the turn's first load of it uses this. */
   prefetch(threadId: string, read: PrefetchedRead): void {
     this.prefetched = { key: keyOf({ configurable: { thread_id: threadId } }), read }
+  }
+
+  /**
+   * Whether the turn's load found a checkpoint of its thread: `false` when it read the thread and
+   * it was empty, `true` when it was not, `undefined` before the first read of the thread's latest
+   * checkpoint or when that read failed. The messages channel stores a new thread's first turn as
+   * one full copy (`State.ts`, `agentStateFor`).
+   */
+  get threadFound(): boolean | undefined {
+    return this.foundThread
   }
 
   /** Forgets the prefetched read (the thread may have changed since). */
@@ -164,8 +169,8 @@ export class TurnSaver extends DelegatingCheckpointSaver {
 
   /** Notes whether a read of a thread's latest checkpoint found one (the root namespace's first read). */
   private found(config: RunnableConfig, tuple: CheckpointTuple | undefined): CheckpointTuple | undefined {
-    if (this.threadFound === undefined && threadOf(config).checkpoint_ns === "")
-      this.threadFound = tuple !== undefined
+    if (this.foundThread === undefined && threadOf(config).checkpoint_ns === "")
+      this.foundThread = tuple !== undefined
     return tuple
   }
 
