@@ -53,6 +53,7 @@ import { STAGES } from "@plugboard/host-node"
 import { loadOrCreateSigner } from "@plugboard/ucan"
 import { type client, type ServerWindow, startChild } from "./server/ipc.js"
 import type { RoundResult } from "./server/load-client.js"
+import { SCRIPT } from "./server/script.js"
 
 const LEVELS = [1, 16] as const
 const RUN_MS = Number(process.env.BENCH_RUN_MS ?? 8_000)
@@ -155,7 +156,7 @@ export default async (): Promise<void> => {
       `rounds alternate ${sides.map((x) => x.name).join(" / ")}, ${ROUNDS} × ${(ROUND_MS / 1000).toFixed(1)} s per side per level (BENCH_RUN_MS=${RUN_MS})`
     )
     console.log(
-      process.env.BENCH_SCRIPT === "answer"
+      SCRIPT === "answer"
         ? "script: the answer at the first model call (BENCH_SCRIPT=answer: one model step, no tool call)"
         : "script: load_capability → get_current_weather → the answer (three model steps, two tool calls)"
     )

@@ -115,22 +115,24 @@ const messagesChannel = () =>
 export const DeltaAgentState = Annotation.Root({ ...AgentState.spec, messages: messagesChannel() })
 
 /**
- * `DeltaAgentState` for one turn, whose messages are stored as one full copy when `newThread()`
- * says the turn began on an empty thread. Stored as deltas, a thread's first turn writes an empty
- * stub checkpoint for its messages to hang from, then each message as a write, then the
- * checkpoint: a full copy is the same bytes in one checkpoint (fewer rows, one commit), and a
- * thread's later turns go on as deltas from it. Either form loads the same messages, so a wrong
- * answer costs bytes, never a message. LangGraph copies the channel (`fromCheckpoint`) after the
- * turn's load, which is when `newThread()` is asked.
+ * The messages channel of one turn, stored as one full copy when `newThread()` says the turn
+ * began on an empty thread. Stored as deltas, a thread's first turn writes an empty stub
+ * checkpoint for its messages to hang from, then each message as a write, then the checkpoint: a
+ * full copy is the same bytes in one checkpoint (fewer rows, one commit), and a thread's later
+ * turns go on as deltas from it. Either form loads the same messages, so a wrong answer costs
+ * bytes, never a message. LangGraph makes the turn's channel (`fromCheckpoint`) after the turn's
+ * load, which is when `newThread()` is asked.
  */
-const deltaStateForTurn = (newThread: () => boolean): typeof DeltaAgentState => {
-  const messages = messagesChannel()
-  Object.defineProperty(messages, "snapshotFrequency", {
-    get: () => (newThread() ? 1 : MESSAGES_SNAPSHOT_EVERY),
-    configurable: true,
-    enumerable: true
-  })
-  return Annotation.Root({ ...AgentState.spec, messages })
+class TurnMessagesChannel extends DeltaChannel<Array<BaseMessage>, BaseMessage | Array<BaseMessage>> {
+  constructor(private readonly newThread: () => boolean) {
+    super(appendMessages, { snapshotFrequency: MESSAGES_SNAPSHOT_EVERY, initialValueFactory: () => [] })
+  }
+
+  override fromCheckpoint(checkpoint?: Array<BaseMessage>) {
+    const channel = super.fromCheckpoint(checkpoint)
+    if (this.newThread()) channel.snapshotFrequency = 1
+    return channel
+  }
 }
 
 /**
@@ -149,7 +151,11 @@ export const agentStateFor = (
   let s = saver
   for (let depth = 0; depth < 8 && s instanceof DelegatingCheckpointSaver; depth++) s = s.inner
   if (s.getDeltaChannelHistory === BaseCheckpointSaver.prototype.getDeltaChannelHistory) return AgentState
-  return (newThread === undefined ? DeltaAgentState : deltaStateForTurn(newThread)) as typeof AgentState
+  if (newThread === undefined) return DeltaAgentState as typeof AgentState
+  return Annotation.Root({
+    ...AgentState.spec,
+    messages: new TurnMessagesChannel(newThread)
+  }) as typeof AgentState
 }
 
 /** The state every node reads. */
