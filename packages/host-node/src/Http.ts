@@ -4,6 +4,8 @@
  * client's bad input into a 500.
  */
 import { IncomingMessage } from "node:http"
+import type { Socket } from "node:net"
+import type { Writable } from "node:stream"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
@@ -95,6 +97,28 @@ export const readJson = (
       catch: () => badRequest("The request body is not valid JSON.")
     })
   })
+
+/** The request's Node socket, when it came through Node's HTTP server (else undefined). */
+export const nodeSocket = (request: HttpServerRequest.HttpServerRequest): Socket | undefined => {
+  const source = NodeHttpServerRequest.toIncomingMessage(request)
+  return source instanceof IncomingMessage ? source.socket : undefined
+}
+
+/**
+ * Writes a streamed body's last bytes and ends it, so that they leave with the response's end in
+ * one socket write: `socket` (the response's) is corked until the end has been written, where
+ * Node would otherwise write a chunked response's end apart from the bytes before it. Without a
+ * socket it only writes and ends; a stream already ended or destroyed is left as it is.
+ */
+export const endStream = (socket: Socket | undefined, out: Writable, last: string): void => {
+  if (out.destroyed || out.writableEnded) return
+  socket?.cork()
+  out.write(last)
+  out.end()
+  // The body is piped to the response: its end reaches the socket a few ticks later, still
+  // before the next turn of the event loop.
+  if (socket !== undefined) setImmediate(() => socket.uncork())
+}
 
 /**
  * How much of a body past the limit is read and thrown away before the 413 is answered, as a

@@ -23,11 +23,12 @@
  */
 import { PassThrough } from "node:stream"
 import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ClientTools, type EventSink, RunStore, type RuntimeLogger, type SessionStore } from "@plugboard/core"
 import { Effect, Either, Fiber, Option, Schema, Stream } from "effect"
 import * as TurnCredits from "./credits/TurnCredits.js"
-import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
+import { decodeBody, endStream, HttpFailure, json, nodeSocket, readJson, searchParams } from "./Http.js"
 import { jsonSchemaCheck } from "./JsonSchemaCheck.js"
 import { RequestUser, sessionIdParam } from "./Routes.js"
 import { frameSse, makeRunLog } from "./RunLog.js"
@@ -261,6 +262,7 @@ export const messageRoutes = (s: MessageServices) => {
     // A streamed turn is a run: every event is a numbered frame of its log, which the response
     // writes as it is appended and a dropped client rejoins (`GET /runs/:runId?after=N`).
     const runs = s.runs
+    const socket = nodeSocket(yield* HttpServerRequest.HttpServerRequest)
     const run = yield* runs
       .create({ did, sessionId, requestId, status: "running" })
       .pipe(
@@ -304,9 +306,9 @@ export const messageRoutes = (s: MessageServices) => {
       // The run's `done` says how it ended, with the answer as far as it went when cut short.
       const end = endOf(outcome, running.controller.signal.reason)
       s.turnEnds?.record(end)
-      await log.end(end)
+      const done = await log.end(end)
       clearInterval(heartbeat)
-      out.end()
+      endStream(socket, out, done)
       streamEnded()
     })
     return HttpServerResponse.raw(out, {

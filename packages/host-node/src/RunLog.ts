@@ -3,8 +3,9 @@
  * written to the response as the numbered frame the store gave back. The events of one turn of the
  * event loop reach the store in one `appendAll`. A store may answer later than the next events
  * come (a batched or a networked store): frames still leave in the order the turn emitted them,
- * and the `done` frame is appended only once every earlier frame was. A store that failed (a full
- * disk, a lost connection) costs the rejoin, not the answer: the events still go out, without ids.
+ * and the `done` frame is appended only once every earlier frame was (the caller writes it, last).
+ * A store that failed (a full disk, a lost connection) costs the rejoin, not the answer: the
+ * events still go out, without ids.
  */
 import { EventSink, type RunStore } from "@plugboard/core"
 import { Effect, Exit } from "effect"
@@ -68,24 +69,22 @@ export const makeRunLog = (
       batch.slots.push(slot)
       batch.events.push(event)
     },
-    /** Once every recorded event is out, ends the run and writes its `done` frame. */
-    end: async (outcome: RunStore.EndOutcome): Promise<void> => {
+    /**
+     * Once every recorded event is out, ends the run; resolves with its `done` frame, which the
+     * caller writes as the stream's last bytes (with the stream's end, in one socket write).
+     */
+    end: async (outcome: RunStore.EndOutcome): Promise<string> => {
       if (queue.length > 0) {
         await new Promise<void>((resolve) => {
           drained = resolve
         })
       }
-      const slot: Slot = { sse: undefined }
-      queue.push(slot)
-      await new Promise<void>((resolve) => {
-        drained = resolve
+      return new Promise<string>((resolve) => {
         Effect.runCallback(runs.end(did, runId, outcome), {
-          onExit: (exit) => {
-            slot.sse = Exit.isSuccess(exit)
-              ? frameSse(exit.value)
-              : EventSink.toSse({ _tag: "done", ...outcome })
-            drain()
-          }
+          onExit: (exit) =>
+            resolve(
+              Exit.isSuccess(exit) ? frameSse(exit.value) : EventSink.toSse({ _tag: "done", ...outcome })
+            )
         })
       })
     }

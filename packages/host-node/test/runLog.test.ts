@@ -60,7 +60,7 @@ describe("RunLog", () => {
             callOf.push(call)
             log.record({ _tag: "message", content: `c${n}`, timestamp: "t" })
           }
-          await log.end({ status: "finished" })
+          written.push(await log.end({ status: "finished" }))
           // Frames answered together leave in one write: read the stream back frame by frame.
           const frames = written.join("").split(/(?<=\n\n)/)
           expect(frames).toHaveLength(pauses.length + 1)
@@ -105,7 +105,7 @@ describe("RunLog", () => {
     const written: Array<string> = []
     const log = makeRunLog(store, did, run.runId, (sse) => written.push(sse))
     for (let n = 0; n < 5; n++) log.record({ _tag: "message", content: `c${n}`, timestamp: "t" })
-    await log.end({ status: "finished" })
+    written.push(await log.end({ status: "finished" }))
     expect(written).toHaveLength(2)
     expect(written[0]!.match(/event: message/g)).toHaveLength(5)
     expect(written[1]).toMatch(/^id: 6\nevent: done\n/)
