@@ -339,6 +339,7 @@ export const messageRoutes = (s: MessageServices) => {
       )
     }
     const run = found.value
+    const socket = nodeSocket(yield* HttpServerRequest.HttpServerRequest)
     const out = new PassThrough()
     const write = (frame: string) => {
       if (!out.destroyed && !out.writableEnded) out.write(frame)
@@ -347,12 +348,17 @@ export const messageRoutes = (s: MessageServices) => {
     const heartbeat = setInterval(() => write(HEARTBEAT), s.heartbeatMs)
     const follower = Effect.runFork(
       Stream.runForEach(s.runs.follow(did, runId, Math.min(after, run.lastFrameId)), (frame) =>
-        Effect.sync(() => write(frameSse(frame)))
+        Effect.sync(() =>
+          // The `done` frame leaves with the response's end, as on the turn's own stream.
+          frame.event === RunStore.DONE_EVENT
+            ? endStream(socket, out, frameSse(frame))
+            : write(frameSse(frame))
+        )
       )
     )
     void Effect.runPromise(Fiber.await(follower)).then(() => {
       clearInterval(heartbeat)
-      out.end()
+      if (!out.writableEnded) out.end()
     })
     // The client left: stop following (the run goes on).
     out.on("close", () => {
