@@ -97,12 +97,15 @@ const appendMessages = (
     writes.map((w) => withIds(asArray(w))) as unknown as Array<Core["messages"]>
   ) as unknown as Array<BaseMessage>
 
+/** How the messages channel stores them: a full copy every `MESSAGES_SNAPSHOT_EVERY` steps, else deltas. */
+const messagesOptions = {
+  snapshotFrequency: MESSAGES_SNAPSHOT_EVERY,
+  initialValueFactory: (): Array<BaseMessage> => []
+}
+
 /** The messages as deltas through core's batch reducer (see `DeltaAgentState`). */
 const messagesChannel = () =>
-  new DeltaChannel<Array<BaseMessage>, BaseMessage | Array<BaseMessage>>(appendMessages, {
-    snapshotFrequency: MESSAGES_SNAPSHOT_EVERY,
-    initialValueFactory: () => []
-  })
+  new DeltaChannel<Array<BaseMessage>, BaseMessage | Array<BaseMessage>>(appendMessages, messagesOptions)
 
 /**
  * `AgentState` with `messages` stored as deltas (LangGraph's `DeltaChannel`): each checkpoint
@@ -125,7 +128,7 @@ export const DeltaAgentState = Annotation.Root({ ...AgentState.spec, messages: m
  */
 class TurnMessagesChannel extends DeltaChannel<Array<BaseMessage>, BaseMessage | Array<BaseMessage>> {
   constructor(private readonly newThread: () => boolean) {
-    super(appendMessages, { snapshotFrequency: MESSAGES_SNAPSHOT_EVERY, initialValueFactory: () => [] })
+    super(appendMessages, messagesOptions)
   }
 
   override fromCheckpoint(checkpoint?: Array<BaseMessage>) {
