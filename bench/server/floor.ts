@@ -237,8 +237,9 @@ const runTurn = async (
         frame("tool_call", { requestId, sessionId, ...(chunk as FloorToolCall) })
         continue
       }
-      const [piece, meta] = chunk as [{ content?: unknown }, { langgraph_node?: string }]
-      if (meta.langgraph_node !== "model") continue
+      const [piece, meta] = chunk as [{ content?: unknown; getType(): string }, { langgraph_node?: string }]
+      // The loop's node also ends with its ToolMessages, which are not the answer.
+      if (meta.langgraph_node !== "agent" || piece.getType() !== "ai") continue
       const text = typeof piece.content === "string" ? piece.content : ""
       if (text.length === 0) continue
       if (text === streamed) {

@@ -34,7 +34,7 @@ export const danglingCalls = (messages: ReadonlyArray<BaseMessage>) => {
 
 /**
  * What `repairCutOff` needs of a main agent (`MainAgent` has it), spelled out so that this module,
- * which the model node imports, does not import the agent that imports the model node.
+ * which the model step imports, does not import the agent that imports it.
  */
 export interface CutOffThread {
   readonly getState: () => Promise<{ readonly messages?: ReadonlyArray<BaseMessage> | undefined }>
@@ -44,7 +44,7 @@ export interface CutOffThread {
     updateState(
       config: { readonly configurable: { readonly thread_id: string } },
       values: { readonly messages: Array<BaseMessage> },
-      asNode: "model"
+      asNode: "agent"
     ): Promise<unknown>
   }
 }
@@ -75,11 +75,11 @@ export const repairCutOff = async (
       )
     }
     if (answers.length === 0) return
-    // As the model node: its router sees a ToolMessage (or an answer) last and ends the run there.
+    // As the agent loop's node, after which the graph ends: the thread's next run starts afresh.
     await agent.graph.updateState(
       { configurable: { thread_id: agent.threadId } },
       { messages: answers },
-      "model"
+      "agent"
     )
   } catch (error) {
     logger.error("could not close the interrupted tool calls of a thread", {

@@ -2,24 +2,24 @@
  * `createMainAgent`: the per-request agent of docs/spec/pipeline.md, built from the catalog cached
  * at boot.
  *
- * Why a hand-written `StateGraph` (model ⇄ tools) rather than `createAgent` + middleware from
+ * Why a hand-written `StateGraph` (one node running the model ⇄ tools loop, `AgentLoop.ts`) rather than `createAgent` + middleware from
  * `langchain`: `createAgent` can change the tools bound per model call (`wrapModelCall`), but its
  * tool node must be given every callable tool up front and runs whatever the model calls among
  * them. Here the set of callable tools changes inside a turn (`load_capability`), the catalog may
  * hold thousands of tools (materialising them as LangChain tools per request would cost more than
  * the whole turn budget), a call must be gated against what *that* model call was offered, the
  * validation retry, the events and `loadedPlugins` updates have exact rules, and plugin middleware
- * has its own contract (`beforeModel` / `afterModel` / `onError` → `{ recover }`). With two nodes
- * of our own, each of those is one call into core, and per-request work stays proportional to
- * what is offered, not to the catalog's size.
+ * has its own contract (`beforeModel` / `afterModel` / `onError` → `{ recover }`). With a model
+ * step and a tool step of our own, each of those is one call into core, and per-request work stays
+ * proportional to what is offered, not to the catalog's size.
  */
 
 import { randomUUID } from "node:crypto"
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
-import { type BaseMessage, isAIMessage } from "@langchain/core/messages"
 import { type CompiledStateGraph, END, START, StateGraph } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { type Catalog, type EventSink, type RuntimeLogger, silentLogger } from "@plugboard/core"
+import { makeAgentLoop } from "./AgentLoop.js"
 import { Emitter } from "./Events.js"
 import { makeModelNode } from "./ModelNode.js"
 import { makeRequestScope, type RequestScope } from "./RequestScope.js"
@@ -78,11 +78,6 @@ export interface CreateMainAgentOptions {
   readonly ranking?: QueryRanking | undefined
 }
 
-const route = (state: AgentStateValue): "tools" | typeof END => {
-  const last: BaseMessage | undefined = state.messages.at(-1)
-  return last !== undefined && isAIMessage(last) && (last.tool_calls?.length ?? 0) > 0 ? "tools" : END
-}
-
 /**
  * The compiled LangGraph graph of a main agent. Spelled out rather than inferred: the inferred
  * type names core's state types by a path outside any package export, so it cannot be emitted
@@ -91,7 +86,7 @@ const route = (state: AgentStateValue): "tools" | typeof END => {
 export type AgentGraph = CompiledStateGraph<
   AgentStateValue,
   AgentStateUpdate,
-  "model" | "tools" | typeof START,
+  "agent" | typeof START,
   typeof AgentState.spec,
   typeof AgentState.spec
 >
@@ -105,10 +100,16 @@ const buildGraph = (
   // Messages as deltas where the saver reads them in one pass, a new thread's first turn as one
   // full copy (State.ts, `agentStateFor`).
   new StateGraph(agentStateFor(saver, () => saver.threadFound === false))
-    .addNode("model", makeModelNode(rt, options.model, options.basePrompt ?? "", emitter))
-    .addNode("tools", makeToolNode(rt, emitter), { ends: ["model"] })
-    .addEdge(START, "model")
-    .addConditionalEdges("model", route, ["tools", END])
+    .addNode(
+      "agent",
+      makeAgentLoop(
+        makeModelNode(rt, options.model, options.basePrompt ?? "", emitter),
+        makeToolNode(rt, emitter),
+        options.request.signal
+      )
+    )
+    .addEdge(START, "agent")
+    .addEdge("agent", END)
     .compile({ checkpointer: saver })
 
 /** An agent built for one request. Run it with `runTurn` or `streamTurn`. */

@@ -1,5 +1,5 @@
 /**
- * The graph's model node. Each call is offered exactly core's offer for the thread's current
+ * The agent loop's model step. Each call is offered exactly core's offer for the thread's current
  * `loadedPlugins` (plus the request's dynamic tools), with core's composed system prompt, so a
  * plugin loaded by `load_capability` is bound on the very next call of the same turn.
  *
@@ -17,7 +17,7 @@
  * turn with a message naming the plugin and the field, like a hook that throws.
  *
  * The reasoning a provider exposed on the call's answer (`Reasoning.ts`) goes out as one
- * `reasoning` event as soon as the call returns: before the tool node's `tool_call` events, and
+ * `reasoning` event as soon as the call returns: before the tool step's `tool_call` events, and
  * (`streamTurn` holds the text of a call whose chunks carried reasoning) before its answer text.
  */
 import { randomUUID } from "node:crypto"
@@ -155,7 +155,7 @@ const reportPreload = (rt: AgentRuntime, state: AgentStateValue, loaded: LoadedP
   rt.preloadOption?.onAgreement?.(agreement)
 }
 
-/** Builds the model node for one request. */
+/** Builds the model step for one request. */
 export const makeModelNode = (
   rt: AgentRuntime,
   model: BaseChatModel,

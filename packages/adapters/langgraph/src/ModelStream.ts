@@ -1,9 +1,9 @@
 /**
- * A streamed turn's answer text, token by token, from inside the model node.
+ * A streamed turn's answer text, token by token, from inside the model step.
  *
  * Why not LangGraph's `messages` stream mode: it taps every LangChain callback of the run to
  * find model tokens, which costs a streamed turn about 1.5 ms of CPU (a third of the whole
- * agent loop, measured with the scripted router: README "Benchmarks"). The model node already
+ * agent loop, measured with the scripted router: README "Benchmarks"). The model step already
  * makes the call: when the turn is streamed it asks the model for a stream instead and writes
  * each text chunk to the turn's custom stream as a `message` event, in the same ordered stream
  * as the `reasoning` and `tool_call` events.
@@ -16,7 +16,7 @@ import { AIMessage, type AIMessageChunk, type BaseMessage } from "@langchain/cor
 import type { EventSink } from "@plugboard/core"
 import { reasoningOf } from "./Reasoning.js"
 
-/** The `configurable` key by which `streamTurn` asks the model node to stream the answer's text. */
+/** The `configurable` key by which `streamTurn` asks the model step to stream the answer's text. */
 export const STREAM_TEXT = "plugboard_stream_text"
 
 /** The text of a message's content (string, or the text parts of content blocks). */

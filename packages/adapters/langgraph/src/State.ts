@@ -42,39 +42,64 @@ const lift =
   (current: A, update: A): A =>
     reducer(current, update)
 
+/**
+ * Each channel's reducer: core's, with the messages translated (`withIds`). The annotation's
+ * channels and `applyUpdate` (the agent loop's state between its steps) share them.
+ */
+const reducers = {
+  messages: (current: Array<BaseMessage>, update: BaseMessage | Array<BaseMessage>): Array<BaseMessage> =>
+    r.messages(
+      current as unknown as Core["messages"],
+      withIds(asArray(update)) as unknown as Core["messages"]
+    ) as unknown as Array<BaseMessage>,
+  config: lift(r.config),
+  client: lift(r.client),
+  editorRoomId: lift(r.editorRoomId),
+  spaceId: lift(r.spaceId),
+  currentEntityDid: lift(r.currentEntityDid),
+  browserTools: lift(r.browserTools),
+  agActions: lift(r.agActions),
+  userContext: lift(r.userContext),
+  mcpUcanContext: lift(r.mcpUcanContext),
+  userPreferences: lift(r.userPreferences),
+  // A checkpoint written by another version may hold anything here: read it defensively.
+  loadedPlugins: (current: ReadonlyArray<string>, update: ReadonlyArray<string>): ReadonlyArray<string> =>
+    r.loadedPlugins(LoadedPlugins.fromUnknown(current), LoadedPlugins.fromUnknown(update))
+}
+
 /** The LangGraph annotation of the main agent's state; reducers are core's. */
 export const AgentState = Annotation.Root({
   messages: Annotation<Array<BaseMessage>, BaseMessage | Array<BaseMessage>>({
-    reducer: (current, update) =>
-      r.messages(
-        current as unknown as Core["messages"],
-        withIds(asArray(update)) as unknown as Core["messages"]
-      ) as unknown as Array<BaseMessage>,
+    reducer: reducers.messages,
     default: () => []
   }),
-  config: Annotation<Core["config"]>({ reducer: lift(r.config), default: () => ({ did: "" }) }),
-  client: Annotation<Core["client"]>({ reducer: lift(r.client), default: () => "portal" }),
-  editorRoomId: Annotation<Core["editorRoomId"]>({ reducer: lift(r.editorRoomId), default: () => undefined }),
-  spaceId: Annotation<Core["spaceId"]>({ reducer: lift(r.spaceId), default: () => undefined }),
-  currentEntityDid: Annotation<Core["currentEntityDid"]>({
-    reducer: lift(r.currentEntityDid),
+  config: Annotation<Core["config"]>({ reducer: reducers.config, default: () => ({ did: "" }) }),
+  client: Annotation<Core["client"]>({ reducer: reducers.client, default: () => "portal" }),
+  editorRoomId: Annotation<Core["editorRoomId"]>({
+    reducer: reducers.editorRoomId,
     default: () => undefined
   }),
-  browserTools: Annotation<Core["browserTools"]>({ reducer: lift(r.browserTools), default: () => undefined }),
-  agActions: Annotation<Core["agActions"]>({ reducer: lift(r.agActions), default: () => undefined }),
-  userContext: Annotation<Core["userContext"]>({ reducer: lift(r.userContext), default: () => ({}) }),
+  spaceId: Annotation<Core["spaceId"]>({ reducer: reducers.spaceId, default: () => undefined }),
+  currentEntityDid: Annotation<Core["currentEntityDid"]>({
+    reducer: reducers.currentEntityDid,
+    default: () => undefined
+  }),
+  browserTools: Annotation<Core["browserTools"]>({
+    reducer: reducers.browserTools,
+    default: () => undefined
+  }),
+  agActions: Annotation<Core["agActions"]>({ reducer: reducers.agActions, default: () => undefined }),
+  userContext: Annotation<Core["userContext"]>({ reducer: reducers.userContext, default: () => ({}) }),
   mcpUcanContext: Annotation<Core["mcpUcanContext"]>({
-    reducer: lift(r.mcpUcanContext),
+    reducer: reducers.mcpUcanContext,
     default: () => undefined
   }),
   userPreferences: Annotation<Core["userPreferences"]>({
-    reducer: lift(r.userPreferences),
+    reducer: reducers.userPreferences,
     default: () => undefined
   }),
   loadedPlugins: Annotation<ReadonlyArray<string>>({
-    // A checkpoint written by another version may hold anything here: read it defensively.
-    reducer: (current, update) =>
-      r.loadedPlugins(LoadedPlugins.fromUnknown(current), LoadedPlugins.fromUnknown(update)),
+    reducer: reducers.loadedPlugins,
     default: () => LoadedPlugins.empty
   })
 })
@@ -165,6 +190,21 @@ export const agentStateFor = (
 export type AgentStateValue = typeof AgentState.State
 /** A partial update a node returns. */
 export type AgentStateUpdate = typeof AgentState.Update
+
+/**
+ * The state after `update`, through the same reducers as the graph's channels: how the agent loop
+ * (`AgentLoop.ts`) sees its own steps before LangGraph applies them at the loop's end. Keys that
+ * are not channels are ignored, as LangGraph ignores them.
+ */
+export const applyUpdate = (state: AgentStateValue, update: AgentStateUpdate): AgentStateValue => {
+  const next: Record<string, unknown> = { ...state }
+  for (const [key, value] of Object.entries(update)) {
+    if (!Object.hasOwn(reducers, key)) continue
+    const reduce = reducers[key as keyof typeof reducers] as (current: unknown, update: unknown) => unknown
+    next[key] = reduce(next[key], value)
+  }
+  return next as AgentStateValue
+}
 
 /** The state as core's functions (RuntimeContext, reducers) see it. */
 export const toCoreState = (state: AgentStateValue): GraphState.GraphState =>

@@ -1,8 +1,8 @@
 /**
- * The graph's tool node: dispatches the tool calls of the last model answer. Core decides what
+ * The agent loop's tool step: dispatches the tool calls of the last model answer. Core decides what
  * was offered (`Offer.offer`), whether a call may run (`Offer.gate`) and what the meta-tools do
- * (`MetaTools`); this node translates those decisions into ToolMessages, a LangGraph `Command`
- * and `tool_call` events.
+ * (`MetaTools`); this step translates those decisions into ToolMessages, a state update (the
+ * plugins it loaded) and `tool_call` events.
  *
  * "Retried once" (docs/spec/pipeline.md#tool-calls), precisely: within one turn (the messages after
  * the latest human message), a tool whose arguments fail its Effect Schema gets one more chance.
@@ -20,7 +20,7 @@ import {
   isHumanMessage,
   ToolMessage
 } from "@langchain/core/messages"
-import { Command, type LangGraphRunnableConfig } from "@langchain/langgraph"
+import type { LangGraphRunnableConfig } from "@langchain/langgraph"
 import {
   LoadedPlugins,
   MetaTools,
@@ -199,10 +199,16 @@ const leaveOutFailedInits = async (
   })
 }
 
-/** Builds the tool node for one request. */
+/** What a tool step adds to the state: its ToolMessages and the plugins its loads added. */
+export interface ToolStepUpdate {
+  readonly messages: Array<BaseMessage>
+  readonly loadedPlugins: ReadonlyArray<string>
+}
+
+/** Builds the tool step for one request. */
 export const makeToolNode =
   (rt: AgentRuntime, emitter: Emitter) =>
-  async (state: AgentStateValue, config?: LangGraphRunnableConfig): Promise<Command> => {
+  async (state: AgentStateValue, config?: LangGraphRunnableConfig): Promise<ToolStepUpdate> => {
     const writer = config?.writer
     const ai = lastAI(state.messages)
     const calls = ai?.tool_calls ?? []
@@ -377,5 +383,5 @@ export const makeToolNode =
         })
       })
     )
-    return new Command({ update: { messages, loadedPlugins: newlyLoaded }, goto: "model" })
+    return { messages, loadedPlugins: newlyLoaded }
   }

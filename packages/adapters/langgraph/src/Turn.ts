@@ -4,6 +4,7 @@
  */
 import { type AIMessage, HumanMessage } from "@langchain/core/messages"
 import type { EventSink, GraphState } from "@plugboard/core"
+import { TURN_OUTCOME, type TurnOutcome } from "./AgentLoop.js"
 import { repairCutOff } from "./CutOff.js"
 import type { MainAgent } from "./MainAgent.js"
 import { INTERRUPTED_CALL } from "./ModelNode.js"
@@ -27,15 +28,8 @@ export interface TurnInput {
    * turn; merged into the thread's `mcpUcanContext.invocations` (one per server, newest wins).
    */
   readonly mcpUcanContext?: GraphState.GraphState["mcpUcanContext"]
-  /** Upper bound on graph steps (model + tool node visits); LangGraph's default is 25. */
+  /** Upper bound on the agent loop's steps (model calls and tool batches); LangGraph's default is 25. */
   readonly recursionLimit?: number
-  /**
-   * When the thread is checkpointed. `exit` (default): once, when the turn ends — on success and on
-   * error alike, so a failed turn still keeps the user's message: the final state is checkpointed
-   * (docs/spec/pipeline.md#the-stages). `async` / `sync`: after every graph step as well (a crash
-   * mid-turn keeps the steps done so far), at the price of one serialisation per step.
-   */
-  readonly durability?: "exit" | "async" | "sync"
 }
 
 /** What a turn produced. */
@@ -59,12 +53,22 @@ const inputOf = (agent: MainAgent, input: TurnInput) => ({
   ...(input.mcpUcanContext === undefined ? {} : { mcpUcanContext: input.mcpUcanContext })
 })
 
-const runConfig = (agent: MainAgent, input: TurnInput) => ({
-  configurable: { thread_id: agent.threadId },
-  durability: input.durability ?? ("exit" as const),
-  ...(agent.request.signal === undefined ? {} : { signal: agent.request.signal }),
+/**
+ * The run's config. The thread is checkpointed once, when the turn ends (durability `exit`), on
+ * success and on error alike, so a failed turn still keeps the user's message and the steps it
+ * completed (docs/spec/pipeline.md#the-stages). The request's signal is the agent loop's, not the
+ * run's (`AgentLoop.ts`): the loop ends an aborted turn and hands its error over in `outcome`.
+ */
+const runConfig = (agent: MainAgent, input: TurnInput, outcome: TurnOutcome) => ({
+  configurable: { thread_id: agent.threadId, [TURN_OUTCOME]: outcome },
+  durability: "exit" as const,
   ...(input.recursionLimit === undefined ? {} : { recursionLimit: input.recursionLimit })
 })
+
+/** Throws the error that ended the agent loop, once the run has saved the steps before it. */
+const throwIfFailed = (outcome: TurnOutcome): void => {
+  if (outcome.error !== undefined) throw outcome.error.cause
+}
 
 /**
  * Takes the thread for one turn: the thread's lock (`ThreadLock.ts`), after which a read the host
@@ -108,10 +112,12 @@ export const runTurn = async (agent: MainAgent, input: TurnInput): Promise<TurnR
   const stop = agent.events.listen((e) => events.push(e))
   let completed = false
   try {
+    const outcome: TurnOutcome = {}
     const state = (await agent.graph.invoke(
       inputOf(agent, input),
-      runConfig(agent, input)
+      runConfig(agent, input, outcome)
     )) as AgentStateValue
+    throwIfFailed(outcome)
     const message = state.messages.at(-1) as AIMessage
     completed = true
     return { answer: textOf(message), message, events, state }
@@ -129,7 +135,7 @@ export const runTurn = async (agent: MainAgent, input: TurnInput): Promise<TurnR
  * Runs one turn as a stream: each model call's `reasoning` (when its provider exposed any), each
  * `tool_call` event when it happens, and the assistant's text as `message` events (core's
  * `EventSink.Message`) — token chunks when the model streams, the whole text when it does not
- * (or when a middleware recovered an error) — all in one order: the model node writes them to
+ * (or when a middleware recovered an error) — all in one order: the model step writes them to
  * the turn's custom stream (`ModelStream.ts`). The host's `eventSink` receives the `reasoning`
  * and `tool_call` events as well, so a host writes either the sink or this stream to its client,
  * not both. The caller ends its response with `done` (or `error` then `done`). Like `runTurn`, it
@@ -149,7 +155,8 @@ export async function* streamTurn(
   const thread = await beginTurn(agent)
   let completed = false
   try {
-    const config = runConfig(agent, input)
+    const outcome: TurnOutcome = {}
+    const config = runConfig(agent, input, outcome)
     const stream = await agent.graph.stream(inputOf(agent, input), {
       ...config,
       configurable: { ...config.configurable, [STREAM_TEXT]: true },
@@ -166,6 +173,7 @@ export async function* streamTurn(
         state = chunk as AgentStateValue
       }
     }
+    throwIfFailed(outcome)
     completed = true
   } catch (error) {
     // An aborted turn ends while handlers may still run: their calls end in the stream too,

@@ -1,6 +1,6 @@
 /**
- * Core's turn bounds (`TurnBounds`) applied by the agent loop: the model node asks before each
- * model call and records what it cost, the tool node asks before each tool call. A bound that is
+ * Core's turn bounds (`TurnBounds`) applied by the agent loop: the model step asks before each
+ * model call and records what it cost, the tool step asks before each tool call. A bound that is
  * reached ends the turn by throwing core's `TurnBoundExceeded` (its `reason` names the bound); a
  * repeated call is answered with core's message instead of being run. The rule is core's; this
  * module only keeps the turn's tally and the clock.

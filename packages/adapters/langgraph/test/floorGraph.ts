@@ -21,7 +21,10 @@ export interface FloorToolCall {
   readonly output?: string
 }
 
-/** Compiles the floor's graph against `saver`; the model is offered `after` once `plugin` is loaded. */
+/**
+ * Compiles the floor's graph against `saver`; the model is offered `after` once `plugin` is loaded.
+ * The model ⇄ tools loop runs in one node, as plugboard's (`AgentLoop.ts`): the cheapest way.
+ */
 export const floorGraph = (
   model: BaseChatModel,
   definitions: BareDefinitions,
@@ -29,33 +32,40 @@ export const floorGraph = (
   saver: BaseCheckpointSaver
 ): AgentGraph =>
   new StateGraph(AgentState)
-    .addNode("model", async (state: AgentStateValue) => {
-      const loaded = state.loadedPlugins.includes(plugin)
-      const bound = model.bindTools!((loaded ? definitions.after : definitions.before) as never)
-      return { messages: [await bound.invoke(state.messages)] }
-    })
-    .addNode("tools", async (state: AgentStateValue, config: LangGraphRunnableConfig) => {
-      const last = state.messages.at(-1) as AIMessage
-      const messages: Array<BaseMessage> = []
+    .addNode("agent", async (state: AgentStateValue, config: LangGraphRunnableConfig) => {
+      const added: Array<BaseMessage> = []
+      let thread = state.messages
       let loaded: ReadonlyArray<string> = []
-      for (const call of last.tool_calls ?? []) {
-        const eventId = call.id ?? ""
-        const running: FloorToolCall = { toolName: call.name, args: call.args, status: "isRunning", eventId }
-        config.writer?.(running)
-        if (call.name === "load_capability") loaded = call.args.names as ReadonlyArray<string>
-        const output = JSON.stringify(
-          call.name === "load_capability" ? { newlyLoaded: loaded } : { rows: 3, args: call.args }
-        )
-        config.writer?.({ ...running, status: "done", output } satisfies FloorToolCall)
-        messages.push(new ToolMessage({ tool_call_id: eventId, name: call.name, content: output }))
+      for (;;) {
+        const offered = state.loadedPlugins.includes(plugin) || loaded.includes(plugin)
+        const bound = model.bindTools!((offered ? definitions.after : definitions.before) as never)
+        const answer = (await bound.invoke(thread)) as AIMessage
+        added.push(answer)
+        thread = [...thread, answer]
+        if ((answer.tool_calls?.length ?? 0) === 0) break
+        for (const call of answer.tool_calls ?? []) {
+          const eventId = call.id ?? ""
+          const running: FloorToolCall = {
+            toolName: call.name,
+            args: call.args,
+            status: "isRunning",
+            eventId
+          }
+          config.writer?.(running)
+          if (call.name === "load_capability") loaded = call.args.names as ReadonlyArray<string>
+          const output = JSON.stringify(
+            call.name === "load_capability" ? { newlyLoaded: loaded } : { rows: 3, args: call.args }
+          )
+          config.writer?.({ ...running, status: "done", output } satisfies FloorToolCall)
+          const answered = new ToolMessage({ tool_call_id: eventId, name: call.name, content: output })
+          added.push(answered)
+          thread = [...thread, answered]
+        }
       }
-      return loaded.length === 0 ? { messages } : { messages, loadedPlugins: loaded }
+      return loaded.length === 0 ? { messages: added } : { messages: added, loadedPlugins: loaded }
     })
-    .addEdge(START, "model")
-    .addConditionalEdges("model", (state: AgentStateValue) =>
-      ((state.messages.at(-1) as AIMessage).tool_calls?.length ?? 0) > 0 ? "tools" : END
-    )
-    .addEdge("tools", "model")
+    .addEdge(START, "agent")
+    .addEdge("agent", END)
     .compile({ checkpointer: saver })
 
 /** A turn's input on the floor's graph: the user's message and the caller's DID (`config`). */
