@@ -25,9 +25,12 @@
  * - one turn per session at a time (an in-process lock) and the turn's abort controller.
  *
  * What it leaves out, although plugboard must do it (so the floor still errs on the fast side):
- * the catalog's offer and Tier-1 prompt (the model is offered the baseline's two definitions;
- * plugboard's agent, offer included, costs about as much as this graph in process), messages as
- * deltas, the session's title, the file's health check and owner, and every error path.
+ * the catalog's offer and Tier-1 prompt (the model is offered the baseline's two definitions),
+ * plugin middleware, the validation retry and the gate, messages as deltas, the session's title,
+ * the file's health check and owner, and every error path. Its graph runs the model ⇄ tools loop
+ * in one node, as plugboard's does (`AgentLoop.ts`). In process on a `MemorySaver` (2026-11-26,
+ * six alternating rounds of 300 turns), plugboard's agent costs 2.18 ms of CPU per turn, this
+ * graph 1.49 and the baseline's two-node graph 3.07.
  * Checkpoints: LangChain's `SqliteSaver` with `durability: "exit"`, as the baseline, on its own
  * connection to the user's file.
  *
