@@ -71,10 +71,17 @@ export const appendMessages = <M extends StateMessage>(
 ): ReadonlyArray<M> => {
   if (update.length === 0) return current
   const merged = current.slice()
+  // Only the ids the update carries can be replaced, so only they are indexed: a thread of
+  // thousands of messages is then scanned, not copied into a map, on every update (the agent
+  // loop applies one per step, and the ids it writes are almost always new).
+  const updateIds = new Set<string>()
+  for (const message of update) if (message.id !== undefined) updateIds.add(message.id)
   const indexById = new Map<string, number>()
-  for (let i = 0; i < merged.length; i++) {
-    const id = merged[i]!.id
-    if (id !== undefined && !indexById.has(id)) indexById.set(id, i)
+  if (updateIds.size > 0) {
+    for (let i = 0; i < merged.length; i++) {
+      const id = merged[i]!.id
+      if (id !== undefined && updateIds.has(id) && !indexById.has(id)) indexById.set(id, i)
+    }
   }
   for (const message of update) {
     const id = message.id

@@ -71,6 +71,31 @@ describe("GraphState reducers", () => {
     )
   })
 
+  it("messages: the reducer is the rule read literally, for any thread (duplicates included) and update", () => {
+    // The rule, one message at a time: replace the first message with the same id, else append.
+    const literal = (
+      current: ReadonlyArray<GraphState.StateMessage>,
+      update: ReadonlyArray<GraphState.StateMessage>
+    ) => {
+      const out = [...current]
+      for (const m of update) {
+        const at = m.id === undefined ? -1 : out.findIndex((c) => c.id === m.id)
+        if (at >= 0) out[at] = m
+        else out.push(m)
+      }
+      return out
+    }
+    const msg = fc.record(
+      { id: fc.option(fc.constantFrom("a", "b", "c", "d", "e"), { nil: undefined }), v: fc.nat(9) },
+      { requiredKeys: ["v"] }
+    )
+    fc.assert(
+      fc.property(fc.array(msg, { maxLength: 12 }), fc.array(msg, { maxLength: 5 }), (current, update) => {
+        expect(GraphState.appendMessages(current, update)).toEqual(literal(current, update))
+      })
+    )
+  })
+
   it("messages: ids stay unique and every id ever sent is present, for any sequence", () => {
     const msg = fc.record({ id: fc.constantFrom("a", "b", "c", "d"), v: fc.nat(9) })
     fc.assert(
