@@ -22,7 +22,9 @@
  *   to the same tool definitions, the same script and steps (first turn: 3 model + 2 tool
  *   steps; next turn: 2 + 1), compiled per request against a MemorySaver like the agent.
  *   Samples alternate between the two, so both see the same machine load. The difference is
- *   what plugboard adds per turn (its nodes, its state channels, the per-request build).
+ *   what plugboard's agent costs against the bare graph per turn: its offer, events, state
+ *   channels and per-request build add; its loop in one node (`AgentLoop.ts`) saves the
+ *   supersteps the bare graph takes per model call and tool batch.
  * - `load_capability` fed a runaway list: 200 unknown names of 1,000 characters (refused whole:
  *   over the 32-name cap), and the worst accepted call, 32 unknown names of 128 characters
  *   (each gets "did you mean" suggestions).
