@@ -95,7 +95,8 @@ export const makeAgentLoop =
     const run = async (step: LoopStep) => {
       if (steps.length >= limit) {
         throw new GraphRecursionError(
-          `Recursion limit of ${limit} reached without the agent answering. Set a higher recursionLimit on the turn if it needs more steps.`
+          `Recursion limit of ${limit} steps reached without the agent answering; ` +
+            "a turn that needs more steps can set a higher recursionLimit."
         )
       }
       const update = await untilAborted(() => step(current, config), signal)

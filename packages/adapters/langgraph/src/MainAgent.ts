@@ -2,10 +2,10 @@
  * `createMainAgent`: the per-request agent of docs/spec/pipeline.md, built from the catalog cached
  * at boot.
  *
- * Why a hand-written `StateGraph` (one node running the model ⇄ tools loop, `AgentLoop.ts`) rather than `createAgent` + middleware from
- * `langchain`: `createAgent` can change the tools bound per model call (`wrapModelCall`), but its
- * tool node must be given every callable tool up front and runs whatever the model calls among
- * them. Here the set of callable tools changes inside a turn (`load_capability`), the catalog may
+ * Why a hand-written `StateGraph` (one node running the model ⇄ tools loop, `AgentLoop.ts`) rather
+ * than `createAgent` + middleware from `langchain`: `createAgent` can change the tools bound per
+ * model call (`wrapModelCall`), but its tool node must be given every callable tool up front and
+ * runs whatever the model calls among them. Here the set of callable tools changes inside a turn (`load_capability`), the catalog may
  * hold thousands of tools (materialising them as LangChain tools per request would cost more than
  * the whole turn budget), a call must be gated against what *that* model call was offered, the
  * validation retry, the events and `loadedPlugins` updates have exact rules, and plugin middleware
