@@ -4,39 +4,15 @@
  * turn's listeners; a handler that finishes later emits nothing more.
  */
 import { MemorySaver } from "@langchain/langgraph"
-import { definePlugin, defineTool, EventSink } from "@plugboard/core"
+import { EventSink } from "@plugboard/core"
 import { ScriptedChatModel } from "@plugboard/models"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { INTERRUPTED_CALL, runTurn, streamTurn, type ToolCallEvent } from "../src/index.js"
+import { slowPlugin } from "./fixtures.js"
 import { agentFor } from "./harness.js"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** A plugin with a slow tool that ignores the abort signal, and a quick one. */
-const slowPlugin = (finished: Array<string>) =>
-  definePlugin({
-    name: "slow",
-    manifest: { title: "Slow", summary: "Slow tools.", whenToUse: ["slow work"], visibility: "always" },
-    tools: [
-      defineTool({
-        name: "slow_job",
-        description: "Takes a while.",
-        input: Schema.Struct({}),
-        handler: async () => {
-          await sleep(150)
-          finished.push("slow_job")
-          return "slow result"
-        }
-      }),
-      defineTool({
-        name: "quick_job",
-        description: "Returns at once.",
-        input: Schema.Struct({}),
-        handler: () => "quick result"
-      })
-    ]
-  })
 
 /** Every `isRunning` has exactly one `done` with the same eventId, after it. */
 const expectClosed = (events: ReadonlyArray<EventSink.AgentEvent>) => {

@@ -6,14 +6,12 @@
  */
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import { Command, END, GraphRecursionError, MemorySaver, START, StateGraph } from "@langchain/langgraph"
-import { definePlugin, defineTool } from "@plugboard/core"
 import { ScriptedChatModel } from "@plugboard/models"
-import { Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { runTurn, streamTurn } from "../src/index.js"
 import { AgentState, type AgentStateUpdate, type AgentStateValue, applyUpdate } from "../src/State.js"
-import { makeCounters, memoryPlugin } from "./fixtures.js"
+import { makeCounters, memoryPlugin, slowPlugin } from "./fixtures.js"
 import { agentFor, savers } from "./harness.js"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -103,32 +101,10 @@ describe.each(savers)("the agent loop on %s", (_name, makeSaver) => {
 describe("an aborted loop", () => {
   it("ends at once while a tool ignores its signal, and keeps the steps before the abort", async () => {
     const finished: Array<string> = []
-    const plugin = definePlugin({
-      name: "stubborn",
-      manifest: { title: "Stubborn", summary: "Slow tools.", whenToUse: ["slow work"], visibility: "always" },
-      tools: [
-        defineTool({
-          name: "quick_job",
-          description: "Returns at once.",
-          input: Schema.Struct({}),
-          handler: () => "quick result"
-        }),
-        defineTool({
-          name: "slow_job",
-          description: "Takes a while and ignores its signal.",
-          input: Schema.Struct({}),
-          handler: async () => {
-            await sleep(300)
-            finished.push("slow_job")
-            return "slow result"
-          }
-        })
-      ]
-    })
     const controller = new AbortController()
     const model = ScriptedChatModel.script([{ tool: "quick_job" }, { tool: "slow_job" }, "never reached"])
     const agent = await agentFor({
-      plugins: [plugin],
+      plugins: [slowPlugin(finished)],
       model,
       saver: new MemorySaver(),
       sessionId: "abort",
@@ -137,9 +113,8 @@ describe("an aborted loop", () => {
     agent.events.listen((e) => {
       if (e._tag === "tool_call" && e.status === "isRunning" && e.toolName === "slow_job") controller.abort()
     })
-    const started = Date.now()
     await expect(runTurn(agent, { message: "work" })).rejects.toThrow("Abort")
-    expect(Date.now() - started).toBeLessThan(250)
+    // The turn did not wait for the handler, which returns later.
     expect(finished).toEqual([])
     const state = await agent.getState()
     // The first batch and the call cut short, answered as cancelled by the turn's cut-off repair.
@@ -147,6 +122,9 @@ describe("an aborted loop", () => {
     expect(state.messages[2]!.content).toBe("quick result")
     expect((state.messages[4] as ToolMessage).status).toBe("error")
     expect(model.calls).toHaveLength(2)
+    await sleep(200)
+    expect(finished).toEqual(["slow_job"])
+    expect(kinds((await agent.getState()).messages)).toEqual(["human", "ai", "tool", "ai", "tool"])
   })
 })
 

@@ -149,6 +149,36 @@ export const helpersPlugin = (c: Counters) =>
     ]
   })
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * An `always` plugin with a slow tool that ignores its abort signal (it pushes its name to
+ * `finished` when it returns, after 150 ms) and a quick one: for aborted turns.
+ */
+export const slowPlugin = (finished: Array<string>) =>
+  definePlugin({
+    name: "slow",
+    manifest: { title: "Slow", summary: "Slow tools.", whenToUse: ["slow work"], visibility: "always" },
+    tools: [
+      defineTool({
+        name: "slow_job",
+        description: "Takes a while.",
+        input: Schema.Struct({}),
+        handler: async () => {
+          await sleep(150)
+          finished.push("slow_job")
+          return "slow result"
+        }
+      }),
+      defineTool({
+        name: "quick_job",
+        description: "Returns at once.",
+        input: Schema.Struct({}),
+        handler: () => "quick result"
+      })
+    ]
+  })
+
 /** The standard test catalog's plugins. */
 export const testPlugins = (c: Counters, extra: ReadonlyArray<Plugin> = []): ReadonlyArray<Plugin> => [
   weatherPlugin(c),
