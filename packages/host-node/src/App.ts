@@ -567,6 +567,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     ...(invocationsFor === undefined || oracleSigner === undefined
       ? {}
       : { mcpInvocations: (did: string) => invocationsFor(oracleSigner, did) }),
+    toolsSettled: sources.toolsSettled,
     onTimings: options.hooks?.onTimings,
     onClosed: async () => {
       if (matrix !== undefined) {

@@ -89,6 +89,8 @@ export interface ServerParts {
   readonly threadsShared?: boolean | undefined
   /** The user's invocations for the MCP servers that forward UCANs, minted per turn. */
   readonly mcpInvocations?: ((did: string) => Promise<Record<string, string>>) | undefined
+  /** Tool lists MCP servers announced as changed, while being read (`Sources.toolsSettled`). */
+  readonly toolsSettled?: (() => Promise<void> | undefined) | undefined
   readonly onTimings?:
     | ((timings: Readonly<StageTimings>, request: { method: string; path: string }) => void)
     | undefined
@@ -174,7 +176,8 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       ranking: parts.ranking,
       preload: { mode: config.preload },
       threadsShared: parts.threadsShared,
-      mcpInvocations: parts.mcpInvocations
+      mcpInvocations: parts.mcpInvocations,
+      toolsSettled: parts.toolsSettled
     },
     registry,
     stops,

@@ -58,9 +58,21 @@ export interface Sources {
    * absent when no server forwards UCANs.
    */
   readonly invocationsFor?: ((signer: Signer, userDid: string) => Promise<Record<string, string>>) | undefined
+  /**
+   * While an MCP server's announced tool change (`tools/list_changed`) is being read: a promise
+   * that settles once it is (at most `LIST_CHANGED_WAIT_MS`); undefined otherwise.
+   */
+  readonly toolsSettled?: (() => Promise<void> | undefined) | undefined
   /** Closes every MCP connection (kills stdio servers). Idempotent. */
   readonly close: () => Promise<void>
 }
+
+/**
+ * How long a request waits for tool lists that servers announced as changed before it builds its
+ * offer: a relisting is one `tools/list` round trip, and a server slower than this is offered as
+ * it was until its list arrives (README "Mounting MCP servers and skills").
+ */
+export const LIST_CHANGED_WAIT_MS = 1_000
 
 const NONE: Sources = { plugins: [], errors: [], warnings: [], servers: [], close: async () => {} }
 
@@ -153,6 +165,7 @@ export const loadSources = async (
     errors: errors.map((e) => `[boot-error] ${e}`),
     warnings: warnings.map((w) => `[boot-warning] ${w}`),
     servers,
+    ...(pool === undefined ? {} : { toolsSettled: () => pool.toolsSettled(LIST_CHANGED_WAIT_MS) }),
     ...(forwarding.length === 0
       ? {}
       : {

@@ -62,6 +62,8 @@ export interface TurnDeps {
   readonly threadsShared?: boolean | undefined
   /** The user's invocations for the MCP servers that forward UCANs (none configured: absent). */
   readonly mcpInvocations?: ((did: string) => Promise<Record<string, string>>) | undefined
+  /** Tool lists that MCP servers announced as changed, while they are being read (`Sources.toolsSettled`). */
+  readonly toolsSettled?: (() => Promise<void> | undefined) | undefined
 }
 
 /** One turn to run. */
@@ -96,17 +98,22 @@ export interface TurnRequest {
  * Runs the request's per-request hooks (`getRequestTools`, `getRequestSubAgents`) ahead of the
  * turn, so the route can check the client's tool names against every tool the turn could offer
  * before it answers; the turn then reuses the scope (`TurnRequest.scope`), so the hooks run once.
- * Never rejects: a failing hook is logged and skipped, as in the turn.
+ * A tool list an MCP server announced as changed is waited for first (`toolsSettled`), so the
+ * turn after the one that changed it offers the new tools. Never rejects: a failing hook is
+ * logged and skipped, as in the turn.
  */
-export const prepareScope = (
-  deps: Pick<TurnDeps, "catalog" | "shared" | "logger">,
+export const prepareScope = async (
+  deps: Pick<TurnDeps, "catalog" | "shared" | "logger" | "toolsSettled">,
   request: { readonly did: string; readonly sessionId: string }
-): Promise<RequestScope> =>
-  makeRequestScope({
+): Promise<RequestScope> => {
+  const settling = deps.toolsSettled?.()
+  if (settling !== undefined) await settling
+  return makeRequestScope({
     catalog: deps.catalog,
     request: { userDid: request.did, sessionId: request.sessionId, shared: deps.shared },
     logger: deps.logger
   })
+}
 
 /** How a turn ended, with its time split. */
 export interface TurnOutcome {
@@ -192,7 +199,7 @@ export const runOne = (
           capabilities: request.capabilities
         },
         ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools }),
-        ...(request.scope === undefined ? {} : { scope: request.scope }),
+        scope: request.scope ?? (await prepareScope(deps, request)),
         ...(deps.preload === undefined ? {} : { preload: deps.preload }),
         ...(deps.ranking === undefined ? {} : { ranking: deps.ranking })
       })

@@ -150,7 +150,8 @@ export class McpConnection {
   private closing: Promise<void> | undefined
   private ended = false
   private opened = false
-  private refreshing = false
+  /** The relisting under way after `tools/list_changed` (settles, never rejects), if any. */
+  private refreshing: Promise<void> | undefined
   private refreshAgain = false
   private progressCounter = 0
   private readonly progress = new Map<string, (progress: McpProgress) => void>()
@@ -539,12 +540,11 @@ export class McpConnection {
    * the last answer always reflects the last change.
    */
   refreshTools(): void {
-    if (this.refreshing) {
+    if (this.refreshing !== undefined) {
       this.refreshAgain = true
       return
     }
-    this.refreshing = true
-    void (async () => {
+    this.refreshing = (async () => {
       try {
         do {
           this.refreshAgain = false
@@ -562,9 +562,14 @@ export class McpConnection {
           )
         }
       } finally {
-        this.refreshing = false
+        this.refreshing = undefined
       }
     })()
+  }
+
+  /** The relisting `tools/list_changed` started, while it runs (it never rejects); else undefined. */
+  get toolsRefreshing(): Promise<void> | undefined {
+    return this.refreshing
   }
 
   /** Lists tools without anyone waiting; a failure is only logged. */

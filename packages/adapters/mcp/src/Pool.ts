@@ -184,6 +184,28 @@ export class McpPool {
     return this.tools.get(serverName)
   }
 
+  /**
+   * Resolves once the tool lists that servers announced as changed (`tools/list_changed`) have
+   * been read again, or after `maxWaitMs`, whichever comes first; undefined when no relisting is
+   * under way, so that a caller with nothing to wait for does not wait a tick. A request that
+   * begins just after a server changed its tools (the turn that called the tool adding one has
+   * ended) then sees the new list, rather than the one before the change.
+   */
+  toolsSettled(maxWaitMs: number): Promise<void> | undefined {
+    const pending: Array<Promise<void>> = []
+    for (const entry of this.entries.values()) {
+      const refreshing = entry.connection?.toolsRefreshing
+      if (refreshing !== undefined) pending.push(refreshing)
+    }
+    if (pending.length === 0) return undefined
+    let timer: NodeJS.Timeout | undefined
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, maxWaitMs)
+      timer.unref()
+    })
+    return Promise.race([Promise.all(pending).then(() => {}), bound]).finally(() => clearTimeout(timer))
+  }
+
   /** Listens to tool lists refreshed after `tools/list_changed` (or changed across a reconnect). Returns the unsubscribe function. */
   onToolsChanged(
     listener: (serverName: string, tools: ReadonlyArray<McpToolDescription>) => void

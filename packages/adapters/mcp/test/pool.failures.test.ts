@@ -339,6 +339,23 @@ describe("tools/list_changed", () => {
   })
 })
 
+describe("toolsSettled", () => {
+  it("is undefined with no relisting under way, and settles once the announced change is read", async () => {
+    const { pool, server } = setup()
+    expect(pool.toolsSettled(5_000)).toBeUndefined()
+    await pool.describe(server)
+    expect(pool.toolsSettled(5_000)).toBeUndefined()
+    // The server announces its new tool before it answers the call, so when the call returns the
+    // relisting has begun and the list in hand is still the old one.
+    expect(text(await pool.call(server, "add_tool", {}))).toBe("ok")
+    const settling = pool.toolsSettled(5_000)
+    expect(settling).toBeInstanceOf(Promise)
+    await settling
+    expect(pool.currentTools("failing")?.map((t) => t.name)).toContain("added_tool")
+    expect(pool.toolsSettled(5_000)).toBeUndefined()
+  })
+})
+
 describe("tools/list", () => {
   const paged = (mode: string) =>
     stdioServer(`paged-${mode}`, [pagedFixture], { env: { FIXTURE_MODE: mode } })
