@@ -98,3 +98,14 @@ export const toText = (output: ToolOutput): string => {
   }
   return parts.join("\n\n")
 }
+
+/** A handler's plain value as text: a string as it is, anything else as JSON. */
+export const valueText = (value: unknown): string => {
+  if (typeof value === "string") return value
+  if (value === undefined) return ""
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return String(value)
+  }
+}

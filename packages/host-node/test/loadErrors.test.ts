@@ -94,10 +94,13 @@ describe("a plugin module that fails to load", () => {
         "  caused by: disk"
       ].join("\n")
     )
-    // Loaded as CommonJS (no project), the position is the transpiled code's: only the causes.
+    // Outside any project: Node 22+ detects the module syntax and loads it as ESM, with the
+    // position; Node 20 loads it as CommonJS, whose position is the transpiled code's (left out).
+    const esm = Number(process.versions.node.split(".")[0]) >= 22
     expect((await inspect("loose/throws.ts")).stderr.trim()).toBe(
       [
         "plugboard inspect: Module 'loose/throws.ts' failed to load: config missing",
+        ...(esm ? ["  at loose/throws.ts:2:9"] : []),
         "  caused by: ENOENT: keys.json"
       ].join("\n")
     )

@@ -1,18 +1,12 @@
 /**
  * The agent loop's tool step: dispatches the tool calls of the last model answer. Core decides what
- * was offered (`Offer.offer`), whether a call may run (`Offer.gate`) and what the meta-tools do
- * (`MetaTools`); this step translates those decisions into ToolMessages, a state update (the
- * plugins it loaded) and `tool_call` events.
+ * was offered (`Offer.offer`), which calls run and what the others are told (`ToolCall`: the gate,
+ * the meta-tools, the arguments' one retry); this step translates those decisions into
+ * ToolMessages, a state update (the plugins it loaded) and `tool_call` events.
  *
- * "Retried once" (docs/spec/pipeline.md#tool-calls), precisely: within one turn (the messages after
- * the latest human message), a tool whose arguments fail its Effect Schema gets one more chance.
- * The first invalid call answers with the validation error and an invitation to call again; if the
- * next call of that same tool in the turn is invalid too, that failure is final: the model is told
- * so, and every later call of that tool in the turn is refused without validating or running it. A
- * valid call resets the count (the failures must be consecutive). The count is read back from the
- * turn's ToolMessages (their `artifact`), so it survives a checkpoint round-trip and needs no extra
- * state channel.
- */
+ * The turn's count of invalid arguments per tool (`ToolCall.countFailure`) is read back from the
+ * turn's ToolMessages (their `artifact`: the messages after the latest human message), so it
+ * survives a checkpoint round-trip and needs no extra state channel. */
 import {
   type AIMessage,
   type BaseMessage,
@@ -26,29 +20,19 @@ import {
   MetaTools,
   Offer,
   type RuntimeContext,
+  ToolCall,
   ToolOutput,
   type ToolProgress
 } from "@plugboard/core"
-import { Either, ParseResult, Schema } from "effect"
+import { Either } from "effect"
 import type { Emitter } from "./Events.js"
 import type { DynamicTool } from "./RequestScope.js"
 import { type AgentRuntime, offerFor } from "./Runtime.js"
 import type { AgentStateValue } from "./State.js"
 import { guardToolCall } from "./TurnGuard.js"
 
-/** What a ToolMessage's `artifact` records about the call (never sent to the model). */
-export type Outcome =
-  | "ok"
-  | "meta"
-  | "meta_error"
-  | "refused"
-  | "invalid_input"
-  | "invalid_input_final"
-  | "blocked_after_invalid_input"
-  | "handler_error"
-  | "tool_error"
-  /** A call repeated too often in the turn: not run, the model was told (core's `TurnBounds`). */
-  | "repeated"
+/** What a ToolMessage's `artifact` records about the call (never sent to the model): core's. */
+export type Outcome = ToolCall.Outcome
 
 /** The `artifact` of every ToolMessage this node writes. */
 export interface ToolArtifact {
@@ -67,9 +51,7 @@ const failuresInTurn = (messages: ReadonlyArray<BaseMessage>): Map<string, numbe
     const m = messages[i]!
     const outcome = outcomeOf(m)
     if (outcome === undefined || m.name === undefined) continue
-    const n = counts.get(m.name) ?? 0
-    if (outcome === "invalid_input" || outcome === "invalid_input_final") counts.set(m.name, n + 1)
-    else if (outcome !== "blocked_after_invalid_input") counts.set(m.name, 0)
+    counts.set(m.name, ToolCall.countFailure(counts.get(m.name) ?? 0, outcome))
   }
   return counts
 }
@@ -100,27 +82,6 @@ const progressOf = (p: unknown): ToolProgress | undefined => {
     ...(typeof total === "number" && Number.isFinite(total) ? { total } : {}),
     ...(typeof message === "string" ? { message: message.slice(0, 500) } : {})
   }
-}
-
-/** A handler's value as ToolMessage content: strings as they are, anything else as JSON. */
-export const stringifyResult = (value: unknown): string => {
-  if (typeof value === "string") return value
-  if (value === undefined) return ""
-  try {
-    return JSON.stringify(value) ?? String(value)
-  } catch {
-    return String(value)
-  }
-}
-
-/** A meta-tool's answer: core's ToolMessage text; a failed name or bad input is an error. */
-const metaAnswer = (
-  result: MetaTools.ListCapabilitiesResult | MetaTools.LoadCapabilityResult | MetaTools.MetaToolInputError
-): { content: string; outcome: Outcome } => {
-  const failed =
-    result instanceof MetaTools.MetaToolInputError ||
-    (result.tool === MetaTools.LOAD_CAPABILITY && result.results.some((r) => r.status === "error"))
-  return { content: MetaTools.formatToolMessage(result), outcome: failed ? "meta_error" : "meta" }
 }
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
@@ -218,32 +179,25 @@ export const makeToolNode =
     const clientByName = new Map((rt.client?.tools ?? []).map((t) => [t.name, t] as const))
     const dynamicByName = new Map<string, DynamicTool>()
     for (const t of ready) if (!dynamicByName.has(t.offered.name)) dynamicByName.set(t.offered.name, t)
-    // What the gate knows beyond the offer: the ready tools, and the request tools and sub-agents
-    // of plugins not loaded (never initialised), so a call to one is told which plugin to load.
-    const known = [
-      ...ready,
-      ...rt.scope.tools.filter((t) => Offer.requestTools(rt.catalog, loaded, [t], rt.view).length === 0)
-    ]
+    const step: ToolCall.Step = {
+      catalog: rt.catalog,
+      offered,
+      loaded,
+      // What the gate knows beyond the offer: the ready tools, and the request tools and sub-agents
+      // of plugins not loaded (never initialised), so a call to one is told which plugin to load.
+      // Every request tool and sub-agent counts for a load (an `always` plugin with an on-demand
+      // one is loaded).
+      requestTools: [
+        ...ready,
+        ...rt.scope.tools.filter((t) => Offer.requestTools(rt.catalog, loaded, [t], rt.view).length === 0)
+      ],
+      view: rt.view
+    }
     const context = rt.context(state)
-    // Each load of this batch runs core's `loadCapability` once, in call order, so loads within
-    // one batch see each other (a second load of the same name is a no-op). The tools they unlock
-    // are only offered on the next model call: this call's offer is fixed. Every request tool and
-    // sub-agent counts for the decision (an `always` plugin with an on-demand one is loaded).
-    const loads = new Map<number, ReturnType<typeof MetaTools.loadCapability>>()
-    let threadLoaded = loaded
-    const newlyLoaded: Array<string> = []
-    calls.forEach((c, i) => {
-      if (c.name !== MetaTools.LOAD_CAPABILITY) return
-      const result = MetaTools.loadCapability(rt.catalog, threadLoaded, c.args, rt.scope.tools, rt.view)
-      loads.set(i, result)
-      if (Either.isRight(result)) {
-        threadLoaded = result.right.loadedPlugins
-        newlyLoaded.push(...result.right.newlyLoaded)
-      }
-    })
+    const loads = ToolCall.applyLoads({ ...step, requestTools: rt.scope.tools }, calls)
     // The loaded plugins' sub-agents initialise now, so that each load's answer lists exactly the
     // tools the next model call will offer: a sub-agent whose init failed is left out.
-    const withoutFailedInits = await leaveOutFailedInits(rt, context, loaded, threadLoaded, ready)
+    const withoutFailedInits = await leaveOutFailedInits(rt, context, loaded, loads.loaded, ready)
     const rankings = await rankQueries(rt, calls)
     const failures = failuresInTurn(state.messages)
 
@@ -257,15 +211,15 @@ export const makeToolNode =
       // Every call counts, offered or not: a model repeating a refused call is stopped too.
       const told = guardToolCall(rt, call.name, call.args)
       if (told !== undefined) return { call, answer: { content: told, outcome: "repeated" } }
-      const decision = Offer.gate(rt.catalog, offered, c.name, known, rt.view)
-      if (decision._tag !== "Offered") {
-        return {
-          call,
-          plugin: "plugin" in decision ? decision.plugin : undefined,
-          answer: { content: decision.message, outcome: "refused" }
-        }
-      }
-      const tool = decision.tool
+      const load = loads.byCall.get(i)
+      const decided = ToolCall.plan(step, c, {
+        load: load === undefined ? undefined : Either.map(load, withoutFailedInits),
+        loadedAfter: loads.loaded,
+        ranked: rankings.get(i)
+      })
+      if (decided._tag === "Answer") return { call, plugin: decided.plugin, answer: decided.answer }
+      const tool = decided.tool
+      const plugin = decided.plugin
       const client = clientByName.get(call.name)
       if (client !== undefined && client.offered === tool && rt.client !== undefined) {
         // The client validates its own arguments: its JSON Schema is its contract, not ours.
@@ -275,61 +229,18 @@ export const makeToolNode =
           run: () => bridge.call({ callId: call.id, kind: client.kind, name: call.name, args: call.args })
         }
       }
-      if (tool.kind === "meta") {
-        const load = loads.get(i)
-        if (load !== undefined) {
-          return { call, answer: metaAnswer(Either.merge(Either.map(load, withoutFailedInits))) }
-        }
-        return {
-          call,
-          answer: metaAnswer(
-            Either.merge(
-              MetaTools.listCapabilities(rt.catalog, threadLoaded, call.args, rt.view, rankings.get(i))
-            )
-          )
-        }
-      }
-      const target = tool.kind === "plugin" ? rt.catalog.toolsByName.get(call.name) : undefined
+      const target = ToolCall.catalogTool(rt.catalog, tool)
       const dynamic = target === undefined ? dynamicByName.get(call.name) : undefined
       const input = target?.tool.input ?? dynamic?.input
       const handler = target?.tool.handler ?? dynamic?.run
-      const plugin = tool.plugin
       if (input === undefined || handler === undefined) {
-        return {
-          call,
-          plugin,
-          answer: { content: `Tool '${call.name}' has no handler in this runtime.`, outcome: "handler_error" }
-        }
+        return { call, plugin, answer: ToolCall.noHandler(call.name) }
       }
       const previous = failures.get(call.name) ?? 0
-      if (previous >= 2) {
-        return {
-          call,
-          plugin,
-          answer: {
-            content: `Tool '${call.name}' is not run again in this turn: its arguments failed validation twice. Answer without it, or ask the user for what is missing.`,
-            outcome: "blocked_after_invalid_input"
-          }
-        }
-      }
-      const decoded = Schema.decodeUnknownEither(input)(call.args)
+      const decoded = ToolCall.decodeArguments(call.name, input, call.args, previous)
       if (Either.isLeft(decoded)) {
-        failures.set(call.name, previous + 1)
-        const detail = ParseResult.TreeFormatter.formatErrorSync(decoded.left)
-        return {
-          call,
-          plugin,
-          answer:
-            previous === 0
-              ? {
-                  content: `Invalid arguments for tool '${call.name}':\n${detail}\nFix the arguments and call '${call.name}' again (one retry).`,
-                  outcome: "invalid_input"
-                }
-              : {
-                  content: `Invalid arguments for tool '${call.name}' again:\n${detail}\nThe retry failed; '${call.name}' will not be run again in this turn.`,
-                  outcome: "invalid_input_final"
-                }
-        }
+        failures.set(call.name, ToolCall.countFailure(previous, decoded.left.outcome))
+        return { call, plugin, answer: decoded.left }
       }
       failures.set(call.name, 0)
       return { call, plugin, run: async (callContext) => handler(decoded.right as never, callContext) }
@@ -354,20 +265,16 @@ export const makeToolNode =
             }
           }
           try {
-            const value = await p.run(callContext)
-            if (ToolOutput.isToolOutput(value)) {
-              // The tool reports its own failure (an MCP `isError`): an error answer, not a throw.
-              content = toolOutputContent(value)
-              output = ToolOutput.toText(value)
-              outcome = value.isError ? "tool_error" : "ok"
-            } else {
-              content = output = stringifyResult(value)
-              outcome = "ok"
-            }
+            const result = ToolCall.result(await p.run(callContext))
+            // A tool that reports its own failure (an MCP `isError`) is an error answer, not a throw.
+            output = result.text
+            content = result.output === undefined ? result.text : toolOutputContent(result.output)
+            outcome = result.outcome
           } catch (error) {
             rt.logger.warn("tool handler failed", { tool: p.call.name, error: errorText(error) })
-            content = output = `Tool '${p.call.name}' failed: ${errorText(error)}`
-            outcome = "handler_error"
+            const failed = ToolCall.handlerFailed(p.call.name, error)
+            content = output = failed.content
+            outcome = failed.outcome
           }
         } else {
           content = output = p.answer!.content
@@ -378,10 +285,10 @@ export const makeToolNode =
           content,
           tool_call_id: p.call.id,
           name: p.call.name,
-          status: outcome === "ok" || outcome === "meta" ? "success" : "error",
+          status: ToolCall.isSuccess(outcome) ? "success" : "error",
           artifact: { plugboard: { outcome, plugin: p.plugin } } satisfies ToolArtifact
         })
       })
     )
-    return { messages, loadedPlugins: newlyLoaded }
+    return { messages, loadedPlugins: loads.newlyLoaded }
   }

@@ -1,0 +1,249 @@
+/**
+ * One model step's tool calls, decided (docs/spec/pipeline.md#tool-calls): which of them run, and
+ * what the model is told instead for the others (core's refusal, a meta-tool's answer, an argument
+ * error). Every front door runs its calls through here: the LangGraph loop's tool step, the AI SDK
+ * adapter, the MCP gateway. What a door adds is only its own shapes (messages, tool objects,
+ * results) and running the handler.
+ *
+ * A step is decided in two parts, because a load changes what the rest of the step is told:
+ * - `applyLoads` runs every `load_capability` of the step in call order, so that loads within one
+ *   step see each other (a second load of a name is a no-op). Their tools are offered from the
+ *   next model call on: the step's own offer is fixed.
+ * - `plan` decides each call against the step's offer (`Offer.gate`): an answer, or a tool to run.
+ *   A tool to run has its arguments checked with `decodeArguments`, whose retry rule is below.
+ *
+ * "Retried once", precisely: within one turn, a tool whose arguments fail its schema gets one more
+ * chance. The first invalid call is answered with the validation error and an invitation to call
+ * again; if the next call of that tool in the turn is invalid too, that failure is final, and every
+ * later call of that tool in the turn is refused without validating or running it. A valid call
+ * resets the count (the failures must be consecutive). `countFailure` is that count's rule; where
+ * the count lives (ToolMessage artifacts, an object per turn) is the door's.
+ */
+import { Data, Either, ParseResult, Schema } from "effect"
+import * as Access from "./Access.js"
+import type { CatalogTool } from "./internal/catalog/entry.js"
+import type { Catalog } from "./internal/catalog/model.js"
+import type { OfferedTool, RequestTool } from "./internal/offered.js"
+import type * as LoadedPlugins from "./LoadedPlugins.js"
+import * as MetaTools from "./MetaTools.js"
+import * as Offer from "./Offer.js"
+import * as ToolOutput from "./ToolOutput.js"
+
+/** How a call was answered: recorded beside the answer (never shown to the model). */
+export type Outcome =
+  | "ok"
+  | "meta"
+  | "meta_error"
+  | "refused"
+  | "invalid_input"
+  | "invalid_input_final"
+  | "blocked_after_invalid_input"
+  | "handler_error"
+  | "tool_error"
+  /** A call repeated too often in the turn: not run, the model was told (`TurnBounds`). */
+  | "repeated"
+
+/** True for the outcomes the model sees as a success (every other one is an error answer). */
+export const isSuccess = (outcome: Outcome): boolean => outcome === "ok" || outcome === "meta"
+
+/** What the model is told in place of running a call. */
+export interface Answer {
+  readonly content: string
+  readonly outcome: Outcome
+}
+
+/** One tool call as a model made it: its name may be anything the provider passed on. */
+export interface Call {
+  readonly name: unknown
+  readonly args: unknown
+}
+
+/** The decision for one call. */
+export type Plan = Data.TaggedEnum<{
+  /** Answer the model with `answer`; nothing runs. `plugin` is the tool's, when it has one. */
+  Answer: { readonly answer: Answer; readonly plugin?: string | undefined }
+  /** Run `tool` (offered on this step, not a meta-tool): check its arguments, then its handler. */
+  Run: { readonly tool: OfferedTool; readonly plugin?: string | undefined }
+}>
+
+/** Constructors and matchers of `Plan`. */
+export const Plan = Data.taggedEnum<Plan>()
+
+/** A ranking computed beforehand for a `list_capabilities` query (`SemanticIndex`). */
+export type Ranked = ReadonlyArray<{ readonly name: string; readonly score: number }>
+
+/** The step's loads: each `load_capability` call's result by call index, and the state after. */
+export interface Loads {
+  readonly byCall: ReadonlyMap<number, ReturnType<typeof MetaTools.loadCapability>>
+  /** `loadedPlugins` after every load of the step. */
+  readonly loaded: LoadedPlugins.LoadedPlugins
+  /** What the step's loads added, in order. */
+  readonly newlyLoaded: ReadonlyArray<string>
+}
+
+/** What a step is decided against. */
+export interface Step {
+  readonly catalog: Catalog
+  /** What the model was offered on the call that made these tool calls (`Offer.offer`). */
+  readonly offered: ReadonlyArray<OfferedTool>
+  /** The thread's `loadedPlugins` as the step began. */
+  readonly loaded: LoadedPlugins.LoadedPlugins
+  /**
+   * Every per-request tool and sub-agent the request knows, offered or not: a call to one that is
+   * not offered is told which plugin to load, and a load of its plugin lists it.
+   */
+  readonly requestTools?: ReadonlyArray<RequestTool> | undefined
+  /** The user's view (`Access.view` of their grants; default: no grants). */
+  readonly view?: Access.View | undefined
+}
+
+const viewOf = (step: Step): Access.View => step.view ?? Access.view(step.catalog)
+
+/** Runs the step's `load_capability` calls in call order (see the module doc). */
+export const applyLoads = (step: Step, calls: ReadonlyArray<Call>): Loads => {
+  const view = viewOf(step)
+  const byCall = new Map<number, ReturnType<typeof MetaTools.loadCapability>>()
+  let loaded = step.loaded
+  const newlyLoaded: Array<string> = []
+  calls.forEach((c, i) => {
+    if (c.name !== MetaTools.LOAD_CAPABILITY) return
+    const result = MetaTools.loadCapability(step.catalog, loaded, c.args, step.requestTools ?? [], view)
+    byCall.set(i, result)
+    if (Either.isRight(result)) {
+      loaded = result.right.loadedPlugins
+      newlyLoaded.push(...result.right.newlyLoaded)
+    }
+  })
+  return { byCall, loaded, newlyLoaded }
+}
+
+/** A meta-tool's answer: core's text; bad input or a name that failed to load is an error. */
+export const metaAnswer = (
+  result: MetaTools.ListCapabilitiesResult | MetaTools.LoadCapabilityResult | MetaTools.MetaToolInputError
+): Answer => {
+  const failed =
+    result instanceof MetaTools.MetaToolInputError ||
+    (result.tool === MetaTools.LOAD_CAPABILITY && result.results.some((r) => r.status === "error"))
+  return { content: MetaTools.formatToolMessage(result), outcome: failed ? "meta_error" : "meta" }
+}
+
+/** Options of `plan` for one call. */
+export interface PlanOptions {
+  /** This call's `load_capability` result, from `applyLoads` (possibly adjusted by the door). */
+  readonly load?: ReturnType<typeof MetaTools.loadCapability> | undefined
+  /** The step's `loadedPlugins` after its loads (`Loads.loaded`): what a listing reports. */
+  readonly loadedAfter?: LoadedPlugins.LoadedPlugins | undefined
+  /** The query's ranking computed beforehand, for a `list_capabilities` call. */
+  readonly ranked?: Ranked | undefined
+}
+
+/**
+ * Decides one call against the step's offer: a call that was not offered never runs (core's
+ * `Offer.gate` says what the model is told), a meta-tool is answered here, anything else offered
+ * is to be run.
+ */
+export const plan = (step: Step, call: Call, options: PlanOptions = {}): Plan => {
+  const view = viewOf(step)
+  const decision = Offer.gate(step.catalog, step.offered, call.name, step.requestTools ?? [], view)
+  if (decision._tag !== "Offered") {
+    return Plan.Answer({
+      answer: { content: decision.message, outcome: "refused" },
+      plugin: "plugin" in decision ? decision.plugin : undefined
+    })
+  }
+  const tool = decision.tool
+  if (tool.kind === "meta") {
+    if (call.name === MetaTools.LOAD_CAPABILITY) {
+      const load =
+        options.load ??
+        MetaTools.loadCapability(step.catalog, step.loaded, call.args, step.requestTools ?? [], view)
+      return Plan.Answer({ answer: metaAnswer(Either.merge(load)) })
+    }
+    const listing = MetaTools.listCapabilities(
+      step.catalog,
+      options.loadedAfter ?? step.loaded,
+      call.args,
+      view,
+      options.ranked
+    )
+    return Plan.Answer({ answer: metaAnswer(Either.merge(listing)) })
+  }
+  return Plan.Run({ tool, plugin: tool.plugin })
+}
+
+/** The catalog tool an offered plugin tool runs (absent for meta and per-request tools). */
+export const catalogTool = (catalog: Catalog, tool: OfferedTool): CatalogTool | undefined =>
+  tool.kind === "plugin" ? catalog.toolsByName.get(tool.name) : undefined
+
+/**
+ * The count of consecutive invalid-argument failures of a tool after a call answered with
+ * `outcome` (see the module doc): invalid input adds one, a blocked call leaves it, anything else
+ * resets it.
+ */
+export const countFailure = (count: number, outcome: Outcome): number =>
+  outcome === "invalid_input" || outcome === "invalid_input_final"
+    ? count + 1
+    : outcome === "blocked_after_invalid_input"
+      ? count
+      : 0
+
+/**
+ * A call's arguments checked against the tool's schema, after `previousFailures` consecutive
+ * invalid calls of that tool in the turn: the decoded input, or what the model is told (the
+ * validation error with one retry, the final failure, or a refusal once the retry failed).
+ */
+export const decodeArguments = <A, I>(
+  toolName: string,
+  schema: Schema.Schema<A, I, never>,
+  args: unknown,
+  previousFailures: number
+): Either.Either<A, Answer> => {
+  if (previousFailures >= 2) {
+    return Either.left({
+      content: `Tool '${toolName}' is not run again in this turn: its arguments failed validation twice. Answer without it, or ask the user for what is missing.`,
+      outcome: "blocked_after_invalid_input"
+    })
+  }
+  const decoded = Schema.decodeUnknownEither(schema)(args)
+  if (Either.isRight(decoded)) return Either.right(decoded.right)
+  const detail = ParseResult.TreeFormatter.formatErrorSync(decoded.left)
+  return Either.left(
+    previousFailures === 0
+      ? {
+          content: `Invalid arguments for tool '${toolName}':\n${detail}\nFix the arguments and call '${toolName}' again (one retry).`,
+          outcome: "invalid_input"
+        }
+      : {
+          content: `Invalid arguments for tool '${toolName}' again:\n${detail}\nThe retry failed; '${toolName}' will not be run again in this turn.`,
+          outcome: "invalid_input_final"
+        }
+  )
+}
+
+/** What the model is told when a handler throws. */
+export const handlerFailed = (toolName: string, error: unknown): Answer => ({
+  content: `Tool '${toolName}' failed: ${error instanceof Error ? error.message : String(error)}`,
+  outcome: "handler_error"
+})
+
+/** What the model is told when an offered tool has nothing to run it in this runtime. */
+export const noHandler = (toolName: string): Answer => ({
+  content: `Tool '${toolName}' has no handler in this runtime.`,
+  outcome: "handler_error"
+})
+
+/** A handler's return value as the model is answered with it. */
+export interface Result {
+  /** The answer as text (every block rendered, binary content named). */
+  readonly text: string
+  /** `tool_error` when the tool reports its own failure (a `ToolOutput` with `isError`). */
+  readonly outcome: "ok" | "tool_error"
+  /** The content blocks, when the handler answered with a `ToolOutput`. */
+  readonly output?: ToolOutput.ToolOutput | undefined
+}
+
+/** Reads a handler's return value: a `ToolOutput` keeps its blocks, anything else is text. */
+export const result = (value: unknown): Result =>
+  ToolOutput.isToolOutput(value)
+    ? { text: ToolOutput.toText(value), outcome: value.isError ? "tool_error" : "ok", output: value }
+    : { text: ToolOutput.valueText(value), outcome: "ok" }
