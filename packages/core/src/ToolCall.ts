@@ -27,6 +27,7 @@ import type { OfferedTool, RequestTool } from "./internal/offered.js"
 import type * as LoadedPlugins from "./LoadedPlugins.js"
 import * as MetaTools from "./MetaTools.js"
 import * as Offer from "./Offer.js"
+import type { RuntimeContext } from "./RuntimeContext.js"
 import * as ToolOutput from "./ToolOutput.js"
 
 /** How a call was answered: recorded beside the answer (never shown to the model). */
@@ -247,3 +248,38 @@ export const result = (value: unknown): Result =>
   ToolOutput.isToolOutput(value)
     ? { text: ToolOutput.toText(value), outcome: value.isError ? "tool_error" : "ok", output: value }
     : { text: ToolOutput.valueText(value), outcome: "ok" }
+
+/** What running a tool came to: the model's answer, and the blocks when the tool gave some. */
+export interface Executed {
+  readonly answer: Answer
+  /** The handler's `ToolOutput`, for a door that passes content blocks on as they are. */
+  readonly output?: ToolOutput.ToolOutput | undefined
+}
+
+/**
+ * Runs a tool the step decided to run (`Plan.Run`): its arguments are checked against `schema`
+ * after `previousFailures` invalid calls of it in the turn (`decodeArguments`), then `handler`
+ * runs with `context`. Never rejects: a handler that throws is answered with `handlerFailed`.
+ * Count the turn's failures on with `countFailure(previousFailures, executed.answer.outcome)`.
+ */
+export const execute = async <A, I>(
+  toolName: string,
+  schema: Schema.Schema<A, I, never>,
+  handler: (input: A, context: RuntimeContext) => unknown,
+  args: unknown,
+  previousFailures: number,
+  context: RuntimeContext
+): Promise<Executed> => {
+  const decoded = decodeArguments(toolName, schema, args, previousFailures)
+  if (Either.isLeft(decoded)) return { answer: decoded.left }
+  try {
+    const read = result(await handler(decoded.right, context))
+    return { answer: { content: read.text, outcome: read.outcome }, output: read.output }
+  } catch (error) {
+    context.logger.warn("tool handler failed", {
+      tool: toolName,
+      error: error instanceof Error ? error.message : String(error)
+    })
+    return { answer: handlerFailed(toolName, error) }
+  }
+}

@@ -1,4 +1,4 @@
-import { LoadedPlugins, Offer, ToolCall, ToolOutput } from "@plugboard/core"
+import { LoadedPlugins, makeRuntimeContext, Offer, ToolCall, ToolOutput } from "@plugboard/core"
 import { Either, Schema } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -90,5 +90,33 @@ describe("ToolCall.result", () => {
     expect(ToolCall.result(out)).toEqual({ text: "boom", outcome: "tool_error", output: out })
     expect(ToolCall.result({ a: 1 })).toEqual({ text: '{"a":1}', outcome: "ok" })
     expect(ToolCall.result(undefined)).toEqual({ text: "", outcome: "ok" })
+  })
+})
+
+describe("ToolCall.execute", () => {
+  const input = Schema.Struct({ city: Schema.String })
+  const context = makeRuntimeContext({
+    state: { messages: [], loadedPlugins: [] } as never,
+    sessionId: "s",
+    did: "d"
+  })
+
+  it("runs the handler with decoded input; a throw is an answer, never a rejection", async () => {
+    const ok = await ToolCall.execute("w", input, (a) => ({ at: a.city }), { city: "Rome" }, 0, context)
+    expect(ok).toEqual({ answer: { content: '{"at":"Rome"}', outcome: "ok" }, output: undefined })
+    const thrown = await ToolCall.execute(
+      "w",
+      input,
+      () => {
+        throw new Error("down")
+      },
+      { city: "Rome" },
+      0,
+      context
+    )
+    expect(thrown.answer).toEqual({ content: "Tool 'w' failed: down", outcome: "handler_error" })
+    let ran = false
+    const invalid = await ToolCall.execute("w", input, () => (ran = true), { town: "Rome" }, 0, context)
+    expect([invalid.answer.outcome, ran]).toEqual(["invalid_input", false])
   })
 })
