@@ -15,6 +15,7 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..")
 /** Every published package, by the folder name its report takes; adapter families live under packages/adapters. */
 export const PACKAGES = [
   "core",
+  "ai-sdk",
   "embeddings",
   "langgraph",
   "ledger",
