@@ -38,6 +38,10 @@ export type GateDecision = Data.TaggedEnum<{
 /** Constructors and matchers of `GateDecision` (`GateDecision.$match`, `GateDecision.$is`). */
 export const GateDecision = Data.taggedEnum<GateDecision>()
 
+// The enum's constructors are reached through a Proxy that makes a function on every access; the
+// decision of every offered call (the hot one) keeps its own.
+const offeredDecision = Data.tagged<Extract<GateDecision, { _tag: "Offered" }>>("Offered")
+
 // One RequestTool per resolved tool: boot-time sub-agents keep the same object for every
 // request, so adapters that cache per offered tool (tool definitions) translate them once.
 // A pure memo of `fromRequestTool`, keyed on the (immutable) tool: no catalog's state.
@@ -226,7 +230,7 @@ export const gate = (
         `Call ${MetaTools.LIST_CAPABILITIES} to discover plugins, then ${MetaTools.LOAD_CAPABILITY} to make their tools available.`
     })
   }
-  for (const tool of offered) if (tool.name === toolName) return GateDecision.Offered({ tool })
+  for (const tool of offered) if (tool.name === toolName) return offeredDecision({ tool })
   const owned = catalog.toolsByName.get(toolName)
   const perRequest = owned === undefined ? findRequestTool(requestTools, toolName) : undefined
   const ownerName = owned?.plugin ?? perRequest?.plugin

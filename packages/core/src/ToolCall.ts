@@ -70,6 +70,11 @@ export type Plan = Data.TaggedEnum<{
 /** Constructors and matchers of `Plan`. */
 export const Plan = Data.taggedEnum<Plan>()
 
+// `Plan`'s constructors are reached through a Proxy that makes a function on every access: every
+// call of every step is planned, so the module keeps its own.
+const answerPlan = Data.tagged<Extract<Plan, { _tag: "Answer" }>>("Answer")
+const runPlan = Data.tagged<Extract<Plan, { _tag: "Run" }>>("Run")
+
 /** A ranking computed beforehand for a `list_capabilities` query (`SemanticIndex`). */
 export type Ranked = ReadonlyArray<{ readonly name: string; readonly score: number }>
 
@@ -147,7 +152,7 @@ export const plan = (step: Step, call: Call, options: PlanOptions = {}): Plan =>
   const view = viewOf(step)
   const decision = Offer.gate(step.catalog, step.offered, call.name, step.requestTools ?? [], view)
   if (decision._tag !== "Offered") {
-    return Plan.Answer({
+    return answerPlan({
       answer: { content: decision.message, outcome: "refused" },
       plugin: "plugin" in decision ? decision.plugin : undefined
     })
@@ -158,7 +163,7 @@ export const plan = (step: Step, call: Call, options: PlanOptions = {}): Plan =>
       const load =
         options.load ??
         MetaTools.loadCapability(step.catalog, step.loaded, call.args, step.requestTools ?? [], view)
-      return Plan.Answer({ answer: metaAnswer(Either.merge(load)) })
+      return answerPlan({ answer: metaAnswer(Either.merge(load)) })
     }
     const listing = MetaTools.listCapabilities(
       step.catalog,
@@ -167,9 +172,9 @@ export const plan = (step: Step, call: Call, options: PlanOptions = {}): Plan =>
       view,
       options.ranked
     )
-    return Plan.Answer({ answer: metaAnswer(Either.merge(listing)) })
+    return answerPlan({ answer: metaAnswer(Either.merge(listing)) })
   }
-  return Plan.Run({ tool, plugin: tool.plugin })
+  return runPlan({ tool, plugin: tool.plugin })
 }
 
 /** The catalog tool an offered plugin tool runs (absent for meta and per-request tools). */
@@ -188,6 +193,20 @@ export const countFailure = (count: number, outcome: Outcome): number =>
       ? count
       : 0
 
+// One decoder per schema: `Schema.decodeUnknownEither(schema)` compiles the schema's parser anew
+// on every call, which costs more than most handlers.
+const decoders = new WeakMap<object, (args: unknown) => Either.Either<unknown, ParseResult.ParseError>>()
+const decoderOf = <A, I>(schema: Schema.Schema<A, I, never>) => {
+  let decode = decoders.get(schema)
+  if (decode === undefined) {
+    decode = Schema.decodeUnknownEither(schema) as (
+      args: unknown
+    ) => Either.Either<unknown, ParseResult.ParseError>
+    decoders.set(schema, decode)
+  }
+  return decode as (args: unknown) => Either.Either<A, ParseResult.ParseError>
+}
+
 /**
  * A call's arguments checked against the tool's schema, after `previousFailures` consecutive
  * invalid calls of that tool in the turn: the decoded input, or what the model is told (the
@@ -205,7 +224,7 @@ export const decodeArguments = <A, I>(
       outcome: "blocked_after_invalid_input"
     })
   }
-  const decoded = Schema.decodeUnknownEither(schema)(args)
+  const decoded = decoderOf(schema)(args)
   if (Either.isRight(decoded)) return Either.right(decoded.right)
   const detail = ParseResult.TreeFormatter.formatErrorSync(decoded.left)
   return Either.left(

@@ -30,10 +30,16 @@ import {
   ToolCall,
   type ToolProgress
 } from "@plugboard/core"
-import { jsonSchema, type ToolSet } from "ai"
+import { jsonSchema, NoSuchToolError, type ToolSet } from "ai"
 import { Either } from "effect"
 import type { ToolCallEvent, TurnCallbacks } from "./Events.js"
-import { makeToolSet, type SdkTool, type SdkToolOptions } from "./internal/toolSet.js"
+import {
+  appendOffered,
+  defineRefused,
+  type SdkTool,
+  type SdkToolOptions,
+  type ToolRecord
+} from "./internal/toolSet.js"
 import { loadedFromMessages, type ToolResultMessage } from "./LoadedFromMessages.js"
 import { fromAnswer } from "./ToolAnswerError.js"
 
@@ -83,10 +89,26 @@ export interface CatalogTurn {
   readonly tools: ToolSet
   /** Pass as `prepareStep` (or call it from yours and merge what it returns). */
   readonly prepareStep: (options?: unknown) => Promise<StepSettings>
+  /**
+   * Pass as `repairToolCall` (AI SDK 6: `experimental_repairToolCall`): a call to a tool that was
+   * not offered is then answered with core's refusal instead of the SDK's generic error.
+   */
+  readonly repairToolCall: <C extends RepairedCall>(options: RepairOptions<C>) => Promise<C | null>
   /** The thread's `loadedPlugins` now: the history's, the app's, and this turn's loads. */
   readonly loadedPlugins: ReadonlyArray<string>
   /** The names offered at the current step, in order. */
   readonly offered: ReadonlyArray<string>
+}
+
+/** What the SDK passes `repairToolCall` (the part the turn reads). */
+export interface RepairOptions<C extends RepairedCall = RepairedCall> {
+  readonly toolCall: C
+  readonly error: unknown
+}
+
+/** A tool call as the SDK's repair sees it (the part the turn reads). */
+export interface RepairedCall {
+  readonly toolName: string
 }
 
 // One schema object per offered tool, kept as long as the catalog's tool is: requests share them.
@@ -104,116 +126,192 @@ const anyInput = jsonSchema({ type: "object" })
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
-/** Builds a turn (see the module doc). */
-export const makeTurn = (deps: TurnDeps, options: TurnOptions = {}): CatalogTurn => {
-  const { catalog, logger } = deps
-  const view = Access.view(catalog, options.user?.capabilities)
-  const did = options.user?.did ?? "did:plugboard:anonymous"
-  const sessionId = options.sessionId ?? "ai-sdk"
-  const base = options.system ?? ""
-  let loaded = LoadedPlugins.union(
-    options.messages === undefined ? LoadedPlugins.empty : loadedFromMessages(options.messages),
-    LoadedPlugins.fromUnknown(options.loadedPlugins ?? [])
-  )
-  // The current step's offer: replaced only at a step's start (`prepareStep`), so that a load
-  // never changes what the calls of its own step may run.
-  let offered: ReadonlyArray<Offer.OfferedTool> = []
-  let offeredByName = new Map<string, Offer.OfferedTool>()
-  let offeredFor: LoadedPlugins.LoadedPlugins | undefined
-  let prepared = false
-  const fixOffer = (): void => {
-    if (offeredFor === loaded) return
-    offered = Offer.offer(catalog, loaded, [], view)
-    offeredByName = new Map(offered.map((t) => [t.name, t] as const))
-    offeredFor = loaded
-  }
-  fixOffer()
-  const failures = new Map<string, number>()
-  const madeTools = new Map<string, SdkTool>()
+/**
+ * The turn's state and rules. A class rather than closures: a request makes one turn, and its
+ * methods are shared by every turn instead of being made anew for each.
+ *
+ * Two offers are kept apart. The record (`tools`) follows `loadedPlugins` at once, so the next model
+ * call is offered a load's tools even when the app did not wire `prepareStep`. The gate follows the
+ * step: `#offered` is what the model was offered on the call that made the current calls, fixed at
+ * the step's start, so a call made in the same step as its plugin's load is refused.
+ */
+class Turn implements CatalogTurn {
+  readonly #deps: TurnDeps
+  readonly #options: TurnOptions
+  readonly #view: Access.View
+  readonly #did: string
+  #loaded: LoadedPlugins.LoadedPlugins
+  // The gate's offer: the current step's.
+  #offered: ReadonlyArray<Offer.OfferedTool> = []
+  #offeredNames: ReadonlyArray<string> = []
+  #offeredFor: LoadedPlugins.LoadedPlugins | undefined
+  // How many messages the current step's calls carry; a call carrying more is of a later step.
+  #stepLength: number | undefined
+  // The record's offer: what `tools` lists.
+  #listed: ReadonlyArray<Offer.OfferedTool> = []
+  #failures: Map<string, number> | undefined
+  readonly #record: ToolRecord = {}
+  readonly system: string
 
-  const notify = <E>(name: keyof TurnCallbacks, callback: ((event: E) => void) | undefined, event: E) => {
+  constructor(deps: TurnDeps, options: TurnOptions) {
+    this.#deps = deps
+    this.#options = options
+    this.#view = Access.view(deps.catalog, options.user?.capabilities)
+    this.#did = options.user?.did ?? "did:plugboard:anonymous"
+    const fromHistory =
+      options.messages === undefined ? LoadedPlugins.empty : loadedFromMessages(options.messages)
+    this.#loaded =
+      options.loadedPlugins === undefined
+        ? fromHistory
+        : LoadedPlugins.union(fromHistory, LoadedPlugins.fromUnknown(options.loadedPlugins))
+    this.#fixStep()
+    this.system = this.#systemFor(this.#loaded)
+  }
+
+  get tools(): ToolSet {
+    // The SDK's ToolSet type is that of the app's `ai` (6 or 7); the objects are what `tool()` builds.
+    return this.#record as unknown as ToolSet
+  }
+
+  get loadedPlugins(): ReadonlyArray<string> {
+    return this.#loaded
+  }
+
+  get offered(): ReadonlyArray<string> {
+    return this.#offeredNames
+  }
+
+  /** Fixes the next step's offer and system prompt (an arrow: the SDK calls it unbound). */
+  readonly prepareStep = async (): Promise<StepSettings> => {
+    this.#fixStep()
+    this.#stepLength = undefined
+    const system = this.#systemFor(this.#loaded)
+    return { system, instructions: system }
+  }
+
+  /** Answers a call to a tool not offered with core's refusal (an arrow: the SDK calls it unbound). */
+  readonly repairToolCall = async <C extends RepairedCall>({
+    toolCall,
+    error
+  }: RepairOptions<C>): Promise<C | null> => {
+    if (!NoSuchToolError.isInstance(error) || typeof toolCall.toolName !== "string") return null
+    const name = toolCall.toolName
+    // Any arguments: the call is answered without running anything.
+    defineRefused(this.#record, name, {
+      inputSchema: anyInput,
+      execute: (input, sdk) => this.#run(name, input, sdk)
+    })
+    return toolCall
+  }
+
+  /** The gate's offer becomes the current one, and the record lists it. */
+  #fixStep(): void {
+    if (this.#offeredFor !== this.#loaded) {
+      this.#offered = Offer.offer(this.#deps.catalog, this.#loaded, [], this.#view)
+      this.#offeredNames = this.#offered.map((t) => t.name)
+      this.#offeredFor = this.#loaded
+    }
+    this.#list(this.#offered)
+  }
+
+  /** Lists `offer` in the record: its new tail appended (a load appends), or all of it anew. */
+  #list(offer: ReadonlyArray<Offer.OfferedTool>): void {
+    const before = this.#listed
+    if (offer === before) return
+    const appends = before.length <= offer.length && before.every((t, i) => offer[i] === t)
+    if (!appends) for (const name of Object.keys(this.#record)) delete this.#record[name]
+    appendOffered(
+      this.#record,
+      (appends ? offer.slice(before.length) : offer).map((spec) => [spec.name, this.#toolFor(spec)] as const)
+    )
+    this.#listed = offer
+  }
+
+  #toolFor(spec: Offer.OfferedTool): SdkTool {
+    const name = spec.name
+    return {
+      description: spec.description,
+      inputSchema: schemaOf(spec),
+      execute: (input, sdk) => this.#run(name, input, sdk)
+    }
+  }
+
+  #systemFor(loaded: LoadedPlugins.LoadedPlugins): string {
+    const { catalog } = this.#deps
+    return SystemPrompt.compose({
+      basePrompt: this.#options.system ?? "",
+      catalog,
+      loadedPlugins: loaded,
+      view: this.#view
+    })
+  }
+
+  /**
+   * A call of a later step than the last one seen: the gate's offer becomes what that step's model
+   * call was offered (every load before it). Only needed when `prepareStep` is not wired.
+   */
+  #observeStep(sdk: SdkToolOptions): void {
+    const length = sdk.messages?.length
+    if (length === undefined) return
+    if (this.#stepLength !== undefined && length > this.#stepLength) this.#fixStep()
+    if (this.#stepLength === undefined || length > this.#stepLength) this.#stepLength = length
+  }
+
+  #notify<E>(name: keyof TurnCallbacks, callback: ((event: E) => void) | undefined, event: E): void {
     if (callback === undefined) return
     try {
       callback(event)
     } catch (error) {
-      logger.warn(`ai-sdk: the turn's ${name} callback threw; ignored`, { error: errorText(error) })
-    }
-  }
-
-  const contextFor = (call: ToolCallEvent, sdk: SdkToolOptions): RuntimeContext => {
-    const signal =
-      sdk.abortSignal !== undefined && options.signal !== undefined
-        ? AbortSignal.any([sdk.abortSignal, options.signal])
-        : (sdk.abortSignal ?? options.signal)
-    const context = makeRuntimeContext({
-      state: {
-        ...GraphState.initial({ did, client: "portal" }),
-        // The SDK's messages of this step: what a handler reads as `history.messages`.
-        messages: (sdk.messages ?? []) as ReadonlyArray<GraphState.StateMessage>,
-        loadedPlugins: loaded
-      },
-      sessionId,
-      did,
-      capabilities: options.user?.capabilities,
-      shared: deps.shared,
-      logger,
-      ...(signal === undefined ? {} : { signal })
-    })
-    return {
-      ...context,
-      toolCall: {
-        id: call.toolCallId,
-        name: call.toolName,
-        progress: (progress: ToolProgress) =>
-          notify("onToolProgress", options.onToolProgress, { ...call, progress })
-      }
+      this.#deps.logger.warn(`ai-sdk: the turn's ${name} callback threw; ignored`, {
+        error: errorText(error)
+      })
     }
   }
 
   /** Decides and runs one call; resolves with the answer's text or rejects with `ToolAnswerError`. */
-  const run = async (name: string, args: unknown, sdk: SdkToolOptions): Promise<string> => {
-    const step: ToolCall.Step = { catalog, offered, loaded, view }
+  async #run(name: string, args: unknown, sdk: SdkToolOptions): Promise<string> {
+    this.#observeStep(sdk)
+    const { catalog } = this.#deps
+    const options = this.#options
+    const step: ToolCall.Step = { catalog, offered: this.#offered, loaded: this.#loaded, view: this.#view }
     let plan: ToolCall.Plan
-    if (name === MetaTools.LOAD_CAPABILITY && offeredByName.has(name)) {
+    // The meta-tools are always offered (core's prefix); their answers need the turn's state.
+    if (name === MetaTools.LOAD_CAPABILITY) {
       // Loads apply at once, in the order they run: a later load of the same step sees them.
-      const load = MetaTools.loadCapability(catalog, loaded, args, [], view)
+      const load = MetaTools.loadCapability(catalog, this.#loaded, args, [], this.#view)
       plan = ToolCall.plan(step, { name, args }, { load })
       if (Either.isRight(load) && load.right.newlyLoaded.length > 0) {
-        loaded = load.right.loadedPlugins
-        notify("onPluginsLoaded", options.onPluginsLoaded, {
+        this.#loaded = load.right.loadedPlugins
+        // Listed for the next model call at once; the gate moves at the next step.
+        this.#list(Offer.offer(catalog, this.#loaded, [], this.#view))
+        this.#notify("onPluginsLoaded", options.onPluginsLoaded, {
           toolCallId: sdk.toolCallId,
           names: load.right.newlyLoaded,
-          loadedPlugins: loaded
+          loadedPlugins: this.#loaded
         })
       }
-    } else if (name === MetaTools.LIST_CAPABILITIES && offeredByName.has(name)) {
-      plan = ToolCall.plan(step, { name, args }, { loadedAfter: loaded, ranked: await rankOf(args) })
+    } else if (name === MetaTools.LIST_CAPABILITIES) {
+      const ranked = await this.#rankOf(args)
+      plan = ToolCall.plan(step, { name, args }, { loadedAfter: this.#loaded, ranked })
     } else {
       plan = ToolCall.plan(step, { name, args })
     }
     const call: ToolCallEvent = { toolCallId: sdk.toolCallId, toolName: name, args, plugin: plan.plugin }
-    notify("onToolStart", options.onToolStart, call)
+    this.#notify("onToolStart", options.onToolStart, call)
     let executed: ToolCall.Executed
+    const target = plan._tag === "Run" ? ToolCall.catalogTool(catalog, plan.tool) : undefined
     if (plan._tag === "Answer") {
       executed = { answer: plan.answer }
+    } else if (target === undefined) {
+      executed = { answer: ToolCall.noHandler(name) }
     } else {
-      const target = ToolCall.catalogTool(catalog, plan.tool)
-      if (target === undefined) {
-        executed = { answer: ToolCall.noHandler(name) }
-      } else {
-        const previous = failures.get(name) ?? 0
-        executed = await ToolCall.execute(
-          name,
-          target.tool.input,
-          target.tool.handler,
-          args,
-          previous,
-          contextFor(call, sdk)
-        )
-        failures.set(name, ToolCall.countFailure(previous, executed.answer.outcome))
-      }
+      this.#failures ??= new Map()
+      const previous = this.#failures.get(name) ?? 0
+      const context = this.#contextFor(call, sdk)
+      executed = await ToolCall.execute(name, target.tool.input, target.tool.handler, args, previous, context)
+      this.#failures.set(name, ToolCall.countFailure(previous, executed.answer.outcome))
     }
-    notify("onToolEnd", options.onToolEnd, {
+    this.#notify("onToolEnd", options.onToolEnd, {
       ...call,
       outcome: executed.answer.outcome,
       text: executed.answer.content,
@@ -224,64 +322,51 @@ export const makeTurn = (deps: TurnDeps, options: TurnOptions = {}): CatalogTurn
     return executed.answer.content
   }
 
-  const rankOf = async (args: unknown): Promise<ToolCall.Ranked | undefined> => {
+  async #rankOf(args: unknown): Promise<ToolCall.Ranked | undefined> {
     const query = (args as { query?: unknown } | null | undefined)?.query
-    if (deps.rank === undefined || typeof query !== "string" || query.trim() === "") return undefined
+    const rank = this.#deps.rank
+    if (rank === undefined || typeof query !== "string" || query.trim() === "") return undefined
     try {
-      return await deps.rank(query)
+      return await rank(query)
     } catch (error) {
-      logger.warn("list_capabilities: the embedder's ranking failed; ranking lexically", {
+      this.#deps.logger.warn("list_capabilities: the embedder's ranking failed; ranking lexically", {
         error: errorText(error)
       })
       return undefined
     }
   }
 
-  const tools = makeToolSet({
-    names: () => {
-      if (!prepared && offeredFor !== loaded) {
-        throw new TypeError(
-          "plugboard: this turn loaded plugins but its offer was never advanced. Pass the turn's prepareStep to generateText / streamText (prepareStep: turn.prepareStep), or call it from your own prepareStep: it fixes each step's tools."
-        )
+  #contextFor(call: ToolCallEvent, sdk: SdkToolOptions): RuntimeContext {
+    const options = this.#options
+    const signal =
+      sdk.abortSignal !== undefined && options.signal !== undefined
+        ? AbortSignal.any([sdk.abortSignal, options.signal])
+        : (sdk.abortSignal ?? options.signal)
+    const context = makeRuntimeContext({
+      state: {
+        ...GraphState.initial({ did: this.#did, client: "portal" }),
+        // The SDK's messages of this step: what a handler reads as `history.messages`.
+        messages: (sdk.messages ?? []) as ReadonlyArray<GraphState.StateMessage>,
+        loadedPlugins: this.#loaded
+      },
+      sessionId: options.sessionId ?? "ai-sdk",
+      did: this.#did,
+      capabilities: options.user?.capabilities,
+      shared: this.#deps.shared,
+      logger: this.#deps.logger,
+      ...(signal === undefined ? {} : { signal })
+    })
+    return {
+      ...context,
+      toolCall: {
+        id: call.toolCallId,
+        name: call.toolName,
+        progress: (progress: ToolProgress) =>
+          this.#notify("onToolProgress", options.onToolProgress, { ...call, progress })
       }
-      return offered.map((t) => t.name)
-    },
-    offers: (name) => offeredByName.has(name),
-    tool: (name) => {
-      const spec = offeredByName.get(name)
-      // A tool object is bound to its offered spec: a name offered later gets a fresh one.
-      const key = spec === undefined ? `\u0000${name}` : name
-      let made = madeTools.get(key)
-      if (made === undefined) {
-        made = {
-          ...(spec === undefined ? {} : { description: spec.description }),
-          inputSchema: spec === undefined ? anyInput : schemaOf(spec),
-          execute: (input, sdk) => run(name, input, sdk)
-        }
-        madeTools.set(key, made)
-      }
-      return made
-    }
-  })
-
-  const systemFor = (plugins: LoadedPlugins.LoadedPlugins): string =>
-    SystemPrompt.compose({ basePrompt: base, catalog, loadedPlugins: plugins, view })
-
-  return {
-    system: systemFor(loaded),
-    // The SDK's ToolSet type is that of the app's `ai` (6 or 7); the objects are what `tool()` builds.
-    tools: tools as unknown as ToolSet,
-    prepareStep: async () => {
-      prepared = true
-      fixOffer()
-      const system = systemFor(loaded)
-      return { system, instructions: system }
-    },
-    get loadedPlugins() {
-      return loaded
-    },
-    get offered() {
-      return offered.map((t) => t.name)
     }
   }
 }
+
+/** Builds a turn (see the module doc). */
+export const makeTurn = (deps: TurnDeps, options: TurnOptions = {}): CatalogTurn => new Turn(deps, options)

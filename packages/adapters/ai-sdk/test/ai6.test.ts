@@ -55,6 +55,7 @@ describe("AI SDK 6", () => {
       messages,
       tools: turn.tools as ToolSet,
       prepareStep: turn.prepareStep as never,
+      experimental_repairToolCall: turn.repairToolCall as never,
       stopWhen: stepCountIs(6)
     })
     expect(result.text).toBe("2")

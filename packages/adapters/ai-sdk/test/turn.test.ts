@@ -122,6 +122,7 @@ describe("the gate", () => {
       prompt: "count",
       tools: turn.tools,
       prepareStep: turn.prepareStep,
+      repairToolCall: turn.repairToolCall,
       stopWhen: stepCountIs(6)
     })
     const refusal = Offer.notLoadedMessage("count_up", "counter")
@@ -150,6 +151,7 @@ describe("the gate", () => {
       prompt: "count",
       tools: turn.tools,
       prepareStep: turn.prepareStep,
+      repairToolCall: turn.repairToolCall,
       stopWhen: stepCountIs(8)
     })
     expect(toolResultsSent(sent[1]!)[0]!.text).toContain(
@@ -161,16 +163,51 @@ describe("the gate", () => {
     expect(runs).toBe(0)
   })
 
-  it("a turn whose prepareStep is not wired fails with a clear TypeError once it loads", async () => {
+  it("without repairToolCall the SDK answers with its own error, and nothing runs either", async () => {
     const board = await createPlugboard({ plugins: [counted] })
-    const { model } = scriptedModel([
-      { calls: [["load_capability", { names: ["counter"] }]] },
+    runs = 0
+    const { model, sent } = scriptedModel([{ calls: [["count_up", { by: 1 }]] }, { text: "ok" }])
+    const turn = board.turn({})
+    await generateText({
+      model,
+      prompt: "count",
+      tools: turn.tools,
+      prepareStep: turn.prepareStep,
+      stopWhen: stepCountIs(3)
+    })
+    expect(toolResultsSent(sent[1]!)[0]).toMatchObject({ toolName: "count_up", error: true })
+    expect(toolResultsSent(sent[1]!)[0]!.text).toMatch(/unavailable tool 'count_up'/)
+    expect(runs).toBe(0)
+  })
+
+  it("without prepareStep a load is still offered at the next step, and still refused in its own", async () => {
+    const board = await createPlugboard({ plugins: [counted] })
+    runs = 0
+    const { model, sent } = scriptedModel([
+      {
+        calls: [
+          ["load_capability", { names: ["counter"] }],
+          ["count_up", { by: 1 }]
+        ]
+      },
+      { calls: [["count_up", { by: 1 }]] },
       { text: "ok" }
     ])
     const turn = board.turn({})
-    await expect(
-      generateText({ model, prompt: "count", tools: turn.tools, stopWhen: stepCountIs(4) })
-    ).rejects.toThrow(/Pass the turn's prepareStep/)
+    await generateText({
+      model,
+      prompt: "count",
+      tools: turn.tools,
+      repairToolCall: turn.repairToolCall,
+      stopWhen: stepCountIs(4)
+    })
+    expect(names(sent[1]!.tools)).toEqual(["list_capabilities", "load_capability", "count_up"])
+    expect(toolResultsSent(sent[1]!).at(-1)).toEqual({
+      toolName: "count_up",
+      text: Offer.notLoadedMessage("count_up", "counter"),
+      error: true
+    })
+    expect(runs).toBe(1)
   })
 
   it("bad input to load_capability is core's input error, and loses nothing already loaded", async () => {

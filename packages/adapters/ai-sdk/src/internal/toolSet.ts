@@ -1,19 +1,20 @@
 /**
- * The `tools` object a turn hands to `generateText` / `streamText`: a view of the step's offer,
- * not a record of the catalog (docs/ai-sdk.md#how-it-works).
+ * The `tools` object a turn hands to `generateText` / `streamText`: the step's offer, not a record
+ * of the catalog (docs/ai-sdk.md#how-it-works).
  *
- * - Its keys are the tools offered at the current step, in core's order: the AI SDK sends the
- *   model exactly those (`Object.entries`), and a load adds keys at the next step, appended.
- * - Any other name still resolves, to a tool that is never listed (not enumerable): when the model
- *   calls a tool that was not offered, the SDK finds it, runs it, and it answers with core's
- *   refusal (which plugin to load, or the closest names) instead of the SDK's generic "unavailable
- *   tool" error. Nothing of the tool the model named runs.
- * - Tool objects are made when the SDK asks for them, so a step costs what it offers: a catalog of
- *   5,000 plugins does not make 5,000 tools per request.
- *
- * The SDK reads `tools` afresh at every step (it keeps the object it was given), which is what
- * lets the keys follow the offer. It copies the object only when the app passes `activeTools`
- * (or tool callers); the offer still holds then, and an unoffered call gets the SDK's own error.
+ * - Its enumerable keys are the tools offered at the current step, in core's order: the SDK sends
+ *   the model exactly those (`Object.entries`). At a step's start (`prepareStep`), the tools a load
+ *   added are appended, as core's offer appends them.
+ * - It is a plain object. The SDK keeps the object it was given and reads it afresh at every step,
+ *   which is what lets the keys follow the offer; and it enumerates it several times a step, which
+ *   a Proxy would make ten times dearer (measured: `pnpm bench ai-sdk`, docs/ai-sdk.md).
+ * - A name the model calls that was not offered is not in it, so the SDK asks the turn's
+ *   `repairToolCall`. The repair defines that name as a non-enumerable property (never listed,
+ *   never offered) whose tool answers with core's refusal: which plugin to load, or the closest
+ *   names. Nothing of the tool the model named runs. Without the repair the SDK answers with its
+ *   own "unavailable tool" error, and nothing runs either.
+ * - Tool objects are made for what is offered, so a step costs what it offers: a catalog of 5,000
+ *   plugins does not make 5,000 tools per request.
  */
 
 /** The AI SDK tool shape this module builds (structurally what `tool()` returns). */
@@ -30,32 +31,18 @@ export interface SdkToolOptions {
   readonly abortSignal?: AbortSignal
 }
 
-/** What the tool set reads from its turn. */
-export interface ToolSource {
-  /** Names offered at the current step, in order. Called on every enumeration. */
-  readonly names: () => ReadonlyArray<string>
-  /** Whether `name` is offered at the current step. */
-  readonly offers: (name: string) => boolean
-  /** The tool object for `name`, offered or not (made once per name per turn). */
-  readonly tool: (name: string) => SdkTool
+/** A turn's tools: the offered ones enumerable, the refused ones not. */
+export type ToolRecord = Record<string, SdkTool>
+
+/** Appends offered tools (a name already there, offered or refused, is moved to the end). */
+export const appendOffered = (record: ToolRecord, tools: ReadonlyArray<readonly [string, SdkTool]>): void => {
+  for (const [name, tool] of tools) {
+    if (Object.hasOwn(record, name)) delete record[name]
+    record[name] = tool
+  }
 }
 
-// Names the tool set leaves to the plain object: a promise check (`then`), and what every object
-// has (`toString`, `constructor`...). A model calling a tool of such a name gets the SDK's error.
-const passThrough = (key: string): boolean => key === "then" || key in Object.prototype
-
-/** The proxy the turn exposes as `tools`. Read-only: a write is a TypeError in strict code. */
-export const makeToolSet = (source: ToolSource): Record<string, SdkTool> =>
-  new Proxy({} as Record<string, SdkTool>, {
-    ownKeys: () => [...source.names()],
-    has: (target, key) => (typeof key === "string" && !passThrough(key) ? true : Reflect.has(target, key)),
-    get: (target, key) =>
-      typeof key === "string" && !passThrough(key) ? source.tool(key) : Reflect.get(target, key),
-    getOwnPropertyDescriptor: (_target, key) => {
-      if (typeof key !== "string" || passThrough(key)) return undefined
-      return { value: source.tool(key), enumerable: source.offers(key), configurable: true, writable: false }
-    },
-    set: () => false,
-    defineProperty: () => false,
-    deleteProperty: () => false
-  })
+/** Makes `name` resolvable without offering it: a property the SDK finds but never lists. */
+export const defineRefused = (record: ToolRecord, name: string, tool: SdkTool): void => {
+  Object.defineProperty(record, name, { value: tool, enumerable: false, configurable: true, writable: true })
+}
