@@ -8,20 +8,18 @@
 import { resolve } from "node:path"
 import { CatalogSource, type Plugin, type RuntimeLogger } from "@plugboard/core"
 import {
-  type DescribePool,
-  discoverMcpServers,
-  McpConfig,
-  McpPool,
   type McpServerConfig,
-  mcpSpecs,
-  mintInvocations
+  type McpServersInput,
+  type MountedMcpServers,
+  mintInvocations,
+  mountMcpServers
 } from "@plugboard/mcp"
 import { loadSkills } from "@plugboard/skills"
 import type { Signer } from "@plugboard/ucan"
 import { makeJsonSchemaCheck } from "./JsonSchemaCheck.js"
 
 /** An MCP config as `createOracleApp({ mcpServers })` takes it: a file path, or the parsed object. */
-export type McpServersInput = string | { readonly mcpServers: Readonly<Record<string, unknown>> }
+export type { McpServersInput }
 
 /** Options of `loadSources`. */
 export interface SourcesOptions {
@@ -76,11 +74,6 @@ export const LIST_CHANGED_WAIT_MS = 1_000
 
 const NONE: Sources = { plugins: [], errors: [], warnings: [], servers: [], close: async () => {} }
 
-const readMcpConfig = async (input: McpServersInput, cwd: string): Promise<McpConfig.ParsedConfig> => {
-  if (typeof input === "string") return McpConfig.readFile(resolve(cwd, input))
-  return McpConfig.parse(input, { baseDir: cwd })
-}
-
 /**
  * Reads every source and derives its plugins. `others` are the TypeScript plugins: their tool
  * names are taken, so a derived tool of the same name is namespaced rather than a collision.
@@ -96,48 +89,22 @@ export const loadSources = async (
   const warnings: string[] = []
   const specs: CatalogSource.DerivedPluginSpec[] = []
 
-  let servers: ReadonlyArray<McpServerConfig> = []
-  let pool: McpPool | undefined
+  let mcp: MountedMcpServers | undefined
   if (options.mcpServers !== undefined) {
-    const parsed = await readMcpConfig(options.mcpServers, options.cwd)
-    errors.push(...parsed.errors)
-    warnings.push(...parsed.warnings)
-    servers = parsed.servers
-    if (parsed.errors.length === 0 && servers.length > 0) {
-      pool = new McpPool({
-        ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
-        ...(options.logger === undefined ? {} : { logger: options.logger })
-      })
-      const forwards = servers.some((s) => s.forwardUcan !== undefined)
-      const signer = forwards ? await options.signer?.() : undefined
-      // Listing at boot is not a use: each server's connection closes as soon as its list is
-      // read, so a catalog of hundreds of servers never keeps more processes than are being
-      // asked at once (discovery's concurrency), nor any for the idle period.
-      const listing: DescribePool = {
-        describe: async (server, request) => {
-          const once = new McpPool(options.logger === undefined ? {} : { logger: options.logger })
-          try {
-            return await once.describe(server, request)
-          } finally {
-            await once.close()
-          }
-        }
-      }
-      const discovered = await discoverMcpServers(servers, {
-        pool: listing,
-        signer,
-        cacheDir: options.cacheDir,
-        refresh: options.refresh,
-        logger: options.logger
-      })
-      for (const d of discovered) {
-        warnings.push(...d.warnings)
-        if (d.error !== undefined)
-          warnings.push(`${d.error} Its plugin '${d.server.name}' is listed as unavailable.`)
-      }
-      specs.push(...mcpSpecs(discovered, { pool, logger: options.logger }))
-    }
+    mcp = await mountMcpServers(options.mcpServers, {
+      cwd: options.cwd,
+      cacheDir: options.cacheDir,
+      refresh: options.refresh,
+      signer: options.signer,
+      idleMs: options.idleMs,
+      logger: options.logger
+    })
+    errors.push(...mcp.errors)
+    warnings.push(...mcp.warnings)
+    specs.push(...mcp.specs)
   }
+  const servers = mcp?.servers ?? []
+  const pool = mcp?.pool
 
   const skillDirs =
     options.skills === undefined ? [] : typeof options.skills === "string" ? [options.skills] : options.skills
@@ -173,7 +140,7 @@ export const loadSources = async (
             mintInvocations(forwarding, { signer, userDid })
         }),
     close: () => {
-      if (closed === undefined) closed = pool === undefined ? Promise.resolve() : pool.close()
+      closed ??= mcp === undefined ? Promise.resolve() : mcp.close()
       return closed
     }
   }

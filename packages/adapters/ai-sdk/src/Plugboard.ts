@@ -3,7 +3,7 @@
  * one `turn` per user message. The app keeps its own model, messages and `generateText` /
  * `streamText` call; the catalog gives it the tools, the per-step hook and the system prompt.
  */
-import { Catalog, type Plugin, type RuntimeLogger, silentLogger, Tier1 } from "@plugboard/core"
+import { Catalog, CatalogSource, type Plugin, type RuntimeLogger, silentLogger, Tier1 } from "@plugboard/core"
 import { Effect, Either } from "effect"
 import { type CatalogTurn, makeTurn, type QueryRanking, type TurnOptions } from "./CatalogTurn.js"
 
@@ -14,12 +14,25 @@ export interface PlugboardOptions {
    * (`@plugboard/mcp`, `@plugboard/skills`; docs/ai-sdk.md#mcp-servers-and-skills).
    */
   readonly plugins: ReadonlyArray<Plugin>
+  /**
+   * Plugins derived from other sources: `mountMcpServers` of `@plugboard/mcp`, `loadSkills` of
+   * `@plugboard/skills` (anything with `specs`). They become plugins by core's rules
+   * (`CatalogSource.toPlugins`); a tool name a TypeScript plugin already has is namespaced.
+   */
+  readonly sources?: ReadonlyArray<PluginSource> | undefined
   /** The operator's manifest overrides: plugin name → manifest fields (core's `ManifestOverrides`). */
   readonly manifestOverrides?: Readonly<Record<string, unknown>> | undefined
   /** Where tool handlers and this adapter log; nothing is logged when absent. */
   readonly logger?: RuntimeLogger | undefined
   /** Ranks `list_capabilities`' query with an embedder; lexical when absent or when it fails. */
   readonly rank?: QueryRanking | undefined
+}
+
+/** What a source of derived plugins gives: specs, and what its reading found wrong. */
+export interface PluginSource {
+  readonly specs: ReadonlyArray<CatalogSource.DerivedPluginSpec>
+  readonly errors?: ReadonlyArray<string> | undefined
+  readonly warnings?: ReadonlyArray<string> | undefined
 }
 
 /** A catalog ready for AI SDK turns. */
@@ -37,11 +50,26 @@ export interface Plugboard {
 /**
  * Builds the catalog by core's rules (manifests validated, names unique, dependencies sorted) and
  * reads the plugins' shared state once. Rejects with core's `CatalogBootError` (every
- * `[boot-error]` line in its `lines`) or `SharedStateError`.
+ * `[boot-error]` line in its `lines`, a source's errors among them) or `SharedStateError`.
  */
 export const createPlugboard = async (options: PlugboardOptions): Promise<Plugboard> => {
+  const sources = options.sources ?? []
+  const taken = options.plugins.flatMap((p) => (p.tools ?? []).map((t) => t.name))
+  const derived = CatalogSource.toPlugins(
+    sources.flatMap((s) => s.specs),
+    { takenToolNames: taken }
+  )
+  const sourceErrors = [...sources.flatMap((s) => s.errors ?? []), ...derived.errors]
+  const sourceWarnings = [...sources.flatMap((s) => s.warnings ?? []), ...derived.warnings]
+  if (sourceErrors.length > 0) {
+    throw new Catalog.CatalogBootError({
+      reason: "invalid-catalog",
+      errors: sourceErrors,
+      warnings: sourceWarnings
+    })
+  }
   const built = Catalog.make(
-    options.plugins,
+    [...options.plugins, ...derived.plugins],
     options.manifestOverrides === undefined ? {} : { manifestOverrides: options.manifestOverrides }
   )
   if (Either.isLeft(built)) throw built.left
@@ -51,7 +79,7 @@ export const createPlugboard = async (options: PlugboardOptions): Promise<Plugbo
   return {
     catalog,
     tier1: Tier1.render(catalog),
-    warnings: catalog.warnings.map((w) => `[boot-warning] ${w}`),
+    warnings: [...sourceWarnings, ...catalog.warnings].map((w) => `[boot-warning] ${w}`),
     turn: (turnOptions) => makeTurn(deps, turnOptions)
   }
 }

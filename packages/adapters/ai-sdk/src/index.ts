@@ -19,5 +19,5 @@ export type {
 } from "./Events.js"
 export type { SdkTool, SdkToolOptions } from "./internal/toolSet.js"
 export { loadedFromMessages, type ToolResultMessage } from "./LoadedFromMessages.js"
-export { createPlugboard, type Plugboard, type PlugboardOptions } from "./Plugboard.js"
+export { createPlugboard, type Plugboard, type PlugboardOptions, type PluginSource } from "./Plugboard.js"
 export { ToolAnswerError } from "./ToolAnswerError.js"

@@ -20,6 +20,12 @@ export {
   mcpSpecs,
   perUserOptions
 } from "./McpPlugins.js"
+export {
+  type McpServersInput,
+  type MountedMcpServers,
+  type MountOptions,
+  mountMcpServers
+} from "./Mount.js"
 export { DEFAULT_IDLE_MS, McpPool, type McpPoolOptions } from "./Pool.js"
 export { defaultLimits as defaultResultLimits, type ResultLimits, toToolOutput } from "./Results.js"
 export type * from "./Types.js"
