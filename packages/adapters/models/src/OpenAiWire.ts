@@ -384,7 +384,10 @@ export const serveOpenAiWire = async (
 const describeAnswer = (toolNames: ReadonlyArray<string>): string =>
   toolNames.length === 0 ? "answer" : `tool_calls ${toolNames.join(",")}`
 
-const sse = (res: ServerResponse, data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`)
+// A client that went away mid-stream is written nothing more (its model call is being aborted).
+const sse = (res: ServerResponse, data: unknown) => {
+  if (!res.destroyed) res.write(`data: ${JSON.stringify(data)}\n\n`)
+}
 
 /**
  * Streams the model's answer as server-sent events. The first chunk is awaited before the
@@ -422,6 +425,10 @@ const stream = async (
   sse(res, chunk(envelope, { role: "assistant", content: "" }, null, includeUsage))
   try {
     for (let next = first; next.done !== true; next = await iterator.next()) {
+      if (res.destroyed) {
+        void iterator.return?.()
+        break
+      }
       const piece = next.value
       gathered = gathered === undefined ? piece : gathered.concat(piece)
       for (const delta of translator.deltas(piece)) {
@@ -438,6 +445,7 @@ const stream = async (
     }
     return `${e.reason} (mid-stream)`
   }
+  if (res.destroyed) return "client gone (mid-stream)"
   sse(res, chunk(envelope, {}, translator.calledTools ? "tool_calls" : "stop", includeUsage))
   if (includeUsage) sse(res, usageChunk(envelope, gathered?.usage_metadata))
   res.end("data: [DONE]\n\n")

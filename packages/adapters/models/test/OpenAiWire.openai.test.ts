@@ -7,6 +7,9 @@
  * demo's direct load); script replay and an exhausted script; and every bad request the server
  * must refuse, with OpenAI's error JSON and status.
  */
+import { BaseChatModel } from "@langchain/core/language_models/chat_models"
+import { AIMessageChunk } from "@langchain/core/messages"
+import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs"
 import { Catalog } from "@plugboard/core"
 import OpenAI from "openai"
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions"
@@ -16,7 +19,7 @@ import { routerPlugins, weatherCalls } from "./fixtures.js"
 import { catalogHost } from "./wireHarness.js"
 
 const servers: Array<OpenAiWireServer> = []
-const serve = async (model: ScriptedChatModel, options = {}) => {
+const serve = async (model: BaseChatModel, options = {}) => {
   const server = await serveOpenAiWire(model, options)
   servers.push(server)
   return server
@@ -275,6 +278,89 @@ describe("script replay", () => {
       expect(refused).toMatchObject({ status: 500, code: "script_exhausted", type: "server_error" })
       expect((refused as Error).message).toMatch(/the script has 2 step\(s\) and all were used/)
     }
+  })
+})
+
+/**
+ * A provider-like model (any LangChain chat model is served): it streams "Hel", then either
+ * waits for its call to be aborted or fails.
+ */
+class HalfAnswer extends BaseChatModel {
+  readonly #then: "wait" | "fail"
+  #abortSeen: () => void = () => undefined
+  /** Settles when the model's call saw its signal abort. */
+  readonly abortSeen = new Promise<void>((resolve) => {
+    this.#abortSeen = resolve
+  })
+  constructor(then: "wait" | "fail") {
+    super({})
+    this.#then = then
+  }
+  override _llmType() {
+    return "half-answer"
+  }
+  override async _generate(): Promise<ChatResult> {
+    throw new Error("this model only streams")
+  }
+  override async *_streamResponseChunks(_messages: unknown, options: this["ParsedCallOptions"]) {
+    yield new ChatGenerationChunk({ text: "Hel", message: new AIMessageChunk({ content: "Hel" }) })
+    if (this.#then === "fail") throw new Error("the provider fell over")
+    const signal = options.signal!
+    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }))
+    this.#abortSeen()
+    throw signal.reason
+  }
+}
+
+describe("any LangChain chat model", () => {
+  it("a client that leaves mid-stream aborts the model's call, and the server goes on serving", async () => {
+    const model = new HalfAnswer("wait")
+    const server = await serve(model)
+    const client = clientOf(server)
+    const stream = await client.chat.completions.create({
+      model: "half-answer",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true
+    })
+    let text = ""
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? ""
+      // Leaving the loop aborts the SDK's request.
+      if (text === "Hel") break
+    }
+    await model.abortSeen
+    expect((await client.models.list()).data.map((m) => m.id)).toEqual(["half-answer"])
+  })
+
+  it("a failure after the stream began arrives as an error event, which the SDK throws", async () => {
+    const server = await serve(new HalfAnswer("fail"))
+    const stream = await clientOf(server).chat.completions.create({
+      model: "half-answer",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true
+    })
+    let text = ""
+    const failed = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ""
+    })().then(
+      () => undefined,
+      (error: unknown) => error
+    )
+    expect(text).toBe("Hel")
+    expect(failed).toBeInstanceOf(OpenAI.APIError)
+    expect((failed as Error).message).toMatch(/the provider fell over/)
+  })
+
+  it("a scripted step that is an error is a 500 naming it", async () => {
+    const server = await serve(ScriptedChatModel.script([new Error("the step fails")]))
+    const refused = await clientOf(server)
+      .chat.completions.create({ model: "scripted", messages: [{ role: "user", content: "hi" }] })
+      .then(
+        () => undefined,
+        (error: unknown) => error
+      )
+    expect(refused).toMatchObject({ status: 500, type: "server_error", code: "provider" })
+    expect((refused as Error).message).toMatch(/The model's call failed: the step fails/)
   })
 })
 
