@@ -125,7 +125,7 @@ const modelFailure = (error: unknown): OpenAiWireError => {
   })
 }
 
-/** Reads the body up to `max` bytes: the text, or `too-large` (the rest is discarded unread). */
+/** Reads the body up to `max` bytes: the text, or `too-large` (the rest is discarded unbuffered). */
 const readBody = (req: IncomingMessage, max: number): Promise<Either.Either<string, OpenAiWireError>> =>
   new Promise((resolve, reject) => {
     const tooLarge = () =>
@@ -217,7 +217,7 @@ export const serveOpenAiWire = async (
   const completions = async (req: IncomingMessage, res: ServerResponse): Promise<string> => {
     const body = await readBody(req, maxBody)
     if (Either.isLeft(body)) {
-      // Whatever the client still sends is not read: end the connection with the answer.
+      // The rest of the body is discarded unbuffered; the connection ends with the answer.
       sendError(res, body.left, { connection: "close" })
       return body.left.reason
     }

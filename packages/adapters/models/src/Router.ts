@@ -336,15 +336,17 @@ const toolDocument = (t: ToolSpec.ToolSpec): CapabilityIndex.CapabilityDocument 
 const byTools = (
   turn: ScriptedTurn,
   f: TurnFacts,
-  learned: Learned,
+  learn: () => Learned,
   threshold: number,
   options: { readonly discover: boolean; readonly foreign?: Catalog.Catalog | undefined }
 ): Move | undefined => {
+  const isDomain = (name: string) =>
+    name !== LIST_CAPABILITIES && name !== LOAD_CAPABILITY && !options.foreign?.toolsByName.has(name)
+  // By name first: with a catalog and no tool of the client's own, there is nothing to read.
+  if (!options.discover && !turn.offeredTools.some(isDomain)) return undefined
+  const learned = learn()
   const offered = turn.tools ?? turn.offeredTools.map((name) => ({ name, description: "", parameters: {} }))
-  const domain = offered.filter(
-    (t) =>
-      t.name !== LIST_CAPABILITIES && t.name !== LOAD_CAPABILITY && !options.foreign?.toolsByName.has(t.name)
-  )
+  const domain = offered.filter((t) => isDomain(t.name))
   const byName = new Map(domain.map((t) => [t.name, t]))
   const candidates = new Map<string, Candidate>()
   const claimed = new Set<string>()
@@ -474,7 +476,7 @@ export const decide = (options: RouterOptions, turn: ScriptedTurn): RouterDecisi
   if (fromCatalog?.acts === true) return fromCatalog.decision
   const greets = GREETING.test(f.user)
   // A greeting needs no discovery; with a catalog, the catalog has already looked.
-  const fromTools = byTools(turn, f, learned(), threshold, {
+  const fromTools = byTools(turn, f, learned, threshold, {
     discover: catalog === undefined && !greets,
     foreign: catalog
   })
