@@ -31,7 +31,7 @@ describe("plugboard <command> --help", () => {
     )
   })
 
-  for (const command of ["init", "serve", "chat", "console", "token", "credits"]) {
+  for (const command of ["init", "serve", "chat", "console", "token", "credits", "scripted-model"]) {
     it(`${command} --help and -h print its page and exit 0, starting nothing`, async () => {
       for (const flag of ["--help", "-h"]) {
         const { code, stdout, stderr } = await plugboard(command, flag)
@@ -57,7 +57,8 @@ describe("plugboard <command> --help", () => {
       "console",
       "token",
       "credits",
-      "inspect"
+      "inspect",
+      "scripted-model"
     ])
     // Every summary starts in the same column (two spaces or more after the command's usage).
     const columns = lines.map((l) => {

@@ -1,12 +1,22 @@
 /**
  * The scripted model's "router" mode: a deterministic offline agent that plays the model's part of
- * the discovery loop (docs/spec/meta-tools.md) from the catalog's manifests alone, so the server
- * demo works with no key and no network. Per user message it ranks plugins with core's
- * `CapabilityIndex`, loads the best one with `load_capability` when its tools are not offered yet,
- * calls the tool of the best-matching manifest example (arguments adapted from the message: words,
- * numbers, currencies and units), then answers with a short summary of the tool's output. Every
- * decision is a pure function of the messages and the offer, so a replayed conversation gets the
- * same replies.
+ * the discovery loop (docs/spec/meta-tools.md), so the server demo, and any agent framework driven
+ * through the OpenAI wire (`OpenAiWire.ts`), works with no key and no network. Every decision is a
+ * pure function of the messages and the offer, so a replayed conversation gets the same replies.
+ *
+ * It routes on what it is given:
+ * - **a catalog** (`RouterOptions.catalog`, as the oracle server does): per user message it ranks
+ *   plugins with core's `CapabilityIndex`, loads the best one with `load_capability` when its
+ *   tools are not offered yet, and calls the tool of the best-matching manifest example
+ *   (arguments adapted from the message: words, numbers, currencies and units);
+ * - **the offered tools alone** (no catalog, or the catalog's plugin can neither be called nor
+ *   loaded with this offer): it ranks the offered tools by their names and descriptions, and the
+ *   plugins that `load_capability` results in the conversation described; with no tool that fits
+ *   and the meta-tools offered, it calls `list_capabilities` with the user's message as `query`,
+ *   then `load_capability` on the best plugin listed, then that plugin's tool. Arguments come
+ *   from the plugin's manifest example when a load returned one, else from the tool's JSON Schema
+ *   (`argsFromSchema`).
+ * Once a tool has answered, it replies with a short summary of the output.
  *
  * Each reply carries the router's reasoning about it (`decide`), which the scripted model exposes
  * as a reasoning provider does: the chosen manifest example's `thought` when it has one,
@@ -15,14 +25,13 @@
  */
 import type { BaseMessage } from "@langchain/core/messages"
 import { AIMessage, ToolMessage } from "@langchain/core/messages"
-import type { ManifestExample } from "@plugboard/core"
+import type { ManifestExample, ToolSpec } from "@plugboard/core"
 import { CapabilityIndex, type Catalog } from "@plugboard/core"
-import * as Quantities from "./Quantities.js"
+import { adaptArgs, argsFromSchema } from "./internal/adaptArgs.js"
+import { type Learned, LIST_CAPABILITIES, LOAD_CAPABILITY, learn } from "./internal/conversation.js"
 import type { Responder, ScriptedAction, ScriptedReply, ScriptedTurn } from "./Script.js"
 
-/** Meta-tool names (docs/spec/meta-tools.md): the runtime registers them, the router calls them. */
-const LIST_CAPABILITIES = "list_capabilities"
-const LOAD_CAPABILITY = "load_capability"
+export { adaptArgs }
 
 /**
  * Minimum relevance (core's `CapabilityIndex.rank` → `relevance`: the best plugin's score as a
@@ -38,9 +47,14 @@ export const DEFAULT_THRESHOLD = 0.15
 
 /** Options of the router. */
 export interface RouterOptions {
-  readonly catalog: Catalog.Catalog
   /**
-   * Minimum `relevance` of the best-ranked plugin for the router to use it (default
+   * The plugins to route over, as the oracle server's router does (loads go straight to the best
+   * plugin). Without it the router works from the offered tools and the meta-tools' results
+   * alone (discovering with `list_capabilities` first).
+   */
+  readonly catalog?: Catalog.Catalog | undefined
+  /**
+   * Minimum `relevance` of the best-ranked plugin or tool for the router to use it (default
    * `DEFAULT_THRESHOLD`); relevance is below 1, so any threshold of 1 or more means "never".
    * Must be a finite number >= 0.
    */
@@ -50,184 +64,6 @@ export interface RouterOptions {
 const ASKS_CAPABILITIES =
   /\b(what can you do|what are you able to do|what (?:capabilities|tools|plugins|skills) do you have|(?:list|show)(?: me)?(?: your| the| all)? (?:capabilities|tools|plugins|skills)|your (?:capabilities|tools|plugins))\b/i
 const GREETING = /^\s*(hi|hello|hey|good (morning|afternoon|evening))\b[\s!.,]*$/i
-
-// ---------------------------------------------------------------------------------------------
-// Argument adaptation
-
-interface Token {
-  readonly text: string
-  readonly start: number
-  readonly end: number
-  readonly word: boolean
-}
-
-// Identifiers such as INV-1002, 2025-06-02, v1.2 or 10:30 stay one token.
-const TOKEN = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*(?:[-.:/][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu
-
-const tokens = (text: string): Array<Token> =>
-  Array.from(text.matchAll(TOKEN), (m) => ({
-    text: m[0],
-    start: m.index,
-    end: m.index + m[0].length,
-    word: /[\p{L}\p{N}]/u.test(m[0])
-  }))
-
-const same = (a: Token | undefined, b: Token | undefined): boolean =>
-  a !== undefined && b !== undefined && a.text.toLowerCase() === b.text.toLowerCase()
-
-const isCapitalised = (t: Token): boolean => /^\p{Lu}/u.test(t.text)
-
-/** Index of the first occurrence of `needle` (as a token sequence) in `hay`, or -1. */
-const findSpan = (hay: ReadonlyArray<Token>, needle: ReadonlyArray<Token>): number => {
-  outer: for (let i = 0; i + needle.length <= hay.length; i++) {
-    for (let k = 0; k < needle.length; k++) if (!same(hay[i + k], needle[k])) continue outer
-    return i
-  }
-  return -1
-}
-
-/**
- * Keeps the proper-noun part of a run when the example's value is one ("New York today" →
- * "New York" for "Berlin"). Otherwise a run that ran to its closing anchor (or to the end of the
- * sentence, when the value ended the example's) is kept whole; any other run keeps as many
- * words as the example's value had.
- */
-const trimRun = (
-  run: ReadonlyArray<Token>,
-  value: ReadonlyArray<Token>,
-  fromEnd: boolean,
-  whole: boolean
-): Array<Token> => {
-  const ordered = fromEnd ? [...run].reverse() : [...run]
-  if (value.length > 0 && value.every(isCapitalised)) {
-    const caps: Array<Token> = []
-    for (const t of ordered) {
-      if (!isCapitalised(t)) break
-      caps.push(t)
-    }
-    if (caps.length > 0) return fromEnd ? caps.reverse() : caps
-  }
-  if (whole) return [...run]
-  const kept = ordered.slice(0, value.length)
-  return fromEnd ? kept.reverse() : kept
-}
-
-/** The words of `user` standing where `value` stands in `example`, or undefined when they do not align. */
-const alignValue = (example: string, value: string, user: string): string | undefined => {
-  const ex = tokens(example)
-  const val = tokens(value)
-  if (val.length === 0) return undefined
-  const at = findSpan(ex, val)
-  if (at < 0) return undefined
-  const left = ex[at - 1]
-  const right = ex[at + val.length]
-  const us = tokens(user)
-  const maxRun = val.length + 3
-  const candidates: Array<{ readonly run: Array<Token>; readonly exact: boolean }> = []
-  if (left !== undefined) {
-    us.forEach((t, p) => {
-      if (!same(t, left)) return
-      const run: Array<Token> = []
-      let q = p + 1
-      for (; q < us.length && run.length < maxRun; q++) {
-        const u = us[q]!
-        if (!u.word || same(u, right)) break
-        run.push(u)
-      }
-      const closed = right === undefined || same(us[q], right)
-      // The value ended the example's sentence: the user's words run to the end of theirs.
-      const toEnd = right === undefined || !right.word
-      if (run.length > 0) candidates.push({ run: trimRun(run, val, false, closed || toEnd), exact: closed })
-    })
-  } else if (right !== undefined) {
-    us.forEach((t, p) => {
-      if (!same(t, right)) return
-      const run: Array<Token> = []
-      for (let q = p - 1; q >= 0 && run.length < maxRun; q--) {
-        const u = us[q]!
-        if (!u.word) break
-        run.unshift(u)
-      }
-      if (run.length > 0) candidates.push({ run: trimRun(run, val, true, false), exact: true })
-    })
-  }
-  // When the anchor word occurs twice, the shortest exact run is the value, not the span between.
-  const best =
-    candidates.filter((c) => c.exact).sort((a, b) => a.run.length - b.run.length)[0] ?? candidates[0]
-  if (best === undefined || best.run.length === 0) return undefined
-  return user.slice(best.run[0]!.start, best.run.at(-1)!.end)
-}
-
-/** `value` written in the letter case of `like` (all capitals or all lower case; else as is). */
-const caseOf = (like: string, value: string): string =>
-  like === like.toUpperCase() && like !== like.toLowerCase()
-    ? value.toUpperCase()
-    : like === like.toLowerCase()
-      ? value.toLowerCase()
-      : value
-
-/**
- * A number, currency code or unit argument adapted by kind (`Quantities.ts`): the user's
- * counterpart of the example's mention of that value, or `undefined` when the value is no such
- * mention of the example's text, or the user's message has no counterpart for it.
- */
-const adaptQuantity = (
-  value: unknown,
-  example: ReadonlyArray<Quantities.Mention>,
-  user: ReadonlyArray<Quantities.Mention>,
-  used: Set<number>
-): { readonly value: unknown } | undefined => {
-  const find = (kind: Quantities.MentionKind, v: number | string) => {
-    const index = example.findIndex((m, i) => !used.has(i) && m.kind === kind && m.value === v)
-    if (index >= 0) used.add(index)
-    return index < 0 ? undefined : { found: Quantities.counterpart(example, user, index) }
-  }
-  if (typeof value === "number") {
-    const hit = find("number", value)
-    return hit === undefined ? undefined : { value: hit.found?.value ?? value }
-  }
-  if (typeof value !== "string") return undefined
-  if (Quantities.isCurrencyCode(value)) {
-    const hit = find("currency", value.toUpperCase())
-    if (hit !== undefined)
-      return { value: hit.found === undefined ? value : caseOf(value, String(hit.found.value)) }
-  }
-  const unit = Quantities.unitOf(value)
-  if (unit !== undefined) {
-    const hit = find("unit", unit)
-    if (hit === undefined) return undefined
-    if (hit.found === undefined) return { value }
-    // The tool takes symbols ("mi") or words ("miles"), as its example shows.
-    const symbol = value.toLowerCase() === unit
-    return { value: symbol ? caseOf(value, String(hit.found.value)) : hit.found.text }
-  }
-  return undefined
-}
-
-/**
- * The example's arguments adapted to `user`. A number, a currency code or a unit that the
- * example's text mentions becomes the user's value of the same kind in the same role
- * (`Quantities.ts`: "Convert 250 euros to dollars." → "convert 100 USD to EUR"). Any other string
- * argument whose value appears in the example's text is replaced by the words of `user` in the
- * same position (anchored on the neighbouring words), when they align. Every other argument is
- * kept as the example gives it.
- */
-export const adaptArgs = (example: ManifestExample, user: string): Record<string, unknown> => {
-  const exampleMentions = Quantities.mentions(example.user)
-  const userMentions = Quantities.mentions(user)
-  const used = new Set<number>()
-  const out: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(example.args ?? {})) {
-    const quantity = adaptQuantity(value, exampleMentions, userMentions, used)
-    out[key] =
-      quantity !== undefined
-        ? quantity.value
-        : typeof value === "string"
-          ? (alignValue(example.user, value, user) ?? value)
-          : value
-  }
-  return out
-}
 
 // ---------------------------------------------------------------------------------------------
 // Summaries
@@ -343,7 +179,17 @@ const bestExample = (examples: ReadonlyArray<ManifestExample>, user: string): Ma
   return best
 }
 
-const answerAbout = (results: TurnFacts["results"], catalog: Catalog.Catalog): string => {
+/** How an answer names the tool that answered: its plugin's title when known, and the tool. */
+const titleOf = (name: string, catalog: Catalog.Catalog | undefined, learned: () => Learned): string => {
+  const owner = catalog?.toolsByName.get(name)
+  if (owner !== undefined)
+    return `${catalog?.byName.get(owner.plugin)?.manifest.title ?? owner.plugin} (${name})`
+  for (const p of learned().loaded.values())
+    if (p.tools.includes(name)) return `${p.title ?? p.name} (${name})`
+  return name
+}
+
+const answerAbout = (results: TurnFacts["results"], title: (name: string) => string): string => {
   const lines = results.map((r) => {
     if (r.name === LIST_CAPABILITIES) {
       const listing = summariseListing(r.content)
@@ -351,14 +197,9 @@ const answerAbout = (results: TurnFacts["results"], catalog: Catalog.Catalog): s
         ? `Capabilities: ${summariseOutput(r.content)}`
         : `Here is what I can do:\n${listing}`
     }
-    const owner = catalog.toolsByName.get(r.name)
-    const title =
-      owner === undefined
-        ? r.name
-        : `${catalog.byName.get(owner.plugin)?.manifest.title ?? owner.plugin} (${r.name})`
     return r.failed
-      ? `${title} failed: ${summariseOutput(r.content)}`
-      : `Here is what ${title} returned: ${summariseOutput(r.content)}.`
+      ? `${title(r.name)} failed: ${summariseOutput(r.content)}`
+      : `Here is what ${title(r.name)} returned: ${summariseOutput(r.content)}.`
   })
   return lines.join("\n")
 }
@@ -387,61 +228,45 @@ const quote = (user: string): string => `“${clip(user.replace(/\s+/g, " ").tri
 const joinNames = (names: ReadonlyArray<string>): string =>
   names.length <= 1 ? (names[0] ?? "") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`
 
-/** One routing decision with its reasoning; a pure function of the options and the turn. */
-export const decide = (options: RouterOptions, turn: ScriptedTurn): RouterDecision => {
-  const { catalog } = options
-  const f = facts(turn.messages)
-  if (f === undefined)
-    return {
-      reply: "Hello! Ask me anything, or ask what I can do.",
-      reasoning: "There is no user message to act on yet; greeting."
-    }
-  const offered = new Set(turn.offeredTools)
+const NO_FIT =
+  "I have no capability that fits this request, so I can only answer in general terms. Ask me what I can do to see my capabilities."
 
-  // A tool answered (other than a load): summarise it. A load falls through to the call it enabled.
-  const results = f.results.filter((r) => r.name !== LOAD_CAPABILITY)
-  if (results.length > 0) {
-    const names = [...new Set(results.map((r) => r.name))]
-    const failed = [...new Set(results.filter((r) => r.failed).map((r) => r.name))]
-    return {
-      reply: answerAbout(results, catalog),
-      reasoning:
-        failed.length === 0
-          ? `${joinNames(names)} answered; summarising the result for the user.`
-          : failed.length === names.length
-            ? `${joinNames(failed)} failed; telling the user what came back.`
-            : `${joinNames(names)} answered, ${joinNames(failed)} with an error; telling the user what came back.`
-    }
-  }
-  const loaded = new Set(
+/** A decision, and whether it acts (calls a tool) or only says something. */
+interface Move {
+  readonly decision: RouterDecision
+  readonly acts: boolean
+}
+
+const says = (reply: string, reasoning: string): Move => ({ decision: { reply, reasoning }, acts: false })
+const acts = (reply: ScriptedAction, reasoning: string): Move => ({
+  decision: { reply, reasoning },
+  acts: true
+})
+
+/** Plugins loaded by calls since the user's message. */
+const loadedThisTurn = (f: TurnFacts): ReadonlySet<unknown> =>
+  new Set(
     f.called
       .filter((c) => c.name === LOAD_CAPABILITY)
       .flatMap((c) => (Array.isArray(c.args.names) ? c.args.names : [c.args.name]))
   )
 
-  if (ASKS_CAPABILITIES.test(f.user) && offered.has(LIST_CAPABILITIES))
-    return {
-      reply: { tool: LIST_CAPABILITIES, args: {} },
-      reasoning: `The user asks what I can do; listing my capabilities with ${LIST_CAPABILITIES}.`
-    }
-
+/** The catalog's move: its best plugin's tool when offered, else a load of that plugin. */
+const byCatalog = (
+  catalog: Catalog.Catalog,
+  f: TurnFacts,
+  offered: ReadonlySet<string>,
+  threshold: number
+): Move => {
   const [best] = CapabilityIndex.rank(CapabilityIndex.forCatalog(catalog), f.user, { limit: 1 })
   const entry = best === undefined ? undefined : catalog.byName.get(best.name)
-  const threshold = thresholdOf(options)
   if (best === undefined || entry === undefined || best.relevance < threshold) {
-    if (GREETING.test(f.user))
-      return {
-        reply: "Hello! How can I help? Ask me what I can do to see my capabilities.",
-        reasoning: "The user greets me; no capability is needed to answer."
-      }
-    return {
-      reply:
-        "I have no capability that fits this request, so I can only answer in general terms. Ask me what I can do to see my capabilities.",
-      reasoning:
-        best === undefined
-          ? `The user asks ${quote(f.user)}; no capability shares a word with it, so I answer in general terms.`
-          : `The user asks ${quote(f.user)}; the closest capability, ${best.name}, is too weak a match (relevance ${best.relevance.toFixed(2)}, below ${threshold}), so I answer in general terms.`
-    }
+    return says(
+      NO_FIT,
+      best === undefined
+        ? `The user asks ${quote(f.user)}; no capability shares a word with it, so I answer in general terms.`
+        : `The user asks ${quote(f.user)}; the closest capability, ${best.name}, is too weak a match (relevance ${best.relevance.toFixed(2)}, below ${threshold}), so I answer in general terms.`
+    )
   }
 
   const callable = entry.tools.filter((t) => t.visibility !== "silent")
@@ -451,30 +276,222 @@ export const decide = (options: RouterOptions, turn: ScriptedTurn): RouterDecisi
   const title = entry.manifest.title
   const fits = `The user asks ${quote(f.user)}; the ${title} plugin (${entry.name}) fits`
   if (toolName === undefined)
-    return { reply: `${title} has no tool I can call.`, reasoning: `${fits}, but it has no tool I can call.` }
+    return says(`${title} has no tool I can call.`, `${fits}, but it has no tool I can call.`)
   // The manifest author's own reasoning for this example, when they wrote one.
   const thought = example?.thought?.trim() || undefined
 
   if (offered.has(toolName)) {
     const args = example === undefined ? {} : adaptArgs(example, f.user)
-    return {
-      reply: { tool: toolName, args },
-      reasoning: thought ?? `${fits}; calling ${toolName} with ${JSON.stringify(args)}.`
+    return acts(
+      { tool: toolName, args },
+      thought ?? `${fits}; calling ${toolName} with ${JSON.stringify(args)}.`
+    )
+  }
+  if (offered.has(LOAD_CAPABILITY) && !loadedThisTurn(f).has(entry.name)) {
+    return acts(
+      { tool: LOAD_CAPABILITY, args: { names: [entry.name] } },
+      thought === undefined
+        ? `${fits}; loading it.`
+        : `${thought} ${toolName} belongs to ${entry.name}, which is not loaded yet; loading it.`
+    )
+  }
+  return says(
+    `${title} would answer this, but its tool '${toolName}' is not available to me in this conversation.`,
+    `${fits}, but ${toolName} is not offered to me and I cannot load ${entry.name} here; saying so.`
+  )
+}
+
+/** Something the router can pick from the offer: a loaded plugin's tools, or one lone tool. */
+interface Candidate {
+  readonly document: CapabilityIndex.CapabilityDocument
+  readonly title: string
+  readonly tools: ReadonlyArray<ToolSpec.ToolSpec>
+  readonly examples: ReadonlyArray<ManifestExample>
+}
+
+/** The best of `documents` for `user` at `threshold` or above, when one is. */
+const bestOf = (
+  documents: ReadonlyArray<CapabilityIndex.CapabilityDocument>,
+  user: string,
+  threshold: number
+): CapabilityIndex.Ranked | undefined => {
+  if (documents.length === 0) return undefined
+  const [best] = CapabilityIndex.rank(CapabilityIndex.make(documents), user, { limit: 1 })
+  return best === undefined || best.relevance < threshold ? undefined : best
+}
+
+/** A lone tool as the index ranks it: its name, and its description as the summary. */
+const toolDocument = (t: ToolSpec.ToolSpec): CapabilityIndex.CapabilityDocument => ({
+  name: t.name,
+  summary: t.description
+})
+
+/**
+ * The offered tools' move: the best-fitting offered tool (grouped by the plugin a load described,
+ * when one did), called with its plugin's adapted example or arguments from its schema. With
+ * `discover`, when no offered tool fits: `load_capability` on the best plugin a listing showed,
+ * else `list_capabilities` with the user's message as `query`. `foreign` keeps only tools the
+ * catalog does not know (the catalog has already decided about its own).
+ */
+const byTools = (
+  turn: ScriptedTurn,
+  f: TurnFacts,
+  learn: () => Learned,
+  threshold: number,
+  options: { readonly discover: boolean; readonly foreign?: Catalog.Catalog | undefined }
+): Move | undefined => {
+  const isDomain = (name: string) =>
+    name !== LIST_CAPABILITIES && name !== LOAD_CAPABILITY && !options.foreign?.toolsByName.has(name)
+  // By name first: with a catalog and no tool of the client's own, there is nothing to read.
+  if (!options.discover && !turn.offeredTools.some(isDomain)) return undefined
+  const learned = learn()
+  const offered = turn.tools ?? turn.offeredTools.map((name) => ({ name, description: "", parameters: {} }))
+  const domain = offered.filter((t) => isDomain(t.name))
+  const byName = new Map(domain.map((t) => [t.name, t]))
+  const candidates = new Map<string, Candidate>()
+  const claimed = new Set<string>()
+  for (const p of learned.loaded.values()) {
+    const tools = p.tools.flatMap((name) => byName.get(name) ?? [])
+    if (tools.length === 0) continue
+    for (const t of tools) claimed.add(t.name)
+    candidates.set(p.name, {
+      document: {
+        name: p.name,
+        title: p.title,
+        summary: p.summary,
+        whenToUse: p.whenToUse,
+        tags: p.tags,
+        examples: p.examples.map((e) => e.user)
+      },
+      title: `the ${p.title ?? p.name} plugin (${p.name})`,
+      tools,
+      examples: p.examples.filter((e) => tools.some((t) => t.name === e.tool))
+    })
+  }
+  for (const t of domain)
+    if (!claimed.has(t.name) && !candidates.has(t.name))
+      candidates.set(t.name, {
+        document: toolDocument(t),
+        title: `the tool ${t.name}`,
+        tools: [t],
+        examples: []
+      })
+
+  const best = bestOf(
+    [...candidates.values()].map((c) => c.document),
+    f.user,
+    threshold
+  )
+  const chosen = best === undefined ? undefined : candidates.get(best.name)
+  if (chosen !== undefined) {
+    const fits = `The user asks ${quote(f.user)}; ${chosen.title} fits`
+    const example = bestExample(chosen.examples, f.user)
+    const tool =
+      chosen.tools.find((t) => t.name === example?.tool) ??
+      (chosen.tools.length === 1
+        ? chosen.tools[0]!
+        : (chosen.tools.find((t) => t.name === bestOf(chosen.tools.map(toolDocument), f.user, 0)?.name) ??
+          chosen.tools[0]))
+    if (tool !== undefined) {
+      const args =
+        example?.tool === tool.name ? adaptArgs(example, f.user) : argsFromSchema(tool.parameters, f.user)
+      const thought = example?.tool === tool.name ? example.thought?.trim() || undefined : undefined
+      return acts(
+        { tool: tool.name, args },
+        thought ?? `${fits}; calling ${tool.name} with ${JSON.stringify(args)}.`
+      )
     }
   }
-  if (offered.has(LOAD_CAPABILITY) && !loaded.has(entry.name)) {
+  if (!options.discover) return undefined
+
+  const names = new Set(offered.map((t) => t.name))
+  const listed = [...learned.listed.values()].filter((p) => p.unavailable === undefined)
+  const plugin = bestOf(
+    listed.map((p) => ({ name: p.name, title: p.title, summary: p.summary, tags: p.tags })),
+    f.user,
+    threshold
+  )
+  if (plugin !== undefined) {
+    const fits = `The user asks ${quote(f.user)}; the listed plugin ${plugin.name} fits`
+    if (names.has(LOAD_CAPABILITY) && !loadedThisTurn(f).has(plugin.name) && !learned.loaded.has(plugin.name))
+      return acts({ tool: LOAD_CAPABILITY, args: { names: [plugin.name] } }, `${fits}; loading it.`)
+    return says(
+      `${plugin.name} would answer this, but none of its tools is available to me in this conversation.`,
+      `${fits}, but none of its tools is offered to me and I cannot load it again; saying so.`
+    )
+  }
+  if (names.has(LIST_CAPABILITIES) && !f.called.some((c) => c.name === LIST_CAPABILITIES))
+    return acts(
+      { tool: LIST_CAPABILITIES, args: { query: f.user } },
+      `The user asks ${quote(f.user)}; no tool I have fits, so I look for a plugin that does with ${LIST_CAPABILITIES}.`
+    )
+  return undefined
+}
+
+/** One routing decision with its reasoning; a pure function of the options and the turn. */
+export const decide = (options: RouterOptions, turn: ScriptedTurn): RouterDecision => {
+  const { catalog } = options
+  const f = facts(turn.messages)
+  if (f === undefined)
     return {
-      reply: { tool: LOAD_CAPABILITY, args: { names: [entry.name] } },
+      reply: "Hello! Ask me anything, or ask what I can do.",
+      reasoning: "There is no user message to act on yet; greeting."
+    }
+  // Read only when needed: the catalog router, on the server's every call, never is.
+  let known: Learned | undefined
+  const learned = () => {
+    known ??= learn(turn.messages)
+    return known
+  }
+  const asks = ASKS_CAPABILITIES.test(f.user)
+
+  // A tool answered: summarise it. A load falls through to the call it enabled, and so does a
+  // listing the user did not ask for (the router's own discovery).
+  const results = f.results.filter(
+    (r) => r.name !== LOAD_CAPABILITY && (asks || r.name !== LIST_CAPABILITIES)
+  )
+  if (results.length > 0) {
+    const names = [...new Set(results.map((r) => r.name))]
+    const failed = [...new Set(results.filter((r) => r.failed).map((r) => r.name))]
+    return {
+      reply: answerAbout(results, (name) => titleOf(name, catalog, learned)),
       reasoning:
-        thought === undefined
-          ? `${fits}; loading it.`
-          : `${thought} ${toolName} belongs to ${entry.name}, which is not loaded yet; loading it.`
+        failed.length === 0
+          ? `${joinNames(names)} answered; summarising the result for the user.`
+          : failed.length === names.length
+            ? `${joinNames(failed)} failed; telling the user what came back.`
+            : `${joinNames(names)} answered, ${joinNames(failed)} with an error; telling the user what came back.`
     }
   }
-  return {
-    reply: `${title} would answer this, but its tool '${toolName}' is not available to me in this conversation.`,
-    reasoning: `${fits}, but ${toolName} is not offered to me and I cannot load ${entry.name} here; saying so.`
-  }
+
+  const offered = new Set(turn.offeredTools)
+  if (asks && offered.has(LIST_CAPABILITIES))
+    return {
+      reply: { tool: LIST_CAPABILITIES, args: {} },
+      reasoning: `The user asks what I can do; listing my capabilities with ${LIST_CAPABILITIES}.`
+    }
+
+  const threshold = thresholdOf(options)
+  const fromCatalog = catalog === undefined ? undefined : byCatalog(catalog, f, offered, threshold)
+  if (fromCatalog?.acts === true) return fromCatalog.decision
+  const greets = GREETING.test(f.user)
+  // A greeting needs no discovery; with a catalog, the catalog has already looked.
+  const fromTools = byTools(turn, f, learned, threshold, {
+    discover: catalog === undefined && !greets,
+    foreign: catalog
+  })
+  if (fromTools !== undefined) return fromTools.decision
+  if (greets && (fromCatalog === undefined || fromCatalog.decision.reply === NO_FIT))
+    return {
+      reply: "Hello! How can I help? Ask me what I can do to see my capabilities.",
+      reasoning: "The user greets me; no capability is needed to answer."
+    }
+  return (
+    fromCatalog?.decision ?? {
+      reply: NO_FIT,
+      reasoning: `The user asks ${quote(f.user)}; none of the tools I am offered fits it, so I answer in general terms.`
+    }
+  )
 }
 
 /** One routing decision (the reply without its reasoning); exported for tests. */
@@ -482,7 +499,7 @@ export const route = (options: RouterOptions, turn: ScriptedTurn): ScriptedReply
   decide(options, turn).reply
 
 /** The router as a `Responder` for `ScriptedChatModel`: each reply carries its reasoning. */
-export const routerResponder = (options: RouterOptions): Responder => {
+export const routerResponder = (options: RouterOptions = {}): Responder => {
   thresholdOf(options) // a bad threshold fails when the model is made, not at its first turn
   return (turn) => decide(options, turn)
 }

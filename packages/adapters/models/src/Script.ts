@@ -4,6 +4,7 @@
  * `ScriptedChatModel.ts` both depend on it instead of on each other.
  */
 import type { BaseMessage } from "@langchain/core/messages"
+import type { ToolSpec } from "@plugboard/core"
 
 /** One tool call the model makes. `args` defaults to `{}`. */
 export interface ScriptedToolCall {
@@ -32,6 +33,13 @@ export interface ScriptedTurn {
   readonly messages: ReadonlyArray<BaseMessage>
   /** Names of the tools bound for this invocation, in bind order. */
   readonly offeredTools: ReadonlyArray<string>
+  /**
+   * The same tools as their definitions (name, description, JSON Schema of the arguments), in
+   * the same order: what a responder routes on when it knows no catalog (the router over tools a
+   * client sent, `Router.ts`). The scripted model computes them on first read; a turn built by
+   * hand may leave them out, and a reader then has the names only.
+   */
+  readonly tools?: ReadonlyArray<ToolSpec.ToolSpec>
   /** 0-based index of this invocation among all invocations of the model and its copies. */
   readonly callIndex: number
 }

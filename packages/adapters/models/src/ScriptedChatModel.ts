@@ -25,7 +25,7 @@ import {
 import { AIMessage, AIMessageChunk, type BaseMessage, type UsageMetadata } from "@langchain/core/messages"
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs"
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling"
-import { TokenCounter } from "@plugboard/core"
+import { TokenCounter, type ToolSpec } from "@plugboard/core"
 import { Data } from "effect"
 import { type RouterOptions, routerResponder } from "./Router.js"
 import type {
@@ -171,6 +171,20 @@ export const toolName = (tool: BindToolsInput): string => {
   return name
 }
 
+/** A bound tool as a definition; a tool LangChain cannot convert keeps its name alone. */
+const definitionOf = (tool: BindToolsInput): ToolSpec.ToolSpec => {
+  try {
+    const f = convertToOpenAITool(tool as never).function
+    return {
+      name: f.name,
+      description: f.description ?? "",
+      parameters: (f.parameters ?? {}) as ToolSpec.ToolSpec["parameters"]
+    }
+  } catch {
+    return { name: toolName(tool), description: "", parameters: {} }
+  }
+}
+
 const isReasoned = (reply: Exclude<ScriptedReply, Error>): reply is ScriptedReasonedReply =>
   typeof reply === "object" && !Array.isArray(reply) && "reply" in reply
 
@@ -221,6 +235,7 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
   readonly #log: SharedLog
   readonly #boundTools: ReadonlyArray<BindToolsInput>
   #toolTokens: number | undefined
+  #toolDefinitions: ReadonlyArray<ToolSpec.ToolSpec> | undefined
 
   constructor(options: ScriptedChatModelOptions, log?: SharedLog, tools: ReadonlyArray<BindToolsInput> = []) {
     super(options)
@@ -241,9 +256,13 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
     return new ScriptedChatModel({ ...options, respond: scriptResponder(steps) })
   }
 
-  /** The offline router over `router.catalog` (see `Router.ts`). */
+  /**
+   * The offline router (see `Router.ts`): over `router.catalog` when given, and over the
+   * definitions of the tools each call is offered (with what the meta-tools' results in the
+   * conversation say) when the catalog has no move or there is none.
+   */
   static router(
-    router: RouterOptions,
+    router: RouterOptions = {},
     options: Omit<ScriptedChatModelOptions, "respond"> = {}
   ): ScriptedChatModel {
     return new ScriptedChatModel({ model: "scripted-router", ...options, respond: routerResponder(router) })
@@ -288,6 +307,13 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
     return this.#toolTokens
   }
 
+  // The bound tools as definitions, for a responder that reads them (`ScriptedTurn.tools`):
+  // computed on first read only, since the catalog router and scripts never need them.
+  #definitions(): ReadonlyArray<ToolSpec.ToolSpec> {
+    this.#toolDefinitions ??= this.#boundTools.map(definitionOf)
+    return this.#toolDefinitions
+  }
+
   #measure(m: BaseMessage): Measured {
     let byMessage = measuredMessages.get(this.tokenCounter)
     if (byMessage === undefined) {
@@ -311,7 +337,15 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
     if (max !== undefined && this.#log.calls.length > max)
       this.#log.calls.splice(0, this.#log.calls.length - max)
 
-    const raw = this.#options.respond({ messages, offeredTools: this.offeredTools, callIndex })
+    const definitions = () => this.#definitions()
+    const raw = this.#options.respond({
+      messages,
+      offeredTools: this.offeredTools,
+      callIndex,
+      get tools() {
+        return definitions()
+      }
+    })
     if (raw instanceof Error) throw raw
     const reply = normalise(raw)
 

@@ -1,8 +1,9 @@
 /**
  * `@plugboard/models`: LangChain chat models behind the `ChatModel` port. Real providers
  * (`openai`, `anthropic`, `ollama`, `openai-compatible`) chosen by `LLM_PROVIDER`, and the
- * deterministic offline `ScriptedChatModel` (script replay for tests, router for the demo), and
- * `withCallBounds`, which aborts a model call that stalls.
+ * deterministic offline `ScriptedChatModel` (script replay for tests, router for the demo),
+ * `withCallBounds`, which aborts a model call that stalls, and `serveOpenAiWire`, which serves a
+ * model (the scripted one, offline) as an OpenAI-compatible chat completions endpoint.
  */
 
 export {
@@ -14,6 +15,13 @@ export {
   ModelCallTimeout,
   withCallBounds
 } from "./CallBounds.js"
+export {
+  OpenAiWireError,
+  type OpenAiWireErrorReason,
+  type OpenAiWireOptions,
+  type OpenAiWireServer,
+  serveOpenAiWire
+} from "./OpenAiWire.js"
 export {
   chatModelFromEnv,
   fromLangChain,

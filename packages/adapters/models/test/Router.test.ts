@@ -2,6 +2,7 @@ import { AIMessage, type AIMessageChunk, HumanMessage, ToolMessage } from "@lang
 import { Catalog, definePlugin, defineTool } from "@plugboard/core"
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
+import { argsFromSchema } from "../src/internal/adaptArgs.js"
 import { adaptArgs, decide, route, summariseOutput } from "../src/Router.js"
 import { ScriptedChatModel, type ScriptedTurn } from "../src/ScriptedChatModel.js"
 import { routerPlugins, weather } from "./fixtures.js"
@@ -338,6 +339,183 @@ describe("the router's reasoning (decide)", () => {
     const first = await model.bindTools(toolsNamed(META)).invoke([berlin])
     expect(first.additional_kwargs.reasoning_content).toBe(reasoningOf([berlin], META))
     expect(first.content).toBe("")
+  })
+})
+
+describe("router from the offered tools alone (no catalog)", () => {
+  const getWeather = {
+    name: "get_weather",
+    description: "Get the current weather for a city.",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
+  }
+  const add = {
+    name: "add",
+    description: "Add two numbers.",
+    parameters: {
+      type: "object",
+      properties: { a: { type: "number" }, b: { type: "number" } },
+      required: ["a", "b"]
+    }
+  }
+  const metaTools = META.map((name) => ({ name, description: "", parameters: {} }))
+  const withTools = (
+    messages: ScriptedTurn["messages"],
+    tools: NonNullable<ScriptedTurn["tools"]>
+  ): ScriptedTurn => ({
+    messages,
+    offeredTools: tools.map((t) => t.name),
+    tools,
+    callIndex: 0
+  })
+
+  it("calls the offered tool that fits, with arguments from its schema", () => {
+    const tools = [getWeather, add]
+    expect(route({}, withTools([new HumanMessage("What's the weather in New York?")], tools))).toEqual({
+      tool: "get_weather",
+      args: { city: "New York" }
+    })
+    expect(route({}, withTools([new HumanMessage("add 3 and 4")], tools))).toEqual({
+      tool: "add",
+      args: { a: 3, b: 4 }
+    })
+    expect(route({}, withTools([new HumanMessage("Explain the rules of chess")], tools))).toMatch(
+      /no capability/
+    )
+    expect(route({}, withTools([new HumanMessage("hello")], tools))).toMatch(/^Hello!/)
+  })
+
+  it("discovers with list_capabilities, loads the best listed plugin, then calls it with its manifest example", () => {
+    const user = new HumanMessage("Forecast for Lisbon this week please")
+    expect(route({}, withTools([user], metaTools))).toEqual({
+      tool: "list_capabilities",
+      args: { query: "Forecast for Lisbon this week please" }
+    })
+    const list = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "l", name: "list_capabilities", args: {} }]
+    })
+    const listing = new ToolMessage({
+      tool_call_id: "l",
+      content: JSON.stringify({
+        plugins: [
+          { name: "email", title: "Email", summary: "Send and search email messages.", tags: [] },
+          { name: "weather", title: "Weather", summary: "Weather lookups and forecasts.", tags: ["forecast"] }
+        ]
+      })
+    })
+    expect(route({}, withTools([user, list, listing], metaTools))).toEqual({
+      tool: "load_capability",
+      args: { names: ["weather"] }
+    })
+    const load = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "x", name: "load_capability", args: { names: ["weather"] } }]
+    })
+    const loaded = new ToolMessage({
+      tool_call_id: "x",
+      content: JSON.stringify({
+        newlyLoaded: ["weather"],
+        results: [
+          {
+            name: "weather",
+            status: "loaded",
+            manifest: weather.manifest,
+            tools: [
+              { name: "get_current_weather", description: "[Weather] Current conditions for a city." },
+              { name: "get_weather_forecast", description: "[Weather] Daily forecast for a city." }
+            ]
+          }
+        ]
+      })
+    })
+    const offered = [
+      ...metaTools,
+      {
+        name: "get_current_weather",
+        description: "[Weather] Current conditions for a city.",
+        parameters: {}
+      },
+      { name: "get_weather_forecast", description: "[Weather] Daily forecast for a city.", parameters: {} }
+    ]
+    // The example `Forecast for Tokyo this week.` adapted: the tool and its `days` come from the manifest.
+    expect(route({}, withTools([user, list, listing, load, loaded], offered))).toEqual({
+      tool: "get_weather_forecast",
+      args: { city: "Lisbon", days: 7 }
+    })
+  })
+
+  it("never loops: nothing listed fits, or a load that offered nothing, ends with words", () => {
+    const user = new HumanMessage("What's the weather in Berlin?")
+    const list = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "l", name: "list_capabilities", args: {} }]
+    })
+    const empty = new ToolMessage({ tool_call_id: "l", content: JSON.stringify({ total: 0, plugins: [] }) })
+    expect(route({}, withTools([user, list, empty], metaTools))).toMatch(/no capability that fits/)
+    const listing = new ToolMessage({
+      tool_call_id: "l",
+      content: JSON.stringify({
+        plugins: [{ name: "weather", title: "Weather", summary: "Weather lookups." }]
+      })
+    })
+    const load = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "x", name: "load_capability", args: { names: ["weather"] } }]
+    })
+    const refused = new ToolMessage({ tool_call_id: "x", content: "error", status: "error" })
+    expect(route({}, withTools([user, list, listing, load, refused], metaTools))).toMatch(
+      /weather would answer this, but none of its tools is available/
+    )
+  })
+
+  it("with a catalog, still calls a tool the catalog does not know when the catalog has no move", () => {
+    const tools = [...metaTools, getWeather]
+    // `get_weather` is the client's own; the catalog's weather plugin wins while it can be loaded.
+    expect(route({ catalog }, withTools([new HumanMessage("What's the weather in Rome?")], tools))).toEqual({
+      tool: "load_capability",
+      args: { names: ["weather"] }
+    })
+    expect(
+      route({ catalog }, withTools([new HumanMessage("What's the weather in Rome?")], [getWeather]))
+    ).toEqual({
+      tool: "get_weather",
+      args: { city: "Rome" }
+    })
+  })
+})
+
+describe("argsFromSchema", () => {
+  it("fills required properties from the message: enums, defaults, numbers, names, free text", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        city: { type: "string" },
+        unit: { type: "string", enum: ["celsius", "fahrenheit"] },
+        days: { type: ["integer", "null"] },
+        detailed: { type: "boolean" },
+        query: { type: "string" },
+        lang: { type: "string", default: "en" },
+        note: { type: "string" }
+      },
+      required: ["city", "unit", "days", "detailed", "query", "lang"]
+    }
+    expect(argsFromSchema(schema, "Forecast in fahrenheit for São Paulo for the next 5 days")).toEqual({
+      city: "São Paulo",
+      unit: "fahrenheit",
+      days: 5,
+      detailed: false,
+      query: "Forecast in fahrenheit for São Paulo for the next 5 days",
+      lang: "en"
+    })
+    expect(
+      argsFromSchema(
+        { type: "object", properties: { to: { type: "string" } }, required: ["to"] },
+        'Send it to "ops team"'
+      )
+    ).toEqual({
+      to: "ops team"
+    })
+    expect(argsFromSchema(undefined, "anything")).toEqual({})
   })
 })
 

@@ -12,6 +12,7 @@ import * as ServerConfig from "../Config.js"
 import { CREDITS_PLUGIN_NAME } from "../credits/CreditsPlugin.js"
 import { ChatClientError, chatTurn, connectChat } from "./ChatClient.js"
 import { ConsoleOpenError, consoleLink, openInBrowser } from "./Console.js"
+import { parseFlags, wholeNumber } from "./Flags.js"
 import { loadModule, ModuleLoadError } from "./LoadModule.js"
 import { UsageError } from "./UsageError.js"
 
@@ -59,40 +60,12 @@ const listenFailure = (
   }
 }
 
-/** Splits `--flag value` / `--flag=value` options from positional arguments. */
-export const parseFlags = (
-  argv: ReadonlyArray<string>,
-  known: ReadonlyArray<string>
-): { readonly positional: Array<string>; readonly flags: Record<string, string> } => {
-  const positional: Array<string> = []
-  const flags: Record<string, string> = {}
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
-    if (!arg.startsWith("--")) {
-      positional.push(arg)
-      continue
-    }
-    const [name, inline] = arg.slice(2).split("=", 2) as [string, string | undefined]
-    if (!known.includes(name)) throw new UsageError(`Unknown option --${name}.`)
-    const value = inline ?? argv[++i]
-    if (value === undefined) throw new UsageError(`Option --${name} needs a value.`)
-    flags[name] = value
-  }
-  return { positional, flags }
-}
+export { parseFlags }
 
 const loadConfig = async (io: CliIO) => {
   const result = await Effect.runPromise(Effect.either(ServerConfig.fromEnv(io.env, io.cwd)))
   if (Either.isLeft(result)) throw new OracleBootError(result.left.lines)
   return result.right
-}
-
-const wholeNumber = (name: string, raw: string, min: number, max: number): number => {
-  const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new UsageError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}.`)
-  }
-  return n
 }
 
 /**

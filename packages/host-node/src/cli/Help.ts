@@ -16,6 +16,8 @@ interface Command {
   readonly args: string
   readonly summary: string
   readonly options: ReadonlyArray<Option>
+  /** Whether its configuration comes from the environment too (default: yes). */
+  readonly readsEnvironment?: boolean
 }
 
 const COMMANDS: ReadonlyArray<Command> = [
@@ -79,6 +81,18 @@ const COMMANDS: ReadonlyArray<Command> = [
     args: "[module] [options]",
     summary: "report a catalog offline: manifests, token costs, routing (plugboard inspect --help)",
     options: []
+  },
+  {
+    name: "scripted-model",
+    args: "[module]",
+    summary:
+      "serve the offline scripted model as an OpenAI-compatible endpoint (router over the module's catalog)",
+    readsEnvironment: false,
+    options: [
+      { flag: "--port N", meaning: "listen on 127.0.0.1:N (default 3100; 0 = any free port)" },
+      { flag: "--no-catalog", meaning: "route from the tools each request offers, with no catalog" },
+      { flag: "--script FILE", meaning: "replay the JSON array of steps in FILE instead of routing" }
+    ]
   }
 ]
 
@@ -106,8 +120,9 @@ export const commandHelp = (name: string): string => {
     "Options:",
     ...column(options, "  "),
     "",
-    "Configuration comes from the environment: plugboard help lists every variable.",
-    ""
+    ...(command.readsEnvironment === false
+      ? []
+      : ["Configuration comes from the environment: plugboard help lists every variable.", ""])
   ].join("\n")
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `plugboard <command>` (`pnpm plugboard <command>` from the repository root):
- * init, serve, token, credits, chat, console, and inspect.
+ * init, serve, token, credits, chat, console, inspect, and scripted-model.
  *
  * Each command's modules are imported only when that command runs: the server stack (LangChain,
  * LangGraph, SQLite, ucanto) costs seconds to load, and `inspect` is an offline tool that needs
@@ -56,6 +56,26 @@ const serverCommand = async (
   }
 }
 
+/** `scripted-model`: its own module, which loads the models package and the module only. */
+const scriptedModelCommand = async (argv: ReadonlyArray<string>): Promise<number> => {
+  const { scriptedModel } = await import("./ScriptedModel.js")
+  const { UsageError } = await import("./UsageError.js")
+  const { ModuleLoadError } = await import("./LoadModule.js")
+  try {
+    return await scriptedModel(argv, io)
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`${error.message} Run 'plugboard scripted-model --help' for its options.\n`)
+      return 2
+    }
+    if (error instanceof ModuleLoadError) {
+      io.err(`[boot-error] ${error.message}\n`)
+      return 1
+    }
+    throw error
+  }
+}
+
 const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   const [command, ...rest] = argv
   switch (command) {
@@ -81,6 +101,13 @@ const run = async (argv: ReadonlyArray<string>): Promise<number> => {
       const { runInspect } = await import("../inspect/index.js")
       return runInspect(rest)
     }
+    case "scripted-model": {
+      if (asksForHelp(rest)) {
+        io.out(commandHelp(command))
+        return 0
+      }
+      return scriptedModelCommand(rest)
+    }
     case undefined:
     case "help":
     case "--help":
@@ -97,7 +124,8 @@ run(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code
     // A stopped server may leave a library's idle handle behind; it must not keep the process up.
-    if (process.argv[2] === "serve") setTimeout(() => process.exit(code), 500).unref()
+    if (process.argv[2] === "serve" || process.argv[2] === "scripted-model")
+      setTimeout(() => process.exit(code), 500).unref()
   },
   (error: unknown) => {
     io.err(`${error instanceof Error ? error.message : String(error)}\n`)

@@ -1,0 +1,46 @@
+/**
+ * The command line of the `plugboard` commands: options split from positional arguments, and
+ * whole numbers checked. Its own light module so that a command that needs none of the server
+ * stack (`scripted-model`) parses its arguments without importing it (`Commands.ts` does).
+ */
+import { UsageError } from "./UsageError.js"
+
+/**
+ * Splits `--flag value` / `--flag=value` options from positional arguments. `switches` are
+ * options that take no value (`--no-catalog`), set to `"true"` when present.
+ */
+export const parseFlags = (
+  argv: ReadonlyArray<string>,
+  known: ReadonlyArray<string>,
+  switches: ReadonlyArray<string> = []
+): { readonly positional: Array<string>; readonly flags: Record<string, string> } => {
+  const positional: Array<string> = []
+  const flags: Record<string, string> = {}
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (!arg.startsWith("--")) {
+      positional.push(arg)
+      continue
+    }
+    const [name, inline] = arg.slice(2).split("=", 2) as [string, string | undefined]
+    if (switches.includes(name)) {
+      if (inline !== undefined) throw new UsageError(`Option --${name} takes no value.`)
+      flags[name] = "true"
+      continue
+    }
+    if (!known.includes(name)) throw new UsageError(`Unknown option --${name}.`)
+    const value = inline ?? argv[++i]
+    if (value === undefined) throw new UsageError(`Option --${name} needs a value.`)
+    flags[name] = value
+  }
+  return { positional, flags }
+}
+
+/** `raw` as a whole number from `min` to `max`, or a `UsageError` naming the option. */
+export const wholeNumber = (name: string, raw: string, min: number, max: number): number => {
+  const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}.`)
+  }
+  return n
+}
