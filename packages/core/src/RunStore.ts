@@ -177,6 +177,12 @@ export interface RunStoreService {
   readonly interruptUnfinished: () => Effect.Effect<number, RunStoreError>
   /** Deletes the runs (and frames) that ended more than `olderThanMs` ago; returns how many. */
   readonly prune: (olderThanMs: number) => Effect.Effect<number, RunStoreError>
+  /**
+   * Deletes every run of the user's session, ended or not, with its frames; returns how many. What
+   * `DELETE /sessions/:id` does to the session's runs (docs/spec/wire.md#deleting-a-session): a
+   * deleted conversation is not replayed. A follower of a deleted run ends `not-found`.
+   */
+  readonly deleteSession: (did: string, sessionId: string) => Effect.Effect<number, RunStoreError>
 }
 
 /** The RunStore port. */
@@ -679,6 +685,19 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
             }
           }
         }
+        return count
+      }),
+    deleteSession: (did, sessionId) =>
+      Effect.map(Effect.all([validateDid(did), validateId("sessionId", sessionId)]), ([d, s]) => {
+        const runs = users.get(d)
+        let count = 0
+        for (const [runId, { run }] of runs ?? []) {
+          if (run.sessionId !== s) continue
+          runs!.delete(runId)
+          notifier.publish(d, runId, run.lastFrameId)
+          count++
+        }
+        if (runs?.size === 0) users.delete(d)
         return count
       }),
     prune: (olderThanMs) =>

@@ -8,7 +8,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { BaseMessage } from "@langchain/core/messages"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import { type Access, HistoryPage, LoadedPlugins, SessionStore } from "@plugboard/core"
+import { type Access, HistoryPage, LoadedPlugins, type RunStore, SessionStore } from "@plugboard/core"
 import { messagesAt, pageAt, textOf } from "@plugboard/langgraph"
 import { Context, Effect, Either, Schema } from "effect"
 import type { TurnCredits } from "./credits/TurnCredits.js"
@@ -35,6 +35,8 @@ export class RequestUser extends Context.Tag("@plugboard/host-node/RequestUser")
 /** What the session and message routes use. */
 export interface RouteServices {
   readonly sessions: SessionStore.SessionStoreService
+  /** The runs: a deleted session's runs go with it (docs/spec/wire.md#deleting-a-session). */
+  readonly runs: Pick<RunStore.RunStoreService, "deleteSession">
   readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
   readonly oracleDid: string
   readonly oracleName: string
@@ -174,6 +176,13 @@ export const sessionRoutes = (s: RouteServices) => {
     )
     const existed = yield* sessionsApi.delete(did, id).pipe(Effect.mapError(sessionFailure))
     if (!existed) return yield* Effect.fail(notFound(id))
+    // Its runs go too: a rejoin must not replay a deleted conversation. A failure is logged and
+    // left for retention to prune (the session itself is gone), never a 500.
+    yield* s.runs
+      .deleteSession(did, id)
+      .pipe(
+        Effect.catchAll((e) => Effect.sync(() => s.logger.warn("runs not deleted", { id, error: e.message })))
+      )
     if (others._tag === "Right" && others.right) {
       s.logger.warn("session deleted, thread kept: another user wrote it", { id })
       return json({ success: true, sessionId: id })

@@ -148,6 +148,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
 
   const sessions = sessionRoutes({
     sessions: ports.sessions,
+    runs: ports.runs,
     saverFor: parts.saverFor,
     oracleDid: parts.oracleDid,
     oracleName: parts.oracleName,

@@ -54,6 +54,28 @@ describe("runs", () => {
     await server?.stop()
   })
 
+  it("a deleted session's run no longer replays its text (issue 36, item 2)", async () => {
+    const u = await user(server.app.oracleDid)
+    const session = await newSession(server.url, u.headers)
+    const response = await fetch(`${server.url}/messages/${session}`, {
+      method: "POST",
+      headers: u.headers,
+      body: JSON.stringify({ message: "What's the weather in Berlin?", stream: true })
+    })
+    const runId = response.headers.get("x-run-id")!
+    expect(await response.text()).toContain("Berlin")
+    expect((await rejoin(server.url, runId, 0, u.headers)).status).toBe(200)
+    const deleted = await fetch(`${server.url}/sessions/${session}`, { method: "DELETE", headers: u.headers })
+    expect(deleted.status).toBe(200)
+    const after = await rejoin(server.url, runId, 0, u.headers)
+    expect(after.status).toBe(404)
+    const body = await after.text()
+    expect(body).not.toContain("Berlin")
+    expect(JSON.parse(body)).toMatchObject({ statusCode: 404 })
+    const active = await fetch(`${server.url}/sessions/${session}/run`, { headers: u.headers })
+    expect(await active.json()).toEqual({ run: null })
+  })
+
   it("numbers every frame from 1, names the run, and replays what came after N", async () => {
     const u = await user(server.app.oracleDid)
     const session = await newSession(server.url, u.headers)

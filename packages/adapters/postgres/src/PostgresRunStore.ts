@@ -417,6 +417,26 @@ export const makeRunStore = (
           })
           return result.rows.length
         }),
+      deleteSession: (did, sessionId) =>
+        Effect.gen(function* () {
+          const [d, sid] = yield* Effect.all([
+            RunStore.validateDid(did),
+            RunStore.validateId("sessionId", sessionId)
+          ])
+          const owner = ownerKey(d)
+          const result = yield* sql(
+            query<{ run_id: string; last_frame_id: number }>(
+              db,
+              `DELETE FROM ${s}.runs WHERE owner = $1 AND session_id = $2 RETURNING run_id, last_frame_id`,
+              [owner, sid]
+            )
+          )
+          // A follower of a deleted run, on any host, reads again, finds nothing and ends.
+          yield* Effect.forEach(result.rows, (row) => fanout.publish(owner, row.run_id, row.last_frame_id), {
+            discard: true
+          })
+          return result.rows.length
+        }),
       prune: (olderThanMs) =>
         Effect.gen(function* () {
           const retention = yield* RunStore.validateRetention(olderThanMs)

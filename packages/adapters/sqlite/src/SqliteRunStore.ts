@@ -280,6 +280,9 @@ export const makeRunStore = (
     )
     const selectAllActive = db.prepare<[], RunRow>(`SELECT * FROM runs WHERE ${ACTIVE}`)
     const deleteEnded = db.prepare<[number]>("DELETE FROM runs WHERE ended_at IS NOT NULL AND ended_at < ?")
+    const deleteOfSession = db.prepare<[string, string], { run_id: string; last_frame_id: number }>(
+      "DELETE FROM runs WHERE did = ? AND session_id = ? RETURNING run_id, last_frame_id"
+    )
 
     /** An append (of one frame or several) waiting for its group's commit. */
     interface PendingAppend {
@@ -472,6 +475,17 @@ export const makeRunStore = (
           )
           for (const { row, done } of ended) notifier.publish(row.did, row.run_id, done.id)
           return ended.length
+        }),
+      deleteSession: (did, sessionId) =>
+        Effect.gen(function* () {
+          const [d, sid] = yield* Effect.all([
+            RunStore.validateDid(did),
+            RunStore.validateId("sessionId", sessionId)
+          ])
+          const deleted = yield* write(() => deleteOfSession.all(d, sid))
+          // A follower of a deleted run reads again, finds nothing and ends.
+          for (const row of deleted) notifier.publish(d, row.run_id, row.last_frame_id)
+          return deleted.length
         }),
       prune: (olderThanMs) =>
         Effect.gen(function* () {

@@ -12,7 +12,7 @@
  * store; its layer may be scoped (the suite closes the scope afterwards). Time is the `Clock`
  * port's test clock, provided by the suite, so the layer should take `Clock` from its context.
  */
-import { Chunk, Effect, Exit, Fiber, Layer, Option, Stream } from "effect"
+import { Chunk, Effect, Either, Exit, Fiber, Layer, Option, Stream } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import * as Clock from "../Clock.js"
@@ -433,6 +433,31 @@ export const run = (
         expect(Option.getOrThrow(yield* s.get(ALICE, "active")).status).toBe("running")
         // A pruned id may be used again.
         yield* s.create({ runId: "old", sessionId: "s1", did: ALICE, requestId: "q" })
+      })
+    )
+
+    test(
+      "deleteSession deletes the session's runs and frames, ended or not, and nothing else; a follower ends not-found",
+      Effect.gen(function* () {
+        const s = yield* store
+        yield* started("ended", "gone")
+        yield* s.append(ALICE, "ended", message("the deleted conversation"))
+        yield* s.end(ALICE, "ended", { status: "finished" })
+        yield* started("live", "gone")
+        yield* started("other", "kept")
+        yield* s.create({ runId: "bobs", sessionId: "gone", did: BOB, requestId: "q" })
+        const follower = yield* Effect.fork(Effect.either(collect(s.follow(ALICE, "live", 0))))
+        expect(yield* s.deleteSession(ALICE, "gone")).toBe(2)
+        expect(yield* s.get(ALICE, "ended")).toEqual(Option.none())
+        yield* expectReason(s.frames(ALICE, "ended", 0), "not-found")
+        yield* expectReason(s.append(ALICE, "live", message("late")), "not-found")
+        const followed = yield* Fiber.join(follower)
+        expect(Either.isLeft(followed) && followed.left.reason).toBe("not-found")
+        // Another session of the user, and another user's session of the same id, are untouched.
+        expect(Option.isSome(yield* s.get(ALICE, "other"))).toBe(true)
+        expect(Option.isSome(yield* s.get(BOB, "bobs"))).toBe(true)
+        expect(yield* s.deleteSession(ALICE, "gone")).toBe(0)
+        yield* expectReason(s.deleteSession(ALICE, ""), "invalid")
       })
     )
 
