@@ -32,7 +32,6 @@ import {
   TurnControl,
   TurnLock
 } from "@plugboard/core"
-import { SqliteCreditLedger } from "@plugboard/ledger"
 import { MatrixSyncEngine, matrixSnapshotStore, type SnapshotStore } from "@plugboard/matrix"
 import { makeChatModel, withCallBounds } from "@plugboard/models"
 import * as Postgres from "@plugboard/postgres"
@@ -42,6 +41,7 @@ import { loadOrCreateSigner, type Signer, UcanAuth } from "@plugboard/ucan"
 import { Cause, Data, Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effect"
 import * as ServerConfig from "./Config.js"
 import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin.js"
+import { creditLedgerLayer, databaseLayer } from "./Engines.js"
 import { consoleLogger, makeConsoleLogger, shortDid } from "./Logger.js"
 import { readManifestOverrides } from "./ManifestOverridesFile.js"
 import { appendsInCallOrder } from "./OrderedRuns.js"
@@ -259,14 +259,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
   const clock = options.clock ?? Clock.layer
   // One pool and one connection for every port on them: a layer is built once per runtime, however
   // many ports it is provided to.
-  const pg =
-    config.database === undefined
-      ? undefined
-      : Postgres.layerDatabase({
-          url: config.database.url,
-          schema: config.database.schema,
-          maxConnections: config.database.poolMax
-        })
+  const pg = databaseLayer(config)
   const redis =
     config.redis === undefined
       ? undefined
@@ -293,11 +286,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
           )
         ).pipe(Layer.provide(redis))
   )
-  const ledgerLayer =
-    options.ledger ??
-    (pg === undefined
-      ? SqliteCreditLedger.layer({ filename: config.creditsDatabasePath })
-      : Layer.provide(Postgres.layerCreditLedger, pg))
+  const ledgerLayer = options.ledger ?? creditLedgerLayer(config, pg)
   // Every committed write of a user (a turn's checkpoints, a session created or deleted) asks
   // for a sync of that user; the engine is built below, once the registry exists.
   let afterWrite: (did: string) => void = () => {}

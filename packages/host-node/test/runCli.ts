@@ -19,11 +19,19 @@ export interface CliRun {
 
 /** Runs `plugboard <args>` in `cwd` (60 s at most). */
 export const runCli = (cwd: string, ...args: ReadonlyArray<string>): Promise<CliRun> =>
+  runCliWith(cwd, {}, ...args)
+
+/** `runCli` with `env` set as well (the configuration's variables: `DATABASE_URL`, ...). */
+export const runCliWith = (
+  cwd: string,
+  env: Readonly<Record<string, string>>,
+  ...args: ReadonlyArray<string>
+): Promise<CliRun> =>
   new Promise((done) => {
     execFile(
       process.execPath,
       ["--conditions=@plugboard/source", join(ROOT, "scripts/plugboard.mjs"), ...args],
-      { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd }, timeout: 60_000 },
+      { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd, ...env }, timeout: 60_000 },
       (error, stdout, stderr) =>
         done({ code: error === null ? 0 : ((error as { code?: number }).code ?? -1), stdout, stderr })
     )

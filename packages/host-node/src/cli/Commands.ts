@@ -3,13 +3,13 @@
  * IO (so tests run them in-process) and returns an exit code: 0 ok, 1 failure, 2 usage error.
  */
 
-import { Access, type Catalog, Clock } from "@plugboard/core"
-import { SqliteCreditLedger } from "@plugboard/ledger"
+import { Access, type Catalog, Clock, CreditLedger } from "@plugboard/core"
 import { loadOrCreateSigner, mintDelegation, mintInvocation } from "@plugboard/ucan"
 import { Data, Effect, Either } from "effect"
 import { createOracleApp, OracleBootError } from "../App.js"
 import * as ServerConfig from "../Config.js"
 import { CREDITS_PLUGIN_NAME } from "../credits/CreditsPlugin.js"
+import { creditLedgerLayer, databaseLayer } from "../Engines.js"
 import { ChatClientError, chatTurn, connectChat } from "./ChatClient.js"
 import { ConsoleOpenError, consoleLink, openInBrowser } from "./Console.js"
 import { parseFlags, wholeNumber } from "./Flags.js"
@@ -222,7 +222,10 @@ export const token = async (argv: ReadonlyArray<string>, io: CliIO): Promise<num
   return 0
 }
 
-/** `credits [balance | top-up <amount>] [--did did]`: the SQLite ledger at `CREDITS_DATABASE_PATH`. */
+/**
+ * `credits [balance | top-up <amount>] [--did did]`: the ledger the server charges, Postgres's with
+ * `DATABASE_URL`, else the SQLite file at `CREDITS_DATABASE_PATH` (`Engines.creditLedgerLayer`).
+ */
 export const credits = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
   const { positional, flags } = parseFlags(argv, ["did"])
   const [action = "balance", amountText, ...rest] = positional
@@ -234,15 +237,16 @@ export const credits = async (argv: ReadonlyArray<string>, io: CliIO): Promise<n
   const config = await loadConfig(io)
   const did = flags.did ?? (await loadOrCreateSigner(config.userKeyFile)).signer.did()
   const amount = amountText === undefined ? 0 : wholeNumber("amount", amountText, 1, Number.MAX_SAFE_INTEGER)
-  const program = Effect.scoped(
-    Effect.gen(function* () {
-      const ledger = yield* SqliteCreditLedger.make({ filename: config.creditsDatabasePath })
-      return action === "top-up"
-        ? (yield* ledger.topUp(did, amount, "plugboard credits top-up")).balance
-        : yield* ledger.balance(did)
-    })
+  const program = Effect.gen(function* () {
+    const ledger = yield* CreditLedger.CreditLedger
+    return action === "top-up"
+      ? (yield* ledger.topUp(did, amount, "plugboard credits top-up")).balance
+      : yield* ledger.balance(did)
+  }).pipe(
+    Effect.provide(creditLedgerLayer(config, databaseLayer(config))),
     // The ledger stamps entries from core's Clock port; the CLI runs on the live clock.
-  ).pipe(Effect.provide(Clock.layer))
+    Effect.provide(Clock.layer)
+  )
   const result = await Effect.runPromise(Effect.either(program))
   if (Either.isLeft(result)) {
     io.err(`credits: ${result.left.message}\n`)
