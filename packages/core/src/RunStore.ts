@@ -100,6 +100,17 @@ export interface NewRun {
 export const DONE_EVENT = "done"
 /** The event whose `content` string accumulates into `partialText`. */
 export const MESSAGE_EVENT = "message"
+
+/**
+ * The event that marks a hole in a run's log (docs/spec/pipeline.md#runs): frames the live client
+ * was sent while the store could not take them. Its data is `{ missed, reason }`; a run with one
+ * ends `interrupted` with reason `LOG_GAP`, so that a rejoin is told, never handed a log that
+ * silently skips.
+ */
+export const GAP_EVENT = "gap"
+
+/** The `reason` of a run ended because its log has a gap (`GAP_EVENT`). */
+export const LOG_GAP = "log-gap"
 /** Longest accepted run, session or request id. */
 export const MAX_ID_LENGTH = 256
 

@@ -276,7 +276,22 @@ export const messageRoutes = (s: MessageServices) => {
     const write = (frame: string) => {
       if (!out.destroyed && !out.writableEnded) out.write(frame)
     }
-    const log = makeRunLog(runs, did, run.runId, write)
+    const log = makeRunLog(runs, did, run.runId, write, {
+      onGap: (missed, error) =>
+        s.logger.error(
+          "the run store failed mid-run: later frames go out without ids, and the run ends with a gap",
+          {
+            runId: run.runId,
+            missed,
+            error
+          }
+        ),
+      onRepairFailed: (error) =>
+        s.logger.error("a run with a gap could not be ended: the store is still down", {
+          runId: run.runId,
+          error
+        })
+    })
     const record = log.record
     // A comment at once, so the headers leave now (Node sends them with the first body bytes):
     // the first event may be a slow model call away, or wait for the session's previous turn.
