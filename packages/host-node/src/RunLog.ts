@@ -1,15 +1,18 @@
 /**
  * A streamed turn's events on their way out: each is appended to the run's log (`RunStore`), then
- * written to the response as the numbered frame the store gave back. The events of one turn of the
- * event loop reach the store in one `appendAll`. A store may answer later than the next events
- * come (a batched or a networked store): frames still leave in the order the turn emitted them,
- * and the `done` frame is appended only once every earlier frame was (the caller writes it, last).
- * A store that failed (a full disk, a lost connection) costs the rejoin, not the answer: the
- * events still go out, without ids. From the first failed append on, the run's log is left as it
- * was (a later frame must not take the next id, or a rejoin could not tell anything is missing):
- * the run ends with a `gap` frame saying how many frames it lacks, and `interrupted` with reason
- * `log-gap` (docs/spec/pipeline.md#runs), while the live client's `done` says how the turn ended.
- * When the store is still down at the end, that is retried in the background for a while.
+ * written to the response as the numbered frame the store gave back.
+ *
+ * - One call to the store at a time, in the order the turn emitted its events: the events of one
+ *   turn of the event loop go in one `appendAll`, and those that come while a call is in flight go
+ *   together in the next. A store that answers late (a networked one) delays the frames, never
+ *   reorders them, and the `done` frame is appended once every earlier frame was (the caller
+ *   writes it, last).
+ * - A store that fails (a full disk, a database restarted) costs the rejoin, not the answer: the
+ *   events still go out, without ids. From the first failed call on nothing more is appended, so
+ *   no later frame takes the missing ids and a rejoin sees exactly where the log stops being
+ *   whole: the run ends with a `gap` frame saying how many frames it lacks and `interrupted` with
+ *   reason `log-gap` (docs/spec/pipeline.md#runs), while the live client's `done` says how the
+ *   turn ended. A store still down at the end is tried again in the background for a while.
  */
 import { EventSink, RunStore } from "@plugboard/core"
 import { Cause, Duration, Effect, Exit, Option, Schedule } from "effect"
@@ -18,27 +21,23 @@ import { Cause, Duration, Effect, Exit, Option, Schedule } from "effect"
 export const frameSse = (frame: RunStore.Frame): string =>
   `id: ${frame.id}\nevent: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`
 
+/** Tries at writing a run's `gap` and `done` when its store is down at the end (from 0.5 s, doubling: about 2 min). */
+export const GAP_REPAIR_TRIES = 8
+
+/** What a run log reports when its store fails; the host logs it. */
+export interface RunLogReport {
+  /** The first failed append: `missed` frames went out without ids, and so will every later one. */
+  readonly onGap?: ((missed: number, error: string) => void) | undefined
+  /** The gap and the run's end could not be written after every try. */
+  readonly onRepairFailed?: ((error: string) => void) | undefined
+}
+
 /** A failed store call in a sentence: the port's message, not a stack. */
 const failureText = (cause: Cause.Cause<RunStore.RunStoreError>): string =>
   Option.match(Cause.failureOption(cause), { onNone: () => Cause.pretty(cause), onSome: (e) => e.message })
 
 interface Slot {
   sse: string | undefined
-}
-
-/** Events recorded in one turn of the event loop, on their way to the store as one `appendAll`. */
-interface Batch {
-  readonly slots: Array<Slot>
-  readonly events: Array<EventSink.AgentEvent>
-}
-
-/** How long a run whose log has a gap keeps trying to write its `gap` and `done` (from 0.5 s, doubling). */
-export const GAP_REPAIR_TRIES = 8
-
-/** What a run log reports when its store fails; the host logs it. */
-export interface RunLogReport {
-  readonly onGap?: ((missed: number, error: string) => void) | undefined
-  readonly onRepairFailed?: ((error: string) => void) | undefined
 }
 
 /** Appends, in order, one run's events and writes them with `write`; see the module doc. */
@@ -49,11 +48,16 @@ export const makeRunLog = (
   write: (sse: string) => void,
   report: RunLogReport = {}
 ) => {
+  // Every recorded event's frame, in emission order, until written.
   const queue: Array<Slot> = []
+  // Recorded, not yet sent to the store.
+  let pending: { slots: Array<Slot>; events: Array<EventSink.AgentEvent> } = { slots: [], events: [] }
+  let scheduled = false
+  let inFlight = false
   // Frames the store did not take; from the first, nothing more is appended.
   let missed = 0
   let drained: (() => void) | undefined
-  let batch: Batch | undefined
+
   // Frames stored together are written together: one socket write, not one per frame.
   const drain = () => {
     let out = ""
@@ -61,9 +65,6 @@ export const makeRunLog = (
     if (out.length > 0) write(out)
     if (queue.length === 0) drained?.()
   }
-  // The events of one turn of the event loop reach the store in one call (one fiber, and for a
-  // batching store one commit): a turn emits its events in bursts (a tool's `isRunning` and
-  // `done`, a model's chunks), and a call per event was most of the run log's cost.
   const unnumbered = (slots: ReadonlyArray<Slot>, events: ReadonlyArray<EventSink.AgentEvent>) => {
     missed += events.length
     slots.forEach((slot, i) => {
@@ -72,28 +73,31 @@ export const makeRunLog = (
     drain()
   }
   const send = () => {
-    const { slots, events } = batch!
-    batch = undefined
-    // A batch sent while an earlier one is in flight may still be stored; one after a failure is not.
+    scheduled = false
+    if (inFlight || pending.events.length === 0) return
+    const { slots, events } = pending
+    pending = { slots: [], events: [] }
     if (missed > 0) return unnumbered(slots, events)
+    inFlight = true
     const frames = events.map(({ _tag, ...data }) => ({ event: _tag, data }))
     Effect.runCallback(runs.appendAll(did, runId, frames), {
       onExit: (exit) => {
-        if (Exit.isFailure(exit) || missed > 0) {
-          if (missed === 0) report.onGap?.(events.length, Exit.isFailure(exit) ? failureText(exit.cause) : "")
-          // A batch stored after an earlier one failed is past the hole: it counts as missed too,
-          // and the gap frame says where the log stops being whole.
-          return unnumbered(slots, events)
+        inFlight = false
+        if (Exit.isFailure(exit)) {
+          report.onGap?.(events.length, failureText(exit.cause))
+          unnumbered(slots, events)
+        } else {
+          slots.forEach((slot, i) => {
+            slot.sse = frameSse(exit.value[i]!)
+          })
+          drain()
         }
-        slots.forEach((slot, i) => {
-          slot.sse = frameSse(exit.value[i]!)
-        })
-        drain()
+        // What was recorded meanwhile goes next, in one call.
+        send()
       }
     })
   }
-  // The log's repair when it has a gap: the gap frame, then the run ended `interrupted`.
-  // Built when it runs: `missed` is read then, once every frame went out.
+  // Written when it runs: `missed` is read then, once every frame went out.
   const endWithGap = Effect.suspend(() =>
     Effect.andThen(
       runs.append(did, runId, { event: RunStore.GAP_EVENT, data: { missed, reason: "storage-unavailable" } }),
@@ -105,12 +109,13 @@ export const makeRunLog = (
     record: (event: EventSink.AgentEvent): void => {
       const slot: Slot = { sse: undefined }
       queue.push(slot)
-      if (batch === undefined) {
-        batch = { slots: [], events: [] }
+      pending.slots.push(slot)
+      pending.events.push(event)
+      // The rest of this turn of the event loop joins the same call.
+      if (!scheduled && !inFlight) {
+        scheduled = true
         setImmediate(send)
       }
-      batch.slots.push(slot)
-      batch.events.push(event)
     },
     /**
      * Once every recorded event is out, ends the run; resolves with its `done` frame, which the
@@ -124,7 +129,7 @@ export const makeRunLog = (
       }
       if (missed > 0) {
         // The live client saw every frame: its `done` says how the turn ended. The log says it
-        // has a hole, in the background, retried while the store comes back.
+        // has a hole, in the background, tried again while the store comes back.
         Effect.runCallback(
           endWithGap.pipe(
             Effect.retry({

@@ -1,9 +1,9 @@
 /**
- * A run's frames leave in the order the turn emitted them, whatever the order the store answers
- * in, and `done` comes last (RunLog.ts).
+ * A run's frames leave in the order the turn emitted them, however late the store answers, and
+ * `done` comes last; a store that fails leaves an explicit gap, never a renumbered log (RunLog.ts).
  */
 import { Clock, RunStore } from "@plugboard/core"
-import { Effect } from "effect"
+import { Chunk, Effect, Stream } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { makeRunLog } from "../src/RunLog.js"
@@ -19,7 +19,8 @@ const slowStore = (delays: ReadonlyArray<number>, failAt: ReadonlySet<number>) =
   let i = 0
   const store: RunStore.RunStoreService = {
     ...inner,
-    append: () => Effect.die("the run log appends with appendAll"),
+    // The run log appends its frames with appendAll; append is the gap frame's, after a failure.
+    append: (d, runId, frame) => inner.append(d, runId, frame),
     appendAll: (d, runId, frames) => {
       const k = i++
       const stored = Effect.runSync(Effect.either(inner.appendAll(d, runId, frames)))
@@ -38,11 +39,11 @@ const slowStore = (delays: ReadonlyArray<number>, failAt: ReadonlySet<number>) =
 }
 
 describe("RunLog", () => {
-  it("writes frames in emission order and done last, however late the store answers", async () => {
+  it("writes frames in emission order and done last, however late the store answers; a failure leaves a gap, never a renumbering", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 1, maxLength: 8 }),
-        // Per event: whether a turn of the event loop passes before it (a new call to the store).
+        // Per event: whether a turn of the event loop passes before it.
         fc.array(fc.boolean(), { minLength: 1, maxLength: 12 }),
         fc.uniqueArray(fc.integer({ min: 0, max: 12 }), { maxLength: 3 }),
         async (delays, pauses, failing) => {
@@ -51,26 +52,43 @@ describe("RunLog", () => {
           Effect.runSync(store.start(did, run.runId))
           const written: Array<string> = []
           const log = makeRunLog(store, did, run.runId, (sse) => written.push(sse))
-          // The store call each event went in; a failed call's frames go out without ids.
-          const callOf: Array<number> = []
-          let call = -1
           for (const [n, pause] of pauses.entries()) {
             if (pause && n > 0) await new Promise((resolve) => setImmediate(resolve))
-            if (n === 0 || pause) call++
-            callOf.push(call)
             log.record({ _tag: "message", content: `c${n}`, timestamp: "t" })
           }
           written.push(await log.end({ status: "finished" }))
           // Frames answered together leave in one write: read the stream back frame by frame.
           const frames = written.join("").split(/(?<=\n\n)/)
           expect(frames).toHaveLength(pauses.length + 1)
-          frames.slice(0, pauses.length).forEach((sse, n) => {
-            expect(sse).toContain(`"content":"c${n}"`)
-            // The others carry their ids, in emission order (this store keeps what it then fails).
-            if (failing.includes(callOf[n]!)) expect(sse.startsWith("id:")).toBe(false)
-            else expect(sse.startsWith(`id: ${n + 1}\n`)).toBe(true)
-          })
-          expect(frames.at(-1)).toMatch(/^id: \d+\nevent: done\n/)
+          frames.slice(0, pauses.length).forEach((sse, n) => expect(sse).toContain(`"content":"c${n}"`))
+          // A prefix is numbered 1..m, in emission order; from the first failure on, nothing is.
+          const numbered = frames.slice(0, pauses.length).filter((sse) => sse.startsWith("id:"))
+          const m = numbered.length
+          numbered.forEach((sse, n) => expect(sse.startsWith(`id: ${n + 1}\n`)).toBe(true))
+          frames.slice(m, pauses.length).forEach((sse) => expect(sse.startsWith("id:")).toBe(false))
+          // What a rejoin sees once the log is ended: every numbered frame, then (after a failure) the gap.
+          const stored = await Effect.runPromise(
+            Stream.runCollect(store.follow(did, run.runId, 0)).pipe(Effect.map(Chunk.toReadonlyArray))
+          )
+          expect(stored.slice(0, m).map((f) => f.data.content)).toEqual(
+            Array.from({ length: m }, (_, n) => `c${n}`)
+          )
+          if (m === pauses.length) {
+            expect(frames.at(-1)).toMatch(/^id: \d+\nevent: done\n/)
+            expect(stored.map((f) => f.event)).toEqual([...Array(m).fill("message"), "done"])
+          } else {
+            // The live client's done says how the turn ended; the log says it has a hole.
+            expect(frames.at(-1)).toMatch(/^event: done\ndata: \{"status":"finished"\}/)
+            // This store keeps what it then reports failed (a commit whose answer was lost): those
+            // frames may follow, in order, still before the gap; nothing after the failure is stored.
+            const kept = stored.slice(m, -2)
+            expect(kept.map((f) => f.data.content)).toEqual(kept.map((_, k) => `c${m + k}`))
+            expect(kept.length).toBeLessThan(pauses.length - m + 1)
+            expect(stored.slice(-2).map((f) => [f.event, f.data])).toEqual([
+              ["gap", { missed: pauses.length - m, reason: "storage-unavailable" }],
+              ["done", { status: "interrupted", partialText: expect.any(String), reason: "log-gap" }]
+            ])
+          }
         }
       ),
       { numRuns: 40 }
