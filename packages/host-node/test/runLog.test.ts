@@ -60,12 +60,16 @@ describe("RunLog", () => {
           // Frames answered together leave in one write: read the stream back frame by frame.
           const frames = written.join("").split(/(?<=\n\n)/)
           expect(frames).toHaveLength(pauses.length + 1)
-          frames.slice(0, pauses.length).forEach((sse, n) => expect(sse).toContain(`"content":"c${n}"`))
+          frames.slice(0, pauses.length).forEach((sse, n) => {
+            expect(sse).toContain(`"content":"c${n}"`)
+          })
           // A prefix is numbered 1..m, in emission order; from the first failure on, nothing is.
           const numbered = frames.slice(0, pauses.length).filter((sse) => sse.startsWith("id:"))
           const m = numbered.length
-          numbered.forEach((sse, n) => expect(sse.startsWith(`id: ${n + 1}\n`)).toBe(true))
-          frames.slice(m, pauses.length).forEach((sse) => expect(sse.startsWith("id:")).toBe(false))
+          expect(numbered.map((sse) => /^id: (\d+)\n/.exec(sse)?.[1])).toEqual(
+            numbered.map((_, n) => `${n + 1}`)
+          )
+          expect(frames.slice(m, pauses.length).filter((sse) => sse.startsWith("id:"))).toEqual([])
           // What a rejoin sees once the log is ended: every numbered frame, then (after a failure) the gap.
           const stored = await Effect.runPromise(
             Stream.runCollect(store.follow(did, run.runId, 0)).pipe(Effect.map(Chunk.toReadonlyArray))
