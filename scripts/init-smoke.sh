@@ -18,7 +18,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-export npm_config_nodedir="${npm_config_nodedir:-/usr}"  # better-sqlite3 builds against local headers
+export npm_config_nodedir="${npm_config_nodedir:-/usr}"  # a native build, if any, uses local headers
 
 tarballs="${1:-}"
 if [[ -z "$tarballs" ]]; then

@@ -4,18 +4,19 @@
  * `npm install` of its tarball plus only the tarballs of the @plugboard packages it depends on,
  * into an empty folder, as a user without the workspace would; then
  *   - its entry point imports (`await import("@plugboard/x")`; @plugboard/models with no
- *     provider SDK installed, they are optional peers);
- *   - npm printed no EBADENGINE warning, and every installed package's `engines.node` (when it
- *     has one) admits Node 20.19.0, the project's lower bound;
+ *     provider SDK installed, they are optional peers), on the Node running this script and on
+ *     the package's lower bound: the oldest Node its own `engines.node` admits (semver's
+ *     minVersion: 20.19.0 for most, 22.14.0 for those on better-sqlite3 13), fetched from the npm
+ *     registry by scripts/node24.sh (`PLUGBOARD_NODE_VERSION=<v> bash scripts/node24.sh path`);
+ *   - npm printed no EBADENGINE warning (npm checks the Node running it), and every installed
+ *     package's `engines.node` (when it has one) admits the package's lower bound;
  *   - no package brings an LLM provider SDK, and only @plugboard/matrix (and host-node, which
  *     depends on it) brings matrix-js-sdk; @plugboard/langgraph installs at most 40 packages.
- * Prints a table: package, packages installed (npm's "added N"), size of node_modules.
+ * Prints a table: package, its Node lower bound, packages installed (npm's "added N"), size of
+ * node_modules, install time.
  *
- * better-sqlite3 is compiled from source here (its prebuilt binaries are on GitHub, which CI does
- * not reach): once, by the first install that needs it; that build is then handed to the later
- * installs as a local prebuild (prebuild-install's `npm_config_better_sqlite3_local_prebuilds`,
- * which scripts/init-smoke.sh uses too when it is set), as a download would be where GitHub is
- * reachable. Each install still runs better-sqlite3's install script.
+ * better-sqlite3 13 ships its Node-API binaries for every major platform inside the npm package
+ * and has no install script: nothing is compiled.
  *
  *   node scripts/install-alone.mjs [tarball folder]    (after `pnpm build`; packs when no folder)
  *   --markdown   print the table as README's Markdown table
@@ -28,7 +29,6 @@ import { join, resolve } from "node:path"
 import semver from "semver"
 
 const root = resolve(import.meta.dirname, "..")
-const LOWER_BOUND = "20.19.0"
 const LANGGRAPH_MAX = 40
 const PROVIDER_SDKS = [
   "openai",
@@ -67,7 +67,25 @@ for (const dir of packageDirs) {
   const tarball = join(tarballs, `plugboard-${short}-${manifest.version}.tgz`)
   if (!existsSync(tarball)) throw new Error(`no tarball ${tarball}: run pnpm build, then scripts/pack.sh`)
   const deps = Object.keys(manifest.dependencies ?? {}).filter((d) => d.startsWith("@plugboard/"))
-  packages.set(manifest.name, { short, tarball, deps })
+  const engines = manifest.engines?.node
+  const lowest = engines === undefined ? null : semver.minVersion(engines)
+  if (lowest === null) throw new Error(`${manifest.name} declares no usable engines.node ("${engines}")`)
+  packages.set(manifest.name, { short, tarball, deps, engines, lowest: lowest.version })
+}
+
+/** The folder of Node `version`'s binary, installed from the npm registry once (scripts/node24.sh). */
+const nodeBinaries = new Map()
+const nodeAt = (version) => {
+  if (version === process.versions.node) return process.execPath
+  if (!nodeBinaries.has(version)) {
+    const dir = execFileSync("bash", [join(root, "scripts/node24.sh"), "path"], {
+      encoding: "utf8",
+      env: { ...process.env, PLUGBOARD_NODE_VERSION: version },
+      stdio: ["ignore", "pipe", "inherit"]
+    }).trim()
+    nodeBinaries.set(version, join(dir, "bin/node"))
+  }
+  return nodeBinaries.get(version)
 }
 
 /** The package and every @plugboard package it depends on, transitively. */
@@ -102,25 +120,12 @@ const installed = (modules) => {
   return found
 }
 
-const prebuilds = process.env.npm_config_better_sqlite3_local_prebuilds ?? join(scratch, "prebuilds")
-execFileSync("mkdir", ["-p", prebuilds])
 // onnxruntime-node (@plugboard/embeddings) ships its CPU binary in the npm package; its install
 // script would also fetch CUDA binaries from nuget.org, which CI does not reach: skipped, the
 // switch its script documents.
 const npmEnv = {
   ...process.env,
-  npm_config_better_sqlite3_local_prebuilds: prebuilds,
   ONNXRUNTIME_NODE_INSTALL: process.env.ONNXRUNTIME_NODE_INSTALL ?? "skip"
-}
-
-/** Keeps the better-sqlite3 an install compiled as the prebuild the next installs take (see above). */
-const keepPrebuild = (modules) => {
-  const pkg = join(modules, "better-sqlite3")
-  if (!existsSync(join(pkg, "build/Release/better_sqlite3.node"))) return
-  const { version } = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8"))
-  const file = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`
-  if (existsSync(join(prebuilds, file))) return
-  execFileSync("tar", ["czf", join(prebuilds, file), "-C", pkg, "build/Release/better_sqlite3.node"])
 }
 
 const rows = []
@@ -156,17 +161,24 @@ for (const [name, pkg] of packages) {
     ? Number(execFileSync("du", ["-sk", join(dir, "node_modules")], { encoding: "utf8" }).split("\t")[0])
     : Number.NaN
   if (npm.status === 0) {
-    const load = spawnSync("node", ["--input-type=module", "-e", `await import(${JSON.stringify(name)})`], {
-      cwd: dir,
-      encoding: "utf8"
-    })
-    if (load.status !== 0) problems.push(`import('${name}') failed:\n${load.stderr}`)
+    for (const version of new Set([process.versions.node, pkg.lowest])) {
+      const load = spawnSync(
+        nodeAt(version),
+        ["--input-type=module", "-e", `await import(${JSON.stringify(name)})`],
+        { cwd: dir, encoding: "utf8" }
+      )
+      if (load.status !== 0) {
+        problems.push(
+          `import('${name}') failed on Node ${version} (${load.signal ?? `exit ${load.status}`}):\n${load.stderr}`
+        )
+      }
+    }
   }
   for (const p of list) {
     if (p.engines === undefined) continue
-    if (semver.validRange(p.engines) === null || !semver.satisfies(LOWER_BOUND, p.engines)) {
+    if (semver.validRange(p.engines) === null || !semver.satisfies(pkg.lowest, p.engines)) {
       problems.push(
-        `${p.name}@${p.version} declares engines.node "${p.engines}", which excludes Node ${LOWER_BOUND}`
+        `${p.name}@${p.version} declares engines.node "${p.engines}", which excludes Node ${pkg.lowest} (${name}'s lower bound, engines.node "${pkg.engines}")`
       )
     }
   }
@@ -176,22 +188,21 @@ for (const [name, pkg] of packages) {
   if (name === "@plugboard/langgraph" && !(added <= LANGGRAPH_MAX)) {
     problems.push(`installs ${added} packages, more than ${LANGGRAPH_MAX}`)
   }
-  const row = { name, with: wanted.length - 1, added, mb: kb / 1024, seconds }
+  const row = { name, node: pkg.engines, with: wanted.length - 1, added, mb: kb / 1024, seconds }
   rows.push(row)
   console.error(
-    `[alone] ${name}: ${Number.isNaN(added) ? "?" : added} packages, ${row.mb.toFixed(0)} MB, ${seconds.toFixed(1)} s${problems.length > 0 ? " FAIL" : ""}`
+    `[alone] ${name} (node ${pkg.engines}): ${Number.isNaN(added) ? "?" : added} packages, ${row.mb.toFixed(0)} MB, ${seconds.toFixed(1)} s${problems.length > 0 ? " FAIL" : ""}`
   )
   for (const p of problems) {
     failures.push(`${name}: ${p}`)
     console.error(`[alone]   ${p.split("\n")[0]}`)
   }
-  keepPrebuild(join(dir, "node_modules"))
   if (!keep) rmSync(dir, { recursive: true, force: true })
 }
 
 const table = [
-  ["package", "+ @plugboard deps", "packages installed", "node_modules (MB)", "install (s)"],
-  ...rows.map((r) => [r.name, String(r.with), String(r.added), r.mb.toFixed(0), r.seconds.toFixed(1)])
+  ["package", "node", "+ @plugboard deps", "packages installed", "node_modules (MB)", "install (s)"],
+  ...rows.map((r) => [r.name, r.node, String(r.with), String(r.added), r.mb.toFixed(0), r.seconds.toFixed(1)])
 ]
 if (markdown) {
   console.log(`| ${table[0].join(" | ")} |`)

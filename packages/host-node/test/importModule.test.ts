@@ -4,6 +4,8 @@
  * a child `node` with no loader. Placed inside the repository, `tsx` resolves and a `.ts` module
  * loads; placed in the system's temporary folder, `tsx` cannot resolve and the error says what
  * to install. JavaScript modules never need the loader; a module's own failure stays its own.
+ * Node 24 strips types itself, but only from a module that needs nothing more: a `./x.js` import
+ * of `./x.ts` (NodeNext style, as `plugboard init` writes) or an enum still needs tsx.
  */
 import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -39,6 +41,18 @@ const stage = (dir: string): string => {
   writeFileSync(join(dir, "plain.mjs"), "export const value = { plain: true }\n")
   writeFileSync(join(dir, "broken.ts"), 'const x: number = 1\nthrow new Error("broken at " + x)\n')
   writeFileSync(
+    join(dir, "sibling.ts"),
+    'import { value as typed } from "./typed.js"\nexport const value = { sibling: typed.answer }\n'
+  )
+  writeFileSync(
+    join(dir, "shaped.ts"),
+    'enum Tier { Always = "always" }\nexport const value = { tier: Tier.Always }\n'
+  )
+  writeFileSync(
+    join(dir, "missing.ts"),
+    'import { x } from "@plugboard/not-installed"\nexport const value = { x }\n'
+  )
+  writeFileSync(
     join(dir, "harness.mjs"),
     [
       'import { importModule } from "./ImportModule.mjs"',
@@ -69,6 +83,8 @@ beforeAll(() => {
   mkdirSync(join(root, ".tmp"), { recursive: true })
   inRepo = stage(mkdtempSync(join(root, ".tmp", "import-module-")))
   outside = stage(mkdtempSync(join(tmpdir(), "plugboard-import-")))
+  // Outside too, but in a package that declares ES modules: Node itself tries the `.ts` file.
+  writeFileSync(join(stage(join(outside, "esm")), "package.json"), '{ "type": "module" }\n')
 })
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true })
@@ -89,6 +105,33 @@ describe("importModule under plain Node", () => {
     expect(outcome.name).toBe("NoTypeScriptLoader")
     expect(outcome.message).toContain("typed.ts' is TypeScript and no TypeScript loader is available")
     expect(outcome.message).toContain("npm install --save-dev tsx")
+  })
+
+  it("imports a TypeScript module whose imports name `.js` siblings (NodeNext), through tsx", () => {
+    expect(run(inRepo, "sibling.ts")).toMatchObject({ ok: true, value: { sibling: 42 } })
+  })
+
+  it("imports a TypeScript module with an enum, which type stripping alone refuses, through tsx", () => {
+    expect(run(inRepo, "shaped.ts")).toMatchObject({ ok: true, value: { tier: "always" } })
+  })
+
+  it("says what to install when an ES module package's TypeScript needs tsx and tsx is not there", () => {
+    const outcome = run(join(outside, "esm"), "shaped.ts")
+    expect(outcome).toMatchObject({ ok: false, name: "NoTypeScriptLoader" })
+    expect(outcome.message).toContain("shaped.ts' is TypeScript and no TypeScript loader is available")
+  })
+
+  it("keeps Node's error for a package that is not installed, with tsx and without", () => {
+    const withTsx = run(inRepo, "missing.ts")
+    expect(withTsx.ok).toBe(false)
+    expect(withTsx.message).toContain("Cannot find package '@plugboard/not-installed'")
+    // Without tsx, a Node that strips types reaches the import; one that does not (before 22.18)
+    // stops at the extension.
+    const without = run(join(outside, "esm"), "missing.ts")
+    expect(without.ok).toBe(false)
+    if ((process.features as { typescript?: unknown }).typescript) {
+      expect(without.message).toContain("Cannot find package '@plugboard/not-installed'")
+    } else expect(without.name).toBe("NoTypeScriptLoader")
   })
 
   it("rethrows a TypeScript module's own failure, not a loader error", () => {

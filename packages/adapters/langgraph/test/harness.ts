@@ -20,31 +20,42 @@ export interface SaverFixture {
   readonly reopen?: () => BaseCheckpointSaver
 }
 
-/** Every checkpointer the end-to-end scenarios run against. */
-export const savers: ReadonlyArray<readonly [string, () => SaverFixture]> = [
-  ["MemorySaver", () => ({ saver: new MemorySaver(), close: () => {} })],
-  [
-    "SqliteSaver",
-    () => {
-      const dir = mkdtempSync(join(tmpdir(), "plugboard-agent-"))
-      const filename = join(dir, "user.sqlite")
-      const saver = makeSqliteSaver({ filename })
-      const reopened: Array<ReturnType<typeof makeSqliteSaver>> = []
-      return {
-        saver,
-        reopen: () => {
-          const again = makeSqliteSaver({ filename })
-          reopened.push(again)
-          return again
-        },
-        close: () => {
-          for (const s of reopened) s.close()
-          saver.close()
-          rmSync(dir, { recursive: true, force: true })
-        }
+/**
+ * Whether this Node can open a SQLite file: better-sqlite3 13 (under @plugboard/sqlite, a dev
+ * dependency of this package) is built for Node-API 10, which Node has from 22.14, and crashes an
+ * older one. This package itself needs no SQLite and keeps Node 20.19, where
+ * scripts/lower-bound-tests.mjs runs these tests: there the scenarios run on `MemorySaver` only.
+ */
+export const sqliteLoads = Number(process.versions.napi) >= 10
+
+/** A SQLite file per fixture, reopened as a restarted host would. */
+const sqliteSaver: readonly [string, () => SaverFixture] = [
+  "SqliteSaver",
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "plugboard-agent-"))
+    const filename = join(dir, "user.sqlite")
+    const saver = makeSqliteSaver({ filename })
+    const reopened: Array<ReturnType<typeof makeSqliteSaver>> = []
+    return {
+      saver,
+      reopen: () => {
+        const again = makeSqliteSaver({ filename })
+        reopened.push(again)
+        return again
+      },
+      close: () => {
+        for (const s of reopened) s.close()
+        saver.close()
+        rmSync(dir, { recursive: true, force: true })
       }
     }
-  ]
+  }
+]
+
+/** Every checkpointer the end-to-end scenarios run against (`SqliteSaver` where `sqliteLoads`). */
+export const savers: ReadonlyArray<readonly [string, () => SaverFixture]> = [
+  ["MemorySaver", () => ({ saver: new MemorySaver(), close: () => {} })],
+  ...(sqliteLoads ? [sqliteSaver] : [])
 ]
 
 /** Builds the agent for one request of `did` in `sessionId`. */

@@ -18,13 +18,26 @@ const registry = new UserDatabaseRegistry({
 const read = () => registry.checkpointerForUser(did).getTuple({ configurable: { thread_id: "t" } })
 
 const held: Array<number> = []
-for (;;) {
-  try {
-    held.push(openSync(import.meta.filename, "r"))
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EMFILE") throw error
-    break
+/** Opens descriptors until EMFILE; how many it took. */
+const fill = () => {
+  let taken = 0
+  for (;;) {
+    try {
+      held.push(openSync(import.meta.filename, "r"))
+      taken++
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EMFILE") throw error
+      return taken
+    }
   }
+}
+fill()
+// The process is still settling: tsx closes descriptors of its own (an IPC socket, a cache file)
+// some milliseconds after start-up, later on a loaded machine. A descriptor freed after the fill
+// would let the registry's open succeed, so fill again until none has come free for 300 ms.
+for (let quiet = 0, waited = 0; quiet < 3 && waited < 100; waited++) {
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  quiet = fill() === 0 ? quiet + 1 : 0
 }
 const whileExhausted = await read().then(
   () => ({ reason: "none", message: "the read succeeded with no descriptor left" }),

@@ -1,8 +1,11 @@
 /**
  * Imports a user's module for the CLI (`serve`, `inspect`), TypeScript included.
  *
- * The `plugboard` bin is compiled JavaScript; Node 20 cannot import `.ts` on its own. Rather
- * than start every run under a TypeScript loader (which puts each of the CLI's own imports,
+ * The `plugboard` bin is compiled JavaScript; Node 20 cannot import `.ts` on its own, and Node 24
+ * strips types only from a module that needs nothing else: it neither maps `./tip.js` to
+ * `./tip.ts` (how a NodeNext project, `plugboard init`'s among them, writes its imports) nor
+ * takes syntax that must be transformed (enums, parameter properties). Rather than start every
+ * run under a TypeScript loader (which puts each of the CLI's own imports,
  * Effect's hundreds of modules among them, through the loader's hooks), the loader is
  * registered only when a TypeScript module is actually imported and no loader is active yet.
  * `tsx` is an optional peer dependency: without it, a `.ts` module gets an error saying what to
@@ -54,8 +57,20 @@ const registerTypeScript = (file: string): Promise<void> => {
   return registered
 }
 
-const isUnknownExtension = (thrown: unknown): boolean =>
-  (thrown as { code?: unknown } | null)?.code === "ERR_UNKNOWN_FILE_EXTENSION"
+const codeOf = (thrown: unknown): unknown => (thrown as { code?: unknown } | null)?.code
+
+/**
+ * Node's own failures on a TypeScript module that tsx loads: an unknown extension (Node 20, or
+ * type stripping turned off), a `./x.js` import of a `./x.ts` file, syntax Node's type stripping
+ * refuses (Node >= 22.18). A module not found may also be a package that is not installed: tsx
+ * then fails the same way, and that failure is the one thrown.
+ */
+const NEEDS_LOADER: ReadonlySet<unknown> = new Set([
+  "ERR_UNKNOWN_FILE_EXTENSION",
+  "ERR_MODULE_NOT_FOUND",
+  "ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX",
+  "ERR_INVALID_TYPESCRIPT_SYNTAX"
+])
 
 /** Node's module type for `file` from its nearest package.json (`.cts`/`.mts` decide alone). */
 const readsAsCommonJs = (file: string): boolean => {
@@ -88,8 +103,9 @@ const importIsolated = async (file: string): Promise<Record<string, unknown>> =>
 /**
  * `import()` of an absolute file path. A TypeScript file Node reads as CommonJS goes through
  * `tsImport` (see the module doc); any other TypeScript file that the running Node cannot load
- * gets tsx registered and is imported again. Any other failure is the module's own and is
- * rethrown.
+ * (`NEEDS_LOADER`) gets tsx registered, once, and is imported again. Any other failure is the
+ * module's own and is rethrown. Without tsx, a module Node could not load for want of a loader is
+ * a `NoTypeScriptLoader`, a module not found stays Node's error.
  */
 export const importModule = async (file: string): Promise<Record<string, unknown>> => {
   if (TYPESCRIPT.test(file) && readsAsCommonJs(file)) return importIsolated(file)
@@ -97,9 +113,13 @@ export const importModule = async (file: string): Promise<Record<string, unknown
   try {
     return (await import(url)) as Record<string, unknown>
   } catch (thrown) {
-    if (!TYPESCRIPT.test(file) || !isUnknownExtension(thrown)) throw thrown
+    if (!TYPESCRIPT.test(file) || registered !== undefined || !NEEDS_LOADER.has(codeOf(thrown))) throw thrown
+    try {
+      await registerTypeScript(file)
+    } catch (noLoader) {
+      throw codeOf(thrown) === "ERR_MODULE_NOT_FOUND" ? thrown : noLoader
+    }
   }
-  await registerTypeScript(file)
   // Node remembers the failed import of `url`; the query makes it a new module for the loader.
   return (await import(`${url}?typescript`)) as Record<string, unknown>
 }

@@ -39,7 +39,7 @@ export const TEMPLATE_DIR = join(PACKAGE_ROOT, "template")
  * tested with (a test keeps them equal to the workspace's own).
  */
 export const TOOL_VERSIONS = {
-  "@types/node": "^20.19.43",
+  "@types/node": "^24.19.4",
   effect: "^3.22.4",
   tsx: "^4.23.15",
   typescript: "~6.0.3",
@@ -104,7 +104,7 @@ export const packageJson = (name: string, versions: Record<string, string>): str
       version: "0.1.0",
       private: true,
       type: "module",
-      engines: { node: ">=20.19" },
+      engines: { node: ">=22.14" },
       scripts: {
         test: "vitest run",
         typecheck: "tsc",
