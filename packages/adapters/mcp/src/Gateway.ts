@@ -11,6 +11,8 @@
  * them. The host composes it: the catalog (and the MCP pool behind its upstream plugins), a
  * store for threads named by key, and the transport (stdio, or Streamable HTTP with `http`).
  */
+import type { Readable, Writable } from "node:stream"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   Access,
@@ -70,6 +72,8 @@ export interface GatewayConnection {
   readonly thread: { readonly kind: "session" | "kept"; readonly key?: string | undefined }
   /** Resolves when the transport closes (the client went away). */
   readonly closed: Promise<void>
+  /** Resolves once no request of the session is under way (its answers have been sent). */
+  readonly settled: () => Promise<void>
   readonly close: () => Promise<void>
 }
 
@@ -80,7 +84,20 @@ export interface Gateway {
    * in memory, unless `thread` names one kept in the store (then every connection naming it, in
    * any process, shares its loads).
    */
-  readonly connect: (transport: Transport, options?: { readonly thread?: string | undefined }) => Promise<GatewayConnection>
+  readonly connect: (
+    transport: Transport,
+    options?: { readonly thread?: string | undefined }
+  ) => Promise<GatewayConnection>
+  /**
+   * Serves one session over this process's stdio (or the given streams): `connect` with the SDK's
+   * stdio transport. The transport does not notice the end of its input; `GatewayConnection`'s
+   * `closed` does not resolve then, so the host watches `stdin` itself.
+   */
+  readonly stdio: (options?: {
+    readonly stdin?: NodeJS.ReadableStream | undefined
+    readonly stdout?: NodeJS.WritableStream | undefined
+    readonly thread?: string | undefined
+  }) => Promise<GatewayConnection>
   /** A Streamable HTTP handler at `/mcp`, for `http.createServer` (see `GatewayHttpOptions`). */
   readonly http: (options?: HttpOptions) => GatewayHttp
   /** Closes every session and HTTP handler; idempotent. The host closes the catalog's pool. */
@@ -107,7 +124,9 @@ export const makeGateway = (options: GatewayOptions): Gateway => {
   const threads = options.threads
   const storeOf = (): Promise<LoadedPluginsStore.LoadedPluginsStoreService> => {
     if (threads === undefined) {
-      return Promise.reject(new TypeError("This gateway keeps no threads by key: it was given no thread store."))
+      return Promise.reject(
+        new TypeError("This gateway keeps no threads by key: it was given no thread store.")
+      )
     }
     store ??= typeof threads === "function" ? threads() : Promise.resolve(threads)
     return store
@@ -137,7 +156,10 @@ export const makeGateway = (options: GatewayOptions): Gateway => {
     if (key === undefined) return
     let set = byThread.get(key)
     if (open) {
-      if (set === undefined) byThread.set(key, (set = new Set()))
+      if (set === undefined) {
+        set = new Set()
+        byThread.set(key, set)
+      }
       set.add(session)
     } else if (set !== undefined) {
       set.delete(session)
@@ -154,34 +176,46 @@ export const makeGateway = (options: GatewayOptions): Gateway => {
   const connections = new Set<GatewaySession>()
   let counter = 0
 
+  const connect: Gateway["connect"] = async (transport, connectOptions = {}) => {
+    const key = connectOptions.thread
+    const thread = key === undefined ? sessionThread() : kept(key)
+    const session = await GatewaySession.open(runtime, thread, `connection-${++counter}`, onLoaded)
+    let resolveClosed: () => void = () => {}
+    const closed = new Promise<void>((resolve) => {
+      resolveClosed = resolve
+    })
+    session.server.onclose = () => {
+      connections.delete(session)
+      track(session, false)
+      resolveClosed()
+    }
+    connections.add(session)
+    track(session, true)
+    await session.connect(transport)
+    return {
+      thread: key === undefined ? { kind: "session" } : { kind: "kept", key },
+      closed,
+      settled: () => session.settled(),
+      close: () => session.close()
+    }
+  }
+
   return {
-    connect: async (transport, connectOptions = {}) => {
-      const key = connectOptions.thread
-      const thread = key === undefined ? sessionThread() : kept(key)
-      const session = await GatewaySession.open(runtime, thread, `connection-${++counter}`, onLoaded)
-      let resolveClosed: () => void = () => {}
-      const closed = new Promise<void>((resolve) => {
-        resolveClosed = resolve
-      })
-      session.server.onclose = () => {
-        connections.delete(session)
-        track(session, false)
-        resolveClosed()
-      }
-      connections.add(session)
-      track(session, true)
-      await session.connect(transport)
-      return {
-        thread: key === undefined ? { kind: "session" } : { kind: "kept", key },
-        closed,
-        close: () => session.close()
-      }
-    },
+    connect,
+    stdio: (stdioOptions = {}) =>
+      connect(
+        new StdioServerTransport(
+          (stdioOptions.stdin ?? process.stdin) as Readable,
+          (stdioOptions.stdout ?? process.stdout) as Writable
+        ),
+        { thread: stdioOptions.thread }
+      ),
     http: (httpOptions) => {
       const handler = new GatewayHttp(
         {
           runtime,
-          thread: (key, kind) => (key !== undefined ? kept(key) : kind === "session" ? sessionThread() : noThread()),
+          thread: (key, kind) =>
+            key !== undefined ? kept(key) : kind === "session" ? sessionThread() : noThread(),
           onLoaded,
           track
         },

@@ -73,7 +73,11 @@ const identify = (db: BetterSqlite3.Database, filename: string): "empty" | "ours
     })
   }
   if (!tables.includes("loaded_plugins")) {
-    throw new SqliteOpenError({ reason: "corrupt", path: filename, message: "table 'loaded_plugins' is missing" })
+    throw new SqliteOpenError({
+      reason: "corrupt",
+      path: filename,
+      message: "table 'loaded_plugins' is missing"
+    })
   }
   return "ours"
 }
@@ -103,7 +107,11 @@ const openDatabase = (filename: string, busyTimeoutMs: number): BetterSqlite3.Da
   }
 }
 
-const failure = (filename: string, doing: string, error: unknown): LoadedPluginsStore.LoadedPluginsStoreError => {
+const failure = (
+  filename: string,
+  doing: string,
+  error: unknown
+): LoadedPluginsStore.LoadedPluginsStoreError => {
   const detail = error instanceof Error ? error.message : String(error)
   const why =
     error instanceof SqliteOpenError

@@ -13,6 +13,8 @@ export {
   type SqliteStorageErrorReason
 } from "./errors.js"
 export { readFileId } from "./FileId.js"
+export { moveAside, SIDE_FILES, SYNC_RECORD_SUFFIX } from "./MoveAside.js"
+export { prune, type RetentionOptions } from "./Retention.js"
 export {
   LOADED_PLUGINS_APPLICATION_ID,
   LOADED_PLUGINS_FILE_NAME,
@@ -22,8 +24,6 @@ export {
   makeLoadedPluginsStore,
   type SqliteLoadedPluginsStoreOptions
 } from "./SqliteLoadedPluginsStore.js"
-export { moveAside, SIDE_FILES, SYNC_RECORD_SUFFIX } from "./MoveAside.js"
-export { prune, type RetentionOptions } from "./Retention.js"
 export {
   layerRunStore,
   makeRunStore,

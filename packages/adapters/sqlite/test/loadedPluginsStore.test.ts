@@ -7,7 +7,7 @@ import { spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { LoadedPluginsStore } from "@plugboard/core"
+import type { LoadedPluginsStore } from "@plugboard/core"
 import { LoadedPluginsStoreConformance } from "@plugboard/core/testing"
 import { Effect, Exit } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
@@ -31,7 +31,9 @@ const withStore = <A>(
   filename: string,
   f: (store: LoadedPluginsStore.LoadedPluginsStoreService) => Effect.Effect<A, unknown>
 ): Promise<A> =>
-  Effect.runPromise(Effect.scoped(Effect.flatMap(makeLoadedPluginsStore({ filename }), f)) as Effect.Effect<A>)
+  Effect.runPromise(
+    Effect.scoped(Effect.flatMap(makeLoadedPluginsStore({ filename }), f)) as Effect.Effect<A>
+  )
 
 /** A child adding `names` to `key`, one add each, once told to go. */
 const child = (filename: string, key: string, names: ReadonlyArray<string>) => {

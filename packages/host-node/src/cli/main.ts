@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `plugboard <command>` (`pnpm plugboard <command>` from the repository root):
- * init, serve, token, credits, chat, console, and inspect.
+ * init, serve, mcp, token, credits, chat, console, and inspect.
  *
  * Each command's modules are imported only when that command runs: the server stack (LangChain,
  * LangGraph, SQLite, ucanto) costs seconds to load, and `inspect` is an offline tool that needs
@@ -56,6 +56,31 @@ const serverCommand = async (
   }
 }
 
+/** `plugboard mcp`: the same failures as the server commands, worded the same. */
+const mcpCommand = async (argv: ReadonlyArray<string>): Promise<number> => {
+  const { mcp } = await import("./Mcp.js")
+  const { OracleBootError } = await import("../App.js")
+  const { ModuleLoadError } = await import("./LoadModule.js")
+  const { UsageError } = await import("./UsageError.js")
+  try {
+    return await mcp(argv, io)
+  } catch (error) {
+    if (error instanceof OracleBootError) {
+      for (const line of error.lines) io.err(`${line}\n`)
+      return 1
+    }
+    if (error instanceof UsageError) {
+      io.err(`${error.message} Run 'plugboard mcp --help' for its options.\n`)
+      return 2
+    }
+    if (error instanceof ModuleLoadError) {
+      io.err(`[boot-error] ${error.message}\n`)
+      return 1
+    }
+    throw error
+  }
+}
+
 const run = async (argv: ReadonlyArray<string>): Promise<number> => {
   const [command, ...rest] = argv
   switch (command) {
@@ -77,6 +102,13 @@ const run = async (argv: ReadonlyArray<string>): Promise<number> => {
       const { init } = await import("../init/Init.js")
       return init(rest, io)
     }
+    case "mcp": {
+      if (asksForHelp(rest)) {
+        io.out(commandHelp(command))
+        return 0
+      }
+      return mcpCommand(rest)
+    }
     case "inspect": {
       const { runInspect } = await import("../inspect/index.js")
       return runInspect(rest)
@@ -97,7 +129,8 @@ run(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code
     // A stopped server may leave a library's idle handle behind; it must not keep the process up.
-    if (process.argv[2] === "serve") setTimeout(() => process.exit(code), 500).unref()
+    if (process.argv[2] === "serve" || process.argv[2] === "mcp")
+      setTimeout(() => process.exit(code), 500).unref()
   },
   (error: unknown) => {
     io.err(`${error instanceof Error ? error.message : String(error)}\n`)

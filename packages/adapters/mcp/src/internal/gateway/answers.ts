@@ -53,10 +53,13 @@ const AUDIENCE = new Set(["user", "assistant"])
  * A block's annotations as MCP defines them (audience, priority, lastModified). A field of another
  * type would make a client refuse the whole result, so only well-typed fields pass.
  */
-const annotationsOf = (a: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined => {
+const annotationsOf = (
+  a: Readonly<Record<string, unknown>> | undefined
+): Record<string, unknown> | undefined => {
   if (a === undefined) return undefined
   const out: Record<string, unknown> = {}
-  if (Array.isArray(a.audience) && a.audience.every((x) => AUDIENCE.has(x as string))) out.audience = a.audience
+  if (Array.isArray(a.audience) && a.audience.every((x) => AUDIENCE.has(x as string)))
+    out.audience = a.audience
   if (typeof a.priority === "number" && a.priority >= 0 && a.priority <= 1) out.priority = a.priority
   if (typeof a.lastModified === "string") out.lastModified = a.lastModified
   return Object.keys(out).length === 0 ? undefined : out
@@ -120,10 +123,7 @@ export const outputResult = (output: ToolOutput.ToolOutput): CallResult => ({
 
 /** An answer of core's (a refusal, a meta-tool's answer, a handler's plain value) as a text result. */
 export const answerResult = (answer: ToolCall.Answer, notes: ReadonlyArray<string> = []): CallResult => ({
-  content: [
-    { type: "text", text: answer.content },
-    ...notes.map((text) => ({ type: "text", text }))
-  ],
+  content: [{ type: "text", text: answer.content }, ...notes.map((text) => ({ type: "text", text }))],
   ...(ToolCall.isSuccess(answer.outcome) ? {} : { isError: true })
 })
 

@@ -122,7 +122,9 @@ const readBody = (req: IncomingMessage, max: number): Promise<string | undefined
 const isInitialize = (message: unknown): boolean =>
   Array.isArray(message)
     ? message.some(isInitialize)
-    : typeof message === "object" && message !== null && (message as { method?: unknown }).method === "initialize"
+    : typeof message === "object" &&
+      message !== null &&
+      (message as { method?: unknown }).method === "initialize"
 
 /** The HTTP side of a gateway; see the module doc. */
 export class GatewayHttp {
@@ -143,7 +145,9 @@ export class GatewayHttp {
     if (token !== undefined && token.length === 0) throw new TypeError("bearerToken must not be empty.")
     this.token = token === undefined ? undefined : digest(`Bearer ${token}`)
     this.allowedHosts =
-      options.allowedHosts === undefined ? undefined : new Set(options.allowedHosts.map((h) => h.toLowerCase()))
+      options.allowedHosts === undefined
+        ? undefined
+        : new Set(options.allowedHosts.map((h) => h.toLowerCase()))
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     this.maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS
     this.idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS
@@ -177,7 +181,12 @@ export class GatewayHttp {
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://gateway.invalid")
     if (url.pathname !== "/mcp" && url.pathname !== "/mcp/") {
-      return refuse(res, 404, -32601, `Not found: the MCP endpoint is /mcp (got ${url.pathname.slice(0, 100)}).`)
+      return refuse(
+        res,
+        404,
+        -32601,
+        `Not found: the MCP endpoint is /mcp (got ${url.pathname.slice(0, 100)}).`
+      )
     }
     if (this.closed) return refuse(res, 503, -32000, "The MCP gateway is shutting down.")
     const denied = this.checkOrigin(req)
@@ -233,7 +242,12 @@ export class GatewayHttp {
       return this.through(entry, req, res, body)
     }
     if (req.method !== "POST") {
-      return refuse(res, 400, -32000, "Bad Request: a GET or DELETE needs the Mcp-Session-Id header of a session.")
+      return refuse(
+        res,
+        400,
+        -32000,
+        "Bad Request: a GET or DELETE needs the Mcp-Session-Id header of a session."
+      )
     }
     if (isInitialize(body)) return this.openSession(key, req, res, body)
     return this.sessionless(key, req, res, body)
@@ -246,7 +260,8 @@ export class GatewayHttp {
       return `Forbidden: this MCP gateway listens on loopback and answers only requests for ${[...this.allowedHosts].join(", ")} (Host was ${JSON.stringify(host ?? "")}).`
     }
     const origin = first(req.headers.origin)
-    if (origin === undefined || origin === "null") return origin === "null" ? "Forbidden: an opaque Origin." : undefined
+    if (origin === undefined || origin === "null")
+      return origin === "null" ? "Forbidden: an opaque Origin." : undefined
     let originHost: string
     try {
       originHost = hostName(new URL(origin).host)
@@ -271,7 +286,9 @@ export class GatewayHttp {
     const fromQuery = url.searchParams.get(THREAD_PARAMETER) ?? undefined
     const fromHeader = first(req.headers[THREAD_HEADER])
     if (fromQuery !== undefined && fromHeader !== undefined && fromQuery !== fromHeader) {
-      return { error: `The thread is named twice, differently: ?thread=${fromQuery.slice(0, 100)} and X-Plugboard-Thread: ${fromHeader.slice(0, 100)}.` }
+      return {
+        error: `The thread is named twice, differently: ?thread=${fromQuery.slice(0, 100)} and X-Plugboard-Thread: ${fromHeader.slice(0, 100)}.`
+      }
     }
     const key = fromQuery ?? fromHeader
     if (key === undefined) return undefined
@@ -279,7 +296,12 @@ export class GatewayHttp {
     return problem === undefined ? key : { error: `Bad thread key: ${problem}.` }
   }
 
-  private async through(entry: Entry, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  private async through(
+    entry: Entry,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown
+  ): Promise<void> {
     entry.lastSeen = Date.now()
     entry.inflight++
     res.once("close", () => {
@@ -334,7 +356,12 @@ export class GatewayHttp {
   ): Promise<void> {
     const thread = this.threadOf(key, "none", res)
     if (thread === undefined) return
-    const session = await GatewaySession.open(this.context.runtime, thread, randomUUID(), this.context.onLoaded)
+    const session = await GatewaySession.open(
+      this.context.runtime,
+      thread,
+      randomUUID(),
+      this.context.onLoaded
+    )
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
     res.once("close", () => {
       void session.close()
@@ -344,7 +371,11 @@ export class GatewayHttp {
   }
 
   /** The thread of a new session or request; a key the gateway cannot keep is answered 400. */
-  private threadOf(key: string | undefined, kind: "session" | "none", res: ServerResponse): Thread | undefined {
+  private threadOf(
+    key: string | undefined,
+    kind: "session" | "none",
+    res: ServerResponse
+  ): Thread | undefined {
     try {
       return this.context.thread(key, kind)
     } catch (error) {

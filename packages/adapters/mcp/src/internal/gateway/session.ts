@@ -23,8 +23,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import {
   type Access,
-  type Catalog,
   CallTool,
+  type Catalog,
   GraphState,
   type LoadedPlugins,
   MetaTools,
@@ -88,12 +88,34 @@ export class GatewaySession {
       instructions
     })
     this.server.onerror = (error) => runtime.logger.debug(`MCP gateway session: ${describeError(error)}`)
-    this.server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: this.offer(await this.read()).map(listedTool)
-    }))
-    this.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      this.call(request.params.name, request.params.arguments ?? {}, extra)
+    this.server.setRequestHandler(ListToolsRequestSchema, () =>
+      this.counted(async () => ({ tools: this.offer(await this.read()).map(listedTool) }))
     )
+    this.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      this.counted(() => this.call(request.params.name, request.params.arguments ?? {}, extra))
+    )
+  }
+
+  private inflight = 0
+  private idle: Array<() => void> = []
+
+  /** Runs a request's handler, counted, so that `settled` knows when none is under way. */
+  private async counted<A>(handler: () => Promise<A>): Promise<A> {
+    this.inflight++
+    try {
+      return await handler()
+    } finally {
+      this.inflight--
+      if (this.inflight === 0) for (const resolve of this.idle.splice(0)) resolve()
+    }
+  }
+
+  /**
+   * Resolves once no request is under way: a stdio client that closes its input right after a
+   * request still gets its answer before the session closes.
+   */
+  settled(): Promise<void> {
+    return this.inflight === 0 ? Promise.resolve() : new Promise((resolve) => this.idle.push(resolve))
   }
 
   /**
@@ -134,7 +156,10 @@ export class GatewaySession {
     try {
       return await this.thread.read()
     } catch (error) {
-      throw new SdkMcpError(ErrorCode.InternalError, `The thread's loaded plugins cannot be read: ${describeError(error)}`)
+      throw new SdkMcpError(
+        ErrorCode.InternalError,
+        `The thread's loaded plugins cannot be read: ${describeError(error)}`
+      )
     }
   }
 
@@ -201,7 +226,8 @@ export class GatewaySession {
   private async rank(name: string, args: unknown): Promise<ToolCall.Ranked | undefined> {
     const ranking = this.runtime.ranking
     const query = (args as { query?: unknown } | undefined)?.query
-    if (ranking === undefined || name !== MetaTools.LIST_CAPABILITIES || typeof query !== "string") return undefined
+    if (ranking === undefined || name !== MetaTools.LIST_CAPABILITIES || typeof query !== "string")
+      return undefined
     if (query.trim() === "") return undefined
     try {
       return await ranking(query)
