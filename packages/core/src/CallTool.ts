@@ -50,6 +50,26 @@ export const offer = (
   return out
 }
 
+// One listed schema per schema object: the offer's tools are shared, so each is rewritten once.
+const listed = new WeakMap<Readonly<Record<string, unknown>>, Readonly<Record<string, unknown>>>()
+
+/**
+ * A tool's input schema as a client-held list carries it: MCP requires an object schema at the
+ * root, so one without `type: "object"` (a union, say) gets it added. `TokenBudget.listCost`
+ * prices this, so what `plugboard inspect` reports is what the gateway's list costs on the wire.
+ */
+export const listedSchema = (
+  parameters: Readonly<Record<string, unknown>>
+): Readonly<Record<string, unknown>> => {
+  if (parameters.type === "object") return parameters
+  let out = listed.get(parameters)
+  if (out === undefined) {
+    out = { ...parameters, type: "object" }
+    listed.set(parameters, out)
+  }
+  return out
+}
+
 /** Whether an offer is one of a door with `call_tool` (its load answers carry the schemas). */
 export const offersCallTool = (offered: ReadonlyArray<OfferedTool>): boolean => {
   // It is third when present; a scan covers an offer someone assembled otherwise.
@@ -122,7 +142,7 @@ export const loadAnswer = (catalog: Catalog, result: LoadCapabilityResult): stri
       ...r,
       tools: r.tools.map((t) => ({
         ...t,
-        inputSchema: catalog.toolsByName.get(t.name)?.parameters ?? { type: "object" }
+        inputSchema: listedSchema(catalog.toolsByName.get(t.name)?.parameters ?? {})
       })),
       ...(prompt === undefined ? {} : { prompt })
     }

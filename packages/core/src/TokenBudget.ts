@@ -339,11 +339,16 @@ export const listCost = (
   let toolSchemas = 0
   const listed = CallTool.offer(catalog, loadedPlugins, Access.unrestricted)
   for (const tool of listed) {
-    if (tool.kind === "meta") metaTools += toolCost(counter, tool)
-    else toolSchemas += toolCost(counter, tool)
+    const cost = listedToolCost(counter, tool)
+    if (tool.kind === "meta") metaTools += cost
+    else toolSchemas += cost
   }
   return { tools: listed.length, metaTools, toolSchemas, total: metaTools + toolSchemas }
 }
+
+/** A tool as the list carries it (`CallTool.listedSchema`), priced by the module's convention. */
+const listedToolCost = (counter: TokenCounterService, tool: ToolSpec): number =>
+  toolCost(counter, { ...tool, parameters: CallTool.listedSchema(tool.parameters) })
 
 /** What the MCP gateway costs a client (`gatewayCost`). */
 export interface GatewayCost {
@@ -377,7 +382,7 @@ export const gatewayCost = (
       cost: sum(
         CallTool.offer(catalog, [e.name], Access.unrestricted)
           .slice(base.length)
-          .map((t) => toolCost(counter, t))
+          .map((t) => listedToolCost(counter, t))
       )
     }))
     .filter((p) => p.cost > 0)

@@ -9,9 +9,8 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Client as ClientV2 } from "@modelcontextprotocol/client"
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from "@modelcontextprotocol/client"
 import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio"
-import { StreamableHTTPClientTransport as HttpV2 } from "@modelcontextprotocol/client"
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport as StdioV1 } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -120,7 +119,10 @@ describe("the official SDK client v2", () => {
     expect(JSON.parse(text(load)).newlyLoaded).toEqual(["weather"])
     // The client read list_changed and listed the tools again by itself.
     expect(await relisted).toEqual(WEATHER_TOOLS)
-    const answer = await client.callTool({ name: "get_weather_forecast", arguments: { city: "Tokyo", days: 3 } })
+    const answer = await client.callTool({
+      name: "get_weather_forecast",
+      arguments: { city: "Tokyo", days: 3 }
+    })
     expect(JSON.parse(text(answer)).days).toHaveLength(3)
   }
 
@@ -151,10 +153,24 @@ describe.skipIf(!inspectorRuns())("the MCP Inspector's CLI (every command a fres
   const drive = async (target: ReadonlyArray<string>, trailing: ReadonlyArray<string> = []) => {
     const run = (...args: ReadonlyArray<string>) => inspect(dir, [...target, ...args, ...trailing])
     expect(names(await run("--method", "tools/list"))).toEqual(META)
-    const load = await run("--method", "tools/call", "--tool-name", "load_capability", "--tool-arg", "names=weather")
+    const load = await run(
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "load_capability",
+      "--tool-arg",
+      "names=weather"
+    )
     expect(JSON.parse(text(load)).newlyLoaded).toEqual(["weather"])
     expect(names(await run("--method", "tools/list"))).toEqual(WEATHER_TOOLS)
-    const answer = await run("--method", "tools/call", "--tool-name", "get_current_weather", "--tool-arg", "city=Oslo")
+    const answer = await run(
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "get_current_weather",
+      "--tool-arg",
+      "city=Oslo"
+    )
     expect(JSON.parse(text(answer))).toMatchObject({ city: "Oslo" })
   }
 
@@ -170,7 +186,15 @@ describe.skipIf(!inspectorRuns())("the MCP Inspector's CLI (every command a fres
 
   it("without a thread, a fresh connection starts empty; call_tool gets core's refusal", async () => {
     const target = [http.url, "--transport", "http"]
-    await inspect(dir, [...target, "--method", "tools/call", "--tool-name", "load_capability", "--tool-arg", "names=weather"])
+    await inspect(dir, [
+      ...target,
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "load_capability",
+      "--tool-arg",
+      "names=weather"
+    ])
     expect(names(await inspect(dir, [...target, "--method", "tools/list"]))).toEqual(META)
     // The Inspector calls only what the server lists: through call_tool, the gate answers.
     const refused = await inspect(dir, [

@@ -79,7 +79,9 @@ export const startHttpGateway = (
     child.stderr.on("data", (chunk: Buffer) => {
       output += chunk.toString("utf8")
     })
-    void exited.then((code) => reject(new Error(`plugboard mcp exited with ${code} before listening:\n${output}`)))
+    void exited.then((code) =>
+      reject(new Error(`plugboard mcp exited with ${code} before listening:\n${output}`))
+    )
   })
 
 const require = createRequire(import.meta.url)
@@ -87,7 +89,9 @@ const require = createRequire(import.meta.url)
 /** The MCP Inspector's entry (its `mcp-inspector` bin), run by this Node. */
 export const inspectorEntry = (): string => {
   const manifest = require.resolve("@modelcontextprotocol/inspector/package.json")
-  const bin = (JSON.parse(readFileSync(manifest, "utf8")) as { bin: Record<string, string> }).bin["mcp-inspector"]!
+  const bin = (JSON.parse(readFileSync(manifest, "utf8")) as { bin: Record<string, string> }).bin[
+    "mcp-inspector"
+  ]!
   return join(dirname(manifest), bin)
 }
 
@@ -113,7 +117,11 @@ export const inspect = (cwd: string, args: ReadonlyArray<string>): Promise<any> 
         try {
           result = JSON.parse(stdout)
         } catch {
-          reject(new Error(`mcp-inspector ${args.join(" ")} printed no JSON (${error?.message ?? "exit 0"}):\n${stdout}\n${stderr}`))
+          reject(
+            new Error(
+              `mcp-inspector ${args.join(" ")} printed no JSON (${error?.message ?? "exit 0"}):\n${stdout}\n${stderr}`
+            )
+          )
           return
         }
         // A tool's error answer is still an answer: the Inspector prints it, and exits non-zero.
@@ -123,5 +131,21 @@ export const inspect = (cwd: string, args: ReadonlyArray<string>): Promise<any> 
         }
         resolve(result)
       }
+    )
+  })
+
+/** `plugboard <args>` run as `runCli` runs it, with more variables in its environment. */
+export const runCliWith = (
+  cwd: string,
+  env: Record<string, string>,
+  ...args: ReadonlyArray<string>
+): Promise<{ code: number; stdout: string; stderr: string }> =>
+  new Promise((done) => {
+    execFile(
+      process.execPath,
+      ["--conditions=@plugboard/source", join(ROOT, "scripts/plugboard.mjs"), ...args],
+      { cwd, env: cleanEnv(cwd, env), timeout: 120_000 },
+      (error, stdout, stderr) =>
+        done({ code: error === null ? 0 : ((error as { code?: number }).code ?? -1), stdout, stderr })
     )
   })

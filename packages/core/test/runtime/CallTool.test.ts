@@ -209,3 +209,13 @@ describe("ToolCall in a door without turns", () => {
     })
   })
 })
+
+describe("CallTool.listedSchema", () => {
+  it("keeps an object schema as it is, and puts type object at the root of any other", () => {
+    const object = { type: "object", properties: {} }
+    expect(CallTool.listedSchema(object)).toBe(object)
+    const union = { anyOf: [{ type: "object" }, { type: "array" }] }
+    expect(CallTool.listedSchema(union)).toEqual({ anyOf: union.anyOf, type: "object" })
+    expect(CallTool.listedSchema(union)).toBe(CallTool.listedSchema(union))
+  })
+})

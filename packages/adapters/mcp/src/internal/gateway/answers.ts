@@ -4,7 +4,7 @@
  * `CallToolResult`. A `ToolOutput` from an upstream server goes back block for block, with its
  * annotations, `_meta`, `structuredContent` and `isError` (docs/mcp-gateway.md#faithful-results).
  */
-import { type Offer, ToolCall, ToolOutput } from "@plugboard/core"
+import { CallTool, type Offer, ToolCall, ToolOutput } from "@plugboard/core"
 
 /** A tool as `tools/list` lists it. */
 export interface ListedTool {
@@ -28,16 +28,15 @@ const listed = new WeakMap<Offer.OfferedTool, ListedTool>()
 
 /**
  * An offered tool as MCP lists it: its name, its description (prefixed `[<title>] ` by core) and
- * its parameters as `inputSchema`, which MCP requires to be an object schema at the root.
+ * its parameters as `inputSchema`, an object schema at the root as MCP requires (`CallTool.listedSchema`).
  */
 export const listedTool = (tool: Offer.OfferedTool): ListedTool => {
   let out = listed.get(tool)
   if (out === undefined) {
-    const schema = tool.parameters
     out = {
       name: tool.name,
       description: tool.description,
-      inputSchema: schema.type === "object" ? schema : { ...schema, type: "object" }
+      inputSchema: CallTool.listedSchema(tool.parameters)
     }
     listed.set(tool, out)
   }
