@@ -11,7 +11,7 @@
  * server, in registration order.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
+import { Protocol, type RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   CallToolRequestSchema,
@@ -91,7 +91,11 @@ export class GatewaySession {
     this.server.setRequestHandler(ListToolsRequestSchema, () =>
       this.counted(async () => ({ tools: this.offer(await this.read()).map(listedTool) }))
     )
-    this.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    // Registered as `Protocol` registers any handler (the request checked against its schema),
+    // not through `Server`'s override for tools/call, which parses the request a second time and
+    // the result once more on every call: the result is built here from checked shapes
+    // (answers.ts), and the client checks it anyway.
+    Protocol.prototype.setRequestHandler.call(this.server, CallToolRequestSchema, (request, extra) =>
       this.counted(() => this.call(request.params.name, request.params.arguments ?? {}, extra))
     )
   }
@@ -240,10 +244,27 @@ export class GatewaySession {
     }
   }
 
+  private stateFor: LoadedPlugins.LoadedPlugins | undefined
+  private state: GraphState.GraphState | undefined
+
+  /** The state a handler reads, built again only when the thread's loads changed. */
+  private stateOf(loaded: LoadedPlugins.LoadedPlugins): GraphState.GraphState {
+    if (this.state === undefined || this.stateFor !== loaded) {
+      // The state's client names a QiForge front end; an MCP client is none of them.
+      this.state = {
+        ...GraphState.initial({ did: this.runtime.did, client: "portal" }),
+        loadedPlugins: loaded
+      }
+      this.stateFor = loaded
+    }
+    return this.state
+  }
+
   /**
    * The context a handler runs with: the gateway user, the thread's loads, the client's
-   * cancellation as the abort signal, and its progress token, to which the tool's progress
-   * (an upstream server's notifications, relayed by the pool) is sent until the call ends.
+   * cancellation as the abort signal, and, when the client sent a progress token, the tool's
+   * progress (an upstream server's notifications, relayed by the pool) sent to it until the call
+   * ends. Without a token there is no `toolCall.progress`, so an upstream call asks for none.
    */
   private async context(
     loaded: LoadedPlugins.LoadedPlugins,
@@ -253,13 +274,9 @@ export class GatewaySession {
   ): Promise<RuntimeContext> {
     const rt = this.runtime
     const invocations = rt.invocations === undefined ? undefined : await rt.invocations()
+    const state = this.stateOf(loaded)
     const base = makeRuntimeContext({
-      state: {
-        // The state's client names a QiForge front end; an MCP client is none of them.
-        ...GraphState.initial({ did: rt.did, client: "portal" }),
-        loadedPlugins: loaded,
-        ...(invocations === undefined ? {} : { mcpUcanContext: { invocations } })
-      },
+      state: invocations === undefined ? state : { ...state, mcpUcanContext: { invocations } },
       sessionId: this.thread.key ?? this.id,
       did: rt.did,
       capabilities: rt.capabilities,
@@ -268,13 +285,14 @@ export class GatewaySession {
       signal: extra.signal
     })
     const token = extra._meta?.progressToken
+    if (token === undefined) return base
     return {
       ...base,
       toolCall: {
         id: String(extra.requestId),
         name: tool,
         progress: (p: ToolProgress) => {
-          if (token === undefined || ended()) return
+          if (ended()) return
           extra
             .sendNotification({
               method: "notifications/progress",
