@@ -267,7 +267,9 @@ const warmCalls = async (dir: string, server: McpServerConfig, cacheDir: string,
           sides[s]!.cpuMicros += used.user + used.system
         }
       }
-      sides.forEach((side, s) => side.rounds.push(median(roundTimes[s]!) * 1000))
+      sides.forEach((side, s) => {
+        side.rounds.push(median(roundTimes[s]!) * 1000)
+      })
     } finally {
       await round.close()
     }

@@ -46,7 +46,7 @@ const COMMANDS: ReadonlyArray<Command> = [
       {
         flag: "--thread ID",
         meaning:
-          "stdio: keep this session's loads under thread ID in <data>/loaded-plugins.sqlite, shared by every process naming it (default: the session's own, in memory)"
+          "stdio: keep loads under thread ID (<data>/loaded-plugins.sqlite), shared by every process naming it; default: the session's own, in memory"
       },
       {
         flag: "--http PORT",
@@ -59,7 +59,7 @@ const COMMANDS: ReadonlyArray<Command> = [
       {
         flag: "--token-file FILE",
         meaning:
-          "with --http: the bearer token (at least 32 characters) every request must carry as Authorization: Bearer <token>; or set PLUGBOARD_MCP_TOKEN"
+          "with --http: the bearer token (32+ characters) every request must carry as Authorization: Bearer <token>; or set PLUGBOARD_MCP_TOKEN"
       },
       {
         flag: "--grant A,B",
