@@ -45,8 +45,9 @@ export const DEFAULT_MAX_SESSIONS = 10_000
 /** The default idle period of a session. */
 export const DEFAULT_SESSION_IDLE_MS = 60 * 60 * 1000
 
-/** The header and query parameter that name a thread. */
+/** The header that names a thread (`X-Plugboard-Thread`), as Node lower-cases it. */
 export const THREAD_HEADER = "x-plugboard-thread"
+/** The query parameter that names a thread (`/mcp?thread=<id>`). */
 export const THREAD_PARAMETER = "thread"
 
 interface Entry {
