@@ -9,6 +9,7 @@
  */
 import { Schema } from "effect"
 import * as ClientTools from "./ClientTools.js"
+import { RESERVED_TOOL_NAMES } from "./internal/catalog/model.js"
 import { fnv1a36 } from "./internal/hash.js"
 import type { PluginSource } from "./internal/pluginSource.js"
 import { TOOL_NAME } from "./internal/tools.js"
@@ -340,7 +341,8 @@ export const toPlugins = (
 ): DerivedPlugins => {
   const errors: string[] = []
   const warnings: string[] = []
-  const taken = new Set(options.takenToolNames ?? [])
+  // The meta-tools' names are taken too: a server's own `call_tool` is namespaced, not a boot error.
+  const taken = new Set([...RESERVED_TOOL_NAMES, ...(options.takenToolNames ?? [])])
   const kept = specs.map((spec) => {
     const where = whereOf(spec)
     const policy = applyPolicy(spec.tools, spec.policy, where)

@@ -14,7 +14,7 @@
 import { Data, Either } from "effect"
 import type { AgActionDto, BrowserToolCallDto } from "./GraphState.js"
 import type { Catalog } from "./internal/catalog/model.js"
-import { definitions as metaTools } from "./internal/metaTools.js"
+import { META_TOOL_NAMES } from "./internal/metaTools.js"
 import type { OfferedTool } from "./internal/offered.js"
 import type { ToolSpec } from "./ToolSpec.js"
 
@@ -151,7 +151,7 @@ const shownName = (name: unknown, kind: ClientToolKind, index: number): string =
 
 const labelOf = (kind: ClientToolKind) => (kind === "browser" ? "Client tool" : "Client action")
 
-const META_TOOLS: ReadonlySet<string> = new Set(metaTools.map((t) => t.name))
+const META_TOOLS: ReadonlySet<string> = new Set(META_TOOL_NAMES)
 
 /**
  * Who owns `name` among the tools the server could offer in this turn, described for the client,

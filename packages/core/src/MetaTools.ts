@@ -10,7 +10,7 @@ import * as CapabilityIndex from "./CapabilityIndex.js"
 import * as CatalogSource from "./CatalogSource.js"
 import type { CatalogEntry } from "./internal/catalog/entry.js"
 import type { Catalog } from "./internal/catalog/model.js"
-import { LIST_CAPABILITIES, LOAD_CAPABILITY } from "./internal/metaTools.js"
+import { type CALL_TOOL, LIST_CAPABILITIES, LOAD_CAPABILITY } from "./internal/metaTools.js"
 import { closestIn, MAX_SCORED_LENGTH } from "./internal/nameIndex.js"
 import type { RequestTool } from "./internal/offered.js"
 import { shown as clip } from "./internal/text.js"
@@ -23,12 +23,18 @@ import {
   type Visibility
 } from "./PluginManifest.js"
 
-export { definitions, LIST_CAPABILITIES, LOAD_CAPABILITY } from "./internal/metaTools.js"
+export {
+  CALL_TOOL,
+  definitions,
+  LIST_CAPABILITIES,
+  LOAD_CAPABILITY,
+  META_TOOL_NAMES
+} from "./internal/metaTools.js"
 
 /** A meta-tool call whose arguments cannot be used; `message` is what the model is told. */
 export class MetaToolInputError extends Data.TaggedError("MetaToolInputError")<{
   readonly reason: "invalid-input"
-  readonly tool: typeof LIST_CAPABILITIES | typeof LOAD_CAPABILITY
+  readonly tool: typeof LIST_CAPABILITIES | typeof LOAD_CAPABILITY | typeof CALL_TOOL
   readonly message: string
 }> {}
 

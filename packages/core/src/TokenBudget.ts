@@ -17,6 +17,7 @@
  * (`SystemPrompt`), so it counts in every turn's `pluginPrompts`.
  */
 import * as Access from "./Access.js"
+import * as CallTool from "./CallTool.js"
 import type { CatalogEntry } from "./internal/catalog/entry.js"
 import type { Catalog } from "./internal/catalog/model.js"
 import type * as LoadedPlugins from "./LoadedPlugins.js"
@@ -311,6 +312,87 @@ const checkBudget = (
     totalAfterDemotion,
     fits: totalAfterDemotion <= budget
   }
+}
+
+/** What a door's tool list costs, in tokens (`listCost`). */
+export interface ListCost {
+  /** How many tools are listed. */
+  readonly tools: number
+  readonly metaTools: number
+  /** Every listed tool except the meta-tools. */
+  readonly toolSchemas: number
+  readonly total: number
+}
+
+/**
+ * What the list of a door whose client keeps it (the MCP gateway's `tools/list`,
+ * `CallTool.offer`) costs for `loadedPlugins`: every listed tool by this module's convention,
+ * the three meta-tools included. The gateway lists catalog tools only (no per-request tool, no
+ * sub-agent: docs/mcp-gateway.md#what-is-listed).
+ */
+export const listCost = (
+  catalog: Catalog,
+  loadedPlugins: LoadedPlugins.LoadedPlugins,
+  counter: TokenCounterService
+): ListCost => {
+  let metaTools = 0
+  let toolSchemas = 0
+  const listed = CallTool.offer(catalog, loadedPlugins, Access.unrestricted)
+  for (const tool of listed) {
+    const cost = listedToolCost(counter, tool)
+    if (tool.kind === "meta") metaTools += cost
+    else toolSchemas += cost
+  }
+  return { tools: listed.length, metaTools, toolSchemas, total: metaTools + toolSchemas }
+}
+
+/** A tool as the list carries it (`CallTool.listedSchema`), priced by the module's convention. */
+const listedToolCost = (counter: TokenCounterService, tool: ToolSpec): number =>
+  toolCost(counter, { ...tool, parameters: CallTool.listedSchema(tool.parameters) })
+
+/** What the MCP gateway costs a client (`gatewayCost`). */
+export interface GatewayCost {
+  /** The server's `instructions` (the Tier-1 block and the always-tier plugins' sections). */
+  readonly instructions: number
+  /** `tools/list` as a client connects: the meta-tools and the always-tier tools. */
+  readonly atConnect: ListCost
+  /**
+   * `tools/list` after `k` loads: the `k` loadable plugins whose tools add most to the list, most
+   * expensive first (fewer when fewer add anything).
+   */
+  readonly afterLoads: ListCost & { readonly k: number; readonly plugins: ReadonlyArray<string> }
+}
+
+/**
+ * What the MCP gateway (`plugboard mcp`, docs/mcp-gateway.md) costs a client that mounts it: its
+ * instructions, its tool list at connect and after the `k` most expensive loads. A plugin that
+ * cannot be loaded (unavailable) is never among them.
+ */
+export const gatewayCost = (
+  catalog: Catalog,
+  options: { readonly counter: TokenCounterService; readonly k: number }
+): GatewayCost => {
+  const { counter } = options
+  const atConnect = listCost(catalog, [], counter)
+  const base = CallTool.offer(catalog, [], Access.unrestricted)
+  const added = catalog.entries
+    .filter((e) => e.discoverable && e.unavailable === undefined)
+    .map((e) => ({
+      name: e.name,
+      cost: sum(
+        CallTool.offer(catalog, [e.name], Access.unrestricted)
+          .slice(base.length)
+          .map((t) => listedToolCost(counter, t))
+      )
+    }))
+    .filter((p) => p.cost > 0)
+    .sort(byCostThenName((p) => p.cost))
+  const k = Math.max(0, Math.min(Math.floor(options.k), added.length))
+  const plugins = added.slice(0, k).map((p) => p.name)
+  const instructions = counter.count(
+    SystemPrompt.compose({ basePrompt: "", catalog, loadedPlugins: [], view: Access.unrestricted })
+  )
+  return { instructions, atConnect, afterLoads: { k, plugins, ...listCost(catalog, plugins, counter) } }
 }
 
 /** Above this many tokens, `plugboard inspect` warns about an operating guide (README "Operating guides"). */

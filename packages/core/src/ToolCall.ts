@@ -21,6 +21,7 @@
  */
 import { Data, Either, ParseResult, Schema } from "effect"
 import * as Access from "./Access.js"
+import * as CallTool from "./CallTool.js"
 import type { CatalogTool } from "./internal/catalog/entry.js"
 import type { Catalog } from "./internal/catalog/model.js"
 import type { OfferedTool, RequestTool } from "./internal/offered.js"
@@ -63,8 +64,11 @@ export interface Call {
 export type Plan = Data.TaggedEnum<{
   /** Answer the model with `answer`; nothing runs. `plugin` is the tool's, when it has one. */
   Answer: { readonly answer: Answer; readonly plugin?: string | undefined }
-  /** Run `tool` (offered on this step, not a meta-tool): check its arguments, then its handler. */
-  Run: { readonly tool: OfferedTool; readonly plugin?: string | undefined }
+  /**
+   * Run `tool` (offered on this step, not a meta-tool) with `args`: check them, then its handler.
+   * `args` are the call's own, or for a `call_tool` call the arguments it passes on.
+   */
+  Run: { readonly tool: OfferedTool; readonly plugin?: string | undefined; readonly args: unknown }
 }>
 
 /** Constructors and matchers of `Plan`. */
@@ -163,8 +167,15 @@ export const plan = (step: Step, call: Call, options: PlanOptions = {}): Plan =>
       const load =
         options.load ??
         MetaTools.loadCapability(step.catalog, step.loaded, call.args, step.requestTools ?? [], view)
+      // A door with call_tool answers a load with the schemas its model needs to call through it.
+      if (Either.isRight(load) && CallTool.offersCallTool(step.offered)) {
+        return answerPlan({
+          answer: { ...metaAnswer(load.right), content: CallTool.loadAnswer(step.catalog, load.right) }
+        })
+      }
       return answerPlan({ answer: metaAnswer(Either.merge(load)) })
     }
+    if (call.name === MetaTools.CALL_TOOL) return planCallTool(step, call.args, view)
     const listing = MetaTools.listCapabilities(
       step.catalog,
       options.loadedAfter ?? step.loaded,
@@ -174,7 +185,25 @@ export const plan = (step: Step, call: Call, options: PlanOptions = {}): Plan =>
     )
     return answerPlan({ answer: metaAnswer(Either.merge(listing)) })
   }
-  return runPlan({ tool, plugin: tool.plugin })
+  return runPlan({ tool, plugin: tool.plugin, args: call.args })
+}
+
+/**
+ * A `call_tool` call (docs/spec/meta-tools.md#call_tool): the tool it names goes through the same
+ * gate as a direct call against the same offer, and runs with the arguments it passes on.
+ */
+const planCallTool = (step: Step, args: unknown, view: Access.View): Plan => {
+  const input = CallTool.decodeInput(args)
+  if (Either.isLeft(input)) return answerPlan({ answer: metaAnswer(input.left) })
+  const { name, arguments: inner } = input.right
+  const decision = Offer.gate(step.catalog, step.offered, name, step.requestTools ?? [], view)
+  if (decision._tag !== "Offered") {
+    return answerPlan({
+      answer: { content: decision.message, outcome: "refused" },
+      plugin: "plugin" in decision ? decision.plugin : undefined
+    })
+  }
+  return runPlan({ tool: decision.tool, plugin: decision.tool.plugin, args: inner })
 }
 
 /** The catalog tool an offered plugin tool runs (absent for meta and per-request tools). */
@@ -211,14 +240,18 @@ const decoderOf = <A, I>(schema: Schema.Schema<A, I, never>) => {
  * A call's arguments checked against the tool's schema, after `previousFailures` consecutive
  * invalid calls of that tool in the turn: the decoded input, or what the model is told (the
  * validation error with one retry, the final failure, or a refusal once the retry failed).
+ *
+ * `previousFailures` is `undefined` in a door that has no turns (the MCP gateway: its client's
+ * agent loop is not ours, and decides its own retries): every invalid call is then answered with
+ * the validation error, and none is ever refused for earlier failures.
  */
 export const decodeArguments = <A, I>(
   toolName: string,
   schema: Schema.Schema<A, I, never>,
   args: unknown,
-  previousFailures: number
+  previousFailures: number | undefined
 ): Either.Either<A, Answer> => {
-  if (previousFailures >= 2) {
+  if (previousFailures !== undefined && previousFailures >= 2) {
     return Either.left({
       content: `Tool '${toolName}' is not run again in this turn: its arguments failed validation twice. Answer without it, or ask the user for what is missing.`,
       outcome: "blocked_after_invalid_input"
@@ -227,6 +260,12 @@ export const decodeArguments = <A, I>(
   const decoded = decoderOf(schema)(args)
   if (Either.isRight(decoded)) return Either.right(decoded.right)
   const detail = ParseResult.TreeFormatter.formatErrorSync(decoded.left)
+  if (previousFailures === undefined) {
+    return Either.left({
+      content: `Invalid arguments for tool '${toolName}':\n${detail}\nFix the arguments and call '${toolName}' again.`,
+      outcome: "invalid_input"
+    })
+  }
   return Either.left(
     previousFailures === 0
       ? {
@@ -277,16 +316,17 @@ export interface Executed {
 
 /**
  * Runs a tool the step decided to run (`Plan.Run`): its arguments are checked against `schema`
- * after `previousFailures` invalid calls of it in the turn (`decodeArguments`), then `handler`
- * runs with `context`. Never rejects: a handler that throws is answered with `handlerFailed`.
- * Count the turn's failures on with `countFailure(previousFailures, executed.answer.outcome)`.
+ * after `previousFailures` invalid calls of it in the turn (`decodeArguments`; `undefined` in a door
+ * without turns), then `handler` runs with `context`. Never rejects: a handler that throws is
+ * answered with `handlerFailed`. Count the turn's failures on with
+ * `countFailure(previousFailures, executed.answer.outcome)`.
  */
 export const execute = async <A, I>(
   toolName: string,
   schema: Schema.Schema<A, I, never>,
   handler: (input: A, context: RuntimeContext) => unknown,
   args: unknown,
-  previousFailures: number,
+  previousFailures: number | undefined,
   context: RuntimeContext
 ): Promise<Executed> => {
   const decoded = decodeArguments(toolName, schema, args, previousFailures)

@@ -6,12 +6,24 @@
  * the turn goes on, nothing is thrown).
  */
 
+/**
+ * What any block may carry besides its content, kept as the tool gave it so that a door passing
+ * blocks on (the MCP gateway, docs/mcp-gateway.md#faithful-results) loses nothing: MCP's
+ * `annotations` (audience, priority, lastModified) and `_meta`. Readers that only need the content
+ * ignore them.
+ */
+export interface BlockExtras {
+  readonly annotations?: Readonly<Record<string, unknown>> | undefined
+  /** The block's `_meta`. */
+  readonly meta?: Readonly<Record<string, unknown>> | undefined
+}
+
 /** One piece of a tool's answer. Binary data is base64, as MCP and the model providers carry it. */
 export type ContentBlock =
-  | { readonly type: "text"; readonly text: string }
-  | { readonly type: "image"; readonly mimeType: string; readonly data: string }
-  | { readonly type: "audio"; readonly mimeType: string; readonly data: string }
-  | {
+  | ({ readonly type: "text"; readonly text: string } & BlockExtras)
+  | ({ readonly type: "image"; readonly mimeType: string; readonly data: string } & BlockExtras)
+  | ({ readonly type: "audio"; readonly mimeType: string; readonly data: string } & BlockExtras)
+  | ({
       readonly type: "resource"
       readonly uri: string
       readonly mimeType?: string | undefined
@@ -19,7 +31,20 @@ export type ContentBlock =
       readonly text?: string | undefined
       /** A binary resource's content, base64. */
       readonly blob?: string | undefined
-    }
+      /** The embedded resource's own `_meta` (`meta` is the block's). */
+      readonly resourceMeta?: Readonly<Record<string, unknown>> | undefined
+    } & BlockExtras)
+  | ({
+      /** A pointer to a resource the tool did not embed (MCP's `resource_link`). */
+      readonly type: "resource_link"
+      readonly uri: string
+      readonly name: string
+      readonly title?: string | undefined
+      readonly description?: string | undefined
+      readonly mimeType?: string | undefined
+      /** Its size in bytes, when the tool said. */
+      readonly size?: number | undefined
+    } & BlockExtras)
 
 /** A tool's answer as content blocks, with an optional structured value and an error flag. */
 export interface ToolOutput {
@@ -29,6 +54,8 @@ export interface ToolOutput {
   readonly structured?: unknown
   /** The tool reports a failure: the model gets an error ToolMessage. */
   readonly isError: boolean
+  /** The answer's own `_meta` (MCP), kept for a door that passes answers on. */
+  readonly meta?: Readonly<Record<string, unknown>> | undefined
 }
 
 /** Builds a `ToolOutput`. */
@@ -36,11 +63,13 @@ export const make = (options: {
   readonly content: ReadonlyArray<ContentBlock>
   readonly structured?: unknown
   readonly isError?: boolean | undefined
+  readonly meta?: Readonly<Record<string, unknown>> | undefined
 }): ToolOutput => ({
   _tag: "ToolOutput",
   content: options.content,
   ...(options.structured === undefined ? {} : { structured: options.structured }),
-  isError: options.isError === true
+  isError: options.isError === true,
+  ...(options.meta === undefined ? {} : { meta: options.meta })
 })
 
 /** A text answer, or a text error with `isError`. */
@@ -77,6 +106,14 @@ export const blockText = (block: ContentBlock): string => {
       if (block.text !== undefined) return `${head}\n${block.text}`
       if (block.blob !== undefined) return `${head} ${decodedBytes(block.blob)} bytes`
       return head
+    }
+    case "resource_link": {
+      // The model cannot follow a link by itself: it is told what the link points at.
+      const name = block.title ?? block.name
+      return (
+        `[resource link${name === "" ? "" : ` "${name}"`}: ${block.uri}${block.mimeType === undefined ? "" : ` (${block.mimeType})`}]` +
+        (block.description === undefined || block.description === "" ? "" : ` ${block.description}`)
+      )
     }
   }
 }

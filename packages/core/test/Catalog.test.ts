@@ -422,8 +422,16 @@ describe("Catalog.make: per-request tools and the meta-tools", () => {
     ])
   })
 
-  it("reserves exactly the names MetaTools registers", () => {
-    expect(Catalog.RESERVED_TOOL_NAMES).toEqual([MetaTools.LIST_CAPABILITIES, MetaTools.LOAD_CAPABILITY])
+  it("reserves exactly the names MetaTools registers, call_tool included", () => {
+    expect(Catalog.RESERVED_TOOL_NAMES).toEqual([
+      MetaTools.LIST_CAPABILITIES,
+      MetaTools.LOAD_CAPABILITY,
+      MetaTools.CALL_TOOL
+    ])
+    expect(MetaTools.META_TOOL_NAMES).toEqual(Catalog.RESERVED_TOOL_NAMES)
+    expect(bootErrors([plugin("relay", { tools: [tool("call_tool")] })]).errors).toEqual([
+      "Plugin 'relay' registers tool 'call_tool', a name reserved for the runtime's meta-tools."
+    ])
   })
 })
 

@@ -209,6 +209,19 @@ describe("CatalogSource.toPlugins", () => {
     ])
   })
 
+  it("namespaces a server's tool named like a meta-tool instead of failing boot", () => {
+    const { plugins, errors } = CatalogSource.toPlugins([
+      mcpSpec("relay", [sourceTool("call_tool"), sourceTool("load_capability"), sourceTool("ping")])
+    ])
+    expect(errors).toEqual([])
+    expect(plugins[0]!.tools!.map((t) => t.name)).toEqual([
+      "relay__call_tool",
+      "relay__load_capability",
+      "ping"
+    ])
+    expect(Either.isRight(Catalog.make(plugins))).toBe(true)
+  })
+
   it("builds plugins Catalog.make accepts beside TypeScript plugins, calling tools by their own name", async () => {
     const ts = plugin("memory", { tools: [tool("echo", "A TypeScript echo.")] })
     const derived = CatalogSource.toPlugins([mcpSpec("everything", [sourceTool("echo")])], {

@@ -39,11 +39,11 @@ import * as Redis from "@plugboard/redis"
 import { layerRunStore, layerSessionStore, layerUserDatabases, UserDatabases } from "@plugboard/sqlite"
 import { loadOrCreateSigner, type Signer, UcanAuth } from "@plugboard/ucan"
 import { Cause, Data, Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effect"
+import { bootCatalog } from "./CatalogBoot.js"
 import * as ServerConfig from "./Config.js"
 import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin.js"
 import { creditLedgerLayer, databaseLayer } from "./Engines.js"
 import { consoleLogger, makeConsoleLogger, shortDid } from "./Logger.js"
-import { readManifestOverrides } from "./ManifestOverridesFile.js"
 import { appendsInCallOrder } from "./OrderedRuns.js"
 import type { StageTimings } from "./Pipeline.js"
 import { collectRoutes } from "./PluginRoutes.js"
@@ -51,7 +51,7 @@ import { type LoadedRanking, loadQueryRanking } from "./QueryRanking.js"
 import { makeRestoreGate } from "./RestoreGate.js"
 import { withLiveness } from "./RunLiveness.js"
 import { startServer } from "./Server.js"
-import { loadSources, type McpServersInput } from "./Sources.js"
+import type { McpServersInput } from "./Sources.js"
 import { attachGateway } from "./socket/Gateway.js"
 import { LiveHub } from "./socket/LiveHub.js"
 
@@ -194,7 +194,8 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     keyRead ??= loadOrCreateSigner(file).then((k) => k.signer)
     return keyRead
   }
-  const sources = await loadSources(options.plugins, {
+  // The same boot as `plugboard mcp` (CatalogBoot.ts): sources, overrides, Catalog.make.
+  const booted = await bootCatalog(options.plugins, {
     signer: async () => {
       if (options.identity?.signer !== undefined) return options.identity.signer
       if (options.identity?.did !== undefined || envConfig === undefined) return undefined
@@ -203,32 +204,18 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     },
     mcpServers: options.mcpServers ?? envConfig?.mcpConfigFile,
     skills: options.skills ?? envConfig?.skillsDir,
+    manifestOverrides: options.manifestOverrides ?? envConfig?.manifestOverridesFile,
     cwd,
     cacheDir: envConfig?.mcpCacheDir ?? join(cwd, ".plugboard", "mcp-cache"),
     idleMs: envConfig?.mcpIdleMs,
     logger
   })
+  if (Either.isLeft(booted)) throw new OracleBootError(booted.left.errors)
+  const { catalog, sources } = booted.right
   const fail = async (lines: ReadonlyArray<string>): Promise<never> => {
     await sources.close()
     throw new OracleBootError(lines)
   }
-  for (const warning of sources.warnings) logger.warn(warning)
-  const overrides = await readManifestOverrides(
-    options.manifestOverrides ?? envConfig?.manifestOverridesFile,
-    cwd
-  )
-  if (overrides.errors.length > 0) return fail([...sources.errors, ...overrides.errors])
-  const catalogE = Catalog.make([...options.plugins, ...sources.plugins], {
-    manifestOverrides: overrides.overrides
-  })
-  if (Either.isLeft(catalogE)) {
-    // The soft problems too: fixing the hard ones should not be followed by a surprise.
-    for (const warning of catalogE.left.warningLines) logger.warn(warning)
-    return fail([...sources.errors, ...catalogE.left.lines])
-  }
-  if (sources.errors.length > 0) return fail(sources.errors)
-  const catalog = catalogE.right
-  for (const warning of catalog.warnings) logger.warn(warning)
   const { routes, errors: routeErrors } = collectRoutes(catalog)
   if (routeErrors.length > 0) return fail(routeErrors.map((e) => `[boot-error] ${e}`))
 

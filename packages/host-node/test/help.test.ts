@@ -31,7 +31,7 @@ describe("plugboard <command> --help", () => {
     )
   })
 
-  for (const command of ["init", "serve", "chat", "console", "token", "credits", "scripted-model"]) {
+  for (const command of ["init", "serve", "mcp", "chat", "console", "token", "credits", "scripted-model"]) {
     it(`${command} --help and -h print its page and exit 0, starting nothing`, async () => {
       for (const flag of ["--help", "-h"]) {
         const { code, stdout, stderr } = await plugboard(command, flag)
@@ -53,6 +53,7 @@ describe("plugboard <command> --help", () => {
     expect(lines.map((l) => l.trim().split(" ")[0])).toEqual([
       "init",
       "serve",
+      "mcp",
       "chat",
       "console",
       "token",

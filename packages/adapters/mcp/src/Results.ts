@@ -70,21 +70,33 @@ class Budget {
     return false
   }
 
-  addText(text: string): void {
+  addText(text: string, extras: ToolOutput.BlockExtras = {}): void {
     if (!this.room()) {
       this.droppedText += text.length
       return
     }
     if (text.length <= this.text) {
       this.text -= text.length
-      this.blocks.push({ type: "text", text })
+      this.blocks.push({ type: "text", text, ...extras })
       return
     }
     const kept = text.slice(0, this.text)
     this.droppedText += text.length - kept.length
     this.text = 0
-    if (kept.length > 0) this.blocks.push({ type: "text", text: kept })
+    if (kept.length > 0) this.blocks.push({ type: "text", text: kept, ...extras })
     else this.droppedBlocks++
+  }
+
+  /** A block that is neither text nor binary (a resource link): it takes a slot and its text's room. */
+  addOther(block: Block, size: number): void {
+    if (!this.room()) return
+    if (size > this.text) {
+      this.droppedText += size
+      this.droppedBlocks++
+      return
+    }
+    this.text -= size
+    this.blocks.push(block)
   }
 
   addBinary(block: Block & { readonly type: "image" | "audio" }): void {
@@ -136,6 +148,38 @@ class Budget {
 
 const approxBytes = (base64: string): number => Math.floor((base64.length * 3) / 4)
 
+/** Most characters of JSON a block's `annotations` and `_meta` may take together; more are left out with a note. */
+const MAX_EXTRAS_CHARS = 4_096
+
+/**
+ * A block's `annotations` and `_meta`, kept as the server sent them when they are objects of a
+ * reasonable size (docs/mcp-gateway.md#faithful-results); too large, they are named in a note.
+ */
+const extrasOf = (budget: Budget, raw: Json, index: number): ToolOutput.BlockExtras => {
+  const annotations = isRecord(raw.annotations) ? raw.annotations : undefined
+  const meta = isRecord(raw._meta) ? raw._meta : undefined
+  if (annotations === undefined && meta === undefined) return {}
+  let size: number
+  try {
+    size = JSON.stringify([annotations, meta]).length
+  } catch {
+    size = Number.POSITIVE_INFINITY
+  }
+  if (size > MAX_EXTRAS_CHARS) {
+    budget.addText(
+      `[the annotations and _meta of content block ${index} were left out: over ${MAX_EXTRAS_CHARS} characters]`
+    )
+    return {}
+  }
+  return {
+    ...(annotations === undefined ? {} : { annotations }),
+    ...(meta === undefined ? {} : { meta })
+  }
+}
+
+const num = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isFinite(value) ? value : undefined
+
 /** One MCP content block into the budget. */
 const addBlock = (budget: Budget, raw: unknown, index: number): void => {
   if (!isRecord(raw)) {
@@ -147,7 +191,7 @@ const addBlock = (budget: Budget, raw: unknown, index: number): void => {
     case "text": {
       const text = str(raw.text)
       if (text === undefined) budget.addText(`[text block ${index} without text: ${excerpt(raw)}]`)
-      else budget.addText(text)
+      else budget.addText(text, extrasOf(budget, raw, index))
       return
     }
     case "image":
@@ -166,7 +210,7 @@ const addBlock = (budget: Budget, raw: unknown, index: number): void => {
         )
         return
       }
-      budget.addBinary({ type, mimeType, data })
+      budget.addBinary({ type, mimeType, data, ...extrasOf(budget, raw, index) })
       return
     }
     case "resource": {
@@ -187,28 +231,45 @@ const addBlock = (budget: Budget, raw: unknown, index: number): void => {
         budget.addText(`[resource ${uri}${mimeType ? ` (${mimeType})` : ""} without text or blob]`)
         return
       }
+      const resourceMeta = isRecord(resource._meta) ? resource._meta : undefined
+      const tooLarge = resourceMeta !== undefined && JSON.stringify(resourceMeta).length > MAX_EXTRAS_CHARS
+      if (tooLarge)
+        budget.addText(`[the _meta of resource ${uri} was left out: over ${MAX_EXTRAS_CHARS} characters]`)
       budget.addResource({
         type: "resource",
         uri,
         ...(mimeType === undefined ? {} : { mimeType }),
         ...(text === undefined ? {} : { text }),
-        ...(text === undefined && blob !== undefined ? { blob } : {})
+        ...(text === undefined && blob !== undefined ? { blob } : {}),
+        ...(resourceMeta === undefined || tooLarge ? {} : { resourceMeta }),
+        ...extrasOf(budget, raw, index)
       })
       return
     }
     case "resource_link": {
-      // The model cannot follow a link by itself; it is told what the link points at.
       const uri = str(raw.uri)
       if (uri === undefined) {
         budget.addText(`[resource link ${index} without a uri: ${excerpt(raw)}]`)
         return
       }
-      const name = str(raw.title) ?? str(raw.name)
-      const mimeType = str(raw.mimeType)
+      // MCP requires a name; a server that leaves it out still gets its link through, named by its uri.
+      const name = str(raw.name) ?? uri
+      const title = str(raw.title)
       const description = str(raw.description)
-      budget.addText(
-        `[resource link${name === undefined ? "" : ` "${name}"`}: ${uri}${mimeType === undefined ? "" : ` (${mimeType})`}]` +
-          (description === undefined || description === "" ? "" : ` ${description}`)
+      const mimeType = str(raw.mimeType)
+      const size = num(raw.size)
+      budget.addOther(
+        {
+          type: "resource_link",
+          uri,
+          name,
+          ...(title === undefined ? {} : { title }),
+          ...(description === undefined ? {} : { description }),
+          ...(mimeType === undefined ? {} : { mimeType }),
+          ...(size === undefined ? {} : { size }),
+          ...extrasOf(budget, raw, index)
+        },
+        uri.length + name.length + (title?.length ?? 0) + (description?.length ?? 0)
       )
       return
     }
@@ -220,10 +281,10 @@ const addBlock = (budget: Budget, raw: unknown, index: number): void => {
 }
 
 /**
- * Maps an MCP `CallToolResult` onto a `ToolOutput`: text, image, audio and embedded resource
- * blocks as content blocks; a resource link as a text block naming it; `structuredContent` as
- * `structured`; `isError` as the error flag (the tool's own failure, given to the model, not
- * thrown). Anything malformed or unknown becomes a text note; a value that is not a result at
+ * Maps an MCP `CallToolResult` onto a `ToolOutput`: text, image, audio, embedded resource and
+ * resource link blocks as content blocks, each with its `annotations` and `_meta`;
+ * `structuredContent` as `structured`; the result's `_meta` as `meta`; `isError` as the error flag
+ * (the tool's own failure, given to the model, not thrown). Anything malformed or unknown becomes a text note; a value that is not a result at
  * all becomes an error answer saying so. Never throws.
  */
 export const toToolOutput = (result: unknown, limits?: ResultLimits): ToolOutput.ToolOutput => {
@@ -255,7 +316,10 @@ export const toToolOutput = (result: unknown, limits?: ResultLimits): ToolOutput
   }
   const blocks = budget.finish()
   const isError = result.isError === true
+  let meta = isRecord(result._meta) ? result._meta : undefined
+  if (meta !== undefined && JSON.stringify(meta).length > MAX_EXTRAS_CHARS) meta = undefined
   return ToolOutput.make({
+    meta,
     // An answer with nothing in it still says so: the model must not read an empty reply as lost.
     content:
       blocks.length === 0 && structured === undefined

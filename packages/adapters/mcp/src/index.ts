@@ -1,7 +1,8 @@
 /**
  * `@plugboard/mcp` — MCP servers as plugins: the config file, connections, discovery
  * with an on-disk cache, and calls. What a server becomes in the catalog is core's rule
- * (`CatalogSource`); this adapter reads servers and translates.
+ * (`CatalogSource`); this adapter reads servers and translates. And the other way round, the
+ * gateway (`makeGateway`): a catalog served as an MCP server, under core's rules.
  */
 export * as McpCache from "./Cache.js"
 export * as McpConfig from "./Config.js"
@@ -12,6 +13,20 @@ export {
   type DiscoverOptions,
   discover as discoverMcpServers
 } from "./Discovery.js"
+export {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_SESSION_IDLE_MS,
+  type Gateway,
+  type GatewayConnection,
+  GatewayHttp,
+  type GatewayHttpOptions,
+  type GatewayOptions,
+  makeGateway,
+  NO_THREAD_NOTE,
+  THREAD_HEADER,
+  THREAD_PARAMETER
+} from "./Gateway.js"
 export { isMcpError, McpError, type McpErrorReason } from "./McpError.js"
 export {
   type CallPool,

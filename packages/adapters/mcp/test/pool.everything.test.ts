@@ -88,7 +88,7 @@ const everythingSuite = (pool: () => McpPool, server: () => McpServerConfig) => 
     expect(output.isError).toBe(false)
   })
 
-  it("calls get-resource-links: each link described as text", async () => {
+  it("calls get-resource-links: resource_link blocks, each read as text naming the link", async () => {
     const output = await pool().call(server(), "get-resource-links", { count: 2 })
     expect(text(output)).toContain('[resource link "Blob Resource 1": demo://resource/dynamic/blob/1')
     expect(text(output)).toContain(

@@ -408,7 +408,7 @@ describe("answers", () => {
     const output = await pool.call(server, "media", {})
     expect(output.content).toEqual([
       { type: "audio", mimeType: "audio/wav", data: "UklGRiQAAABXQVZF" },
-      { type: "text", text: '[resource link "notes": file:///notes.txt] the notes' }
+      { type: "resource_link", uri: "file:///notes.txt", name: "notes", description: "the notes" }
     ])
   })
 

@@ -27,7 +27,7 @@ describe("Results.toToolOutput", () => {
     expect("structured" in output).toBe(false)
   })
 
-  it("describes a resource link as text naming it", () => {
+  it("keeps a resource link as a block, which reads as text naming it", () => {
     const output = toToolOutput({
       content: [
         {
@@ -41,9 +41,53 @@ describe("Results.toToolOutput", () => {
     })
     expect(output.content).toEqual([
       {
-        type: "text",
-        text: '[resource link "Text Resource 2": demo://resource/2 (text/plain)] a plaintext resource'
+        type: "resource_link",
+        uri: "demo://resource/2",
+        name: "Text Resource 2",
+        mimeType: "text/plain",
+        description: "a plaintext resource"
       }
+    ])
+    expect(ToolOutput.toText(output)).toBe(
+      '[resource link "Text Resource 2": demo://resource/2 (text/plain)] a plaintext resource'
+    )
+  })
+
+  it("keeps each block's annotations and _meta, the embedded resource's _meta and the result's _meta", () => {
+    const output = toToolOutput({
+      content: [
+        { type: "text", text: "hi", annotations: { priority: 1, audience: ["user"] }, _meta: { k: 1 } },
+        {
+          type: "resource",
+          resource: { uri: "file:///a.txt", text: "A", _meta: { etag: "x" } },
+          annotations: { lastModified: "2026-01-01T00:00:00Z" }
+        }
+      ],
+      _meta: { trace: "t1" }
+    })
+    expect(output.content).toEqual([
+      { type: "text", text: "hi", annotations: { priority: 1, audience: ["user"] }, meta: { k: 1 } },
+      {
+        type: "resource",
+        uri: "file:///a.txt",
+        text: "A",
+        resourceMeta: { etag: "x" },
+        annotations: { lastModified: "2026-01-01T00:00:00Z" }
+      }
+    ])
+    expect(output.meta).toEqual({ trace: "t1" })
+  })
+
+  it("names annotations too large to keep instead of keeping them", () => {
+    const output = toToolOutput({
+      content: [{ type: "text", text: "hi", annotations: { note: "x".repeat(5_000) } }]
+    })
+    expect(output.content).toEqual([
+      {
+        type: "text",
+        text: "[the annotations and _meta of content block 0 were left out: over 4096 characters]"
+      },
+      { type: "text", text: "hi" }
     ])
   })
 

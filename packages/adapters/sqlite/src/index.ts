@@ -1,7 +1,8 @@
 /**
  * `@plugboard/sqlite` — per-user SQLite persistence: a LangGraph checkpoint saver,
  * the SessionStore port on the same per-user database, and the registry that maps user DIDs
- * to database files; and the RunStore port on a shared file of its own (`runs.sqlite`).
+ * to database files; the RunStore port on a shared file of its own (`runs.sqlite`); and the
+ * LoadedPluginsStore port, the MCP gateway's threads kept by key (`loaded-plugins.sqlite`).
  */
 export { Database, type DatabaseOptions, SCHEMA_VERSION } from "./Database.js"
 export type { DeltaItem, DeltaItemSource } from "./DeltaItems.js"
@@ -14,6 +15,15 @@ export {
 export { readFileId } from "./FileId.js"
 export { moveAside, SIDE_FILES, SYNC_RECORD_SUFFIX } from "./MoveAside.js"
 export { prune, type RetentionOptions } from "./Retention.js"
+export {
+  LOADED_PLUGINS_APPLICATION_ID,
+  LOADED_PLUGINS_FILE_NAME,
+  LOADED_PLUGINS_SCHEMA_VERSION,
+  layerLoadedPluginsStore,
+  loadedPluginsFile,
+  makeLoadedPluginsStore,
+  type SqliteLoadedPluginsStoreOptions
+} from "./SqliteLoadedPluginsStore.js"
 export {
   layerRunStore,
   makeRunStore,

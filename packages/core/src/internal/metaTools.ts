@@ -9,6 +9,14 @@ import type { OfferedTool } from "./offered.js"
 export const LIST_CAPABILITIES = "list_capabilities"
 /** Name of the loading meta-tool. */
 export const LOAD_CAPABILITY = "load_capability"
+/**
+ * Name of the third meta-tool, offered only by doors whose client keeps the tool list itself (an
+ * MCP client): it runs a loaded plugin's tool by name (docs/spec/meta-tools.md#call_tool).
+ */
+export const CALL_TOOL = "call_tool"
+
+/** Every meta-tool name: reserved, whichever door offers which (docs/spec/catalog.md#tool-names). */
+export const META_TOOL_NAMES: ReadonlyArray<string> = [LIST_CAPABILITIES, LOAD_CAPABILITY, CALL_TOOL]
 
 /**
  * The meta-tools as offered on every model call. Kept terse: they are paid on every turn.
@@ -42,3 +50,18 @@ export const definitions: ReadonlyArray<OfferedTool> = [
     kind: "meta"
   }
 ]
+
+/**
+ * `call_tool` as offered, after the two others (`CallTool.offer`). Terse like them: a client that
+ * shows new tools pays it on every list for nothing, so it costs as little as it can.
+ */
+export const callToolDefinition: OfferedTool = {
+  name: CALL_TOOL,
+  description: "Call a tool of a loaded plugin by name, if it is not in your tool list yet.",
+  parameters: {
+    type: "object",
+    properties: { name: { type: "string" }, arguments: { type: "object" } },
+    required: ["name"]
+  },
+  kind: "meta"
+}

@@ -1,4 +1,4 @@
-import { Catalog, SystemPrompt, TokenBudget, TokenCounter } from "@plugboard/core"
+import { CallTool, Catalog, SystemPrompt, TokenBudget, TokenCounter } from "@plugboard/core"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { plugin, tool, wordCounter } from "./fixtures.js"
@@ -278,5 +278,56 @@ describe("TokenBudget with boot-time sub-agents", () => {
     const demote = (r: TokenBudget.BudgetReport) =>
       r.budget!.demotions.find((d) => d.name === "memory")!.saving
     expect(demote(report)).toBe(demote(without) + cost("recall"))
+  })
+})
+
+describe("TokenBudget.listCost and gatewayCost: the MCP gateway's tools/list", () => {
+  it("at connect: the three meta-tools and the always-tier tools; after k loads: the most expensive ones", () => {
+    const catalog = budgetCatalog()
+    const callTool = TokenBudget.toolCost(wordCounter, CallTool.definition)
+    const gateway = TokenBudget.gatewayCost(catalog, { counter: wordCounter, k: 1 })
+    // meta-tools 27 + call_tool; remember 6
+    expect(gateway.atConnect).toEqual({
+      tools: 4,
+      metaTools: 27 + callTool,
+      toolSchemas: 6,
+      total: 33 + callTool
+    })
+    // weather adds 5 + 6 = 11, maps 8: weather is the most expensive load.
+    expect(gateway.afterLoads).toEqual({
+      k: 1,
+      plugins: ["weather"],
+      tools: 6,
+      metaTools: 27 + callTool,
+      toolSchemas: 17,
+      total: 44 + callTool
+    })
+    expect(TokenBudget.listCost(catalog, ["weather"], wordCounter)).toEqual({
+      tools: 6,
+      metaTools: 27 + callTool,
+      toolSchemas: 17,
+      total: 44 + callTool
+    })
+    // The instructions are the Tier-1 block (25) and memory's prompt (3).
+    expect(gateway.instructions).toBe(28)
+    // k beyond what can be loaded stops at what adds anything.
+    expect(TokenBudget.gatewayCost(catalog, { counter: wordCounter, k: 9 }).afterLoads.plugins).toEqual([
+      "weather",
+      "maps"
+    ])
+  })
+
+  it("at connect, the list costs the same with 0 or 2,000 on-demand plugins behind it", () => {
+    const filler = Array.from({ length: 2000 }, (_, i) =>
+      plugin(`od-${i}`, { tools: [tool(`od_${i}_a`, `Fetch thing ${i} at length.`)] })
+    )
+    const costs = [0, 2000].map(
+      (n) =>
+        TokenBudget.gatewayCost(
+          Catalog.unsafeMake([...filler.slice(0, n), ...budgetCatalog().entries.map((e) => e.plugin)]),
+          { counter: TokenCounter.heuristic, k: 0 }
+        ).atConnect
+    )
+    expect(costs[1]).toEqual(costs[0])
   })
 })

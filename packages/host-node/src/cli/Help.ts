@@ -39,6 +39,37 @@ const COMMANDS: ReadonlyArray<Command> = [
     ]
   },
   {
+    name: "mcp",
+    args: "[module]",
+    summary: "serve the catalog as an MCP server for any MCP client: stdio by default (docs/mcp-gateway.md)",
+    options: [
+      { flag: "--mcp FILE", meaning: "also mount the MCP servers of FILE (default MCP_CONFIG)" },
+      { flag: "--skills DIR", meaning: "also mount the Agent Skills of DIR (default SKILLS_DIR)" },
+      {
+        flag: "--thread ID",
+        meaning:
+          "stdio: keep loads under thread ID (<data>/loaded-plugins.sqlite), shared by every process naming it; default: the session's own, in memory"
+      },
+      {
+        flag: "--http PORT",
+        meaning: "serve Streamable HTTP at http://HOST:PORT/mcp instead (0 = any free port)"
+      },
+      {
+        flag: "--host H",
+        meaning: "with --http: listen on H (default 127.0.0.1). Any non-loopback address needs a bearer token"
+      },
+      {
+        flag: "--token-file FILE",
+        meaning:
+          "with --http: the bearer token (32+ characters) every request must carry as Authorization: Bearer <token>; or set PLUGBOARD_MCP_TOKEN"
+      },
+      {
+        flag: "--grant A,B",
+        meaning: "the abilities the gateway's user holds, for plugins that require them"
+      }
+    ]
+  },
+  {
     name: "chat",
     args: '"<message>"',
     summary: "stream one turn from a running oracle, as the local user",

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `plugboard <command>` (`pnpm plugboard <command>` from the repository root):
- * init, serve, token, credits, chat, console, inspect, and scripted-model.
+ * init, serve, mcp, token, credits, chat, console, inspect, and scripted-model.
  *
  * Each command's modules are imported only when that command runs: the server stack (LangChain,
  * LangGraph, SQLite, ucanto) costs seconds to load, and `inspect` is an offline tool that needs
@@ -56,20 +56,26 @@ const serverCommand = async (
   }
 }
 
-/** `scripted-model`: its own module, which loads the models package and the module only. */
-const scriptedModelCommand = async (argv: ReadonlyArray<string>): Promise<number> => {
-  const { scriptedModel } = await import("./ScriptedModel.js")
-  const { UsageError } = await import("./UsageError.js")
-  const { ModuleLoadError } = await import("./LoadModule.js")
+/**
+ * A command in a module of its own (`mcp`, `scripted-model`): only that module is loaded, and its
+ * known failures are worded as the server commands' (matched by tag, so that no server module is
+ * loaded to recognise them).
+ */
+const ownCommand = async (name: string, command: () => Promise<number>): Promise<number> => {
   try {
-    return await scriptedModel(argv, io)
+    return await command()
   } catch (error) {
-    if (error instanceof UsageError) {
-      io.err(`${error.message} Run 'plugboard scripted-model --help' for its options.\n`)
+    const tag = (error as { readonly _tag?: unknown } | null)?._tag
+    if (tag === "OracleBootError") {
+      for (const line of (error as { readonly lines: ReadonlyArray<string> }).lines) io.err(`${line}\n`)
+      return 1
+    }
+    if (tag === "UsageError") {
+      io.err(`${(error as Error).message} Run 'plugboard ${name} --help' for its options.\n`)
       return 2
     }
-    if (error instanceof ModuleLoadError) {
-      io.err(`[boot-error] ${error.message}\n`)
+    if (tag === "ModuleLoadError") {
+      io.err(`[boot-error] ${(error as Error).message}\n`)
       return 1
     }
     throw error
@@ -101,12 +107,15 @@ const run = async (argv: ReadonlyArray<string>): Promise<number> => {
       const { runInspect } = await import("../inspect/index.js")
       return runInspect(rest)
     }
+    case "mcp":
     case "scripted-model": {
       if (asksForHelp(rest)) {
         io.out(commandHelp(command))
         return 0
       }
-      return scriptedModelCommand(rest)
+      return command === "mcp"
+        ? ownCommand(command, async () => (await import("./Mcp.js")).mcp(rest, io))
+        : ownCommand(command, async () => (await import("./ScriptedModel.js")).scriptedModel(rest, io))
     }
     case undefined:
     case "help":
@@ -124,7 +133,7 @@ run(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code
     // A stopped server may leave a library's idle handle behind; it must not keep the process up.
-    if (process.argv[2] === "serve" || process.argv[2] === "scripted-model")
+    if (["serve", "mcp", "scripted-model"].includes(process.argv[2] ?? ""))
       setTimeout(() => process.exit(code), 500).unref()
   },
   (error: unknown) => {

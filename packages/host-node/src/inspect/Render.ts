@@ -304,6 +304,17 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
       : `  discovery costs ${plural(-a.saving, "token")} more per turn than binding every tool (a catalog this small gains nothing from it)`
   )
 
+  const g = report.gateway
+  heading(
+    `As an MCP server (plugboard mcp): tools/list costs ${plural(g.atConnect.total, "token")} at connect`
+  )
+  out.push(
+    `  ${plural(g.atConnect.tools, "tool")} listed (the 3 meta-tools${g.atConnect.tools > 3 ? ` and ${plural(g.atConnect.tools - 3, "always-tier tool")}` : ""}); instructions ${plural(g.instructions, "token")}`,
+    g.afterLoads.k === 0
+      ? "  no plugin adds tools when loaded"
+      : `  after the ${plural(g.afterLoads.k, "most expensive load")}: ${plural(g.afterLoads.total, "token")}, ${plural(g.afterLoads.tools, "tool")} (${g.afterLoads.plugins.join(", ")})`
+  )
+
   // Budget.
   const b = report.budget
   if (b !== null) {

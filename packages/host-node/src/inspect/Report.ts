@@ -145,6 +145,11 @@ export interface InspectReport {
   readonly guides: ReadonlyArray<TokenBudget.GuideCost>
   readonly worstCase: TokenBudget.BudgetReport["worstCase"]
   readonly allBound: TokenBudget.BudgetReport["allBound"]
+  /**
+   * What an MCP client mounting the catalog with `plugboard mcp` pays (docs/mcp-gateway.md): the
+   * server's instructions, `tools/list` at connect and after the `k` most expensive loads.
+   */
+  readonly gateway: TokenBudget.GatewayCost
   readonly budget: BudgetJson | null
   readonly eval: EvalJson | null
 }
@@ -346,6 +351,7 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
     guides,
     worstCase: budgetReport.worstCase,
     allBound: budgetReport.allBound,
+    gateway: TokenBudget.gatewayCost(catalog, { counter, k: input.k }),
     budget,
     eval: evalJson
   }

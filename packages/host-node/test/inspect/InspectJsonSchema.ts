@@ -19,6 +19,13 @@ const TurnCost = Schema.Struct({
   total: Count
 }).annotations({ identifier: "TurnCost", description: "Tokens of one model call, by part." })
 
+const ListCost = Schema.Struct({
+  tools: Count,
+  metaTools: Count,
+  toolSchemas: Count,
+  total: Count
+}).annotations({ identifier: "ListCost", description: "Tokens of an MCP client's tools/list, by part." })
+
 const Capability = Schema.Struct({ can: Schema.String, with: Schema.String }).annotations({
   identifier: "Capability",
   description: "A UCAN capability: an ability on a resource."
@@ -162,6 +169,11 @@ export const InspectReport = Schema.Struct({
   ),
   worstCase: Schema.Struct({ k: Count, plugins: Names, total: Count }),
   allBound: Schema.Struct({ total: Count, saving: Schema.Int }),
+  gateway: Schema.Struct({
+    instructions: Count,
+    atConnect: ListCost,
+    afterLoads: Schema.Struct({ ...ListCost.fields, k: Count, plugins: Names })
+  }).annotations({ description: "What an MCP client mounting the catalog with plugboard mcp pays." }),
   budget: Schema.NullOr(Budget),
   eval: Schema.NullOr(Eval)
 }).annotations({ identifier: "InspectReport" })

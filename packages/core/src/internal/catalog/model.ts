@@ -4,7 +4,7 @@
  * `Catalog` namespace re-exports it with `make`.
  */
 import type { CatalogIndex } from "../../CatalogIndex.js"
-import { LIST_CAPABILITIES, LOAD_CAPABILITY } from "../metaTools.js"
+import { META_TOOL_NAMES } from "../metaTools.js"
 import type { CatalogEntry, CatalogSubAgent, CatalogTool, OwnedMiddleware } from "./entry.js"
 
 /** The catalog: entries in dependency order plus the indexes the hot path needs. */
@@ -45,4 +45,4 @@ export interface Catalog {
 }
 
 /** Tool names the runtime registers itself (docs/spec/catalog.md#tool-names); no plugin may take them. */
-export const RESERVED_TOOL_NAMES: ReadonlyArray<string> = [LIST_CAPABILITIES, LOAD_CAPABILITY]
+export const RESERVED_TOOL_NAMES: ReadonlyArray<string> = META_TOOL_NAMES

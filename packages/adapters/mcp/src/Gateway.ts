@@ -1,0 +1,236 @@
+/**
+ * The MCP gateway: a plugboard catalog served as an MCP server that any MCP client can mount
+ * (`plugboard mcp`, docs/mcp-gateway.md). The client is given the meta-tools and the always-tier
+ * tools; `load_capability` appends a plugin's tools to that session's list and announces it;
+ * `call_tool` reaches a loaded tool for clients that never read the list again.
+ *
+ * This module is an adapter: every rule is core's. What is listed is `CallTool.offer` for the
+ * session's thread, what a call does is `ToolCall.plan` then `ToolCall.execute`, what the user
+ * may use is their `Access.view`. The gateway only translates MCP requests into those calls, keeps
+ * each session's thread (docs/mcp-gateway.md#threads), and passes results back as the tools gave
+ * them. The host composes it: the catalog (and the MCP pool behind its upstream plugins), a
+ * store for threads named by key, and the transport (stdio, or Streamable HTTP with `http`).
+ */
+import type { Readable, Writable } from "node:stream"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import {
+  Access,
+  type Catalog,
+  type LoadedPluginsStore,
+  type RuntimeLogger,
+  silentLogger,
+  type ToolCall
+} from "@plugboard/core"
+import { GatewayHttp, type HttpOptions } from "./internal/gateway/http.js"
+import { type GatewayRuntime, GatewaySession } from "./internal/gateway/session.js"
+import { keptThread, noThread, sessionThread, type Thread } from "./internal/gateway/thread.js"
+
+export {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_SESSION_IDLE_MS,
+  GatewayHttp,
+  type HttpOptions as GatewayHttpOptions,
+  THREAD_HEADER,
+  THREAD_PARAMETER
+} from "./internal/gateway/http.js"
+export { NO_THREAD_NOTE } from "./internal/gateway/session.js"
+
+/** Options of `makeGateway`. */
+export interface GatewayOptions {
+  /** The catalog, booted by the host (its MCP-derived plugins call through the host's pool). */
+  readonly catalog: Catalog.Catalog
+  /** Who the gateway's user is: every tool runs as this DID. */
+  readonly did: string
+  /** What the user's credentials grant (`Access`); none by default, so a plugin that `requires` anything is unavailable. */
+  readonly grants?: Access.Grants | undefined
+  /**
+   * Where threads named by a key are kept (the SQLite store of `@plugboard/sqlite`, or a function
+   * opening it on first use). Without one, a thread key is refused.
+   */
+  readonly threads?:
+    | LoadedPluginsStore.LoadedPluginsStoreService
+    | (() => Promise<LoadedPluginsStore.LoadedPluginsStoreService>)
+    | undefined
+  /** The plugins' shared state, read once at boot (`Catalog.readSharedState`). */
+  readonly shared?: Readonly<Record<string, unknown>> | undefined
+  readonly logger?: RuntimeLogger | undefined
+  /** How the server introduces itself (default `plugboard`). */
+  readonly serverInfo?: { readonly name: string; readonly version: string } | undefined
+  /** Put before the Tier-1 block in the server's instructions. */
+  readonly basePrompt?: string | undefined
+  /** The UCAN invocations `forwardUcan` servers' tools need, asked for before each tool call. */
+  readonly invocations?: (() => Promise<Readonly<Record<string, string>>>) | undefined
+  /** Ranks a `list_capabilities` query (an embedder's ranking); lexical without one. */
+  readonly ranking?: ((query: string) => Promise<ToolCall.Ranked>) | undefined
+}
+
+/** A session served over a transport of the host's (`Gateway.connect`). */
+export interface GatewayConnection {
+  /** Which kind of thread the session is on, and its key when it is a kept one. */
+  readonly thread: { readonly kind: "session" | "kept"; readonly key?: string | undefined }
+  /** Resolves when the transport closes (the client went away). */
+  readonly closed: Promise<void>
+  /** Resolves once no request of the session is under way (its answers have been sent). */
+  readonly settled: () => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+/** A gateway: sessions over any transport, and a Streamable HTTP handler. */
+export interface Gateway {
+  /**
+   * Serves one session over `transport` (stdio: one per process). Its thread is the session's own,
+   * in memory, unless `thread` names one kept in the store (then every connection naming it, in
+   * any process, shares its loads).
+   */
+  readonly connect: (
+    transport: Transport,
+    options?: { readonly thread?: string | undefined }
+  ) => Promise<GatewayConnection>
+  /**
+   * Serves one session over this process's stdio (or the given streams): `connect` with the SDK's
+   * stdio transport. The transport does not notice the end of its input; `GatewayConnection`'s
+   * `closed` does not resolve then, so the host watches `stdin` itself.
+   */
+  readonly stdio: (options?: {
+    readonly stdin?: NodeJS.ReadableStream | undefined
+    readonly stdout?: NodeJS.WritableStream | undefined
+    readonly thread?: string | undefined
+  }) => Promise<GatewayConnection>
+  /** A Streamable HTTP handler at `/mcp`, for `http.createServer` (see `GatewayHttpOptions`). */
+  readonly http: (options?: HttpOptions) => GatewayHttp
+  /** Closes every session and HTTP handler; idempotent. The host closes the catalog's pool. */
+  readonly close: () => Promise<void>
+}
+
+/** Builds a gateway over a booted catalog. */
+export const makeGateway = (options: GatewayOptions): Gateway => {
+  const grants = options.grants ?? []
+  const runtime: GatewayRuntime = {
+    catalog: options.catalog,
+    view: Access.view(options.catalog, grants),
+    did: options.did,
+    capabilities: grants,
+    shared: options.shared ?? {},
+    logger: options.logger ?? silentLogger,
+    serverInfo: options.serverInfo ?? { name: "plugboard", version: "0.1.0" },
+    basePrompt: options.basePrompt ?? "",
+    invocations: options.invocations,
+    ranking: options.ranking
+  }
+
+  let store: Promise<LoadedPluginsStore.LoadedPluginsStoreService> | undefined
+  const threads = options.threads
+  const storeOf = (): Promise<LoadedPluginsStore.LoadedPluginsStoreService> => {
+    if (threads === undefined) {
+      return Promise.reject(
+        new TypeError("This gateway keeps no threads by key: it was given no thread store.")
+      )
+    }
+    store ??= typeof threads === "function" ? threads() : Promise.resolve(threads)
+    return store
+  }
+  /** A kept thread whose store opens on first use (a stdio gateway naming no thread never opens it). */
+  const kept = (key: string): Thread => {
+    if (threads === undefined) {
+      throw new TypeError(`Thread '${key}' cannot be kept: this gateway was given no thread store.`)
+    }
+    let thread: Thread | undefined
+    const open = async () => {
+      thread ??= keptThread(await storeOf(), key)
+      return thread
+    }
+    return {
+      kind: "kept",
+      key,
+      read: async () => (await open()).read(),
+      add: async (names) => (await open()).add(names)
+    }
+  }
+
+  // Sessions by kept thread: a load in one is announced to the others of this process.
+  const byThread = new Map<string, Set<GatewaySession>>()
+  const track = (session: GatewaySession, open: boolean): void => {
+    const key = session.thread.key
+    if (key === undefined) return
+    let set = byThread.get(key)
+    if (open) {
+      if (set === undefined) {
+        set = new Set()
+        byThread.set(key, set)
+      }
+      set.add(session)
+    } else if (set !== undefined) {
+      set.delete(session)
+      if (set.size === 0) byThread.delete(key)
+    }
+  }
+  const onLoaded = (session: GatewaySession): void => {
+    const key = session.thread.key
+    if (key === undefined) return
+    for (const other of byThread.get(key) ?? []) if (other !== session) other.notifyListChanged()
+  }
+
+  const handlers = new Set<GatewayHttp>()
+  const connections = new Set<GatewaySession>()
+  let counter = 0
+
+  const connect: Gateway["connect"] = async (transport, connectOptions = {}) => {
+    const key = connectOptions.thread
+    const thread = key === undefined ? sessionThread() : kept(key)
+    const session = await GatewaySession.open(runtime, thread, `connection-${++counter}`, onLoaded)
+    let resolveClosed: () => void = () => {}
+    const closed = new Promise<void>((resolve) => {
+      resolveClosed = resolve
+    })
+    session.server.onclose = () => {
+      connections.delete(session)
+      track(session, false)
+      resolveClosed()
+    }
+    connections.add(session)
+    track(session, true)
+    await session.connect(transport)
+    return {
+      thread: key === undefined ? { kind: "session" } : { kind: "kept", key },
+      closed,
+      settled: () => session.settled(),
+      close: () => session.close()
+    }
+  }
+
+  return {
+    connect,
+    stdio: (stdioOptions = {}) =>
+      connect(
+        new StdioServerTransport(
+          (stdioOptions.stdin ?? process.stdin) as Readable,
+          (stdioOptions.stdout ?? process.stdout) as Writable
+        ),
+        { thread: stdioOptions.thread }
+      ),
+    http: (httpOptions) => {
+      const handler = new GatewayHttp(
+        {
+          runtime,
+          thread: (key, kind) =>
+            key !== undefined ? kept(key) : kind === "session" ? sessionThread() : noThread(),
+          onLoaded,
+          track
+        },
+        httpOptions
+      )
+      handlers.add(handler)
+      return handler
+    },
+    close: async () => {
+      await Promise.allSettled([
+        ...[...handlers].map((h) => h.close()),
+        ...[...connections].map((s) => s.close())
+      ])
+      handlers.clear()
+      connections.clear()
+    }
+  }
+}

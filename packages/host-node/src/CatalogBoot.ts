@@ -1,0 +1,60 @@
+/**
+ * The catalog as every server command boots it: the module's plugins, the sources beside them (MCP
+ * servers, Agent Skills, `Sources.ts`), the operator's manifest overrides, then `Catalog.make`.
+ * `createOracleApp` (serve) and `plugboard mcp` both boot through here, so the gateway offers the
+ * catalog the oracle offers, and refuses to boot with the same `[boot-error]` lines.
+ */
+import { Catalog, type Plugin, type RuntimeLogger } from "@plugboard/core"
+import { Either } from "effect"
+import { type ManifestOverridesInput, readManifestOverrides } from "./ManifestOverridesFile.js"
+import { loadSources, type Sources, type SourcesOptions } from "./Sources.js"
+
+/** Options of `bootCatalog`: the sources' (`SourcesOptions`), and the overrides. */
+export interface CatalogBootOptions extends SourcesOptions {
+  /** The operator's manifest overrides: a file (relative to `cwd`) or the object. */
+  readonly manifestOverrides?: ManifestOverridesInput | undefined
+  /** Where each warning goes as it is known (default: kept in `warnings` only). */
+  readonly logger?: RuntimeLogger | undefined
+}
+
+/** A booted catalog and the sources its derived plugins call through (close them at shutdown). */
+export interface BootedCatalog {
+  readonly catalog: Catalog.Catalog
+  readonly sources: Sources
+}
+
+/** Why boot stopped: the `[boot-error]` lines, in the order serve prints them, and the warnings. */
+export interface CatalogBootFailure {
+  readonly errors: ReadonlyArray<string>
+  readonly warnings: ReadonlyArray<string>
+}
+
+/**
+ * Boots the catalog of `plugins` and the sources `options` names. Resolves with the catalog, or
+ * with the failure (its sources already closed); never rejects for a bad plugin, config or server.
+ */
+export const bootCatalog = async (
+  plugins: ReadonlyArray<Plugin>,
+  options: CatalogBootOptions
+): Promise<Either.Either<BootedCatalog, CatalogBootFailure>> => {
+  const sources = await loadSources(plugins, options)
+  const warnings: Array<string> = [...sources.warnings]
+  for (const warning of sources.warnings) options.logger?.warn(warning)
+  const fail = async (errors: ReadonlyArray<string>) => {
+    await sources.close()
+    return Either.left({ errors, warnings })
+  }
+  const overrides = await readManifestOverrides(options.manifestOverrides, options.cwd)
+  if (overrides.errors.length > 0) return fail([...sources.errors, ...overrides.errors])
+  const built = Catalog.make([...plugins, ...sources.plugins], { manifestOverrides: overrides.overrides })
+  if (Either.isLeft(built)) {
+    // The soft problems too: fixing the hard ones should not be followed by a surprise.
+    for (const warning of built.left.warningLines) options.logger?.warn(warning)
+    warnings.push(...built.left.warningLines)
+    return fail([...sources.errors, ...built.left.lines])
+  }
+  if (sources.errors.length > 0) return fail(sources.errors)
+  for (const warning of built.right.warnings) options.logger?.warn(warning)
+  warnings.push(...built.right.warnings)
+  return Either.right({ catalog: built.right, sources })
+}
