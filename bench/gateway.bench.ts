@@ -67,7 +67,7 @@ const MESSAGE = "hello from the gateway bench"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, "..")
-const fromAdapters = createRequire(join(here, "../packages/adapters/package.json"))
+const fromAdapters = createRequire(join(here, "../packages/adapters/mcp/package.json"))
 const everythingPackage = fromAdapters.resolve("@modelcontextprotocol/server-everything/package.json")
 const everythingEntry = join(dirname(everythingPackage), "dist/index.js")
 const version = (file: string) => (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version

@@ -3,7 +3,8 @@
  * script: each step answers with tool calls or text, and every call's options (the tools and the
  * prompt the SDK sent) are kept for the test to read.
  */
-import { simulateReadableStream } from "ai"
+import type { CatalogTurn } from "@plugboard/ai-sdk"
+import { generateText, simulateReadableStream, stepCountIs } from "ai"
 import { MockLanguageModelV3 } from "ai/test"
 
 /** One scripted answer: tool calls (name, arguments) or a text. */
@@ -96,3 +97,27 @@ export const toolResultsSent = (call: SentCall): Array<{ toolName: string; text:
       text: typeof p.output.value === "string" ? p.output.value : JSON.stringify(p.output.value),
       error: p.output.type.startsWith("error")
     }))
+
+/** What `play` wires of a turn (all of it by default) and how many steps it allows. */
+export interface PlayOptions {
+  readonly prepareStep?: boolean
+  readonly repair?: boolean
+  readonly steps?: number
+}
+
+/** One `generateText` (AI SDK 7) of `prompt` on a turn's tools, its hooks wired as `options` say. */
+export const play = (
+  turn: CatalogTurn,
+  model: ReturnType<typeof scriptedModel>["model"],
+  prompt: string,
+  options: PlayOptions = {}
+) =>
+  generateText({
+    model,
+    system: turn.system,
+    prompt,
+    tools: turn.tools,
+    ...(options.prepareStep === false ? {} : { prepareStep: turn.prepareStep }),
+    ...(options.repair === false ? {} : { repairToolCall: turn.repairToolCall }),
+    stopWhen: stepCountIs(options.steps ?? 8)
+  })

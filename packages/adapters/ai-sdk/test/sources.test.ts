@@ -11,9 +11,8 @@ import { createPlugboard, type Plugboard, type ToolEndEvent } from "@plugboard/a
 import { Catalog } from "@plugboard/core"
 import { type MountedMcpServers, mountMcpServers } from "@plugboard/mcp"
 import { loadSkills, READ_FILE_TOOL } from "@plugboard/skills"
-import { generateText, stepCountIs } from "ai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { scriptedModel, toolResultsSent } from "./fixtures.js"
+import { play, scriptedModel, toolResultsSent } from "./fixtures.js"
 
 const everythingBin = join(
   dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json")),
@@ -47,14 +46,7 @@ describe("MCP servers and skills behind an AI SDK turn", () => {
       { text: "echoed" }
     ])
     const turn = board.turn({ onToolEnd: (e) => ended.push(e) })
-    await generateText({
-      model,
-      prompt: "echo something",
-      tools: turn.tools,
-      prepareStep: turn.prepareStep,
-      repairToolCall: turn.repairToolCall,
-      stopWhen: stepCountIs(4)
-    })
+    await play(turn, model, "echo something")
     expect(sent[1]!.tools.map((t) => t.name)).toContain("echo")
     expect(toolResultsSent(sent[2]!).at(-1)).toMatchObject({ toolName: "echo", error: false })
     expect(toolResultsSent(sent[2]!).at(-1)!.text).toContain("hello over MCP")
@@ -72,14 +64,7 @@ describe("MCP servers and skills behind an AI SDK turn", () => {
       { text: "read" }
     ])
     const turn = board.turn({})
-    await generateText({
-      model,
-      prompt: "write release notes",
-      tools: turn.tools,
-      prepareStep: turn.prepareStep,
-      repairToolCall: turn.repairToolCall,
-      stopWhen: stepCountIs(4)
-    })
+    await play(turn, model, "write release notes")
     const load = JSON.parse(toolResultsSent(sent[1]!)[0]!.text)
     expect(load.results[0]).toMatchObject({ name: "release-notes", status: "loaded" })
     expect(typeof load.results[0].operatingGuide).toBe("string")

@@ -4,7 +4,7 @@ import { generateText, type ModelMessage, stepCountIs, streamText } from "ai"
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { makeExamplePlugins } from "../../../../examples/catalog/index.js"
-import { scriptedModel, toolResultsSent } from "./fixtures.js"
+import { play, scriptedModel, toolResultsSent } from "./fixtures.js"
 
 const plugboard = await createPlugboard({ plugins: makeExamplePlugins({ now: () => new Date(0) }) })
 const names = (tools: ReadonlyArray<{ name: string }>) => tools.map((t) => t.name)
@@ -117,14 +117,7 @@ describe("the gate", () => {
       { text: "ok" }
     ])
     const turn = board.turn({})
-    await generateText({
-      model,
-      prompt: "count",
-      tools: turn.tools,
-      prepareStep: turn.prepareStep,
-      repairToolCall: turn.repairToolCall,
-      stopWhen: stepCountIs(6)
-    })
+    await play(turn, model, "count")
     const refusal = Offer.notLoadedMessage("count_up", "counter")
     expect(toolResultsSent(sent[1]!)).toEqual([{ toolName: "count_up", text: refusal, error: true }])
     expect(toolResultsSent(sent[2]!).slice(-1)).toEqual([
@@ -146,14 +139,7 @@ describe("the gate", () => {
       { text: "ok" }
     ])
     const turn = board.turn({})
-    await generateText({
-      model,
-      prompt: "count",
-      tools: turn.tools,
-      prepareStep: turn.prepareStep,
-      repairToolCall: turn.repairToolCall,
-      stopWhen: stepCountIs(8)
-    })
+    await play(turn, model, "count")
     expect(toolResultsSent(sent[1]!)[0]!.text).toContain(
       "There is no tool named 'count_upp'. Closest tool names: 'count_up'"
     )
@@ -168,13 +154,7 @@ describe("the gate", () => {
     runs = 0
     const { model, sent } = scriptedModel([{ calls: [["count_up", { by: 1 }]] }, { text: "ok" }])
     const turn = board.turn({})
-    await generateText({
-      model,
-      prompt: "count",
-      tools: turn.tools,
-      prepareStep: turn.prepareStep,
-      stopWhen: stepCountIs(3)
-    })
+    await play(turn, model, "count", { repair: false })
     expect(toolResultsSent(sent[1]!)[0]).toMatchObject({ toolName: "count_up", error: true })
     expect(toolResultsSent(sent[1]!)[0]!.text).toMatch(/unavailable tool 'count_up'/)
     expect(runs).toBe(0)
@@ -194,13 +174,7 @@ describe("the gate", () => {
       { text: "ok" }
     ])
     const turn = board.turn({})
-    await generateText({
-      model,
-      prompt: "count",
-      tools: turn.tools,
-      repairToolCall: turn.repairToolCall,
-      stopWhen: stepCountIs(4)
-    })
+    await play(turn, model, "count", { prepareStep: false })
     expect(names(sent[1]!.tools)).toEqual(["list_capabilities", "load_capability", "count_up"])
     expect(toolResultsSent(sent[1]!).at(-1)).toEqual({
       toolName: "count_up",
@@ -213,13 +187,7 @@ describe("the gate", () => {
   it("bad input to load_capability is core's input error, and loses nothing already loaded", async () => {
     const turn = plugboard.turn({ loadedPlugins: ["weather"] })
     const { model, sent } = scriptedModel([{ calls: [["load_capability", { names: 42 }]] }, { text: "ok" }])
-    await generateText({
-      model,
-      prompt: "x",
-      tools: turn.tools,
-      prepareStep: turn.prepareStep,
-      stopWhen: stepCountIs(3)
-    })
+    await play(turn, model, "x")
     const answer = toolResultsSent(sent[1]!)[0]!
     expect(answer.error).toBe(true)
     expect(JSON.parse(answer.text).error).toMatch(/load_capability/)

@@ -3,7 +3,7 @@
  * IO (so tests run them in-process) and returns an exit code: 0 ok, 1 failure, 2 usage error.
  */
 
-import { Access, type Catalog, Clock, CreditLedger } from "@plugboard/core"
+import { type Catalog, Clock, CreditLedger } from "@plugboard/core"
 import { loadOrCreateSigner, mintDelegation, mintInvocation } from "@plugboard/ucan"
 import { Data, Effect, Either } from "effect"
 import { createOracleApp, OracleBootError } from "../App.js"
@@ -12,7 +12,7 @@ import { CREDITS_PLUGIN_NAME } from "../credits/CreditsPlugin.js"
 import { creditLedgerLayer, databaseLayer } from "../Engines.js"
 import { ChatClientError, chatTurn, connectChat } from "./ChatClient.js"
 import { ConsoleOpenError, consoleLink, openInBrowser } from "./Console.js"
-import { parseFlags, wholeNumber } from "./Flags.js"
+import { grantsFlag, parseFlags, wholeNumber } from "./Flags.js"
 import { loadModule, ModuleLoadError } from "./LoadModule.js"
 import { UsageError } from "./UsageError.js"
 
@@ -188,22 +188,7 @@ export const token = async (argv: ReadonlyArray<string>, io: CliIO): Promise<num
   const { user, oracle, oracleDid } = await localIdentities(config)
   const ttlSeconds = flags.ttl === undefined ? 300 : wholeNumber("--ttl", flags.ttl, 1, 900)
   const audience = flags.audience ?? oracleDid
-  const problems: Array<string> = []
-  const grants =
-    flags.grant === undefined
-      ? []
-      : Access.readRequires(
-          flags.grant
-            .split(",")
-            .map((can) => can.trim())
-            .filter((can) => can.length > 0)
-            .map((can) => ({ can, with: config.ucanResource })),
-          "--grant",
-          problems
-        )
-  if (problems.length > 0 || (flags.grant !== undefined && grants.length === 0)) {
-    throw new UsageError(problems[0] ?? "--grant needs abilities: --grant admin/read,ops/restart")
-  }
+  const grants = grantsFlag(flags.grant, config.ucanResource)
   const proofs =
     grants.length === 0
       ? []

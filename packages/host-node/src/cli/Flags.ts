@@ -3,6 +3,7 @@
  * whole numbers checked. Its own light module so that a command that needs none of the server
  * stack (`scripted-model`) parses its arguments without importing it (`Commands.ts` does).
  */
+import { Access } from "@plugboard/core"
 import { UsageError } from "./UsageError.js"
 
 /**
@@ -43,4 +44,26 @@ export const wholeNumber = (name: string, raw: string, min: number, max: number)
     throw new UsageError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}.`)
   }
   return n
+}
+
+/**
+ * `--grant a/b,c/d`: abilities on `resource`, checked by core's rule (`Access.readRequires`). None
+ * when the flag is absent; a malformed or empty one is a `UsageError`.
+ */
+export const grantsFlag = (value: string | undefined, resource: string): ReadonlyArray<Access.Capability> => {
+  if (value === undefined) return []
+  const problems: Array<string> = []
+  const grants = Access.readRequires(
+    value
+      .split(",")
+      .map((can) => can.trim())
+      .filter((can) => can.length > 0)
+      .map((can) => ({ can, with: resource })),
+    "--grant",
+    problems
+  )
+  if (problems.length > 0 || grants.length === 0) {
+    throw new UsageError(problems[0] ?? "--grant needs abilities: --grant admin/read,ops/restart")
+  }
+  return grants
 }

@@ -15,7 +15,7 @@ import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { isIP } from "node:net"
 import { join, resolve } from "node:path"
-import { Access, Catalog, LoadedPluginsStore, type RuntimeLogger } from "@plugboard/core"
+import { type Access, Catalog, LoadedPluginsStore, type RuntimeLogger } from "@plugboard/core"
 import { type Gateway, makeGateway } from "@plugboard/mcp"
 import { loadedPluginsFile, makeLoadedPluginsStore } from "@plugboard/sqlite"
 import { loadOrCreateSigner, type Signer } from "@plugboard/ucan"
@@ -24,6 +24,7 @@ import { OracleBootError } from "../App.js"
 import { bootCatalog } from "../CatalogBoot.js"
 import { makeConsoleLogger } from "../Logger.js"
 import type { CliIO } from "./Commands.js"
+import { grantsFlag } from "./Flags.js"
 import { loadModule } from "./LoadModule.js"
 import { UsageError } from "./UsageError.js"
 
@@ -112,20 +113,7 @@ const parse = (argv: ReadonlyArray<string>, resource: string): Options => {
     const problem = LoadedPluginsStore.keyProblem(flags.thread)
     if (problem !== undefined) throw new UsageError(`--thread: ${problem}.`)
   }
-  const problems: Array<string> = []
-  const grants =
-    flags.grant === undefined
-      ? []
-      : Access.readRequires(
-          flags.grant
-            .split(",")
-            .map((can) => can.trim())
-            .filter((can) => can !== "")
-            .map((can) => ({ can, with: resource })),
-          "--grant",
-          problems
-        )
-  if (problems.length > 0) throw new UsageError(problems[0]!)
+  const grants = grantsFlag(flags.grant, resource)
   return {
     module: positional[0],
     mcp: flags.mcp,
