@@ -191,7 +191,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     default: "100",
     meaning: "Newest checkpoints kept per thread (the conversation itself is never pruned); 0 keeps all"
   },
-  { name: "CREDITS_DATABASE_PATH", default: "<data>/credits.sqlite", meaning: "SQLite credit ledger file" },
+  {
+    name: "CREDITS_DATABASE_PATH",
+    default: "<data>/credits.sqlite",
+    meaning:
+      "SQLite credit ledger file (unused with `DATABASE_URL`: the ledger is then Postgres's, for the server and `plugboard credits` alike)"
+  },
   {
     name: "ORACLE_KEY_FILE",
     default: "<data>/oracle.key",
