@@ -75,10 +75,14 @@ export interface TurnDeps {
   readonly rank?: QueryRanking | undefined
 }
 
-/** The prepareStep answer: the system prompt of the step (`system` for AI SDK 6, `instructions` for 7). */
+/**
+ * The prepareStep answer: the step's system prompt when a load changed it since the turn began
+ * (`system` for AI SDK 6, `instructions` for 7); nothing otherwise, so that the SDK keeps the
+ * prompt it was given (the turn's `system`) and its own path.
+ */
 export interface StepSettings {
-  readonly system: string
-  readonly instructions: string
+  readonly system?: string
+  readonly instructions?: string
 }
 
 /** One turn's pieces for `generateText` / `streamText` (docs/ai-sdk.md#use-it). */
@@ -121,6 +125,8 @@ const schemaOf = (tool: Offer.OfferedTool): unknown => {
   }
   return schema
 }
+const NO_CHANGE: StepSettings = {}
+
 // A name that was not offered: any arguments, since the call is answered without running anything.
 const anyInput = jsonSchema({ type: "object" })
 
@@ -151,6 +157,8 @@ class Turn implements CatalogTurn {
   #listed: ReadonlyArray<Offer.OfferedTool> = []
   #failures: Map<string, number> | undefined
   readonly #record: ToolRecord = {}
+  // What `system` was composed for: a step with nothing loaded since keeps it.
+  readonly #initiallyLoaded: LoadedPlugins.LoadedPlugins
   readonly system: string
 
   constructor(deps: TurnDeps, options: TurnOptions) {
@@ -165,6 +173,7 @@ class Turn implements CatalogTurn {
         ? fromHistory
         : LoadedPlugins.union(fromHistory, LoadedPlugins.fromUnknown(options.loadedPlugins))
     this.#fixStep()
+    this.#initiallyLoaded = this.#loaded
     this.system = this.#systemFor(this.#loaded)
   }
 
@@ -185,8 +194,9 @@ class Turn implements CatalogTurn {
   readonly prepareStep = async (): Promise<StepSettings> => {
     this.#fixStep()
     this.#stepLength = undefined
+    if (this.#loaded === this.#initiallyLoaded) return NO_CHANGE
     const system = this.#systemFor(this.#loaded)
-    return { system, instructions: system }
+    return system === this.system ? NO_CHANGE : { system, instructions: system }
   }
 
   /** Answers a call to a tool not offered with core's refusal (an arrow: the SDK calls it unbound). */
@@ -199,7 +209,7 @@ class Turn implements CatalogTurn {
     // Any arguments: the call is answered without running anything.
     defineRefused(this.#record, name, {
       inputSchema: anyInput,
-      execute: (input, sdk) => this.#run(name, input, sdk)
+      execute: Turn.#executeOf(this, name)
     })
     return toolCall
   }
@@ -220,10 +230,9 @@ class Turn implements CatalogTurn {
     if (offer === before) return
     const appends = before.length <= offer.length && before.every((t, i) => offer[i] === t)
     if (!appends) for (const name of Object.keys(this.#record)) delete this.#record[name]
-    appendOffered(
-      this.#record,
-      (appends ? offer.slice(before.length) : offer).map((spec) => [spec.name, this.#toolFor(spec)] as const)
-    )
+    for (let i = appends ? before.length : 0; i < offer.length; i++) {
+      appendOffered(this.#record, offer[i]!.name, this.#toolFor(offer[i]!))
+    }
     this.#listed = offer
   }
 
@@ -232,8 +241,14 @@ class Turn implements CatalogTurn {
     return {
       description: spec.description,
       inputSchema: schemaOf(spec),
-      execute: (input, sdk) => this.#run(name, input, sdk)
+      execute: Turn.#executeOf(this, name)
     }
+  }
+
+  // The `execute` of `name`: returned by a function rather than written in an object literal,
+  // where a transpiler that keeps function names (tsx) would name each one as it is made.
+  static #executeOf(turn: Turn, name: string): SdkTool["execute"] {
+    return (input, sdk) => turn.#run(name, input, sdk)
   }
 
   #systemFor(loaded: LoadedPlugins.LoadedPlugins): string {

@@ -25,14 +25,19 @@ const outputText = (output: unknown): string | undefined => {
   return undefined
 }
 
+// Core's answer names what it loaded in its `newlyLoaded` array, near its start (before the
+// manifests it carries): only that array is read, not the whole answer. Plugin names are
+// kebab-case, so the array holds no `]`.
+const NEWLY_LOADED = /"newlyLoaded":(\[[^\]]*\])/
+
 /** The names a `load_capability` answer says it loaded; none for anything else. */
 const namesIn = (text: string): ReadonlyArray<string> => {
-  // Core's answer starts with `{` and names `newlyLoaded`; anything else is not ours to parse.
-  if (!text.startsWith("{") || !text.includes('"newlyLoaded"')) return []
+  if (!text.startsWith("{")) return []
+  const found = NEWLY_LOADED.exec(text)
+  if (found === null) return []
   try {
-    const parsed: unknown = JSON.parse(text)
-    if (!isRecord(parsed) || !Array.isArray(parsed.newlyLoaded)) return []
-    return parsed.newlyLoaded.filter((n): n is string => typeof n === "string")
+    const names: unknown = JSON.parse(found[1]!)
+    return Array.isArray(names) ? names.filter((n): n is string => typeof n === "string") : []
   } catch {
     return []
   }

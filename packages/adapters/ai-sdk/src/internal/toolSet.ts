@@ -34,12 +34,10 @@ export interface SdkToolOptions {
 /** A turn's tools: the offered ones enumerable, the refused ones not. */
 export type ToolRecord = Record<string, SdkTool>
 
-/** Appends offered tools (a name already there, offered or refused, is moved to the end). */
-export const appendOffered = (record: ToolRecord, tools: ReadonlyArray<readonly [string, SdkTool]>): void => {
-  for (const [name, tool] of tools) {
-    if (Object.hasOwn(record, name)) delete record[name]
-    record[name] = tool
-  }
+/** Appends an offered tool (a name already there, refused before, is moved to the end). */
+export const appendOffered = (record: ToolRecord, name: string, tool: SdkTool): void => {
+  if (Object.hasOwn(record, name)) delete record[name]
+  record[name] = tool
 }
 
 /** Makes `name` resolvable without offering it: a property the SDK finds but never lists. */
