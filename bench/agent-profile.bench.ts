@@ -8,38 +8,14 @@
  * LangChain, effect, and everything else (Node internals, garbage collection, the profiler).
  */
 import { Session } from "node:inspector/promises"
-import { Catalog, type Plugin } from "@plugboard/core"
+import { Catalog } from "@plugboard/core"
 import { createMainAgent, MemorySaver, prepareCatalog, runTurn } from "@plugboard/langgraph"
 import { ScriptedChatModel } from "@plugboard/models"
-import { Schema } from "effect"
+import { syntheticPlugins } from "./syntheticCatalog.js"
 
 const PLUGINS = 5_000
 const WARMUP = 100
 const TURNS = 300
-
-const Query = Schema.Struct({ query: Schema.String })
-
-/** The agent benchmark's catalog: 5 always, one in 50 silent, the rest on-demand; 2 tools each. */
-const makePlugins = (n: number): ReadonlyArray<Plugin> =>
-  Array.from({ length: n }, (_, i): Plugin => {
-    const visibility = i < 5 ? "always" : i % 50 === 49 ? "silent" : "on-demand"
-    return {
-      name: `plugin-${i}`,
-      manifest: {
-        title: `Plugin ${i}`,
-        summary: `Records of kind ${i}: look up and summarise them.`,
-        whenToUse: [`When the user asks about records of kind ${i}.`],
-        category: "data",
-        visibility
-      },
-      tools: [0, 1].map((j) => ({
-        name: `lookup_${i}_${j}`,
-        description: `Look up records of kind ${i} (variant ${j}); returns JSON.`,
-        input: Query,
-        handler: (input: { query: string }) => ({ kind: i, variant: j, query: input.query, rows: 3 })
-      }))
-    }
-  })
 
 interface ProfileNode {
   readonly id: number
@@ -65,7 +41,7 @@ const AREAS: ReadonlyArray<readonly [string, (url: string) => boolean]> = [
 ]
 
 export default async () => {
-  const catalog = Catalog.unsafeMake(makePlugins(PLUGINS))
+  const catalog = Catalog.unsafeMake(syntheticPlugins(PLUGINS))
   prepareCatalog(catalog)
   const saver = new MemorySaver()
   const target = `plugin-${PLUGINS / 2 + 1}`

@@ -32,42 +32,18 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
-import { Catalog, LoadedPlugins, MetaTools, Offer, type Plugin } from "@plugboard/core"
+import { Catalog, LoadedPlugins, MetaTools, Offer } from "@plugboard/core"
 import { createMainAgent, MemorySaver, prepareCatalog, runTurn } from "@plugboard/langgraph"
 import { ScriptedChatModel } from "@plugboard/models"
 import { makeSqliteSaver } from "@plugboard/sqlite"
-import { Either, Schema } from "effect"
+import { Either } from "effect"
 // Lives with the adapter's tests (which check it takes the same steps as the agent), where
 // LangGraph resolves; the workspace root does not depend on LangGraph directly.
 import { bareGraph } from "../packages/adapters/langgraph/test/bareGraph.js"
+import { syntheticPlugins } from "./syntheticCatalog.js"
 
 const WARMUP = 100
 const SAMPLES = 300
-
-const Query = Schema.Struct({ query: Schema.String.annotations({ description: "What to look up." }) })
-
-/** `n` plugins: 5 always, one in 50 silent, the rest on-demand; 2 tools each. */
-const makePlugins = (n: number): ReadonlyArray<Plugin> =>
-  Array.from({ length: n }, (_, i): Plugin => {
-    const visibility = i < 5 ? "always" : i % 50 === 49 ? "silent" : "on-demand"
-    return {
-      name: `plugin-${i}`,
-      manifest: {
-        title: `Plugin ${i}`,
-        summary: `Records of kind ${i}: look up and summarise them.`,
-        whenToUse: [`When the user asks about records of kind ${i}.`],
-        tags: [`kind-${i}`],
-        category: "data",
-        visibility
-      },
-      tools: [0, 1].map((j) => ({
-        name: `lookup_${i}_${j}`,
-        description: `Look up records of kind ${i} (variant ${j}); returns JSON.`,
-        input: Query,
-        handler: (input: { query: string }) => ({ kind: i, variant: j, query: input.query, rows: 3 })
-      }))
-    }
-  })
 
 const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
@@ -109,7 +85,7 @@ export default async () => {
   // The issue's target: the runtime's own cost per turn under 5 ms median at 5,000 plugins.
   const atTarget: Array<{ label: string; median: number }> = []
   for (const size of [50, 5_000]) {
-    const catalog = Catalog.unsafeMake(makePlugins(size))
+    const catalog = Catalog.unsafeMake(syntheticPlugins(size))
     prepareCatalog(catalog)
     const target = `plugin-${Math.floor(size / 2) + 1}`
     const tool = `lookup_${Math.floor(size / 2) + 1}_0`
@@ -177,7 +153,7 @@ export default async () => {
   console.log(
     `target (< 5 ms median at 5,000 plugins): ${worst.median < 5 ? "met" : "MISSED"} — slowest ${worst.label} ${fmt(worst.median)}`
   )
-  const catalog = Catalog.unsafeMake(makePlugins(5_000))
+  const catalog = Catalog.unsafeMake(syntheticPlugins(5_000))
   prepareCatalog(catalog)
   await againstBareLangGraph(catalog)
   loadCapabilityRunaway(catalog)

@@ -22,9 +22,9 @@
  */
 import { loadavg } from "node:os"
 import { createPlugboard } from "@plugboard/ai-sdk"
-import { LoadedPlugins, Offer, type Plugin, SystemPrompt } from "@plugboard/core"
+import { LoadedPlugins, Offer, SystemPrompt } from "@plugboard/core"
 import { generateText, jsonSchema, type ModelMessage, stepCountIs, type ToolSet, tool } from "ai"
-import { Schema } from "effect"
+import { syntheticPlugins } from "./syntheticCatalog.js"
 
 const PLUGINS = 5_000
 const WARMUP = 500
@@ -32,31 +32,6 @@ const ROUNDS = 7
 const SAMPLES = 2_000
 const BATCH = 50
 const SYSTEM = "You are a helpful assistant."
-
-const Query = Schema.Struct({ query: Schema.String.annotations({ description: "What to look up." }) })
-
-/** `n` plugins: 5 always, one in 50 silent, the rest on-demand; 2 tools each (as `bench agent`). */
-const makePlugins = (n: number): ReadonlyArray<Plugin> =>
-  Array.from(
-    { length: n },
-    (_, i): Plugin => ({
-      name: `plugin-${i}`,
-      manifest: {
-        title: `Plugin ${i}`,
-        summary: `Records of kind ${i}: look up and summarise them.`,
-        whenToUse: [`When the user asks about records of kind ${i}.`],
-        tags: [`kind-${i}`],
-        category: "data",
-        visibility: i < 5 ? "always" : i % 50 === 49 ? "silent" : "on-demand"
-      },
-      tools: [0, 1].map((j) => ({
-        name: `lookup_${i}_${j}`,
-        description: `Look up records of kind ${i} (variant ${j}); returns JSON.`,
-        input: Query,
-        handler: (input: { query: string }) => ({ kind: i, variant: j, query: input.query, rows: 3 })
-      }))
-    })
-  )
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -116,7 +91,7 @@ const cpuMicros = (c: NodeJS.CpuUsage) => c.user + c.system
 const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 export default async () => {
-  const plugins = makePlugins(PLUGINS)
+  const plugins = syntheticPlugins(PLUGINS)
   const board = await createPlugboard({ plugins })
   const handlers = new Map(plugins.flatMap((p) => (p.tools ?? []).map((t) => [t.name, t.handler] as const)))
   console.log(

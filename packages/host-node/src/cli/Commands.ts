@@ -14,6 +14,7 @@ import { ChatClientError, chatTurn, connectChat } from "./ChatClient.js"
 import { ConsoleOpenError, consoleLink, openInBrowser } from "./Console.js"
 import { grantsFlag, parseFlags, wholeNumber } from "./Flags.js"
 import { loadModule, ModuleLoadError } from "./LoadModule.js"
+import { signalled } from "./Signals.js"
 import { UsageError } from "./UsageError.js"
 
 /** Where a command writes, and its environment. */
@@ -119,20 +120,10 @@ export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<num
       ""
     ].join("\n")
   )
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      io.err(`\n${signal}: shutting down (deadline ${app.config.shutdownDeadlineMs} ms)…\n`)
-      process.off("SIGTERM", onTerm)
-      process.off("SIGINT", onInt)
-      void app.close().then(resolve, (error: unknown) => {
-        io.err(`shutdown failed: ${error instanceof Error ? error.message : String(error)}\n`)
-        resolve()
-      })
-    }
-    const onTerm = () => stop("SIGTERM")
-    const onInt = () => stop("SIGINT")
-    process.on("SIGTERM", onTerm)
-    process.on("SIGINT", onInt)
+  const signal = await signalled()
+  io.err(`\n${signal}: shutting down (deadline ${app.config.shutdownDeadlineMs} ms)…\n`)
+  await app.close().catch((error: unknown) => {
+    io.err(`shutdown failed: ${error instanceof Error ? error.message : String(error)}\n`)
   })
   io.out("stopped.\n")
   return 0

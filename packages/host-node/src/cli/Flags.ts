@@ -8,12 +8,15 @@ import { UsageError } from "./UsageError.js"
 
 /**
  * Splits `--flag value` / `--flag=value` options from positional arguments. `switches` are
- * options that take no value (`--no-catalog`), set to `"true"` when present.
+ * options that take no value (`--no-catalog`), set to `"true"` when present. An unknown option, an
+ * option without a value (or with an empty one) and an option given twice are `UsageError`s;
+ * `unknownHint` may word an unknown option's error (a flag that was removed on purpose, say).
  */
 export const parseFlags = (
   argv: ReadonlyArray<string>,
   known: ReadonlyArray<string>,
-  switches: ReadonlyArray<string> = []
+  switches: ReadonlyArray<string> = [],
+  unknownHint: (name: string) => string | undefined = () => undefined
 ): { readonly positional: Array<string>; readonly flags: Record<string, string> } => {
   const positional: Array<string> = []
   const flags: Record<string, string> = {}
@@ -24,14 +27,15 @@ export const parseFlags = (
       continue
     }
     const [name, inline] = arg.slice(2).split("=", 2) as [string, string | undefined]
+    if (flags[name] !== undefined) throw new UsageError(`Option --${name} is given more than once.`)
     if (switches.includes(name)) {
       if (inline !== undefined) throw new UsageError(`Option --${name} takes no value.`)
       flags[name] = "true"
       continue
     }
-    if (!known.includes(name)) throw new UsageError(`Unknown option --${name}.`)
+    if (!known.includes(name)) throw new UsageError(unknownHint(name) ?? `Unknown option --${name}.`)
     const value = inline ?? argv[++i]
-    if (value === undefined) throw new UsageError(`Option --${name} needs a value.`)
+    if (value === undefined || value === "") throw new UsageError(`Option --${name} needs a value.`)
     flags[name] = value
   }
   return { positional, flags }

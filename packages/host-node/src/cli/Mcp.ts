@@ -24,8 +24,9 @@ import { OracleBootError } from "../App.js"
 import { bootCatalog } from "../CatalogBoot.js"
 import { makeConsoleLogger } from "../Logger.js"
 import type { CliIO } from "./Commands.js"
-import { grantsFlag } from "./Flags.js"
+import { grantsFlag, parseFlags } from "./Flags.js"
 import { loadModule } from "./LoadModule.js"
+import { signalled } from "./Signals.js"
 import { UsageError } from "./UsageError.js"
 
 /** The variable holding the bearer token of an HTTP gateway. */
@@ -67,28 +68,11 @@ interface Options {
 const FLAGS = ["mcp", "skills", "thread", "http", "host", "token-file", "grant"] as const
 
 const parse = (argv: ReadonlyArray<string>, resource: string): Options => {
-  const positional: Array<string> = []
-  const flags: Record<string, string> = {}
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
-    if (!arg.startsWith("--")) {
-      positional.push(arg)
-      continue
-    }
-    const eq = arg.indexOf("=")
-    const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq)
-    if (!(FLAGS as ReadonlyArray<string>).includes(name)) {
-      throw new UsageError(
-        name === "token"
-          ? `There is no --token: a command line is visible to every user of the machine. Set ${TOKEN_VARIABLE}, or give --token-file FILE.`
-          : `Unknown option --${name}.`
-      )
-    }
-    const value = eq < 0 ? argv[++i] : arg.slice(eq + 1)
-    if (value === undefined || value === "") throw new UsageError(`Option --${name} needs a value.`)
-    if (flags[name] !== undefined) throw new UsageError(`Option --${name} is given more than once.`)
-    flags[name] = value
-  }
+  const { positional, flags } = parseFlags(argv, FLAGS, [], (name) =>
+    name === "token"
+      ? `There is no --token: a command line is visible to every user of the machine. Set ${TOKEN_VARIABLE}, or give --token-file FILE.`
+      : undefined
+  )
   if (positional.length > 1) throw new UsageError("mcp takes at most one module.")
   let http: number | undefined
   if (flags.http !== undefined) {
@@ -253,19 +237,6 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
     await Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }
-
-const signalled = (): Promise<string> =>
-  new Promise((resolve) => {
-    const on = (signal: string) => () => {
-      process.off("SIGINT", onInt)
-      process.off("SIGTERM", onTerm)
-      resolve(signal)
-    }
-    const onInt = on("SIGINT")
-    const onTerm = on("SIGTERM")
-    process.on("SIGINT", onInt)
-    process.on("SIGTERM", onTerm)
-  })
 
 /** Over stdio until the client closes its end (or a signal): one session, this process. */
 const serveStdio = async (

@@ -16,6 +16,7 @@ import { Either, ParseResult, Schema } from "effect"
 import type { CliIO } from "./Commands.js"
 import { parseFlags, wholeNumber } from "./Flags.js"
 import { displayPath, loadModule } from "./LoadModule.js"
+import { signalled } from "./Signals.js"
 import { UsageError } from "./UsageError.js"
 
 /** The port when `--port` is not given: next to the oracle's 3000, so both can run. */
@@ -142,18 +143,8 @@ export const scriptedModel = async (argv: ReadonlyArray<string>, io: CliIO): Pro
     throw error
   }
   io.out(banner(server.url, server.modelId, what))
-  await new Promise<void>((done) => {
-    const stop = (signal: string) => {
-      process.off("SIGTERM", onTerm)
-      process.off("SIGINT", onInt)
-      io.err(`\n${signal}: stopping.\n`)
-      void server.close().then(done)
-    }
-    const onTerm = () => stop("SIGTERM")
-    const onInt = () => stop("SIGINT")
-    process.on("SIGTERM", onTerm)
-    process.on("SIGINT", onInt)
-  })
+  io.err(`\n${await signalled()}: stopping.\n`)
+  await server.close()
   io.out("stopped.\n")
   return 0
 }
