@@ -20,6 +20,7 @@ import BetterSqlite3 from "better-sqlite3"
 import { Effect, Layer, type Scope } from "effect"
 import { checkHeader } from "./Database.js"
 import { isCorruption, SqliteOpenError, sqliteCode } from "./errors.js"
+import { identifyFile } from "./internal/identify.js"
 
 /** Options of the SQLite store. */
 export interface SqliteLoadedPluginsStoreOptions {
@@ -52,35 +53,13 @@ CREATE TABLE loaded_plugins (
 ) STRICT, WITHOUT ROWID;
 `
 
-/** Whether the file is empty (new) or a store of this version; anything else throws. Only reads. */
-const identify = (db: BetterSqlite3.Database, filename: string): "empty" | "ours" => {
-  const applicationId = db.pragma("application_id", { simple: true }) as number
-  const version = db.pragma("user_version", { simple: true }) as number
-  const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[]
-  if (applicationId === 0 && tables.length === 0) return "empty"
-  if (applicationId !== LOADED_PLUGINS_APPLICATION_ID) {
-    throw new SqliteOpenError({
-      reason: "not-a-database",
-      path: filename,
-      message: `a database of another application (application_id ${applicationId}, tables: ${tables.slice(0, 5).join(", ")})`
-    })
-  }
-  if (version !== LOADED_PLUGINS_SCHEMA_VERSION) {
-    throw new SqliteOpenError({
-      reason: version > LOADED_PLUGINS_SCHEMA_VERSION ? "schema-too-new" : "corrupt",
-      path: filename,
-      message: `schema version ${version}; this build reads version ${LOADED_PLUGINS_SCHEMA_VERSION}`
-    })
-  }
-  if (!tables.includes("loaded_plugins")) {
-    throw new SqliteOpenError({
-      reason: "corrupt",
-      path: filename,
-      message: "table 'loaded_plugins' is missing"
-    })
-  }
-  return "ours"
-}
+const LOADED_PLUGINS_FILE = {
+  applicationId: LOADED_PLUGINS_APPLICATION_ID,
+  schemaVersion: LOADED_PLUGINS_SCHEMA_VERSION,
+  tables: ["loaded_plugins"]
+} as const
+const identify = (db: BetterSqlite3.Database, filename: string) =>
+  identifyFile(db, filename, LOADED_PLUGINS_FILE)
 
 const openDatabase = (filename: string, busyTimeoutMs: number): BetterSqlite3.Database => {
   mkdirSync(dirname(filename), { recursive: true })

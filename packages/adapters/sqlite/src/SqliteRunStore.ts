@@ -29,6 +29,7 @@ import BetterSqlite3 from "better-sqlite3"
 import { Effect, Layer, Option, type Scope, Stream } from "effect"
 import { checkHeader } from "./Database.js"
 import { isCorruption, SqliteOpenError, sqliteCode } from "./errors.js"
+import { identifyFile } from "./internal/identify.js"
 
 /** Options of the SQLite run store. */
 export interface SqliteRunStoreOptions {
@@ -78,46 +79,12 @@ CREATE TABLE frames (
 ) STRICT, WITHOUT ROWID;
 `
 
-const tableNames = (db: BetterSqlite3.Database): Array<string> =>
-  db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as Array<string>
-
-/**
- * Whether the file is empty (new) or a run store of this version; anything else throws. Only
- * reads: a foreign file must be refused before WAL mode (which rewrites the header) is set.
- */
-const identify = (db: BetterSqlite3.Database, filename: string): "empty" | "ours" => {
-  const applicationId = db.pragma("application_id", { simple: true }) as number
-  const version = db.pragma("user_version", { simple: true }) as number
-  const tables = tableNames(db)
-  if (applicationId === 0) {
-    if (tables.length === 0) return "empty"
-    throw new SqliteOpenError({
-      reason: "not-a-database",
-      path: filename,
-      message: `a database of another application (tables: ${tables.slice(0, 5).join(", ")})`
-    })
-  }
-  if (applicationId !== RUNS_APPLICATION_ID) {
-    throw new SqliteOpenError({
-      reason: "not-a-database",
-      path: filename,
-      message: `a database of another application (application_id ${applicationId})`
-    })
-  }
-  if (version !== RUNS_SCHEMA_VERSION) {
-    throw new SqliteOpenError({
-      reason: version > RUNS_SCHEMA_VERSION ? "schema-too-new" : "corrupt",
-      path: filename,
-      message: `schema version ${version}; this build reads version ${RUNS_SCHEMA_VERSION}`
-    })
-  }
-  for (const table of ["runs", "frames"]) {
-    if (!tables.includes(table)) {
-      throw new SqliteOpenError({ reason: "corrupt", path: filename, message: `table '${table}' is missing` })
-    }
-  }
-  return "ours"
-}
+const RUN_STORE_FILE = {
+  applicationId: RUNS_APPLICATION_ID,
+  schemaVersion: RUNS_SCHEMA_VERSION,
+  tables: ["runs", "frames"]
+} as const
+const identify = (db: BetterSqlite3.Database, filename: string) => identifyFile(db, filename, RUN_STORE_FILE)
 
 const openDatabase = (filename: string, busyTimeoutMs: number): BetterSqlite3.Database => {
   mkdirSync(dirname(filename), { recursive: true })
