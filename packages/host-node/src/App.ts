@@ -24,6 +24,7 @@ import {
   Checkpointer,
   Clock,
   CreditLedger,
+  describe,
   type Plugin,
   RateLimiter,
   RunStore,
@@ -171,8 +172,6 @@ export class OracleBootError extends Data.TaggedError("OracleBootError")<{
     super({ lines, message: lines.join("\n") })
   }
 }
-
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /** Boots an oracle; see the module doc. Rejects with `OracleBootError` for anything misconfigured. */
 export const createOracleApp = async (options: OracleAppOptions): Promise<OracleApp> => {

@@ -8,7 +8,14 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { BaseMessage } from "@langchain/core/messages"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import { type Access, HistoryPage, LoadedPlugins, type RunStore, SessionStore } from "@plugboard/core"
+import {
+  type Access,
+  describe,
+  HistoryPage,
+  LoadedPlugins,
+  type RunStore,
+  SessionStore
+} from "@plugboard/core"
 import { messagesAt, pageAt, textOf } from "@plugboard/langgraph"
 import { Context, Effect, Either, Schema } from "effect"
 import type { TurnCredits } from "./credits/TurnCredits.js"
@@ -117,7 +124,7 @@ const tryPromise = <A>(what: string, run: () => Promise<A>) =>
     catch: (error) =>
       new HttpFailure({
         status: 503,
-        message: `${what}: ${error instanceof Error ? error.message : String(error)}`,
+        message: `${what}: ${describe(error)}`,
         error: "storage-unavailable"
       })
   })

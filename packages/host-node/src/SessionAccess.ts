@@ -24,6 +24,7 @@
 import { randomBytes } from "node:crypto"
 import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import type { RuntimeLogger, SessionStore } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 import { type PrefetchedRead, TurnSaver } from "@plugboard/langgraph"
 import { Effect } from "effect"
 import { HttpFailure } from "./Http.js"
@@ -65,7 +66,7 @@ export const ownerOf = (channelValues: Record<string, unknown> | undefined): str
 const storageFailure = (what: string) => (error: unknown) =>
   new HttpFailure({
     status: 503,
-    message: `${what}: ${error instanceof Error ? error.message : String(error)}`,
+    message: `${what}: ${describe(error)}`,
     error: "storage-unavailable"
   })
 

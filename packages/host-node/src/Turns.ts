@@ -21,6 +21,7 @@ import type {
   TurnBounds,
   TurnLock
 } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 import {
   type ClientToolsOption,
   createMainAgent,
@@ -123,8 +124,6 @@ export interface TurnOutcome {
   readonly error?: { readonly message: string; readonly code: string } | undefined
   readonly timings: { readonly load: number; readonly save: number; readonly agent: number }
 }
-
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 const codeOf = (error: unknown): string => {
   const e = error as { _tag?: unknown; reason?: unknown; name?: unknown } | null
