@@ -24,7 +24,7 @@ describe("turn bounds on the server", () => {
         (await stream(server.url, "bounded", u.headers, "weather, again and again")).events
       )
       const error = events.find((e) => e._tag === "error") as { error: string; code: string } | undefined
-      expect(error?.code).toBe("TurnBoundExceeded:max-tool-calls")
+      expect(error?.code).toBe("max-tool-calls")
       expect(events.at(-1)).toMatchObject({ _tag: "done", status: "failed", reason: "max-tool-calls" })
       const history = await call(`${server.url}/messages/bounded`, { headers: u.headers })
       expect(history.status).toBe(200)

@@ -441,7 +441,7 @@ export const makeRunStore = (
               .map((row) => ({ row, done: endRow(row, { status: "interrupted", reason: "restart" }, now) }))
           )
           for (const { row, done } of ended) notifier.publish(row.did, row.run_id, done.id)
-          return ended.length
+          return ended.map(({ row }) => ({ did: row.did, runId: row.run_id }))
         }),
       deleteSession: (did, sessionId) =>
         Effect.gen(function* () {
