@@ -127,6 +127,7 @@ const invalid = (message: string) => new SessionStoreError({ reason: "invalid-in
 // Control characters in an id would make logs and file listings ambiguous.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them
 const CONTROL = /[\u0000-\u001f\u007f]/
+const SEPARATOR = /[/\\]/
 
 /**
  * Checks a user DID: any non-empty string. It is only ever a key (the SQLite store hashes it
@@ -137,15 +138,25 @@ export const validateUserDid = (userDid: unknown): Effect.Effect<string, Session
     ? Effect.succeed(userDid)
     : Effect.fail(invalid("userDid must be a non-empty string"))
 
-/** Checks a session id: 1..MAX_SESSION_ID_LENGTH chars, no control characters. */
+/**
+ * Checks a session id: 1..MAX_SESSION_ID_LENGTH chars, no control characters, no path separator
+ * (`/` or `\`) and not a dot segment (`.` or `..`). Clients choose ids ("created on first
+ * contact"), and a path parameter arrives percent-decoded: `..%2F..%2Fetc%2Fpasswd` must not
+ * become a session named like a path, whatever a store or a log later does with the name.
+ */
 export const validateSessionId = (sessionId: unknown): Effect.Effect<string, SessionStoreError> =>
   typeof sessionId === "string" &&
   sessionId.length > 0 &&
   sessionId.length <= MAX_SESSION_ID_LENGTH &&
-  !CONTROL.test(sessionId)
+  !CONTROL.test(sessionId) &&
+  !SEPARATOR.test(sessionId) &&
+  sessionId !== "." &&
+  sessionId !== ".."
     ? Effect.succeed(sessionId)
     : Effect.fail(
-        invalid(`sessionId must be 1..${MAX_SESSION_ID_LENGTH} characters without control characters`)
+        invalid(
+          `sessionId must be 1..${MAX_SESSION_ID_LENGTH} characters without control characters or '/' or '\\', and not '.' or '..'`
+        )
       )
 
 const validateTitle = (title: unknown): Effect.Effect<string, SessionStoreError> =>

@@ -60,6 +60,12 @@ export interface ServerConfig {
   /** How long a client-side (browser) tool call waits for the client's answer over Socket.IO. */
   readonly clientToolTimeoutMs: number
   readonly maxBodyBytes: number
+  /**
+   * How long a client may take to send a whole request, headers and body (`REQUEST_TIMEOUT_MS`):
+   * a slow or short body is answered 408 and its socket closed, instead of holding it for Node's
+   * default five minutes. A streamed answer is not bounded by it (the request is in by then).
+   */
+  readonly requestTimeoutMs: number
   /** `Access-Control-Allow-Origin` for browser clients: `*` (default) or one origin, as browsers send it. */
   readonly corsOrigin: string
   /**
@@ -265,6 +271,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
       "How long a browser tool / AG-UI action call waits for the client's Socket.IO answer (then the model is told it timed out)"
   },
   { name: "MAX_BODY_BYTES", default: "1048576", meaning: "Largest request body accepted (413 above)" },
+  {
+    name: "REQUEST_TIMEOUT_MS",
+    default: "30000",
+    meaning:
+      "How long a client may take to send a whole request (headers and body); a slower one is answered 408 and its socket closed. Streamed answers are not bounded by it"
+  },
   {
     name: "CORS_ORIGIN",
     default: "*",
@@ -746,6 +758,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       shutdownDeadlineMs: integer("SHUTDOWN_DEADLINE_MS", 10_000, 0),
       clientToolTimeoutMs: integer("CLIENT_TOOL_TIMEOUT_MS", 60_000, 10, 3_600_000),
       maxBodyBytes: integer("MAX_BODY_BYTES", 1024 * 1024, 1024),
+      requestTimeoutMs: integer("REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),
       corsOrigin,
       console: optionalBoolean("CONSOLE"),
       model,

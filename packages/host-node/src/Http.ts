@@ -17,6 +17,7 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = {
   401: "Unauthorized",
   402: "Payment Required",
   404: "Not Found",
+  408: "Request Timeout",
   409: "Conflict",
   413: "Payload Too Large",
   415: "Unsupported Media Type",
@@ -91,12 +92,43 @@ export const readJson = (
           )
         )
     if (text.trim() === "") return undefined
+    const mediaType = request.headers["content-type"]
+    if (!isJsonMediaType(mediaType)) return yield* Effect.fail(notJson(mediaType))
     if (nestsDeeperThan(text, MAX_JSON_DEPTH)) return yield* Effect.fail(tooDeep)
     return yield* Effect.try({
       try: () => JSON.parse(text) as unknown,
       catch: () => badRequest("The request body is not valid JSON.")
     })
   })
+
+/**
+ * Whether a `Content-Type` names JSON (`application/json`, or a `+json` type such as
+ * `application/merge-patch+json`), parameters (`; charset=utf-8`) aside. A body is read as JSON
+ * only when its sender says it is: a `text/plain` or form body that happens to parse is a mistake
+ * of the client's, answered 415, not guessed at (QiForge's client sends `application/json` on
+ * every request, docs/spec/wire.md#errors).
+ */
+export const isJsonMediaType = (value: string | undefined): boolean => {
+  if (value === undefined) return false
+  const type = value.split(";", 1)[0]!.trim().toLowerCase()
+  return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"))
+}
+
+const notJson = (mediaType: string | undefined) =>
+  new HttpFailure({
+    status: 415,
+    message:
+      mediaType === undefined
+        ? "The request body has no Content-Type; send it as application/json."
+        : `The request body is ${JSON.stringify(mediaType.slice(0, 100))}; send it as application/json.`
+  })
+
+/**
+ * The longest path parameter the router takes. Node's header size limit (16 KiB by default)
+ * bounds a request's path first; past that, the parameter's own rule answers (a session id's is
+ * a 400 naming its limit), never the router's 404.
+ */
+export const MAX_PATH_PARAM_LENGTH = 64 * 1024
 
 /** The request's Node socket, when it came through Node's HTTP server (else undefined). */
 export const nodeSocket = (request: HttpServerRequest.HttpServerRequest): Socket | undefined => {

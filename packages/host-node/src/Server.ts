@@ -26,7 +26,7 @@ import type {
   TokenCounter,
   TurnLock
 } from "@plugboard/core"
-import { Access, CreditLedger as Ledger, SessionStore, TurnBounds, TurnControl } from "@plugboard/core"
+import { Access, CreditLedger as Ledger, type SessionStore, TurnBounds, TurnControl } from "@plugboard/core"
 import type { QueryRanking } from "@plugboard/langgraph"
 import type { UserDatabaseRegistry } from "@plugboard/sqlite"
 import { Cause, Context, Effect, Exit, type ManagedRuntime, Option, Scope } from "effect"
@@ -35,7 +35,7 @@ import type { ServerConfig } from "./Config.js"
 import * as ConsoleData from "./console/ConsoleData.js"
 import * as ConsoleRoutes from "./console/ConsoleRoutes.js"
 import * as TurnCredits from "./credits/TurnCredits.js"
-import { errorBody, failureResponse, HttpFailure, json } from "./Http.js"
+import { errorBody, failureResponse, HttpFailure, json, MAX_PATH_PARAM_LENGTH, STATUS_TEXT } from "./Http.js"
 import { shortDid } from "./Logger.js"
 import { messageRoutes } from "./Messages.js"
 import {
@@ -498,11 +498,10 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     )
   })
 
-  // The router refuses path parameters over 100 characters by default; a session id may have up
-  // to `SessionStore.MAX_SESSION_ID_LENGTH` characters, each up to 12 once percent-encoded (4 UTF-8 bytes).
-  const routed = app.pipe(
-    HttpRouter.withRouterConfig({ maxParamLength: 12 * SessionStore.MAX_SESSION_ID_LENGTH })
-  )
+  // The router refuses path parameters over 100 characters by default, as an unknown route (404).
+  // Node's header limit already bounds the path; past it, the session id's own rule answers, a
+  // 400 that names the limit (SessionStore.validateSessionId).
+  const routed = app.pipe(HttpRouter.withRouterConfig({ maxParamLength: MAX_PATH_PARAM_LENGTH }))
   const handler = await parts.runtime.runPromise(NodeHttpServer.makeHandler(routed))
   let server: Server | undefined
   let url: string | undefined
@@ -514,12 +513,18 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       socket.destroy()
       return
     }
-    const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400
-    const body = JSON.stringify(
-      errorBody(status, status === 431 ? "Request headers are too large." : "Malformed HTTP request.")
-    )
+    const [status, message] =
+      error.code === "HPE_HEADER_OVERFLOW"
+        ? [431, "Request headers are too large."]
+        : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? [
+              408,
+              `The request was not received whole within ${config.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS).`
+            ]
+          : [400, "Malformed HTTP request."]
+    const body = JSON.stringify(errorBody(status, message))
     socket.end(
-      `HTTP/1.1 ${status} ${status === 431 ? "Request Header Fields Too Large" : "Bad Request"}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+      `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
     )
   }
 
@@ -529,11 +534,23 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
         reject(new Error("The oracle is already listening."))
         return
       }
-      const s = createServer(handler)
+      // A request must arrive whole within REQUEST_TIMEOUT_MS (a slow or short body is a 408, not
+      // a socket held for Node's default five minutes); Node checks every connection on an
+      // interval, a tenth of the bound here, so the answer comes soon after the bound.
+      const s = createServer(
+        {
+          requestTimeout: config.requestTimeoutMs,
+          headersTimeout: config.requestTimeoutMs,
+          connectionsCheckingInterval: Math.max(
+            50,
+            Math.min(30_000, Math.floor(config.requestTimeoutMs / 10))
+          )
+        },
+        handler
+      )
       // Longer than clients' idle keep-alive (undici: 4 s), so a client never reuses a socket the
       // server is closing at that instant ("other side closed") under load.
       s.keepAliveTimeout = 65_000
-      s.headersTimeout = 66_000
       s.on("clientError", onClientError)
       s.on("connection", (socket) => {
         sockets.add(socket)

@@ -279,6 +279,11 @@ export const sessionStoreConformance = (name: string, factory: SessionStoreFacto
           s.create("", { sessionId: "x" }),
           s.create(alice, { sessionId: "" }),
           s.create(alice, { sessionId: "a\nb" }),
+          // A path never becomes a session id (a path parameter arrives percent-decoded).
+          s.create(alice, { sessionId: "../../../etc/passwd" }),
+          s.create(alice, { sessionId: "a\\b" }),
+          s.ensure(alice, { sessionId: ".." }),
+          s.ensure(alice, { sessionId: "." }),
           s.create(alice, { sessionId: "x".repeat(SS.MAX_SESSION_ID_LENGTH + 1) }),
           s.create(alice, { sessionId: "x", title: 5 as unknown as string }),
           s.create(alice, { sessionId: "x", title: "t".repeat(SS.MAX_TITLE_LENGTH + 1) }),
