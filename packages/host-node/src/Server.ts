@@ -56,8 +56,11 @@ import * as TurnService from "./TurnService.js"
 
 /** Everything `startServer` composes (built by `createOracleApp`). */
 export interface ServerParts {
-  // biome-ignore lint/suspicious/noExplicitAny: the runtime's services are opaque here
-  readonly runtime: ManagedRuntime.ManagedRuntime<any, any>
+  /**
+   * The app's runtime: the HTTP handler and the turn service run on it (docs/architecture.md "One
+   * Effect boundary"). Everything the server runs on it comes with its services already provided.
+   */
+  readonly runtime: ManagedRuntime.ManagedRuntime<never, unknown>
   readonly config: ServerConfig
   readonly catalog: Catalog.Catalog
   readonly routes: ReadonlyArray<OwnedRoute>
@@ -331,9 +334,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       })
       return yield* credits === undefined
         ? rest
-        : Effect.onExit(rest, () =>
-            credits.attached() ? Effect.void : Effect.promise(() => credits.settle("turn not started"))
-          )
+        : Effect.onExit(rest, () => (credits.attached() ? Effect.void : credits.settle("turn not started")))
     })
 
   type Public = Extract<BuiltinRoute, "root" | "health" | "models" | "console">

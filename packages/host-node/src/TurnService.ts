@@ -431,8 +431,7 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
               record({ _tag: "message", content: outcome.answer ?? "", timestamp: now() })
             }
           }
-          if (credits !== undefined)
-            yield* Effect.promise(() => credits.settle(`turn in session ${sessionId}`))
+          if (credits !== undefined) yield* credits.settle(`turn in session ${sessionId}`)
           if (outcome.status === "failed") {
             record({
               _tag: "error",
