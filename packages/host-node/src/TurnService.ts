@@ -31,19 +31,21 @@ import {
   type EventSink,
   type RunStore,
   type SessionStore,
-  TurnControl,
+  type TurnControl,
   type TurnLock
 } from "@plugboard/core"
 import { makeRequestScope } from "@plugboard/langgraph"
-import { Cause, Deferred, Effect, Exit, Schedule, type Scope } from "effect"
+import { Cause, Deferred, Effect, type Scope } from "effect"
 import * as TurnCredits from "./credits/TurnCredits.js"
 import { jsonSchemaCheck } from "./JsonSchemaCheck.js"
 import * as RunLog from "./RunLog.js"
 import { type AbortReason, RunningTurns } from "./RunningTurns.js"
 import { openSession, ownerOf } from "./SessionAccess.js"
+import * as SessionLock from "./SessionLock.js"
 import type { LiveHub } from "./socket/LiveHub.js"
 import type { TurnEnds } from "./TurnEnds.js"
 import { TurnRefused } from "./TurnRefused.js"
+import * as TurnStops from "./TurnStops.js"
 import { type AgentDeps, runAgent, type TurnOutcome } from "./Turns.js"
 
 /** One turn to run: the request value every front door builds. */
@@ -160,73 +162,7 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
     const keyOf = (did: string, sessionId: string) => turnLockKey(options.threadsShared, did, sessionId)
     const running = new RunningTurns(keyOf)
 
-    // Other hosts' aborts and deletes reach this host's turns through the abort map.
-    const handler: TurnControl.StopHandler = async (request) => {
-      if (request.reason === "user")
-        return { found: running.abort(request.did, request.sessionId, "user"), ended: true }
-      const found = running.has(request.did, request.sessionId)
-      return { found, ended: await running.stop(request.did, request.sessionId, "deleted", request.waitMs) }
-    }
-    const served = yield* Effect.exit(ports.turnControl.serve(handler))
-    // Not served: this host's turns are reached directly, besides the other hosts'.
-    const local = Exit.isFailure(served)
-    if (local) {
-      logger.warn(
-        "turn control could not be served: an abort or delete on another host will not reach this one's turns",
-        { error: String(served.cause) }
-      )
-    }
-    const fallback = (doing: string, error: TurnControl.TurnControlError) =>
-      Effect.sync(() => logger.warn(`${doing} reaches this host's turns only`, { error: error.message }))
-
-    const abort = (did: string, sessionId: string) =>
-      ports.turnControl.stop({ did, sessionId, reason: "user", waitMs: 0 }).pipe(
-        Effect.map((r) => (local && running.abort(did, sessionId, "user")) || r.found),
-        Effect.catchAll((e) => Effect.as(fallback("abort", e), running.abort(did, sessionId, "user")))
-      )
-    const stop = (did: string, sessionId: string, ms: number) =>
-      ports.turnControl
-        .stop({ did, sessionId, reason: "deleted", waitMs: Math.min(ms, TurnControl.MAX_WAIT_MS) })
-        .pipe(
-          Effect.flatMap((r) =>
-            local
-              ? Effect.map(
-                  Effect.promise(() => running.stop(did, sessionId, "deleted", ms)),
-                  (ended) => ended && r.ended
-                )
-              : Effect.succeed(r.ended)
-          ),
-          Effect.catchAll((e) =>
-            Effect.zipRight(
-              fallback("delete", e),
-              Effect.promise(() => running.stop(did, sessionId, "deleted", ms))
-            )
-          )
-        )
-
-    /** The session's lock, held until the scope closes, its lease refreshed every third of it. */
-    const lockSession = (key: string, signal: AbortSignal) =>
-      Effect.gen(function* () {
-        const ttlMs = options.turnLockTtlMs
-        const first = yield* Effect.either(ports.turnLock.acquire(key, { ttlMs, waitMs: 0, signal }))
-        const waited = first._tag === "Left"
-        const lease =
-          first._tag === "Right"
-            ? first.right
-            : first.left.reason === "busy"
-              ? yield* ports.turnLock.acquire(key, { ttlMs, signal })
-              : yield* Effect.fail(first.left)
-        yield* Effect.addFinalizer(() => Effect.ignore(lease.release))
-        yield* ports.turnLock
-          .refresh(key, lease.token, ttlMs)
-          .pipe(
-            Effect.ignore,
-            Effect.repeat(Schedule.spaced(Math.max(1, Math.floor(ttlMs / 3)))),
-            Effect.delay(Math.max(1, Math.floor(ttlMs / 3))),
-            Effect.forkScoped
-          )
-        return { waited }
-      })
+    const { abort, stop } = yield* TurnStops.connect(running, ports.turnControl, logger)
 
     const start: TurnService["start"] = (request, sink) =>
       Effect.gen(function* () {
@@ -337,7 +273,9 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
           }
           // 5. The session's earlier turns give way; the lock orders this one after them.
           running.abort(did, sessionId, "replaced", turn)
-          const locked = yield* Effect.either(lockSession(keyOf(did, sessionId), signal))
+          const locked = yield* Effect.either(
+            SessionLock.hold(ports.turnLock, keyOf(did, sessionId), options.turnLockTtlMs, signal)
+          )
           let outcome: TurnOutcome
           if (locked._tag === "Left") {
             outcome =
