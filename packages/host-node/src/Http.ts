@@ -37,7 +37,23 @@ export class HttpFailure extends Data.TaggedError("HttpFailure")<{
   readonly headers?: Readonly<Record<string, string>> | undefined
   /** More fields of the body (a 402's `claims`), after the contract's own. */
   readonly extra?: Readonly<Record<string, unknown>> | undefined
+  /** What went wrong, for the server's log only: never sent to the client (see `unavailable`). */
+  readonly detail?: string | undefined
 }> {}
+
+/**
+ * A 503 for a port that cannot answer (storage, the run store, the limiter, the ledger, auth).
+ * The client learns what could not be done and which service is missing, never why: a driver's
+ * message names hosts, ports, users and databases (docs/spec/wire.md#errors). The cause goes to
+ * the server's log as `detail`, with the request it failed.
+ */
+export const unavailable = (what: string, service: string, error: string, cause: unknown): HttpFailure =>
+  new HttpFailure({
+    status: 503,
+    message: `${what}: ${service} is unavailable right now. Try again shortly.`,
+    error,
+    detail: cause instanceof Error ? cause.message : String(cause)
+  })
 
 /** The JSON error body of the wire contract. */
 export interface ErrorBody {

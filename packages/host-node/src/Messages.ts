@@ -28,7 +28,16 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ClientTools, type EventSink, RunStore, type RuntimeLogger, type SessionStore } from "@plugboard/core"
 import { Effect, Either, Fiber, Option, Schema, Stream } from "effect"
 import * as TurnCredits from "./credits/TurnCredits.js"
-import { decodeBody, endStream, HttpFailure, json, nodeSocket, readJson, searchParams } from "./Http.js"
+import {
+  decodeBody,
+  endStream,
+  HttpFailure,
+  json,
+  nodeSocket,
+  readJson,
+  searchParams,
+  unavailable
+} from "./Http.js"
 import { jsonSchemaCheck } from "./JsonSchemaCheck.js"
 import { RequestUser, sessionIdParam } from "./Routes.js"
 import { frameSse, makeRunLog } from "./RunLog.js"
@@ -250,7 +259,11 @@ export const messageRoutes = (s: MessageServices) => {
       }
       if (outcome.status === "failed") {
         return yield* Effect.fail(
-          new HttpFailure({ status: 502, message: outcome.error!.message, error: outcome.error!.code })
+          new HttpFailure({
+            status: outcome.error!.unavailable === true ? 503 : 502,
+            message: outcome.error!.message,
+            error: outcome.error!.code
+          })
         )
       }
       return json({
@@ -266,8 +279,8 @@ export const messageRoutes = (s: MessageServices) => {
     const run = yield* runs
       .create({ did, sessionId, requestId, status: "running" })
       .pipe(
-        Effect.mapError(
-          (e) => new HttpFailure({ status: 503, message: `The run could not be recorded: ${e.message}` })
+        Effect.mapError((e) =>
+          unavailable("The run could not be recorded", "the run store", "runs-unavailable", e)
         )
       )
     // A Node stream as the body: the platform pipes it to the socket, and destroys it when the
@@ -393,8 +406,8 @@ export const messageRoutes = (s: MessageServices) => {
     const active = yield* s.runs
       .activeForSession(did, sessionId)
       .pipe(
-        Effect.mapError(
-          (e) => new HttpFailure({ status: 503, message: `The runs could not be read: ${e.message}` })
+        Effect.mapError((e) =>
+          unavailable("The runs could not be read", "the run store", "runs-unavailable", e)
         )
       )
     return json({

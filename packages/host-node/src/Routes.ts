@@ -12,7 +12,7 @@ import { type Access, HistoryPage, LoadedPlugins, type RunStore, SessionStore } 
 import { messagesAt, pageAt, textOf } from "@plugboard/langgraph"
 import { Context, Effect, Either, Schema } from "effect"
 import type { TurnCredits } from "./credits/TurnCredits.js"
-import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
+import { decodeBody, HttpFailure, json, readJson, searchParams, unavailable } from "./Http.js"
 import type { StageTimings } from "./Pipeline.js"
 import { mintSessionId, notFound, ownerOf, sessionFailure, threadOfOther } from "./SessionAccess.js"
 import type { TurnRegistry } from "./TurnRegistry.js"
@@ -114,12 +114,7 @@ export const wireMessage = (m: BaseMessage) => {
 const tryPromise = <A>(what: string, run: () => Promise<A>) =>
   Effect.tryPromise({
     try: run,
-    catch: (error) =>
-      new HttpFailure({
-        status: 503,
-        message: `${what}: ${error instanceof Error ? error.message : String(error)}`,
-        error: "storage-unavailable"
-      })
+    catch: (error) => unavailable(what, "the user's storage", "storage-unavailable", error)
   })
 
 /** The session routes and the history route. */

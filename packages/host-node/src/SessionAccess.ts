@@ -26,7 +26,7 @@ import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-
 import type { RuntimeLogger, SessionStore } from "@plugboard/core"
 import { type PrefetchedRead, TurnSaver } from "@plugboard/langgraph"
 import { Effect } from "effect"
-import { HttpFailure } from "./Http.js"
+import { HttpFailure, unavailable } from "./Http.js"
 
 /** Maps a SessionStore failure to its HTTP status. */
 export const sessionFailure = (error: SessionStore.SessionStoreError): HttpFailure => {
@@ -38,7 +38,7 @@ export const sessionFailure = (error: SessionStore.SessionStoreError): HttpFailu
     case "invalid-input":
       return new HttpFailure({ status: 400, message: error.message, error: "invalid-input" })
     case "unavailable":
-      return new HttpFailure({ status: 503, message: error.message, error: "storage-unavailable" })
+      return unavailable("The session could not be used", "session storage", "storage-unavailable", error)
   }
 }
 
@@ -63,11 +63,7 @@ export const ownerOf = (channelValues: Record<string, unknown> | undefined): str
 }
 
 const storageFailure = (what: string) => (error: unknown) =>
-  new HttpFailure({
-    status: 503,
-    message: `${what}: ${error instanceof Error ? error.message : String(error)}`,
-    error: "storage-unavailable"
-  })
+  unavailable(what, "the user's storage", "storage-unavailable", error)
 
 const loadSaver = (saverFor: (did: string) => Promise<BaseCheckpointSaver>, did: string) =>
   Effect.tryPromise({ try: () => saverFor(did), catch: storageFailure("load checkpointer") })

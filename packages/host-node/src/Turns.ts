@@ -120,18 +120,33 @@ export interface TurnOutcome {
   readonly status: "answered" | "failed" | "aborted"
   readonly answer?: string | undefined
   readonly messageId?: string | undefined
-  readonly error?: { readonly message: string; readonly code: string } | undefined
+  /**
+   * Why a failed turn failed. `unavailable`: a port it needs could not answer (a storage or
+   * coordination engine down); its message then names no host, port or user (the log does).
+   */
+  readonly error?:
+    | { readonly message: string; readonly code: string; readonly unavailable?: boolean }
+    | undefined
   readonly timings: { readonly load: number; readonly save: number; readonly agent: number }
 }
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 const codeOf = (error: unknown): string => {
-  const e = error as { _tag?: unknown; reason?: unknown; name?: unknown } | null
+  const e = error as { _tag?: unknown; reason?: unknown } | null
   if (typeof e?._tag === "string") return typeof e.reason === "string" ? `${e._tag}:${e.reason}` : e._tag
-  // A plain Error says nothing a client could act on; a named one (TypeError, AbortError) does.
-  return typeof e?.name === "string" && e.name !== "Error" ? e.name : "turn-failed"
+  // An untagged error (a TypeError, a SyntaxError) is a bug somewhere: its class name is not a
+  // reason a client could act on (its message still goes with the turn's error event).
+  return "turn-failed"
 }
+
+/** Whether a port failed `unavailable` (a `Schema.TaggedError` with that reason). */
+const isUnavailable = (error: unknown): boolean => {
+  const e = error as { _tag?: unknown; reason?: unknown } | null
+  return typeof e?._tag === "string" && e.reason === "unavailable"
+}
+
+const UNAVAILABLE = "A service this turn needs is unavailable right now. Try again shortly."
 
 /** The session's key in the turn lock: one namespace per user, or one for all when threads are shared. */
 export const turnLockKey = (deps: Pick<TurnDeps, "threadsShared">, did: string, sessionId: string): string =>
@@ -226,9 +241,14 @@ export const runOne = (
     } catch (error) {
       if (request.signal.aborted) return { status: "aborted", timings: timings() }
       deps.logger.error("turn failed", { sessionId: request.sessionId, error: describe(error) })
+      const unavailable = isUnavailable(error)
       return {
         status: "failed",
-        error: { message: describe(error), code: codeOf(error) },
+        error: {
+          message: unavailable ? UNAVAILABLE : describe(error),
+          code: codeOf(error),
+          ...(unavailable ? { unavailable } : {})
+        },
         timings: timings()
       }
     } finally {
