@@ -40,6 +40,7 @@ export const AuthErrorReason = Schema.Literal(
   "wrong-capability",
   "no-expiry",
   "expiry-too-far",
+  "replayed",
   "unavailable"
 )
 /** Why credentials were refused. */

@@ -32,7 +32,10 @@ export interface Decision {
   readonly limit: number
 }
 
-/** Why the limiter could not decide. A host should answer 503, never let the request through silently. */
+/**
+ * Why the limiter could not decide. A host never lets a request through silently: it answers 503,
+ * or decides with a fallback and says so (`withFallback`).
+ */
 export const RateLimiterErrorReason = Schema.Literal("invalid-key", "invalid-config", "unavailable")
 /** Why the limiter could not decide. */
 export type RateLimiterErrorReason = typeof RateLimiterErrorReason.Type
@@ -168,3 +171,58 @@ export const layerConfig: Layer.Layer<RateLimiter, RateLimiterError | ConfigErro
     RateLimiter,
     Effect.flatMap(config, (cfg) => makeMemory(cfg))
   )
+
+/** What `withFallback` reports about an outage of its primary limiter. */
+export interface FallbackHooks {
+  /** The primary limiter failed `unavailable`: the first time of an outage only. */
+  readonly onUnavailable?: ((error: RateLimiterError) => void) | undefined
+  /** The primary limiter answered again after an outage. */
+  readonly onRecovered?: (() => void) | undefined
+}
+
+/** How long `withFallback` answers from the fallback alone before asking the primary again. */
+export const FALLBACK_PROBE_MS = 1_000
+
+/**
+ * A limiter that decides with `fallback` while `primary` cannot (`unavailable`): the policy for a
+ * shared limiter whose engine is down (docs/spec/pipeline.md#when-redis-is-down). The API stays
+ * up, and each host limits on its own meanwhile (a user whose requests spread over n hosts may get
+ * up to n times the limit), where failing closed would answer every request 503, reads included.
+ * The outage is reported, never silent (`hooks`). While the primary is down it is asked again at
+ * most once per `probeMs` (by the Clock port), so requests do not each wait for it to time out.
+ * Other failures (`invalid-key`, `invalid-config`) are the caller's, and pass through.
+ */
+export const withFallback = (
+  primary: RateLimiterService,
+  fallback: RateLimiterService,
+  hooks: FallbackHooks = {},
+  probeMs: number = FALLBACK_PROBE_MS
+): Effect.Effect<RateLimiterService, never, Clock> =>
+  Effect.map(Clock, (clock) => {
+    // While down: when the primary may be asked again (epoch ms).
+    let downUntil: number | undefined
+    return {
+      take: (key) =>
+        Effect.flatMap(clock.now(), (now) => {
+          if (downUntil !== undefined && now < downUntil) return fallback.take(key)
+          return primary.take(key).pipe(
+            Effect.tap(() =>
+              Effect.sync(() => {
+                if (downUntil === undefined) return
+                downUntil = undefined
+                hooks.onRecovered?.()
+              })
+            ),
+            Effect.catchIf(
+              (error) => error.reason === "unavailable",
+              (error) =>
+                Effect.suspend(() => {
+                  if (downUntil === undefined) hooks.onUnavailable?.(error)
+                  downUntil = now + probeMs
+                  return fallback.take(key)
+                })
+            )
+          )
+        })
+    }
+  })

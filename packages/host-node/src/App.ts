@@ -27,6 +27,7 @@ import {
   describe,
   type Plugin,
   RateLimiter,
+  ReplayGuard,
   RunStore,
   type RuntimeLogger,
   SessionStore,
@@ -334,8 +335,19 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
           )
         )
       : Layer.provide(Postgres.layerCheckpointer, pg)
+  // UCAN_REPLAY=once: each invocation is remembered until it expires, on Redis when hosts share
+  // one (a replay may reach any of them), else in this process (docs/spec/wire.md#replay).
+  const authLayer = (options: Parameters<typeof UcanAuth.layer>[0]) =>
+    config.ucanReplay === "reuse"
+      ? UcanAuth.layer(options)
+      : Layer.provide(
+          UcanAuth.layerSingleUse(options),
+          redis === undefined
+            ? ReplayGuard.layerMemory
+            : Layer.provide(Redis.layerReplayGuard({ serverTime: redisTime }), redis)
+        )
   const services = Layer.mergeAll(
-    UcanAuth.layer({
+    authLayer({
       ...(signer === undefined ? { oracleDid } : { oracleSigner: signer }),
       resource: config.ucanResource,
       // README "Requiring capabilities": the oracle grants, and whoever UCAN_GRANT_ISSUERS names.
@@ -344,13 +356,39 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     options.rateLimiter ??
       (redis === undefined
         ? RateLimiter.layerMemory({ limit: config.throttleLimit, windowMs: config.throttleTtlMs })
-        : Layer.provide(
-            Redis.layerRateLimiter({
-              limit: config.throttleLimit,
-              windowMs: config.throttleTtlMs,
-              serverTime: redisTime
-            }),
-            redis
+        : // Redis down, each host limits on its own rather than answering 503 to every request
+          // (docs/spec/pipeline.md#when-redis-is-down).
+          Layer.effect(
+            RateLimiter.RateLimiter,
+            Effect.gen(function* () {
+              const shared = yield* RateLimiter.RateLimiter
+              const local = yield* RateLimiter.makeMemory({
+                limit: config.throttleLimit,
+                windowMs: config.throttleTtlMs
+              })
+              return yield* RateLimiter.withFallback(shared, local, {
+                onUnavailable: (error) =>
+                  logger.warn(
+                    "the rate limiter's Redis is unavailable: this host limits on its own until it is back",
+                    {
+                      error: error.message
+                    }
+                  ),
+                onRecovered: () =>
+                  logger.info("the rate limiter's Redis answers again: limits are shared again")
+              })
+            })
+          ).pipe(
+            Layer.provide(
+              Layer.provide(
+                Redis.layerRateLimiter({
+                  limit: config.throttleLimit,
+                  windowMs: config.throttleTtlMs,
+                  serverTime: redisTime
+                }),
+                redis
+              )
+            )
           )),
     ledgerLayer,
     options.sessions ??
@@ -548,6 +586,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     oracleDid,
     oracleName,
     model,
+    ...(options.model === undefined ? { modelProvider: config.model.provider } : {}),
     ports,
     creditsEnabled,
     saverFor,

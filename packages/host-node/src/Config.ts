@@ -46,6 +46,12 @@ export interface ServerConfig {
    * a plugin's `requires` is checked against (README "Requiring capabilities").
    */
   readonly ucanGrantIssuers: ReadonlyArray<string>
+  /**
+   * How often one UCAN may authenticate (`UCAN_REPLAY`): `reuse` while it is valid (what
+   * QiForge's client needs: it sends one invocation until it nearly expires), or `once`
+   * (docs/spec/wire.md#replay).
+   */
+  readonly ucanReplay: "reuse" | "once"
   readonly throttleLimit: number
   readonly throttleTtlMs: number
   readonly disableCredits: boolean
@@ -224,6 +230,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     default: "unset (the oracle alone)",
     meaning:
       "Comma-separated DIDs that, besides the oracle, may grant the capabilities plugins `require` (a user's token must prove them from one)"
+  },
+  {
+    name: "UCAN_REPLAY",
+    default: "reuse",
+    meaning:
+      "reuse: a token authenticates every request it comes with while valid (QiForge's client sends one invocation until it nearly expires); once: each invocation authenticates one request, on every host (on Redis with REDIS_URL), a replay is a 401 and a bare delegation is refused"
   },
   {
     name: "THROTTLE_LIMIT",
@@ -748,6 +760,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       oracleName: text("ORACLE_NAME", "plugboard"),
       ucanResource: text("UCAN_RESOURCE", "ixo:oracle"),
       ucanGrantIssuers: didList("UCAN_GRANT_ISSUERS"),
+      ucanReplay: choice("UCAN_REPLAY", ["reuse", "once"] as const, "reuse"),
       throttleLimit: integer("THROTTLE_LIMIT", 120, 1),
       throttleTtlMs: integer("THROTTLE_TTL_MS", 60_000, 1),
       disableCredits: boolean("DISABLE_CREDITS", false),

@@ -3,12 +3,14 @@
  * (docs/spec/wire.md#errors), request bodies are bounded and parsed without ever turning a
  * client's bad input into a 500.
  */
+
 import { IncomingMessage } from "node:http"
 import type { Socket } from "node:net"
 import type { Writable } from "node:stream"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import { describe } from "@plugboard/core"
 import { Data, Effect, Either, Option, type ParseResult, Schema } from "effect"
 
 /** Reason phrases of the statuses this server answers with. */
@@ -37,7 +39,23 @@ export class HttpFailure extends Data.TaggedError("HttpFailure")<{
   readonly headers?: Readonly<Record<string, string>> | undefined
   /** More fields of the body (a 402's `claims`), after the contract's own. */
   readonly extra?: Readonly<Record<string, unknown>> | undefined
+  /** What went wrong, for the server's log only: never sent to the client (see `unavailable`). */
+  readonly detail?: string | undefined
 }> {}
+
+/**
+ * A 503 for a port that cannot answer (storage, the run store, the limiter, the ledger, auth).
+ * The client learns what could not be done and which service is missing, never why: a driver's
+ * message names hosts, ports, users and databases (docs/spec/wire.md#errors). The cause goes to
+ * the server's log as `detail`, with the request it failed.
+ */
+export const unavailable = (what: string, service: string, error: string, cause: unknown): HttpFailure =>
+  new HttpFailure({
+    status: 503,
+    message: `${what}: ${service} is unavailable right now. Try again shortly.`,
+    error,
+    detail: describe(cause)
+  })
 
 /** The JSON error body of the wire contract. */
 export interface ErrorBody {

@@ -27,7 +27,16 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { RunStore } from "@plugboard/core"
 import { Effect, Option, Schema, Stream } from "effect"
-import { decodeBody, endStream, HttpFailure, json, nodeSocket, readJson, searchParams } from "./Http.js"
+import {
+  decodeBody,
+  endStream,
+  HttpFailure,
+  json,
+  nodeSocket,
+  readJson,
+  searchParams,
+  unavailable
+} from "./Http.js"
 import { RequestUser, sessionIdParam } from "./Routes.js"
 import { frameSse } from "./RunLog.js"
 import type { TurnRefused } from "./TurnRefused.js"
@@ -99,7 +108,14 @@ const refusedAnswer = (refused: TurnRefused): HttpFailure => {
     case "invalid-input":
       return new HttpFailure({ status: 400, message: refused.message, error: "invalid-input" })
     case "storage-unavailable":
-      return new HttpFailure({ status: 503, message: refused.message, error: "storage-unavailable" })
+      return unavailable(
+        refused.message,
+        refused.detail ?? "the user's storage",
+        "storage-unavailable",
+        refused.cause
+      )
+    case "runs-unavailable":
+      return unavailable(refused.message, "the run store", "runs-unavailable", refused.cause)
   }
 }
 
@@ -143,7 +159,7 @@ export const messageRoutes = (s: MessageServices) => {
       }
       if (outcome.status === "failed") {
         return yield* new HttpFailure({
-          status: 502,
+          status: outcome.error?.unavailable === true ? 503 : 502,
           message: outcome.error?.message ?? "The turn failed.",
           error: outcome.error?.reason ?? "turn-failed"
         })

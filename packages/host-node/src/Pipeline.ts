@@ -9,7 +9,7 @@
  */
 import { Auth, type CreditLedger, type RateLimiter } from "@plugboard/core"
 import { Effect } from "effect"
-import { HttpFailure } from "./Http.js"
+import { HttpFailure, unavailable } from "./Http.js"
 
 /** Milliseconds spent per stage of one request; a stage that did not run is absent. */
 export interface StageTimings {
@@ -71,17 +71,19 @@ export const authenticate = (
     ),
     Effect.mapError((error) =>
       error.reason === "unavailable"
-        ? new HttpFailure({ status: 503, message: error.message, error: "auth-unavailable" })
+        ? unavailable("The credentials could not be checked", "authentication", "auth-unavailable", error)
         : new HttpFailure({ status: 401, message: error.message, error: error.reason })
     )
   )
 
 const ledgerFailure = (error: CreditLedger.CreditLedgerError) =>
-  new HttpFailure({
-    status: error.reason === "invalid-did" ? 401 : 503,
-    message: `Credits could not be checked: ${error.message}`,
-    error: `credits-${error.reason}`
-  })
+  error.reason === "invalid-did"
+    ? new HttpFailure({
+        status: 401,
+        message: `Credits could not be checked: ${error.message}`,
+        error: `credits-${error.reason}`
+      })
+    : unavailable("Credits could not be checked", "the credit ledger", `credits-${error.reason}`, error)
 
 const paymentRequired = () =>
   new HttpFailure({
@@ -119,13 +121,13 @@ export const rateLimit = (
   did: string
 ): Effect.Effect<RateLimiter.Decision, HttpFailure> =>
   limiter.take(did).pipe(
-    Effect.mapError(
-      (error) =>
-        new HttpFailure({
-          status: 503,
-          message: `Rate limiter unavailable: ${error.message}`,
-          error: error.reason
-        })
+    Effect.mapError((error) =>
+      unavailable(
+        "The request could not be checked against the rate limit",
+        "the rate limiter",
+        error.reason,
+        error
+      )
     ),
     Effect.filterOrFail(
       (decision) => decision.allowed,

@@ -7,18 +7,11 @@
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { BaseMessage } from "@langchain/core/messages"
-import {
-  type Access,
-  describe,
-  HistoryPage,
-  LoadedPlugins,
-  type RunStore,
-  SessionStore
-} from "@plugboard/core"
+import { type Access, HistoryPage, LoadedPlugins, type RunStore, SessionStore } from "@plugboard/core"
 import { messagesAt, pageAt, textOf } from "@plugboard/langgraph"
 import { Context, Effect, Either, Schema } from "effect"
 import type { TurnCredits } from "./credits/TurnCredits.js"
-import { decodeBody, HttpFailure, json, readJson, searchParams } from "./Http.js"
+import { decodeBody, HttpFailure, json, readJson, searchParams, unavailable } from "./Http.js"
 import type { StageTimings } from "./Pipeline.js"
 import {
   mintSessionId,
@@ -140,12 +133,7 @@ const saverOf = (s: Pick<RouteServices, "saverFor">, did: string) =>
 const tryPromise = <A>(what: string, run: () => Promise<A>) =>
   Effect.tryPromise({
     try: run,
-    catch: (error) =>
-      new HttpFailure({
-        status: 503,
-        message: `${what}: ${describe(error)}`,
-        error: "storage-unavailable"
-      })
+    catch: (error) => unavailable(what, "the user's storage", "storage-unavailable", error)
   })
 
 /** The session routes and the history route. */

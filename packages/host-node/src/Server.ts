@@ -69,6 +69,8 @@ export interface ServerParts {
   readonly oracleDid: string
   readonly oracleName: string
   readonly model: BaseChatModel
+  /** `LLM_PROVIDER`, when the model is the one it selected (`/health` names it); else the model's own type. */
+  readonly modelProvider?: string | undefined
   readonly ports: {
     readonly auth: Auth.AuthService
     readonly ledger: CreditLedger.CreditLedgerService
@@ -125,13 +127,15 @@ export interface ServerHandle {
   readonly close: (deadlineMs?: number) => Promise<void>
 }
 
-const modelInfo = (outer: BaseChatModel) => {
+const modelInfo = (outer: BaseChatModel, provider: string | undefined) => {
   // A decorated model (the call bounds of `withCallBounds`) names the model it wraps.
   const model = (outer as unknown as { inner?: BaseChatModel }).inner ?? outer
   const m = model as unknown as { model?: unknown; modelName?: unknown }
   const id =
     typeof m.model === "string" ? m.model : typeof m.modelName === "string" ? m.modelName : model._llmType()
-  return { id, provider: model._llmType() }
+  // The configured provider, not the client class it runs on (`openai-compatible` runs on
+  // LangChain's OpenAI client, whose type reads `openai`).
+  return { id, provider: provider ?? model._llmType() }
 }
 
 /** Builds the app and the Node server (not yet listening). */
@@ -212,7 +216,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
   const notFound = (method: string, path: string) =>
     new HttpFailure({ status: 404, message: `Cannot ${method} ${path.slice(0, 200)}`, error: "Not Found" })
 
-  const info = modelInfo(parts.model)
+  const info = modelInfo(parts.model, parts.modelProvider)
   const health = Effect.sync(() =>
     json({
       status: "ok",
@@ -484,7 +488,18 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     return yield* handled.pipe(
       Effect.catchIf(
         (e): e is HttpFailure => e instanceof HttpFailure,
-        (failure) => Effect.succeed(failureResponse(failure))
+        (failure) => {
+          // What the client is not told (a driver's message names hosts and users) is logged.
+          if (failure.detail !== undefined) {
+            logger.warn(failure.message, {
+              method: request.method,
+              path: path.slice(0, 200),
+              error: failure.error,
+              detail: failure.detail.slice(0, 2000)
+            })
+          }
+          return Effect.succeed(failureResponse(failure))
+        }
       ),
       Effect.catchAllCause((cause) => {
         if (Cause.isInterruptedOnly(cause)) return Effect.interrupt

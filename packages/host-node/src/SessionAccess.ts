@@ -25,10 +25,9 @@
 import { randomBytes } from "node:crypto"
 import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import type { Checkpointer, RuntimeLogger, SessionStore } from "@plugboard/core"
-import { describe } from "@plugboard/core"
 import { type PrefetchedRead, TurnSaver } from "@plugboard/langgraph"
 import { Effect } from "effect"
-import { HttpFailure } from "./Http.js"
+import { HttpFailure, unavailable } from "./Http.js"
 import { TurnRefused } from "./TurnRefused.js"
 
 /** Maps a SessionStore failure to its HTTP status. */
@@ -41,7 +40,7 @@ export const sessionFailure = (error: SessionStore.SessionStoreError): HttpFailu
     case "invalid-input":
       return new HttpFailure({ status: 400, message: error.message, error: "invalid-input" })
     case "unavailable":
-      return new HttpFailure({ status: 503, message: error.message, error: "storage-unavailable" })
+      return unavailable("The session could not be used", "session storage", "storage-unavailable", error)
   }
 }
 
@@ -66,7 +65,7 @@ export const ownerOf = (channelValues: Record<string, unknown> | undefined): str
 }
 
 const storageFailure = (what: string) => (error: unknown) =>
-  new HttpFailure({ status: 503, message: `${what}: ${describe(error)}`, error: "storage-unavailable" })
+  unavailable(what, "the user's storage", "storage-unavailable", error)
 
 /** The user's saver, as the `Checkpointer` port resolves it. */
 export type SaverFor = (did: string) => Effect.Effect<BaseCheckpointSaver, Checkpointer.CheckpointerError>
@@ -121,15 +120,17 @@ export interface OpenedSession {
 
 /** A session store's failure as the turn's refusal. */
 const refusal = (error: SessionStore.SessionStoreError): TurnRefused =>
-  new TurnRefused({
-    reason:
-      error.reason === "unavailable"
-        ? "storage-unavailable"
-        : error.reason === "invalid-input"
-          ? "invalid-input"
-          : "session-not-found",
-    message: error.message
-  })
+  error.reason === "unavailable"
+    ? new TurnRefused({
+        reason: "storage-unavailable",
+        message: "The session could not be used",
+        detail: "session storage",
+        cause: error
+      })
+    : new TurnRefused({
+        reason: error.reason === "invalid-input" ? "invalid-input" : "session-not-found",
+        message: error.message
+      })
 
 const notFoundRefusal = (sessionId: string) =>
   new TurnRefused({ reason: "session-not-found", message: `Session '${sessionId}' not found` })
@@ -147,7 +148,13 @@ export const openSession = (
   Effect.gen(function* () {
     const saver = yield* Effect.mapError(
       s.saverFor(did),
-      (e) => new TurnRefused({ reason: "storage-unavailable", message: `load checkpointer: ${e.message}` })
+      (e) =>
+        new TurnRefused({
+          reason: "storage-unavailable",
+          message: "load checkpointer",
+          detail: "the user's storage",
+          cause: e
+        })
     )
     const turnSaver = new TurnSaver(saver, s.logger)
     const existing = yield* s.sessions.get(did, sessionId).pipe(Effect.mapError(refusal))

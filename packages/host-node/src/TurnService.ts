@@ -46,7 +46,7 @@ import type { LiveHub } from "./socket/LiveHub.js"
 import type { TurnEnds } from "./TurnEnds.js"
 import { TurnRefused } from "./TurnRefused.js"
 import * as TurnStops from "./TurnStops.js"
-import { type AgentDeps, runAgent, type TurnOutcome } from "./Turns.js"
+import { type AgentDeps, failureOf, runAgent, type TurnOutcome } from "./Turns.js"
 
 /** One turn to run: the request value every front door builds. */
 export interface TurnRequest {
@@ -211,8 +211,9 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
                 Effect.mapError(
                   (e) =>
                     new TurnRefused({
-                      reason: "storage-unavailable",
-                      message: `The run could not be recorded: ${e.message}`
+                      reason: "runs-unavailable",
+                      message: "The run could not be recorded",
+                      cause: e
                     })
                 )
               )
@@ -282,13 +283,14 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
               locked.left.reason === "aborted" || signal.aborted
                 ? { status: "aborted", timings: { load: 0, save: 0, agent: 0 } }
                 : {
+                    // The lock's engine down is `unavailable` (a 503 naming no host); the log has why.
                     status: "failed",
-                    error: {
-                      message: `The session's lock could not be taken: ${locked.left.message}`,
-                      reason: "turn-failed"
-                    },
+                    error: failureOf(locked.left),
                     timings: { load: 0, save: 0, agent: 0 }
                   }
+            if (outcome.status === "failed") {
+              logger.error("the session's lock could not be taken", { sessionId, error: locked.left.message })
+            }
           } else {
             // A read made while opening is the thread's state only if no turn ran meanwhile; on a
             // saver users share, the thread is checked again under the lock.

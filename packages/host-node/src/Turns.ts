@@ -96,7 +96,14 @@ export interface TurnFailure {
   readonly message: string
   /** The run's `done` reason and the `error` frame's `code`. */
   readonly reason: string
+  /**
+   * A port the turn needs could not answer (a storage or coordination engine down); its message
+   * then names no host, port or user (the log does).
+   */
+  readonly unavailable?: boolean | undefined
 }
+
+const UNAVAILABLE = "A service this turn needs is unavailable right now. Try again shortly."
 
 /** How a turn ended, with its time split. */
 export interface TurnOutcome {
@@ -112,6 +119,11 @@ export const failureOf = (error: unknown): TurnFailure => {
   if (error instanceof TurnBounds.TurnBoundExceeded) return { message: error.message, reason: error.reason }
   if (error instanceof ModelCallTimeout)
     return { message: error.message, reason: `model-${error.reason}-timeout` }
+  // A port's failure (a `Schema.TaggedError`) whose engine is down.
+  const e = error as { _tag?: unknown; reason?: unknown } | null
+  if (typeof e?._tag === "string" && e.reason === "unavailable")
+    return { message: UNAVAILABLE, reason: "turn-failed", unavailable: true }
+  // Anything else (an untagged TypeError, a SyntaxError) is a bug: its class name is no reason.
   return { message: describe(error), reason: "turn-failed" }
 }
 

@@ -4,7 +4,7 @@
  * base64. Minting lives here too, so `plugboard token` and the tests speak exactly what the
  * verifier reads.
  */
-
+import { randomBytes } from "node:crypto"
 import { describe } from "@plugboard/core"
 import { type API, Delegation, delegate, invoke } from "@ucanto/core"
 import type { ed25519 } from "@ucanto/principal"
@@ -105,6 +105,12 @@ export interface MintOptions {
   readonly withoutOracleCapability?: boolean
   /** The current time in epoch milliseconds; defaults to `Date.now()`. */
   readonly now?: number
+  /**
+   * The token's nonce; defaults to a random one, so that two tokens minted alike (same issuer,
+   * audience and second) are never the same token: an oracle that takes each token once
+   * (`UCAN_REPLAY=once`) would refuse the second as a replay.
+   */
+  readonly nonce?: string
 }
 
 const audienceOf = (did: string): API.Principal => {
@@ -125,6 +131,8 @@ const capabilitiesOf = (options: MintOptions): [API.Capability, ...Array<API.Cap
   return all as [API.Capability, ...Array<API.Capability>]
 }
 
+const nonceOf = (options: MintOptions): string => options.nonce ?? randomBytes(9).toString("base64url")
+
 const expirationOf = (options: MintOptions): number =>
   Math.floor((options.now ?? Date.now()) / 1000) + (options.ttlSeconds ?? 300)
 
@@ -142,6 +150,7 @@ export const mintInvocation = async (options: MintOptions): Promise<string> => {
     capability: capabilities[0],
     expiration: expirationOf(options),
     ...(options.notBefore === undefined ? {} : { notBefore: options.notBefore }),
+    nonce: nonceOf(options),
     proofs: [...(options.proofs ?? [])]
   })
   return encode(await invocation.buildIPLDView())
@@ -159,5 +168,6 @@ export const mintDelegation = (options: MintOptions): Promise<API.Delegation> =>
     capabilities: capabilitiesOf(options),
     expiration: options.ttlSeconds === Infinity ? Infinity : expirationOf(options),
     ...(options.notBefore === undefined ? {} : { notBefore: options.notBefore }),
+    nonce: nonceOf(options),
     proofs: [...(options.proofs ?? [])]
   })

@@ -69,6 +69,8 @@ export interface Verified {
   readonly via: "invocation" | "delegation"
   /** The capabilities the token proves from a grant issuer (`UcanVerifierOptions.grantIssuers`). */
   readonly capabilities: ReadonlyArray<{ readonly can: string; readonly with: string }>
+  /** A digest of the token that authenticated (SHA-256, base64): what a replay guard remembers. */
+  readonly tokenKey: string
 }
 
 /** Counters, for tests and metrics. */
@@ -393,7 +395,13 @@ export const makeUcanVerifier = (options: UcanVerifierOptions): UcanVerifier => 
     try {
       const { token, via } = pickToken(credentials, acceptBareDelegation)
       const verdict = await verifyToken(token, now)
-      return { did: verdict.did, expiresAt: verdict.expiresAt, via, capabilities: verdict.capabilities }
+      return {
+        did: verdict.did,
+        expiresAt: verdict.expiresAt,
+        via,
+        capabilities: verdict.capabilities,
+        tokenKey: keyOf(token)
+      }
     } catch (cause) {
       throw asAuthError(cause)
     }

@@ -1,5 +1,5 @@
 import { it } from "@effect/vitest"
-import { Auth, Clock } from "@plugboard/core"
+import { Auth, Clock, ReplayGuard } from "@plugboard/core"
 import { generateSigner, mintInvocation, type Signer, UcanAuth } from "@plugboard/ucan"
 import { Effect, Either, Layer } from "effect"
 import { beforeAll, describe, expect } from "vitest"
@@ -65,4 +65,80 @@ describe("UcanAuth.layer (core Auth port)", () => {
     )
     expect(exit._tag).toBe("Failure")
   })
+})
+
+describe("UcanAuth.layerSingleUse (UCAN_REPLAY=once, issue 36 item 10)", () => {
+  const SingleUse = (guard: Layer.Layer<ReplayGuard.ReplayGuard, never, Clock.Clock>) =>
+    UcanAuth.layerSingleUse({ oracleSigner: oracle }).pipe(
+      Layer.provide(guard),
+      Layer.provideMerge(Clock.layerTest(start))
+    )
+
+  it.effect(
+    "an invocation authenticates one request: its replay is refused `replayed`, a fresh one is accepted",
+    () =>
+      Effect.gen(function* () {
+        const mint = () =>
+          Effect.promise(() =>
+            mintInvocation({ issuer: user, audience: oracle.did(), ttlSeconds: 120, now: start })
+          )
+        const auth = yield* Auth.Auth
+        const token = yield* mint()
+        expect((yield* auth.verify(bearer(token))).did).toBe(user.did())
+        const replay = yield* Effect.flip(auth.verify(bearer(token)))
+        expect(replay).toMatchObject({ _tag: "AuthError", reason: "replayed" })
+        expect(replay.message).toMatch(/already used.*UCAN_REPLAY=once/)
+        expect((yield* auth.verify(bearer(yield* mint()))).did).toBe(user.did())
+      }).pipe(Effect.provide(SingleUse(ReplayGuard.layerMemory)))
+  )
+
+  it.effect("a bare delegation does not authenticate (it is sent again and again by nature)", () =>
+    Effect.gen(function* () {
+      const token = yield* Effect.promise(() =>
+        mintInvocation({ issuer: user, audience: oracle.did(), ttlSeconds: 120, now: start })
+      )
+      const auth = yield* Auth.Auth
+      const refused = yield* Effect.flip(auth.verify({ ucanDelegation: token }))
+      expect(refused.reason).toBe("unsupported")
+      expect(refused.message).toMatch(/UCAN_REPLAY=once/)
+    }).pipe(Effect.provide(SingleUse(ReplayGuard.layerMemory)))
+  )
+
+  it.effect(
+    "a guard that cannot answer refuses the request (`unavailable`, a 503), never lets it through",
+    () =>
+      Effect.gen(function* () {
+        const token = yield* Effect.promise(() =>
+          mintInvocation({ issuer: user, audience: oracle.did(), ttlSeconds: 120, now: start })
+        )
+        const auth = yield* Auth.Auth
+        const refused = yield* Effect.flip(auth.verify(bearer(token)))
+        expect(refused.reason).toBe("unavailable")
+        expect(refused.message).not.toMatch(/engine down/)
+      }).pipe(
+        Effect.provide(
+          SingleUse(
+            Layer.succeed(ReplayGuard.ReplayGuard, {
+              firstUse: () =>
+                Effect.fail(
+                  new ReplayGuard.ReplayGuardError({
+                    reason: "unavailable",
+                    message: "engine down at 10.0.0.5"
+                  })
+                )
+            })
+          )
+        )
+      )
+  )
+
+  it.effect("a refused token is not remembered: a bad signature does not use up anything", () =>
+    Effect.gen(function* () {
+      const auth = yield* Auth.Auth
+      const garbage = yield* Effect.flip(auth.verify(bearer("%%%")))
+      expect(garbage.reason).toBe("malformed")
+      const again = yield* Effect.flip(auth.verify(bearer("%%%")))
+      expect(again.reason).toBe("malformed")
+    }).pipe(Effect.provide(SingleUse(ReplayGuard.layerMemory)))
+  )
 })

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto"
 import type { Auth } from "@plugboard/core"
 import {
   encodeToken,
@@ -48,7 +49,8 @@ describe("accepts", () => {
       did: user.did(),
       expiresAt: expiration * 1000,
       via: "invocation",
-      capabilities: []
+      capabilities: [],
+      tokenKey: createHash("sha256").update(token).digest("base64")
     })
   })
 

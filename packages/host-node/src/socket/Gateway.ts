@@ -102,10 +102,14 @@ const admit = async (options: GatewayOptions, socket: Socket): Promise<SessionKe
   await options.prepareUser?.(did)
   const found = await Effect.runPromise(Effect.either(options.sessions.get(did, sessionId)))
   if (Either.isLeft(found)) {
-    throw new Refused(`Sessions could not be read: ${found.left.message}`, {
-      status: 503,
-      error: "storage-unavailable"
-    })
+    options.logger.warn("socket handshake: sessions could not be read", { error: found.left.message })
+    throw new Refused(
+      "Sessions could not be read: session storage is unavailable right now. Try again shortly.",
+      {
+        status: 503,
+        error: "storage-unavailable"
+      }
+    )
   }
   if (found.right === undefined) {
     throw new Refused(`Session '${sessionId.slice(0, 200)}' not found for this user.`, {
