@@ -37,6 +37,39 @@ describe("turn bounds on the server", () => {
     }
   })
 
+  it("a model that reports zero usage is still bound by TURN_MAX_TOKENS: what each call sends is counted, tool schemas included (issue 36, item 6)", async () => {
+    // Its usage reports say every call cost 0 tokens.
+    const zero = { name: "zero", count: () => 0 }
+    const server = await start({
+      // The messages alone of these five calls come to about 1,100 tokens; with the offered tools'
+      // schemas the first three pass 1,300.
+      env: { TURN_MAX_TOKENS: "1300" },
+      model: ScriptedChatModel.script(
+        [
+          [{ tool: "load_capability", args: { names: ["weather"] } }],
+          [{ tool: "get_current_weather", args: { city: "Berlin" } }],
+          [{ tool: "get_current_weather", args: { city: "Paris" } }],
+          [{ tool: "get_current_weather", args: { city: "Rome" } }],
+          "never reached"
+        ],
+        { tokenCounter: zero }
+      )
+    })
+    try {
+      const u = await user(server.app.oracleDid)
+      const events = await collect(
+        (await stream(server.url, "zero-usage", u.headers, "weather everywhere")).events
+      )
+      expect(events.at(-1)).toMatchObject({ _tag: "done", status: "failed", reason: "max-tokens" })
+      const history = await call(`${server.url}/messages/zero-usage`, { headers: u.headers })
+      expect(history.body.messages.some((m: { content: string }) => m.content === "never reached")).toBe(
+        false
+      )
+    } finally {
+      await server.stop()
+    }
+  })
+
   it("a tool that hangs is cut at TURN_TIMEOUT_MS: done says failed, wall-clock; the thread stays valid", async () => {
     const server = await start({
       plugins: [slowJob],
