@@ -119,7 +119,7 @@ export interface AgentRuntime {
    */
   readonly preload: (state: AgentStateValue) => PreloadTurn | undefined
   /** What this request's turn has spent so far against its bounds (`TurnGuard.ts`); set at its first model call. */
-  readonly tally: { current: TurnBounds.Tally | undefined }
+  readonly tally: { current: TurnBounds.Tally | undefined; readonly counts: Map<string, number> }
 }
 
 /**
@@ -267,7 +267,7 @@ export const makeAgentRuntime = (options: {
     preloadOption: preload,
     ranking: options.ranking,
     preload: makePreload(options.catalog, preload),
-    tally: { current: undefined },
+    tally: { current: undefined, counts: new Map() },
     context,
     ready: (state) => options.scope.init(context(state), LoadedPlugins.fromUnknown(state.loadedPlugins), view)
   }

@@ -14,6 +14,7 @@
 import type { BaseMessage } from "@langchain/core/messages"
 import { TokenCounter, TurnBounds } from "@plugboard/core"
 import type { AgentRuntime } from "./Runtime.js"
+import type { FunctionDefinition } from "./ToolDefinitions.js"
 
 const tallyOf = (rt: AgentRuntime, now: number): TurnBounds.Tally => {
   rt.tally.current ??= TurnBounds.start(now)
@@ -38,15 +39,36 @@ const textOf = (m: BaseMessage): string =>
  */
 export const recordModelCall = (
   rt: AgentRuntime,
-  sent: { readonly input: ReadonlyArray<BaseMessage>; readonly tools: unknown },
+  sent: {
+    readonly input: ReadonlyArray<BaseMessage>
+    readonly tools: ReadonlyArray<FunctionDefinition>
+  },
   answer: BaseMessage,
   usage: TurnBounds.Usage | undefined
 ): void => {
   const tally = rt.tally.current
   if (rt.request.turnBounds === undefined || tally === undefined) return
   const counter = rt.request.tokenCounter ?? TokenCounter.heuristic
-  let counted = counter.count(JSON.stringify(sent.tools)) + counter.count(textOf(answer))
-  for (const m of sent.input) counted += counter.count(textOf(m))
+  // A turn sends the same system prompt, history and tools again at each call: each is counted
+  // once per turn (the offered tools' schemas by their names, fixed within a request).
+  const counts = rt.tally.counts
+  const count = (key: string, text: () => string): number => {
+    let n = counts.get(key)
+    if (n === undefined) {
+      n = counter.count(text())
+      counts.set(key, n)
+    }
+    return n
+  }
+  const tools = sent.tools
+  let counted =
+    count(`\u0000tools\u0000${tools.map((t) => t.function.name).join("\u0000")}`, () =>
+      JSON.stringify(tools)
+    ) + counter.count(textOf(answer))
+  for (const m of sent.input) {
+    const text = textOf(m)
+    counted += count(text, () => text)
+  }
   rt.tally.current = TurnBounds.afterModelCall(tally, TurnBounds.tokensOf(usage, counted))
 }
 /**
