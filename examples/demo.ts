@@ -13,6 +13,7 @@
  *    close). With `--once` it stops after the chat instead: exit code 0 when both turns answered.
  */
 
+import { describe } from "@plugboard/core"
 import { chatTurn, connectChat, createOracleApp, type OracleApp, OracleBootError } from "@plugboard/host-node"
 import { loadOrCreateSigner } from "@plugboard/ucan"
 import { examplePlugins } from "./catalog/index.js"
@@ -116,7 +117,7 @@ const main = async (): Promise<number> => {
       const stop = (signal: string) => {
         err(`\n${signal}: shutting down (deadline ${app.config.shutdownDeadlineMs} ms)…\n`)
         close().then(resolve, (error: unknown) => {
-          err(`shutdown failed: ${error instanceof Error ? error.message : String(error)}\n`)
+          err(`shutdown failed: ${describe(error)}\n`)
           resolve()
         })
       }

@@ -9,6 +9,7 @@
  */
 import { Schema } from "effect"
 import * as ClientTools from "./ClientTools.js"
+import { describe } from "./Describe.js"
 import { RESERVED_TOOL_NAMES } from "./internal/catalog/model.js"
 import { fnv1a36 } from "./internal/hash.js"
 import type { PluginSource } from "./internal/pluginSource.js"
@@ -319,7 +320,7 @@ const schemaProblem = (schema: unknown, check: ClientTools.SchemaChecker | undef
   try {
     return check(schema as Readonly<Record<string, unknown>>)
   } catch (thrown) {
-    return `its schema could not be checked (${thrown instanceof Error ? thrown.message : String(thrown)})`
+    return `its schema could not be checked (${describe(thrown)})`
   }
 }
 

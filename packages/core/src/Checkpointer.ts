@@ -9,6 +9,7 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { isDid } from "./Auth.js"
+import { describe } from "./Describe.js"
 
 /** Why no saver could be had for a user. The pipeline logs it and runs the turn on empty state. */
 export const CheckpointerErrorReason = Schema.Literal(
@@ -78,7 +79,7 @@ export const withOverride = <Saver>(
           catch: (error) =>
             new CheckpointerError({
               reason: "override-failed",
-              message: `checkpointerForUser(${d}) failed: ${error instanceof Error ? error.message : String(error)}`
+              message: `checkpointerForUser(${d}) failed: ${describe(error)}`
             })
         }),
         (saver) => (saver === undefined || saver === null ? base.forUser(d) : Effect.succeed(saver))
@@ -110,7 +111,7 @@ export const makeMemory = <Saver>(
             catch: (error) =>
               new CheckpointerError({
                 reason: "unavailable",
-                message: `Could not create the saver of ${d}: ${error instanceof Error ? error.message : String(error)}`
+                message: `Could not create the saver of ${d}: ${describe(error)}`
               })
           })
         )

@@ -12,6 +12,7 @@
  * last), so the prefix a provider caches stays the same turn to turn.
  */
 import { Data, Either } from "effect"
+import { describe } from "./Describe.js"
 import type { AgActionDto, BrowserToolCallDto } from "./GraphState.js"
 import type { Catalog } from "./internal/catalog/model.js"
 import { META_TOOL_NAMES } from "./internal/metaTools.js"
@@ -245,7 +246,7 @@ const schemaCheck = (tool: ClientTool, checkSchema: SchemaChecker): ClientToolEr
   try {
     problem = checkSchema(tool.parameters)
   } catch (error) {
-    problem = `it could not be checked (${error instanceof Error ? error.message : String(error)})`
+    problem = `it could not be checked (${describe(error)})`
   }
   return problem === undefined
     ? undefined

@@ -86,12 +86,15 @@ export const Done = Schema.TaggedStruct("done", {
 
 /**
  * The first frame of a streamed turn: the run it is (`GET /runs/:runId?after=N` rejoins it) and
- * the request it answers. `resumed` is true on a run a restarted host continues.
+ * the request it answers. `resumed` is true on a run a restarted host continues. `message` is
+ * the user's message the run answers: kept in the run's log, it is what puts the question back
+ * in the thread when the host died before the turn saved (docs/architecture.md "After a crash").
  */
 export const RunEvent = Schema.TaggedStruct("run", {
   runId: Schema.String,
   requestId: Schema.String,
-  resumed: Schema.optional(Schema.Boolean)
+  resumed: Schema.optional(Schema.Boolean),
+  message: Schema.optional(Schema.String)
 })
 
 /** Every event of a turn, tagged by its SSE event name. */

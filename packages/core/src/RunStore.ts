@@ -51,6 +51,12 @@ export const ACTIVE_STATUSES: ReadonlyArray<RunStatus> = ["queued", "running"]
 /** The statuses a run can end with. */
 export const END_STATUSES: ReadonlyArray<EndStatus> = ["finished", "interrupted", "aborted", "failed"]
 
+/** Which run: its user and its id (what the boot sweep hands back, for the host to repair). */
+export interface RunRef {
+  readonly did: string
+  readonly runId: string
+}
+
 /** One turn of one user in one session. Times are epoch milliseconds from the `Clock` port. */
 export interface Run {
   readonly runId: string
@@ -182,10 +188,11 @@ export interface RunStoreService {
   ) => Effect.Effect<Option.Option<Run>, RunStoreError>
   /**
    * Ends every run still queued or running — what a crashed process left behind — as
-   * `interrupted`, with its partial text in the `done` frame. Returns how many. A host calls it
+   * `interrupted`, with its partial text in the `done` frame. Returns which (the host puts their
+   * questions back in their threads). A host calls it
    * at boot, while no turn of its own is in flight on this store.
    */
-  readonly interruptUnfinished: () => Effect.Effect<number, RunStoreError>
+  readonly interruptUnfinished: () => Effect.Effect<ReadonlyArray<RunRef>, RunStoreError>
   /** Deletes the runs (and frames) that ended more than `olderThanMs` ago; returns how many. */
   readonly prune: (olderThanMs: number) => Effect.Effect<number, RunStoreError>
   /**
@@ -687,16 +694,16 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
       }),
     interruptUnfinished: () =>
       Effect.map(clock.now(), (now) => {
-        let count = 0
+        const ended: Array<RunRef> = []
         for (const runs of users.values()) {
           for (const entry of runs.values()) {
             if (isActive(entry.run.status)) {
               endEntry(entry, { status: "interrupted", reason: "restart" }, now)
-              count++
+              ended.push({ did: entry.run.did, runId: entry.run.runId })
             }
           }
         }
-        return count
+        return ended
       }),
     deleteSession: (did, sessionId) =>
       Effect.map(Effect.all([validateDid(did), validateId("sessionId", sessionId)]), ([d, s]) => {

@@ -22,6 +22,7 @@
 import { Data, Either, ParseResult, Schema } from "effect"
 import * as Access from "./Access.js"
 import * as CallTool from "./CallTool.js"
+import { describe } from "./Describe.js"
 import type { CatalogTool } from "./internal/catalog/entry.js"
 import type { Catalog } from "./internal/catalog/model.js"
 import type { OfferedTool, RequestTool } from "./internal/offered.js"
@@ -281,7 +282,7 @@ export const decodeArguments = <A, I>(
 
 /** What the model is told when a handler throws. */
 export const handlerFailed = (toolName: string, error: unknown): Answer => ({
-  content: `Tool '${toolName}' failed: ${error instanceof Error ? error.message : String(error)}`,
+  content: `Tool '${toolName}' failed: ${describe(error)}`,
   outcome: "handler_error"
 })
 
@@ -337,7 +338,7 @@ export const execute = async <A, I>(
   } catch (error) {
     context.logger.warn("tool handler failed", {
       tool: toolName,
-      error: error instanceof Error ? error.message : String(error)
+      error: describe(error)
     })
     return { answer: handlerFailed(toolName, error) }
   }

@@ -8,7 +8,7 @@
  * `repeatLimit - 1` times in a turn; the `repeatLimit`-th identical call is not run, and the model
  * is told instead; one more ends the turn.
  */
-import { Data } from "effect"
+import { Schema } from "effect"
 
 /** The bounds of one turn. */
 export interface Limits {
@@ -36,13 +36,12 @@ export const DEFAULT_LIMITS: Limits = {
 /** Which bound ended a turn. */
 export type Reason = "max-model-calls" | "max-tool-calls" | "max-tokens" | "wall-clock" | "repetition"
 
-/** A turn ran into one of its bounds and was ended. */
-export class TurnBoundExceeded extends Data.TaggedError("TurnBoundExceeded")<{
-  readonly reason: Reason
-  /** The bound's value. */
-  readonly limit: number
-  readonly message: string
-}> {}
+/** A turn ran into one of its bounds and was ended (`reason` names the bound, `limit` is its value). */
+export class TurnBoundExceeded extends Schema.TaggedError<TurnBoundExceeded>()("TurnBoundExceeded", {
+  reason: Schema.Literal("max-model-calls", "max-tool-calls", "max-tokens", "wall-clock", "repetition"),
+  limit: Schema.Number,
+  message: Schema.String
+}) {}
 
 /** What a turn has spent so far. */
 export interface Tally {
@@ -107,13 +106,16 @@ export interface Usage {
 }
 
 /**
- * The tokens one model call cost: the provider's usage report where it gives one, else
- * `counted()` (the token counter's count of the call's input and output), asked only then.
+ * The tokens one model call cost: the larger of the provider's usage report and `counted` (the
+ * token counter's count of what was sent, tool schemas included, and of the answer). Counting
+ * every call means a provider that under-reports its usage (or reports none) cannot carry a turn
+ * past `maxTokens` (docs/architecture.md "Turn bounds").
  */
-export const tokensOf = (usage: Usage | undefined, counted: () => number): number => {
+export const tokensOf = (usage: Usage | undefined, counted: number): number => {
   const reported = (usage?.inputTokens ?? 0) + (usage?.outputTokens ?? 0)
   const valid = usage !== undefined && Number.isFinite(reported) && reported > 0
-  return valid ? reported : Math.max(0, counted())
+  const own = Number.isFinite(counted) ? Math.max(0, counted) : 0
+  return valid ? Math.max(reported, own) : own
 }
 
 /** After a model call: adds its tokens (a later model call is refused once over `maxTokens`). */

@@ -160,7 +160,7 @@ describe("TurnBounds (properties)", () => {
     )
   })
 
-  it("tokens come from the usage report when it has any, else from the counter (asked only then)", () => {
+  it("tokens are the larger of the usage report and the counter's count, so under-reporting cannot pass the bound", () => {
     fc.assert(
       fc.property(
         fc.option(
@@ -172,14 +172,10 @@ describe("TurnBounds (properties)", () => {
         ),
         fc.nat(10_000),
         (usage, counted) => {
-          let asked = 0
-          const tokens = TurnBounds.tokensOf(usage, () => {
-            asked++
-            return counted
-          })
+          const tokens = TurnBounds.tokensOf(usage, counted)
           const reported = (usage?.inputTokens ?? 0) + (usage?.outputTokens ?? 0)
-          expect(tokens).toBe(reported > 0 ? reported : counted)
-          expect(asked).toBe(reported > 0 ? 0 : 1)
+          expect(tokens).toBe(Math.max(reported, counted))
+          expect(tokens).toBeGreaterThanOrEqual(counted)
         }
       )
     )

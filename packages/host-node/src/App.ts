@@ -24,12 +24,14 @@ import {
   Checkpointer,
   Clock,
   CreditLedger,
+  describe,
   type Plugin,
   RateLimiter,
   ReplayGuard,
   RunStore,
   type RuntimeLogger,
   SessionStore,
+  TokenCounter,
   TurnControl,
   TurnLock
 } from "@plugboard/core"
@@ -55,6 +57,7 @@ import { startServer } from "./Server.js"
 import type { McpServersInput } from "./Sources.js"
 import { attachGateway } from "./socket/Gateway.js"
 import { LiveHub } from "./socket/LiveHub.js"
+import { repairRun, repairRuns, type ThreadRepairDeps } from "./ThreadRepair.js"
 
 /** Who the oracle is. Without a signer or DID, the key in `ORACLE_KEY_FILE` is used (created on first boot). */
 export interface OracleIdentity {
@@ -113,6 +116,13 @@ export interface OracleAppOptions {
   /** A session store to use instead of the per-user SQLite databases (e.g. a shared database). */
   readonly sessions?: Layer.Layer<SessionStore.SessionStore, unknown, Clock.Clock>
   readonly logger?: RuntimeLogger
+  /**
+   * Counts the tokens each model call sends and answers, for `TURN_MAX_TOKENS` (the larger of
+   * this count and the provider's report is what a call costs). Default: core's heuristic; give
+   * `@plugboard/tokenizers`' exact counter (`cachedCounter(await loadTiktokenCounter("o200k"))`)
+   * to count as the model does.
+   */
+  readonly tokenCounter?: TokenCounter.TokenCounterService
   /** The host's own instructions, before the Tier-1 block. */
   readonly basePrompt?: string
   /**
@@ -172,8 +182,6 @@ export class OracleBootError extends Data.TaggedError("OracleBootError")<{
     super({ lines, message: lines.join("\n") })
   }
 }
-
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /** Boots an oracle; see the module doc. Rejects with `OracleBootError` for anything misconfigured. */
 export const createOracleApp = async (options: OracleAppOptions): Promise<OracleApp> => {
@@ -444,20 +452,16 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
   const ordered = pg === undefined ? opened.runs : appendsInCallOrder(opened.runs)
   const ports = {
     ...opened,
-    runs: manyHosts ? withLiveness(ordered, opened.turnLock, config.turnLockTtlMs) : ordered
+    runs: manyHosts
+      ? withLiveness(ordered, opened.turnLock, config.turnLockTtlMs, (run) =>
+          Effect.suspend(() => repairRun(repairDeps(), run))
+        )
+      : ordered
   }
   if (pg !== undefined && !sharedLock) {
     logger.warn(
       "DATABASE_URL without REDIS_URL serves from one host: turns of a session are serialised in this process only, and a host booting interrupts every unfinished run; set REDIS_URL to run several hosts"
     )
-  }
-  if (!manyHosts) {
-    const interrupted = await runtime.runPromise(Effect.either(ports.runs.interruptUnfinished()))
-    if (Either.isRight(interrupted) && interrupted.right > 0) {
-      logger.warn("runs left unfinished by the previous process were interrupted", {
-        runs: interrupted.right
-      })
-    }
   }
   const pruneRuns = setInterval(
     () => void runtime.runPromise(Effect.ignore(ports.runs.prune(config.runRetentionMs))),
@@ -511,7 +515,21 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     options.hooks?.checkpointerForUser === undefined
       ? portCheckpointer
       : Checkpointer.withOverride(portCheckpointer, options.hooks.checkpointerForUser)
-  const saverFor = (did: string) => Effect.runPromise(checkpointer.forUser(did))
+  const saverFor = checkpointer.forUser
+  // A run cut by a crash (or a dead host) gets its question back in its thread (ThreadRepair.ts).
+  const repairDeps = (): ThreadRepairDeps => ({ runs: ports.runs, saverFor, catalog, model, logger })
+  if (!manyHosts) {
+    const interrupted = await runtime.runPromise(Effect.either(ports.runs.interruptUnfinished()))
+    if (Either.isRight(interrupted) && interrupted.right.length > 0) {
+      logger.warn("runs left unfinished by the previous process were interrupted", {
+        runs: interrupted.right.length
+      })
+      await runtime.runPromise(repairRuns(repairDeps(), interrupted.right))
+    }
+  }
+  // TURN_MAX_TOKENS counts what each model call sends (the host's counter, else core's
+  // heuristic), so a provider's usage report is not trusted alone (docs/architecture.md).
+  const tokenCounter = options.tokenCounter ?? TokenCounter.heuristic
 
   // Matrix carries the per-user SQLite files from host to host; on a shared Postgres the users'
   // state is in no such file and every host already sees it, so there is nothing to replicate.
@@ -572,6 +590,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     ports,
     creditsEnabled,
     saverFor,
+    tokenCounter,
     around,
     prepareUser,
     basePrompt: options.basePrompt,

@@ -340,7 +340,7 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "TURN_MAX_TOKENS",
     default: String(TurnBounds.DEFAULT_LIMITS.maxTokens),
     meaning:
-      "Most tokens in one turn, from the provider's usage reports (else counted); no model call starts past it (reason max-tokens)"
+      "Most tokens in one turn: each model call counts the larger of the provider's usage report and the count of what it sent (tool schemas included) and answered; no model call starts past it (reason max-tokens)"
   },
   {
     name: "TURN_TIMEOUT_MS",

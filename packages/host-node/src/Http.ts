@@ -3,12 +3,14 @@
  * (docs/spec/wire.md#errors), request bodies are bounded and parsed without ever turning a
  * client's bad input into a 500.
  */
+
 import { IncomingMessage } from "node:http"
 import type { Socket } from "node:net"
 import type { Writable } from "node:stream"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import { describe } from "@plugboard/core"
 import { Data, Effect, Either, Option, type ParseResult, Schema } from "effect"
 
 /** Reason phrases of the statuses this server answers with. */
@@ -52,7 +54,7 @@ export const unavailable = (what: string, service: string, error: string, cause:
     status: 503,
     message: `${what}: ${service} is unavailable right now. Try again shortly.`,
     error,
-    detail: cause instanceof Error ? cause.message : String(cause)
+    detail: describe(cause)
   })
 
 /** The JSON error body of the wire contract. */

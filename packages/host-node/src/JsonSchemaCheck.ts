@@ -24,6 +24,7 @@
  */
 import { createHash } from "node:crypto"
 import type { ClientTools } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 import { Ajv, type ErrorObject, type Options } from "ajv"
 import { Ajv2019 } from "ajv/dist/2019.js"
 import { Ajv2020 } from "ajv/dist/2020.js"
@@ -63,7 +64,7 @@ const describeError = (error: ErrorObject | undefined): string => {
 }
 
 const describeThrown = (error: unknown): string => {
-  const message = error instanceof Error ? error.message : String(error)
+  const message = describe(error)
   if (error instanceof SyntaxError) return `a pattern is not a valid regular expression: ${message}`
   if (error instanceof Error && error.constructor.name === "MissingRefError")
     return `a $ref ${message.replace(/^can't/, "cannot")}`

@@ -7,6 +7,7 @@
  */
 import { readFile } from "node:fs/promises"
 import { resolve } from "node:path"
+import { describe } from "@plugboard/core"
 import { importModule } from "./cli/ImportModule.js"
 
 /** Overrides as `createOracleApp({ manifestOverrides })` takes them: a file, or the object. */
@@ -17,8 +18,6 @@ export interface ReadOverrides {
   readonly overrides?: Readonly<Record<string, unknown>> | undefined
   readonly errors: ReadonlyArray<string>
 }
-
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /** Reads `input` (a path is resolved against `cwd`); nothing given, nothing read. */
 export const readManifestOverrides = async (

@@ -6,6 +6,7 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Catalog, PluginRoute, PluginRouteRequest } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 import { Effect, Option } from "effect"
 import { HttpFailure, readJson } from "./Http.js"
 
@@ -187,7 +188,7 @@ export const pluginHandler = (
         options.logger.error("plugin route failed", {
           plugin: owned.owner,
           route: `${owned.method} ${owned.path}`,
-          error: error instanceof Error ? error.message : String(error)
+          error: describe(error)
         })
         return new HttpFailure({
           status: 500,

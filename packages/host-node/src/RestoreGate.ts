@@ -14,6 +14,7 @@
  */
 
 import type { RuntimeLogger } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 import type { RestoreOutcome } from "@plugboard/matrix"
 
 /** Options of `makeRestoreGate`. Times in milliseconds. */
@@ -31,8 +32,6 @@ interface InFlight {
   readonly done: Promise<void>
   overran: boolean
 }
-
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /** Builds the gate; the returned function resolves when the request may be served (never rejects). */
 export const makeRestoreGate = (options: RestoreGateOptions): ((did: string) => Promise<void>) => {

@@ -7,15 +7,21 @@
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { BaseMessage } from "@langchain/core/messages"
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { type Access, HistoryPage, LoadedPlugins, type RunStore, SessionStore } from "@plugboard/core"
 import { messagesAt, pageAt, textOf } from "@plugboard/langgraph"
 import { Context, Effect, Either, Schema } from "effect"
 import type { TurnCredits } from "./credits/TurnCredits.js"
 import { decodeBody, HttpFailure, json, readJson, searchParams, unavailable } from "./Http.js"
 import type { StageTimings } from "./Pipeline.js"
-import { mintSessionId, notFound, ownerOf, sessionFailure, threadOfOther } from "./SessionAccess.js"
-import type { TurnRegistry } from "./TurnRegistry.js"
+import {
+  mintSessionId,
+  notFound,
+  ownerOf,
+  type SaverFor,
+  sessionFailure,
+  threadOfOther
+} from "./SessionAccess.js"
+import type { TurnService } from "./TurnService.js"
 
 /** The authenticated caller of a request behind the pipeline. */
 export class RequestUser extends Context.Tag("@plugboard/host-node/RequestUser")<
@@ -37,13 +43,14 @@ export interface RouteServices {
   readonly sessions: SessionStore.SessionStoreService
   /** The runs: a deleted session's runs go with it (docs/spec/wire.md#deleting-a-session). */
   readonly runs: Pick<RunStore.RunStoreService, "deleteSession">
-  readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
+  /** The user's saver (the `Checkpointer` port). */
+  readonly saverFor: SaverFor
   readonly oracleDid: string
   readonly oracleName: string
   readonly maxBodyBytes: number
   readonly logger: { readonly warn: (message: string, fields?: Record<string, unknown>) => void }
   /** The running turns: a deleted session's turn is stopped first, another user's claim respected. */
-  readonly turns: Pick<TurnRegistry, "stop" | "claims">
+  readonly turns: Pick<TurnService, "stop" | "heldByOther">
   /** How long `DELETE /sessions/:id` waits for the session's aborted turn to end (default 5 s). */
   readonly stopTurnMs?: number | undefined
 }
@@ -111,6 +118,18 @@ export const wireMessage = (m: BaseMessage) => {
   }
 }
 
+/** The user's saver, or the 503 of a checkpointer that cannot be reached. */
+const saverOf = (s: Pick<RouteServices, "saverFor">, did: string) =>
+  Effect.mapError(
+    s.saverFor(did),
+    (e) =>
+      new HttpFailure({
+        status: 503,
+        message: `load checkpointer: ${e.message}`,
+        error: "storage-unavailable"
+      })
+  )
+
 const tryPromise = <A>(what: string, run: () => Promise<A>) =>
   Effect.tryPromise({
     try: run,
@@ -147,7 +166,7 @@ export const sessionRoutes = (s: RouteServices) => {
     const id = yield* sessionIdParam
     // The user's turn on the session saves when it ends: stopped first, or it would write the
     // deleted conversation back after the thread is gone.
-    const stopped = yield* Effect.promise(() => s.turns.stop(did, id, s.stopTurnMs ?? STOP_TURN_MS))
+    const stopped = yield* s.turns.stop(did, id, s.stopTurnMs ?? STOP_TURN_MS)
     if (!stopped) {
       return yield* Effect.fail(
         new HttpFailure({
@@ -161,13 +180,7 @@ export const sessionRoutes = (s: RouteServices) => {
     // Under a saver shared by users, a thread another user wrote (or is writing: their turn holds
     // the id) is never deleted (SessionAccess).
     const others = yield* Effect.either(
-      Effect.flatMap(threadOfOther(s.saverFor, did, id), (other) =>
-        other
-          ? Effect.succeed(true)
-          : tryPromise("load checkpointer", async () =>
-              s.turns.claims.heldByOther(await s.saverFor(did), id, did)
-            )
-      )
+      Effect.map(threadOfOther(s.saverFor, did, id), (other) => other || s.turns.heldByOther(did, id))
     )
     const existed = yield* sessionsApi.delete(did, id).pipe(Effect.mapError(sessionFailure))
     if (!existed) return yield* Effect.fail(notFound(id))
@@ -184,7 +197,9 @@ export const sessionRoutes = (s: RouteServices) => {
     }
     // The thread goes with its session; a failure leaves orphaned checkpoints, never a 500.
     yield* Effect.ignore(
-      tryPromise("delete thread", async () => (await s.saverFor(did)).deleteThread(id)).pipe(
+      Effect.flatMap(saverOf(s, did), (saver) =>
+        tryPromise("delete thread", () => saver.deleteThread(id))
+      ).pipe(
         Effect.tapError((e) =>
           Effect.sync(() => s.logger.warn("thread not deleted", { id, error: e.message }))
         )
@@ -201,7 +216,7 @@ export const sessionRoutes = (s: RouteServices) => {
     const id = yield* sessionIdParam
     const session = yield* sessionsApi.get(did, id).pipe(Effect.mapError(sessionFailure))
     if (session === undefined) return yield* Effect.fail(notFound(id))
-    const saver = yield* tryPromise("load thread", () => s.saverFor(did))
+    const saver = yield* saverOf(s, did)
     const tuple = yield* tryPromise("load thread", () => saver.getTuple({ configurable: { thread_id: id } }))
     const owner = ownerOf(tuple?.checkpoint.channel_values)
     if (owner !== undefined && owner !== did) return yield* Effect.fail(notFound(id))

@@ -27,7 +27,7 @@
  * lease was still running ends with the `done` instead of waiting for frames that never come.
  */
 import { RunStore, type TurnLock } from "@plugboard/core"
-import { Duration, Effect, Either, Option, Stream } from "effect"
+import { Duration, Effect, Either, Fiber, Option, Schedule, Stream } from "effect"
 
 /** The `reason` of the `done` of a run whose host died (`restart` is the boot's, on one host). */
 export const HOST_LOST = "host-lost"
@@ -51,18 +51,19 @@ const holdRun = (
   runId: string,
   ttlMs: number
 ): Effect.Effect<RunLease, TurnLock.TurnLockError> =>
-  Effect.map(lock.acquire(runLeaseKey(did, runId), { ttlMs, waitMs: 0 }), (lease) => {
-    const refresh = setInterval(
-      () => void Effect.runPromise(Effect.ignore(lock.refresh(lease.key, lease.token, ttlMs))),
-      Math.max(1, Math.floor(ttlMs / 3))
-    )
-    refresh.unref()
-    return {
-      release: Effect.suspend(() => {
-        clearInterval(refresh)
-        return Effect.ignore(lease.release)
-      })
-    }
+  Effect.gen(function* () {
+    const lease = yield* lock.acquire(runLeaseKey(did, runId), { ttlMs, waitMs: 0 })
+    // The lease outlives the call that took it (until the run's `done`): a daemon fiber refreshes
+    // it, interrupted by `release`.
+    const refresh = yield* lock
+      .refresh(lease.key, lease.token, ttlMs)
+      .pipe(
+        Effect.ignore,
+        Effect.repeat(Schedule.spaced(Math.max(1, Math.floor(ttlMs / 3)))),
+        Effect.delay(Math.max(1, Math.floor(ttlMs / 3))),
+        Effect.forkDaemon
+      )
+    return { release: Effect.zipRight(Fiber.interrupt(refresh), Effect.ignore(lease.release)) }
   })
 
 /**
@@ -73,7 +74,8 @@ export const reapIfOrphaned = (
   runs: RunStore.RunStoreService,
   lock: TurnLock.TurnLockService,
   run: RunStore.Run,
-  ttlMs: number
+  ttlMs: number,
+  onReaped: (run: RunStore.Run) => Effect.Effect<void> = () => Effect.void
 ): Effect.Effect<boolean> =>
   !RunStore.isActive(run.status)
     ? Effect.succeed(false)
@@ -85,9 +87,9 @@ export const reapIfOrphaned = (
             : Effect.ensuring(
                 // An end that finds the run already ended (its host wrote `done` between our read
                 // and the lease) is refused by the store: nothing is overwritten.
-                Effect.map(
+                Effect.flatMap(
                   Effect.either(runs.end(run.did, run.runId, { status: "interrupted", reason: HOST_LOST })),
-                  Either.isRight
+                  (ended) => (Either.isRight(ended) ? Effect.as(onReaped(run), true) : Effect.succeed(false))
                 ),
                 Effect.ignore(taken.right.release)
               )
@@ -102,21 +104,26 @@ const reapSession = (
   lock: TurnLock.TurnLockService,
   did: string,
   sessionId: string,
-  ttlMs: number
+  ttlMs: number,
+  onReaped: (run: RunStore.Run) => Effect.Effect<void>
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
     for (let pass = 0; pass < 16; pass++) {
       const active = yield* Effect.orElseSucceed(runs.activeForSession(did, sessionId), () => Option.none())
       if (Option.isNone(active)) return
-      if (!(yield* reapIfOrphaned(runs, lock, active.value, ttlMs))) return
+      if (!(yield* reapIfOrphaned(runs, lock, active.value, ttlMs, onReaped))) return
     }
   })
 
-/** The run store with the liveness rule of the module doc, on `lock` (shared by every host). */
+/**
+ * The run store with the liveness rule of the module doc, on `lock` (shared by every host);
+ * `onReaped` is told each run it ended (the host puts its question back in its thread).
+ */
 export const withLiveness = (
   runs: RunStore.RunStoreService,
   lock: TurnLock.TurnLockService,
-  ttlMs: number
+  ttlMs: number,
+  onReaped: (run: RunStore.Run) => Effect.Effect<void> = () => Effect.void
 ): RunStore.RunStoreService => {
   const held = new Map<string, RunLease>()
   const heldKey = (did: string, runId: string) => JSON.stringify([did, runId])
@@ -132,7 +139,7 @@ export const withLiveness = (
       Effect.gen(function* () {
         // The session's run cut by a dead host ends before the next one begins.
         if (typeof input?.did === "string" && typeof input.sessionId === "string") {
-          yield* reapSession(runs, lock, input.did, input.sessionId, ttlMs)
+          yield* reapSession(runs, lock, input.did, input.sessionId, ttlMs, onReaped)
         }
         const runId = input?.runId ?? RunStore.mintRunId(Date.now())
         const lease = yield* Effect.mapError(
@@ -151,7 +158,7 @@ export const withLiveness = (
     get: (did, runId) =>
       Effect.flatMap(runs.get(did, runId), (found) =>
         Option.isSome(found) && RunStore.isActive(found.value.status)
-          ? Effect.flatMap(reapIfOrphaned(runs, lock, found.value, ttlMs), (reaped) =>
+          ? Effect.flatMap(reapIfOrphaned(runs, lock, found.value, ttlMs, onReaped), (reaped) =>
               reaped ? runs.get(did, runId) : Effect.succeed(found)
             )
           : Effect.succeed(found)
@@ -169,7 +176,7 @@ export const withLiveness = (
                   Effect.orElseSucceed(runs.get(did, runId), () => Option.none()),
                   (found) =>
                     Option.isSome(found)
-                      ? reapIfOrphaned(runs, lock, found.value, ttlMs)
+                      ? reapIfOrphaned(runs, lock, found.value, ttlMs, onReaped)
                       : Effect.succeed(false)
                 )
               )
@@ -179,6 +186,9 @@ export const withLiveness = (
         { haltStrategy: "left" }
       ),
     activeForSession: (did, sessionId) =>
-      Effect.zipRight(reapSession(runs, lock, did, sessionId, ttlMs), runs.activeForSession(did, sessionId))
+      Effect.zipRight(
+        reapSession(runs, lock, did, sessionId, ttlMs, onReaped),
+        runs.activeForSession(did, sessionId)
+      )
   }
 }

@@ -1,12 +1,12 @@
 /**
- * A streamed turn's events on their way out: each is appended to the run's log (`RunStore`), then
- * written to the response as the numbered frame the store gave back.
+ * A run's events on their way out: each is appended to the run's log (`RunStore`), then handed to
+ * the turn's sink as the numbered frame the store gave back.
  *
- * - One call to the store at a time, in the order the turn emitted its events: the events of one
- *   turn of the event loop go in one `appendAll`, and those that come while a call is in flight go
- *   together in the next. A store that answers late (a networked one) delays the frames, never
- *   reorders them, and the `done` frame is appended once every earlier frame was (the caller
- *   writes it, last).
+ * - One call to the store at a time, in the order the turn emitted its events: a fiber of the
+ *   turn's scope takes whatever was recorded since its last call and appends it in one
+ *   `appendAll`, so the events of one turn of the event loop go together and those that come while
+ *   a call is in flight go in the next. A store that answers late (a networked one) delays the
+ *   frames, never reorders them, and the `done` frame is appended once every earlier frame was.
  * - A store that fails (a full disk, a database restarted) costs the rejoin, not the answer: the
  *   events still go out, without ids. From the first failed call on nothing more is appended, so
  *   no later frame takes the missing ids and a rejoin sees exactly where the log stops being
@@ -14,12 +14,22 @@
  *   reason `log-gap` (docs/spec/pipeline.md#runs), while the live client's `done` says how the
  *   turn ended. A store still down at the end is tried again in the background for a while.
  */
-import { EventSink, RunStore } from "@plugboard/core"
-import { Cause, Duration, Effect, Exit, Option, Schedule } from "effect"
+import { type EventSink, RunStore } from "@plugboard/core"
+import { Cause, Deferred, Duration, Effect, Option, Queue, Schedule, type Scope } from "effect"
 
-/** A numbered frame as SSE: the run's frame id, then the event and its one-line JSON. */
-export const frameSse = (frame: RunStore.Frame): string =>
-  `id: ${frame.id}\nevent: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`
+/** A frame on its way to a client: numbered when the run's log holds it, unnumbered when the store failed. */
+export interface OutFrame {
+  readonly id?: number | undefined
+  readonly event: string
+  readonly data: Readonly<Record<string, unknown>>
+}
+
+/** A numbered frame as SSE: the run's frame id (when it has one), then the event and its one-line JSON. */
+export const frameSse = (frame: OutFrame): string =>
+  `${frame.id === undefined ? "" : `id: ${frame.id}\n`}event: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`
+
+/** An agent event as the frame it becomes. */
+export const frameOf = ({ _tag, ...data }: EventSink.AgentEvent): OutFrame => ({ event: _tag, data })
 
 /** Tries at writing a run's `gap` and `done` when its store is down at the end (from 0.5 s, doubling: about 2 min). */
 export const GAP_REPAIR_TRIES = 8
@@ -36,120 +46,124 @@ export interface RunLogReport {
 const failureText = (cause: Cause.Cause<RunStore.RunStoreError>): string =>
   Option.match(Cause.failureOption(cause), { onNone: () => Cause.pretty(cause), onSome: (e) => e.message })
 
-interface Slot {
-  sse: string | undefined
+/** One run's log: `record` from anywhere (the agent's callbacks), `end` from the turn. */
+export interface RunLog {
+  /** Appends the event; its frame goes to the sink once it and every earlier one are stored. */
+  readonly record: (event: EventSink.AgentEvent) => void
+  /** Once every recorded event is out, ends the run; succeeds with its `done` frame (the caller sends it last). */
+  readonly end: (outcome: RunStore.EndOutcome) => Effect.Effect<OutFrame>
 }
 
-/** Appends, in order, one run's events and writes them with `write`; see the module doc. */
-export const makeRunLog = (
-  runs: RunStore.RunStoreService,
-  did: string,
-  runId: string,
-  write: (sse: string) => void,
-  report: RunLogReport = {}
-) => {
-  // Every recorded event's frame, in emission order, until written.
-  const queue: Array<Slot> = []
-  // Recorded, not yet sent to the store.
-  let pending: { slots: Array<Slot>; events: Array<EventSink.AgentEvent> } = { slots: [], events: [] }
-  let scheduled = false
-  let inFlight = false
-  // Frames the store did not take; from the first, nothing more is appended.
-  let missed = 0
-  let drained: (() => void) | undefined
-
-  // Frames stored together are written together: one socket write, not one per frame.
-  const drain = () => {
-    let out = ""
-    while (queue.length > 0 && queue[0]!.sse !== undefined) out += queue.shift()!.sse!
-    if (out.length > 0) write(out)
-    if (queue.length === 0) drained?.()
-  }
-  const unnumbered = (slots: ReadonlyArray<Slot>, events: ReadonlyArray<EventSink.AgentEvent>) => {
-    missed += events.length
-    slots.forEach((slot, i) => {
-      slot.sse = EventSink.toSse(events[i]!)
-    })
-    drain()
-  }
-  const send = () => {
-    scheduled = false
-    if (inFlight || pending.events.length === 0) return
-    const { slots, events } = pending
-    pending = { slots: [], events: [] }
-    if (missed > 0) return unnumbered(slots, events)
-    inFlight = true
-    const frames = events.map(({ _tag, ...data }) => ({ event: _tag, data }))
-    Effect.runCallback(runs.appendAll(did, runId, frames), {
-      onExit: (exit) => {
-        inFlight = false
-        if (Exit.isFailure(exit)) {
-          report.onGap?.(events.length, failureText(exit.cause))
-          unnumbered(slots, events)
-        } else {
-          slots.forEach((slot, i) => {
-            slot.sse = frameSse(exit.value[i]!)
-          })
-          drain()
-        }
-        // What was recorded meanwhile goes next, in one call.
-        send()
-      }
-    })
-  }
-  // Written when it runs: `missed` is read then, once every frame went out.
-  const endWithGap = Effect.suspend(() =>
-    Effect.andThen(
-      runs.append(did, runId, { event: RunStore.GAP_EVENT, data: { missed, reason: "storage-unavailable" } }),
-      runs.end(did, runId, { status: "interrupted", reason: RunStore.LOG_GAP })
-    )
-  )
-  return {
-    /** Appends the event and writes its frame once it and every earlier one are stored. */
-    record: (event: EventSink.AgentEvent): void => {
-      const slot: Slot = { sse: undefined }
-      queue.push(slot)
-      pending.slots.push(slot)
-      pending.events.push(event)
-      // The rest of this turn of the event loop joins the same call.
-      if (!scheduled && !inFlight) {
-        scheduled = true
-        setImmediate(send)
-      }
-    },
-    /**
-     * Once every recorded event is out, ends the run; resolves with its `done` frame, which the
-     * caller writes as the stream's last bytes (with the stream's end, in one socket write).
-     */
-    end: async (outcome: RunStore.EndOutcome): Promise<string> => {
-      if (queue.length > 0) {
-        await new Promise<void>((resolve) => {
-          drained = resolve
-        })
-      }
-      if (missed > 0) {
-        // The live client saw every frame: its `done` says how the turn ended. The log says it
-        // has a hole, in the background, tried again while the store comes back.
-        Effect.runCallback(
-          endWithGap.pipe(
-            Effect.retry({
-              schedule: Schedule.exponential(Duration.millis(500)),
-              times: GAP_REPAIR_TRIES,
-              while: (e) => e.reason === "unavailable"
-            })
-          ),
-          { onExit: (exit) => Exit.isFailure(exit) && report.onRepairFailed?.(failureText(exit.cause)) }
-        )
-        return EventSink.toSse({ _tag: "done", ...outcome })
-      }
-      return new Promise<string>((resolve) => {
-        Effect.runCallback(runs.end(did, runId, outcome), {
-          onExit: (exit) =>
-            resolve(
-              Exit.isSuccess(exit) ? frameSse(exit.value) : EventSink.toSse({ _tag: "done", ...outcome })
-            )
-        })
-      })
+type Item =
+  | { readonly _tag: "events"; readonly events: ReadonlyArray<EventSink.AgentEvent> }
+  | {
+      readonly _tag: "end"
+      readonly outcome: RunStore.EndOutcome
+      readonly done: Deferred.Deferred<OutFrame>
     }
-  }
-}
+
+/**
+ * Starts the log of one run in the current scope (the turn's); the gap repair, which may outlive
+ * the turn, runs in `background`.
+ */
+export const make = (options: {
+  readonly runs: RunStore.RunStoreService
+  readonly did: string
+  readonly runId: string
+  readonly sink: (frames: ReadonlyArray<OutFrame>) => void
+  readonly background: Scope.Scope
+  readonly report?: RunLogReport | undefined
+}): Effect.Effect<RunLog, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { runs, did, runId, sink, report = {} } = options
+    const queue = yield* Effect.acquireRelease(Queue.unbounded<Item>(), Queue.shutdown)
+    // Frames the store did not take; from the first, nothing more is appended.
+    let missed = 0
+    const unnumbered = (events: ReadonlyArray<EventSink.AgentEvent>) => {
+      missed += events.length
+      sink(events.map(frameOf))
+    }
+    const append = (events: ReadonlyArray<EventSink.AgentEvent>) => {
+      if (events.length === 0) return Effect.void
+      if (missed > 0) return Effect.sync(() => unnumbered(events))
+      return runs.appendAll(did, runId, events.map(frameOf)).pipe(
+        Effect.matchCauseEffect({
+          onFailure: (cause) =>
+            Effect.sync(() => {
+              report.onGap?.(events.length, failureText(cause))
+              unnumbered(events)
+            }),
+          onSuccess: (frames) => Effect.sync(() => sink(frames))
+        })
+      )
+    }
+    // Written when it runs: `missed` is read then, once every frame went out.
+    const endWithGap = Effect.suspend(() =>
+      Effect.andThen(
+        runs.append(did, runId, {
+          event: RunStore.GAP_EVENT,
+          data: { missed, reason: "storage-unavailable" }
+        }),
+        runs.end(did, runId, { status: "interrupted", reason: RunStore.LOG_GAP })
+      )
+    )
+    const unnumberedDone = (outcome: RunStore.EndOutcome): OutFrame => frameOf({ _tag: "done", ...outcome })
+    const finish = (outcome: RunStore.EndOutcome): Effect.Effect<OutFrame> => {
+      if (missed === 0) {
+        return runs.end(did, runId, outcome).pipe(Effect.orElseSucceed(() => unnumberedDone(outcome)))
+      }
+      // The live client saw every frame: its `done` says how the turn ended. The log says it has
+      // a hole, in the background, tried again while the store comes back.
+      return endWithGap.pipe(
+        Effect.retry({
+          schedule: Schedule.exponential(Duration.millis(500)),
+          times: GAP_REPAIR_TRIES,
+          while: (e) => e.reason === "unavailable"
+        }),
+        Effect.catchAllCause((cause) => Effect.sync(() => report.onRepairFailed?.(failureText(cause)))),
+        Effect.forkIn(options.background),
+        Effect.as(unnumberedDone(outcome))
+      )
+    }
+    // The writer: everything recorded since its last call goes in one append, in order.
+    const writer = Effect.gen(function* () {
+      while (true) {
+        const items = yield* Queue.takeBetween(queue, 1, Number.MAX_SAFE_INTEGER)
+        const events: Array<EventSink.AgentEvent> = []
+        for (const item of items) {
+          if (item._tag === "events") {
+            events.push(...item.events)
+            continue
+          }
+          yield* append(events)
+          yield* Deferred.succeed(item.done, yield* finish(item.outcome))
+          return
+        }
+        yield* append(events)
+      }
+    })
+    yield* Effect.forkScoped(writer)
+    // The events of one turn of the event loop reach the writer together (`setImmediate`).
+    let pending: Array<EventSink.AgentEvent> = []
+    let timer: ReturnType<typeof setImmediate> | undefined
+    const flush = () => {
+      if (timer !== undefined) clearImmediate(timer)
+      timer = undefined
+      if (pending.length === 0) return
+      Queue.unsafeOffer(queue, { _tag: "events", events: pending })
+      pending = []
+    }
+    return {
+      record: (event) => {
+        pending.push(event)
+        timer ??= setImmediate(flush)
+      },
+      end: (outcome) =>
+        Effect.flatMap(Deferred.make<OutFrame>(), (done) =>
+          Effect.zipRight(
+            Effect.sync(flush),
+            Effect.zipRight(Queue.offer(queue, { _tag: "end", outcome, done }), Deferred.await(done))
+          )
+        )
+    }
+  })

@@ -16,7 +16,6 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import type {
   Auth,
   Catalog,
@@ -24,12 +23,13 @@ import type {
   RateLimiter,
   RunStore,
   RuntimeLogger,
+  TokenCounter,
   TurnLock
 } from "@plugboard/core"
 import { Access, CreditLedger as Ledger, type SessionStore, TurnBounds, TurnControl } from "@plugboard/core"
 import type { QueryRanking } from "@plugboard/langgraph"
 import type { UserDatabaseRegistry } from "@plugboard/sqlite"
-import { Cause, Context, Effect, type ManagedRuntime, Option } from "effect"
+import { Cause, Context, Effect, Exit, type ManagedRuntime, Option, Scope } from "effect"
 import * as BootReport from "./BootReport.js"
 import type { ServerConfig } from "./Config.js"
 import * as ConsoleData from "./console/ConsoleData.js"
@@ -49,15 +49,18 @@ import {
 } from "./Pipeline.js"
 import { BUILTIN_ROUTES, type BuiltinRoute, type OwnedRoute, pluginHandler } from "./PluginRoutes.js"
 import { RequestUser, routerOf, sessionRoutes } from "./Routes.js"
+import type { SaverFor } from "./SessionAccess.js"
 import type { LiveHub } from "./socket/LiveHub.js"
 import { TurnEnds } from "./TurnEnds.js"
-import { TurnRegistry } from "./TurnRegistry.js"
-import * as TurnStops from "./TurnStops.js"
+import * as TurnService from "./TurnService.js"
 
 /** Everything `startServer` composes (built by `createOracleApp`). */
 export interface ServerParts {
-  // biome-ignore lint/suspicious/noExplicitAny: the runtime's services are opaque here
-  readonly runtime: ManagedRuntime.ManagedRuntime<any, any>
+  /**
+   * The app's runtime: the HTTP handler and the turn service run on it (docs/architecture.md "One
+   * Effect boundary"). Everything the server runs on it comes with its services already provided.
+   */
+  readonly runtime: ManagedRuntime.ManagedRuntime<never, unknown>
   readonly config: ServerConfig
   readonly catalog: Catalog.Catalog
   readonly routes: ReadonlyArray<OwnedRoute>
@@ -80,7 +83,10 @@ export interface ServerParts {
     readonly turnControl?: TurnControl.TurnControlService | undefined
   }
   readonly creditsEnabled: boolean
-  readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
+  /** The user's saver (the `Checkpointer` port, with the host's `checkpointerForUser`). */
+  readonly saverFor: SaverFor
+  /** Counts what a turn's model calls send, for `TURN_MAX_TOKENS` (o200k when it loads; heuristic else). */
+  readonly tokenCounter?: TokenCounter.TokenCounterService | undefined
   /** `list_capabilities`' query ranking with an embedder (`EMBEDDING_MODEL`); lexical when absent. */
   readonly ranking?: QueryRanking | undefined
   readonly around: <A>(did: string, run: () => Promise<A>) => Promise<A>
@@ -136,10 +142,50 @@ const modelInfo = (outer: BaseChatModel, provider: string | undefined) => {
 export const startServer = async (parts: ServerParts): Promise<ServerHandle> => {
   const { config, logger, ports } = parts
   const started = Date.now()
-  const registry = new TurnRegistry()
-  const stops = await TurnStops.connect(registry, ports.turnControl ?? TurnControl.makeMemory(), logger)
   const turnEnds = new TurnEnds()
   let draining = false
+  // The turn service lives in a scope of its own, on the app's runtime: its turns are fibers of
+  // that scope, closed once they have ended at shutdown.
+  const turnScope = await parts.runtime.runPromise(Scope.make())
+  const turns = await parts.runtime.runPromise(
+    Scope.extend(
+      TurnService.make({
+        catalog: parts.catalog,
+        model: parts.model,
+        shared: parts.shared,
+        logger,
+        basePrompt: parts.basePrompt,
+        around: parts.around,
+        turnBounds: TurnBounds.make({
+          maxModelCalls: config.turnMaxModelCalls,
+          maxToolCalls: config.turnMaxToolCalls,
+          maxTokens: config.turnMaxTokens,
+          wallClockMs: config.turnTimeoutMs,
+          repeatLimit: config.turnRepeatLimit
+        }),
+        tokenCounter: parts.tokenCounter,
+        ranking: parts.ranking,
+        preload: { mode: config.preload },
+        mcpInvocations: parts.mcpInvocations,
+        toolsSettled: parts.toolsSettled,
+        oracleDid: parts.oracleDid,
+        oracleName: parts.oracleName,
+        ports: {
+          sessions: ports.sessions,
+          runs: ports.runs,
+          turnLock: ports.turnLock,
+          turnControl: ports.turnControl ?? TurnControl.makeMemory(),
+          saverFor: parts.saverFor
+        },
+        turnLockTtlMs: config.turnLockTtlMs,
+        turnTimeoutMs: config.turnTimeoutMs,
+        threadsShared: parts.threadsShared,
+        live: parts.live,
+        turnEnds
+      }),
+      turnScope
+    )
+  )
 
   const emitTimings = (timings: StageTimings, method: string, path: string) => {
     if (parts.onTimings === undefined) return
@@ -158,45 +204,13 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     oracleName: parts.oracleName,
     maxBodyBytes: config.maxBodyBytes,
     logger,
-    turns: { stop: stops.stop, claims: registry.claims }
+    turns
   })
   const messages = messageRoutes({
-    turns: {
-      catalog: parts.catalog,
-      model: parts.model,
-      shared: parts.shared,
-      logger,
-      basePrompt: parts.basePrompt,
-      saverFor: parts.saverFor,
-      around: parts.around,
-      turnLock: ports.turnLock,
-      turnLockTtlMs: config.turnLockTtlMs,
-      turnBounds: TurnBounds.make({
-        maxModelCalls: config.turnMaxModelCalls,
-        maxToolCalls: config.turnMaxToolCalls,
-        maxTokens: config.turnMaxTokens,
-        wallClockMs: config.turnTimeoutMs,
-        repeatLimit: config.turnRepeatLimit
-      }),
-      ranking: parts.ranking,
-      preload: { mode: config.preload },
-      threadsShared: parts.threadsShared,
-      mcpInvocations: parts.mcpInvocations,
-      toolsSettled: parts.toolsSettled
-    },
-    registry,
-    stops,
-    sessions: ports.sessions,
+    turns,
     runs: ports.runs,
-    oracleDid: parts.oracleDid,
-    oracleName: parts.oracleName,
     maxBodyBytes: config.maxBodyBytes,
-    heartbeatMs: config.heartbeatMs,
-    live: parts.live,
-    turnEnds,
-    turnTimeoutMs: config.turnTimeoutMs,
-    threadsShared: parts.threadsShared,
-    logger
+    heartbeatMs: config.heartbeatMs
   })
 
   const notFound = (method: string, path: string) =>
@@ -324,9 +338,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       })
       return yield* credits === undefined
         ? rest
-        : Effect.onExit(rest, () =>
-            credits.attached() ? Effect.void : Effect.promise(() => credits.settle("turn not started"))
-          )
+        : Effect.onExit(rest, () => (credits.attached() ? Effect.void : credits.settle("turn not started")))
     })
 
   type Public = Extract<BuiltinRoute, "root" | "health" | "models" | "console">
@@ -580,12 +592,8 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
         if (server === undefined) resolve()
         else server.close(() => resolve())
       })
-      if (!(await registry.settle(deadlineMs))) {
-        logger.warn("shutdown deadline reached; aborting running turns", { running: registry.size })
-        registry.abortAll()
-        await registry.settle(10_000)
-      }
-      await stops.close()
+      await parts.runtime.runPromise(turns.drain(deadlineMs))
+      await parts.runtime.runPromise(Scope.close(turnScope, Exit.void))
       // Streams just wrote `done`; give their sockets a moment to flush, then cut what is left.
       const timer = setTimeout(() => {
         server?.closeAllConnections()

@@ -1,31 +1,32 @@
 /**
- * Running one agent turn for a request: the per-request agent built from the boot catalog
- * (`createMainAgent`) on the saver the route resolved (a `TurnSaver`: thread id = session id), the
- * session's turn lock, the turn streamed to the caller (`streamTurn`: tool calls and answer chunks
- * in one order) or run to its end for a JSON answer (`runTurn`), its abort signal, and the
- * storage/agent split of its time.
+ * The agent hop of a turn (docs/architecture.md): the per-request agent built from the boot
+ * catalog (`createMainAgent`) on the saver and scope the turn service made, the turn streamed to
+ * the caller's `emit` (`streamTurn`: reasoning, tool calls and answer chunks in one order) or run
+ * to its end for a JSON answer (`runTurn`), its abort signal, and the storage/agent split of its
+ * time. The session's lock is the turn service's (`TurnService.ts`), held around this hop.
  *
- * A turn never throws to its caller: it ends with an outcome (answer, error or aborted), so the
- * SSE writer can always finish with `done`. A turn cut short leaves the thread as the user saw it
- * (the adapter's `CutOff`: dangling calls answered, the partial answer kept and marked).
+ * This is where the turn leaves Effect: LangGraph and the plugins' handlers are Promise code, so
+ * the service enters this hop once (`Effect.promise`) and nothing in it runs an Effect back.
+ * A turn never rejects: it ends with an outcome (answer, failure or aborted), so the service can
+ * always end the run with `done`. A turn cut short leaves the thread as the user saw it (the
+ * adapter's `CutOff`: dangling calls answered, the partial answer kept and marked).
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { HumanMessage } from "@langchain/core/messages"
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import type {
-  Access,
-  Catalog,
-  EventSink,
-  GraphState,
-  RuntimeLogger,
-  TurnBounds,
-  TurnLock
+import {
+  type Access,
+  type Catalog,
+  describe,
+  type EventSink,
+  type GraphState,
+  type RuntimeLogger,
+  type TokenCounter,
+  TurnBounds
 } from "@plugboard/core"
 import {
   type ClientToolsOption,
   createMainAgent,
   type MainAgent,
-  makeRequestScope,
   type PreloadOption,
   type QueryRanking,
   type RequestScope,
@@ -36,46 +37,44 @@ import {
   type TurnSaver,
   textOf
 } from "@plugboard/langgraph"
+import { ModelCallTimeout } from "@plugboard/models"
 
-/** What every turn of this server shares (built once at boot). */
-export interface TurnDeps {
+/** What every turn's agent shares (built once at boot). */
+export interface AgentDeps {
   readonly catalog: Catalog.Catalog
   readonly model: BaseChatModel
-  readonly shared: Readonly<Record<string, unknown>>
   readonly logger: RuntimeLogger
   readonly basePrompt?: string | undefined
-  /** The user's saver (default per-user SQLite, or the host's `checkpointerForUser`). */
-  readonly saverFor: (did: string) => Promise<BaseCheckpointSaver>
   /** Wraps the whole turn of a user (the user databases' turn gate, which a Matrix restore waits on). */
   readonly around: <A>(did: string, run: () => Promise<A>) => Promise<A>
-  /** One turn per session at a time (`TurnLock` port); the key is `turnLockKey`'s. */
-  readonly turnLock: TurnLock.TurnLockService
-  /** Lease of the session's lock (`TURN_LOCK_TTL_MS`): how long a dead host can keep the session. */
-  readonly turnLockTtlMs?: number | undefined
   /** What one turn may spend (`TURN_*`); reaching a bound ends the turn, `failed`. */
   readonly turnBounds?: TurnBounds.Limits | undefined
+  /** Counts what each model call sends for the token bound (the exact o200k counter when it loads). */
+  readonly tokenCounter?: TokenCounter.TokenCounterService | undefined
   /** Predictive preload (`PRELOAD`; README "Predictive preload"); off when absent. */
   readonly preload?: PreloadOption | undefined
   /** `list_capabilities`' query ranking with an embedder (`EMBEDDING_MODEL`); lexical when absent. */
   readonly ranking?: QueryRanking | undefined
-  /** Whether users' threads share one saver: then a thread's key is its session id alone. */
-  readonly threadsShared?: boolean | undefined
   /** The user's invocations for the MCP servers that forward UCANs (none configured: absent). */
   readonly mcpInvocations?: ((did: string) => Promise<Record<string, string>>) | undefined
-  /** Tool lists that MCP servers announced as changed, while they are being read (`Sources.toolsSettled`). */
-  readonly toolsSettled?: (() => Promise<void> | undefined) | undefined
 }
 
-/** One turn to run. */
-export interface TurnRequest {
-  /** The user's saver, resolved once for the request (with the thread's read, when it was made). */
+/** One agent run: what the turn service resolved for it. */
+export interface AgentRun {
+  /** The user's saver for this turn (with the thread's read, when opening the session made one). */
   readonly saver: TurnSaver
+  /** The request's scope (its per-request tools and sub-agents), built once by the turn service. */
+  readonly scope: RequestScope
+  /** The turn's shared state (the plugins' values, with the turn's credits). */
+  readonly shared: Readonly<Record<string, unknown>>
   readonly did: string
   /** What the user's credentials grant: the turn offers what the catalog's `requires` allow. */
   readonly capabilities?: ReadonlyArray<Access.Capability> | undefined
   readonly sessionId: string
   readonly requestId: string
   readonly message: string
+  /** The user's message's id in the thread (a run's: what a repair after a crash writes again). */
+  readonly messageId?: string | undefined
   /** What the client sent with the message and the turn keeps on it (`plugboard` in its kwargs). */
   readonly extras?: Readonly<Record<string, unknown>> | undefined
   readonly signal: AbortSignal
@@ -90,67 +89,43 @@ export interface TurnRequest {
     | undefined
   /** Told every event the agent emits (tool calls), as it emits it, in both modes (the live gateway). */
   readonly observe?: ((event: EventSink.AgentEvent) => void) | undefined
-  /** The request's scope when the route built it first (`prepareScope`); built with the agent otherwise. */
-  readonly scope?: RequestScope | undefined
 }
 
-/**
- * Runs the request's per-request hooks (`getRequestTools`, `getRequestSubAgents`) ahead of the
- * turn, so the route can check the client's tool names against every tool the turn could offer
- * before it answers; the turn then reuses the scope (`TurnRequest.scope`), so the hooks run once.
- * A tool list an MCP server announced as changed is waited for first (`toolsSettled`), so the
- * turn after the one that changed it offers the new tools. Never rejects: a failing hook is
- * logged and skipped, as in the turn.
- */
-export const prepareScope = async (
-  deps: Pick<TurnDeps, "catalog" | "shared" | "logger" | "toolsSettled">,
-  request: { readonly did: string; readonly sessionId: string }
-): Promise<RequestScope> => {
-  const settling = deps.toolsSettled?.()
-  if (settling !== undefined) await settling
-  return makeRequestScope({
-    catalog: deps.catalog,
-    request: { userDid: request.did, sessionId: request.sessionId, shared: deps.shared },
-    logger: deps.logger
-  })
+/** Why a turn failed: the bound or call timeout that ended it, or `turn-failed` (never a class name). */
+export interface TurnFailure {
+  readonly message: string
+  /** The run's `done` reason and the `error` frame's `code`. */
+  readonly reason: string
+  /**
+   * A port the turn needs could not answer (a storage or coordination engine down); its message
+   * then names no host, port or user (the log does).
+   */
+  readonly unavailable?: boolean | undefined
 }
+
+const UNAVAILABLE = "A service this turn needs is unavailable right now. Try again shortly."
 
 /** How a turn ended, with its time split. */
 export interface TurnOutcome {
   readonly status: "answered" | "failed" | "aborted"
   readonly answer?: string | undefined
   readonly messageId?: string | undefined
-  /**
-   * Why a failed turn failed. `unavailable`: a port it needs could not answer (a storage or
-   * coordination engine down); its message then names no host, port or user (the log does).
-   */
-  readonly error?:
-    | { readonly message: string; readonly code: string; readonly unavailable?: boolean }
-    | undefined
+  readonly error?: TurnFailure | undefined
   readonly timings: { readonly load: number; readonly save: number; readonly agent: number }
 }
 
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
-
-const codeOf = (error: unknown): string => {
+/** The failure's reason: a turn bound's, a model call bound's, else `turn-failed`. */
+export const failureOf = (error: unknown): TurnFailure => {
+  if (error instanceof TurnBounds.TurnBoundExceeded) return { message: error.message, reason: error.reason }
+  if (error instanceof ModelCallTimeout)
+    return { message: error.message, reason: `model-${error.reason}-timeout` }
+  // A port's failure (a `Schema.TaggedError`) whose engine is down.
   const e = error as { _tag?: unknown; reason?: unknown } | null
-  if (typeof e?._tag === "string") return typeof e.reason === "string" ? `${e._tag}:${e.reason}` : e._tag
-  // An untagged error (a TypeError, a SyntaxError) is a bug somewhere: its class name is not a
-  // reason a client could act on (its message still goes with the turn's error event).
-  return "turn-failed"
+  if (typeof e?._tag === "string" && e.reason === "unavailable")
+    return { message: UNAVAILABLE, reason: "turn-failed", unavailable: true }
+  // Anything else (an untagged TypeError, a SyntaxError) is a bug: its class name is no reason.
+  return { message: describe(error), reason: "turn-failed" }
 }
-
-/** Whether a port failed `unavailable` (a `Schema.TaggedError` with that reason). */
-const isUnavailable = (error: unknown): boolean => {
-  const e = error as { _tag?: unknown; reason?: unknown } | null
-  return typeof e?._tag === "string" && e.reason === "unavailable"
-}
-
-const UNAVAILABLE = "A service this turn needs is unavailable right now. Try again shortly."
-
-/** The session's key in the turn lock: one namespace per user, or one for all when threads are shared. */
-export const turnLockKey = (deps: Pick<TurnDeps, "threadsShared">, did: string, sessionId: string): string =>
-  deps.threadsShared === true ? `thread\u0000${sessionId}` : `${did}\u0000${sessionId}`
 
 /**
  * Streams a turn: each event `streamTurn` yields (tool calls, answer chunks) goes to `emit` as it
@@ -172,16 +147,16 @@ const streamed = async (
 }
 
 /**
- * Runs one turn. With `emit`, the turn is streamed and every event (`tool_call`, `message`
- * chunks) goes to it in order; without, it runs to its end (the JSON answer). Never rejects.
+ * Runs the agent for one turn. With `emit`, the turn is streamed and every event goes to it in
+ * order; without, it runs to its end (the JSON answer). Never rejects.
  */
-export const runOne = (
-  deps: TurnDeps,
-  request: TurnRequest,
+export const runAgent = (
+  deps: AgentDeps,
+  run: AgentRun,
   emit?: ((event: EventSink.AgentEvent) => void) | undefined
-) =>
-  deps.around(request.did, async (): Promise<TurnOutcome> => {
-    const storage = request.saver.timings
+): Promise<TurnOutcome> =>
+  deps.around(run.did, async (): Promise<TurnOutcome> => {
+    const storage = run.saver.timings
     const started = performance.now()
     const timings = () => {
       const total = performance.now() - started
@@ -196,39 +171,36 @@ export const runOne = (
       const agent = await createMainAgent({
         catalog: deps.catalog,
         model: deps.model,
-        checkpointer: request.saver,
-        threadLock: {
-          lock: deps.turnLock,
-          key: turnLockKey(deps, request.did, request.sessionId),
-          ttlMs: deps.turnLockTtlMs
-        },
-        shared: deps.shared,
+        checkpointer: run.saver,
+        shared: run.shared,
         logger: deps.logger,
         ...(deps.basePrompt === undefined ? {} : { basePrompt: deps.basePrompt }),
         request: {
-          did: request.did,
-          sessionId: request.sessionId,
-          requestId: request.requestId,
-          signal: request.signal,
+          did: run.did,
+          sessionId: run.sessionId,
+          requestId: run.requestId,
+          signal: run.signal,
           turnBounds: deps.turnBounds,
-          capabilities: request.capabilities
+          capabilities: run.capabilities,
+          tokenCounter: deps.tokenCounter
         },
-        ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools }),
-        scope: request.scope ?? (await prepareScope(deps, request)),
+        ...(run.clientTools === undefined ? {} : { clientTools: run.clientTools }),
+        scope: run.scope,
         ...(deps.preload === undefined ? {} : { preload: deps.preload }),
         ...(deps.ranking === undefined ? {} : { ranking: deps.ranking })
       })
-      if (request.observe !== undefined) stopObserving = agent.events.listen(request.observe)
-      const invocations = await deps.mcpInvocations?.(request.did)
+      if (run.observe !== undefined) stopObserving = agent.events.listen(run.observe)
+      const invocations = await deps.mcpInvocations?.(run.did)
       const input: TurnInput = {
         message:
-          request.extras === undefined
-            ? request.message
+          run.extras === undefined && run.messageId === undefined
+            ? run.message
             : new HumanMessage({
-                content: request.message,
-                additional_kwargs: { plugboard: request.extras }
+                content: run.message,
+                ...(run.messageId === undefined ? {} : { id: run.messageId }),
+                ...(run.extras === undefined ? {} : { additional_kwargs: { plugboard: run.extras } })
               }),
-        ...request.clientState,
+        ...run.clientState,
         ...(invocations === undefined ? {} : { mcpUcanContext: { invocations } })
       }
       const result = emit === undefined ? await runTurn(agent, input) : await streamed(agent, input, emit)
@@ -239,18 +211,9 @@ export const runOne = (
         timings: timings()
       }
     } catch (error) {
-      if (request.signal.aborted) return { status: "aborted", timings: timings() }
-      deps.logger.error("turn failed", { sessionId: request.sessionId, error: describe(error) })
-      const unavailable = isUnavailable(error)
-      return {
-        status: "failed",
-        error: {
-          message: unavailable ? UNAVAILABLE : describe(error),
-          code: codeOf(error),
-          ...(unavailable ? { unavailable } : {})
-        },
-        timings: timings()
-      }
+      if (run.signal.aborted) return { status: "aborted", timings: timings() }
+      deps.logger.error("turn failed", { sessionId: run.sessionId, error: describe(error) })
+      return { status: "failed", error: failureOf(error), timings: timings() }
     } finally {
       stopObserving?.()
     }

@@ -281,7 +281,8 @@ describe("streamed turn", () => {
         _tag: "run",
         runId: response.headers.get("x-run-id"),
         requestId: response.headers.get("x-request-id"),
-        resumed: false
+        resumed: false,
+        message: expect.any(String)
       })
       // …and no event of the turn yet: the model really is still waiting.
       const first = iterator.next()

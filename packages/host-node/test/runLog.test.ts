@@ -3,10 +3,10 @@
  * `done` comes last; a store that fails leaves an explicit gap, never a renumbered log (RunLog.ts).
  */
 import { Clock, RunStore } from "@plugboard/core"
-import { Chunk, Effect, Stream } from "effect"
+import { Chunk, Effect, Scope, Stream } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { makeRunLog } from "../src/RunLog.js"
+import * as RunLog from "../src/RunLog.js"
 
 const did = "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"
 
@@ -36,6 +36,32 @@ const slowStore = (delays: ReadonlyArray<number>, failAt: ReadonlySet<number>) =
     }
   }
   return store
+}
+
+/** The run's log in a scope of its own, writing each batch of frames as one SSE string. */
+const makeRunLog = (
+  runs: RunStore.RunStoreService,
+  d: string,
+  runId: string,
+  write: (sse: string) => void
+) => {
+  const scope = Effect.runSync(Scope.make())
+  const log = Effect.runSync(
+    Scope.extend(
+      RunLog.make({
+        runs,
+        did: d,
+        runId,
+        sink: (frames) => write(frames.map(RunLog.frameSse).join("")),
+        background: scope
+      }),
+      scope
+    )
+  )
+  return {
+    record: log.record,
+    end: (outcome: RunStore.EndOutcome) => Effect.runPromise(log.end(outcome)).then(RunLog.frameSse)
+  }
 }
 
 describe("RunLog", () => {

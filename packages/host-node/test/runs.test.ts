@@ -163,7 +163,7 @@ describe("a run cut by kill -9", () => {
   ] as const
   afterAll(() => rmSync(cwd, { recursive: true, force: true }))
 
-  it("is reported interrupted after the restart, with every frame it had committed", async () => {
+  it("is reported interrupted after the restart, with every frame it had committed, and its question is back in the history (issue 36, item 3)", async () => {
     const first = spawnServe(command, cwd, { PORT: "0" })
     let runId: string
     let session: string
@@ -206,6 +206,27 @@ describe("a run cut by kill -9", () => {
       expect(replay).toMatch(
         /event: done\ndata: \{"status":"interrupted","partialText":"","reason":"restart"\}/
       )
+      // The turn never saved (it was killed mid-call): the restart put its question in the thread.
+      const history = (await call(`${url}/messages/${session}`, { headers })).body.messages as ReadonlyArray<{
+        type: string
+        content: string
+      }>
+      expect(history.map((m) => [m.type, m.content])).toEqual([["human", "Run the slow job"]])
+      // The next turn goes on from it.
+      const next = await call(`${url}/messages/${session}`, {
+        method: "POST",
+        headers,
+        body: { message: "What's the weather in Berlin?" }
+      })
+      expect(next.status).toBe(200)
+      const after = (await call(`${url}/messages/${session}`, { headers })).body.messages as ReadonlyArray<{
+        type: string
+        content: string
+      }>
+      expect(after.slice(0, 2).map((m) => [m.type, m.content])).toEqual([
+        ["human", "Run the slow job"],
+        ["human", "What's the weather in Berlin?"]
+      ])
     } finally {
       second.child.kill("SIGTERM")
       await second.exited

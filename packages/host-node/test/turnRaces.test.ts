@@ -1,5 +1,5 @@
 /**
- * Turns that meet on one session (TurnRegistry): a second message while a turn runs, an abort of
+ * Turns that meet on one session (the turn service's lock and abort map): a second message while a turn runs, an abort of
  * a turn still waiting for its predecessor, and `DELETE /sessions/:id` while a turn runs. Each
  * ends with a history that keeps every turn that ran (or, after a delete, none of them) and
  * answers every tool call.
@@ -8,8 +8,7 @@
 import type { EventSink } from "@plugboard/core"
 import { CANCELLED_CALL, MemorySaver } from "@plugboard/langgraph"
 import { describe, expect, it } from "vitest"
-import { TurnRegistry } from "../src/TurnRegistry.js"
-import type { TurnOutcome } from "../src/Turns.js"
+import { RunningTurns } from "../src/RunningTurns.js"
 import { call, collect, newSession, slowJob, start, stream, user, weather } from "./helpers.js"
 
 const BERLIN = "What's the weather in Berlin?"
@@ -249,34 +248,42 @@ describe("DELETE /sessions/:id while a turn runs", () => {
   })
 })
 
-describe("TurnRegistry", () => {
-  const outcome: TurnOutcome = { status: "answered", timings: { load: 0, save: 0, agent: 0 } }
+describe("RunningTurns (the abort map)", () => {
+  const key = (did: string, sessionId: string) => `${did}\u0000${sessionId}`
 
-  it("a new turn aborts the session's running one, and no other session's (the lock orders them)", async () => {
-    const registry = new TurnRegistry()
-    const log: Array<string> = []
-    const turn = (name: string, ms: number) => async (signal: AbortSignal) => {
-      log.push(`${name}:start`)
-      await new Promise((r) => setTimeout(r, ms))
-      log.push(`${name}:end${signal.aborted ? ":aborted" : ""}`)
-      return outcome
-    }
-    const a = registry.start("did:a", "s", turn("a", 50))
-    const other = registry.start("did:a", "t", turn("other", 10))
-    const b = registry.start("did:a", "s", turn("b", 10))
-    await Promise.all([a.done, b.done, other.done])
-    // No lock here (the adapter's turn takes the session's TurnLock): b starts at once, a is told to stop.
-    expect(log).toEqual(["a:start", "other:start", "b:start", "other:end", "b:end", "a:end:aborted"])
-    expect(registry.size).toBe(0)
+  it("a newer turn aborts the session's running one as replaced, and no other session's", () => {
+    const map = new RunningTurns(key)
+    const a = map.enter("did:a", "s")!
+    const other = map.enter("did:a", "t")!
+    const b = map.enter("did:a", "s")!
+    expect(map.abort("did:a", "s", "replaced", b)).toBe(true)
+    expect(a.controller.signal.reason).toBe("replaced")
+    expect(b.controller.signal.aborted).toBe(false)
+    expect(other.controller.signal.aborted).toBe(false)
+    for (const t of [a, b, other]) t.leave()
+    expect(map.size).toBe(0)
   })
 
   it("stop aborts the session's turns and answers whether they ended within the bound", async () => {
-    const registry = new TurnRegistry()
-    const deaf = registry.start("did:a", "s", () => new Promise((r) => setTimeout(() => r(outcome), 300)))
-    expect(await registry.stop("did:a", "s", 20)).toBe(false)
-    expect(deaf.controller.signal.aborted).toBe(true)
-    expect(await registry.stop("did:a", "s", 2_000)).toBe(true)
+    const map = new RunningTurns(key)
+    const deaf = map.enter("did:a", "s")!
+    expect(await map.stop("did:a", "s", "deleted", 20)).toBe(false)
+    expect(deaf.controller.signal.reason).toBe("deleted")
+    setImmediate(deaf.leave)
+    expect(await map.stop("did:a", "s", "deleted", 2_000)).toBe(true)
     // Nothing running: nothing to wait for.
-    expect(await registry.stop("did:a", "nothing", 1)).toBe(true)
+    expect(await map.stop("did:a", "nothing", "deleted", 1)).toBe(true)
+  })
+
+  it("on one key for a thread users share, another user's turn is refused while the first is in", () => {
+    const map = new RunningTurns((_did, sessionId) => `thread\u0000${sessionId}`)
+    const alice = map.enter("did:alice", "chat")!
+    expect(map.enter("did:bob", "chat")).toBeUndefined()
+    expect(map.heldByOther("did:bob", "chat")).toBe(true)
+    // Bob's abort reaches nothing of Alice's.
+    expect(map.abort("did:bob", "chat", "user")).toBe(false)
+    expect(alice.controller.signal.aborted).toBe(false)
+    alice.leave()
+    expect(map.enter("did:bob", "chat")).toBeDefined()
   })
 })

@@ -1,31 +1,17 @@
 /**
- * TurnStops (README "Choosing a deployment"): abort and delete go through the TurnControl port to
- * every host's turns; on one process (the port's memory control) that is this host's registry,
- * and when the port's engine cannot be reached they fall back to this host's turns, with a
- * warning. Across real hosts: manyHosts.serve.test.ts.
+ * Aborts and deletes across hosts (docs/architecture.md "One exclusion mechanism"): the turn
+ * service sends them through the TurnControl port to every host's abort map; when the port's
+ * engine cannot be reached they fall back to this host's turns, with a warning. Across real
+ * hosts: manyHosts.serve.test.ts; on one host with real turns: turnRaces.test.ts.
  */
 import { TurnControl } from "@plugboard/core"
-import { Effect } from "effect"
+import { Effect, Exit, Scope } from "effect"
 import { describe, expect, it } from "vitest"
-import { TurnRegistry } from "../src/TurnRegistry.js"
-import * as TurnStops from "../src/TurnStops.js"
-import type { TurnOutcome } from "../src/Turns.js"
+import { TurnEnds } from "../src/TurnEnds.js"
+import * as TurnService from "../src/TurnService.js"
 import { recordingLogger } from "./helpers.js"
 
 const DID = "did:key:z6MkStops"
-const timings = { load: 0, save: 0, agent: 0 }
-
-/** A turn that ends (after `cleanupMs`) once its signal aborts, saying why. */
-const turn =
-  (cleanupMs = 0) =>
-  (signal: AbortSignal) =>
-    new Promise<TurnOutcome>((resolve) =>
-      signal.addEventListener(
-        "abort",
-        () => setTimeout(() => resolve({ status: "aborted", timings }), cleanupMs),
-        { once: true }
-      )
-    )
 
 const down = new TurnControl.TurnControlError({ reason: "unavailable", message: "redis is down" })
 const unreachable: TurnControl.TurnControlService = {
@@ -33,44 +19,58 @@ const unreachable: TurnControl.TurnControlService = {
   stop: () => Effect.fail(down)
 }
 
-describe("TurnStops", () => {
-  it("on the memory control: abort finds the session's turn once, and the other session's never", async () => {
-    const registry = new TurnRegistry()
-    const stops = await TurnStops.connect(registry, TurnControl.makeMemory(), recordingLogger().logger)
-    const running = registry.start(DID, "s1", turn())
-    expect(await stops.abort(DID, "s2")).toBe(false)
-    expect(await stops.abort(DID, "s1")).toBe(true)
-    expect(running.controller.signal.reason).toBe("user")
-    await running.done
-    expect(await stops.abort(DID, "s1")).toBe(false)
-    await stops.close()
-  })
+/** A service with nothing behind its turns: only its abort and stop paths are used here. */
+const serviceOn = (
+  control: TurnControl.TurnControlService,
+  logger: ReturnType<typeof recordingLogger>["logger"]
+) => {
+  const scope = Effect.runSync(Scope.make())
+  const unused = () => {
+    throw new Error("not used by these tests")
+  }
+  const service = Effect.runSync(
+    Scope.extend(
+      TurnService.make({
+        catalog: unused as never,
+        model: unused as never,
+        shared: {},
+        logger,
+        around: (_did, run) => run(),
+        oracleDid: "did:key:z6MkOracle",
+        oracleName: "test",
+        ports: {
+          sessions: unused as never,
+          runs: unused as never,
+          turnLock: unused as never,
+          turnControl: control,
+          saverFor: unused as never
+        },
+        turnLockTtlMs: 60_000,
+        turnEnds: new TurnEnds()
+      }),
+      scope
+    )
+  )
+  return { service, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}
 
-  it("on the memory control: a delete waits for the turn to end, and says when it did not in time", async () => {
-    const registry = new TurnRegistry()
-    const stops = await TurnStops.connect(registry, TurnControl.makeMemory(), recordingLogger().logger)
-    const quick = registry.start(DID, "s1", turn(20))
-    expect(await stops.stop(DID, "s1", 1_000)).toBe(true)
-    expect(quick.controller.signal.reason).toBe("deleted")
-    registry.start(DID, "s2", turn(2_000))
-    expect(await stops.stop(DID, "s2", 100)).toBe(false)
-    expect(await stops.stop(DID, "nothing", 100)).toBe(true)
-    await stops.close()
+describe("TurnService aborts and stops", () => {
+  it("on the memory control: nothing running answers false to an abort and true to a stop", async () => {
+    const { service, close } = serviceOn(TurnControl.makeMemory(), recordingLogger().logger)
+    expect(await Effect.runPromise(service.abort(DID, "s1"))).toBe(false)
+    expect(await Effect.runPromise(service.stop(DID, "s1", 100))).toBe(true)
+    await close()
   })
 
   it("an engine that cannot be reached: abort and delete reach this host's turns, with a warning", async () => {
     const { records, logger } = recordingLogger()
-    const registry = new TurnRegistry()
-    const stops = await TurnStops.connect(registry, unreachable, logger)
-    const first = registry.start(DID, "s1", turn())
-    expect(await stops.abort(DID, "s1")).toBe(true)
-    expect(first.controller.signal.reason).toBe("user")
-    registry.start(DID, "s2", turn(10))
-    expect(await stops.stop(DID, "s2", 1_000)).toBe(true)
+    const { service, close } = serviceOn(unreachable, logger)
+    expect(await Effect.runPromise(service.abort(DID, "s1"))).toBe(false)
+    expect(await Effect.runPromise(service.stop(DID, "s2", 1_000))).toBe(true)
     const warnings = records.filter((r) => r.level === "warn").map((r) => r.message)
     expect(warnings).toContainEqual(expect.stringContaining("turn control could not be served"))
     expect(warnings).toContainEqual(expect.stringContaining("abort reaches this host's turns only"))
     expect(warnings).toContainEqual(expect.stringContaining("delete reaches this host's turns only"))
-    await stops.close()
+    await close()
   })
 })

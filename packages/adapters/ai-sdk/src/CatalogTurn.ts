@@ -19,6 +19,7 @@
 import {
   Access,
   type Catalog,
+  describe,
   GraphState,
   LoadedPlugins,
   MetaTools,
@@ -129,8 +130,6 @@ const NO_CHANGE: StepSettings = {}
 
 // A name that was not offered: any arguments, since the call is answered without running anything.
 const anyInput = jsonSchema({ type: "object" })
-
-const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 /**
  * The turn's state and rules. A class rather than closures: a request makes one turn, and its
@@ -278,7 +277,7 @@ class Turn implements CatalogTurn {
       callback(event)
     } catch (error) {
       this.#deps.logger.warn(`ai-sdk: the turn's ${name} callback threw; ignored`, {
-        error: errorText(error)
+        error: describe(error)
       })
     }
   }
@@ -345,7 +344,7 @@ class Turn implements CatalogTurn {
       return await rank(query)
     } catch (error) {
       this.#deps.logger.warn("list_capabilities: the embedder's ranking failed; ranking lexically", {
-        error: errorText(error)
+        error: describe(error)
       })
       return undefined
     }

@@ -8,7 +8,7 @@
  */
 import { readFile, stat } from "node:fs/promises"
 import { join } from "node:path"
-import { Embedder } from "@plugboard/core"
+import { describe, Embedder } from "@plugboard/core"
 import { Effect, Layer, type Scope } from "effect"
 import * as ort from "onnxruntime-node"
 import { encode, parseVocabulary, type WordPiece } from "./WordPiece.js"
@@ -29,8 +29,6 @@ export interface OnnxEmbedderOptions {
 
 const fail = (reason: Embedder.EmbedderError["reason"], message: string) =>
   new Embedder.EmbedderError({ reason, message })
-
-const describe = (e: unknown) => (e instanceof Error ? e.message : String(e))
 
 const requireFile = (path: string, what: string) =>
   Effect.tryPromise({

@@ -6,6 +6,7 @@
  */
 import { AIMessage, type BaseMessage, isAIMessage, ToolMessage } from "@langchain/core/messages"
 import type { RuntimeLogger } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 
 /** Text a tool call gets when its turn was cut short before it returned. */
 export const CANCELLED_CALL = "Cancelled: the turn was aborted before this tool call returned."
@@ -84,7 +85,7 @@ export const repairCutOff = async (
   } catch (error) {
     logger.error("could not close the interrupted tool calls of a thread", {
       threadId: agent.threadId,
-      error: error instanceof Error ? error.message : String(error)
+      error: describe(error)
     })
   }
 }

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from "node:crypto"
 import type { EventSink, RuntimeLogger, ToolProgress } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 import { Effect } from "effect"
 
 /** A tool call event (core's `EventSink.ToolCall`). */
@@ -138,6 +139,6 @@ export class Emitter {
   }
 
   private sinkFailed(e: unknown): void {
-    this.logger.warn("event sink failed", { error: e instanceof Error ? e.message : String(e) })
+    this.logger.warn("event sink failed", { error: describe(e) })
   }
 }

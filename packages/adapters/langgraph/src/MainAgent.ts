@@ -49,9 +49,10 @@ export interface CreateMainAgentOptions {
   readonly checkpointer: BaseCheckpointSaver
   /**
    * The lock that keeps turns of this thread one at a time (`ThreadLock.ts`): the host's, keyed
-   * in its namespace. Default: this process's lock, per checkpointer object.
+   * in its namespace; `false` when the caller orders the thread's turns itself (it holds a lock
+   * around each whole turn). Default: this process's lock, per checkpointer object.
    */
-  readonly threadLock?: ThreadLockOption | undefined
+  readonly threadLock?: ThreadLockOption | false | undefined
   /** The host's own instructions, before the Tier-1 block. */
   readonly basePrompt?: string
   /** Receives every `reasoning` and `tool_call` event of the turn, in order (the host's SSE writer). */
@@ -125,8 +126,8 @@ export interface MainAgent {
   readonly logger: RuntimeLogger
   /** The saver the turn runs on: its storage timings, and when its writes have landed. */
   readonly saver: TurnSaver
-  /** The lock `runTurn` and `streamTurn` hold for the whole turn (see `ThreadLock.ts`). */
-  readonly threadLock: ThreadLockOption
+  /** The lock `runTurn` and `streamTurn` hold for the whole turn (see `ThreadLock.ts`); `false`: the caller's. */
+  readonly threadLock: ThreadLockOption | false
 }
 
 /**

@@ -203,12 +203,13 @@ export const makeModelNode = (
     // Outside the try: a turn out of bounds ends, no middleware recovers it.
     guardModelCall(rt)
     try {
-      const bound = model.bindTools!(toDefinitions(offered))
+      const tools = toDefinitions(offered)
+      const bound = model.bindTools!(tools)
       const input = [new SystemMessage(system), ...history]
       const options = rt.request.signal === undefined ? {} : { signal: rt.request.signal }
       if (write === undefined) message = await bound.invoke(input, options)
       else ({ message, held } = await streamCall(bound, input, options, write))
-      recordModelCall(rt, input, message, usageOf(message))
+      recordModelCall(rt, { input, tools }, message, usageOf(message))
     } catch (error) {
       for (const { middleware } of middlewares) {
         if (middleware.onError === undefined) continue

@@ -9,6 +9,7 @@
 import {
   type Access,
   Catalog,
+  describe,
   type LoadedPlugins,
   Offer,
   type PluginTool,
@@ -90,8 +91,6 @@ export interface RequestScope {
   ) => Promise<ReadonlyArray<DynamicTool>>
 }
 
-const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
-
 /** A hook's result as a list; anything but an array (or nothing) fails that plugin's hooks. */
 const listOf = <A>(value: unknown, hook: string): ReadonlyArray<A> => {
   if (value === undefined || value === null) return []
@@ -137,7 +136,7 @@ export const makeRequestScope = async (options: {
       if (s.status === "rejected") {
         logger.error("per-request hook failed; its tools are skipped for this request", {
           plugin: withHooks[i]!.name,
-          error: describeError(s.reason)
+          error: describe(s.reason)
         })
         return
       }
@@ -168,7 +167,7 @@ export const makeRequestScope = async (options: {
             logger.error("sub-agent init failed; it is skipped for this turn", {
               plugin: subAgent.tool.plugin,
               subAgent: subAgent.tool.offered.name,
-              error: describeError(reason)
+              error: describe(reason)
             })
             return false
           }

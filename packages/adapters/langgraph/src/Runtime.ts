@@ -15,6 +15,7 @@ import {
   Preload,
   type RuntimeContext,
   type RuntimeLogger,
+  type TokenCounter,
   type TurnBounds
 } from "@plugboard/core"
 import type { DynamicTool, RequestScope } from "./RequestScope.js"
@@ -38,6 +39,11 @@ export interface AgentRequest {
    * catalog's `requires` are checked against (core's `Access`). None when absent.
    */
   readonly capabilities?: ReadonlyArray<Access.Capability> | undefined
+  /**
+   * Counts what each model call sent and answered for the turn's token bound (the host's exact
+   * tokenizer, e.g. `@plugboard/tokenizers`' o200k); core's heuristic when absent.
+   */
+  readonly tokenCounter?: TokenCounter.TokenCounterService | undefined
 }
 
 /** One call of a client-side tool, as the host forwards it to the client. */
@@ -112,6 +118,8 @@ export interface AgentRuntime {
    * absent when preload is off.
    */
   readonly preload: (state: AgentStateValue) => PreloadTurn | undefined
+  /** What this request's turn has spent so far against its bounds (`TurnGuard.ts`); set at its first model call. */
+  readonly tally: { current: TurnBounds.Tally | undefined; readonly counts: Map<string, number> }
 }
 
 /**
@@ -259,6 +267,7 @@ export const makeAgentRuntime = (options: {
     preloadOption: preload,
     ranking: options.ranking,
     preload: makePreload(options.catalog, preload),
+    tally: { current: undefined, counts: new Map() },
     context,
     ready: (state) => options.scope.init(context(state), LoadedPlugins.fromUnknown(state.loadedPlugins), view)
   }

@@ -8,7 +8,8 @@
  * The lock is core's `TurnLock` port: the host passes its own (the in-memory one in a single
  * process, a shared engine's when several processes serve one thread), with a key that names the
  * thread in that lock's namespace. Without one, turns queue on a lock of this process, per saver
- * object. A lease that is not refreshed lapses (`ttlMs`), so a dead holder cannot keep a thread
+ * object. A host that orders its turns itself (the oracle server's turn service holds the
+ * session's `TurnLock` around the whole turn, docs/architecture.md) passes `false`. A lease that is not refreshed lapses (`ttlMs`), so a dead holder cannot keep a thread
  * forever: the turn refreshes it while it runs.
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
@@ -27,19 +28,18 @@ export interface ThreadLockOption {
 /** Default lease length: long enough to ride out a stalled event loop, short enough to lapse. */
 export const DEFAULT_THREAD_LOCK_TTL_MS = 60_000
 
-let processLock: TurnLock.TurnLockService | undefined
-const saverIds = new WeakMap<BaseCheckpointSaver, number>()
-let lastSaverId = 0
+// Each saver object gets a lock of its own (threads are one namespace per saver); a saver that
+// is dropped takes its lock with it.
+const saverLocks = new WeakMap<BaseCheckpointSaver, TurnLock.TurnLockService>()
 
-/** The lock of this process, with a key per (saver object, thread): what a turn uses by default. */
+/** A lock of this process for the saver's threads: what a turn uses when its caller gives none. */
 export const defaultThreadLock = (saver: BaseCheckpointSaver, threadId: string): ThreadLockOption => {
-  processLock ??= Effect.runSync(Effect.provide(TurnLock.makeMemory(), Clock.layer))
-  let id = saverIds.get(saver)
-  if (id === undefined) {
-    id = ++lastSaverId
-    saverIds.set(saver, id)
+  let lock = saverLocks.get(saver)
+  if (lock === undefined) {
+    lock = Effect.runSync(Effect.provide(TurnLock.makeMemory(), Clock.layer))
+    saverLocks.set(saver, lock)
   }
-  return { lock: processLock, key: `saver-${id}\u0000${threadId}` }
+  return { lock, key: threadId }
 }
 
 /** A held thread: release it once the turn's writes have landed. */
@@ -53,7 +53,11 @@ export interface HeldThread {
  * Takes the thread's lock, waiting while another turn holds it; the wait ends with the signal
  * (rejecting with the lock's `aborted` error). While held, the lease is refreshed.
  */
-export const holdThread = async (option: ThreadLockOption, signal?: AbortSignal): Promise<HeldThread> => {
+export const holdThread = async (
+  option: ThreadLockOption | false,
+  signal?: AbortSignal
+): Promise<HeldThread> => {
+  if (option === false) return { waited: false, release: async () => {} }
   const ttlMs = option.ttlMs ?? DEFAULT_THREAD_LOCK_TTL_MS
   const { lock, key } = option
   const first = await Effect.runPromise(Effect.either(lock.acquire(key, { ttlMs, waitMs: 0, signal })))

@@ -16,6 +16,7 @@ import {
 } from "@langchain/core/messages"
 import type { LangGraphRunnableConfig } from "@langchain/langgraph"
 import {
+  describe,
   LoadedPlugins,
   MetaTools,
   Offer,
@@ -84,8 +85,6 @@ const progressOf = (p: unknown): ToolProgress | undefined => {
   }
 }
 
-const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
-
 interface Planned {
   readonly call: { readonly id: string; readonly name: string; readonly args: Record<string, unknown> }
   readonly plugin?: string | undefined
@@ -124,7 +123,7 @@ const rankQueries = async (
         out.set(i, await ranking(query))
       } catch (e) {
         rt.logger.warn("list_capabilities: the embedder's ranking failed; ranking lexically", {
-          error: errorText(e)
+          error: describe(e)
         })
       }
     })
@@ -271,7 +270,7 @@ export const makeToolNode =
             content = result.output === undefined ? result.text : toolOutputContent(result.output)
             outcome = result.outcome
           } catch (error) {
-            rt.logger.warn("tool handler failed", { tool: p.call.name, error: errorText(error) })
+            rt.logger.warn("tool handler failed", { tool: p.call.name, error: describe(error) })
             const failed = ToolCall.handlerFailed(p.call.name, error)
             content = output = failed.content
             outcome = failed.outcome

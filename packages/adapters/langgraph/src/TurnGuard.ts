@@ -5,22 +5,20 @@
  * repeated call is answered with core's message instead of being run. The rule is core's; this
  * module only keeps the turn's tally and the clock.
  *
- * Bounds apply when the request carries `turnBounds`. The tally is kept per agent runtime: one
- * runtime per request, one turn per request. Its wall clock starts at the turn's first model call.
+ * Bounds apply when the request carries `turnBounds`. The tally is the agent runtime's own
+ * (`AgentRuntime.tally`): one runtime per request, one turn per request. Its wall clock starts at
+ * the turn's first model call. A call's tokens are the larger of the provider's report and the
+ * request's `TokenCounter` count of what was sent (system prompt, messages, tool schemas) and
+ * answered (core's `TurnBounds.tokensOf`).
  */
 import type { BaseMessage } from "@langchain/core/messages"
 import { TokenCounter, TurnBounds } from "@plugboard/core"
 import type { AgentRuntime } from "./Runtime.js"
-
-const tallies = new WeakMap<AgentRuntime, TurnBounds.Tally>()
+import type { FunctionDefinition } from "./ToolDefinitions.js"
 
 const tallyOf = (rt: AgentRuntime, now: number): TurnBounds.Tally => {
-  let tally = tallies.get(rt)
-  if (tally === undefined) {
-    tally = TurnBounds.start(now)
-    tallies.set(rt, tally)
-  }
-  return tally
+  rt.tally.current ??= TurnBounds.start(now)
+  return rt.tally.current
 }
 
 /** Before a model call: throws `TurnBoundExceeded` when the turn may not make another. */
@@ -29,28 +27,50 @@ export const guardModelCall = (rt: AgentRuntime, now = Date.now()): void => {
   if (limits === undefined) return
   const verdict = TurnBounds.beforeModelCall(limits, tallyOf(rt, now), now)
   if (verdict._tag === "Stop") throw verdict.error
-  tallies.set(rt, verdict.tally)
+  rt.tally.current = verdict.tally
 }
 
 const textOf = (m: BaseMessage): string =>
   typeof m.content === "string" ? m.content : JSON.stringify(m.content)
 
 /**
- * After a model call: adds its tokens, from the provider's usage report when it gave one, else
- * counted (heuristically) over the call's input and answer.
+ * After a model call: adds its tokens, the larger of the provider's usage report and the count of
+ * what was sent (`input` and the offered `tools`' definitions) and answered.
  */
 export const recordModelCall = (
   rt: AgentRuntime,
-  input: ReadonlyArray<BaseMessage>,
+  sent: {
+    readonly input: ReadonlyArray<BaseMessage>
+    readonly tools: ReadonlyArray<FunctionDefinition>
+  },
   answer: BaseMessage,
   usage: TurnBounds.Usage | undefined
 ): void => {
-  const tally = tallies.get(rt)
+  const tally = rt.tally.current
   if (rt.request.turnBounds === undefined || tally === undefined) return
-  const counted = () => TokenCounter.heuristic.count([...input, answer].map(textOf).join("\n"))
-  tallies.set(rt, TurnBounds.afterModelCall(tally, TurnBounds.tokensOf(usage, counted)))
+  const counter = rt.request.tokenCounter ?? TokenCounter.heuristic
+  // A turn sends the same system prompt, history and tools again at each call: each is counted
+  // once per turn (the offered tools' schemas by their names, fixed within a request).
+  const counts = rt.tally.counts
+  const count = (key: string, text: () => string): number => {
+    let n = counts.get(key)
+    if (n === undefined) {
+      n = counter.count(text())
+      counts.set(key, n)
+    }
+    return n
+  }
+  const tools = sent.tools
+  let counted =
+    count(`\u0000tools\u0000${tools.map((t) => t.function.name).join("\u0000")}`, () =>
+      JSON.stringify(tools)
+    ) + counter.count(textOf(answer))
+  for (const m of sent.input) {
+    const text = textOf(m)
+    counted += count(text, () => text)
+  }
+  rt.tally.current = TurnBounds.afterModelCall(tally, TurnBounds.tokensOf(usage, counted))
 }
-
 /**
  * Before a tool call: throws `TurnBoundExceeded` when the turn may not make it; returns what the
  * model is told instead of the result when the call repeats one it made too often.
@@ -65,6 +85,6 @@ export const guardToolCall = (
   if (limits === undefined) return undefined
   const verdict = TurnBounds.beforeToolCall(limits, tallyOf(rt, now), tool, args, now)
   if (verdict._tag === "Stop") throw verdict.error
-  tallies.set(rt, verdict.tally)
+  rt.tally.current = verdict.tally
   return verdict._tag === "Tell" ? verdict.message : undefined
 }

@@ -35,9 +35,8 @@ import type {
   PendingWrite
 } from "@langchain/langgraph-checkpoint"
 import type { RuntimeLogger } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 import { DelegatingCheckpointSaver } from "./DelegatingCheckpointSaver.js"
-
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 const threadOf = (config: RunnableConfig) => ({
   thread_id: config.configurable?.thread_id as unknown,

@@ -14,7 +14,7 @@
  */
 import { closeSync, mkdirSync, openSync, readSync, statSync } from "node:fs"
 import { dirname } from "node:path"
-import { Clock, CreditLedger } from "@plugboard/core"
+import { Clock, CreditLedger, describe } from "@plugboard/core"
 import Database from "better-sqlite3"
 import { Effect, Layer, type Scope } from "effect"
 
@@ -86,7 +86,7 @@ const sqliteCode = (error: unknown): string =>
 const toLedgerError = (filename: string, error: unknown): CreditLedger.CreditLedgerError => {
   if (error instanceof CreditLedgerError) return error
   const code = sqliteCode(error)
-  const detail = error instanceof Error ? error.message : String(error)
+  const detail = describe(error)
   if (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB") {
     return new CreditLedgerError({
       reason: "corrupt",

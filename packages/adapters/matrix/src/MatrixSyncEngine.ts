@@ -16,6 +16,7 @@
  */
 import { existsSync, mkdirSync } from "node:fs"
 import { dirname } from "node:path"
+import { describe } from "@plugboard/core"
 import { MatrixNotFound, MatrixSyncEngineError } from "./MatrixSyncEngineError.js"
 import { type RestoreResult, restoreUser } from "./Restore.js"
 import type { SnapshotPointer } from "./SnapshotPointer.js"
@@ -120,8 +121,6 @@ interface UserState {
 
 /** How long background syncs of a user who stays busy are put off before one waits for the user. */
 const BUSY_PATIENCE_MS = 30_000
-
-const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 /** The Matrix sync engine; see the module doc. */
 export class MatrixSyncEngine {

@@ -3,7 +3,7 @@
  * background sync (it never fails a turn), `flush` makes one attempt per scheduled user before the
  * deadline (for shutdown), `restore` maps the engine's outcomes onto the port's.
  */
-import { MatrixSync } from "@plugboard/core"
+import { describe, MatrixSync } from "@plugboard/core"
 import { Effect, Layer } from "effect"
 import { MatrixSyncEngine, type MatrixSyncEngineOptions, type RestoreOutcome } from "./MatrixSyncEngine.js"
 import { MatrixSyncEngineError } from "./MatrixSyncEngineError.js"
@@ -17,7 +17,7 @@ const statusOf = (e: unknown): number | undefined => {
 
 /** The port's error for an engine failure. */
 export const toPortError = (e: unknown): MatrixSync.MatrixSyncError => {
-  const message = e instanceof Error ? e.message : String(e)
+  const message = describe(e)
   if (e instanceof MatrixSyncEngineError && e.reason === "corrupt") {
     return new MatrixSync.MatrixSyncError({ reason: "corrupt", message })
   }

@@ -13,6 +13,7 @@ import { readFile, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { gunzip, gzip } from "node:zlib"
+import { describe } from "@plugboard/core"
 import Database from "better-sqlite3"
 import { MatrixSyncEngineError } from "./MatrixSyncEngineError.js"
 import type { QuiescentDatabase } from "./UserDatabaseDirectory.js"
@@ -116,7 +117,7 @@ export const verifySnapshot = async (options: {
         e
       )
     }
-    throw corrupt(`cannot decompress (${e instanceof Error ? e.message : String(e)})`, e)
+    throw corrupt(`cannot decompress (${describe(e)})`, e)
   }
   if (raw.length !== options.expectedSize) {
     throw corrupt(`size mismatch: expected ${options.expectedSize} B, got ${raw.length} B`)
@@ -141,13 +142,12 @@ export const verifySnapshot = async (options: {
     } finally {
       closeSync(fd)
     }
-    const message = (e: unknown) => (e instanceof Error ? e.message : String(e))
     let db: Database.Database
     try {
       db = new Database(tmp, { readonly: true, fileMustExist: true })
     } catch (e) {
       await removeSideFiles(tmp)
-      throw corrupt(`cannot be opened by SQLite (${message(e)})`, e)
+      throw corrupt(`cannot be opened by SQLite (${describe(e)})`, e)
     }
     let verdict: string
     try {
@@ -155,7 +155,7 @@ export const verifySnapshot = async (options: {
       verdict = rows.map((r) => r.integrity_check).join("; ")
     } catch (e) {
       // Damage bad enough makes the check itself fail (SQLITE_CORRUPT) rather than list problems.
-      verdict = message(e)
+      verdict = describe(e)
     } finally {
       db.close()
       // A read-only connection to a WAL-mode file leaves (empty) side files behind.

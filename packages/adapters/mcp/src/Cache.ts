@@ -12,7 +12,7 @@
 import { createHash, randomBytes } from "node:crypto"
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { isPluginName } from "@plugboard/core"
+import { describe, isPluginName } from "@plugboard/core"
 import type { McpDescription, McpServerConfig, McpToolDescription } from "./Types.js"
 
 /** The cache directory a host uses unless told otherwise (relative to its working directory). */
@@ -116,7 +116,7 @@ export const read = async (cacheDir: string, server: McpServerConfig): Promise<C
     text = await readFile(file, "utf8")
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException).code === "ENOENT") return {}
-    return { warning: `The MCP cache file ${file} cannot be read and is ignored: ${messageOf(cause)}` }
+    return { warning: `The MCP cache file ${file} cannot be read and is ignored: ${describe(cause)}` }
   }
   const ignored = (why: string): CacheRead => ({
     warning: `The MCP cache file ${file} ${why}; it is ignored and will be replaced.`
@@ -189,5 +189,3 @@ export const write = async (
   }
   return entry
 }
-
-const messageOf = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))

@@ -7,7 +7,7 @@
  */
 import { readFile as readText } from "node:fs/promises"
 import { dirname, isAbsolute, resolve } from "node:path"
-import { type CatalogSource, isPluginName, Visibility } from "@plugboard/core"
+import { type CatalogSource, describe, isPluginName, Visibility } from "@plugboard/core"
 import type { ForwardUcan, McpServerConfig, McpTransportConfig } from "./Types.js"
 
 /** The default bound on a server's boot listing and on each of its calls. */
@@ -362,7 +362,7 @@ export const readFile = async (path: string): Promise<ParsedConfig> => {
       errors: [
         code === "ENOENT"
           ? `The MCP config ${path} does not exist.`
-          : `The MCP config ${path} cannot be read: ${cause instanceof Error ? cause.message : String(cause)}.`
+          : `The MCP config ${path} cannot be read: ${describe(cause)}.`
       ],
       warnings: []
     }
@@ -389,7 +389,7 @@ const jsonError = (path: string, text: string, cause: unknown): string => {
     } else column++
   }
   // V8's message may quote the file's text (which can hold secrets): keep only its reason.
-  const reason = (cause instanceof Error ? cause.message : String(cause))
+  const reason = describe(cause)
     .replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, "")
     .replace(/ in JSON at position \d+.*$/s, "")
     .replace(/^Unexpected token '([^{}[\],:"])'/, "Unexpected character")

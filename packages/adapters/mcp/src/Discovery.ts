@@ -6,6 +6,7 @@
  * on, and its plugin is listed as unavailable with the reason.
  */
 import type { RuntimeLogger } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 import type { Signer } from "@plugboard/ucan"
 import { Data } from "effect"
 import * as Cache from "./Cache.js"
@@ -50,8 +51,6 @@ export interface Discovered {
 
 /** The default number of servers asked at once. */
 export const DEFAULT_CONCURRENCY = 8
-
-const messageOf = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
 const sentence = (text: string): string => {
   const t = text.trim()
@@ -116,7 +115,7 @@ const failureOf = (server: McpServerConfig, cause: unknown): string =>
   cause instanceof DiscoveryTimeout
     ? `MCP server '${server.name}' did not answer within ${server.timeoutMs} ms.`
     : (() => {
-        const message = messageOf(cause)
+        const message = describe(cause)
         // The pool's errors name the server already ('name'); say which one when an error does not.
         return sentence(
           message.includes(`'${server.name}'`) ? message : `MCP server '${server.name}' failed: ${message}`
@@ -160,7 +159,7 @@ export const discover = async (
       await Cache.write(options.cacheDir, server, description)
     } catch (cause) {
       warnings.push(
-        `The tool list of MCP server '${server.name}' could not be cached in ${options.cacheDir}: ${messageOf(cause)}`
+        `The tool list of MCP server '${server.name}' could not be cached in ${options.cacheDir}: ${describe(cause)}`
       )
     }
     return { server, description, fromCache: false, warnings }

@@ -6,7 +6,7 @@
  * results are mapped onto core's `ToolOutput` (`Results.ts`): a tool's own failure (`isError`)
  * is an answer, every other failure an `McpError`.
  */
-import { type RuntimeLogger, silentLogger, type ToolOutput } from "@plugboard/core"
+import { describe, type RuntimeLogger, silentLogger, type ToolOutput } from "@plugboard/core"
 import { isSessionExpired, McpConnection } from "./Connection.js"
 import { McpError } from "./McpError.js"
 import { toToolOutput } from "./Results.js"
@@ -513,12 +513,9 @@ export class McpPool {
       try {
         listener(serverName, current)
       } catch (error) {
-        this.logger.warn(
-          `An onToolsChanged listener failed: ${error instanceof Error ? error.message : String(error)}`,
-          {
-            server: serverName
-          }
-        )
+        this.logger.warn(`An onToolsChanged listener failed: ${describe(error)}`, {
+          server: serverName
+        })
       }
     }
   }

@@ -15,6 +15,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { AIMessage, AIMessageChunk, BaseMessage } from "@langchain/core/messages"
 import type { Runnable } from "@langchain/core/runnables"
+import { describe } from "@plugboard/core"
 import { Either } from "effect"
 import { OpenAiWireError } from "./internal/openAiWire/error.js"
 import {
@@ -137,7 +138,7 @@ export const serveOpenAiWire = async (
         reason: "malformed-json",
         status: 400,
         code: "invalid_json",
-        message: `The body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`
+        message: `The body is not valid JSON: ${describe(error)}`
       })
       sendError(res, e)
       return e.reason
@@ -244,13 +245,11 @@ export const serveOpenAiWire = async (
             new OpenAiWireError({
               reason: "model-failed",
               status: 500,
-              message: `Internal error: ${error instanceof Error ? error.message : String(error)}`
+              message: `Internal error: ${describe(error)}`
             })
           )
         else res.destroy()
-        options.log?.(
-          `${req.method} ${req.url} failed: ${error instanceof Error ? error.message : String(error)}`
-        )
+        options.log?.(`${req.method} ${req.url} failed: ${describe(error)}`)
       }
     )
   })

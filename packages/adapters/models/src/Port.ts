@@ -12,7 +12,7 @@ import {
   SystemMessage,
   ToolMessage
 } from "@langchain/core/messages"
-import { ChatModel } from "@plugboard/core"
+import { ChatModel, describe } from "@plugboard/core"
 import { Context, Effect, Either, Layer } from "effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import {
@@ -92,14 +92,12 @@ const statusOf = (error: unknown): number | undefined => {
   return typeof status === "number" ? status : undefined
 }
 
-const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error))
-
 /**
  * Classifies a provider failure into core's reasons, from what the official SDKs expose: the HTTP
  * status, LangChain's `lc_error_code`, abort and connection errors.
  */
 export const classifyError = (error: unknown, signal?: AbortSignal): ChatModel.ChatModelError => {
-  const message = describeError(error)
+  const message = describe(error)
   const make = (reason: ChatModel.ChatModelErrorReason) => new ChatModel.ChatModelError({ reason, message })
   if (error instanceof ChatModel.ChatModelError) return error
   if (error instanceof ScriptExhaustedError) return make("script-exhausted")

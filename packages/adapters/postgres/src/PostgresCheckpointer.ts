@@ -19,7 +19,7 @@ import {
   type PendingWrite
 } from "@langchain/langgraph-checkpoint"
 import type { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
-import { Checkpointer } from "@plugboard/core"
+import { Checkpointer, describe } from "@plugboard/core"
 import { Data, Effect, Layer } from "effect"
 import { type HistorySource, readDeltaHistory } from "./DeltaHistory.js"
 import { ownerKey, redact } from "./internal/sql.js"
@@ -91,7 +91,7 @@ export class UserScopedSaver extends BaseCheckpointSaver {
     try {
       return await run()
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error)
+      const message = describe(error)
       throw new PostgresCheckpointError(redact(`checkpoint ${doing} failed: ${message}`, this.url))
     }
   }

@@ -415,7 +415,7 @@ export const makeRunStore = (
           yield* Effect.forEach(result.rows, (row) => fanout.publish(row.owner, row.run_id, row.id), {
             discard: true
           })
-          return result.rows.length
+          return result.rows.map((row) => ({ did: row.owner, runId: row.run_id }))
         }),
       deleteSession: (did, sessionId) =>
         Effect.gen(function* () {

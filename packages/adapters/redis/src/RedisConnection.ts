@@ -8,6 +8,7 @@
  * while the client keeps reconnecting in the background for the next request.
  */
 import { createHash } from "node:crypto"
+import { describe } from "@plugboard/core"
 import { Config, type ConfigError, Context, Data, Effect, Layer, Option, Redacted, type Scope } from "effect"
 import { Redis } from "ioredis"
 
@@ -124,7 +125,7 @@ export const make = (
       Effect.tryPromise({
         try: () => command(client),
         catch: (error) => {
-          const message = error instanceof Error ? error.message : String(error)
+          const message = describe(error)
           const why =
             lastError !== undefined && !message.includes(lastError) ? `${lastError}; ${message}` : message
           return new RedisFailure({ message: redact(`${doing} on ${target} failed: ${why}`) })

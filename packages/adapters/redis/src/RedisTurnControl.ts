@@ -10,7 +10,7 @@
  * has no turn the request was about.
  */
 import { randomBytes } from "node:crypto"
-import { TurnControl } from "@plugboard/core"
+import { describe, TurnControl } from "@plugboard/core"
 import { Effect, Layer, type Scope } from "effect"
 import type { Redis } from "ioredis"
 import { RedisConnection, type RedisConnectionService } from "./RedisConnection.js"
@@ -144,7 +144,7 @@ export const makeTurnControl = (
             },
             (error: unknown) => {
               pending.delete(id)
-              resume(Effect.fail(unavailable(error instanceof Error ? error.message : String(error))))
+              resume(Effect.fail(unavailable(describe(error))))
             }
           )
           return Effect.sync(() => {

@@ -5,7 +5,7 @@
  * case is tested without a file system. Every message names the file, because the operator reads
  * it as a `[boot-error]` among those of many skills.
  */
-import { isPluginName } from "@plugboard/core"
+import { describe, isPluginName } from "@plugboard/core"
 import { LineCounter, parseDocument } from "yaml"
 
 /** Longest skill name the Agent Skills format allows. */
@@ -67,7 +67,7 @@ const parseYaml = (yaml: string, file: string): { readonly value: unknown } | { 
     // toJS throws on an alias to no anchor, or on more aliases than the YAML bomb guard allows.
     return { value: doc.toJS({ maxAliasCount: 100 }) }
   } catch (thrown) {
-    const message = thrown instanceof Error ? thrown.message : String(thrown)
+    const message = describe(thrown)
     return { error: `${file}: the front matter is not valid YAML: ${message.replace(/[.\s]+$/, "")}.` }
   }
 }

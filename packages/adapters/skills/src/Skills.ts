@@ -10,7 +10,7 @@
 import type { Dirent, Stats } from "node:fs"
 import { readdir, readFile, realpath, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
-import { CatalogSource } from "@plugboard/core"
+import { CatalogSource, describe } from "@plugboard/core"
 import { readFileTool } from "./ReadFile.js"
 import { parseSkillFile } from "./SkillFile.js"
 
@@ -59,7 +59,7 @@ type Outcome = {
 
 const codeOf = (thrown: unknown): string =>
   (typeof thrown === "object" && thrown !== null ? (thrown as { code?: string }).code : undefined) ??
-  (thrown instanceof Error ? thrown.message : String(thrown))
+  describe(thrown)
 
 const checkLimit = (value: number | undefined, fallback: number, name: string): number => {
   if (value === undefined) return fallback

@@ -14,6 +14,7 @@
  * `@effect/sql`. Effect stays at the edges: the ports' services and their layers.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs"
+import { describe } from "@plugboard/core"
 import BetterSqlite3 from "better-sqlite3"
 import { isBusy, isCorruption, SqliteOpenError, SqliteStorageError, sqliteCode } from "./errors.js"
 import { ensureFileId } from "./FileId.js"
@@ -462,7 +463,7 @@ const checkOwner = (db: BetterSqlite3.Database, filename: string, ownerDid: stri
 const toOpenError = (filename: string, error: unknown): SqliteOpenError => {
   if (error instanceof SqliteOpenError) return error
   const code = sqliteCode(error)
-  const detail = error instanceof Error ? error.message : String(error)
+  const detail = describe(error)
   const reason =
     code === "SQLITE_NOTADB"
       ? "not-a-database"
@@ -482,7 +483,7 @@ export const toStorageError = (error: unknown): unknown => {
   if (isCorruption(error)) {
     return new SqliteStorageError({
       reason: "corrupt",
-      message: error instanceof Error ? error.message : String(error),
+      message: describe(error),
       cause: error
     })
   }

@@ -15,7 +15,7 @@
  */
 import { mkdirSync } from "node:fs"
 import { dirname, join } from "node:path"
-import { type LoadedPlugins, LoadedPluginsStore } from "@plugboard/core"
+import { describe, type LoadedPlugins, LoadedPluginsStore } from "@plugboard/core"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect, Layer, type Scope } from "effect"
 import { checkHeader } from "./Database.js"
@@ -91,7 +91,7 @@ const failure = (
   doing: string,
   error: unknown
 ): LoadedPluginsStore.LoadedPluginsStoreError => {
-  const detail = error instanceof Error ? error.message : String(error)
+  const detail = describe(error)
   const why =
     error instanceof SqliteOpenError
       ? error.reason

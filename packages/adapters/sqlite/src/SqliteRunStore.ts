@@ -24,7 +24,7 @@
  */
 import { mkdirSync } from "node:fs"
 import { dirname, join } from "node:path"
-import { Clock, RunStore } from "@plugboard/core"
+import { Clock, describe, RunStore } from "@plugboard/core"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect, Layer, Option, type Scope, Stream } from "effect"
 import { checkHeader } from "./Database.js"
@@ -135,7 +135,7 @@ const openFailure = (filename: string, error: unknown): RunStore.RunStoreError =
         : code?.startsWith("SQLITE_CORRUPT")
           ? "corrupt"
           : "unavailable"
-  const detail = error instanceof Error ? error.message : String(error)
+  const detail = describe(error)
   return new RunStore.RunStoreError({
     reason: "unavailable",
     message: `run store ${filename} cannot be opened (${reason}: ${detail}); the file was left untouched`,
@@ -146,7 +146,7 @@ const openFailure = (filename: string, error: unknown): RunStore.RunStoreError =
 /** A driver failure after open, as the port's error (a typed port error passes through). */
 const storageFailure = (filename: string, error: unknown): RunStore.RunStoreError => {
   if (error instanceof RunStore.RunStoreError) return error
-  const detail = error instanceof Error ? error.message : String(error)
+  const detail = describe(error)
   return new RunStore.RunStoreError({
     reason: "unavailable",
     message: isCorruption(error)
@@ -441,7 +441,7 @@ export const makeRunStore = (
               .map((row) => ({ row, done: endRow(row, { status: "interrupted", reason: "restart" }, now) }))
           )
           for (const { row, done } of ended) notifier.publish(row.did, row.run_id, done.id)
-          return ended.length
+          return ended.map(({ row }) => ({ did: row.did, runId: row.run_id }))
         }),
       deleteSession: (did, sessionId) =>
         Effect.gen(function* () {

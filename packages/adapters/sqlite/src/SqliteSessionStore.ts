@@ -3,7 +3,7 @@
  * to the user's checkpoints), the `Checkpointer` port on the registry, and the Effect layers of
  * the registry.
  */
-import { Checkpointer, Clock, SessionStore } from "@plugboard/core"
+import { Checkpointer, Clock, describe, SessionStore } from "@plugboard/core"
 import { Config, Context, Effect, Either, Layer, Option } from "effect"
 import type { Database } from "./Database.js"
 import { SqliteOpenError, SqliteStorageError } from "./errors.js"
@@ -237,7 +237,7 @@ export const makeCheckpointer = (
         catch: (error) =>
           new Checkpointer.CheckpointerError({
             reason: "unavailable",
-            message: `no saver for ${d}: ${error instanceof Error ? error.message : String(error)}`
+            message: `no saver for ${d}: ${describe(error)}`
           })
       })
     )

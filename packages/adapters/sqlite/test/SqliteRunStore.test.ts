@@ -118,7 +118,7 @@ describe("SqliteRunStore", () => {
     await withStore(filename, (s) =>
       Effect.gen(function* () {
         expect(Option.map(yield* s.activeForSession(ALICE, "s1"), (r) => r.runId)).toEqual(Option.some("r1"))
-        expect(yield* s.interruptUnfinished()).toBe(2)
+        expect(yield* s.interruptUnfinished()).toHaveLength(2)
         const frames = yield* s.frames(ALICE, "r1", 0)
         expect(frames.slice(0, written.length)).toEqual(written)
         expect(frames[written.length]).toEqual({
@@ -134,7 +134,7 @@ describe("SqliteRunStore", () => {
         })
         expect(yield* s.activeForSession(ALICE, "s1")).toEqual(Option.none())
         expect(Option.getOrThrow(yield* s.get(ALICE, "r3")).status).toBe("finished")
-        expect(yield* s.interruptUnfinished()).toBe(0)
+        expect(yield* s.interruptUnfinished()).toHaveLength(0)
       })
     )
   })
@@ -191,7 +191,7 @@ describe("SqliteRunStore", () => {
     expect(await exited).toBe("SIGKILL")
     await withStore(filename, (s) =>
       Effect.gen(function* () {
-        expect(yield* s.interruptUnfinished()).toBe(1)
+        expect(yield* s.interruptUnfinished()).toHaveLength(1)
         const frames = yield* s.frames(ALICE, "r", 0)
         const done = frames[frames.length - 1]!
         const messages = frames.slice(0, -1)

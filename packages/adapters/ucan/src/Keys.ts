@@ -5,6 +5,7 @@
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { dirname } from "node:path"
+import { describe } from "@plugboard/core"
 import { ed25519 } from "@ucanto/principal"
 import type { Signer } from "./Token.js"
 
@@ -20,9 +21,7 @@ export const parseSigner = (text: string): Signer => {
     return ed25519.Signer.parse(text.trim())
   } catch (cause) {
     throw new Error(
-      `Not an Ed25519 private key in ucanto format (expected 'M…' multibase base64): ${
-        cause instanceof Error ? cause.message : String(cause)
-      }`
+      `Not an Ed25519 private key in ucanto format (expected 'M…' multibase base64): ${describe(cause)}`
     )
   }
 }

@@ -5,6 +5,7 @@
  * verifier reads.
  */
 import { randomBytes } from "node:crypto"
+import { describe } from "@plugboard/core"
 import { type API, Delegation, delegate, invoke } from "@ucanto/core"
 import type { ed25519 } from "@ucanto/principal"
 import { refuse } from "./Refusal.js"
@@ -80,8 +81,6 @@ const touch = (delegation: API.Delegation, depth: number): void => {
     if (Delegation.isDelegation(proof)) touch(proof, depth + 1)
   }
 }
-
-const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
 /** Options for {@link mintInvocation} and {@link mintDelegation}. */
 export interface MintOptions {

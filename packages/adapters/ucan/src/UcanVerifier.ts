@@ -19,6 +19,7 @@
  * nobody the oracle trusts, grants nothing; it does not fail the request either.
  */
 import type { Auth } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 import { type API, Delegation, UCAN } from "@ucanto/core"
 import { access, capability, ok, Schema } from "@ucanto/validator"
 import { type Credentials, pickToken, truncate } from "./Credentials.js"
@@ -420,9 +421,4 @@ export const makeUcanVerifier = (options: UcanVerifierOptions): UcanVerifier => 
 const asAuthError = (cause: unknown): Auth.AuthError =>
   isAuthError(cause)
     ? cause
-    : refuse(
-        "malformed",
-        truncate(
-          `The UCAN token could not be checked: ${cause instanceof Error ? cause.message : String(cause)}`
-        )
-      )
+    : refuse("malformed", truncate(`The UCAN token could not be checked: ${describe(cause)}`))

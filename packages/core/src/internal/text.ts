@@ -10,12 +10,3 @@ export const shown = (name: string, max: number = MAX_NAME): string => {
   const short = name.length > max ? `${name.slice(0, max)}…` : name
   return short.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 }
-
-/** What a thrown value says, even when reading it throws too. */
-export const describe = (thrown: unknown): string => {
-  try {
-    return thrown instanceof Error ? thrown.message : String(thrown)
-  } catch {
-    return "an unprintable value"
-  }
-}

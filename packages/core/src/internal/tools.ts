@@ -4,12 +4,13 @@
  * `Catalog.resolveSubAgent`), so a tool obeys the same rules whenever it appears.
  */
 import { Either, Schema } from "effect"
+import { describe } from "../Describe.js"
 import type { JsonSchema, Plugin, PluginMiddleware, PluginTool, SubAgentSpec } from "../Plugin.js"
 import { MANIFEST_FIELDS, Visibility } from "../PluginManifest.js"
 import { readRequires } from "./capability.js"
 import type { CatalogSubAgent, CatalogTool } from "./catalog/entry.js"
 import { jsonSchemaOf } from "./jsonSchema.js"
-import { describe, shown } from "./text.js"
+import { shown } from "./text.js"
 
 /** Tool names every major provider accepts (OpenAI and Anthropic share this pattern). */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/

@@ -393,7 +393,7 @@ export const run = (
         const follower = yield* Effect.fork(collect(s.follow(ALICE, "r1", 2)))
         yield* Effect.sleep(5)
         yield* advance(7)
-        expect(yield* s.interruptUnfinished()).toBe(2)
+        expect(yield* s.interruptUnfinished()).toHaveLength(2)
         const r1 = Option.getOrThrow(yield* s.get(ALICE, "r1"))
         expect(r1).toMatchObject({ status: "interrupted", endedAt: T0 + 7, lastFrameId: 3 })
         const done = {
@@ -407,7 +407,7 @@ export const run = (
           { id: 1, event: "done", data: { status: "interrupted", partialText: "", reason: "restart" } }
         ])
         expect(Option.getOrThrow(yield* s.get(ALICE, "r3")).status).toBe("finished")
-        expect(yield* s.interruptUnfinished()).toBe(0)
+        expect(yield* s.interruptUnfinished()).toHaveLength(0)
       })
     )
 

@@ -6,6 +6,7 @@
  */
 
 import type { EventSink } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 import { mintInvocation, type Signer } from "@plugboard/ucan"
 import { Data } from "effect"
 import { eventPrinter, readSse } from "./Sse.js"
@@ -41,8 +42,6 @@ export interface ChatClientOptions {
   /** The capability's resource (`UCAN_RESOURCE`); default `ixo:oracle`. */
   readonly resource?: string | undefined
 }
-
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 const failed = async (what: string, response: Response): Promise<ChatClientError> =>
   new ChatClientError(`${what}: HTTP ${response.status} ${await response.text()}`, response.status)

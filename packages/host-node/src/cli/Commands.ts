@@ -3,7 +3,7 @@
  * IO (so tests run them in-process) and returns an exit code: 0 ok, 1 failure, 2 usage error.
  */
 
-import { type Catalog, Clock, CreditLedger } from "@plugboard/core"
+import { type Catalog, Clock, CreditLedger, describe } from "@plugboard/core"
 import { loadOrCreateSigner, mintDelegation, mintInvocation } from "@plugboard/ucan"
 import { Data, Effect, Either } from "effect"
 import { createOracleApp, OracleBootError } from "../App.js"
@@ -57,7 +57,7 @@ const listenFailure = (
     case "EADDRNOTAVAIL":
       return `${head}: the address is not one of this machine's (EADDRNOTAVAIL); change ${where.host}, e.g. to 127.0.0.1 or 0.0.0.0.`
     default:
-      return `${head} (check ${where.port} and ${where.host}): ${error instanceof Error ? error.message : String(error)}`
+      return `${head} (check ${where.port} and ${where.host}): ${describe(error)}`
   }
 }
 
@@ -123,7 +123,7 @@ export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<num
   const signal = await signalled()
   io.err(`\n${signal}: shutting down (deadline ${app.config.shutdownDeadlineMs} ms)…\n`)
   await app.close().catch((error: unknown) => {
-    io.err(`shutdown failed: ${error instanceof Error ? error.message : String(error)}\n`)
+    io.err(`shutdown failed: ${describe(error)}\n`)
   })
   io.out("stopped.\n")
   return 0

@@ -5,6 +5,7 @@
  * server nor into a Referer, so the token stays out of access logs and other sites.
  */
 import { spawn } from "node:child_process"
+import { describe } from "@plugboard/core"
 import { loadOrCreateSigner, mintInvocation } from "@plugboard/ucan"
 import { Data } from "effect"
 import type { ServerConfig } from "../Config.js"
@@ -53,7 +54,7 @@ export const consoleLink = async (options: {
     oracleDid = body.oracleDid
   } catch (error) {
     throw new ConsoleOpenError(
-      `No oracle answers at ${base} (${error instanceof Error ? error.message : String(error)}): start one with \`pnpm plugboard serve\`, or pass --url.`
+      `No oracle answers at ${base} (${describe(error)}): start one with \`pnpm plugboard serve\`, or pass --url.`
     )
   }
   const page = await get(`${base}/console`).catch(() => undefined)

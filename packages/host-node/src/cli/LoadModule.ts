@@ -9,6 +9,7 @@ import { existsSync, readFileSync, statSync } from "node:fs"
 import { dirname, isAbsolute, join, relative, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import type { Catalog, Plugin } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 import { Data } from "effect"
 import { importModule } from "./ImportModule.js"
 
@@ -141,7 +142,7 @@ export const extractAliases = (
 const MAX_CAUSES = 5
 
 const messageOf = (thrown: unknown): string =>
-  (thrown instanceof Error ? thrown.message : String(thrown))
+  describe(thrown)
     .split("\n")
     .map((line) => line.trimEnd())
     .filter((line) => line.trim().length > 0)

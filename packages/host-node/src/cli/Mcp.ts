@@ -15,7 +15,7 @@ import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { isIP } from "node:net"
 import { join, resolve } from "node:path"
-import { type Access, Catalog, LoadedPluginsStore, type RuntimeLogger } from "@plugboard/core"
+import { type Access, Catalog, describe, LoadedPluginsStore, type RuntimeLogger } from "@plugboard/core"
 import { type Gateway, makeGateway } from "@plugboard/mcp"
 import { loadedPluginsFile, makeLoadedPluginsStore } from "@plugboard/sqlite"
 import { loadOrCreateSigner, type Signer } from "@plugboard/ucan"
@@ -203,9 +203,7 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
       options.thread === undefined
         ? undefined
         : await openStore().catch((error: unknown) => {
-            throw new OracleBootError([
-              `[boot-error] ${error instanceof Error ? error.message : String(error)}`
-            ])
+            throw new OracleBootError([`[boot-error] ${describe(error)}`])
           })
     gateway = makeGateway({
       catalog,

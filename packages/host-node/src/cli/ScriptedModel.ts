@@ -10,7 +10,7 @@
  */
 import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
-import { Catalog } from "@plugboard/core"
+import { Catalog, describe } from "@plugboard/core"
 import { OpenAiWireError, ScriptedChatModel, type ScriptStep, serveOpenAiWire } from "@plugboard/models"
 import { Either, ParseResult, Schema } from "effect"
 import type { CliIO } from "./Commands.js"
@@ -46,9 +46,7 @@ export const readScript = (file: string, cwd: string): ReadonlyArray<ScriptStep>
   try {
     json = JSON.parse(readFileSync(path, "utf8"))
   } catch (error) {
-    throw new UsageError(
-      `Cannot read the script ${displayPath(path, cwd)}: ${error instanceof Error ? error.message : String(error)}.`
-    )
+    throw new UsageError(`Cannot read the script ${displayPath(path, cwd)}: ${describe(error)}.`)
   }
   const decoded = Schema.decodeUnknownEither(ScriptFile)(json)
   if (Either.isLeft(decoded)) {

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { describe } from "@plugboard/core"
 /**
  * `plugboard <command>` (`pnpm plugboard <command>` from the repository root):
  * init, serve, mcp, token, credits, chat, console, inspect, and scripted-model.
@@ -137,7 +138,7 @@ run(process.argv.slice(2)).then(
       setTimeout(() => process.exit(code), 500).unref()
   },
   (error: unknown) => {
-    io.err(`${error instanceof Error ? error.message : String(error)}\n`)
+    io.err(`${describe(error)}\n`)
     process.exitCode = 1
   }
 )

@@ -7,6 +7,7 @@
  */
 import { readFile } from "node:fs/promises"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { describe } from "@plugboard/core"
 
 /** The bundled page code. */
 export interface ConsoleAssets {
@@ -35,7 +36,7 @@ const fromSource = async (): Promise<ConsoleAssets> => {
     mod = await import(pathToFileURL(script).href)
   } catch (error) {
     throw new Error(
-      `The console's page is not built (no console.bundle.js beside ${fileURLToPath(import.meta.url)}) and cannot be built here: ${error instanceof Error ? error.message : String(error)}. Run pnpm build.`
+      `The console's page is not built (no console.bundle.js beside ${fileURLToPath(import.meta.url)}) and cannot be built here: ${describe(error)}. Run pnpm build.`
     )
   }
   return mod.bundle()

@@ -7,6 +7,7 @@
 import { isIP } from "node:net"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Access } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 import { Effect } from "effect"
 import { HttpFailure, json, searchParams } from "../Http.js"
 import * as Assets from "./Assets.js"
@@ -33,7 +34,7 @@ const toFailure = (error: unknown): HttpFailure =>
     ? new HttpFailure({ status: 400, message: error.message, error: error.reason })
     : new HttpFailure({
         status: 500,
-        message: `The console could not answer: ${error instanceof Error ? error.message : String(error)}`,
+        message: `The console could not answer: ${describe(error)}`,
         error: "console-error"
       })
 

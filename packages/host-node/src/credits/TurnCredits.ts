@@ -8,8 +8,8 @@
  * before its turn starts releases the whole hold. A process that dies mid-turn settles nothing:
  * the hold expires after its ttl (the ledger's `Clock`), and the calls of that turn go unpaid.
  */
-import type { CreditLedger, RuntimeLogger } from "@plugboard/core"
-import { Effect } from "effect"
+import { type CreditLedger, describe, type RuntimeLogger } from "@plugboard/core"
+import { Deferred, Effect, FiberId } from "effect"
 
 /** Key of the turn's `TurnCredits` in the shared state its plugins see. */
 export const TURN_CREDITS_KEY = "plugboard.turnCredits"
@@ -25,8 +25,8 @@ export interface TurnCredits {
   readonly attached: () => boolean
   /** Marks the hold as the started turn's. */
   readonly attach: () => void
-  /** Charges the tally against the reservation and releases the rest; once, never rejects. */
-  readonly settle: (reason?: string) => Promise<void>
+  /** Charges the tally against the reservation and releases the rest; once, never fails. */
+  readonly settle: (reason?: string) => Effect.Effect<void>
 }
 
 /** Whether a value (the shared state's entry) is a `TurnCredits`. */
@@ -44,28 +44,30 @@ export const make = (
 ): TurnCredits => {
   let tally = 0
   let attached = false
-  let settling: Promise<void> | undefined
   const did = reservation.did
-  const settleNow = async (reason: string): Promise<void> => {
-    const outcome = await Effect.runPromise(Effect.either(ledger.settle(did, reservation.id, tally, reason)))
-    if (outcome._tag === "Right") {
-      if (outcome.right.shortfall > 0)
-        logger.warn("credits: the turn cost more than the balance held", {
-          did,
-          shortfall: outcome.right.shortfall
-        })
-      return
-    }
-    if (outcome.left.reason === "unknown-reservation" && tally > 0) {
-      // The turn outlived its hold (expired): what it used is still owed, charged as usage.
-      const charged = await Effect.runPromise(Effect.either(ledger.deduct(did, tally, reason)))
-      if (charged._tag === "Right") return
-      logger.error("credits: the turn's cost could not be charged", { did, error: charged.left.message })
-      return
-    }
-    if (outcome.left.reason !== "unknown-reservation")
-      logger.error("credits: the turn could not be settled", { did, error: outcome.left.message })
-  }
+  let settling: Effect.Effect<void> | undefined
+  const settled = Deferred.unsafeMake<void>(FiberId.none)
+  const settleNow = (reason: string): Effect.Effect<void> =>
+    Effect.gen(function* () {
+      const outcome = yield* Effect.either(ledger.settle(did, reservation.id, tally, reason))
+      if (outcome._tag === "Right") {
+        if (outcome.right.shortfall > 0)
+          logger.warn("credits: the turn cost more than the balance held", {
+            did,
+            shortfall: outcome.right.shortfall
+          })
+        return
+      }
+      if (outcome.left.reason === "unknown-reservation" && tally > 0) {
+        // The turn outlived its hold (expired): what it used is still owed, charged as usage.
+        const charged = yield* Effect.either(ledger.deduct(did, tally, reason))
+        if (charged._tag === "Right") return
+        logger.error("credits: the turn's cost could not be charged", { did, error: charged.left.message })
+        return
+      }
+      if (outcome.left.reason !== "unknown-reservation")
+        logger.error("credits: the turn could not be settled", { did, error: outcome.left.message })
+    })
   return {
     ledger,
     reservation,
@@ -78,12 +80,20 @@ export const make = (
     attach: () => {
       attached = true
     },
-    settle: (reason = "turn") => {
-      settling ??= settleNow(reason.slice(0, 500)).catch((error: unknown) =>
-        logger.error("credits: settling the turn failed", { did, error: String(error) })
-      )
-      return settling
-    }
+    settle: (reason = "turn") =>
+      Effect.suspend(() => {
+        // Once: the first settle runs, a later one waits for it.
+        if (settling !== undefined) return Deferred.await(settled)
+        settling = settleNow(reason.slice(0, 500)).pipe(
+          Effect.catchAllDefect((error) =>
+            Effect.sync(() =>
+              logger.error("credits: settling the turn failed", { did, error: describe(error) })
+            )
+          ),
+          Effect.ensuring(Deferred.succeed(settled, undefined))
+        )
+        return settling
+      })
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs"
 import type { RoutingEval } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 import { Data } from "effect"
 
 /** The file cannot be read, or a line is not a labelled query. */
@@ -37,7 +38,7 @@ export const parseQueries = (text: string, file: string): Array<QueryLine> => {
     try {
       value = JSON.parse(line)
     } catch (thrown) {
-      const why = thrown instanceof Error ? thrown.message : String(thrown)
+      const why = describe(thrown)
       throw new QueriesFileError("malformed", `${where}: not valid JSON (${why}): ${excerpt(line)}`)
     }
     if (typeof value !== "object" || value === null || Array.isArray(value)) {

@@ -15,7 +15,7 @@
  * answer a client-side tool call of the socket's own session (acknowledged `{ accepted }`).
  */
 import type { Server as HttpServer } from "node:http"
-import { type Auth, type RateLimiter, type RuntimeLogger, SessionStore } from "@plugboard/core"
+import { type Auth, describe, type RateLimiter, type RuntimeLogger, SessionStore } from "@plugboard/core"
 import { Data, Effect, Either } from "effect"
 import { Server, type Socket } from "socket.io"
 import type { HttpFailure } from "../Http.js"
@@ -144,7 +144,7 @@ export const attachGateway = (options: GatewayOptions): Server => {
           return
         }
         options.logger.error("socket handshake failed", {
-          error: error instanceof Error ? error.message : String(error)
+          error: describe(error)
         })
         const failed = new Error("The connection could not be checked.") as Error & { data?: unknown }
         failed.data = { status: 500, error: "internal" }

@@ -20,6 +20,7 @@
  */
 
 import type { Plugin } from "@plugboard/core"
+import { describe } from "@plugboard/core"
 import { encodeToken, generateSigner, mintDelegation, mintInvocation, type Signer } from "@plugboard/ucan"
 import { creditsPlugin } from "../../src/index.js"
 import { start, weather } from "../helpers.js"
@@ -107,8 +108,7 @@ process.on("message", (request: Request) => {
   if (request.type === "stop") return void stop()
   answer(request).then(
     (result) => send({ id: request.id, ...result }),
-    (error: unknown) =>
-      send({ id: request.id, error: error instanceof Error ? error.message : String(error) })
+    (error: unknown) => send({ id: request.id, error: describe(error) })
   )
 })
 process.on("disconnect", () => void stop())

@@ -3,7 +3,8 @@
  * dependency order, and merged into `context.shared`, one namespace like tool names.
  */
 import { Data, Effect, Either } from "effect"
-import { describe, shown } from "../text.js"
+import { describe } from "../../Describe.js"
+import { shown } from "../text.js"
 import type { Catalog } from "./model.js"
 
 /** What one plugin's `getSharedState` gave, or how it failed. */
