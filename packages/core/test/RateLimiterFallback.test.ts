@@ -58,7 +58,11 @@ describe("RateLimiter.withFallback", () => {
             let fallbackCalls = 0
             const fallbackInner = yield* RateLimiter.makeMemory(big).pipe(provide)
             const fallback: RateLimiter.RateLimiterService = {
-              take: (key) => Effect.suspend(() => (fallbackCalls++, fallbackInner.take(key)))
+              take: (key) =>
+                Effect.suspend(() => {
+                  fallbackCalls++
+                  return fallbackInner.take(key)
+                })
             }
             const reports: Array<string> = []
             const limiter = yield* RateLimiter.withFallback(primary.service, fallback, {
@@ -107,7 +111,11 @@ describe("RateLimiter.withFallback", () => {
       const primary = yield* RateLimiter.makeMemory()
       let asked = 0
       const fallback: RateLimiter.RateLimiterService = {
-        take: () => Effect.sync(() => (asked++, { allowed: true, remaining: 0, retryAfterMs: 0, limit: 1 }))
+        take: () =>
+          Effect.sync(() => {
+            asked++
+            return { allowed: true, remaining: 0, retryAfterMs: 0, limit: 1 }
+          })
       }
       const limiter = yield* RateLimiter.withFallback(primary, fallback)
       const result = yield* Effect.either(limiter.take(""))

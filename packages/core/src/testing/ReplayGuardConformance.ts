@@ -34,7 +34,11 @@ const withGuard = <A>(
 ): Promise<A> => Effect.runPromise(Effect.scoped(Effect.flatMap(factory(), body)))
 
 /** Registers the suite under `name`. */
-export const run = (name: string, factory: ReplayGuardFactory, options: { readonly numRuns?: number } = {}) =>
+export const run = (
+  name: string,
+  factory: ReplayGuardFactory,
+  options: { readonly numRuns?: number } = {}
+): void => {
   describe(`ReplayGuard conformance: ${name}`, () => {
     it("a key is a first use once until it expires; then it is forgotten", () =>
       withGuard(factory, (h) =>
@@ -110,3 +114,4 @@ export const run = (name: string, factory: ReplayGuardFactory, options: { readon
       )
     })
   })
+}
