@@ -1,5 +1,5 @@
 /**
- * The dev console's page weight and time to interactive (README "Dev console"), in Debian's
+ * The dev console's page weight and time to interactive (docs/console.md), in Debian's
  * headless Chromium through playwright-core, against a real server on embedded defaults with the
  * examples' catalog.
  *

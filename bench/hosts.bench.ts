@@ -1,5 +1,5 @@
 /**
- * `pnpm bench hosts`: streamed turns/s of plugboard on the shared engines (README "Choosing a deployment") against the
+ * `pnpm bench hosts`: streamed turns/s of plugboard on the shared engines (docs/deployment.md) against the
  * embedded default, same machine, same run, same load client (`server/load-client.ts`):
  *
  * - `sqlite ×1`: one host on the embedded default (per-user SQLite, runs in a SQLite file, the

@@ -15,7 +15,7 @@
  * ranking's parameters and the preload threshold are general (never per query), and the preload
  * threshold was chosen on half A only, so half B is a held-out check of that choice.
  *
- * Predictive preload (core's `Preload`, README "Predictive preload"): each query is a turn that
+ * Predictive preload (core's `Preload`, docs/architecture.md#predictive-preload): each query is a turn that
  * starts with nothing loaded and needs its labelled plugin. A preload is made when the top
  * plugin's confidence reaches the threshold; it is right when that plugin is the label. A right
  * preload saves the `load_capability` round trip (one model call: the model calls the plugin's
@@ -168,7 +168,7 @@ export default async () => {
   }
   console.log(`  index build ${built.toFixed(1)} ms, ${(perQuery * 1000).toFixed(0)} µs per query`)
 
-  // The same index fused with an offline embedder (core's SemanticIndex, README "Routing quality").
+  // The same index fused with an offline embedder (core's SemanticIndex, docs/benchmarks.md#routing-quality).
   if (!existsSync(join(MODEL, "model.onnx"))) {
     console.log(`  embedder rows skipped: no model at ${MODEL} (scripts/embedding-model.sh fetches it)`)
   } else {

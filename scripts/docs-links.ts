@@ -124,21 +124,25 @@ export const sourceFiles = (): Array<string> =>
 export const brokenCitations = (): Array<Broken> => {
   const out: Array<Broken> = []
   const readme = headingsOf(readFileSync(join(ROOT, "README.md"), "utf8"))
-  for (const file of sourceFiles()) {
-    readFileSync(file, "utf8")
-      .split("\n")
-      .forEach((line, i) => {
-        const at = { file: relative(ROOT, file), line: i + 1 }
-        for (const match of line.matchAll(/(?<![\w/.-])(docs\/[\w./-]+\.md)(#[\w-]+)?/g)) {
-          const target = `${match[1]}${match[2] ?? ""}`
-          const why = check(join(ROOT, "README.md"), target)
-          if (why !== undefined) out.push({ ...at, target, why })
-        }
-        for (const match of line.matchAll(/README(?:\.md)?[ ,]+"([^"]+)"/g)) {
-          const section = match[1]!
-          if (!readme.has(section)) out.push({ ...at, target: `README "${section}"`, why: "no such section" })
-        }
-      })
+  // This file names the forms it looks for; it cites nothing.
+  for (const file of sourceFiles().filter((f) => !f.endsWith("docs-links.ts"))) {
+    const text = readFileSync(file, "utf8")
+    const lineOf = (index: number) => text.slice(0, index).split("\n").length
+    const at = (index: number) => ({ file: relative(ROOT, file), line: lineOf(index) })
+    for (const match of text.matchAll(/(?<![\w/.-])(docs\/[\w./-]+\.md)(#[\w-]+)?/g)) {
+      const target = `${match[1]}${match[2] ?? ""}`
+      const why = check(join(ROOT, "README.md"), target)
+      if (why !== undefined) out.push({ ...at(match.index), target, why })
+    }
+    // A README section cited by name, `README "Section"` or `README's "Section"`, the quotes
+    // possibly on the comment's next line.
+    for (const match of text.matchAll(
+      /README(?:\.md)?(?:'s)?[ ,]*(?:\n\s*(?:\*|\/\/|#)?\s*)?"([A-Z][^"\n]*)"/g
+    )) {
+      const section = match[1]!
+      if (!readme.has(section))
+        out.push({ ...at(match.index), target: `README "${section}"`, why: "no such section" })
+    }
   }
   return out
 }

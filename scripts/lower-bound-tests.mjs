@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * Each package's tests on the oldest Node its own `engines.node` admits (semver's minVersion:
- * 20.19.0 for the packages that keep Node 20, 22.14.0 for those on better-sqlite3 13; README
- * "Packages"). The workspace itself runs on Node 24; this is what keeps the lower bounds true.
+ * 20.19.0 for the packages that keep Node 20, 22.14.0 for those on better-sqlite3 13;
+ * docs/packages.md). The workspace itself runs on Node 24; this is what keeps the lower bounds true.
  * Node is fetched from the npm registry by scripts/node24.sh (`PLUGBOARD_NODE_VERSION=<v> bash
  * scripts/node24.sh path`) and put first on PATH, so that the processes the tests start run on it
  * too. One vitest run per lower bound, the packages' test folders as filters.

@@ -1,4 +1,4 @@
-/** The README's "a plugin in 20 lines": one on-demand tool, an honest manifest, no I/O. */
+/** The README's first plugin ("Your first plugin"): one on-demand tool, an honest manifest, no I/O. */
 import { definePlugin, defineTool } from "@plugboard/core"
 import { Schema } from "effect"
 

@@ -1,5 +1,5 @@
 // One streamed turn against a running `plugboard serve`, over HTTP with a UCAN from `plugboard
-// token`, as a client of the wire contract (README "HTTP API"): a session, then a message whose
+// token`, as a client of the wire contract (docs/http-api.md): a session, then a message whose
 // answer streams as SSE. Asserts the scripted router loaded the scaffold's plugin, called its tool
 // and answered, and that the turn ended with `done`.
 //   node turn.mjs <url> <token>

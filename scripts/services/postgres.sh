@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A throwaway PostgreSQL cluster for plugboard's Postgres adapter tests (README "Choosing a deployment"), on 127.0.0.1 only.
+# A throwaway PostgreSQL cluster for plugboard's Postgres adapter tests (docs/deployment.md), on 127.0.0.1 only.
 #
 #   scripts/services/postgres.sh start   # initdb once into .services/postgres, then start it
 #   scripts/services/postgres.sh stop | status

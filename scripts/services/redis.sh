@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A throwaway Redis server for plugboard's Redis adapter tests (README "Choosing a deployment"), on 127.0.0.1 only.
+# A throwaway Redis server for plugboard's Redis adapter tests (docs/deployment.md), on 127.0.0.1 only.
 #
 #   scripts/services/redis.sh start   # start it, data and pid in .services/redis
 #   scripts/services/redis.sh stop | status

@@ -1,5 +1,5 @@
 /**
- * Who may use what (README "Requiring capabilities"): a plugin, or a single tool, `requires`
+ * Who may use what (docs/plugins.md#requiring-capabilities): a plugin, or a single tool, `requires`
  * UCAN capabilities, `{ can, with }` pairs as ucanto writes them; a user holds the capabilities
  * their verified UCAN grants (`Auth.Verified.capabilities`). One rule, applied by every query
  * that shows the catalog to a user: a plugin whose requirements the user lacks is listed as

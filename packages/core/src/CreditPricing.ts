@@ -1,6 +1,6 @@
 /**
  * What a model call costs in credits: a rule of the domain (what a turn costs
- * lives in core: the README's Architecture; docs/spec/pipeline.md#the-stages), so every ledger adapter, middleware and report prices a call the same
+ * lives in core: docs/architecture.md#packages-ports-and-the-dependency-rule; docs/spec/pipeline.md#the-stages), so every ledger adapter, middleware and report prices a call the same
  * way. Pure: no ledger, no I/O.
  *
  * The price is one credit per *started* `tokensPerCredit` tokens of input plus output:

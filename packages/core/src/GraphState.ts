@@ -99,7 +99,7 @@ export const appendMessages = <M extends StateMessage>(
 /**
  * `appendMessages` over a batch of updates (each one message or an array of them), in one pass:
  * the same result as folding `appendMessages` over the batch, for any split of it into batches.
- * That is what lets the messages be stored as deltas (README "Benchmarks", conversation): each
+ * That is what lets the messages be stored as deltas (docs/benchmarks.md, conversation): each
  * checkpoint keeps only the messages its step wrote, and the thread is rebuilt by replaying the
  * stored writes as one batch, oldest first.
  */

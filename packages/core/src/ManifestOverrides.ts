@@ -1,5 +1,5 @@
 /**
- * The operator's manifest overrides (README "Manifest overrides"): per-plugin manifest fields
+ * The operator's manifest overrides (docs/plugins.md#manifest-overrides): per-plugin manifest fields
  * merged over the plugin's own, so a deployment retitles, re-tiers or re-describes a plugin
  * without forking it. One rule for every source: the `manifestOverrides` config (applied by
  * `Catalog.make`), an MCP server's `manifest` key and a skill's `metadata.plugboard`

@@ -33,7 +33,7 @@ export const isMode = (value: unknown): value is Mode => modes.includes(value as
 
 /**
  * The confidence a prediction needs to be acted on. Chosen on MetaTool's dev split
- * (`pnpm bench ranking`, README "Routing quality"): the largest share of turns preloaded while
+ * (`pnpm bench ranking`, docs/benchmarks.md#routing-quality): the largest share of turns preloaded while
  * at least 9 in 10 preloads name the plugin the query is labelled with, fitted on one half of
  * the queries and checked on the other. A wrong preload costs its tool schemas on each call of
  * the turn and may tempt the model; a right one saves the `load_capability` round trip.

@@ -439,7 +439,7 @@ export interface FrameNotifier {
 /**
  * Wake-ups across processes, for a run store shared by several hosts: the host that commits a
  * frame (or the end) `publish`es it, and a host with a follower of that run `subscribe`s for the
- * life of the follow (README "Choosing a deployment": Redis pub/sub when `REDIS_URL` is set).
+ * life of the follow (docs/deployment.md: Redis pub/sub when `REDIS_URL` is set).
  * `key` is whatever the store keys runs by. A wake-up only makes a follower re-read the store,
  * which stays the source of truth, so a lost message delays a follower (until its poll) but
  * never skips or repeats a frame. `publish` also wakes this process's followers, and never fails.

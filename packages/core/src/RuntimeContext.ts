@@ -32,7 +32,7 @@ export interface RuntimeContext {
   readonly user: {
     readonly did: string
     /**
-     * The capabilities the user's credentials grant (README "Requiring capabilities"), for a
+     * The capabilities the user's credentials grant (docs/plugins.md#requiring-capabilities), for a
      * handler that decides more finely than `requires` (check them with `Access.missing`).
      */
     readonly capabilities: ReadonlyArray<Capability>

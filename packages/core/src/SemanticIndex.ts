@@ -1,5 +1,5 @@
 /**
- * Lexical ranking fused with an embedder's (README "Routing quality"): a plugin's score is its
+ * Lexical ranking fused with an embedder's (docs/benchmarks.md#routing-quality): a plugin's score is its
  * `CapabilityIndex` relevance plus `WEIGHT` times the cosine between the query's vector and the
  * plugin's. Words alone miss a query that shares none with its plugin ("condos for sale in
  * Vancouver" → a house-purchasing plugin); a small embedder alone misses rare names a word match

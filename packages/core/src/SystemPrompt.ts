@@ -5,7 +5,7 @@
  *
  * An always-tier plugin is never loaded, so its `operatingGuide` (which `load_capability` returns
  * for on-demand plugins) goes here, after its `prompt`, within `ALWAYS_GUIDE_MAX_CHARS`
- * (README "Operating guides"). What a user's grants deny (`Access`) is left out.
+ * (docs/plugins.md#operating-guides). What a user's grants deny (`Access`) is left out.
  */
 import * as Access from "./Access.js"
 import * as CatalogIndex from "./CatalogIndex.js"

@@ -395,7 +395,7 @@ export const gatewayCost = (
   return { instructions, atConnect, afterLoads: { k, plugins, ...listCost(catalog, plugins, counter) } }
 }
 
-/** Above this many tokens, `plugboard inspect` warns about an operating guide (README "Operating guides"). */
+/** Above this many tokens, `plugboard inspect` warns about an operating guide (docs/plugins.md#operating-guides). */
 export const GUIDE_WARN_TOKENS = 3_000
 
 /** What one plugin's operating guide costs, and where it is paid. */

@@ -1,7 +1,7 @@
 /**
  * What one turn may spend: model calls, tool calls, tokens and wall-clock time, and a guard
  * against a model that repeats the same call. A rule of the domain (docs/spec/pipeline.md#turn-bounds; the
- * README's Architecture puts such rules in core), so it lives here as pure functions over a turn's tally;
+ * docs/architecture.md#packages-ports-and-the-dependency-rule puts such rules in core), so it lives here as pure functions over a turn's tally;
  * the agent loop asks before each model call and each tool call and obeys the verdict.
  *
  * Repetition: the same tool with the same arguments (compared as canonical JSON) runs at most

@@ -1,7 +1,7 @@
 /**
  * The `TurnControl` port: stops a session's turns wherever they run. `POST /messages/abort` and
- * `DELETE /sessions/:id` reach the turn of the session on whichever host runs it (README
- * "Choosing a deployment"), not only the host that answers the request.
+ * `DELETE /sessions/:id` reach the turn of the session on whichever host runs it (
+ * docs/deployment.md), not only the host that answers the request.
  *
  * Every process that runs turns `serve`s requests with a handler that stops its own turns of the
  * session; `stop` asks every serving process (itself included) and combines their answers: a turn

@@ -1,6 +1,6 @@
 /**
  * The console's calls to its server: every one through the normal authenticated API, with the
- * token the page was opened with (README "Dev console"). The token arrives in the URL fragment
+ * token the page was opened with (docs/console.md). The token arrives in the URL fragment
  * (`#token=…`), which a browser never sends to a server nor puts in a Referer; the page moves it
  * to this tab's sessionStorage and clears the fragment.
  */

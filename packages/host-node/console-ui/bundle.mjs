@@ -2,7 +2,7 @@
  * Bundles the dev console's page (main.tsx: Preact, inline SVG charts) into one script and one
  * stylesheet with esbuild. `pnpm build` runs it as `node console-ui/bundle.mjs <outdir>` and the
  * server reads the files it writes (dist/console/); running from source, the server imports this
- * module and bundles into memory on the first request (README "Dev console").
+ * module and bundles into memory on the first request (docs/console.md).
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"

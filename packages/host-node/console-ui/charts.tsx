@@ -1,6 +1,6 @@
 /**
  * The budget and routing charts, inline SVG, shared by the console's Budget tab and the page of
- * `plugboard inspect --html` (README "Dev console"). Each chart is an image with a title for
+ * `plugboard inspect --html` (docs/console.md). Each chart is an image with a title for
  * screen readers and a data table beside it; every bar carries `data-label` and `data-value`
  * (the figure of the report it draws, unrounded), which the tests compare with `inspect --json`.
  */

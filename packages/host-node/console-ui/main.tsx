@@ -1,5 +1,5 @@
 /**
- * The dev console's page (README "Dev console"): four tabs over the server's authenticated API —
+ * The dev console's page (docs/console.md): four tabs over the server's authenticated API —
  * Chat, Catalog, Budget, Sessions. Opened by `plugboard inspect --html`, the same code shows
  * the report embedded in the page instead, with no network at all.
  */

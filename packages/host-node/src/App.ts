@@ -8,7 +8,7 @@
  * checkpointer (per-user SQLite, or the host's `checkpointerForUser`), the model (`LLM_*`).
  * The app owns no rule: each pipeline stage is a call into a port (see `Pipeline.ts`).
  *
- * Shared engines (README "Choosing a deployment"): `DATABASE_URL` puts the state ports
+ * Shared engines (docs/deployment.md): `DATABASE_URL` puts the state ports
  * (checkpointer, sessions, credit ledger, runs) on Postgres, `REDIS_URL` the coordination ports
  * (rate limiter, turn lock, turn stops, and the run store's fan-out) on Redis; each is checked at boot (migrations applied, a ping), and a
  * dead one is a `[boot-error]` naming its variable. An option given to `createOracleApp` still
@@ -138,7 +138,7 @@ export interface OracleAppOptions {
   /** Folders of Agent Skills to mount, one plugin per skill. Default: `SKILLS_DIR`, if set. */
   readonly skills?: string | ReadonlyArray<string>
   /**
-   * The operator's manifest overrides (README "Manifest overrides"): plugin name → manifest
+   * The operator's manifest overrides (docs/plugins.md#manifest-overrides): plugin name → manifest
    * fields, or a JSON file / JS or TS module holding them (relative to `cwd`). Default: the file
    * in `MANIFEST_OVERRIDES`, if set.
    */
@@ -350,7 +350,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     authLayer({
       ...(signer === undefined ? { oracleDid } : { oracleSigner: signer }),
       resource: config.ucanResource,
-      // README "Requiring capabilities": the oracle grants, and whoever UCAN_GRANT_ISSUERS names.
+      // docs/plugins.md#requiring-capabilities: the oracle grants, and whoever UCAN_GRANT_ISSUERS names.
       grantIssuers: [oracleDid, ...config.ucanGrantIssuers]
     }),
     options.rateLimiter ??
@@ -398,7 +398,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
         ? layerRunStore({ filename: config.runsDatabasePath })
         : redis === undefined
           ? Layer.provide(Postgres.layerRunStore(), pg)
-          : // Runs in Postgres, their wake-ups across hosts on Redis pub/sub (README "Choosing a deployment").
+          : // Runs in Postgres, their wake-ups across hosts on Redis pub/sub (docs/deployment.md).
             Layer.unwrapEffect(
               Effect.map(Redis.RunFanout, (fanout) => Postgres.layerRunStore({ fanout }))
             ).pipe(Layer.provide(pg), Layer.provide(Layer.provide(Redis.layerRunFanout, redis)))),
@@ -482,7 +482,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     throw error
   }
 
-  // list_capabilities' query ranking with an embedder (EMBEDDING_MODEL; README "Routing quality").
+  // list_capabilities' query ranking with an embedder (EMBEDDING_MODEL; docs/benchmarks.md#routing-quality).
   let ranking: LoadedRanking | undefined
   if (config.embeddingModel !== undefined) {
     const loaded = await loadQueryRanking(catalog, config.embeddingModel)

@@ -1,5 +1,5 @@
 /**
- * The boot report served at `GET /health/plugins` (README "HTTP API"): the catalog the server
+ * The boot report served at `GET /health/plugins` (docs/http-api.md): the catalog the server
  * booted, in the same versioned shape as `plugboard inspect --json` (docs/inspect-json-schema.md;
  * no budget, no eval), counted with the o200k tokenizer. Built once, on the first request.
  *
@@ -9,7 +9,7 @@
  * user and password, its query string, a bearer token, and `NAME=value` pairs whose name says
  * key, token, secret or password.
  *
- * Tools a caller may not be told of (README "Requiring capabilities": a tool whose own `requires`
+ * Tools a caller may not be told of (docs/plugins.md#requiring-capabilities: a tool whose own `requires`
  * they lack) are not named to them here either: `forView` leaves them out of `toolRequires` and of
  * the manifests' examples, for the caller's grants (none on the public route).
  */

@@ -43,7 +43,7 @@ export interface ServerConfig {
   readonly ucanResource: string
   /**
    * DIDs besides the oracle's own whose delegations grant capabilities (`UCAN_GRANT_ISSUERS`): what
-   * a plugin's `requires` is checked against (README "Requiring capabilities").
+   * a plugin's `requires` is checked against (docs/plugins.md#requiring-capabilities).
    */
   readonly ucanGrantIssuers: ReadonlyArray<string>
   /**
@@ -76,7 +76,7 @@ export interface ServerConfig {
   readonly corsOrigin: string
   /**
    * `/console` (`CONSOLE`): `true` on, `false` off, `undefined` on only when the server listens on
-   * a loopback address (README "Dev console").
+   * a loopback address (docs/console.md).
    */
   readonly console: boolean | undefined
   readonly model: ChatModelSettings
@@ -96,7 +96,7 @@ export interface ServerConfig {
   readonly turnTimeoutMs: number
   /** Identical tool calls (same tool, same arguments) that make the model be told; one more ends the turn. */
   readonly turnRepeatLimit: number
-  /** Predictive preload (`PRELOAD`, core's `Preload.Mode`; README "Predictive preload"). */
+  /** Predictive preload (`PRELOAD`, core's `Preload.Mode`; docs/architecture.md#predictive-preload). */
   readonly preload: Preload.Mode
   /** Matrix replication, `undefined` (disabled) unless all three variables are set. */
   readonly matrix: MatrixConfig | undefined
@@ -125,7 +125,7 @@ export interface ServerConfig {
   readonly embeddingModel: string | undefined
   /**
    * The operator's manifest overrides (`MANIFEST_OVERRIDES`): a JSON file or a JS/TS module, plugin
-   * name → manifest fields (README "Manifest overrides").
+   * name → manifest fields (docs/plugins.md#manifest-overrides).
    */
   readonly manifestOverridesFile: string | undefined
   /** Whether `GET /health/plugins` answers without auth (`HEALTH_PLUGINS_PUBLIC`); default behind it. */

@@ -1,5 +1,5 @@
 /**
- * Reads the operator's manifest overrides (README "Manifest overrides", `MANIFEST_OVERRIDES`): a
+ * Reads the operator's manifest overrides (docs/plugins.md#manifest-overrides, `MANIFEST_OVERRIDES`): a
  * JSON file, or a JavaScript/TypeScript module whose default export (or `manifestOverrides`
  * export) is the object. The overrides themselves are checked and merged by core
  * (`Catalog.make({ manifestOverrides })`); this file only reads them, and words what cannot be

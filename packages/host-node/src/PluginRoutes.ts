@@ -33,7 +33,7 @@ export type RouteAccess = "public" | "private" | "turn"
 export const BUILTIN_ROUTES = {
   root: ["GET", "/", "public"],
   health: ["GET", "/health", "public"],
-  // The boot report (README "HTTP API"): behind the pipeline unless HEALTH_PLUGINS_PUBLIC is true.
+  // The boot report (docs/http-api.md): behind the pipeline unless HEALTH_PLUGINS_PUBLIC is true.
   healthPlugins: ["GET", "/health/plugins", "private"],
   models: ["GET", "/models", "public"],
   createSession: ["POST", "/sessions", "private"],
@@ -45,7 +45,7 @@ export const BUILTIN_ROUTES = {
   historyPage: ["GET", "/sessions/:id/messages", "private"],
   sessionRun: ["GET", "/sessions/:id/run", "private"],
   rejoinRun: ["GET", "/runs/:runId", "private"],
-  // The dev console (README "Dev console"): the page is public, its data behind the pipeline.
+  // The dev console (docs/console.md): the page is public, its data behind the pipeline.
   console: ["GET", "/console", "public"],
   consoleCatalog: ["GET", "/console/api/catalog", "private"],
   consoleBudget: ["GET", "/console/api/budget", "private"],

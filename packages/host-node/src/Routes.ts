@@ -210,7 +210,7 @@ export const sessionRoutes = (s: RouteServices) => {
 
   // The session's thread, for both history routes and the console: a session of this user, a
   // thread of no one else. Its latest checkpoint only: each route reads what it shows of the
-  // messages (stored as deltas, they are not in the checkpoint itself; README "Benchmarks").
+  // messages (stored as deltas, they are not in the checkpoint itself; docs/benchmarks.md).
   const thread = Effect.gen(function* () {
     const { did } = yield* RequestUser
     const id = yield* sessionIdParam
@@ -220,7 +220,7 @@ export const sessionRoutes = (s: RouteServices) => {
     const tuple = yield* tryPromise("load thread", () => saver.getTuple({ configurable: { thread_id: id } }))
     const owner = ownerOf(tuple?.checkpoint.channel_values)
     if (owner !== undefined && owner !== did) return yield* Effect.fail(notFound(id))
-    // The dev console shows what the thread has loaded (README "Dev console").
+    // The dev console shows what the thread has loaded (docs/console.md).
     const loadedPlugins = LoadedPlugins.fromUnknown(tuple?.checkpoint.channel_values.loadedPlugins)
     return { id, saver, tuple, loadedPlugins }
   })
@@ -235,7 +235,7 @@ export const sessionRoutes = (s: RouteServices) => {
   /**
    * `GET /sessions/:id/messages?limit&before&after`: the thread a few turns at a time, with
    * opaque cursors (`HistoryPage`), as the QiForge client SDK 1.4 pages it. On the SQLite saver
-   * only the page's messages are decoded (`pageAt`, README "Benchmarks", history pages).
+   * only the page's messages are decoded (`pageAt`, docs/benchmarks.md, history pages).
    */
   const historyPage = Effect.gen(function* () {
     const limit = (yield* pageParam("limit")) ?? HistoryPage.DEFAULT_TURNS_PER_PAGE

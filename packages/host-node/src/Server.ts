@@ -261,7 +261,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     oracleName: parts.oracleName,
     basePrompt: parts.basePrompt
   })
-  // Each answer shaped for the requesting user's grants (README "Requiring capabilities").
+  // Each answer shaped for the requesting user's grants (docs/plugins.md#requiring-capabilities).
   const userView = Effect.map(RequestUser, (user) => Access.view(parts.catalog, user.capabilities))
   const consoleApi = ConsoleRoutes.consoleHandlers(consoleData, parts.oracleName, userView)
   const consoleThread = Effect.flatMap(Effect.zip(sessions.thread, userView), ([{ loadedPlugins }, view]) =>
@@ -304,7 +304,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       const { timings, report, seen } = yield* RequestProbe
       const user = yield* timed(timings, "auth", authenticate(ports.auth, credentialsOf(request.headers)))
       seen.did = user.did
-      // A turn reserves its estimate before anything else is spent on it (README "Failure modes");
+      // A turn reserves its estimate before anything else is spent on it (docs/failure-modes.md);
       // its turn settles the hold, and a request that ends before its turn starts releases it.
       const credits =
         spends && parts.creditsEnabled
@@ -399,7 +399,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
             ? pluginHandler(r, pluginOptions(Option.none()))
             : guarded(
                 Effect.flatMap(RequestUser, (user) => {
-                  // A plugin the user may not use (README "Requiring capabilities") answers 403.
+                  // A plugin the user may not use (docs/plugins.md#requiring-capabilities) answers 403.
                   const denied = Access.view(parts.catalog, user.capabilities).denied.get(r.owner)
                   return denied === undefined
                     ? pluginHandler(r, pluginOptions(Option.some(user.did)))

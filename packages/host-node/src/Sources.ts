@@ -68,7 +68,7 @@ export interface Sources {
 /**
  * How long a request waits for tool lists that servers announced as changed before it builds its
  * offer: a relisting is one `tools/list` round trip, and a server slower than this is offered as
- * it was until its list arrives (README "Mounting MCP servers and skills").
+ * it was until its list arrives (docs/mounting.md).
  */
 export const LIST_CHANGED_WAIT_MS = 1_000
 

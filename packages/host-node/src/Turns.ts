@@ -51,7 +51,7 @@ export interface AgentDeps {
   readonly turnBounds?: TurnBounds.Limits | undefined
   /** Counts what each model call sends for the token bound (the exact o200k counter when it loads). */
   readonly tokenCounter?: TokenCounter.TokenCounterService | undefined
-  /** Predictive preload (`PRELOAD`; README "Predictive preload"); off when absent. */
+  /** Predictive preload (`PRELOAD`; docs/architecture.md#predictive-preload); off when absent. */
   readonly preload?: PreloadOption | undefined
   /** `list_capabilities`' query ranking with an embedder (`EMBEDDING_MODEL`); lexical when absent. */
   readonly ranking?: QueryRanking | undefined

@@ -62,7 +62,7 @@ describe("credits: a turn costs exactly core's price of each model call's usage"
 
         const history = await Effect.runPromise(ledger.history(u.did))
         // Each call is priced alone (costOf per call), and the turn settles their sum against its
-        // reservation at its end (README "Failure modes"): one deduct for the turn.
+        // reservation at its end (docs/failure-modes.md): one deduct for the turn.
         const deducts = history.filter((e) => e.kind === "deduct").reverse()
         expect(deducts.map((e) => e.amount)).toEqual([total])
         for (const e of deducts) expect(e.reason).toContain(session)

@@ -1,5 +1,5 @@
 /**
- * The credit race (README "Failure modes"), through the real server: with 1 credit, 10 concurrent
+ * The credit race (docs/failure-modes.md), through the real server: with 1 credit, 10 concurrent
  * turns all ran and 9 were never charged, since the gate only checked that the balance was above
  * zero. Now each turn reserves `CREDIT_RESERVE_ESTIMATE` before it runs and settles at its end.
  * Every turn here waits at a gate (a silent plugin's `beforeModel`) until all requests have been
@@ -120,7 +120,7 @@ const expectRace = (result: Awaited<ReturnType<typeof withRace>>, credits: numbe
   expect(result.available).toBe(result.balance)
 }
 
-describe("the credit race (README 'Failure modes'): each turn reserves before it runs", () => {
+describe("the credit race (docs/failure-modes.md): each turn reserves before it runs", () => {
   it("1 credit and 50 concurrent streamed turns: exactly 1 runs, 49 get 402, the balance ends at 0", async () => {
     const result = await withRace(1, 50)
     expectRace(result, 1, 50)

@@ -1,5 +1,5 @@
 /**
- * `EMBEDDING_MODEL` (README "Routing quality"): with a model folder, `list_capabilities`' query
+ * `EMBEDDING_MODEL` (docs/benchmarks.md#routing-quality): with a model folder, `list_capabilities`' query
  * ranking fuses an embedder's similarity with the lexical one, end to end through a turn; a
  * missing or bad model, or a host without the optional `@plugboard/embeddings`, is a clear error;
  * unset, the ranking stays lexical.

@@ -1,5 +1,5 @@
 /**
- * `UCAN_GRANT_ISSUERS` (README "Requiring capabilities"): an authority besides the oracle whose
+ * `UCAN_GRANT_ISSUERS` (docs/plugins.md#requiring-capabilities): an authority besides the oracle whose
  * delegations grant the capabilities plugins require; a malformed list stops boot.
  */
 

@@ -1,5 +1,5 @@
 /**
- * `GET /health/plugins` (README "HTTP API"): the boot report in the shape of `inspect --json`
+ * `GET /health/plugins` (docs/http-api.md): the boot report in the shape of `inspect --json`
  * (validated by the same schema), without secrets; behind auth unless HEALTH_PLUGINS_PUBLIC.
  */
 import { Access, definePlugin, defineTool } from "@plugboard/core"

@@ -1,5 +1,5 @@
 /**
- * `MANIFEST_OVERRIDES` (README "Manifest overrides"): a JSON file or a TypeScript module of
+ * `MANIFEST_OVERRIDES` (docs/plugins.md#manifest-overrides): a JSON file or a TypeScript module of
  * per-plugin manifest fields, merged over the plugins' own at boot; a bad one stops boot with a
  * clear `[boot-error]`.
  */

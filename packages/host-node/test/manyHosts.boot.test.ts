@@ -1,5 +1,5 @@
 /**
- * The shared engines' configuration (README "Choosing a deployment"): `DATABASE_URL` (+ `DATABASE_SCHEMA`,
+ * The shared engines' configuration (docs/deployment.md): `DATABASE_URL` (+ `DATABASE_SCHEMA`,
  * `DATABASE_POOL_MAX`), `REDIS_URL` (+ `REDIS_PREFIX`) and `TURN_LOCK_TTL_MS`. Every bad value is
  * one `[config-error]` line naming its variable, a password never shown; an engine that does not
  * answer at boot is a `[boot-error]` naming its variable; neither set is the embedded default;

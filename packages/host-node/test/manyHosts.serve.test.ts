@@ -1,6 +1,6 @@
 /**
  * Two `plugboard serve` processes (the CLI, as an operator runs it) on different ports share one
- * Postgres (`DATABASE_URL`) and one Redis (`REDIS_URL`), README "Choosing a deployment":
+ * Postgres (`DATABASE_URL`) and one Redis (`REDIS_URL`), docs/deployment.md:
  * - a session created on A continues on B, with its loadedPlugins;
  * - a run started on A is rejoined from B (`GET /runs/:id`) and streams live to its `done`;
  * - `THROTTLE_LIMIT` holds across both: request N+1 in the window is a 429 on either host;

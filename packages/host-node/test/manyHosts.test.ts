@@ -1,5 +1,5 @@
 /**
- * Postgres without Redis (README "Choosing a deployment"): `DATABASE_URL` alone serves, on the
+ * Postgres without Redis (docs/deployment.md): `DATABASE_URL` alone serves, on the
  * shared database, and warns at boot that it is for one host at a time. What two hosts on both
  * engines do is `manyHosts.serve.test.ts` (two `plugboard serve` processes). Skipped, with the
  * reason, when the engines are not running.

@@ -1,5 +1,5 @@
 /**
- * Shared by the many-hosts suites (README "Choosing a deployment"): where the shared engines are
+ * Shared by the many-hosts suites (docs/deployment.md): where the shared engines are
  * (`PLUGBOARD_TEST_POSTGRES_URL`, `PLUGBOARD_TEST_REDIS_URL`, exported by scripts/ci-services.sh),
  * the environment of hosts sharing them under a schema and a key prefix of their own (one per
  * test file, so files run in parallel), and the cleanup that drops both.

@@ -1,5 +1,5 @@
 /**
- * The agent's messages stored as deltas on the Postgres checkpointer (README "Benchmarks",
+ * The agent's messages stored as deltas on the Postgres checkpointer (docs/benchmarks.md,
  * conversation): its user-scoped saver reads delta history in one round trip, so the agent
  * stores only what each turn wrote; a thread written with full copies (before deltas) loads and
  * goes on as deltas; paged history reads the same pages from both.

@@ -1,4 +1,4 @@
-/** `PRELOAD`: the predictive preload's mode (README "Predictive preload"), shadow by default. */
+/** `PRELOAD`: the predictive preload's mode (docs/architecture.md#predictive-preload), shadow by default. */
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { fromEnv, type ServerConfig } from "../src/Config.js"

@@ -1,5 +1,5 @@
 /**
- * `requires` end to end (README "Requiring capabilities"): real ucanto tokens through the server's
+ * `requires` end to end (docs/plugins.md#requiring-capabilities): real ucanto tokens through the server's
  * auth, carried to the turn; a user whose UCAN lacks a capability sees the plugin unavailable with
  * the reason, is refused by load_capability, is not offered its always-tier tools nor an admin
  * tool; a user the oracle delegated the capabilities to gets all of it.

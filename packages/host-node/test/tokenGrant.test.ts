@@ -1,5 +1,5 @@
 /**
- * `plugboard token --grant` (README "Requiring capabilities"): the local user's token carries the
+ * `plugboard token --grant` (docs/plugins.md#requiring-capabilities): the local user's token carries the
  * abilities, proven by a delegation from the local oracle's key, so the oracle that shares the
  * data directory grants them; a malformed ability is a usage error.
  */

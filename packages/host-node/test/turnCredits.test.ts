@@ -1,5 +1,5 @@
 /**
- * `TurnCredits` (README "Failure modes") on the memory ledger and a test clock: the tally is settled
+ * `TurnCredits` (docs/failure-modes.md) on the memory ledger and a test clock: the tally is settled
  * once, a charge after the settle is refused (the plugin then deducts directly), and a turn that
  * outlived its hold is charged as usage instead of going free.
  */

@@ -6,7 +6,7 @@
  * charges every superstep a fixed price that has nothing to do with the agent (planning the step's
  * tasks, a LangSmith `RunTree` for each runnable it invokes, a copy of every channel for the step's
  * checkpoint). A turn of three model calls and two tool batches was five supersteps, and that price
- * was over a third of the agent's CPU per turn (README "Benchmarks", Server). Here the steps run in
+ * was over a third of the agent's CPU per turn (docs/benchmarks.md, Server). Here the steps run in
  * one superstep and the state is checkpointed once, when the turn ends: what the turn checkpointed
  * before (durability `exit`).
  *

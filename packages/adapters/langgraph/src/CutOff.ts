@@ -2,7 +2,7 @@
  * A turn cut short (aborted, failed, or stopped by its consumer) leaves the stored conversation
  * as the user saw it: the tool calls the model made that never got an answer are answered as
  * cancelled (so the thread stays a valid conversation for the next turn and for history), and
- * the answer as far as it was streamed is kept, marked as cut off (README "Runs").
+ * the answer as far as it was streamed is kept, marked as cut off (docs/http-api.md#runs).
  */
 import { AIMessage, type BaseMessage, isAIMessage, ToolMessage } from "@langchain/core/messages"
 import type { RuntimeLogger } from "@plugboard/core"

@@ -70,12 +70,12 @@ export interface CreateMainAgentOptions {
    */
   readonly scope?: RequestScope | undefined
   /**
-   * Predictive preload (README "Predictive preload"): before the turn's first model call the
+   * Predictive preload (docs/architecture.md#predictive-preload): before the turn's first model call the
    * plugins are ranked against the user's message and, in mode `on`, a confident top plugin's
    * tools are offered for that turn. Off when absent.
    */
   readonly preload?: PreloadOption | undefined
-  /** Ranks `list_capabilities`' query with an embedder (README "Routing quality"); lexical when absent. */
+  /** Ranks `list_capabilities`' query with an embedder (docs/benchmarks.md#routing-quality); lexical when absent. */
   readonly ranking?: QueryRanking | undefined
 }
 

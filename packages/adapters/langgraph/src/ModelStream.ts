@@ -3,7 +3,7 @@
  *
  * Why not LangGraph's `messages` stream mode: it taps every LangChain callback of the run to
  * find model tokens, which costs a streamed turn about 1.5 ms of CPU (a third of the whole
- * agent loop, measured with the scripted router: README "Benchmarks"). The model step already
+ * agent loop, measured with the scripted router: docs/benchmarks.md). The model step already
  * makes the call: when the turn is streamed it asks the model for a stream instead and writes
  * each text chunk to the turn's custom stream as a `message` event, in the same ordered stream
  * as the `reasoning` and `tool_call` events.

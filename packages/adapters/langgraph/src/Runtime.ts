@@ -67,7 +67,7 @@ export interface ClientToolsOption {
 
 /**
  * Ranks the plugins for `list_capabilities`' `query` beforehand, with an embedder (core's
- * `SemanticIndex.rankWith`, README "Routing quality"); when absent or when it fails, the
+ * `SemanticIndex.rankWith`, docs/benchmarks.md#routing-quality); when absent or when it fails, the
  * listing ranks lexically.
  */
 export type QueryRanking = (
@@ -75,7 +75,7 @@ export type QueryRanking = (
 ) => Promise<ReadonlyArray<{ readonly name: string; readonly score: number }>>
 
 /**
- * Predictive preload (core's `Preload`, README "Predictive preload"): `mode` and the confidence
+ * Predictive preload (core's `Preload`, docs/architecture.md#predictive-preload): `mode` and the confidence
  * `threshold` (core's default when absent); `available` says whether the user may use a plugin;
  * `onAgreement` receives each turn's agreement as the turn ends, beside the log line.
  */

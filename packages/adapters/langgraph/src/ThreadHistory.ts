@@ -118,7 +118,7 @@ const itemView: HistoryPage.MessageView<StoredItem> = {
  * One page of the thread at checkpoint `tuple` (`HistoryPage`: whole turns, opaque cursors). On a
  * saver that reads delta history item by item, the page is found over the thread's outline — each
  * stored message's id and class, placed where core's messages reducer places it — and only the
- * page's messages are decoded, never the thread (README "Benchmarks", history pages). Otherwise,
+ * page's messages are decoded, never the thread (docs/benchmarks.md, history pages). Otherwise,
  * or when the saver cannot (another serializer), the page is cut from the whole list
  * (`messagesAt`). Both give the same page and the same cursors (for messages with an id).
  */

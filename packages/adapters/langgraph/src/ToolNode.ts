@@ -105,7 +105,7 @@ const lastAI = (messages: ReadonlyArray<BaseMessage>): AIMessage | undefined => 
 
 /**
  * The embedder's ranking of each `list_capabilities` call's query in the batch (`rt.ranking`,
- * README "Routing quality"), by call index. A call without a text query, or whose ranking fails
+ * docs/benchmarks.md#routing-quality), by call index. A call without a text query, or whose ranking fails
  * (logged), is left out and ranks lexically: a model failure must not fail the listing.
  */
 const rankQueries = async (

@@ -1,5 +1,5 @@
 /**
- * `createMainAgent({ ranking })` (README "Routing quality"): each `list_capabilities` call with a
+ * `createMainAgent({ ranking })` (docs/benchmarks.md#routing-quality): each `list_capabilities` call with a
  * query is answered in the ranking's order (an embedder's, in the host); a ranking that fails is
  * logged and that listing ranks lexically; a call without a query never asks the ranking.
  */

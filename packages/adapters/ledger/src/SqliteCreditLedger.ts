@@ -4,7 +4,7 @@
  * the same host — queue on SQLite's write lock (up to `busyTimeoutMs`) instead of losing an
  * update. Rules (validation, clamping, overflow) are core's; this file only stores.
  *
- * Reservations (README "Failure modes") are rows of `reservations` (schema version 2; a version-1 file gains
+ * Reservations (docs/failure-modes.md) are rows of `reservations` (schema version 2; a version-1 file gains
  * the table when opened), read and written in the same `BEGIN IMMEDIATE` transaction as the
  * balance, so two reserves can never both see the same credits free. An expired row stops
  * counting at once and is deleted by the next write of its user.

@@ -1,5 +1,5 @@
 /**
- * The provider SDKs are optional peers of `@plugboard/models` (README "Packages"): a host that
+ * The provider SDKs are optional peers of `@plugboard/models` (docs/packages.md): a host that
  * runs the scripted model, or one provider, installs only what it uses. A provider whose SDK is
  * missing is a configuration problem that `resolveSettings` reports at boot, naming the package to
  * install and the variable that asked for it, instead of a module-resolution error.

@@ -1,7 +1,7 @@
 /**
  * A delta channel's history (LangGraph's `DeltaChannel`, the agent's `messages`) read from
  * LangGraph's Postgres tables in one round trip per channel, where the base class's walk reads
- * one whole checkpoint per ancestor, a round trip each (README "Benchmarks", conversation).
+ * one whole checkpoint per ancestor, a round trip each (docs/benchmarks.md, conversation).
  *
  * The same answer as the base class's walk over `PostgresSaver.getTuple`: starting at the
  * checkpoint's parent, up to and including the nearest ancestor that stores a value of the

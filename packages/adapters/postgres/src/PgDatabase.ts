@@ -1,6 +1,6 @@
 /**
  * One Postgres database shared by the stores of this folder: a connection pool, the schema they
- * live in, and their migrations, applied at first use (README "Choosing a deployment").
+ * live in, and their migrations, applied at first use (docs/deployment.md).
  *
  * Every store yields `ready` before its first query: it applies the missing migrations once per
  * process (under an advisory lock, so hosts booting together do not race) and is retried after a
@@ -101,7 +101,7 @@ export const make = (
       (pool) => Effect.promise(() => pool.end().catch(() => undefined))
     )
     // The stock serializer's reader costs a promise turn per property of every message, which
-    // made a long thread's every load slower (README "Benchmarks", `pnpm bench pgconversation`).
+    // made a long thread's every load slower (docs/benchmarks.md, `pnpm bench pgconversation`).
     const saver = new PostgresSaver(pool, new FastJsonPlusSerializer(), { schema: schemaName })
     let ready: Promise<void> | undefined
     const runMigrations = async () => {

@@ -1,6 +1,6 @@
 /**
  * The `RunStore` port on Postgres: `runs` and their numbered `run_frames`, so a run started on
- * one host is rejoined from any other (README "Choosing a deployment").
+ * one host is rejoined from any other (docs/deployment.md).
  *
  * An append is one statement: it bumps the run's `last_frame_id` under the row lock and inserts
  * the frame with that id, so ids stay dense however many hosts append, and nothing is appended

@@ -1,5 +1,5 @@
 /**
- * `@plugboard/postgres` — the state ports on a shared Postgres (README "Choosing a deployment", `DATABASE_URL`):
+ * `@plugboard/postgres` — the state ports on a shared Postgres (docs/deployment.md, `DATABASE_URL`):
  * the checkpointer (LangGraph's `PostgresSaver`, scoped per user), sessions, the credit ledger and
  * runs with their frames. Every store is built on one `PgDatabase` (a pool and a schema) and
  * applies the versioned migrations at first use.

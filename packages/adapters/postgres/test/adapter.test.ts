@@ -1,5 +1,5 @@
 /**
- * What the Postgres adapter promises beyond the port suites (README "Choosing a deployment"): a deduction is one
+ * What the Postgres adapter promises beyond the port suites (docs/deployment.md): a deduction is one
  * transaction across hosts, migrations are versioned and safe when hosts run them at once, a run
  * written on one host is followed live from another, and a dead server fails fast with the
  * port's typed error and no password in it. Two pools on one schema stand for two hosts.

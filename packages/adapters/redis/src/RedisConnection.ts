@@ -1,5 +1,5 @@
 /**
- * One Redis connection shared by the coordination ports of this folder (README "Choosing a deployment", `REDIS_URL`):
+ * One Redis connection shared by the coordination ports of this folder (docs/deployment.md, `REDIS_URL`):
  * the rate limiter, the turn lock and run fan-out. Keys live under a prefix, so several
  * deployments (or test files) can share a server.
  *

@@ -1,7 +1,7 @@
 /**
  * The `RateLimiter` port on Redis: the sliding window of core's `RateLimiter.decide`, kept in a
  * sorted set per key (score: the time of an allowed take) and decided by one Lua script, so
- * every host shares one window and concurrent takes cannot both get the last slot (README "Choosing a deployment":
+ * every host shares one window and concurrent takes cannot both get the last slot (docs/deployment.md:
  * "`THROTTLE_LIMIT` holds across both").
  *
  * Time is the `Clock` port's, passed to the script (so tests move it), or Redis's own clock

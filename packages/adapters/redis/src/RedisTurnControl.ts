@@ -1,5 +1,5 @@
 /**
- * The `TurnControl` port over Redis pub/sub (README "Choosing a deployment"): `POST /messages/abort`
+ * The `TurnControl` port over Redis pub/sub (docs/deployment.md): `POST /messages/abort`
  * and `DELETE /sessions/:id` on one host stop the session's turn running on another.
  *
  * Every serving process subscribes to one request channel; a stop publishes its request there,

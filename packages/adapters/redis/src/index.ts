@@ -1,5 +1,5 @@
 /**
- * `@plugboard/redis` — the coordination ports on a shared Redis (README "Choosing a deployment", `REDIS_URL`):
+ * `@plugboard/redis` — the coordination ports on a shared Redis (docs/deployment.md, `REDIS_URL`):
  * the rate limiter (one sliding window for every host), the turn lock (a lease with a fencing
  * token), run fan-out (a follower on one host woken by frames appended on another) and turn
  * control (an abort or a delete on one host stops the turn running on another), and the replay guard

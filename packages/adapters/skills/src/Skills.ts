@@ -1,6 +1,6 @@
 /**
  * An Agent Skills folder as derived plugin specs: every immediate subfolder holding a `SKILL.md`
- * is one skill, one on-demand plugin (README "Mounting MCP servers and skills"). What a skill's front matter makes of a
+ * is one skill, one on-demand plugin (docs/mounting.md). What a skill's front matter makes of a
  * manifest, how `metadata.plugboard` overrides it, and what its `read_file` tool is renamed to
  * when several skills have one are core's rules (`CatalogSource`); this module reads folders.
  *

@@ -1,6 +1,6 @@
 /**
  * A delta channel's history read item by item, for readers that show a few of its items (paged
- * history, README "Benchmarks", history pages): first what each stored item is — a LangChain
+ * history, docs/benchmarks.md, history pages): first what each stored item is — a LangChain
  * record's id and class, read by SQLite's JSON functions from the stored text without decoding
  * anything — then the decoded values of only the items a page shows.
  *

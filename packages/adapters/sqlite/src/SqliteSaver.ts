@@ -131,7 +131,7 @@ export class SqliteSaver extends BaseCheckpointSaver {
    * The last delta history this saver decoded per (thread, namespace, channel), for the
    * checkpoint it was read at. The next turn's load reads only what was written since that
    * checkpoint (its own writes and its descendants'), so a load decodes what the last turn
-   * added, not the whole conversation (README "Benchmarks", conversation). Sound because the
+   * added, not the whole conversation (docs/benchmarks.md, conversation). Sound because the
    * writes of a checkpoint's ancestors never change: LangGraph adds writes only to the
    * checkpoint a run loaded as the thread's latest, and a write to an older checkpoint drops the
    * thread's entries (`putWrites`), as do deleting, quarantining and pruning it. Another process
@@ -176,7 +176,7 @@ export class SqliteSaver extends BaseCheckpointSaver {
       tuple = await this.toTuple(loaded)
     } catch (error) {
       // A thread that cannot be decoded would fail every turn of its session for good: it is
-      // moved aside like a damaged file (README "Failure modes") and the session starts afresh.
+      // moved aside like a damaged file (docs/failure-modes.md) and the session starts afresh.
       await this.quarantine(String(threadId), error)
       return undefined
     }
@@ -264,7 +264,7 @@ export class SqliteSaver extends BaseCheckpointSaver {
    * ancestor that stores the channel's value (a `DeltaSnapshot`, or a full value written before
    * the channel became a delta channel), one reads the writes of that channel on the way, and
    * one reads the seed. So a load costs what the thread's messages cost to decode, not what
-   * its checkpoints cost (README "Benchmarks", conversation).
+   * its checkpoints cost (docs/benchmarks.md, conversation).
    */
   override async getDeltaChannelHistory(options: {
     config: RunnableConfig
@@ -358,7 +358,7 @@ export class SqliteSaver extends BaseCheckpointSaver {
    * `messages`, one stored message each), undecoded: per item its id, its class and where it is
    * stored (`DeltaItems`), the seed's and then the writes', as `getDeltaChannelHistory` would
    * replay them. Paged history places them with core's reducer and decodes only a page's
-   * (`deltaItemValues`), so a page does not decode the thread (README "Benchmarks", history pages).
+   * (`deltaItemValues`), so a page does not decode the thread (docs/benchmarks.md, history pages).
    * Cached per thread like the decoded history: the read after a turn reads only the turn's
    * items. `undefined` when the history holds anything else than LangChain records stored by the
    * stock serializer, or `config` names no checkpoint: the caller reads the whole history then.

@@ -10,7 +10,7 @@
  * changed, as LangGraph passes it. Throughput is measured in CPU time (see `time`).
  *
  * Then the same threads in the shape the agent now stores them on this saver (messages as
- * deltas, README "Benchmarks"): each step's checkpoint without `messages` in its values (its
+ * deltas, docs/benchmarks.md): each step's checkpoint without `messages` in its values (its
  * version still moves), and the step's new message as a pending write; a load is `getTuple` plus
  * `getDeltaChannelHistory` (what LangGraph does to rebuild the channel). Both savers get exactly
  * these calls; LangChain's saver answers the history with the base class's walk (a `getTuple`

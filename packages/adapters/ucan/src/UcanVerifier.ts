@@ -12,7 +12,7 @@
  * (signature, time bounds, each addressed to the one relying on it), and `@ucanto/validator`'s
  * `access` agrees. The issuer becomes the user. Accepted tokens are cached until they expire.
  *
- * The token's other capabilities are what the user is granted (README "Requiring capabilities"):
+ * The token's other capabilities are what the user is granted (docs/plugins.md#requiring-capabilities):
  * each one that `access` proves from a grant issuer (the oracle itself, and `rootIssuers`, unless
  * `grantIssuers` says otherwise) is carried to the turn as `Verified.capabilities`, where a
  * plugin's `requires` is checked (core's `Access`). A capability the user merely claims, signed by

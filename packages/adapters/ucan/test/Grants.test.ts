@@ -1,5 +1,5 @@
 /**
- * The capabilities a verified UCAN grants (README "Requiring capabilities"): only those proven from
+ * The capabilities a verified UCAN grants (docs/plugins.md#requiring-capabilities): only those proven from
  * a grant issuer (the oracle, `rootIssuers`, or `grantIssuers`) count; a claim signed by nobody
  * the oracle trusts grants nothing and does not fail the request.
  */

@@ -1,5 +1,5 @@
 /**
- * Capabilities and the requirements read from a manifest (README "Requiring capabilities"): the
+ * Capabilities and the requirements read from a manifest (docs/plugins.md#requiring-capabilities): the
  * leaf of `Access`, which re-exports every name here. Kept apart so that `Plugin`,
  * `RuntimeContext` and the catalog's boot can name a capability without importing the views.
  */

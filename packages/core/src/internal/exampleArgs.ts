@@ -1,6 +1,6 @@
 /**
  * Checks each manifest example's `args` against the input of the tool it calls, so an example
- * that teaches the model a wrong call is caught at boot (README "Writing a plugin"). Soft: each
+ * that teaches the model a wrong call is caught at boot (docs/plugins.md#6-what-boot-checks). Soft: each
  * field that does not fit is one `[boot-warning]`, the plugin still loads.
  *
  * A tool with an Effect Schema `input` (and no `jsonSchema` override) is checked by decoding the

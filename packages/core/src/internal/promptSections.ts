@@ -1,5 +1,5 @@
 /**
- * The plugins' parts of the system prompt (README "Operating guides"); `SystemPrompt` re-exports
+ * The plugins' parts of the system prompt (docs/plugins.md#operating-guides); `SystemPrompt` re-exports
  * the public names and composes the prompt, `CatalogIndex` keeps the always-tier sections.
  */
 import type { CatalogEntry } from "./catalog/entry.js"

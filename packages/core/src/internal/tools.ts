@@ -122,7 +122,7 @@ const MAX_UNKNOWN_KEYS = 20
 /**
  * Reports each own key of `target` outside `known` as one error, `<where> has an unknown key
  * '<key>'.`, saying where a manifest field belongs when it was put at the wrong level: a key the
- * runtime does not read would otherwise be silently ignored (README "Writing a plugin").
+ * runtime does not read would otherwise be silently ignored (docs/plugins.md#6-what-boot-checks).
  */
 export const checkKnownKeys = (
   target: object,

@@ -1,5 +1,5 @@
 /**
- * The reservation cases of the `CreditLedger` conformance suite (README "Failure modes"), registered
+ * The reservation cases of the `CreditLedger` conformance suite (docs/failure-modes.md), registered
  * by `CreditLedgerConformance.run` for every implementation: reserve, settle, release, expiry on
  * the `Clock` port, typed refusals, concurrent reserves, and a property over random interleavings
  * of every operation.

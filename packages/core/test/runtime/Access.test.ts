@@ -1,5 +1,5 @@
 /**
- * `requires` (README "Requiring capabilities"): one rule in core, applied by the listing, the
+ * `requires` (docs/plugins.md#requiring-capabilities): one rule in core, applied by the listing, the
  * load, the offer, the gate and the system prompt.
  */
 import { Access, Catalog, MetaTools, Offer, type Plugin, SystemPrompt } from "@plugboard/core"

@@ -1,5 +1,5 @@
 /**
- * Manifest overrides (README "Manifest overrides"): one rule for the config's overrides and the
+ * Manifest overrides (docs/plugins.md#manifest-overrides): one rule for the config's overrides and the
  * sources' own, merged over the plugin's fields, validated like a manifest, changes recorded.
  */
 import { Catalog, CatalogSource, ManifestOverrides, type PluginManifest } from "@plugboard/core"

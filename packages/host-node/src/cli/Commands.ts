@@ -170,7 +170,7 @@ const localIdentities = async (config: ServerConfig.ServerConfig) => {
 /**
  * `token [--ttl seconds] [--audience did] [--grant a/b,c/d]`: prints a fresh invocation for the
  * local user; with `--grant`, it carries those abilities on the oracle's resource, proven by a
- * delegation from the local oracle's key (README "Requiring capabilities").
+ * delegation from the local oracle's key (docs/plugins.md#requiring-capabilities).
  */
 export const token = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
   const { positional, flags } = parseFlags(argv, ["ttl", "audience", "grant"])

@@ -1,6 +1,6 @@
 /**
  * The dev console's page: one HTML document with its script and stylesheet inline, so it needs
- * no other request and no network (README "Dev console"). The same page, given a report, is
+ * no other request and no network (docs/console.md). The same page, given a report, is
  * `plugboard inspect --html`. The script is bundled at build time (`pnpm build` writes
  * `dist/console/console.bundle.{js,css}` beside this module); running from source there is no
  * such file, and the bundle is built into memory on first use with esbuild (a devDependency).

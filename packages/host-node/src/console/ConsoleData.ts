@@ -28,8 +28,8 @@ export class ConsoleInputError extends Data.TaggedError("ConsoleInputError")<{
 }> {}
 
 /**
- * The console's view of one booted catalog, as the requesting user's grants see it (README
- * "Requiring capabilities": a plugin they may not use is listed unavailable with the reason and
+ * The console's view of one booted catalog, as the requesting user's grants see it (
+ * docs/plugins.md#requiring-capabilities: a plugin they may not use is listed unavailable with the reason and
  * without its tools, a tool hidden from them is not named); each answer is computed once per
  * view where it cannot change.
  */

@@ -1,5 +1,5 @@
 /**
- * The dev console's routes (README "Dev console"): `GET /console`, the page (public: it holds no
+ * The dev console's routes (docs/console.md): `GET /console`, the page (public: it holds no
  * data; the token it uses arrives in the URL fragment, which browsers never send), and its
  * read-only API under `/console/api/`, behind the same pipeline as every private route. When the
  * console is off every one of them answers the 404 of an unknown route, before any auth.

@@ -1,5 +1,5 @@
 /**
- * What the dev console's read-only API answers (README "Dev console"), shared by the server and
+ * What the dev console's read-only API answers (docs/console.md), shared by the server and
  * the page's code (`console-ui/`, type imports only). Every figure in it comes from core:
  * `TokenBudget`, `MetaTools.listCapabilities`, `RoutingEval`; the server only shapes.
  */

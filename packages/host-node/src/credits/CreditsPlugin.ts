@@ -4,7 +4,7 @@
  * model never sees it; it acts only through middleware. Its presence in the catalog is what turns
  * on the server's credit check (402 on an empty balance).
  *
- * Within a turn that reserved credits (the server's turn routes, README "Failure modes"), a call's cost goes to
+ * Within a turn that reserved credits (the server's turn routes, docs/failure-modes.md), a call's cost goes to
  * the turn's hold (`TurnCredits`), settled when the turn ends; elsewhere it is deducted at once.
  *
  * The ledger is the one the host runs with: either given to `makeCreditsPlugin`, or (for a plugin

@@ -1,5 +1,5 @@
 /**
- * A turn's credits (README "Failure modes"): the reservation the credit stage made before the turn
+ * A turn's credits (docs/failure-modes.md): the reservation the credit stage made before the turn
  * (`CREDIT_RESERVE_ESTIMATE`), the tally of what the turn's model calls cost, and the settle at
  * its end. The credit stage (`Server.ts`, `guarded`) reserves; the message route hands the hold
  * to the turn in the turn's shared state (`TURN_CREDITS_KEY`), where the silent credits plugin

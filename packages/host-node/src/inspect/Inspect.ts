@@ -52,7 +52,7 @@ class OutputFileError extends Data.TaggedError("OutputFileError")<{ readonly mes
   }
 }
 
-/** Writes the report as the console's budget page, its data and code inline (README "Dev console"). */
+/** Writes the report as the console's budget page, its data and code inline (docs/console.md). */
 const writeHtml = async (path: string, option: string, report: InspectReport): Promise<number> => {
   const html = ConsoleAssets.page(await ConsoleAssets.load(), {
     title: `${report.module} · plugboard budget report`,
@@ -167,7 +167,7 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
     let sourceWarnings: ReadonlyArray<string> = []
     const mcp = options.mcp ?? nonEmpty(process.env.MCP_CONFIG)
     const skills = options.skills ?? nonEmpty(process.env.SKILLS_DIR)
-    // The operator's overrides, read as serve reads them (README "Manifest overrides").
+    // The operator's overrides, read as serve reads them (docs/plugins.md#manifest-overrides).
     const overridesFile = options.overrides ?? nonEmpty(process.env.MANIFEST_OVERRIDES)
     const overrides = await readManifestOverrides(overridesFile, cwd)
     if (overrides.errors.length > 0) return fail("boot-error", ExitCode.BootError, overrides.errors, [])

@@ -2,7 +2,7 @@
  * The terminal view of an inspect report: sections with aligned columns, numbers with thousands
  * separators, long lists cut to the top N with a note saying how to see all. A catalog of more
  * than `SUMMARY_THRESHOLD` plugins is summarised (counts per tier and category, warnings grouped,
- * every list capped) unless `--all` asks for everything (README "Other commands"). Colour
+ * every list capped) unless `--all` asks for everything (docs/cli.md). Colour
  * (headings, budget verdicts) only when the output is a terminal and `NO_COLOR` is unset.
  */
 import type { EvalJson, InspectReport, MetricsJson, PluginRow } from "./Report.js"
@@ -193,7 +193,7 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
   heading(`Manifest validation: no errors, ${plural(report.warnings.length, "warning")}`)
   out.push(...indent(summarised ? warningSummary(report.warnings) : report.warnings))
 
-  // What the operator changed, and the manifests the runtime uses (README "Manifest overrides").
+  // What the operator changed, and the manifests the runtime uses (docs/plugins.md#manifest-overrides).
   const overridden = report.plugins.filter((p) => p.overrides.length > 0)
   if (overridden.length > 0) {
     heading(`Manifest overrides: ${plural(overridden.length, "plugin")}`)
@@ -213,7 +213,7 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
     out.push(...more(left))
   }
 
-  // Who may use what (README "Requiring capabilities").
+  // Who may use what (docs/plugins.md#requiring-capabilities).
   const gated = report.plugins.filter((p) => p.requires.length > 0 || p.toolRequires.length > 0)
   if (gated.length > 0) {
     heading(`Requires (UCAN capabilities): ${plural(gated.length, "plugin")}`)
@@ -227,7 +227,7 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
     out.push(...more(left))
   }
 
-  // Operating guides (README "Operating guides").
+  // Operating guides (docs/plugins.md#operating-guides).
   if (report.guides.length > 0) {
     heading(`Operating guides: ${plural(report.guides.length, "guide")}`)
     const [shown, left] = cap(report.guides, SUMMARY_ROWS, !summarised)

@@ -41,7 +41,7 @@ export interface PluginRow {
   readonly manifest: Readonly<Record<string, unknown>>
   /** What each override changed (`from` null: the field was unset), in the order applied. */
   readonly overrides: ReadonlyArray<OverrideJson>
-  /** The UCAN capabilities a user must hold to use the plugin (README "Requiring capabilities"). */
+  /** The UCAN capabilities a user must hold to use the plugin (docs/plugins.md#requiring-capabilities). */
   readonly requires: ReadonlyArray<{ readonly can: string; readonly with: string }>
   /** Its tools that declare their own `requires`, by name. */
   readonly toolRequires: ReadonlyArray<{
@@ -197,7 +197,7 @@ const effectiveManifest = (m: PluginManifest): Readonly<Record<string, unknown>>
   return out
 }
 
-/** A guide above `TokenBudget.GUIDE_WARN_TOKENS` is a warning (README "Operating guides"). */
+/** A guide above `TokenBudget.GUIDE_WARN_TOKENS` is a warning (docs/plugins.md#operating-guides). */
 const guideWarnings = (guides: ReadonlyArray<TokenBudget.GuideCost>): ReadonlyArray<string> =>
   guides
     .filter((g) => g.overWarning)

@@ -1,5 +1,5 @@
 /**
- * The page's HTML (README "Dev console"): whatever the report embedded in it says (plugin names,
+ * The page's HTML (docs/console.md): whatever the report embedded in it says (plugin names,
  * summaries, queries are the catalog author's text), it reads back exactly as data and never ends
  * its own script element or injects markup.
  */

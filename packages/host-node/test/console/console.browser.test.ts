@@ -1,5 +1,5 @@
 /**
- * The dev console in a real browser (README "Dev console"): headless Chromium against a real
+ * The dev console in a real browser (docs/console.md): headless Chromium against a real
  * server on embedded defaults with the scripted model and the examples' catalog. With
  * UPDATE_SCREENSHOTS=1 the run also writes the README's screenshots to docs/screenshots/.
  */

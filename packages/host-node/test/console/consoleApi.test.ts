@@ -1,5 +1,5 @@
 /**
- * The dev console's read-only API over a real server (README "Dev console"): the same auth as
+ * The dev console's read-only API over a real server (docs/console.md): the same auth as
  * every private route, the figures core computes, the console off away from loopback.
  */
 import { mkdtempSync, rmSync } from "node:fs"

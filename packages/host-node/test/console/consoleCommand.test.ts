@@ -1,5 +1,5 @@
 /**
- * `plugboard console` (README "Dev console"): a fresh token of the local user in the link's
+ * `plugboard console` (docs/console.md): a fresh token of the local user in the link's
  * fragment, never its query, that the server accepts; clear failures when no oracle answers or
  * its console is off.
  */

@@ -1,5 +1,5 @@
 /**
- * `plugboard inspect --html FILE` (README "Dev console"): one self-contained page carrying the
+ * `plugboard inspect --html FILE` (docs/console.md): one self-contained page carrying the
  * report as data; the browser test draws it. Here: what is written, and the failures.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"

@@ -2,7 +2,7 @@
  * A large catalog in the terminal: above 50 plugins inspect summarises (counts per tier and
  * category, warnings grouped by kind, every list capped with a line saying how to see all);
  * `--all` lists everything and `--json` is the full report. Long steps show progress on stderr
- * only when it is a terminal (README "Other commands").
+ * only when it is a terminal (docs/cli.md).
  */
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"

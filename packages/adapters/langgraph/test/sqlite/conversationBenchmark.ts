@@ -20,7 +20,7 @@
  * size at the end. Targets: turn 300 at most 1.5× turn 10 (wall and CPU); bytes per turn constant
  * within 20%. Twenty turns on another session warm the process up first.
  *
- * History pages, at the same marks on plugboard's saver (README "Benchmarks", history pages): a
+ * History pages, at the same marks on plugboard's saver (docs/benchmarks.md, history pages): a
  * page of the newest 20 turns as `GET /sessions/:id/messages?limit=20` reads it (`getTuple`, then
  * the page), read item by item (`pageAt`, decoding only the page) and cut from the whole list
  * (`messagesAt` + `HistoryPage.page`, as before), each on the saver the turns ran on (its caches

@@ -1,5 +1,5 @@
 /**
- * The agent's messages stored as deltas on the SQLite saver (README "Benchmarks", conversation):
+ * The agent's messages stored as deltas on the SQLite saver (docs/benchmarks.md, conversation):
  * a checkpoint holds only what its turn wrote, a database written with full copies (before
  * deltas) loads and goes on as deltas, the saver's cached history reads the same as a fresh
  * read, and retention never loses a message. A new thread's first turn is one full copy.

@@ -1,5 +1,5 @@
 /**
- * Paged history over messages stored as deltas (README "Benchmarks", history pages): on the
+ * Paged history over messages stored as deltas (docs/benchmarks.md, history pages): on the
  * SQLite saver a page is found over the thread's outline and only its messages are decoded
  * (`pageAt`). These tests hold it to the page cut from the whole list (`messagesAt`), on threads
  * of random shape: writes of one message or of several, replacements by id, full copies

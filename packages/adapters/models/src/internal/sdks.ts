@@ -1,6 +1,6 @@
 /**
  * The provider SDKs, each imported once when this module loads, or `undefined` when it is not
- * installed (they are optional peers: README "Packages"). Kept out of the package's entry point so
+ * installed (they are optional peers: docs/packages.md). Kept out of the package's entry point so
  * that its declarations never name a package the user may not have.
  */
 import type * as AnthropicSdk from "@langchain/anthropic"

@@ -1,6 +1,6 @@
 /**
  * What a SQLite saver keeps of its threads' delta histories between reads: the decoded history,
- * and the undecoded items with the values pages decoded (README "History pages").
+ * and the undecoded items with the values pages decoded (docs/benchmarks.md#history-pages).
  */
 import type { CheckpointPendingWrite } from "@langchain/langgraph-checkpoint"
 import type { DeltaItem, DeltaItemSource } from "../DeltaItems.js"

@@ -29,7 +29,7 @@ export interface MakeOptions {
    */
   readonly reservedToolNames?: ReadonlyArray<string>
   /**
-   * The operator's manifest overrides (README "Manifest overrides"): plugin name → manifest fields,
+   * The operator's manifest overrides (docs/plugins.md#manifest-overrides): plugin name → manifest fields,
    * merged over the plugin's own (`ManifestOverrides.apply`) before the manifest is validated. A
    * malformed field, or a name no plugin has, is a boot error.
    */

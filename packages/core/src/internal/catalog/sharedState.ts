@@ -1,5 +1,5 @@
 /**
- * Shared state (`getSharedState`, README "Shared state"): read once at boot by the host, in
+ * Shared state (`getSharedState`, docs/plugins.md#getsharedstate): read once at boot by the host, in
  * dependency order, and merged into `context.shared`, one namespace like tool names.
  */
 import { Data, Effect, Either } from "effect"

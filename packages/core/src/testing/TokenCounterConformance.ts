@@ -1,0 +1,85 @@
+/**
+ * The conformance suite of the `TokenCounter` port: the heuristic in core, tiktoken's o200k and
+ * cl100k in `@plugboard/tokenizers`. Budgets add counts in tight loops and compare them with
+ * limits, so a counter must be pure, whole and bounded:
+ *
+ * ```ts
+ * TokenCounterConformance.run("heuristic", () => TokenCounter.heuristic)
+ * ```
+ */
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import type { TokenCounterService } from "../TokenCounter.js"
+
+/** Options of the suite. */
+export interface TokenCounterConformanceOptions {
+  /** fast-check runs per property (default 200). */
+  readonly numRuns?: number
+}
+
+const utf8Bytes = (text: string): number => new TextEncoder().encode(text).length
+
+// Texts of the kinds a budget counts: prose, JSON Schemas, code, emoji and CJK, lone surrogates.
+const texts = fc.oneof(
+  fc.string({ maxLength: 400 }),
+  fc.string({ unit: "grapheme", maxLength: 200 }),
+  fc.string({ unit: "binary", maxLength: 200 }),
+  fc.json().map((json) => JSON.stringify(JSON.parse(json), null, 2))
+)
+
+/** Registers the suite under `name`; `make` returns the counter under test. */
+export const run = (
+  name: string,
+  make: () => TokenCounterService,
+  options: TokenCounterConformanceOptions = {}
+): void => {
+  const numRuns = options.numRuns ?? 200
+  describe(`TokenCounter conformance: ${name}`, () => {
+    it("names itself", () => {
+      expect(make().name).toMatch(/^\S+$/)
+    })
+
+    it("counts nothing as 0, and a word as at least 1", () => {
+      const counter = make()
+      expect(counter.count("")).toBe(0)
+      expect(counter.count("weather")).toBeGreaterThanOrEqual(1)
+    })
+
+    it("counts whole, non-negative tokens, at most one per UTF-8 byte", () => {
+      const counter = make()
+      fc.assert(
+        fc.property(texts, (text) => {
+          const n = counter.count(text)
+          expect(Number.isSafeInteger(n)).toBe(true)
+          expect(n).toBeGreaterThanOrEqual(0)
+          expect(n).toBeLessThanOrEqual(utf8Bytes(text))
+        }),
+        { numRuns }
+      )
+    })
+
+    it("is pure: the same text counts the same, whatever was counted before", () => {
+      const counter = make()
+      fc.assert(
+        fc.property(texts, fc.array(texts, { maxLength: 5 }), (text, others) => {
+          const first = counter.count(text)
+          for (const other of others) counter.count(other)
+          expect(counter.count(text)).toBe(first)
+          expect(make().count(text)).toBe(first)
+        }),
+        { numRuns }
+      )
+    })
+
+    it("grows with the text: a text repeated k times costs at least as much as once", () => {
+      const counter = make()
+      fc.assert(
+        fc.property(texts, fc.integer({ min: 2, max: 6 }), (text, k) => {
+          const once = counter.count(`${text}\n`)
+          expect(counter.count(`${text}\n`.repeat(k))).toBeGreaterThanOrEqual(once)
+        }),
+        { numRuns }
+      )
+    })
+  })
+}
