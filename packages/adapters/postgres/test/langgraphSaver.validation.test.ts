@@ -9,29 +9,31 @@ import pg from "pg"
 import { describe, it } from "vitest"
 import { POSTGRES_URL, SKIP_REASON, uniqueName } from "./helpers.js"
 
-if (POSTGRES_URL === undefined) {
-  describe.skip(`LangGraph PostgresSaver: ${SKIP_REASON}`, () => it("skipped", () => {}))
-} else {
-  const url = POSTGRES_URL
-  const schemas = new WeakMap<PostgresSaver, { pool: pg.Pool; schema: string }>()
-  const initializer = {
-    checkpointerName: "@langchain/langgraph-checkpoint-postgres",
-    createCheckpointer: async () => {
-      const schema = uniqueName("lg")
-      const pool = new pg.Pool({ connectionString: url, max: 4 })
-      await pool.query(`CREATE SCHEMA ${schema}`)
-      const saver = new PostgresSaver(pool, undefined, { schema })
-      await saver.setup()
-      schemas.set(saver, { pool, schema })
-      return saver
-    },
-    destroyCheckpointer: async (saver: PostgresSaver) => {
-      const made = schemas.get(saver)
-      if (made === undefined) return
-      await made.pool.query(`DROP SCHEMA ${made.schema} CASCADE`)
-      await made.pool.end()
+// Skipped, with the reason in its title, when the service is not up.
+describe.skipIf(POSTGRES_URL === undefined)(
+  POSTGRES_URL === undefined ? `LangGraph PostgresSaver: ${SKIP_REASON}` : "LangGraph PostgresSaver",
+  () => {
+    const url = POSTGRES_URL
+    const schemas = new WeakMap<PostgresSaver, { pool: pg.Pool; schema: string }>()
+    const initializer = {
+      checkpointerName: "@langchain/langgraph-checkpoint-postgres",
+      createCheckpointer: async () => {
+        const schema = uniqueName("lg")
+        const pool = new pg.Pool({ connectionString: url, max: 4 })
+        await pool.query(`CREATE SCHEMA ${schema}`)
+        const saver = new PostgresSaver(pool, undefined, { schema })
+        await saver.setup()
+        schemas.set(saver, { pool, schema })
+        return saver
+      },
+      destroyCheckpointer: async (saver: PostgresSaver) => {
+        const made = schemas.get(saver)
+        if (made === undefined) return
+        await made.pool.query(`DROP SCHEMA ${made.schema} CASCADE`)
+        await made.pool.end()
+      }
     }
+    validate(initializer)
+    deltaChannelHistoryTests(initializer)
   }
-  validate(initializer)
-  deltaChannelHistoryTests(initializer)
-}
+)

@@ -58,67 +58,73 @@ const followAcrossHosts = (fanouts?: () => Effect.Effect<RunStore.FrameFanout, n
     })
   ).pipe(Effect.provide(Clock.layer), Effect.runPromise)
 
-if (POSTGRES_URL === undefined) {
-  describe.skip(`Postgres RunStore: ${SKIP_REASON}`, () => it("skipped", () => {}))
-} else {
-  afterAll(dropSchemas)
-  RunStoreConformance.run("postgres", () => layerRunStore().pipe(Layer.provide(databaseLayer())), {
-    numRuns: 25
-  })
-  it(
-    "a follower on another host is woken by pg_notify, and sees every frame once, to done",
-    () => followAcrossHosts(),
-    30_000
-  )
-  it("an appendAll announces once, with the id of its last frame", async () => {
-    const schema = freshSchema()
-    const listener = new pg.Client({ connectionString: POSTGRES_URL })
-    await listener.connect()
-    const heard: Array<string> = []
-    listener.on("notification", (n) => heard.push(n.payload ?? ""))
-    try {
-      await listener.query(`LISTEN ${channelOf(schema)}`)
-      await Effect.scoped(
-        Effect.gen(function* () {
-          const store = yield* makeRunStore(yield* database(schema), { pollMs: 60_000 })
-          yield* store.create({ runId: "r", sessionId: "s", did: ALICE, requestId: "q", status: "running" })
-          const frames = yield* store.appendAll(
-            ALICE,
-            "r",
-            ["one ", "two ", "three"].map((content) => ({ event: "message", data: { content } }))
-          )
-          expect(frames.map((f) => f.id)).toEqual([1, 2, 3])
-          yield* store.end(ALICE, "r", { status: "finished" })
-        })
-      ).pipe(Effect.provide(Clock.layer), Effect.runPromise)
-      // Notifications are delivered at commit; give the listening connection a moment, and any
-      // extra notification the time to arrive too.
-      for (let waited = 0; heard.length < 2 && waited < 5_000; waited += 20)
-        await new Promise((r) => setTimeout(r, 20))
-      await new Promise((r) => setTimeout(r, 200))
-      expect(heard.map((payload) => payload.split(" ")[0])).toEqual(["3", "4"])
-    } finally {
-      await listener.end()
-    }
-  }, 30_000)
-
-  if (REDIS_URL === undefined) {
-    describe.skip(`Postgres RunStore with Redis fan-out: ${REDIS_SKIP_REASON}`, () => it("skipped", () => {}))
-  } else {
-    afterAll(deleteKeys)
-    RunStoreConformance.run(
-      "postgres with Redis fan-out",
-      () =>
-        Layer.unwrapScoped(
-          Effect.map(Effect.flatMap(connection(), makeRunFanout), (fanout) =>
-            layerRunStore({ fanout }).pipe(Layer.provide(databaseLayer()))
-          )
-        ),
-      { numRuns: 25 }
+// Skipped, with the reason in its title, when the service is not up.
+describe.skipIf(POSTGRES_URL === undefined)(
+  POSTGRES_URL === undefined ? `Postgres RunStore: ${SKIP_REASON}` : "Postgres RunStore",
+  () => {
+    afterAll(dropSchemas)
+    RunStoreConformance.run("postgres", () => layerRunStore().pipe(Layer.provide(databaseLayer())), {
+      numRuns: 25
+    })
+    it(
+      "a follower on another host is woken by pg_notify, and sees every frame once, to done",
+      () => followAcrossHosts(),
+      30_000
     )
-    it("with Redis fan-out, a follower on another host is woken through Redis, and sees every frame once, to done", () => {
-      const prefix = freshPrefix()
-      return followAcrossHosts(() => Effect.flatMap(connection(prefix), makeRunFanout))
+    it("an appendAll announces once, with the id of its last frame", async () => {
+      const schema = freshSchema()
+      const listener = new pg.Client({ connectionString: POSTGRES_URL })
+      await listener.connect()
+      const heard: Array<string> = []
+      listener.on("notification", (n) => heard.push(n.payload ?? ""))
+      try {
+        await listener.query(`LISTEN ${channelOf(schema)}`)
+        await Effect.scoped(
+          Effect.gen(function* () {
+            const store = yield* makeRunStore(yield* database(schema), { pollMs: 60_000 })
+            yield* store.create({ runId: "r", sessionId: "s", did: ALICE, requestId: "q", status: "running" })
+            const frames = yield* store.appendAll(
+              ALICE,
+              "r",
+              ["one ", "two ", "three"].map((content) => ({ event: "message", data: { content } }))
+            )
+            expect(frames.map((f) => f.id)).toEqual([1, 2, 3])
+            yield* store.end(ALICE, "r", { status: "finished" })
+          })
+        ).pipe(Effect.provide(Clock.layer), Effect.runPromise)
+        // Notifications are delivered at commit; give the listening connection a moment, and any
+        // extra notification the time to arrive too.
+        for (let waited = 0; heard.length < 2 && waited < 5_000; waited += 20)
+          await new Promise((r) => setTimeout(r, 20))
+        await new Promise((r) => setTimeout(r, 200))
+        expect(heard.map((payload) => payload.split(" ")[0])).toEqual(["3", "4"])
+      } finally {
+        await listener.end()
+      }
     }, 30_000)
+
+    // Skipped, with the reason in its title, when the service is not up.
+    describe.skipIf(REDIS_URL === undefined)(
+      REDIS_URL === undefined
+        ? `Postgres RunStore with Redis fan-out: ${REDIS_SKIP_REASON}`
+        : "Postgres RunStore with Redis fan-out",
+      () => {
+        afterAll(deleteKeys)
+        RunStoreConformance.run(
+          "postgres with Redis fan-out",
+          () =>
+            Layer.unwrapScoped(
+              Effect.map(Effect.flatMap(connection(), makeRunFanout), (fanout) =>
+                layerRunStore({ fanout }).pipe(Layer.provide(databaseLayer()))
+              )
+            ),
+          { numRuns: 25 }
+        )
+        it("with Redis fan-out, a follower on another host is woken through Redis, and sees every frame once, to done", () => {
+          const prefix = freshPrefix()
+          return followAcrossHosts(() => Effect.flatMap(connection(prefix), makeRunFanout))
+        }, 30_000)
+      }
+    )
   }
-}
+)

@@ -5,9 +5,11 @@ import { afterAll, describe, it } from "vitest"
 import { layerSessionStore } from "../src/index.js"
 import { databaseLayer, dropSchemas, POSTGRES_URL, SKIP_REASON } from "./helpers.js"
 
-if (POSTGRES_URL === undefined) {
-  describe.skip(`Postgres SessionStore: ${SKIP_REASON}`, () => it("skipped", () => {}))
-} else {
-  afterAll(dropSchemas)
-  sessionStoreConformance("postgres", () => layerSessionStore.pipe(Layer.provide(databaseLayer())))
-}
+// Skipped, with the reason in its title, when the service is not up.
+describe.skipIf(POSTGRES_URL === undefined)(
+  POSTGRES_URL === undefined ? `Postgres SessionStore: ${SKIP_REASON}` : "Postgres SessionStore",
+  () => {
+    afterAll(dropSchemas)
+    sessionStoreConformance("postgres", () => layerSessionStore.pipe(Layer.provide(databaseLayer())))
+  }
+)
