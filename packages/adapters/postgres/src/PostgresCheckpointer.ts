@@ -21,7 +21,7 @@ import {
 import type { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { Checkpointer, describe } from "@plugboard/core"
 import { Data, Effect, Layer } from "effect"
-import { type HistorySource, readDeltaHistory } from "./DeltaHistory.js"
+import { type HistorySource, makeDeltaHistoryCache, readDeltaHistory } from "./DeltaHistory.js"
 import { ownerKey, redact } from "./internal/sql.js"
 import { PgDatabase, type PgDatabaseService } from "./PgDatabase.js"
 
@@ -164,6 +164,7 @@ export class UserScopedSaver extends BaseCheckpointSaver {
   }
 
   override deleteThread(threadId: string): Promise<void> {
+    this.history?.cache?.forget(this.prefix + threadId)
     return this.guard("delete", () => this.inner.deleteThread(this.prefix + threadId))
   }
 
@@ -179,22 +180,26 @@ export class UserScopedSaver extends BaseCheckpointSaver {
  */
 export const makeCheckpointer = (
   db: PgDatabaseService
-): Checkpointer.CheckpointerService<UserScopedSaver> => ({
-  forUser: (did) =>
-    Effect.flatMap(Checkpointer.checkDid(did), (d) =>
-      Effect.as(
-        Effect.mapError(
-          db.ready,
-          (failure) =>
-            new Checkpointer.CheckpointerError({
-              reason: "unavailable",
-              message: `checkpoint storage unavailable: ${failure.message}`
-            })
-        ),
-        new UserScopedSaver(db.saver, d, db.url, { pool: db.pool, schema: db.schema })
+): Checkpointer.CheckpointerService<UserScopedSaver> => {
+  // One cache per host: each request's scoped saver reads through it (docs/benchmarks.md#conversation).
+  const history: HistorySource = { pool: db.pool, schema: db.schema, cache: makeDeltaHistoryCache() }
+  return {
+    forUser: (did) =>
+      Effect.flatMap(Checkpointer.checkDid(did), (d) =>
+        Effect.as(
+          Effect.mapError(
+            db.ready,
+            (failure) =>
+              new Checkpointer.CheckpointerError({
+                reason: "unavailable",
+                message: `checkpoint storage unavailable: ${failure.message}`
+              })
+          ),
+          new UserScopedSaver(db.saver, d, db.url, history)
+        )
       )
-    )
-})
+  }
+}
 
 /** The Checkpointer port on the `PgDatabase`. */
 export const layerCheckpointer: Layer.Layer<Checkpointer.Checkpointer, never, PgDatabase> = Layer.effect(

@@ -6,7 +6,7 @@
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { deltaChannelHistoryTests, validate } from "@langchain/langgraph-checkpoint-validation"
 import pg from "pg"
-import { describe, it } from "vitest"
+import { describe } from "vitest"
 import { POSTGRES_URL, SKIP_REASON, uniqueName } from "./helpers.js"
 
 // Skipped, with the reason in its title, when the service is not up.
