@@ -5,7 +5,16 @@
  * which died without passing it on, and the server was left running with no parent.
  */
 import { execFileSync } from "node:child_process"
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { basename, dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -54,7 +63,11 @@ const serverUnder = (pid: number): number | undefined => {
     const next = queue.shift()!
     const argv = argvOf(next)
     // node itself, not a shell whose command line names it
-    if (next !== pid && basename(argv[0] ?? "") === "node" && argv.some((a) => a.endsWith("scripts/plugboard.mjs")))
+    if (
+      next !== pid &&
+      basename(argv[0] ?? "") === "node" &&
+      argv.some((a) => a.endsWith("scripts/plugboard.mjs"))
+    )
       return next
     queue.push(...childrenOf(next))
   }
@@ -161,7 +174,9 @@ describe.skipIf(process.platform !== "linux" || !hasNpm)("issue 36 item 17: SIGT
         expect((await call(`${listening}/health`)).status).toBe(200)
         child.kill("SIGTERM")
         await exited
-        expect(await eventually(() => !alive(server!), 15_000), `the server outlived npm:\n${output()}`).toBe(true)
+        expect(await eventually(() => !alive(server!), 15_000), `the server outlived npm:\n${output()}`).toBe(
+          true
+        )
         await expect(fetch(`${listening}/health`)).rejects.toThrow()
       } finally {
         if (child.exitCode === null) child.kill("SIGKILL")
@@ -186,9 +201,10 @@ describe.skipIf(process.platform !== "linux" || !hasNpm)("issue 36 item 17: SIGT
       expect(server, "the node server runs under the shell").toBeDefined()
       child.kill("SIGKILL")
       await exited
-      expect(await eventually(() => !alive(server!), 15_000), `the server outlived its parent:\n${output()}`).toBe(
-        true
-      )
+      expect(
+        await eventually(() => !alive(server!), 15_000),
+        `the server outlived its parent:\n${output()}`
+      ).toBe(true)
       await expect(fetch(`${listening}/health`)).rejects.toThrow()
     } finally {
       if (server !== undefined && alive(server)) process.kill(server, "SIGKILL")

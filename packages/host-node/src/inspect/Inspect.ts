@@ -151,8 +151,10 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
     const loaded = await loadModuleOrSources(
       options.module,
       cwd,
-      (options.mcp ?? nonEmpty(process.env.MCP_CONFIG) ?? options.skills ?? nonEmpty(process.env.SKILLS_DIR)) !==
-        undefined
+      (options.mcp ??
+        nonEmpty(process.env.MCP_CONFIG) ??
+        options.skills ??
+        nonEmpty(process.env.SKILLS_DIR)) !== undefined
     )
     moduleName = loaded.file === undefined ? "(no module)" : displayPath(loaded.file, cwd)
 
