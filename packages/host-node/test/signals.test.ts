@@ -5,12 +5,22 @@
  * which died without passing it on, and the server was left running with no parent.
  */
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { basename, dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { call, spawnServe } from "./helpers.js"
+import { runCli } from "./runCli.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..")
 
@@ -53,7 +63,11 @@ const serverUnder = (pid: number): number | undefined => {
     const next = queue.shift()!
     const argv = argvOf(next)
     // node itself, not a shell whose command line names it
-    if (next !== pid && basename(argv[0] ?? "") === "node" && argv.includes("scripts/plugboard.mjs"))
+    if (
+      next !== pid &&
+      basename(argv[0] ?? "") === "node" &&
+      argv.some((a) => a.endsWith("scripts/plugboard.mjs"))
+    )
       return next
     queue.push(...childrenOf(next))
   }
@@ -94,6 +108,107 @@ describe.skipIf(process.platform !== "linux" || !hasPnpm)("SIGTERM through pnpm"
       if (child.exitCode === null) child.kill("SIGKILL")
       if (server !== undefined && alive(server)) process.kill(server, "SIGKILL")
       rmSync(cwd, { recursive: true, force: true })
+    }
+  }, 120_000)
+})
+
+/**
+ * A project `plugboard init` wrote (through the CLI), installed without a registry: its
+ * node_modules links the repository's own, and its `plugboard` bin runs the CLI from the sources.
+ */
+const scaffolded = async (): Promise<{ readonly root: string; readonly app: string }> => {
+  const root = mkdtempSync(join(tmpdir(), "plugboard-wrapper-"))
+  const made = await runCli(root, "init", "app")
+  expect(made.code, made.stderr).toBe(0)
+  const app = join(root, "app")
+  const modules = join(app, "node_modules")
+  mkdirSync(join(modules, ".bin"), { recursive: true })
+  for (const entry of readdirSync(join(ROOT, "node_modules")))
+    if (entry !== ".bin") symlinkSync(join(ROOT, "node_modules", entry), join(modules, entry))
+  const bin = join(modules, ".bin", "plugboard")
+  writeFileSync(
+    bin,
+    `#!/bin/sh\nexec "${process.execPath}" --conditions=@plugboard/source "${join(ROOT, "scripts/plugboard.mjs")}" "$@"\n`
+  )
+  chmodSync(bin, 0o755)
+  return { root, app }
+}
+
+const hasNpm = (() => {
+  try {
+    execFileSync("npm", ["--version"], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+})()
+
+/** Resolves once `check` holds, polled every 100 ms; false after `ms`. */
+const eventually = async (check: () => boolean, ms: number): Promise<boolean> => {
+  for (const end = Date.now() + ms; Date.now() < end; ) {
+    if (check()) return true
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return check()
+}
+
+describe.skipIf(process.platform !== "linux" || !hasNpm)("issue 36 item 17: SIGTERM through npm", () => {
+  const cases = [
+    ["npm run serve", ["npm", "run", "serve"]],
+    ["npx plugboard serve", ["npx", "--no-install", "plugboard", "serve", "src/index.ts"]]
+  ] as const
+  for (const [name, command] of cases) {
+    it(`${name} in a scaffold: a SIGTERM to npm takes the server down`, async () => {
+      const { root, app } = await scaffolded()
+      const { child, url, exited, output } = spawnServe(command, app, {
+        PORT: "0",
+        HOME: root,
+        npm_config_cache: join(root, ".npm"),
+        npm_config_update_notifier: "false"
+      })
+      let server: number | undefined
+      try {
+        const listening = await url
+        server = serverUnder(child.pid!)
+        expect(server, "the node server runs under npm").toBeDefined()
+        expect((await call(`${listening}/health`)).status).toBe(200)
+        child.kill("SIGTERM")
+        await exited
+        expect(await eventually(() => !alive(server!), 15_000), `the server outlived npm:\n${output()}`).toBe(
+          true
+        )
+        await expect(fetch(`${listening}/health`)).rejects.toThrow()
+      } finally {
+        if (child.exitCode === null) child.kill("SIGKILL")
+        if (server !== undefined && alive(server)) process.kill(server, "SIGKILL")
+        rmSync(root, { recursive: true, force: true })
+      }
+    }, 120_000)
+  }
+
+  it("a wrapper killed outright (SIGKILL, nothing passed on) takes the server down", async () => {
+    const { root, app } = await scaffolded()
+    // A shell that runs the server as its child (no exec), as a hand-written wrapper does.
+    const { child, url, exited, output } = spawnServe(
+      ["sh", "-c", "node_modules/.bin/plugboard serve src/index.ts; echo wrapper-done"],
+      app,
+      { PORT: "0", HOME: root }
+    )
+    let server: number | undefined
+    try {
+      const listening = await url
+      server = serverUnder(child.pid!)
+      expect(server, "the node server runs under the shell").toBeDefined()
+      child.kill("SIGKILL")
+      await exited
+      expect(
+        await eventually(() => !alive(server!), 15_000),
+        `the server outlived its parent:\n${output()}`
+      ).toBe(true)
+      await expect(fetch(`${listening}/health`)).rejects.toThrow()
+    } finally {
+      if (server !== undefined && alive(server)) process.kill(server, "SIGKILL")
+      rmSync(root, { recursive: true, force: true })
     }
   }, 120_000)
 })

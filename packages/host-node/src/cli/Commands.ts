@@ -13,7 +13,7 @@ import { creditLedgerLayer, databaseLayer } from "../Engines.js"
 import { ChatClientError, chatTurn, connectChat } from "./ChatClient.js"
 import { ConsoleOpenError, consoleLink, openInBrowser } from "./Console.js"
 import { grantsFlag, parseFlags, wholeNumber } from "./Flags.js"
-import { loadModule, ModuleLoadError } from "./LoadModule.js"
+import { loadModuleOrSources, ModuleLoadError } from "./LoadModule.js"
 import { signalled } from "./Signals.js"
 import { UsageError } from "./UsageError.js"
 
@@ -77,7 +77,12 @@ const loadConfig = async (io: CliIO) => {
 export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
   const { positional, flags } = parseFlags(argv, ["port", "host", "mcp", "skills"])
   if (positional.length > 1) throw new UsageError("serve takes at most one module.")
-  const loaded = await loadModule(positional[0], io.cwd)
+  const nonEmpty = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : v)
+  const loaded = await loadModuleOrSources(
+    positional[0],
+    io.cwd,
+    (flags.mcp ?? nonEmpty(io.env.MCP_CONFIG) ?? flags.skills ?? nonEmpty(io.env.SKILLS_DIR)) !== undefined
+  )
   const plugins = loaded.kind === "catalog" ? loaded.catalog.entries.map((e) => e.plugin) : loaded.plugins
   const file = loaded.file
   const port = flags.port === undefined ? undefined : wholeNumber("--port", flags.port, 0, 65535)
@@ -145,7 +150,7 @@ const tryChat = (catalog: Catalog.Catalog, env: CliIO["env"]): string => {
 }
 
 /** `55 from <file>`, or `60 (55 from <file>, 2 MCP servers, 3 skills)`: where the plugins came from. */
-const pluginSources = (catalog: Catalog.Catalog, file: string): string => {
+const pluginSources = (catalog: Catalog.Catalog, file: string | undefined): string => {
   let mcp = 0
   let skills = 0
   for (const e of catalog.entries) {
@@ -153,8 +158,8 @@ const pluginSources = (catalog: Catalog.Catalog, file: string): string => {
     else if (e.source?.kind === "skill") skills++
   }
   const own = `${catalog.entries.length - mcp - skills} from ${file}`
-  if (mcp === 0 && skills === 0) return own
-  const parts = [own]
+  if (mcp === 0 && skills === 0) return file === undefined ? "none" : own
+  const parts = file === undefined ? [] : [own]
   if (mcp > 0) parts.push(`${mcp} MCP server${mcp === 1 ? "" : "s"}`)
   if (skills > 0) parts.push(`${skills} skill${skills === 1 ? "" : "s"}`)
   return `${catalog.entries.length} (${parts.join(", ")})`

@@ -240,7 +240,8 @@ export const loadModule = async (
     throw new ModuleLoadError(
       "not-found",
       "No module given, and the default (the examples' catalog) is not here: it ships with the " +
-        "plugboard repository, not with the package. Pass the module that exports your plugins."
+        "plugboard repository, not with the package. Pass the module that exports your plugins, " +
+        "or name MCP servers or skills alone (--mcp servers.json, --skills DIR)."
     )
   }
   const file = resolveModule(spec ?? defaultModule(), cwd)
@@ -253,3 +254,27 @@ export const loadModule = async (
   const shownAs = displayPath(file, cwd)
   return { file, ...extract(namespace, shownAs), aliases: extractAliases(namespace, shownAs) }
 }
+
+/**
+ * What a command mounts when given no module: the default (the examples' catalog) when no other
+ * source is named, and nothing when `--mcp` / `--skills` (or `MCP_CONFIG` / `SKILLS_DIR`) name
+ * one, so `inspect --mcp servers.json` means those servers alone, the same inside the repository
+ * and outside it, where the default does not exist (issue 36 item 16, docs/cli.md).
+ */
+export const loadModuleOrSources = async (
+  spec: string | undefined,
+  cwd: string,
+  otherSources: boolean
+): Promise<
+  | ({ readonly file: string; readonly aliases: ReadonlyMap<string, string> | undefined } & Loaded)
+  | {
+      readonly file: undefined
+      readonly aliases: undefined
+      readonly kind: "plugins"
+      readonly plugins: ReadonlyArray<Plugin>
+      readonly exportName: string
+    }
+> =>
+  spec === undefined && otherSources
+    ? { file: undefined, aliases: undefined, kind: "plugins", plugins: [], exportName: "none" }
+    : loadModule(spec, cwd)

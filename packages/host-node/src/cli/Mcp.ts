@@ -25,7 +25,7 @@ import { bootCatalog } from "../CatalogBoot.js"
 import { makeConsoleLogger } from "../Logger.js"
 import type { CliIO } from "./Commands.js"
 import { grantsFlag, parseFlags } from "./Flags.js"
-import { loadModule } from "./LoadModule.js"
+import { loadModuleOrSources } from "./LoadModule.js"
 import { signalled } from "./Signals.js"
 import { UsageError } from "./UsageError.js"
 
@@ -161,7 +161,11 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
       : "info"
   const logger: RuntimeLogger = makeConsoleLogger({ level, write: (line) => io.err(`${line}\n`) })
 
-  const loaded = await loadModule(options.module, io.cwd)
+  const loaded = await loadModuleOrSources(
+    options.module,
+    io.cwd,
+    (options.mcp ?? nonEmpty(env.MCP_CONFIG) ?? options.skills ?? nonEmpty(env.SKILLS_DIR)) !== undefined
+  )
   const plugins = loaded.kind === "catalog" ? loaded.catalog.entries.map((e) => e.plugin) : loaded.plugins
   let oracle: Promise<Signer> | undefined
   const oracleKey = () => {

@@ -1,19 +1,42 @@
 /**
  * How a long-running command (`serve`, `mcp`, `scripted-model`) learns it should stop: the first
- * SIGINT (Ctrl-C) or SIGTERM (a supervisor, `npm run` passing it on). The listeners go as soon as
- * one fires, so a second signal gets Node's default (an immediate exit) during a slow shutdown.
+ * SIGINT (Ctrl-C) or SIGTERM (a supervisor, `npm run` passing it on), or the death of the process
+ * that started it. The signal listeners go as soon as one fires, so a second signal gets Node's
+ * default (an immediate exit) during a slow shutdown.
+ *
+ * Why the parent is watched: a wrapper (`npm run serve`, `npx plugboard serve`, a shell script)
+ * may die without passing its signal on (npm runs scripts through `sh -c`, and a shell killed by
+ * SIGTERM does not forward it), which left the server listening with no parent (issue 36 item 17,
+ * docs/cli.md). Linux has no portable "signal me when my parent dies" in Node, so the parent's pid
+ * is read every `PARENT_POLL_MS`: when it changes the process was re-parented, its parent is gone.
+ * A process started by pid 1 or with no parent (a container's entry point) has nothing to watch.
  */
 
-/** Resolves with the name of the first SIGINT or SIGTERM the process receives. */
+/** How often the parent's pid is read: a second is the longest a server outlives its wrapper. */
+export const PARENT_POLL_MS = 1000
+
+/** The reason `signalled` gives when the parent died. */
+export const PARENT_EXITED = "parent process exited"
+
+/**
+ * Resolves with the name of the first SIGINT or SIGTERM the process receives, or `PARENT_EXITED`
+ * when the process that started it exits (its `ppid` changes).
+ */
 export const signalled = (): Promise<string> =>
   new Promise((resolve) => {
-    const on = (signal: string) => () => {
+    const parent = process.ppid
+    const stop = (reason: string) => {
       process.off("SIGINT", onInt)
       process.off("SIGTERM", onTerm)
-      resolve(signal)
+      clearInterval(watch)
+      resolve(reason)
     }
-    const onInt = on("SIGINT")
-    const onTerm = on("SIGTERM")
+    const onInt = () => stop("SIGINT")
+    const onTerm = () => stop("SIGTERM")
     process.on("SIGINT", onInt)
     process.on("SIGTERM", onTerm)
+    const watch = setInterval(() => {
+      if (parent > 1 && process.ppid !== parent) stop(PARENT_EXITED)
+    }, PARENT_POLL_MS)
+    watch.unref()
   })

@@ -109,7 +109,9 @@ export const packageJson = (name: string, versions: Record<string, string>): str
         test: "vitest run",
         typecheck: "tsc",
         inspect: "plugboard inspect src/index.ts",
-        serve: "plugboard serve src/index.ts"
+        // `exec`: the shell npm runs a script in becomes the server, so the SIGTERM a supervisor
+        // sends to npm reaches it (issue 36 item 17, docs/cli.md).
+        serve: "exec plugboard serve src/index.ts"
       },
       dependencies: { ...pick(RUNTIME, versions), effect: TOOL_VERSIONS.effect },
       devDependencies: {

@@ -9,7 +9,7 @@ import { join, resolve } from "node:path"
 import { CapabilityIndex, Catalog, TokenCounter } from "@plugboard/core"
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
 import { Data, Either } from "effect"
-import { defaultModule, displayPath, loadModule, ModuleLoadError } from "../cli/LoadModule.js"
+import { defaultModule, displayPath, loadModuleOrSources, ModuleLoadError } from "../cli/LoadModule.js"
 import * as ConsoleAssets from "../console/Assets.js"
 import { readManifestOverrides } from "../ManifestOverridesFile.js"
 import { loadSources } from "../Sources.js"
@@ -148,8 +148,15 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
 
   try {
     progress.phase(`loading ${moduleName}…`)
-    const loaded = await loadModule(options.module, cwd)
-    moduleName = displayPath(loaded.file, cwd)
+    const loaded = await loadModuleOrSources(
+      options.module,
+      cwd,
+      (options.mcp ??
+        nonEmpty(process.env.MCP_CONFIG) ??
+        options.skills ??
+        nonEmpty(process.env.SKILLS_DIR)) !== undefined
+    )
+    moduleName = loaded.file === undefined ? "(no module)" : displayPath(loaded.file, cwd)
 
     const basePrompt =
       options.basePromptFile === undefined
