@@ -6,6 +6,7 @@
 export * as AuthConformance from "./AuthConformance.js"
 export * as ChatModelConformance from "./ChatModelConformance.js"
 export * as CheckpointerConformance from "./CheckpointerConformance.js"
+export * as ConnectionStoreConformance from "./ConnectionStoreConformance.js"
 export * as CreditLedgerConformance from "./CreditLedgerConformance.js"
 export * as EventSinkConformance from "./EventSinkConformance.js"
 export * from "./Factory.js"
