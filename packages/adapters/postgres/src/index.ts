@@ -1,7 +1,7 @@
 /**
  * `@plugboard/postgres` — the state ports on a shared Postgres (docs/deployment.md, `DATABASE_URL`):
  * the checkpointer (LangGraph's `PostgresSaver`, scoped per user), sessions, the credit ledger and
- * runs with their frames. Every store is built on one `PgDatabase` (a pool and a schema) and
+ * runs with their frames, and users' sealed OAuth connections. Every store is built on one `PgDatabase` (a pool and a schema) and
  * applies the versioned migrations at first use.
  */
 
@@ -24,6 +24,7 @@ export {
   PostgresCheckpointError,
   UserScopedSaver
 } from "./PostgresCheckpointer.js"
+export { layerConnectionStore, makeConnectionStore } from "./PostgresConnectionStore.js"
 export { layerCreditLedger, makeCreditLedger } from "./PostgresCreditLedger.js"
 export { layerRunStore, makeRunStore, type PostgresRunStoreOptions } from "./PostgresRunStore.js"
 export { layerSessionStore, makeSessionStore } from "./PostgresSessionStore.js"

@@ -2,7 +2,8 @@
  * `@plugboard/sqlite` — per-user SQLite persistence: a LangGraph checkpoint saver,
  * the SessionStore port on the same per-user database, and the registry that maps user DIDs
  * to database files; the RunStore port on a shared file of its own (`runs.sqlite`); and the
- * LoadedPluginsStore port, the MCP gateway's threads kept by key (`loaded-plugins.sqlite`).
+ * LoadedPluginsStore port, the MCP gateway's threads kept by key (`loaded-plugins.sqlite`); and the
+ * ConnectionStore port, users' sealed OAuth connections (`connections.sqlite`).
  */
 export { Database, type DatabaseOptions, SCHEMA_VERSION } from "./Database.js"
 export type { DeltaItem, DeltaItemSource } from "./DeltaItems.js"
@@ -15,6 +16,15 @@ export {
 export { readFileId } from "./FileId.js"
 export { moveAside, SIDE_FILES, SYNC_RECORD_SUFFIX } from "./MoveAside.js"
 export { prune, type RetentionOptions } from "./Retention.js"
+export {
+  CONNECTIONS_APPLICATION_ID,
+  CONNECTIONS_FILE_NAME,
+  CONNECTIONS_SCHEMA_VERSION,
+  connectionsFile,
+  layerConnectionStore,
+  makeConnectionStore,
+  type SqliteConnectionStoreOptions
+} from "./SqliteConnectionStore.js"
 export {
   LOADED_PLUGINS_APPLICATION_ID,
   LOADED_PLUGINS_FILE_NAME,

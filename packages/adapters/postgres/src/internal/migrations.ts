@@ -102,6 +102,20 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
         expires_at bigint NOT NULL
       );
       CREATE INDEX credit_reservations_by_owner ON ${s}.credit_reservations (owner, expires_at);`
+  },
+  {
+    // Issue 38, "Connect": each user's sealed OAuth connections (docs/oauth.md#at-rest). Only
+    // ciphertext is stored; the owner is the DID's digest, as for every other table.
+    version: 5,
+    name: "connections",
+    up: (s) => `
+      CREATE TABLE ${s}.connections (
+        owner text NOT NULL,
+        server text COLLATE "C" NOT NULL,
+        sealed text NOT NULL,
+        updated_at bigint NOT NULL,
+        PRIMARY KEY (owner, server)
+      );`
   }
 ]
 
