@@ -163,6 +163,8 @@ export const bwrapArgs = (request: SandboxRequest): string[] => {
   args.push("--size", String(request.limits.scratchBytes), "--tmpfs", SCRATCH_MOUNT)
   args.push("--size", String(request.limits.scratchBytes), "--tmpfs", "/tmp")
   args.push("--dev", "/dev", "--proc", "/proc")
+  // bwrap's root is a tmpfs of no size bound: read-only, it cannot be filled to eat the host's memory.
+  args.push("--remount-ro", "/")
   args.push("--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox")
   args.push("--clearenv", "--chdir", SCRATCH_MOUNT)
   const path = [...(request.path ?? []), "/usr/local/bin", "/usr/bin", "/bin"].join(":")
