@@ -12,6 +12,7 @@ import { readdir, readFile, realpath, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { CatalogSource, describe } from "@plugboard/core"
 import { readFileTool } from "./ReadFile.js"
+import { RUN_SCRIPT_TOOL, runScriptTool, type ScriptRunner } from "./RunScript.js"
 import { parseSkillFile } from "./SkillFile.js"
 
 /** The file that makes a folder a skill. */
@@ -38,6 +39,12 @@ export interface LoadSkillsOptions {
   readonly maxFileBytes?: number | undefined
   /** Most bytes of a skill's body, its operating guide (default 64 KiB); a bigger one is an error. */
   readonly maxGuideBytes?: number | undefined
+  /**
+   * Lets skills run their scripts (docs/skills-that-run.md): each named skill (or every skill,
+   * `"all"`) whose folder has `scripts/` gets a `run_script` tool that runs them in `runner`'s
+   * sandbox. Absent: no skill runs anything (the default).
+   */
+  readonly run?: { readonly runner: ScriptRunner; readonly skills: "all" | ReadonlyArray<string> } | undefined
 }
 
 /** What `loadSkills` found: the good skills, and what the operator should read. */
@@ -48,6 +55,8 @@ export interface LoadedSkills {
   readonly errors: ReadonlyArray<string>
   /** Soft ones (an unknown front matter key, an empty body). */
   readonly warnings: ReadonlyArray<string>
+  /** The skills that got a `run_script` tool, by name. */
+  readonly runnable: ReadonlyArray<string>
 }
 
 type Outcome = {
@@ -105,7 +114,8 @@ const candidateFolders = async (root: string, entries: ReadonlyArray<Dirent>): P
 const loadOne = async (
   folder: string,
   name: string,
-  limits: { readonly maxFileBytes: number; readonly maxGuideBytes: number }
+  limits: { readonly maxFileBytes: number; readonly maxGuideBytes: number },
+  run: LoadSkillsOptions["run"]
 ): Promise<Outcome | undefined> => {
   const file = join(folder, SKILL_FILE)
   let info: Stats
@@ -155,12 +165,14 @@ const loadOne = async (
       `${file} has no instructions after its front matter: loading the skill gives the model nothing to follow.`
     )
   const tool = await readFileTool(facts.name, rootReal, { maxFileBytes: limits.maxFileBytes })
+  const mayRun = run !== undefined && (run.skills === "all" || run.skills.includes(facts.name))
+  const runner = mayRun ? await runScriptTool(facts.name, rootReal, run.runner) : undefined
   const spec: CatalogSource.DerivedPluginSpec = {
     name: facts.name,
     source: { kind: "skill", path: folder },
     manifest: CatalogSource.deriveSkillManifest({ name: facts.name, description: facts.description }),
     ...(facts.override === undefined ? {} : { override: facts.override }),
-    tools: tool === undefined ? [] : [tool],
+    tools: [...(tool === undefined ? [] : [tool]), ...(runner === undefined ? [] : [runner])],
     ...(facts.body.length === 0 ? {} : { operatingGuide: facts.body })
   }
   return { spec, file, errors: [], warnings }
@@ -206,7 +218,9 @@ export const loadSkills = async (
       continue
     }
     const names = await candidateFolders(root, entries)
-    const outcomes = await mapLimit(names, CONCURRENCY, (name) => loadOne(join(root, name), name, limits))
+    const outcomes = await mapLimit(names, CONCURRENCY, (name) =>
+      loadOne(join(root, name), name, limits, options.run)
+    )
     for (const outcome of outcomes) {
       if (outcome === undefined) continue
       errors.push(...outcome.errors)
@@ -225,5 +239,12 @@ export const loadSkills = async (
       specs.push(spec)
     }
   }
-  return { specs, errors, warnings }
+  const runnable = specs.filter((s) => s.tools.some((t) => t.name === RUN_SCRIPT_TOOL)).map((s) => s.name)
+  if (options.run !== undefined && options.run.skills !== "all")
+    for (const name of options.run.skills)
+      if (!declaredIn.has(name))
+        warnings.push(`SKILLS_RUN names the skill '${name}', which no skills folder declares.`)
+      else if (!runnable.includes(name))
+        warnings.push(`SKILLS_RUN names the skill '${name}', which has no scripts/ to run.`)
+  return { specs, errors, warnings, runnable }
 }

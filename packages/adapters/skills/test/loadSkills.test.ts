@@ -206,7 +206,8 @@ describe("the skills folder itself", () => {
     expect(await loadSkills(missing)).toEqual({
       specs: [],
       errors: [`The skills folder ${missing} does not exist.`],
-      warnings: []
+      warnings: [],
+      runnable: []
     })
   })
 
