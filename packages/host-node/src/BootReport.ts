@@ -16,7 +16,7 @@
 
 import { Access, type Catalog, TokenCounter } from "@plugboard/core"
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
-import { buildReport, type InspectReport } from "./inspect/Report.js"
+import { buildReport, type InspectReport } from "./CatalogReport.js"
 
 const RULES: ReadonlyArray<readonly [RegExp, string]> = [
   [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, "$1***@"],

@@ -18,7 +18,7 @@ import {
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
 import { Data, Either } from "effect"
 import * as BootReport from "../BootReport.js"
-import { buildReport } from "../inspect/Report.js"
+import { buildReport } from "../CatalogReport.js"
 import type { ConsoleBudget, ConsoleCatalog, ConsoleOffer, ConsolePlugin, ConsoleSearch } from "./Wire.js"
 
 /** A request the console API refuses (a 400), with the message the page shows. */

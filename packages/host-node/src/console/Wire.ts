@@ -4,7 +4,7 @@
  * `TokenBudget`, `MetaTools.listCapabilities`, `RoutingEval`; the server only shapes.
  */
 import type { MetaTools, TokenBudget, ToolSpec } from "@plugboard/core"
-import type { InspectReport } from "../inspect/Report.js"
+import type { InspectReport } from "../CatalogReport.js"
 
 /** One tool of a plugin, as the model is offered it (its spec), with its tier and its price. */
 export interface ConsoleTool extends ToolSpec.ToolSpec {

@@ -9,6 +9,7 @@ import { join, resolve } from "node:path"
 import { CapabilityIndex, Catalog, TokenCounter } from "@plugboard/core"
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
 import { Data, Either } from "effect"
+import { buildReport, type InspectFailure, type InspectReport, SCHEMA_VERSION } from "../CatalogReport.js"
 import { defaultModule, displayPath, loadModuleOrSources, ModuleLoadError } from "../cli/LoadModule.js"
 import * as ConsoleAssets from "../console/Assets.js"
 import { readManifestOverrides } from "../ManifestOverridesFile.js"
@@ -17,7 +18,6 @@ import { ExitCode, type InspectOptions, parseArgs, USAGE, UsageError } from "./A
 import * as Progress from "./Progress.js"
 import { QueriesFileError, type QueryLine, readQueries } from "./Queries.js"
 import { render } from "./Render.js"
-import { buildReport, type InspectFailure, type InspectReport, SCHEMA_VERSION } from "./Report.js"
 
 /** Where inspect writes; `isTTY` turns colour on (unless `NO_COLOR` is set). */
 export interface InspectStream {

@@ -5,7 +5,7 @@
  * every list capped) unless `--all` asks for everything (docs/cli.md). Colour
  * (headings, budget verdicts) only when the output is a terminal and `NO_COLOR` is unset.
  */
-import type { EvalJson, InspectReport, MetricsJson, PluginRow } from "./Report.js"
+import type { EvalJson, InspectReport, MetricsJson, PluginRow } from "../CatalogReport.js"
 
 /** How the view is drawn. */
 export interface RenderOptions {

@@ -6,6 +6,7 @@
 
 /** The adapter's piece-caching counter (re-exported: inspect counts with it). */
 export { cachedCounter } from "@plugboard/tokenizers"
+export * from "../CatalogReport.js"
 export {
   defaultModule,
   displayPath,
@@ -34,4 +35,3 @@ export {
   SUMMARY_THRESHOLD,
   SUMMARY_WARNINGS
 } from "./Render.js"
-export * from "./Report.js"

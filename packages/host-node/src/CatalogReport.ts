@@ -1,8 +1,10 @@
 /**
- * The report `plugboard inspect` prints, as plain data: the terminal view renders it and `--json`
- * prints it as it is. Its shape is versioned (`schemaVersion`) and documented in
- * docs/inspect-json-schema.md; any change that removes or renames a field bumps the version.
- * Every figure comes from core (`TokenBudget`, `Tier1`, `RoutingEval`): this module only shapes.
+ * The catalog report, as plain data, from one builder: what `plugboard inspect` prints (the
+ * terminal view renders it, `--json` prints it as it is), what the server reports at boot
+ * (`BootReport`, `/health/plugins`) and what the dev console shows. Its shape is versioned
+ * (`schemaVersion`) and documented in docs/inspect-json-schema.md; any change that removes or
+ * renames a field bumps the version. Every figure comes from core (`TokenBudget`, `Tier1`,
+ * `RoutingEval`): this module only shapes. The server's modules import it, never the CLI's.
  */
 import {
   type Catalog,
@@ -13,8 +15,8 @@ import {
   TokenBudget,
   type TokenCounter
 } from "@plugboard/core"
-import type { Progress } from "./Progress.js"
-import type { QueryLine } from "./Queries.js"
+import type { Progress } from "./inspect/Progress.js"
+import type { QueryLine } from "./inspect/Queries.js"
 
 /** The version of the JSON shape. */
 export const SCHEMA_VERSION = 1
