@@ -17,7 +17,16 @@ export interface TokenCounterConformanceOptions {
   readonly numRuns?: number
 }
 
-const utf8Bytes = (text: string): number => new TextEncoder().encode(text).length
+// Counted by hand: core's build has no DOM or Node library, so no TextEncoder. A lone surrogate
+// encodes as U+FFFD (3 bytes), as TextEncoder would.
+const utf8Bytes = (text: string): number => {
+  let bytes = 0
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0
+    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4
+  }
+  return bytes
+}
 
 // Texts of the kinds a budget counts: prose, JSON Schemas, code, emoji and CJK, lone surrogates.
 const texts = fc.oneof(
