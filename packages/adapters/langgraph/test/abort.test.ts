@@ -9,10 +9,11 @@ import { ScriptedChatModel } from "@plugboard/models"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { INTERRUPTED_CALL, runTurn, streamTurn, type ToolCallEvent } from "../src/index.js"
-import { slowPlugin } from "./fixtures.js"
+import { slowGate, slowPlugin } from "./fixtures.js"
 import { agentFor } from "./harness.js"
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+// Lets whatever the handler's return scheduled run (a turn of the event loop, not a wait).
+const settle = () => new Promise((resolve) => setImmediate(resolve))
 
 /** Every `isRunning` has exactly one `done` with the same eventId, after it. */
 const expectClosed = (events: ReadonlyArray<EventSink.AgentEvent>) => {
@@ -30,9 +31,10 @@ const expectClosed = (events: ReadonlyArray<EventSink.AgentEvent>) => {
 const setUp = async (finished: Array<string>, sessionId: string) => {
   const controller = new AbortController()
   const sink = Effect.runSync(EventSink.makeMemory)
+  const gate = slowGate()
   const model = ScriptedChatModel.script([[{ tool: "quick_job" }, { tool: "slow_job" }], "never reached"])
   const agent = await agentFor({
-    plugins: [slowPlugin(finished)],
+    plugins: [slowPlugin(finished, gate)],
     model,
     saver: new MemorySaver(),
     sessionId,
@@ -40,18 +42,18 @@ const setUp = async (finished: Array<string>, sessionId: string) => {
     signal: controller.signal
   })
   const sinkEvents = () => Effect.runSync(sink.events)
-  return { controller, agent, sinkEvents }
+  return { controller, agent, sinkEvents, gate }
 }
 
 describe("an aborted turn", () => {
   it("runTurn: each running tool call's done reaches the sink and the turn before the promise settles", async () => {
     const finished: Array<string> = []
-    const { controller, agent, sinkEvents } = await setUp(finished, "s-abort")
+    const { controller, agent, sinkEvents, gate } = await setUp(finished, "s-abort")
     const seen: Array<EventSink.AgentEvent> = []
     agent.events.listen((e) => {
       seen.push(e)
       if (e._tag === "tool_call" && e.status === "isRunning" && e.toolName === "slow_job")
-        setTimeout(() => controller.abort(new Error("client left")), 20)
+        queueMicrotask(() => controller.abort(new Error("client left")))
     })
     await expect(runTurn(agent, { message: "do the slow thing" })).rejects.toThrow()
     // The slow handler has not returned yet, and its done is already out.
@@ -62,20 +64,22 @@ describe("an aborted turn", () => {
     expect(slowDone.output).toBe(INTERRUPTED_CALL)
     expect(calls.find((e) => e.toolName === "quick_job" && e.status === "done")!.output).toBe("quick result")
     // When the handler returns later, no second done is emitted.
-    await sleep(250)
+    gate.open()
+    await gate.returned
+    await settle()
     expect(finished).toEqual(["slow_job"])
     expect(sinkEvents()).toHaveLength(calls.length)
   })
 
   it("streamTurn: the same, when the stream is aborted", async () => {
     const finished: Array<string> = []
-    const { controller, agent, sinkEvents } = await setUp(finished, "s-abort-stream")
+    const { controller, agent, sinkEvents, gate } = await setUp(finished, "s-abort-stream")
     const yielded: Array<EventSink.AgentEvent> = []
     const run = async () => {
       for await (const e of streamTurn(agent, { message: "do the slow thing" })) {
         yielded.push(e)
         if (e._tag === "tool_call" && e.status === "isRunning" && e.toolName === "slow_job")
-          setTimeout(() => controller.abort(new Error("client left")), 20)
+          queueMicrotask(() => controller.abort(new Error("client left")))
       }
     }
     await expect(run()).rejects.toThrow()
@@ -84,7 +88,9 @@ describe("an aborted turn", () => {
     expect(calls.find((e) => e.toolName === "slow_job" && e.status === "done")!.output).toBe(INTERRUPTED_CALL)
     // The stream itself ended every call before it threw (a host writing the stream, not the sink).
     expect(expectClosed(yielded)).toEqual(calls)
-    await sleep(250)
+    gate.open()
+    await gate.returned
+    await settle()
     expect(sinkEvents()).toHaveLength(calls.length)
   })
 })

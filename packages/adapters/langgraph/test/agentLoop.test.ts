@@ -11,10 +11,11 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { runTurn, streamTurn } from "../src/index.js"
 import { AgentState, type AgentStateUpdate, type AgentStateValue, applyUpdate } from "../src/State.js"
-import { makeCounters, memoryPlugin, slowPlugin } from "./fixtures.js"
+import { makeCounters, memoryPlugin, slowGate, slowPlugin } from "./fixtures.js"
 import { agentFor, savers } from "./harness.js"
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+// Lets whatever the handler's return scheduled run (a turn of the event loop, not a wait).
+const settle = () => new Promise((resolve) => setImmediate(resolve))
 
 const kinds = (messages: ReadonlyArray<BaseMessage>) => messages.map((m) => m.getType())
 
@@ -102,9 +103,10 @@ describe("an aborted loop", () => {
   it("ends at once while a tool ignores its signal, and keeps the steps before the abort", async () => {
     const finished: Array<string> = []
     const controller = new AbortController()
+    const gate = slowGate()
     const model = ScriptedChatModel.script([{ tool: "quick_job" }, { tool: "slow_job" }, "never reached"])
     const agent = await agentFor({
-      plugins: [slowPlugin(finished)],
+      plugins: [slowPlugin(finished, gate)],
       model,
       saver: new MemorySaver(),
       sessionId: "abort",
@@ -122,7 +124,9 @@ describe("an aborted loop", () => {
     expect(state.messages[2]!.content).toBe("quick result")
     expect((state.messages[4] as ToolMessage).status).toBe("error")
     expect(model.calls).toHaveLength(2)
-    await sleep(200)
+    gate.open()
+    await gate.returned
+    await settle()
     expect(finished).toEqual(["slow_job"])
     expect(kinds((await agent.getState()).messages)).toEqual(["human", "ai", "tool", "ai", "tool"])
   })

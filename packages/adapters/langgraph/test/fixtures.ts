@@ -149,13 +149,35 @@ export const helpersPlugin = (c: Counters) =>
     ]
   })
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/**
+ * The gate a slow tool waits on: the test opens it when it wants the handler to return, and
+ * `returned` settles once the handler has (a deferred gate, so no test waits a fixed time).
+ */
+export interface SlowGate {
+  readonly open: () => void
+  readonly returned: Promise<void>
+  readonly wait: Promise<void>
+  readonly markReturned: () => void
+}
+
+/** A closed `SlowGate`. */
+export const slowGate = (): SlowGate => {
+  let open = () => {}
+  let markReturned = () => {}
+  const wait = new Promise<void>((resolve) => {
+    open = resolve
+  })
+  const returned = new Promise<void>((resolve) => {
+    markReturned = resolve
+  })
+  return { open, returned, wait, markReturned }
+}
 
 /**
- * An `always` plugin with a slow tool that ignores its abort signal (it pushes its name to
- * `finished` when it returns, after 150 ms) and a quick one: for aborted turns.
+ * An `always` plugin with a slow tool that ignores its abort signal (it returns, pushing its name
+ * to `finished`, only once `gate` is opened) and a quick one: for aborted turns.
  */
-export const slowPlugin = (finished: Array<string>) =>
+export const slowPlugin = (finished: Array<string>, gate: SlowGate) =>
   definePlugin({
     name: "slow",
     manifest: { title: "Slow", summary: "Slow tools.", whenToUse: ["slow work"], visibility: "always" },
@@ -165,8 +187,9 @@ export const slowPlugin = (finished: Array<string>) =>
         description: "Takes a while.",
         input: Schema.Struct({}),
         handler: async () => {
-          await sleep(150)
+          await gate.wait
           finished.push("slow_job")
+          queueMicrotask(gate.markReturned)
           return "slow result"
         }
       }),
