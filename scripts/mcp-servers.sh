@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real MCP servers of the real-catalog routing benchmark (`pnpm bench realcatalog`,
-# docs/routing.md) into a git-ignored folder: npm packages into one prefix, each PyPI package
+# docs/benchmarks.md#routing-quality) into a git-ignored folder: npm packages into one prefix, each PyPI package
 # into a venv of its own (their pinned dependencies disagree). Versions are pinned; a package
 # already installed at its version is not installed again, so the script is idempotent.
 # Usage: scripts/mcp-servers.sh [directory]   (default .plugboard/mcp-servers)
