@@ -6,7 +6,8 @@
  * The rule of sealing lives here, once: a record is JSON, sealed with the `Cipher` under the
  * context `user + server`, so a sealed record moved to another user's or server's slot fails to
  * open (an authenticated cipher refuses a changed context) and is reported, never used. The
- * cipher itself (AES-256-GCM over `node:crypto`) is an adapter's; core has no crypto API.
+ * cipher itself is an adapter's (none is shipped yet: docs/oauth.md#not-built-yet); core has no
+ * crypto API.
  */
 import { Effect, Schema } from "effect"
 import * as Store from "./ConnectionStore.js"

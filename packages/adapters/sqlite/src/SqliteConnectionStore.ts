@@ -11,14 +11,12 @@
  * A file that cannot be a store (not SQLite, damaged, another application's, a newer schema)
  * fails the layer with `unavailable` naming the file; it is never modified, moved or deleted.
  */
-import { mkdirSync } from "node:fs"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import { ConnectionStore, describe } from "@plugboard/core"
-import BetterSqlite3 from "better-sqlite3"
+import type BetterSqlite3 from "better-sqlite3"
 import { Effect, Layer, type Scope } from "effect"
-import { checkHeader } from "./Database.js"
 import { isCorruption, SqliteOpenError, sqliteCode } from "./errors.js"
-import { identifyFile } from "./internal/identify.js"
+import { openOwnedFile } from "./internal/ownedFile.js"
 
 /** Options of the SQLite store. */
 export interface SqliteConnectionStoreOptions {
@@ -55,29 +53,8 @@ const FILE_KIND = {
   tables: ["connections"]
 } as const
 
-const openDatabase = (filename: string, busyTimeoutMs: number): BetterSqlite3.Database => {
-  mkdirSync(dirname(filename), { recursive: true })
-  checkHeader(filename)
-  const db = new BetterSqlite3(filename, { timeout: busyTimeoutMs })
-  try {
-    const kind = identifyFile(db, filename, FILE_KIND)
-    const mode = db.pragma("journal_mode = WAL", { simple: true })
-    if (mode !== "wal") throw new Error(`could not enable WAL (journal_mode=${String(mode)})`)
-    db.pragma("synchronous = NORMAL")
-    if (kind === "empty") {
-      db.transaction(() => {
-        if (identifyFile(db, filename, FILE_KIND) === "ours") return
-        db.exec(SCHEMA)
-        db.pragma(`application_id = ${CONNECTIONS_APPLICATION_ID}`)
-        db.pragma(`user_version = ${CONNECTIONS_SCHEMA_VERSION}`)
-      }).immediate()
-    }
-    return db
-  } catch (error) {
-    db.close()
-    throw error
-  }
-}
+const openDatabase = (filename: string, busyTimeoutMs: number): BetterSqlite3.Database =>
+  openOwnedFile(filename, { kind: FILE_KIND, schema: SCHEMA, busyTimeoutMs })
 
 const failure = (filename: string, doing: string, error: unknown): ConnectionStore.ConnectionStoreError => {
   const why =

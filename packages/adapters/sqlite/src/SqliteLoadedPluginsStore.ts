@@ -13,14 +13,12 @@
  * A file that cannot be a store (not SQLite, damaged, another application's, a newer schema) fails
  * the layer with `unavailable` naming the file; it is never modified, moved or deleted.
  */
-import { mkdirSync } from "node:fs"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import { describe, type LoadedPlugins, LoadedPluginsStore } from "@plugboard/core"
-import BetterSqlite3 from "better-sqlite3"
+import type BetterSqlite3 from "better-sqlite3"
 import { Effect, Layer, type Scope } from "effect"
-import { checkHeader } from "./Database.js"
 import { isCorruption, SqliteOpenError, sqliteCode } from "./errors.js"
-import { identifyFile } from "./internal/identify.js"
+import { openOwnedFile } from "./internal/ownedFile.js"
 
 /** Options of the SQLite store. */
 export interface SqliteLoadedPluginsStoreOptions {
@@ -58,33 +56,9 @@ const LOADED_PLUGINS_FILE = {
   schemaVersion: LOADED_PLUGINS_SCHEMA_VERSION,
   tables: ["loaded_plugins"]
 } as const
-const identify = (db: BetterSqlite3.Database, filename: string) =>
-  identifyFile(db, filename, LOADED_PLUGINS_FILE)
 
-const openDatabase = (filename: string, busyTimeoutMs: number): BetterSqlite3.Database => {
-  mkdirSync(dirname(filename), { recursive: true })
-  checkHeader(filename)
-  const db = new BetterSqlite3(filename, { timeout: busyTimeoutMs })
-  try {
-    const kind = identify(db, filename)
-    const mode = db.pragma("journal_mode = WAL", { simple: true })
-    if (mode !== "wal") throw new Error(`could not enable WAL (journal_mode=${String(mode)})`)
-    db.pragma("synchronous = NORMAL")
-    if (kind === "empty") {
-      db.transaction(() => {
-        // Another process may have created the schema since `identify`: check again under the lock.
-        if (identify(db, filename) === "ours") return
-        db.exec(SCHEMA)
-        db.pragma(`application_id = ${LOADED_PLUGINS_APPLICATION_ID}`)
-        db.pragma(`user_version = ${LOADED_PLUGINS_SCHEMA_VERSION}`)
-      }).immediate()
-    }
-    return db
-  } catch (error) {
-    db.close()
-    throw error
-  }
-}
+const openDatabase = (filename: string, busyTimeoutMs: number): BetterSqlite3.Database =>
+  openOwnedFile(filename, { kind: LOADED_PLUGINS_FILE, schema: SCHEMA, busyTimeoutMs })
 
 const failure = (
   filename: string,

@@ -22,14 +22,12 @@
  * a newer schema) fails the layer with an `unavailable` error naming the file and why; it is
  * never modified, moved or deleted.
  */
-import { mkdirSync } from "node:fs"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import { Clock, describe, RunStore } from "@plugboard/core"
-import BetterSqlite3 from "better-sqlite3"
+import type BetterSqlite3 from "better-sqlite3"
 import { Effect, Layer, Option, type Scope, Stream } from "effect"
-import { checkHeader } from "./Database.js"
 import { isCorruption, SqliteOpenError, sqliteCode } from "./errors.js"
-import { identifyFile } from "./internal/identify.js"
+import { openOwnedFile } from "./internal/ownedFile.js"
 
 /** Options of the SQLite run store. */
 export interface SqliteRunStoreOptions {
@@ -84,45 +82,17 @@ const RUN_STORE_FILE = {
   schemaVersion: RUNS_SCHEMA_VERSION,
   tables: ["runs", "frames"]
 } as const
-const identify = (db: BetterSqlite3.Database, filename: string) => identifyFile(db, filename, RUN_STORE_FILE)
 
-const openDatabase = (filename: string, busyTimeoutMs: number): BetterSqlite3.Database => {
-  mkdirSync(dirname(filename), { recursive: true })
-  checkHeader(filename)
-  const db = new BetterSqlite3(filename, { timeout: busyTimeoutMs })
-  try {
-    // Pruned answers must not linger in free pages (see Database.open for the same choice).
-    db.pragma("secure_delete = ON")
-    const check = db.pragma("quick_check(1)", { simple: true })
-    if (check !== "ok") {
-      throw new SqliteOpenError({
-        reason: "corrupt",
-        path: filename,
-        message: `quick_check: ${String(check)}`
-      })
-    }
-    const kind = identify(db, filename)
-    // auto_vacuum must be chosen before the first table exists.
-    if (kind === "empty") db.pragma("auto_vacuum = INCREMENTAL")
-    const mode = db.pragma("journal_mode = WAL", { simple: true })
-    if (mode !== "wal") throw new Error(`could not enable WAL (journal_mode=${String(mode)})`)
-    db.pragma("synchronous = NORMAL")
-    db.pragma("foreign_keys = ON")
-    if (kind === "empty") {
-      db.transaction(() => {
-        // Another process may have created the schema since `identify`: check again under the lock.
-        if (identify(db, filename) === "ours") return
-        db.exec(SCHEMA)
-        db.pragma(`application_id = ${RUNS_APPLICATION_ID}`)
-        db.pragma(`user_version = ${RUNS_SCHEMA_VERSION}`)
-      }).immediate()
-    }
-    return db
-  } catch (error) {
-    db.close()
-    throw error
-  }
-}
+const openDatabase = (filename: string, busyTimeoutMs: number): BetterSqlite3.Database =>
+  // Pruned answers must not linger in free pages (see Database.open for the same choice).
+  openOwnedFile(filename, {
+    kind: RUN_STORE_FILE,
+    schema: SCHEMA,
+    busyTimeoutMs,
+    scrubbed: true,
+    incrementalVacuum: true,
+    foreignKeys: true
+  })
 
 /** Why the file cannot be used, as the port's error. */
 const openFailure = (filename: string, error: unknown): RunStore.RunStoreError => {

@@ -3,7 +3,8 @@
  * the SessionStore port on the same per-user database, and the registry that maps user DIDs
  * to database files; the RunStore port on a shared file of its own (`runs.sqlite`); and the
  * LoadedPluginsStore port, the MCP gateway's threads kept by key (`loaded-plugins.sqlite`); and the
- * ConnectionStore port, users' sealed OAuth connections (`connections.sqlite`).
+ * ConnectionStore port, users' sealed OAuth connections (`connections.sqlite`); and the WaitStore
+ * port, the waits of runs that wait for their user (`waits.sqlite`).
  */
 export { Database, type DatabaseOptions, SCHEMA_VERSION } from "./Database.js"
 export type { DeltaItem, DeltaItemSource } from "./DeltaItems.js"
@@ -61,6 +62,15 @@ export {
   makeSessionStore,
   UserDatabases
 } from "./SqliteSessionStore.js"
+export {
+  layerWaitStore,
+  makeWaitStore,
+  type SqliteWaitStoreOptions,
+  WAITS_APPLICATION_ID,
+  WAITS_FILE_NAME,
+  WAITS_SCHEMA_VERSION,
+  waitsFile
+} from "./SqliteWaitStore.js"
 export {
   databaseFileName,
   type OpenReport,
