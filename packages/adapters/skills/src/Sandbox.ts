@@ -14,7 +14,7 @@
  * the script leaves in the scratch directory points at nothing the host will read or write.
  */
 import { spawn } from "node:child_process"
-import { accessSync, constants, existsSync } from "node:fs"
+import { accessSync, constants, existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { delimiter, join } from "node:path"
 import type { Readable, Writable } from "node:stream"
 import { readTar, type ScratchFile, writeTar } from "./Tar.js"
@@ -144,7 +144,9 @@ const isRoot = (): boolean => typeof process.getuid === "function" && process.ge
 
 const limitArgs = (limits: SandboxLimits, ownUid: boolean): string[] => [
   "prlimit",
-  `--cpu=${limits.cpuSeconds}`,
+  // Soft limit then hard one second later: the kernel sends SIGXCPU at the soft limit (reported
+  // as the CPU bound) and SIGKILL only at the hard one, which a script ignoring SIGXCPU reaches.
+  `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
   `--data=${limits.memoryBytes}`,
   `--fsize=${limits.fileBytes}`,
   "--nofile=256",
@@ -158,14 +160,19 @@ export const bwrapArgs = (request: SandboxRequest): string[] => {
   const args: string[] = []
   for (const dir of SYSTEM) if (existsSync(dir)) args.push("--ro-bind", dir, dir)
   for (const file of ETC) args.push("--ro-bind-try", file, file)
+  // `/tmp` first: bwrap applies mounts in order, and a tmpfs mounted over `/tmp` after them would
+  // hide the read-only folders that live under it (an interpreter's install in /tmp).
+  args.push("--size", String(request.limits.scratchBytes), "--tmpfs", "/tmp")
   for (const dir of request.readOnly ?? []) args.push("--ro-bind", dir, dir)
   args.push("--ro-bind", request.folder, SKILL_MOUNT)
   args.push("--size", String(request.limits.scratchBytes), "--tmpfs", SCRATCH_MOUNT)
-  args.push("--size", String(request.limits.scratchBytes), "--tmpfs", "/tmp")
   args.push("--dev", "/dev", "--proc", "/proc")
   // bwrap's root is a tmpfs of no size bound: read-only, it cannot be filled to eat the host's memory.
   args.push("--remount-ro", "/")
   args.push("--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox")
+  // bwrap writes the sandbox's namespaces on fd 5, so that after a kill the host can find every
+  // process of its PID namespace and make sure none is left.
+  args.push("--info-fd", "5")
   args.push("--clearenv", "--chdir", SCRATCH_MOUNT)
   const path = [...(request.path ?? []), "/usr/local/bin", "/usr/bin", "/bin"].join(":")
   const env: Record<string, string> = {
@@ -195,13 +202,42 @@ const killGroup = (pid: number | undefined): void => {
   }
 }
 
+/**
+ * Kills every process still running in the PID namespace `namespace` (its inode, from bwrap's
+ * info), and waits, at most `boundMs`, until none is left running. Killing bwrap's group is not
+ * enough: the sandbox's processes sit in a session of their own (`--new-session`), and on a host
+ * whose init does not reap, the namespace's own init can linger as a zombie without taking its
+ * processes down with it.
+ */
+const killNamespace = async (namespace: string, boundMs: number): Promise<void> => {
+  const link = `pid:[${namespace}]`
+  const until = performance.now() + boundMs
+  while (performance.now() < until) {
+    let running = 0
+    for (const pid of readdirSync("/proc")) {
+      if (!/^\d+$/.test(pid)) continue
+      try {
+        if (readlinkSync(`/proc/${pid}/ns/pid`) !== link) continue
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+        if (/\) [ZX] /.test(stat)) continue
+        running++
+        process.kill(Number(pid), "SIGKILL")
+      } catch {
+        // gone meanwhile, or not ours to read
+      }
+    }
+    if (running === 0) return
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
 /** Runs a command in the sandbox. Never rejects for what the command does: that is the result. */
 export const runInSandbox = (request: SandboxRequest): Promise<SandboxResult> =>
   new Promise((resolvePromise, reject) => {
     const started = performance.now()
     const runAs = request.runAs ?? (isRoot() ? { uid: 65534, gid: 65534 } : undefined)
     const child = spawn(request.bwrap, bwrapArgs(request), {
-      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", "pipe"],
       detached: true, // its own process group, killed as one
       // bwrap's own environment is readable in the sandbox (/proc/1/environ): it gets nothing.
       env: { PATH: "/usr/bin:/bin" },
@@ -241,6 +277,12 @@ export const runInSandbox = (request: SandboxRequest): Promise<SandboxResult> =>
       else tarOut.push(chunk)
     })
     fd4.on("error", () => {})
+    let info = ""
+    const fd5 = child.stdio[5] as Readable
+    fd5.on("data", (chunk: Buffer) => {
+      if (info.length < 4096) info += chunk.toString("utf8")
+    })
+    fd5.on("error", () => {})
     const fd3 = child.stdio[3] as Writable
     fd3.on("error", () => {}) // the sandbox may close it without reading (a failed start)
     fd3.end(Buffer.from(writeTar(request.files)))
@@ -255,9 +297,12 @@ export const runInSandbox = (request: SandboxRequest): Promise<SandboxResult> =>
       request.signal?.removeEventListener("abort", onAbort)
       reject(error)
     })
-    child.on("close", (code, signal) => {
+    child.on("close", async (code, signal) => {
       clearTimeout(timer)
       request.signal?.removeEventListener("abort", onAbort)
+      // Killed from outside, the sandbox's processes die just after bwrap: wait for them.
+      const namespace = /"pid-namespace"\s*:\s*(\d+)/.exec(info)
+      if (stopped !== undefined && namespace !== null) await killNamespace(namespace[1]!, 2_000)
       const contents =
         stopped === undefined ? readTar(Buffer.concat(tarOut)) : { files: [], skipped: [], truncated: false }
       resolvePromise({

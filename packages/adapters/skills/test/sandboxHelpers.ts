@@ -49,10 +49,17 @@ export const TEST_LIMITS: SandboxLimits = {
   processes: 32
 }
 
+/**
+ * The Node for `.js` scripts: SKILLS_RUN_NODE (the copy scripts/skills-venv.sh puts where the
+ * sandbox's user can reach it), else the one running the tests.
+ */
+export const NODE = process.env.SKILLS_RUN_NODE
+
 /** A runner on the machine's bwrap. */
 export const runner = (limits: Partial<SandboxLimits> = {}): ScriptRunner => ({
   bwrap: BWRAP ?? "bwrap",
   python: PYTHON,
+  node: NODE,
   limits: { ...TEST_LIMITS, ...limits },
   returnBytes: 256 * 1024
 })
