@@ -19,6 +19,7 @@ import { loadTiktokenCounter } from "@plugboard/tokenizers"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { cleanEnv, gatewayCommand, META, runCliWith, startHttpGateway } from "./mcpGatewayHelpers.js"
 import { countingEverything, everythingEntry } from "./mcpHelpers.js"
+import { ROOT } from "./runCli.js"
 
 let dir: string
 let cacheDir: string
@@ -131,7 +132,8 @@ describe("answers through the gateway process", () => {
         }
       })
     )
-    const { command, args } = gatewayCommand("--mcp", servers)
+    // The examples' catalog named, since an MCP config alone mounts those servers alone (issue 36, item 16).
+    const { command, args } = gatewayCommand(join(ROOT, "examples/catalog/index.ts"), "--mcp", servers)
     through = new Client({ name: "faithful", version: "0" })
     await through.connect(
       new StdioClientTransport({ command, args, cwd: dir, env: cleanEnv(dir), stderr: "pipe" })
