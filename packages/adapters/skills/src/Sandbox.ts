@@ -278,7 +278,7 @@ export const runInSandbox = (request: SandboxRequest): Promise<SandboxResult> =>
     })
     fd4.on("error", () => {})
     let info = ""
-    const fd5 = child.stdio[5] as Readable
+    const fd5 = (child.stdio as unknown as ReadonlyArray<Readable>)[5]!
     fd5.on("data", (chunk: Buffer) => {
       if (info.length < 4096) info += chunk.toString("utf8")
     })
