@@ -29,6 +29,7 @@ import type { OfferedTool, RequestTool } from "./internal/offered.js"
 import type * as LoadedPlugins from "./LoadedPlugins.js"
 import * as MetaTools from "./MetaTools.js"
 import * as Offer from "./Offer.js"
+import * as ResultPages from "./ResultPages.js"
 import type { RuntimeContext } from "./RuntimeContext.js"
 import * as ToolOutput from "./ToolOutput.js"
 
@@ -106,6 +107,13 @@ export interface Step {
   readonly requestTools?: ReadonlyArray<RequestTool> | undefined
   /** The user's view (`Access.view` of their grants; default: no grants). */
   readonly view?: Access.View | undefined
+  /**
+   * The thread's kept results by handle, for `read_result` (`ResultPages`): what a door keeps
+   * beside its messages. A door that keeps none leaves it out, and never offers `read_result`.
+   */
+  readonly keptResult?: ((handle: string) => string | undefined) | undefined
+  /** The bound results were cut with (`ResultPages.cut`), so pages are read the same size. */
+  readonly resultMaxChars?: number | undefined
 }
 
 const viewOf = (step: Step): Access.View => step.view ?? Access.view(step.catalog)
@@ -177,6 +185,14 @@ export const plan = (step: Step, call: Call, options: PlanOptions = {}): Plan =>
       return answerPlan({ answer: metaAnswer(Either.merge(load)) })
     }
     if (call.name === MetaTools.CALL_TOOL) return planCallTool(step, call.args, view)
+    if (call.name === ResultPages.READ_RESULT) {
+      const page = ResultPages.read(step.keptResult ?? (() => undefined), call.args, step.resultMaxChars)
+      return answerPlan({
+        answer: Either.isRight(page)
+          ? { content: page.right, outcome: "meta" }
+          : { content: page.left, outcome: "meta_error" }
+      })
+    }
     const listing = MetaTools.listCapabilities(
       step.catalog,
       options.loadedAfter ?? step.loaded,

@@ -4,6 +4,7 @@ import {
   type Plugin,
   type PluginManifest,
   type PluginTool,
+  ResultPages,
   type Visibility
 } from "@plugboard/core"
 import { Either, Schema } from "effect"
@@ -422,11 +423,12 @@ describe("Catalog.make: per-request tools and the meta-tools", () => {
     ])
   })
 
-  it("reserves exactly the names MetaTools registers, call_tool included", () => {
+  it("reserves exactly the names MetaTools registers, call_tool and read_result included", () => {
     expect(Catalog.RESERVED_TOOL_NAMES).toEqual([
       MetaTools.LIST_CAPABILITIES,
       MetaTools.LOAD_CAPABILITY,
-      MetaTools.CALL_TOOL
+      MetaTools.CALL_TOOL,
+      ResultPages.READ_RESULT
     ])
     expect(MetaTools.META_TOOL_NAMES).toEqual(Catalog.RESERVED_TOOL_NAMES)
     expect(bootErrors([plugin("relay", { tools: [tool("call_tool")] })]).errors).toEqual([

@@ -10,7 +10,7 @@
  */
 import { isIP } from "node:net"
 import { isAbsolute, join, resolve } from "node:path"
-import { Auth, Preload, TurnBounds } from "@plugboard/core"
+import { Auth, Preload, ResultPages, TurnBounds } from "@plugboard/core"
 import { type ChatModelSettings, DEFAULT_CALL_BOUNDS, envConfig, resolveSettings } from "@plugboard/models"
 import { Config, ConfigProvider, Data, Effect, Either, Option } from "effect"
 
@@ -96,6 +96,8 @@ export interface ServerConfig {
   readonly turnTimeoutMs: number
   /** Identical tool calls (same tool, same arguments) that make the model be told; one more ends the turn. */
   readonly turnRepeatLimit: number
+  /** `TOOL_RESULT_MAX_CHARS`: a longer tool answer enters the thread as its first page (core's `ResultPages`). */
+  readonly toolResultMaxChars: number
   /** Predictive preload (`PRELOAD`, core's `Preload.Mode`; docs/architecture.md#predictive-preload). */
   readonly preload: Preload.Mode
   /** Matrix replication, `undefined` (disabled) unless all three variables are set. */
@@ -341,6 +343,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     default: String(TurnBounds.DEFAULT_LIMITS.maxTokens),
     meaning:
       "Most tokens in one turn: each model call counts the larger of the provider's usage report and the count of what it sent (tool schemas included) and answered; no model call starts past it (reason max-tokens)"
+  },
+  {
+    name: "TOOL_RESULT_MAX_CHARS",
+    default: String(ResultPages.DEFAULT_MAX_CHARS),
+    meaning:
+      "Characters of a tool's answer that enter the conversation whole; a longer answer is cut to its first page, the whole kept with the thread, and the model reads the rest with read_result"
   },
   {
     name: "TURN_TIMEOUT_MS",
@@ -793,6 +801,11 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       turnMaxTokens: integer("TURN_MAX_TOKENS", TurnBounds.DEFAULT_LIMITS.maxTokens, 1),
       turnTimeoutMs: integer("TURN_TIMEOUT_MS", TurnBounds.DEFAULT_LIMITS.wallClockMs, 1),
       turnRepeatLimit: integer("TURN_REPEAT_LIMIT", TurnBounds.DEFAULT_LIMITS.repeatLimit, 2),
+      toolResultMaxChars: integer(
+        "TOOL_RESULT_MAX_CHARS",
+        ResultPages.DEFAULT_MAX_CHARS,
+        ResultPages.MIN_MAX_CHARS
+      ),
       preload: choice("PRELOAD", Preload.modes, "shadow"),
       matrix,
       matrixRecheckAfterMs: integer("MATRIX_RECHECK_AFTER_MS", 300_000, 0),

@@ -164,6 +164,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
           repeatLimit: config.turnRepeatLimit
         }),
         tokenCounter: parts.tokenCounter,
+        resultMaxChars: config.toolResultMaxChars,
         ranking: parts.ranking,
         preload: { mode: config.preload },
         mcpInvocations: parts.mcpInvocations,

@@ -51,6 +51,8 @@ export interface AgentDeps {
   readonly turnBounds?: TurnBounds.Limits | undefined
   /** Counts what each model call sends for the token bound (the exact o200k counter when it loads). */
   readonly tokenCounter?: TokenCounter.TokenCounterService | undefined
+  /** Characters of a tool's answer that enter the thread whole (`TOOL_RESULT_MAX_CHARS`, core's `ResultPages`). */
+  readonly resultMaxChars?: number | undefined
   /** Predictive preload (`PRELOAD`; docs/architecture.md#predictive-preload); off when absent. */
   readonly preload?: PreloadOption | undefined
   /** `list_capabilities`' query ranking with an embedder (`EMBEDDING_MODEL`); lexical when absent. */
@@ -182,7 +184,8 @@ export const runAgent = (
           signal: run.signal,
           turnBounds: deps.turnBounds,
           capabilities: run.capabilities,
-          tokenCounter: deps.tokenCounter
+          tokenCounter: deps.tokenCounter,
+          resultMaxChars: deps.resultMaxChars
         },
         ...(run.clientTools === undefined ? {} : { clientTools: run.clientTools }),
         scope: run.scope,

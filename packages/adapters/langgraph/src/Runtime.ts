@@ -13,11 +13,13 @@ import {
   makeRuntimeContext,
   Offer,
   Preload,
+  ResultPages,
   type RuntimeContext,
   type RuntimeLogger,
   type TokenCounter,
   type TurnBounds
 } from "@plugboard/core"
+import { holdsKeptResult } from "./KeptResults.js"
 import type { DynamicTool, RequestScope } from "./RequestScope.js"
 import { type AgentStateValue, toCoreState } from "./State.js"
 
@@ -44,6 +46,11 @@ export interface AgentRequest {
    * tokenizer, e.g. `@plugboard/tokenizers`' o200k); core's heuristic when absent.
    */
   readonly tokenCounter?: TokenCounter.TokenCounterService | undefined
+  /**
+   * Characters of a tool's answer that enter the conversation whole; a longer one is cut to its
+   * first page and kept for `read_result` (core's `ResultPages`; its default when absent).
+   */
+  readonly resultMaxChars?: number | undefined
 }
 
 /** One call of a client-side tool, as the host forwards it to the client. */
@@ -136,12 +143,14 @@ export const offerFor = (
   const request = Offer.requestTools(rt.catalog, loaded, ready, rt.view)
   const client = rt.client?.tools ?? []
   const preloaded = Preload.tools(rt.catalog, loaded, rt.preload(state)?.decision, rt.view)
+  // read_result comes last: it appears once a result was cut, and must not move what precedes it.
+  const pages = ResultPages.offer(holdsKeptResult(state.messages))
   return Offer.offer(
     rt.catalog,
     loaded,
-    client.length === 0 && preloaded.length === 0
+    client.length === 0 && preloaded.length === 0 && pages.length === 0
       ? request
-      : [...request, ...client.map((t) => t.offered), ...preloaded],
+      : [...request, ...client.map((t) => t.offered), ...preloaded, ...pages],
     rt.view
   )
 }

@@ -20,6 +20,7 @@ import {
   LoadedPlugins,
   MetaTools,
   Offer,
+  ResultPages,
   type RuntimeContext,
   ToolCall,
   ToolOutput,
@@ -27,6 +28,7 @@ import {
 } from "@plugboard/core"
 import { Either } from "effect"
 import type { Emitter } from "./Events.js"
+import { keptResults } from "./KeptResults.js"
 import type { DynamicTool } from "./RequestScope.js"
 import { type AgentRuntime, offerFor } from "./Runtime.js"
 import type { AgentStateValue } from "./State.js"
@@ -37,7 +39,12 @@ export type Outcome = ToolCall.Outcome
 
 /** The `artifact` of every ToolMessage this node writes. */
 export interface ToolArtifact {
-  readonly plugboard: { readonly outcome: Outcome; readonly plugin?: string | undefined }
+  readonly plugboard: {
+    readonly outcome: Outcome
+    readonly plugin?: string | undefined
+    /** The whole answer, when the content is its first page (`KeptResults.ts`). */
+    readonly result?: string | undefined
+  }
 }
 
 const outcomeOf = (m: BaseMessage): Outcome | undefined =>
@@ -58,13 +65,17 @@ const failuresInTurn = (messages: ReadonlyArray<BaseMessage>): Map<string, numbe
 }
 
 /**
- * A handler's `ToolOutput` as ToolMessage content. Text-only answers stay one string, as every
+ * A handler's `ToolOutput` as ToolMessage content (its text, or the `excerpt` when it was cut:
+ * `ResultPages`). Text-only answers stay one string, as every
  * other answer is. With images, the content is the text (every block rendered, images named)
  * followed by the images as LangChain's standard image blocks: Anthropic's tool results carry
  * them; OpenAI's tool messages keep text only, and the text already says an image was there.
  */
-export const toolOutputContent = (output: ToolOutput.ToolOutput): ToolMessage["content"] => {
-  const text = ToolOutput.toText(output)
+export const toolOutputContent = (
+  output: ToolOutput.ToolOutput,
+  excerpt?: string | undefined
+): ToolMessage["content"] => {
+  const text = excerpt ?? ToolOutput.toText(output)
   const images = output.content.filter((b) => b.type === "image")
   if (images.length === 0) return text
   return [
@@ -190,7 +201,9 @@ export const makeToolNode =
         ...ready,
         ...rt.scope.tools.filter((t) => Offer.requestTools(rt.catalog, loaded, [t], rt.view).length === 0)
       ],
-      view: rt.view
+      view: rt.view,
+      keptResult: keptResults(state.messages),
+      resultMaxChars: rt.request.resultMaxChars
     }
     const context = rt.context(state)
     const loads = ToolCall.applyLoads({ ...step, requestTools: rt.scope.tools }, calls)
@@ -251,6 +264,7 @@ export const makeToolNode =
         let content: ToolMessage["content"]
         let output: string
         let outcome: Outcome
+        let kept: string | undefined
         if (p.run !== undefined) {
           const callContext: RuntimeContext = {
             ...context,
@@ -266,8 +280,11 @@ export const makeToolNode =
           try {
             const result = ToolCall.result(await p.run(callContext))
             // A tool that reports its own failure (an MCP `isError`) is an error answer, not a throw.
-            output = result.text
-            content = result.output === undefined ? result.text : toolOutputContent(result.output)
+            // A long answer enters the thread as its first page; the whole is kept in the artifact.
+            const cut = ResultPages.cut(p.call.id || eventId, result.text, rt.request.resultMaxChars)
+            kept = cut?.full
+            output = cut?.excerpt ?? result.text
+            content = result.output === undefined ? output : toolOutputContent(result.output, cut?.excerpt)
             outcome = result.outcome
           } catch (error) {
             rt.logger.warn("tool handler failed", { tool: p.call.name, error: describe(error) })
@@ -285,7 +302,9 @@ export const makeToolNode =
           tool_call_id: p.call.id,
           name: p.call.name,
           status: ToolCall.isSuccess(outcome) ? "success" : "error",
-          artifact: { plugboard: { outcome, plugin: p.plugin } } satisfies ToolArtifact
+          artifact: {
+            plugboard: { outcome, plugin: p.plugin, ...(kept === undefined ? {} : { result: kept }) }
+          } satisfies ToolArtifact
         })
       })
     )

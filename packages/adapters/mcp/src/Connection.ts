@@ -29,6 +29,12 @@ const STDERR_LINES = 20
 const STDERR_LINE_CHARS = 500
 /** A server answering page after page forever is refused past this many pages of tools/list. */
 const MAX_TOOL_PAGES = 1_000
+/**
+ * Largest JSON-RPC message read from a stdio server: above the SDK's 10 MiB, since one answer may
+ * carry up to `Results.ts`' 16,000,000 characters of text (a door then cuts it to a page, core's
+ * `ResultPages`); past it the connection is closed and the call fails saying why.
+ */
+const MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 
 /** What the pool hears from a connection. */
 export interface ConnectionEvents {
@@ -145,6 +151,8 @@ export class McpConnection {
   private readonly events: ConnectionEvents
   private readonly stderr = new StderrTail()
   private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
+  /** The server sent a message over `MAX_MESSAGE_BYTES`: the SDK closed the connection. */
+  private overflowed = false
   private useHeaders: Readonly<Record<string, string>> = {}
   private closeReason: CloseReason | undefined
   private closing: Promise<void> | undefined
@@ -169,10 +177,14 @@ export class McpConnection {
     this.client = new Client({ name: params.clientInfo.name, version: params.clientInfo.version })
     // Transport errors (an SSE stream lost, a stray response) surface as failed requests or as
     // a close; here they are only worth a debug line, and must never reach 'error' listeners.
-    this.client.onerror = (error) =>
+    this.client.onerror = (error) => {
+      // The SDK closes the connection on a message over its read buffer (and the child, its stdin
+      // ended, exits 0): remembered so the failure names the cause, not the exit.
+      if (/ReadBuffer exceeded maximum size/.test(describeError(error))) this.overflowed = true
       this.logger.debug(`MCP server '${this.server.name}': ${describeError(error)}`, {
         server: this.server.name
       })
+    }
     this.client.onclose = () => this.onClosed()
     this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refreshTools())
   }
@@ -220,7 +232,8 @@ export class McpConnection {
       args: [...config.args],
       env: { ...config.env },
       ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
-      stderr: "pipe"
+      stderr: "pipe",
+      maxBufferSize: MAX_MESSAGE_BYTES
     })
     transport.stderr?.on("data", (chunk) => this.stderr.push(chunk))
     transport.stderr?.on("error", () => {})
@@ -267,6 +280,8 @@ export class McpConnection {
   }
 
   private death(): string {
+    if (this.overflowed)
+      return `sent a message over plugboard's limit of ${MAX_MESSAGE_BYTES / (1024 * 1024)} MiB, so the connection was closed (it reopens on the next call)`
     if (this.exit === undefined) return "closed the connection"
     if (this.exit.signal !== null) return `was killed by ${this.exit.signal}`
     return `exited with code ${this.exit.code}`

@@ -8,7 +8,12 @@ import { ToolOutput } from "@plugboard/core"
 
 /** Bounds on what is kept of one result. */
 export interface ResultLimits {
-  /** Characters of text kept over all blocks (text, text resources, notes). Default 1,000,000. */
+  /**
+   * Characters of text kept over all blocks (text, text resources, notes). Default 16,000,000: what
+   * is kept is not what the model reads (a door cuts a long answer to its first page and keeps the
+   * rest for `read_result`, core's `ResultPages`); this bound only keeps a runaway server from
+   * filling the host's memory.
+   */
   readonly maxTextChars?: number
   /** Base64 characters of binary data kept (images, audio, blob resources). Default 20,000,000. */
   readonly maxBinaryChars?: number
@@ -20,7 +25,7 @@ export interface ResultLimits {
 
 /** The default bounds. */
 export const defaultLimits: Required<ResultLimits> = {
-  maxTextChars: 1_000_000,
+  maxTextChars: 16_000_000,
   maxBinaryChars: 20_000_000,
   maxBlocks: 1_000,
   maxStructuredChars: 1_000_000

@@ -15,8 +15,19 @@ export const LOAD_CAPABILITY = "load_capability"
  */
 export const CALL_TOOL = "call_tool"
 
+/**
+ * Name of the meta-tool that reads the pages of a tool result that was cut, offered only on a
+ * thread that holds one (`ResultPages`, docs/spec/meta-tools.md#read_result).
+ */
+export const READ_RESULT = "read_result"
+
 /** Every meta-tool name: reserved, whichever door offers which (docs/spec/catalog.md#tool-names). */
-export const META_TOOL_NAMES: ReadonlyArray<string> = [LIST_CAPABILITIES, LOAD_CAPABILITY, CALL_TOOL]
+export const META_TOOL_NAMES: ReadonlyArray<string> = [
+  LIST_CAPABILITIES,
+  LOAD_CAPABILITY,
+  CALL_TOOL,
+  READ_RESULT
+]
 
 /**
  * The meta-tools as offered on every model call. Kept terse: they are paid on every turn.
