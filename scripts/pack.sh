@@ -29,7 +29,7 @@ for (const file of process.argv.slice(2)) {
 }
 if (missing.length > 0) {
   const shown = missing.slice(0, 3).join(", ") + (missing.length > 3 ? ` and ${missing.length - 3} more` : "")
-  console.error(`[pack] the packages of ${process.env.ROOT} are not built (${shown} missing): run \`pnpm build\` there first, then pack again.`)
+  console.error(`[pack] the packages of ${process.env.ROOT} are not built (${shown} missing): run \`pnpm build\` there first.`)
   process.exit(1)
 }
 JS
