@@ -37,5 +37,10 @@ command -v pnpm >/dev/null || { echo "[pack] pnpm is not on PATH: scripts/pack.s
 mkdir -p "$dest"
 dest="$(cd "$dest" && pwd)"
 for manifest in "${manifests[@]}"; do
-  (cd "$(dirname "$manifest")" && pnpm pack --pack-destination "$dest" >/dev/null)
+  # pnpm writes its errors on stdout: shown only when it fails.
+  if ! out="$(cd "$(dirname "$manifest")" && pnpm pack --pack-destination "$dest" 2>&1)"; then
+    echo "$out" >&2
+    echo "[pack] pnpm pack failed in ${manifest%/package.json}" >&2
+    exit 1
+  fi
 done

@@ -21,6 +21,11 @@ export interface InitIO {
   readonly out: (text: string) => void
   readonly err: (text: string) => void
   readonly cwd: string
+  /**
+   * The checkout whose packages the project installs when there is no `--from`: by default the
+   * one this host runs from, none (`null`) when it was installed as a package. Tests name another.
+   */
+  readonly checkout?: string | null
 }
 
 /** This package's folder: `src/init` and `dist/init` are both two levels below it. */
@@ -224,8 +229,8 @@ const packagesFor = (from: string | undefined, io: InitIO, packed: Array<string>
   if (from !== undefined) {
     return { kind: "from", dir: from, tarballs: neededTarballs(tarballsFrom(io.cwd, from), wanted, from) }
   }
-  const root = checkoutRoot(PACKAGE_ROOT)
-  if (root === undefined) return { kind: "registry" }
+  const root = io.checkout === undefined ? checkoutRoot(PACKAGE_ROOT) : io.checkout
+  if (root === undefined || root === null) return { kind: "registry" }
   io.out(`Packing the @plugboard packages of the checkout ${root} (scripts/pack.sh)…\n`)
   const dir = packCheckout(root)
   packed.push(dir)

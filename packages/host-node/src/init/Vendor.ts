@@ -47,7 +47,8 @@ export const packedManifest = (tgz: Uint8Array): Record<string, unknown> | undef
     const size = Number.parseInt(text(header, 124, 136).trim() || "0", 8)
     if (!Number.isSafeInteger(size)) return undefined
     const body = at + 512
-    if (/^[^/]+\/package\.json$/.test(path)) {
+    const regularFile = header[156] === 0 || header[156] === 0x30 // a pax or long-name header is not
+    if (regularFile && /^[^/]+\/package\.json$/.test(path)) {
       try {
         return JSON.parse(tar.subarray(body, body + size).toString("utf8"))
       } catch {
@@ -97,16 +98,21 @@ export const neededTarballs = (
   shownAs: string
 ): Array<Tarball> => {
   const picked = new Map<string, Tarball>()
+  const seen = new Set<string>()
   const missing: Array<string> = []
   const queue = Object.entries(wanted).map(([name, spec]) => ({ name, spec, by: undefined as string | undefined }))
   for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
     const { name, spec, by } = next
-    if (picked.has(name)) continue
+    if (seen.has(name)) continue
+    seen.add(name)
     const named = available.filter((t) => t.name === name)
     const found = EXACT.test(spec) ? named.find((t) => t.version === spec) : named.length === 1 ? named[0] : undefined
     if (found === undefined) {
-      const others = named.length === 0 ? "" : `; it has ${named.map((t) => t.version).join(", ")}`
-      missing.push(`${name} ${spec}${by === undefined ? "" : ` (needed by ${by})`}${others}`)
+      const notes = [
+        ...(by === undefined ? [] : [`needed by ${by}`]),
+        ...(named.length === 0 ? [] : [`only ${named.map((t) => t.version).join(", ")} there`])
+      ]
+      missing.push(`${name} ${spec}${notes.length === 0 ? "" : ` (${notes.join("; ")})`}`)
       continue
     }
     picked.set(name, found)
