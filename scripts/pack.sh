@@ -2,7 +2,7 @@
 # `pnpm pack` of every package (after `pnpm build`) into the folder given (created if missing):
 # the tarballs a user would get from the registry, `workspace:*` replaced by the version.
 # Used by `plugboard init` run from a checkout (docs/cli.md#the-scaffolds-plugboard-packages),
-# scripts/consumer-smoke.sh, scripts/install-alone.mjs and scripts/init-smoke.sh.
+# scripts/consumer-smoke.sh and scripts/install-alone.mjs.
 # Refuses, writing nothing, a tree whose packages are not built: a tarball of `src/` alone
 # installs but does not import (every entry point is under dist/).
 set -euo pipefail
