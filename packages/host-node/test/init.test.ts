@@ -33,7 +33,11 @@ describe("plugboard init", () => {
       readdirSync(join(dir, sub), { withFileTypes: true }).flatMap((e) =>
         e.isDirectory() ? files(`${sub}${e.name}/`) : [`${sub}${e.name}`]
       )
-    expect(files().filter((f) => !f.startsWith("vendor/")).sort()).toEqual(
+    expect(
+      files()
+        .filter((f) => !f.startsWith("vendor/"))
+        .sort()
+    ).toEqual(
       [
         ".gitignore",
         "README.md",

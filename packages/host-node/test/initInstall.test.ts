@@ -11,7 +11,13 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { init } from "../src/init/Init.js"
 import { packedManifest } from "../src/init/Vendor.js"
-import { fakeCheckout, packedManifests, tarballName, workspaceTarballs, writeTarball } from "./initTarballs.js"
+import {
+  fakeCheckout,
+  packedManifests,
+  tarballName,
+  workspaceTarballs,
+  writeTarball
+} from "./initTarballs.js"
 import { runCli } from "./runCli.js"
 
 const cwd = mkdtempSync(join(tmpdir(), "plugboard-init-install-"))
@@ -105,7 +111,10 @@ describe("plugboard init: the project's @plugboard packages", () => {
     const v = (name: string) => versions.get(name)!
     workspaceTarballs(join(cwd, "partial"), ["@plugboard/host-node", "@plugboard/serde"])
     // A tarball of another version is not the one asked for.
-    writeTarball(join(cwd, "partial"), "plugboard-host-node-9.9.9.tgz", { name: "@plugboard/host-node", version: "9.9.9" })
+    writeTarball(join(cwd, "partial"), "plugboard-host-node-9.9.9.tgz", {
+      name: "@plugboard/host-node",
+      version: "9.9.9"
+    })
     const partial = await plugboard("init", "b", "--from=partial")
     expect(partial.code).toBe(1)
     expect(partial.stderr).toContain(
@@ -116,7 +125,9 @@ describe("plugboard init: the project's @plugboard packages", () => {
     workspaceTarballs(join(cwd, "no-serde"), ["@plugboard/serde"])
     const noSerde = await plugboard("init", "b", "--from=no-serde")
     expect(noSerde.stderr).toMatch(
-      new RegExp(`has no tarball of @plugboard/serde ${v("@plugboard/serde")} \\(needed by @plugboard/(postgres|sqlite)\\)\\. `)
+      new RegExp(
+        `has no tarball of @plugboard/serde ${v("@plugboard/serde")} \\(needed by @plugboard/(postgres|sqlite)\\)\\. `
+      )
     )
     expect(partial.stderr).toContain("bash scripts/pack.sh <folder>")
 

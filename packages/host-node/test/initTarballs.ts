@@ -5,7 +5,16 @@
  * its real scripts/pack.sh packs.
  */
 import { execFileSync } from "node:child_process"
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ROOT } from "./runCli.js"
@@ -23,7 +32,9 @@ type Manifest = Record<string, unknown> & { name: string; version: string }
 
 /** The workspace's manifests as `pnpm pack` writes them: `workspace:*` → the package's version. */
 export const packedManifests = (): Array<Manifest> => {
-  const manifests = packageDirs().map((d) => JSON.parse(readFileSync(join(ROOT, d, "package.json"), "utf8")) as Manifest)
+  const manifests = packageDirs().map(
+    (d) => JSON.parse(readFileSync(join(ROOT, d, "package.json"), "utf8")) as Manifest
+  )
   const versions = new Map(manifests.map((m) => [m.name, m.version]))
   for (const m of manifests) {
     for (const field of ["dependencies", "devDependencies", "peerDependencies", "optionalDependencies"]) {
@@ -69,7 +80,10 @@ export const fakeCheckout = (dir: string, built: boolean): string => {
   const at = (name: string) => versions.get(name)!
   const packages = {
     "packages/core": { name: "@plugboard/core" },
-    "packages/adapters/langgraph": { name: "@plugboard/langgraph", dependencies: { "@plugboard/core": at("@plugboard/core") } },
+    "packages/adapters/langgraph": {
+      name: "@plugboard/langgraph",
+      dependencies: { "@plugboard/core": at("@plugboard/core") }
+    },
     "packages/adapters/models": { name: "@plugboard/models" },
     "packages/host-node": {
       name: "@plugboard/host-node",
@@ -80,7 +94,12 @@ export const fakeCheckout = (dir: string, built: boolean): string => {
   }
   for (const [sub, manifest] of Object.entries(packages)) {
     mkdirSync(join(dir, sub, "dist"), { recursive: true })
-    const full = { ...manifest, version: at(manifest.name), exports: { ".": { import: "./dist/index.js" } }, files: ["dist"] }
+    const full = {
+      ...manifest,
+      version: at(manifest.name),
+      exports: { ".": { import: "./dist/index.js" } },
+      files: ["dist"]
+    }
     writeFileSync(join(dir, sub, "package.json"), JSON.stringify(full))
     if (built) writeFileSync(join(dir, sub, "dist/index.js"), "export {}\n")
   }

@@ -20,8 +20,8 @@ import { basename, dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { call, spawnServe } from "./helpers.js"
-import { runCli } from "./runCli.js"
 import { workspaceTarballs } from "./initTarballs.js"
+import { runCli } from "./runCli.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..")
 

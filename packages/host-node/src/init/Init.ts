@@ -8,11 +8,28 @@
  * registry versions (docs/cli.md#the-scaffolds-plugboard-packages). It writes only into a new or
  * empty folder, nothing is ever overwritten, and a refusal writes nothing.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync
+} from "node:fs"
 import { basename, dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { InitError } from "./InitError.js"
-import { checkoutRoot, neededTarballs, packCheckout, type Tarball, tarballsFrom, tarballsIn, VENDOR_DIR } from "./Vendor.js"
+import {
+  checkoutRoot,
+  neededTarballs,
+  packCheckout,
+  type Tarball,
+  tarballsFrom,
+  tarballsIn,
+  VENDOR_DIR
+} from "./Vendor.js"
 
 export { InitError }
 
@@ -104,7 +121,8 @@ export const packageJson = (
   versions: Record<string, string>,
   vendored: Readonly<Record<string, string>> = {}
 ): string => {
-  const pick = (names: ReadonlyArray<string>) => Object.fromEntries(names.map((n) => [n, vendored[n] ?? versions[n]!]))
+  const pick = (names: ReadonlyArray<string>) =>
+    Object.fromEntries(names.map((n) => [n, vendored[n] ?? versions[n]!]))
   return `${JSON.stringify(
     {
       name,
@@ -165,7 +183,8 @@ const checkTarget = (dir: string, shownAs: string): void => {
   }
   const entries = readdirSync(dir).sort()
   if (entries.length > 0) {
-    const shown = entries.slice(0, 5).join(", ") + (entries.length > 5 ? `, …and ${entries.length - 5} more` : "")
+    const shown =
+      entries.slice(0, 5).join(", ") + (entries.length > 5 ? `, …and ${entries.length - 5} more` : "")
     throw new InitError(
       "not-empty",
       `Cannot scaffold into '${shownAs}': it is not empty (${shown}). plugboard init writes only ` +
@@ -179,7 +198,11 @@ const checkTarget = (dir: string, shownAs: string): void => {
  * `vendor/` and named by its package.json. Throws `InitError` when `dir` is a file or a folder that
  * is not empty, before writing anything; a write that fails halfway takes back what it wrote.
  */
-export const scaffold = (dir: string, shownAs: string, tarballs: ReadonlyArray<Tarball> = []): ReadonlyArray<string> => {
+export const scaffold = (
+  dir: string,
+  shownAs: string,
+  tarballs: ReadonlyArray<Tarball> = []
+): ReadonlyArray<string> => {
   checkTarget(dir, shownAs)
   const vendored = Object.fromEntries(tarballs.map((t) => [t.name, `file:${VENDOR_DIR}/${basename(t.file)}`]))
   const files = scaffoldFiles(projectName(dir), plugboardVersions(), vendored)
@@ -192,7 +215,8 @@ export const scaffold = (dir: string, shownAs: string, tarballs: ReadonlyArray<T
     if (tarballs.length > 0) mkdirSync(join(dir, VENDOR_DIR))
     for (const t of tarballs) copyFileSync(t.file, join(dir, VENDOR_DIR, basename(t.file)))
   } catch (error) {
-    if (existed) for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true })
+    if (existed)
+      for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true })
     else rmSync(dir, { recursive: true, force: true })
     throw error
   }
@@ -213,7 +237,10 @@ const parseArgs = (argv: ReadonlyArray<string>): { readonly dir?: string; readon
     else positional.push(arg)
   }
   if (positional.length > 1) throw new InitError("usage", "init takes at most one folder.")
-  return { ...(positional[0] === undefined ? {} : { dir: positional[0] }), ...(from === undefined ? {} : { from }) }
+  return {
+    ...(positional[0] === undefined ? {} : { dir: positional[0] }),
+    ...(from === undefined ? {} : { from })
+  }
 }
 
 /** Where the project's @plugboard packages come from, as the output says it. */

@@ -25,7 +25,9 @@ export interface Tarball {
 }
 
 const text = (block: Uint8Array, from: number, to: number) =>
-  Buffer.from(block.subarray(from, to)).toString("utf8").replace(/\0[\s\S]*$/, "")
+  Buffer.from(block.subarray(from, to))
+    .toString("utf8")
+    .replace(/\0[\s\S]*$/, "")
 
 /**
  * The `<folder>/package.json` of an npm tarball (a gzipped tar whose entries sit under one folder,
@@ -66,9 +68,11 @@ const needsOf = (manifest: Record<string, unknown>): Record<string, string> => {
   const optionalPeers = field("peerDependenciesMeta") as unknown as Record<string, { optional?: boolean }>
   const peers = Object.entries(field("peerDependencies")).filter(([n]) => optionalPeers[n]?.optional !== true)
   return Object.fromEntries(
-    [...Object.entries(field("dependencies")), ...Object.entries(field("optionalDependencies")), ...peers].filter(
-      ([name]) => name.startsWith("@plugboard/")
-    )
+    [
+      ...Object.entries(field("dependencies")),
+      ...Object.entries(field("optionalDependencies")),
+      ...peers
+    ].filter(([name]) => name.startsWith("@plugboard/"))
   )
 }
 
@@ -100,13 +104,21 @@ export const neededTarballs = (
   const picked = new Map<string, Tarball>()
   const seen = new Set<string>()
   const missing: Array<string> = []
-  const queue = Object.entries(wanted).map(([name, spec]) => ({ name, spec, by: undefined as string | undefined }))
+  const queue = Object.entries(wanted).map(([name, spec]) => ({
+    name,
+    spec,
+    by: undefined as string | undefined
+  }))
   for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
     const { name, spec, by } = next
     if (seen.has(name)) continue
     seen.add(name)
     const named = available.filter((t) => t.name === name)
-    const found = EXACT.test(spec) ? named.find((t) => t.version === spec) : named.length === 1 ? named[0] : undefined
+    const found = EXACT.test(spec)
+      ? named.find((t) => t.version === spec)
+      : named.length === 1
+        ? named[0]
+        : undefined
     if (found === undefined) {
       const notes = [
         ...(by === undefined ? [] : [`needed by ${by}`]),
@@ -116,7 +128,8 @@ export const neededTarballs = (
       continue
     }
     picked.set(name, found)
-    for (const [need, needSpec] of Object.entries(found.needs)) queue.push({ name: need, spec: needSpec, by: name })
+    for (const [need, needSpec] of Object.entries(found.needs))
+      queue.push({ name: need, spec: needSpec, by: name })
   }
   if (missing.length > 0) {
     throw new InitError(
@@ -148,8 +161,8 @@ export const tarballsFrom = (cwd: string, from: string): Array<Tarball> => {
  */
 export const checkoutRoot = (packageRoot: string): string | undefined => {
   const root = join(packageRoot, "..", "..")
-  const isCheckout = ["pnpm-workspace.yaml", "scripts/pack.sh", "packages/host-node/package.json"].every((f) =>
-    existsSync(join(root, f))
+  const isCheckout = ["pnpm-workspace.yaml", "scripts/pack.sh", "packages/host-node/package.json"].every(
+    (f) => existsSync(join(root, f))
   )
   return isCheckout ? root : undefined
 }
