@@ -29,7 +29,7 @@ mkdir "$logs"
 
 from=()
 if [[ -n "${1:-}" ]]; then from=(--from "$(cd "$1" && pwd)"); fi
-echo "[init-smoke] plugboard init app ${from[*]} in $work"
+echo "[init-smoke] plugboard init app${from[*]:+ ${from[*]}} in $work"
 cd "$work"
 node "$root/packages/host-node/dist/cli/main.js" init app "${from[@]}" >"$logs/init.txt"
 
