@@ -20,6 +20,7 @@ import { basename, dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { call, spawnServe } from "./helpers.js"
+import { workspaceTarballs } from "./initTarballs.js"
 import { runCli } from "./runCli.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..")
@@ -118,7 +119,9 @@ describe.skipIf(process.platform !== "linux" || !hasPnpm)("SIGTERM through pnpm"
  */
 const scaffolded = async (): Promise<{ readonly root: string; readonly app: string }> => {
   const root = mkdtempSync(join(tmpdir(), "plugboard-wrapper-"))
-  const made = await runCli(root, "init", "app")
+  // Stand-in tarballs: init from the checkout would pack it, which needs `pnpm build`.
+  workspaceTarballs(join(root, "tarballs"))
+  const made = await runCli(root, "init", "app", "--from", "tarballs")
   expect(made.code, made.stderr).toBe(0)
   const app = join(root, "app")
   const modules = join(app, "node_modules")

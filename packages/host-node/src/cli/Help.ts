@@ -25,7 +25,13 @@ const COMMANDS: ReadonlyArray<Command> = [
     name: "init",
     args: "[dir]",
     summary: "scaffold a plugin project in dir (default: here), which must be new or empty",
-    options: []
+    options: [
+      {
+        flag: "--from DIR",
+        meaning:
+          "install the @plugboard packages from the tarballs in DIR (scripts/pack.sh packs them), copied into vendor/; default from a checkout: packed from it"
+      }
+    ]
   },
   {
     name: "serve",
