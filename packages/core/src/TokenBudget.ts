@@ -19,6 +19,11 @@
 import * as Access from "./Access.js"
 import * as CallTool from "./CallTool.js"
 import type { CatalogEntry } from "./internal/catalog/entry.js"
+import {
+  toolCost as costOfTool,
+  DEFAULT_LOAD_BUDGET_TOKENS as DEFAULT_LOAD_BUDGET,
+  loadCost
+} from "./internal/catalog/loadCost.js"
 import type { Catalog } from "./internal/catalog/model.js"
 import type * as LoadedPlugins from "./LoadedPlugins.js"
 import * as Offer from "./Offer.js"
@@ -28,8 +33,10 @@ import type { TokenCounterService } from "./TokenCounter.js"
 import type { ToolSpec } from "./ToolSpec.js"
 
 /** Tokens of one tool as providers serialise it (see the module's convention). */
-export const toolCost = (counter: TokenCounterService, tool: ToolSpec): number =>
-  counter.count(tool.name) + counter.count(tool.description) + counter.count(JSON.stringify(tool.parameters))
+export const toolCost: (counter: TokenCounterService, tool: ToolSpec) => number = costOfTool
+
+/** The default load budget (docs/spec/token-budget.md#the-load-budget): a plugin whose load costs more is not loaded. */
+export const DEFAULT_LOAD_BUDGET_TOKENS: number = DEFAULT_LOAD_BUDGET
 
 const sum = (xs: Iterable<number>): number => {
   let s = 0
@@ -208,22 +215,19 @@ export const budgetReport = (
   }
   const nothingLoaded = turnCost({ catalog, loadedPlugins: [], basePrompt, counter })
 
-  const perPlugin: Array<PluginLoadCost> = catalog.entries
-    .map((e) => ({ e, tools: [...e.onDemandTools, ...subAgentsOf(e, "on-demand")] }))
-    .filter(({ e, tools }) => e.discoverable && (e.visibility !== "always" || tools.length > 0))
-    .map(({ e, tools }) => {
-      const guide = e.operatingGuide === undefined ? 0 : counter.count(e.operatingGuide)
-      return {
-        name: e.name,
-        visibility: e.visibility === "always" ? ("always" as const) : ("on-demand" as const),
-        tools: tools.length,
-        // An always plugin's prompt and guide are paid already (its system prompt section);
-        // loading it adds only its on-demand tools.
-        cost: costOfTools(tools) + (e.visibility === "always" ? 0 : promptCost(e) + guide),
-        guide: e.visibility === "always" ? 0 : guide
-      }
+  const perPlugin: Array<PluginLoadCost> = []
+  for (const e of catalog.entries) {
+    const load = loadCost(e, counter, costOf)
+    if (load === undefined) continue
+    perPlugin.push({
+      name: e.name,
+      visibility: e.visibility === "always" ? "always" : "on-demand",
+      tools: load.tools.length,
+      cost: load.cost,
+      guide: load.guide
     })
-    .sort(byCostThenName((p) => p.cost))
+  }
+  perPlugin.sort(byCostThenName((p) => p.cost))
 
   const k = Math.max(0, Math.min(Math.floor(options.k), perPlugin.length))
   const worst = perPlugin.slice(0, k)

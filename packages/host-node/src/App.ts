@@ -217,6 +217,8 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     cwd,
     cacheDir: envConfig?.mcpCacheDir ?? join(cwd, ".plugboard", "mcp-cache"),
     idleMs: envConfig?.mcpIdleMs,
+    loadBudgetTokens: envConfig?.loadBudgetTokens,
+    tokenCounter: options.tokenCounter,
     logger
   })
   if (Either.isLeft(booted)) throw new OracleBootError(booted.left.errors)

@@ -4,7 +4,7 @@
  * `createOracleApp` (serve) and `plugboard mcp` both boot through here, so the gateway offers the
  * catalog the oracle offers, and refuses to boot with the same `[boot-error]` lines.
  */
-import { Catalog, type Plugin, type RuntimeLogger } from "@plugboard/core"
+import { Catalog, type Plugin, type RuntimeLogger, type TokenCounter } from "@plugboard/core"
 import { Either } from "effect"
 import { type ManifestOverridesInput, readManifestOverrides } from "./ManifestOverridesFile.js"
 import { loadSources, type Sources, type SourcesOptions } from "./Sources.js"
@@ -15,6 +15,10 @@ export interface CatalogBootOptions extends SourcesOptions {
   readonly manifestOverrides?: ManifestOverridesInput | undefined
   /** Where each warning goes as it is known (default: kept in `warnings` only). */
   readonly logger?: RuntimeLogger | undefined
+  /** `LOAD_BUDGET_TOKENS` (docs/spec/token-budget.md#the-load-budget); core's default when absent. */
+  readonly loadBudgetTokens?: number | undefined
+  /** What prices a load for that budget (the exact o200k counter when the host has it). */
+  readonly tokenCounter?: TokenCounter.TokenCounterService | undefined
 }
 
 /** A booted catalog and the sources its derived plugins call through (close them at shutdown). */
@@ -46,7 +50,11 @@ export const bootCatalog = async (
   }
   const overrides = await readManifestOverrides(options.manifestOverrides, options.cwd)
   if (overrides.errors.length > 0) return fail([...sources.errors, ...overrides.errors])
-  const built = Catalog.make([...plugins, ...sources.plugins], { manifestOverrides: overrides.overrides })
+  const built = Catalog.make([...plugins, ...sources.plugins], {
+    manifestOverrides: overrides.overrides,
+    loadBudgetTokens: options.loadBudgetTokens,
+    tokenCounter: options.tokenCounter
+  })
   if (Either.isLeft(built)) {
     // The soft problems too: fixing the hard ones should not be followed by a surprise.
     for (const warning of built.left.warningLines) options.logger?.warn(warning)
@@ -57,4 +65,22 @@ export const bootCatalog = async (
   for (const warning of built.right.warnings) options.logger?.warn(warning)
   warnings.push(...built.right.warnings)
   return Either.right({ catalog: built.right, sources })
+}
+
+/**
+ * `LOAD_BUDGET_TOKENS` as the commands that boot without the server's config read it (`inspect`,
+ * `plugboard mcp`): absent or empty is core's default, a whole number of at least 1 is the budget,
+ * anything else a `[boot-error]` line.
+ */
+export const loadBudgetFromEnv = (
+  env: Readonly<Record<string, string | undefined>>
+): Either.Either<number | undefined, string> => {
+  const raw = env.LOAD_BUDGET_TOKENS?.trim()
+  if (raw === undefined || raw === "") return Either.right(undefined)
+  const n = Number(raw)
+  return Number.isSafeInteger(n) && n >= 1 && /^\d+$/.test(raw)
+    ? Either.right(n)
+    : Either.left(
+        `LOAD_BUDGET_TOKENS must be a whole number of tokens of at least 1, got ${JSON.stringify(raw.slice(0, 40))}.`
+      )
 }

@@ -10,7 +10,7 @@
  */
 import { isIP } from "node:net"
 import { isAbsolute, join, resolve } from "node:path"
-import { Auth, Preload, ResultPages, TurnBounds } from "@plugboard/core"
+import { Auth, Preload, ResultPages, TokenBudget, TurnBounds } from "@plugboard/core"
 import { type ChatModelSettings, DEFAULT_CALL_BOUNDS, envConfig, resolveSettings } from "@plugboard/models"
 import { Config, ConfigProvider, Data, Effect, Either, Option } from "effect"
 
@@ -96,6 +96,8 @@ export interface ServerConfig {
   readonly turnTimeoutMs: number
   /** Identical tool calls (same tool, same arguments) that make the model be told; one more ends the turn. */
   readonly turnRepeatLimit: number
+  /** `LOAD_BUDGET_TOKENS`: a plugin whose load costs more is not loaded (docs/spec/token-budget.md#the-load-budget). */
+  readonly loadBudgetTokens: number
   /** `TOOL_RESULT_MAX_CHARS`: a longer tool answer enters the thread as its first page (core's `ResultPages`). */
   readonly toolResultMaxChars: number
   /** Predictive preload (`PRELOAD`, core's `Preload.Mode`; docs/architecture.md#predictive-preload). */
@@ -343,6 +345,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     default: String(TurnBounds.DEFAULT_LIMITS.maxTokens),
     meaning:
       "Most tokens in one turn: each model call counts the larger of the provider's usage report and the count of what it sent (tool schemas included) and answered; no model call starts past it (reason max-tokens)"
+  },
+  {
+    name: "LOAD_BUDGET_TOKENS",
+    default: String(TokenBudget.DEFAULT_LOAD_BUDGET_TOKENS),
+    meaning:
+      "Most tokens loading one plugin may add to every later model call (its tools' schemas, prompt and guide); a plugin over it is listed as unavailable, never loaded, with a boot warning and in inspect"
   },
   {
     name: "TOOL_RESULT_MAX_CHARS",
@@ -801,6 +809,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       turnMaxTokens: integer("TURN_MAX_TOKENS", TurnBounds.DEFAULT_LIMITS.maxTokens, 1),
       turnTimeoutMs: integer("TURN_TIMEOUT_MS", TurnBounds.DEFAULT_LIMITS.wallClockMs, 1),
       turnRepeatLimit: integer("TURN_REPEAT_LIMIT", TurnBounds.DEFAULT_LIMITS.repeatLimit, 2),
+      loadBudgetTokens: integer("LOAD_BUDGET_TOKENS", TokenBudget.DEFAULT_LOAD_BUDGET_TOKENS, 1),
       toolResultMaxChars: integer(
         "TOOL_RESULT_MAX_CHARS",
         ResultPages.DEFAULT_MAX_CHARS,

@@ -6,44 +6,16 @@
  * The answer enters the thread as its first page and a handle; `read_result` reads the next page
  * from the whole answer, which the thread keeps (docs/spec/meta-tools.md#read_result).
  */
-import { createServer, request as httpRequest, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { ScriptedChatModel, serveOpenAiWire } from "@plugboard/models"
+import { ScriptedChatModel } from "@plugboard/models"
 import { describe, expect, it } from "vitest"
 import { call, collect, newSession, start, stream, user } from "./helpers.js"
 import { answerTo, toolText } from "./mcpHelpers.js"
+import { measuredWire } from "./modelWire.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const hostile = join(here, "fixtures", "mcp", "hostile-server.mjs")
-
-/** A pass-through HTTP proxy in front of the model's wire that records each request body's size. */
-const measuringProxy = async (
-  target: string
-): Promise<{ url: string; sizes: Array<number>; server: Server }> => {
-  const sizes: Array<number> = []
-  const to = new URL(target)
-  const server = createServer((req, res) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => {
-      const body = Buffer.concat(chunks)
-      if (req.method === "POST") sizes.push(body.length)
-      const upstream = httpRequest(
-        { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers)
-          answer.pipe(res)
-        }
-      )
-      upstream.on("error", () => res.destroy())
-      upstream.end(body)
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, sizes, server }
-}
 
 describe("a large tool result (issue 36, item 5)", () => {
   it("issue 36 item 5: after an 8 MB MCP result, the next model call's request body is under 64 KB; read_result pages the rest", async () => {
@@ -68,17 +40,14 @@ describe("a large tool result (issue 36, item 5)", () => {
       // The next turn of the same session: the 8 MB must not come back.
       "Nothing else in it."
     ])
-    const wire = await serveOpenAiWire(model, { modelId: "scripted", maxBodyBytes: 64 * 1024 * 1024 })
-    const proxy = await measuringProxy(wire.url)
+    const wire = await measuredWire(model)
     const server = await start({
       mcpServers: {
         mcpServers: { hostile: { command: process.execPath, args: [hostile], timeoutMs: 60_000 } }
       },
       env: {
         LLM_PROVIDER: "openai-compatible",
-        OPENAI_BASE_URL: proxy.url,
-        OPENAI_API_KEY: "local",
-        LLM_MODEL: "scripted"
+        ...wire.env
       }
     })
     try {
@@ -107,8 +76,8 @@ describe("a large tool result (issue 36, item 5)", () => {
       expect(seen.missing).toMatch(/no result with handle "no-such-handle" is kept in this conversation/)
 
       // Six model calls; every one after the dump sent well under 64 KB.
-      expect(proxy.sizes).toHaveLength(6)
-      for (const size of proxy.sizes.slice(2)) expect(size).toBeLessThan(64 * 1024)
+      expect(wire.sizes).toHaveLength(6)
+      for (const size of wire.sizes.slice(2)) expect(size).toBeLessThan(64 * 1024)
 
       // The history a front end reads is bounded too.
       const history = await call(`${server.url}/messages/${session}`, { headers: u.headers })
@@ -117,7 +86,6 @@ describe("a large tool result (issue 36, item 5)", () => {
       expect(bodyBytes).toBeLessThan(256 * 1024)
     } finally {
       await server.stop()
-      await new Promise((r) => proxy.server.close(r))
       await wire.close()
     }
   }, 120_000)

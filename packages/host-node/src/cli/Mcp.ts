@@ -21,7 +21,7 @@ import { loadedPluginsFile, makeLoadedPluginsStore } from "@plugboard/sqlite"
 import { loadOrCreateSigner, type Signer } from "@plugboard/ucan"
 import { Cause, Effect, Either, Exit, Scope } from "effect"
 import { OracleBootError } from "../App.js"
-import { bootCatalog } from "../CatalogBoot.js"
+import { bootCatalog, loadBudgetFromEnv } from "../CatalogBoot.js"
 import { makeConsoleLogger } from "../Logger.js"
 import type { CliIO } from "./Commands.js"
 import { grantsFlag, parseFlags } from "./Flags.js"
@@ -175,7 +175,10 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
     return oracle
   }
   const idle = Number(env.MCP_IDLE_MS)
+  const budget = loadBudgetFromEnv(env)
+  if (Either.isLeft(budget)) throw new OracleBootError([budget.left])
   const booted = await bootCatalog(plugins, {
+    loadBudgetTokens: budget.right,
     mcpServers: options.mcp ?? nonEmpty(env.MCP_CONFIG),
     skills: options.skills ?? nonEmpty(env.SKILLS_DIR),
     manifestOverrides: nonEmpty(env.MANIFEST_OVERRIDES),

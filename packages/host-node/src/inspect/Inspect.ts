@@ -9,6 +9,7 @@ import { join, resolve } from "node:path"
 import { CapabilityIndex, Catalog, TokenCounter } from "@plugboard/core"
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
 import { Data, Either } from "effect"
+import { loadBudgetFromEnv } from "../CatalogBoot.js"
 import { buildReport, type InspectFailure, type InspectReport, SCHEMA_VERSION } from "../CatalogReport.js"
 import { defaultModule, displayPath, loadModuleOrSources, ModuleLoadError } from "../cli/LoadModule.js"
 import * as ConsoleAssets from "../console/Assets.js"
@@ -178,7 +179,15 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
     const overridesFile = options.overrides ?? nonEmpty(process.env.MANIFEST_OVERRIDES)
     const overrides = await readManifestOverrides(overridesFile, cwd)
     if (overrides.errors.length > 0) return fail("boot-error", ExitCode.BootError, overrides.errors, [])
-    if (loaded.kind === "catalog" && mcp === undefined && skills === undefined && overridesFile === undefined)
+    const budget = loadBudgetFromEnv(process.env)
+    if (Either.isLeft(budget)) return fail("boot-error", ExitCode.BootError, [budget.left], [])
+    if (
+      loaded.kind === "catalog" &&
+      mcp === undefined &&
+      skills === undefined &&
+      overridesFile === undefined &&
+      budget.right === undefined
+    )
       catalog = loaded.catalog
     else {
       const plugins = loaded.kind === "catalog" ? loaded.catalog.entries.map((e) => e.plugin) : loaded.plugins
@@ -202,7 +211,8 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
         `building the catalog of ${(plugins.length + sources.plugins.length).toLocaleString("en-US")} plugins…`
       )
       const built = Catalog.make([...plugins, ...sources.plugins], {
-        manifestOverrides: overrides.overrides
+        manifestOverrides: overrides.overrides,
+        loadBudgetTokens: budget.right
       })
       if (Either.isLeft(built) || sources.errors.length > 0) {
         return fail(

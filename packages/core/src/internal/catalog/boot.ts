@@ -12,6 +12,7 @@ import * as ManifestOverrides from "../../ManifestOverrides.js"
 import { exampleToolNames, validateManifest } from "../../ManifestValidation.js"
 import { isPluginName, type Plugin } from "../../Plugin.js"
 import { DEFAULT_VISIBILITY, type PluginManifest, type Visibility } from "../../PluginManifest.js"
+import { heuristic, type TokenCounterService } from "../../TokenCounter.js"
 import { type Capability, readRequires } from "../capability.js"
 import { sortByDependencies } from "../dependencyOrder.js"
 import { checkExampleArgs } from "../exampleArgs.js"
@@ -19,6 +20,7 @@ import type { PluginSource } from "../pluginSource.js"
 import { shown } from "../text.js"
 import * as Tools from "../tools.js"
 import type { CatalogEntry, CatalogSubAgent, CatalogTool, OwnedMiddleware } from "./entry.js"
+import { DEFAULT_LOAD_BUDGET_TOKENS, loadCost, overBudgetReason } from "./loadCost.js"
 import { type Catalog, RESERVED_TOOL_NAMES } from "./model.js"
 
 /** Options of `make`. */
@@ -34,6 +36,37 @@ export interface MakeOptions {
    * malformed field, or a name no plugin has, is a boot error.
    */
   readonly manifestOverrides?: Readonly<Record<string, unknown>> | undefined
+  /**
+   * The load budget (docs/spec/token-budget.md#the-load-budget): a plugin whose load would add
+   * more tokens than this to every later model call is made unavailable, with a boot warning,
+   * and `load_capability` refuses it saying why. Default `DEFAULT_LOAD_BUDGET_TOKENS` (50,000);
+   * `Infinity` turns the check off.
+   */
+  readonly loadBudgetTokens?: number | undefined
+  /** What prices a load for the budget; core's heuristic when absent. */
+  readonly tokenCounter?: TokenCounterService | undefined
+}
+
+/**
+ * `entry`, or, when loading it would cost more than `budget`, the same entry made unavailable
+ * (listed so, never loaded) with a warning telling the operator how to narrow it.
+ */
+const withinLoadBudget = (
+  entry: CatalogEntry,
+  budget: number,
+  counter: TokenCounterService,
+  warnings: string[]
+): CatalogEntry => {
+  if (entry.unavailable !== undefined || !Number.isFinite(budget)) return entry
+  const cost = loadCost(entry, counter)
+  if (cost === undefined || cost.cost <= budget) return entry
+  const reason = overBudgetReason(cost, budget)
+  const narrow =
+    entry.source?.kind === "mcp"
+      ? `narrow it with tools.allow in its MCP config, or raise LOAD_BUDGET_TOKENS`
+      : `split it, or raise LOAD_BUDGET_TOKENS`
+  warnings.push(`Plugin '${entry.name}' cannot be loaded: ${reason} To use it, ${narrow}.`)
+  return { ...entry, unavailable: reason }
 }
 
 /** Boot failed: every hard error found, with the warnings gathered on the way. */
@@ -384,12 +417,18 @@ export const make = (
   }
 
   const sorted = sortByDependencies(drafts, byName, errors)
+  const budget = options.loadBudgetTokens ?? DEFAULT_LOAD_BUDGET_TOKENS
+  if (!(budget > 0)) {
+    errors.push(`loadBudgetTokens must be a positive number of tokens (or Infinity for none), got ${budget}.`)
+  }
 
   if (errors.length > 0) {
     return Either.left(new CatalogBootError({ reason: "invalid-catalog", errors, warnings }))
   }
 
-  const entries = sorted.map((d) => d.entry)
+  const entries = sorted.map((d) =>
+    withinLoadBudget(d.entry, budget, options.tokenCounter ?? heuristic, warnings)
+  )
   // Few plugins have always-tools: sort only those (by name, code-unit order, locale-free).
   const alwaysTools = entries
     .filter((e) => e.alwaysTools.length > 0)
