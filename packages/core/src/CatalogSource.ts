@@ -73,13 +73,24 @@ export interface SkillFacts {
   readonly description: string
 }
 
-/** One derived plugin before the catalog: its facts already turned into a manifest. */
+/**
+ * How a manifest that speaks of the plugin's tools is derived: from the tools the plugin keeps,
+ * called by `toPlugins` after the operator's `tools.allow` / `tools.deny` and the schema checks,
+ * so no summary, `whenToUse` entry or tag names a tool the model cannot call.
+ */
+export type DeriveManifest = (kept: ReadonlyArray<SourceToolDescription>) => PluginManifest
+
+/** One derived plugin before the catalog: its facts, and how they make a manifest. */
 export interface DerivedPluginSpec {
   /** The plugin's name: the config key of an MCP server, the skill's `name`. */
   readonly name: string
   readonly source: PluginSource
-  /** The derived manifest (`deriveMcpManifest`, `deriveSkillManifest`). */
-  readonly manifest: PluginManifest
+  /**
+   * The derived manifest: a `DeriveManifest` when it depends on the tools (an MCP server's,
+   * `mcpManifest`), derived from the tools kept; else the manifest itself (`deriveSkillManifest`,
+   * `placeholderManifest`), which must then say nothing of tools a policy could remove.
+   */
+  readonly manifest: PluginManifest | DeriveManifest
   /** The operator's fields over the derived ones (any manifest field); checked by `override`. */
   readonly override?: unknown
   readonly tools: ReadonlyArray<SourceTool>
@@ -199,6 +210,17 @@ export const deriveMcpManifest = (name: string, facts: McpServerFacts): PluginMa
     category: "integration"
   }
 }
+
+/**
+ * An MCP server's manifest, derived by `toPlugins` from the tools it keeps (`deriveMcpManifest`
+ * over the server's facts with only those tools): a tool the operator denied, or one left out for
+ * its schema, is named in neither the summary nor `whenToUse` nor the tags
+ * (docs/mounting.md).
+ */
+export const mcpManifest =
+  (name: string, facts: Omit<McpServerFacts, "tools">): DeriveManifest =>
+  (kept) =>
+    deriveMcpManifest(name, { serverInfo: facts.serverInfo, instructions: facts.instructions, tools: kept })
 
 /**
  * The manifest a skill's front matter gives: the title from its name, the summary from the first
@@ -328,10 +350,10 @@ const whereOf = (spec: DerivedPluginSpec): string =>
   spec.source.kind === "mcp" ? `mcpServers.${spec.name}` : `skill '${spec.name}' (${spec.source.path})`
 
 /**
- * Turns derived specs into plugins for `Catalog.make`. For each: the operator's override over
- * the derived manifest, the tool policy, every input schema checked by the rules of client tools
- * (a tool that fails is left out, with a warning: one bad tool of a third-party server must not
- * stop boot), and the names. A source's tool keeps its own name unless a provider would refuse it
+ * Turns derived specs into plugins for `Catalog.make`. For each: the tool policy, every input
+ * schema checked by the rules of client tools (a tool that fails is left out, with a warning: one
+ * bad tool of a third-party server must not stop boot), then the manifest derived from the tools
+ * that remain, the operator's override over it, and the names. A source's tool keeps its own name unless a provider would refuse it
  * or another plugin's tool (TypeScript, derived, or the host's) has it too: then it is offered as
  * `namespacedToolName(plugin, tool)` and called under its own name. Every colliding derived tool
  * is renamed, not only the second, so which one keeps the bare name never depends on order.
@@ -371,7 +393,11 @@ export const toPlugins = (
       errors: e,
       warnings: w,
       changes
-    } = overrideManifest(spec.manifest, spec.override, `${where}.manifest`)
+    } = overrideManifest(
+      typeof spec.manifest === "function" ? spec.manifest(tools) : spec.manifest,
+      spec.override,
+      `${where}.manifest`
+    )
     errors.push(...e)
     warnings.push(...w)
     const visibilityOf = (t: SourceTool): Visibility | undefined => spec.policy?.visibility?.[t.name]

@@ -264,6 +264,22 @@ describe("CatalogSource.toPlugins", () => {
     ])
   })
 
+  it("issue 36 item 13: a manifest derived from the tools (mcpManifest) names only the tools kept by the policy and the schema checks", () => {
+    const tools = [sourceTool("search_notes"), sourceTool("delete_everything"), sourceTool("drop_database")]
+    const broken = { ...tools[2]!, inputSchema: { type: "string" } }
+    const spec: CatalogSource.DerivedPluginSpec = {
+      name: "notes",
+      source: { kind: "mcp", server: "notes" },
+      manifest: CatalogSource.mcpManifest("notes", { serverInfo: { name: "notes" } }),
+      tools: [tools[0]!, tools[1]!, broken],
+      policy: { deny: ["delete_everything"] }
+    }
+    const m = CatalogSource.toPlugins([spec]).plugins[0]!.manifest
+    expect(m.summary).toBe("Notes: 1 tool (search_notes).")
+    expect(m.whenToUse).toEqual(["Does search_notes."])
+    expect(m.tags).toEqual(["notes", "search"])
+  })
+
   it("a malformed override is an error naming the key", () => {
     const { errors } = CatalogSource.toPlugins([
       mcpSpec("s", [sourceTool("a")], { override: { summary: [] } })

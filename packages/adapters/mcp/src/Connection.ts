@@ -5,9 +5,7 @@
  * page by page, and refreshes them on `notifications/tools/list_changed`. When and how long a
  * connection lives is the pool's business (`Pool.ts`); a connection only reports that it closed.
  */
-import type { ChildProcess } from "node:child_process"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError
@@ -22,6 +20,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import type { RuntimeLogger } from "@plugboard/core"
 import { describeError, isMcpError, McpError, type McpErrorReason } from "./McpError.js"
+import { type StdioTransport, stdioTransport } from "./StdioTransport.js"
 import type { McpDescription, McpProgress, McpServerConfig, McpToolDescription } from "./Types.js"
 
 /** Lines of a stdio server's stderr kept for error messages. */
@@ -40,6 +39,11 @@ const MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 export interface ConnectionEvents {
   /** The connection ended without `close()` being called (a crash, a lost session). Called once. */
   readonly closed: (connection: McpConnection) => void
+  /**
+   * The connection began to close, for any reason (the pool's, a failed `initialize`, a lost
+   * server): `done` resolves once it is closed, a stdio server's whole process group gone.
+   */
+  readonly stopping?: ((done: Promise<void>) => void) | undefined
   /** A tools/list finished; `listChanged` when the server's `tools/list_changed` asked for it. */
   readonly toolsListed: (
     connection: McpConnection,
@@ -146,7 +150,7 @@ export const isSessionExpired = (error: unknown): boolean =>
 export class McpConnection {
   readonly server: McpServerConfig
   private readonly client: Client
-  private readonly transport: Transport
+  private readonly transport: Transport | StdioTransport
   private readonly logger: RuntimeLogger
   private readonly events: ConnectionEvents
   private readonly stderr = new StderrTail()
@@ -227,36 +231,26 @@ export class McpConnection {
         }
       })
     }
-    const transport = new StdioClientTransport({
+    return stdioTransport({
       command: config.command,
-      args: [...config.args],
-      env: { ...config.env },
-      ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
-      stderr: "pipe",
-      maxBufferSize: MAX_MESSAGE_BYTES
-    })
-    transport.stderr?.on("data", (chunk) => this.stderr.push(chunk))
-    transport.stderr?.on("error", () => {})
-    // The SDK keeps its child private and drops the exit code; a crash report needs it, so the
-    // child is watched from the moment it is spawned (start() creates it synchronously).
-    const start = transport.start.bind(transport)
-    transport.start = () => {
-      const started = start()
-      const child = (transport as unknown as { _process?: ChildProcess })._process
-      child?.once("exit", (code, signal) => {
+      args: config.args,
+      env: config.env,
+      cwd: config.cwd,
+      maxBufferSize: MAX_MESSAGE_BYTES,
+      onStderr: (chunk) => this.stderr.push(chunk),
+      onExit: (code, signal) => {
         this.exit = { code, signal }
-      })
-      return started
-    }
-    return transport
+      }
+    })
   }
 
   private async connect(timeoutMs: number): Promise<void> {
     try {
       await this.client.connect(this.transport, { timeout: timeoutMs })
     } catch (error) {
-      // Not awaited: a child that ignores the end of its stdin takes the SDK seconds to signal,
-      // and the caller should hear why now. What the error says was already gathered.
+      // Not awaited: the caller should hear why now (what the error says was already gathered).
+      // A server that never answered is stopped without the grace after its stdin ends, and the
+      // pool's close() waits until it and its process group are gone (`events.stopping`).
       this.closeReason = "abandoned"
       void this.shutdown()
       throw this.connectError(error, timeoutMs)
@@ -626,8 +620,8 @@ export class McpConnection {
   }
 
   /**
-   * Closes the connection: ends an HTTP session (bounded wait), or ends a stdio child's stdin
-   * and then signals it as the SDK does. Idempotent; never rejects.
+   * Closes the connection: ends an HTTP session (bounded wait), or ends a stdio child's stdin,
+   * then signals its process group until it is gone (`StdioTransport.ts`). Idempotent; never rejects.
    */
   close(reason: CloseReason): Promise<void> {
     if (this.closeReason === undefined) this.closeReason = reason
@@ -638,6 +632,8 @@ export class McpConnection {
     if (this.closing !== undefined) return this.closing
     this.closing = (async () => {
       const transport = this.transport
+      // Given up on (never initialized, or no longer answering): no grace after its stdin ends.
+      if ("kill" in transport && this.closeReason === "abandoned") void transport.kill()
       if (
         transport instanceof StreamableHTTPClientTransport &&
         !this.ended &&
@@ -653,9 +649,11 @@ export class McpConnection {
         ])
         clearTimeout(timer)
       }
+      // A stdio transport's close resolves once the child and its process group are gone.
       await this.client.close().catch(() => {})
       this.ended = true
     })()
+    this.events.stopping?.(this.closing)
     return this.closing
   }
 }

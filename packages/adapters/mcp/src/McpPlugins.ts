@@ -105,7 +105,7 @@ const laterTools = (
 
 /**
  * One spec per discovered server, in order. A server with a description (fresh or cached) gets
- * the manifest core derives from it and its tools; one without gets core's placeholder manifest
+ * the manifest core derives from it and the tools the operator's policy keeps (`mcpManifest`); one without gets core's placeholder manifest
  * and `unavailable` set to why, so it is listed and `load_capability` explains. Tools the server
  * adds later (`tools/list_changed`, seen by the pool) are offered through `laterTools`.
  */
@@ -133,7 +133,8 @@ export const mcpSpecs = (
     }
     return {
       ...common,
-      manifest: CatalogSource.deriveMcpManifest(server.name, description),
+      // Derived by core from the tools kept after `tools.allow` / `tools.deny`, never from all of them.
+      manifest: CatalogSource.mcpManifest(server.name, description),
       tools: description.tools.map((t) => toSourceTool(server, t, pool)),
       laterTools: laterTools(server, pool)
     }

@@ -81,14 +81,13 @@ export const mountMcpServers = async (
   // Listing is not a use: each server's connection closes as soon as its list is read, so a
   // catalog of hundreds of servers never keeps more processes than are being asked at once
   // (discovery's concurrency), nor any for the idle period.
+  const listings = new Set<Promise<unknown>>()
   const listing: DescribePool = {
-    describe: async (server, request) => {
+    describe: (server, request) => {
       const once = new McpPool(logger === undefined ? {} : { logger })
-      try {
-        return await once.describe(server, request)
-      } finally {
-        await once.close()
-      }
+      const asked = once.describe(server, request).finally(() => once.close())
+      listings.add(asked)
+      return asked
     }
   }
   const discovered = await discover(parsed.servers, {
@@ -98,6 +97,9 @@ export const mountMcpServers = async (
     refresh: options.refresh,
     logger
   })
+  // Discovery gives up on a server at its timeout without waiting; its listing, aborted, settles
+  // once its pool has stopped the server (a stdio child and its process group): none outlives the mount.
+  await Promise.allSettled([...listings])
   const warnings = [...parsed.warnings]
   for (const d of discovered) {
     warnings.push(...d.warnings)

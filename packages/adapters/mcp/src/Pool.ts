@@ -95,6 +95,8 @@ export class McpPool {
   >()
   private readonly fingerprints = new WeakMap<McpServerConfig, string>()
   private closing: Promise<void> | undefined
+  /** Connections closing (a failed open's included): `close()` waits until each is closed. */
+  private readonly stopping = new Set<Promise<void>>()
 
   constructor(options: McpPoolOptions = {}) {
     this.idleMs = options.idleMs === undefined ? DEFAULT_IDLE_MS : checkTimeout(options.idleMs, "idleMs")
@@ -217,7 +219,10 @@ export class McpPool {
     }
   }
 
-  /** Closes every connection (ending stdio children); idempotent. Later uses reject with `closed`. */
+  /**
+   * Closes every connection and resolves once each is closed: every stdio child, and every
+   * process of its group, gone (docs/mounting.md, Lifecycle); idempotent. Later uses reject with `closed`.
+   */
   close(): Promise<void> {
     if (this.closing !== undefined) return this.closing
     const entries = [...this.entries.values(), ...this.retired]
@@ -234,8 +239,17 @@ export class McpPool {
             () => {}
           )
       })
-    ).then(() => {})
+    )
+      // Then every connection still closing, a server that never answered `initialize` among
+      // them: close() resolves only when no process it started runs.
+      .then(() => Promise.allSettled([...this.stopping]))
+      .then(() => {})
     return this.closing
+  }
+
+  private track(done: Promise<void>): void {
+    this.stopping.add(done)
+    void done.finally(() => this.stopping.delete(done))
   }
 
   private fingerprint(server: McpServerConfig): string {
@@ -332,6 +346,7 @@ export class McpPool {
           headers: options.headers,
           events: {
             closed: (connection) => this.onClosed(entry, connection),
+            stopping: (done) => this.track(done),
             toolsListed: (_connection, tools, listChanged) =>
               this.onToolsListed(server.name, tools, listChanged)
           }

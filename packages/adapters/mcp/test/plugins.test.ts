@@ -82,11 +82,11 @@ describe("mcpSpecs (scripted pool)", () => {
       { kind: "mcp", server: "up" },
       { kind: "mcp", server: "down" }
     ])
-    expect(specs[0]?.manifest).toEqual(
-      CatalogSource.deriveMcpManifest("up", description("up", ["echo", "add"]))
-    )
     expect(specs[1]?.manifest).toEqual(CatalogSource.placeholderManifest("down"))
     const { catalog } = catalogOf(specs)
+    expect(catalog.byName.get("up")?.manifest).toEqual(
+      CatalogSource.deriveMcpManifest("up", description("up", ["echo", "add"]))
+    )
     expect(catalog.byName.get("up")?.tools.map((t) => t.name)).toEqual(["echo", "add"])
     expect(catalog.byName.get("up")?.unavailable).toBeUndefined()
     expect(catalog.byName.get("down")?.unavailable).toBe("MCP server 'down' could not be started: ENOENT.")

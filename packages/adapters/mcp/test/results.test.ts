@@ -220,10 +220,10 @@ describe("Results.toToolOutput", () => {
     expect(ToolOutput.toText(structured)).toContain("[structured content of 311 characters left out")
   })
 
-  it("keeps a 1 MB default text bound", () => {
-    const output = toToolOutput({ content: [{ type: "text", text: "x".repeat(1_500_000) }] })
+  it("keeps a 16,000,000-character default text bound (a door pages what the model reads: ResultPages)", () => {
+    const output = toToolOutput({ content: [{ type: "text", text: "x".repeat(16_500_000) }] })
     const total = output.content.reduce((n, b) => n + (b.type === "text" ? b.text.length : 0), 0)
-    expect(total).toBeLessThan(1_001_000)
+    expect(total).toBeLessThan(16_001_000)
     expect(output.content.at(-1)).toMatchObject({
       type: "text",
       text: expect.stringContaining("500000 characters")
