@@ -93,7 +93,7 @@ export const generate = (seed: number): Generated => {
     const tools: PluginTool[] = verbs.map((verb, t) => ({
       name: `${verb}_${noun}_${i}`,
       description: `${verb[0]?.toUpperCase()}${verb.slice(1)} ${noun} records from the ${name} service.`,
-      input: inputs[t]?.input as Schema.Schema<unknown, unknown, never>,
+      input: inputs[t]?.input as PluginTool["input"],
       handler: () => "ok"
     }))
     const toolNames = tools.map((t) => t.name)

@@ -14,6 +14,7 @@
 import { Data, Either } from "effect"
 import { describe } from "./Describe.js"
 import type { AgActionDto, BrowserToolCallDto } from "./GraphState.js"
+import { objectSchemaProblem } from "./internal/argumentsSchema.js"
 import type { Catalog } from "./internal/catalog/model.js"
 import { META_TOOL_NAMES } from "./internal/metaTools.js"
 import type { OfferedTool } from "./internal/offered.js"
@@ -98,10 +99,9 @@ const measure = (value: unknown): { readonly nodes: number } | { readonly proble
 }
 
 const shape = (schema: unknown): { readonly nodes: number } | { readonly problem: string } => {
-  if (!isRecord(schema)) return { problem: "the schema must be a JSON Schema object" }
-  if (schema.type !== "object")
-    return { problem: `the schema's type must be 'object' (the arguments are an object)` }
-  return measure(schema)
+  // The rule of every tool's arguments, a TypeScript plugin's too; the bounds are for schemas from outside.
+  const problem = objectSchemaProblem(schema)
+  return problem === undefined ? measure(schema) : { problem }
 }
 
 /**

@@ -13,13 +13,29 @@ import type { RuntimeContext } from "./RuntimeContext.js"
 /** JSON Schema for a tool's input, as providers receive it. */
 export type JsonSchema = Readonly<Record<string, unknown>>
 
+/**
+ * What a tool's `input` must decode to, for tsc: an object that is not iterable (the model sends
+ * a tool's arguments as one JSON object), so `Schema.String`, `Schema.Number` or
+ * `Schema.Array(...)` as an input is a type error. A type cannot see everything: a union of
+ * structs, a `Schema.Struct` field with no JSON form (`Schema.DateFromSelf`) or a `jsonSchema`
+ * that is not an object schema type-check, and `Catalog.make` refuses them at boot (and
+ * `plugboard inspect` reports them), naming the plugin, the tool and the field
+ * (docs/plugins.md#6-what-boot-checks).
+ */
+export interface ObjectInput {
+  readonly Type: object & { readonly [Symbol.iterator]?: never }
+}
+
 /** A tool a plugin registers. `input` validates arguments before the handler runs. */
 // biome-ignore lint/suspicious/noExplicitAny: a plugin's tool list is heterogeneous; defineTool keeps each tool typed
 export interface PluginTool<A = any, I = any> {
   readonly name: string
   readonly description: string
-  /** Effect Schema of the arguments; the JSON Schema offered to the model is derived from it. */
-  readonly input: Schema.Schema<A, I, never>
+  /**
+   * Effect Schema of the arguments, an object (`Schema.Struct`, `ObjectInput`); the JSON Schema
+   * offered to the model is derived from it.
+   */
+  readonly input: Schema.Schema<A, I, never> & ObjectInput
   /** Overrides the JSON Schema derived from `input` (for schemas Effect cannot express). */
   readonly jsonSchema?: JsonSchema
   /** Overrides the plugin's visibility for this tool only (docs/spec/tiers.md#per-tool-override). */

@@ -335,7 +335,7 @@ describe("Catalog.make: boot errors", () => {
       "Plugin 'broken' registers tool 'twice' more than once.",
       "Plugin 'broken' tool 'vis' has unknown visibility 'sometimes' (expected one of 'always', 'on-demand', 'silent').",
       "Plugin 'broken' tool 'no_input' needs an input schema (or a jsonSchema).",
-      "Plugin 'broken' tool 'opaque' input schema cannot be turned into JSON Schema (Missing annotation); give the tool a jsonSchema.",
+      "Plugin 'broken' tool 'opaque' input schema cannot be turned into JSON Schema: the input itself has no JSON Schema form (Missing annotation): use a schema whose encoded form is JSON (a string, number, boolean, array or struct) instead, or give the tool a jsonSchema.",
       "Plugin 'broken' tool 'no_handler' handler must be a function."
     ])
   })

@@ -71,7 +71,7 @@ describe("Catalog.toolParameters", () => {
 
   it("prefers jsonSchema, and is the schema the catalog offers", () => {
     const jsonSchema = { type: "object", properties: {} }
-    expect(right(Catalog.toolParameters({ input: Schema.String, jsonSchema }))).toBe(jsonSchema)
+    expect(right(Catalog.toolParameters({ input: Schema.Struct({}), jsonSchema }))).toBe(jsonSchema)
     const t = tool("x")
     const catalog = Catalog.unsafeMake([plugin("p", undefined, { tools: [t] })])
     expect(catalog.toolsByName.get("x")?.parameters).toBe(right(Catalog.toolParameters(t)))
@@ -83,7 +83,7 @@ describe("Catalog.toolParameters", () => {
     )
     const opaque = Schema.declare((u): u is Date => u instanceof Date)
     expect(left(Catalog.toolParameters({ input: opaque }))).toMatch(
-      /^input schema cannot be turned into JSON Schema \(.+\); give the tool a jsonSchema$/
+      /^input schema cannot be turned into JSON Schema: the input itself has no JSON Schema form \(Missing annotation\): .+, or give the tool a jsonSchema$/
     )
   })
 })

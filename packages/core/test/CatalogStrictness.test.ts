@@ -180,7 +180,7 @@ describe("Catalog.make: example args against the tool's input", () => {
     const tool = {
       name: "convert_currency",
       description: "d",
-      input: Schema.Unknown,
+      input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
       jsonSchema: {
         type: "object",
         properties: { amount: { type: "number" }, to: { type: "string" } },

@@ -116,6 +116,15 @@ describe("boot", () => {
     }
   })
 
+  it("issue 36 item 14: a tool whose input is not an object, or has a field with no JSON Schema form, stops boot naming plugin, tool and field", async () => {
+    const { plugins } = await import("./inspect/fixtures/tool-inputs.js")
+    const lines = await bootLines(plugins, {})
+    expect(lines).toEqual([
+      "[boot-error] Plugin 'reminders' tool 'add_reminder' input is not an object schema: the schema's type must be 'object' (the arguments are an object), and its JSON Schema has type 'string'; use Schema.Struct({ ... }) (one field per argument; a union of shapes becomes one struct with optional fields).",
+      "[boot-error] Plugin 'reminders' tool 'snooze' input schema cannot be turned into JSON Schema: field 'until' is DateFromSelf, which has no JSON Schema form (Missing annotation): use Schema.Date (an ISO 8601 string) or Schema.DateFromNumber (epoch milliseconds) instead, or give the tool a jsonSchema."
+    ])
+  })
+
   it("a route collision is a boot error naming both plugins", async () => {
     const lines = await bootLines(
       [routePlugin("alpha", "/things/:id"), routePlugin("beta", "/things/:key")],

@@ -7,6 +7,13 @@ import { Either, Schema } from "effect"
 import { describe } from "../Describe.js"
 import type { JsonSchema, Plugin, PluginMiddleware, PluginTool, SubAgentSpec } from "../Plugin.js"
 import { MANIFEST_FIELDS, Visibility } from "../PluginManifest.js"
+import {
+  emptyStructJson,
+  explainJsonSchemaError,
+  inlineTopLevelRef,
+  objectSchemaProblem,
+  schemaKind
+} from "./argumentsSchema.js"
 import { readRequires } from "./capability.js"
 import type { CatalogSubAgent, CatalogTool } from "./catalog/entry.js"
 import { jsonSchemaOf } from "./jsonSchema.js"
@@ -26,7 +33,9 @@ const deriveParameters = (tool: Pick<PluginTool, "input" | "jsonSchema">): JsonS
   const cached = schemaCache.get(tool.input)
   if (cached !== undefined) return cached
   if (!Schema.isSchema(tool.input)) return undefined
-  const parameters = Object.freeze(jsonSchemaOf(tool.input)) as JsonSchema
+  const parameters = Object.freeze(
+    emptyStructJson(tool.input.ast) ?? inlineTopLevelRef(jsonSchemaOf(tool.input))
+  ) as JsonSchema
   schemaCache.set(tool.input, parameters)
   return parameters
 }
@@ -34,22 +43,31 @@ const deriveParameters = (tool: Pick<PluginTool, "input" | "jsonSchema">): JsonS
 /**
  * The JSON Schema a tool's arguments are offered with, derived the way the catalog derives it:
  * `jsonSchema` when the tool sets one, else the JSON Schema of its Effect Schema `input`
- * (without `$schema`; derived once per schema object). Left, with the reason, when the tool has
- * neither or when `input` has no JSON Schema form (give such a tool a `jsonSchema`).
+ * (without `$schema`, a top-level `$ref` inlined, `Schema.Struct({})` as an object schema with no
+ * properties; derived once per schema object). Left, with
+ * the reason, when the tool has neither, when `input` has no JSON Schema form (naming the field
+ * and what to use instead), or when the schema is not an object schema: the rule every tool's
+ * arguments obey, MCP and client tools' too (`internal/argumentsSchema.ts`).
  */
 export const toolParameters = (
   tool: Pick<PluginTool, "input" | "jsonSchema">
 ): Either.Either<JsonSchema, string> => {
+  let parameters: JsonSchema | undefined
   try {
-    const parameters = deriveParameters(tool)
-    return parameters === undefined
-      ? Either.left("needs an input schema (or a jsonSchema)")
-      : Either.right(parameters)
+    parameters = deriveParameters(tool)
   } catch (thrown) {
     return Either.left(
-      `input schema cannot be turned into JSON Schema (${describe(thrown).split("\n")[0]}); give the tool a jsonSchema`
+      `input schema cannot be turned into JSON Schema: ${explainJsonSchemaError(describe(thrown))}`
     )
   }
+  if (parameters === undefined) return Either.left("needs an input schema (or a jsonSchema)")
+  const problem = objectSchemaProblem(parameters)
+  if (problem === undefined) return Either.right(parameters)
+  return Either.left(
+    tool.jsonSchema !== undefined
+      ? `jsonSchema is not an object schema: ${problem}, and it has ${schemaKind(parameters)}`
+      : `input is not an object schema: ${problem}, and its JSON Schema has ${schemaKind(parameters)}; use Schema.Struct({ ... }) (one field per argument; a union of shapes becomes one struct with optional fields)`
+  )
 }
 
 /** The arguments of every sub-agent tool: the task the main agent delegates. */

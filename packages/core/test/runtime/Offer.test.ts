@@ -42,7 +42,7 @@ describe("Offer.offer", () => {
     expect(always).toEqual({
       name: "remember",
       description: "[Memory] Store a fact.",
-      parameters: {},
+      parameters: { type: "object" },
       kind: "plugin",
       plugin: "memory"
     })

@@ -5,12 +5,12 @@ import { Schema } from "effect"
 /** One input schema shared by every generated tool, so JSON Schema is derived once. */
 const input = Schema.Struct({ q: Schema.String })
 
-/** A tool; `jsonSchema` `{}` keeps hand-computed budgets small. */
+/** A tool; `jsonSchema` `{"type":"object"}` (the smallest object schema) keeps hand-computed budgets small. */
 export const tool = (
   name: string,
   description = `Does ${name}.`,
   extra: Partial<PluginTool> = {}
-): PluginTool => ({ name, description, input, jsonSchema: {}, handler: () => "ok", ...extra })
+): PluginTool => ({ name, description, input, jsonSchema: { type: "object" }, handler: () => "ok", ...extra })
 
 /** A plugin with a valid manifest; `manifest` overrides any field. */
 export const plugin = (

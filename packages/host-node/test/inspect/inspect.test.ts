@@ -296,3 +296,17 @@ describe("soft-rule warnings", () => {
     expect(run.stdout).toMatch(/\[boot-warning\] .*shouty.*'Loud'/)
   })
 })
+
+describe("plugboard inspect: tool inputs", () => {
+  it("issue 36 item 14: a non-object input and a field with no JSON Schema form are [boot-error] lines naming plugin, tool and field", async () => {
+    const run = await inspect(fixture("tool-inputs.ts"))
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe("")
+    expect(run.stderr).toContain(
+      "[boot-error] Plugin 'reminders' tool 'add_reminder' input is not an object schema: the schema's type must be 'object' (the arguments are an object), and its JSON Schema has type 'string'; use Schema.Struct({ ... })"
+    )
+    expect(run.stderr).toContain(
+      "[boot-error] Plugin 'reminders' tool 'snooze' input schema cannot be turned into JSON Schema: field 'until' is DateFromSelf, which has no JSON Schema form (Missing annotation): use Schema.Date (an ISO 8601 string)"
+    )
+  })
+})
