@@ -421,6 +421,22 @@ export interface GuideCost {
   readonly overWarning: boolean
 }
 
+/**
+ * The `[boot-warning]` line of each guide above `GUIDE_WARN_TOKENS`, in `guides`' order
+ * (docs/plugins.md#operating-guides): what `plugboard inspect`, the server's boot log and the dev
+ * console all print about an oversized guide.
+ */
+export const guideWarnings = (guides: ReadonlyArray<GuideCost>): ReadonlyArray<string> =>
+  guides
+    .filter((g) => g.overWarning)
+    .map(
+      (g) =>
+        `[boot-warning] Plugin '${g.name}' operating guide is ${g.tokens.toLocaleString("en-US")} tokens, above ${GUIDE_WARN_TOKENS.toLocaleString("en-US")}: ` +
+        (g.paid === "prompt"
+          ? `an always-tier plugin's guide is paid on every model call${g.cut ? " (and the prompt carries it cut)" : ""}; shorten it or make the plugin on-demand.`
+          : "every thread that loads the plugin pays it from then on; shorten it.")
+    )
+
 /** The operating guides of the discoverable plugins, most expensive first. */
 export const guideCosts = (catalog: Catalog, counter: TokenCounterService): ReadonlyArray<GuideCost> =>
   catalog.entries

@@ -14,9 +14,9 @@
  * the manifests' examples, for the caller's grants (none on the public route).
  */
 
-import { Access, type Catalog, TokenCounter } from "@plugboard/core"
-import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
+import { Access, type Catalog, type TokenCounter } from "@plugboard/core"
 import { buildReport, type InspectReport } from "./CatalogReport.js"
+import { defaultCounter } from "./CatalogWarnings.js"
 
 const RULES: ReadonlyArray<readonly [RegExp, string]> = [
   [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, "$1***@"],
@@ -58,14 +58,7 @@ export const make = async (
   catalog: Catalog.Catalog,
   counter?: TokenCounter.TokenCounterService
 ): Promise<InspectReport> => {
-  let used = counter
-  if (used === undefined) {
-    try {
-      used = cachedCounter(await loadTiktokenCounter("o200k"))
-    } catch {
-      used = TokenCounter.heuristic
-    }
-  }
+  const used = counter ?? (await defaultCounter())
   return redact(
     buildReport(catalog, {
       module: MODULE,

@@ -6,6 +6,7 @@
  */
 import { Catalog, type Plugin, type RuntimeLogger, type TokenCounter } from "@plugboard/core"
 import { Either } from "effect"
+import { bootWarnings } from "./CatalogWarnings.js"
 import { type ManifestOverridesInput, readManifestOverrides } from "./ManifestOverridesFile.js"
 import { loadSources, type Sources, type SourcesOptions } from "./Sources.js"
 
@@ -19,12 +20,19 @@ export interface CatalogBootOptions extends SourcesOptions {
   readonly loadBudgetTokens?: number | undefined
   /** What prices a load for that budget (the exact o200k counter when the host has it). */
   readonly tokenCounter?: TokenCounter.TokenCounterService | undefined
+  /** Counts the operating guides for their warnings (default: o200k, `CatalogWarnings.defaultCounter`). */
+  readonly counter?: (() => Promise<TokenCounter.TokenCounterService>) | undefined
 }
 
 /** A booted catalog and the sources its derived plugins call through (close them at shutdown). */
 export interface BootedCatalog {
   readonly catalog: Catalog.Catalog
   readonly sources: Sources
+  /**
+   * The catalog's warnings (`CatalogWarnings.catalogWarnings`, each logged once): what inspect,
+   * `/health/plugins` and the console print about it. The sources' own are in `sources.warnings`.
+   */
+  readonly warnings: ReadonlyArray<string>
 }
 
 /** Why boot stopped: the `[boot-error]` lines, in the order serve prints them, and the warnings. */
@@ -62,9 +70,10 @@ export const bootCatalog = async (
     return fail([...sources.errors, ...built.left.lines])
   }
   if (sources.errors.length > 0) return fail(sources.errors)
-  for (const warning of built.right.warnings) options.logger?.warn(warning)
-  warnings.push(...built.right.warnings)
-  return Either.right({ catalog: built.right, sources })
+  // The same list inspect prints (CatalogWarnings.ts), oversized operating guides included.
+  const catalogWarnings = await bootWarnings(built.right, options.counter)
+  for (const warning of catalogWarnings) options.logger?.warn(warning)
+  return Either.right({ catalog: built.right, sources, warnings: catalogWarnings })
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   TokenBudget,
   type TokenCounter
 } from "@plugboard/core"
+import { catalogWarnings } from "./CatalogWarnings.js"
 import type { Progress } from "./inspect/Progress.js"
 import type { QueryLine } from "./inspect/Queries.js"
 
@@ -199,18 +200,6 @@ const effectiveManifest = (m: PluginManifest): Readonly<Record<string, unknown>>
   return out
 }
 
-/** A guide above `TokenBudget.GUIDE_WARN_TOKENS` is a warning (docs/plugins.md#operating-guides). */
-const guideWarnings = (guides: ReadonlyArray<TokenBudget.GuideCost>): ReadonlyArray<string> =>
-  guides
-    .filter((g) => g.overWarning)
-    .map(
-      (g) =>
-        `[boot-warning] Plugin '${g.name}' operating guide is ${g.tokens.toLocaleString("en-US")} tokens, above ${TokenBudget.GUIDE_WARN_TOKENS.toLocaleString("en-US")}: ` +
-        (g.paid === "prompt"
-          ? `an always-tier plugin's guide is paid on every model call${g.cut ? " (and the prompt carries it cut)" : ""}; shorten it or make the plugin on-demand.`
-          : "every thread that loads the plugin pays it from then on; shorten it.")
-    )
-
 /** What `buildReport` needs besides the catalog. */
 export interface ReportInput {
   readonly module: string
@@ -339,7 +328,8 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
         )
       })
     ),
-    warnings: [...(input.warnings ?? []), ...catalog.warnings, ...guideWarnings(guides)],
+    // The sources', then the catalog's own (CatalogWarnings.ts: what the boot log and the console print).
+    warnings: [...(input.warnings ?? []), ...catalogWarnings(catalog, counter)],
     tier1: {
       text: tier1Text,
       tokens: counter.count(tier1Text),

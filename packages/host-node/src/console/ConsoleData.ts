@@ -15,10 +15,10 @@ import {
   TokenBudget,
   type TokenCounter
 } from "@plugboard/core"
-import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
 import { Data, Either } from "effect"
 import * as BootReport from "../BootReport.js"
 import { buildReport } from "../CatalogReport.js"
+import { catalogWarnings, defaultCounter } from "../CatalogWarnings.js"
 import type { ConsoleBudget, ConsoleCatalog, ConsoleOffer, ConsolePlugin, ConsoleSearch } from "./Wire.js"
 
 /** A request the console API refuses (a 400), with the message the page shows. */
@@ -59,10 +59,7 @@ export const make = (options: {
   const basePrompt = options.basePrompt ?? ""
   let counterP: Promise<TokenCounter.TokenCounterService> | undefined
   const counter = () => {
-    counterP ??=
-      options.counter !== undefined
-        ? Promise.resolve(options.counter)
-        : loadTiktokenCounter("o200k").then((c) => cachedCounter(c))
+    counterP ??= options.counter !== undefined ? Promise.resolve(options.counter) : defaultCounter()
     return counterP
   }
   // Views are cached per kind of user by Access, so the answers are cached per view.
@@ -82,6 +79,8 @@ export const make = (options: {
     const report = TokenBudget.budgetReport(catalog, { basePrompt, counter: c, k: 0 })
     const loadCost = new Map(report.perPlugin.map((p) => [p.name, p.cost]))
     const shown = (tool: string) => !view.hiddenTools.has(tool)
+    // What inspect and the boot log print about the catalog (CatalogWarnings.ts).
+    const warnings = catalogWarnings(catalog, c)
     const plugins: Array<ConsolePlugin> = catalog.entries.map((e) => {
       const examples = e.manifest.examples
       return {
@@ -95,7 +94,7 @@ export const make = (options: {
           string,
           unknown
         >,
-        warnings: catalog.warnings.filter((w) => belongsTo(w, e.name)),
+        warnings: warnings.filter((w) => belongsTo(w, e.name)),
         tools: [...e.tools, ...e.subAgents.map((s) => s.tool)]
           .filter((t) => shown(t.name))
           .map((t) => ({
@@ -113,7 +112,7 @@ export const make = (options: {
       oracleName: options.oracleName,
       tokenizer: c.name,
       plugins,
-      warnings: catalog.warnings.filter((w) => !catalog.entries.some((e) => belongsTo(w, e.name)))
+      warnings: warnings.filter((w) => !catalog.entries.some((e) => belongsTo(w, e.name)))
     }
   }
 
