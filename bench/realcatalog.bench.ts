@@ -15,6 +15,7 @@
  * embedding model of `scripts/embedding-model.sh` or `EMBEDDING_MODEL`). Skipped, saying why, when
  * the servers are not installed; fails when fewer than 15 mount.
  */
+import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -48,7 +49,7 @@ const serversConfig = (work: string): Record<string, ServerEntry> => {
   const files = join(work, "files")
   const repo = join(work, "repo")
   mkdirSync(files, { recursive: true })
-  mkdirSync(join(repo, ".git"), { recursive: true })
+  execFileSync("git", ["init", "--quiet", repo])
   return {
     filesystem: { command: bin("mcp-server-filesystem"), args: [files] },
     memory: { command: bin("mcp-server-memory"), env: { MEMORY_FILE_PATH: join(work, "memory.jsonl") } },
@@ -65,7 +66,10 @@ const serversConfig = (work: string): Record<string, ServerEntry> => {
     time: { command: py("mcp-server-time", "mcp-server-time") },
     git: { command: py("mcp-server-git", "mcp-server-git"), args: ["--repository", repo] },
     fetch: { command: py("mcp-server-fetch", "mcp-server-fetch") },
-    sqlite: { command: py("mcp-server-sqlite", "mcp-server-sqlite"), args: ["--db-path", join(work, "db.sqlite")] },
+    sqlite: {
+      command: py("mcp-server-sqlite", "mcp-server-sqlite"),
+      args: ["--db-path", join(work, "db.sqlite")]
+    },
     calculator: { command: py("mcp-server-calculator", "mcp-server-calculator") },
     excel: { command: py("excel-mcp-server", "excel-mcp-server"), args: ["stdio"] },
     word: { command: py("office-word-mcp-server", "word_mcp_server") },
@@ -106,7 +110,9 @@ export default async function realCatalog(): Promise<void> {
     writeFileSync(
       config,
       JSON.stringify({
-        mcpServers: Object.fromEntries(Object.entries(servers).map(([name, s]) => [name, { ...s, timeoutMs: 60_000 }]))
+        mcpServers: Object.fromEntries(
+          Object.entries(servers).map(([name, s]) => [name, { ...s, timeoutMs: 60_000 }])
+        )
       })
     )
     const started = performance.now()
@@ -122,6 +128,8 @@ export default async function realCatalog(): Promise<void> {
         (missing.length > 0 ? ` (not mounted: ${missing.join(", ")})` : "")
     )
     for (const line of sources.errors) console.log(`  ${line.slice(0, 300)}`)
+    for (const e of catalog.entries)
+      if (e.unavailable !== undefined) console.log(`  ${e.name}: ${e.unavailable.slice(0, 300)}`)
     if (mounted.length < MIN_SERVERS)
       throw new Error(`only ${mounted.length} servers mounted; the benchmark needs at least ${MIN_SERVERS}`)
     // A request for a server that did not mount is not routable: it is left out, and said.
@@ -129,7 +137,12 @@ export default async function realCatalog(): Promise<void> {
     console.log(`${routable.length} of ${requests.length} requests (for the servers mounted)`)
 
     const lexical = CapabilityIndex.forCatalog(catalog)
-    console.log(row("lexical (CapabilityIndex)", quality(routable, (q) => CapabilityIndex.rank(lexical, q).map((r) => r.name))))
+    console.log(
+      row(
+        "lexical (CapabilityIndex)",
+        quality(routable, (q) => CapabilityIndex.rank(lexical, q).map((r) => r.name))
+      )
+    )
 
     if (!existsSync(MODEL)) {
       console.log(`fused: skipped, no embedding model at ${MODEL} (scripts/embedding-model.sh)`)
@@ -148,7 +161,12 @@ export default async function realCatalog(): Promise<void> {
         )
       }).pipe(Effect.provide(OnnxEmbedder.layer({ directory: MODEL })))
     )
-    console.log(row(`fused (SemanticIndex, w ${SemanticIndex.WEIGHT})`, quality(routable, (q) => fused.get(q)!)))
+    console.log(
+      row(
+        `fused (SemanticIndex, w ${SemanticIndex.WEIGHT})`,
+        quality(routable, (q) => fused.get(q)!)
+      )
+    )
   } finally {
     rmSync(work, { recursive: true, force: true })
   }

@@ -49,14 +49,20 @@ if ((${#missing[@]} > 0)); then
     npm install --silent --no-audit --no-fund --prefix "$dest/npm" "${missing[@]}" >&2
 fi
 
-# PyPI: a venv per package, marked done with the pinned requirement.
+# What a package's own pins leave open and a later release broke: mcp-server-sqlite 2025.4.25 uses
+# the low-level Server's list_resources decorator, which the mcp SDK 2 removed.
+declare -A EXTRA=(["mcp-server-sqlite"]="mcp<2")
+
+# PyPI: a venv per package, marked done with the pinned requirement (and its extra pins).
 for requirement in "${PYPI[@]}"; do
   name="${requirement%%==*}"
   venv="$dest/pypi/$name"
-  if [[ -f "$venv/.installed" ]] && [[ "$(cat "$venv/.installed")" == "$requirement" ]]; then continue; fi
+  extra="${EXTRA[$name]:-}"
+  mark="$requirement${extra:+ $extra}"
+  if [[ -f "$venv/.installed" ]] && [[ "$(cat "$venv/.installed")" == "$mark" ]]; then continue; fi
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "$requirement" >&2
-  echo "$requirement" >"$venv/.installed"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "$requirement" ${extra:+"$extra"} >&2
+  echo "$mark" >"$venv/.installed"
 done
 echo "$dest"
