@@ -136,6 +136,9 @@ export default async function realCatalog(): Promise<void> {
     const routable = requests.filter((r) => r.plugins.some((p) => mounted.includes(p)))
     console.log(`${routable.length} of ${requests.length} requests (for the servers mounted)`)
 
+    // REALCATALOG_SHOW=1 prints what is ranked: each derived manifest, as list_capabilities reads it.
+    if (process.env.REALCATALOG_SHOW === "1")
+      for (const e of catalog.entries) console.log(JSON.stringify({ name: e.name, ...e.manifest }, null, 1))
     const lexical = CapabilityIndex.forCatalog(catalog)
     console.log(
       row(

@@ -11,6 +11,7 @@ import { Schema } from "effect"
 import * as ClientTools from "./ClientTools.js"
 import { describe } from "./Describe.js"
 import { RESERVED_TOOL_NAMES } from "./internal/catalog/model.js"
+import { clean, deriveMcpManifest, type McpServerFacts } from "./internal/deriveManifest.js"
 import { fnv1a36 } from "./internal/hash.js"
 import type { PluginSource } from "./internal/pluginSource.js"
 import { TOOL_NAME } from "./internal/tools.js"
@@ -19,6 +20,14 @@ import type { JsonSchema, Plugin, PluginTool, RequestInfo } from "./Plugin.js"
 import type { PluginManifest, Visibility } from "./PluginManifest.js"
 import type { RuntimeContext } from "./RuntimeContext.js"
 
+export {
+  deriveMcpManifest,
+  deriveSkillManifest,
+  firstSentence,
+  type McpServerFacts,
+  placeholderManifest,
+  type SkillFacts
+} from "./internal/deriveManifest.js"
 export type { PluginSource } from "./internal/pluginSource.js"
 
 /**
@@ -48,29 +57,6 @@ export interface ToolPolicy {
   readonly deny?: ReadonlyArray<string> | undefined
   /** Per-tool visibility, overriding the plugin's (docs/spec/tiers.md#per-tool-override). */
   readonly visibility?: Readonly<Record<string, Visibility>> | undefined
-}
-
-/** What an MCP server says about itself: its `initialize` answer and its tools. */
-export interface McpServerFacts {
-  readonly serverInfo?:
-    | {
-        readonly name?: string | undefined
-        readonly title?: string | undefined
-        readonly version?: string | undefined
-      }
-    | undefined
-  readonly instructions?: string | undefined
-  readonly tools: ReadonlyArray<{
-    readonly name: string
-    readonly title?: string | undefined
-    readonly description?: string | undefined
-  }>
-}
-
-/** What a skill's `SKILL.md` front matter says. */
-export interface SkillFacts {
-  readonly name: string
-  readonly description: string
 }
 
 /**
@@ -116,100 +102,7 @@ export interface DerivedPlugins {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Deriving a manifest
-
-const SUMMARY_MAX = 120
-const WHEN_MAX = 100
-const WHEN_ENTRIES = 8
-
-const clean = (text: string | undefined): string =>
-  typeof text === "string" ? text.replace(/\s+/g, " ").trim() : ""
-
-/** The first sentence of a text, or its start cut at a word, within `max` characters. */
-export const firstSentence = (text: string, max: number): string => {
-  const flat = clean(text)
-  if (flat.length === 0) return ""
-  const end = flat.search(/[.!?](\s|$)/)
-  const sentence = end >= 0 ? flat.slice(0, end + 1) : flat
-  if (sentence.length <= max) return sentence
-  const cut = sentence.slice(0, max - 1)
-  const space = cut.lastIndexOf(" ")
-  return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:.]+$/, "")}…`
-}
-
-/** `github-issues` → `Github Issues`; `server-everything` → `Server Everything`. */
-const titleOf = (name: string): string =>
-  name
-    .split(/[-_\s]+/)
-    .filter((w) => w.length > 0)
-    .map((w) => w[0]!.toUpperCase() + w.slice(1))
-    .join(" ")
-
-/** Distinct words of tool names (`get_issue`, `list-issues` → `issue`, `list`, ...), for tags. */
-const toolWords = (tools: McpServerFacts["tools"]): ReadonlyArray<string> => {
-  const counts = new Map<string, number>()
-  for (const t of tools) {
-    for (const w of t.name.toLowerCase().split(/[^a-z0-9]+/)) {
-      if (w.length > 2 && !STOP.has(w)) counts.set(w, (counts.get(w) ?? 0) + 1)
-    }
-  }
-  return [...counts.entries()]
-    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-    .slice(0, 6)
-    .map(([w]) => w)
-}
-const STOP = new Set(["get", "set", "the", "and", "for", "with", "tool", "new"])
-
-/**
- * The manifest an MCP server's facts give: the title from `serverInfo.title` (else its `name`,
- * else the config key); the summary from the first sentence of `instructions`, else from the
- * tool list; `whenToUse` from the instructions' sentences, else one entry per tool description
- * (at most 8, each within 100 characters, so the derived manifest raises no soft warning of its
- * own); tags from the words of the tool names. Visibility is left out: `on-demand`, the default.
- */
-export const deriveMcpManifest = (name: string, facts: McpServerFacts): PluginManifest => {
-  const info = facts.serverInfo
-  // A server name of separators only (`_`) titles nothing: then the plugin's own name does.
-  const title = clean(info?.title) || titleOf(clean(info?.name)) || titleOf(name) || name
-  const instructions = clean(facts.instructions)
-  const tools = facts.tools
-  const described = tools
-    .map((t) => firstSentence(t.description ?? t.title ?? "", WHEN_MAX))
-    .filter((d) => d.length > 0)
-  const listed = tools
-    .slice(0, 6)
-    .map((t) => t.name)
-    .join(", ")
-  const summary =
-    firstSentence(instructions, SUMMARY_MAX) ||
-    (tools.length === 0
-      ? `Tools of the MCP server '${name}'.`
-      : firstSentence(
-          `${title}: ${tools.length} tool${tools.length === 1 ? "" : "s"} (${listed}${tools.length > 6 ? ", …" : ""}).`,
-          SUMMARY_MAX
-        ))
-  const sentences = instructions
-    .split(/(?<=[.!?])\s+/)
-    .map((s) => firstSentence(s, WHEN_MAX))
-    .filter((s) => s.length > 0)
-  const whenToUse = (
-    sentences.length > 1
-      ? sentences.slice(1)
-      : sentences.length === 1 && described.length === 0
-        ? sentences
-        : described
-  ).slice(0, WHEN_ENTRIES)
-  return {
-    title,
-    summary,
-    whenToUse:
-      whenToUse.length > 0
-        ? whenToUse
-        : [`The user needs what the '${name}' server does: ${summary}`.slice(0, WHEN_MAX)],
-    ...(tools.length > 0 ? { tags: toolWords(tools) } : {}),
-    category: "integration"
-  }
-}
+// Deriving a manifest (the rules: internal/deriveManifest.ts, docs/mounting.md#the-derived-manifest)
 
 /**
  * An MCP server's manifest, derived by `toPlugins` from the tools it keeps (`deriveMcpManifest`
@@ -221,33 +114,6 @@ export const mcpManifest =
   (name: string, facts: Omit<McpServerFacts, "tools">): DeriveManifest =>
   (kept) =>
     deriveMcpManifest(name, { serverInfo: facts.serverInfo, instructions: facts.instructions, tools: kept })
-
-/**
- * The manifest a skill's front matter gives: the title from its name, the summary from the first
- * sentence of its description, and `whenToUse` from the description (the Agent Skills format puts
- * "what it does and when to use it" there).
- */
-export const deriveSkillManifest = (facts: SkillFacts): PluginManifest => {
-  const description = clean(facts.description)
-  const sentences = description
-    .split(/(?<=[.!?])\s+/)
-    .map((s) => firstSentence(s, WHEN_MAX))
-    .filter((s) => s.length > 0)
-  const rest = sentences.slice(1, 1 + WHEN_ENTRIES)
-  return {
-    title: titleOf(facts.name),
-    summary: firstSentence(description, SUMMARY_MAX),
-    whenToUse: rest.length > 0 ? rest : sentences.slice(0, 1)
-  }
-}
-
-/** A manifest for a server known only by its config (unreachable at boot, never cached). */
-export const placeholderManifest = (name: string): PluginManifest => ({
-  title: titleOf(name),
-  summary: `Tools of the MCP server '${name}'.`,
-  whenToUse: [`The user needs the tools of the '${name}' server.`.slice(0, WHEN_MAX)],
-  category: "integration"
-})
 
 // ---------------------------------------------------------------------------------------------
 // The operator's override

@@ -68,8 +68,8 @@ describe("CatalogSource.deriveMcpManifest", () => {
         { name: "read_graph", description: "Read the entire knowledge graph" }
       ]
     })
-    expect(m.title).toBe("Memory Server")
-    expect(m.summary).toBe("Memory Server: 2 tools (create_entities, read_graph).")
+    expect(m.title).toBe("Memory")
+    expect(m.summary).toBe("Memory: create_entities, read_graph.")
     expect(m.whenToUse).toEqual([
       "Create multiple new entities in the knowledge graph",
       "Read the entire knowledge graph"
@@ -78,7 +78,7 @@ describe("CatalogSource.deriveMcpManifest", () => {
 
   it("a server named with separators only is titled by the plugin's name", () => {
     const m = CatalogSource.deriveMcpManifest("some-server", { serverInfo: { name: "_" }, tools: [] })
-    expect(m.title).toBe("Some Server")
+    expect(m.title).toBe("Some")
     expect(validateManifest(m, "some-server").warnings).toEqual([])
   })
 
@@ -126,6 +126,95 @@ describe("CatalogSource.deriveSkillManifest", () => {
       whenToUse: ["Use when the user asks for a changelog."]
     })
     expect(validateManifest(m, "release-notes").valid).toBe(true)
+  })
+})
+
+describe("issue 36 item 19: a derived manifest reads as prose", () => {
+  const noWarnings = (m: ReturnType<typeof CatalogSource.deriveSkillManifest>, name: string) =>
+    expect(validateManifest(m, name).warnings).toEqual([])
+
+  it("the summary never counts tools (a number there matches numbers in requests)", () => {
+    const tools = [
+      { name: "add", description: "Add two numbers." },
+      { name: "power", description: "Raise a number to a power." }
+    ]
+    const m = CatalogSource.deriveMcpManifest("calc", { serverInfo: { name: "calc-mcp" }, tools })
+    expect(m.summary).toBe("Calc: add, power.")
+    expect(`${m.summary} ${m.whenToUse.join(" ")}`).not.toMatch(/\d/)
+    const lone = CatalogSource.deriveMcpManifest("time", {
+      serverInfo: { name: "mcp-time" },
+      tools: tools.slice(1)
+    })
+    expect(lone.summary).toBe("Raise a number to a power.")
+  })
+
+  it("titles lose package names and take their usual spelling", () => {
+    const title = (name: string) =>
+      CatalogSource.deriveMcpManifest("x", { serverInfo: { name }, tools: [] }).title
+    expect(title("Example Servers/postgres")).toBe("Postgres")
+    expect(title("mcp-git")).toBe("Git")
+    expect(title("mcp-time")).toBe("Time")
+    expect(title("Calc MCP")).toBe("Calc")
+    expect(title("pdf")).toBe("PDF")
+    expect(title("xlsx")).toBe("XLSX")
+    expect(title("github")).toBe("GitHub")
+    expect(title("sequential-thinking-server")).toBe("Sequential Thinking")
+    expect(
+      CatalogSource.deriveSkillManifest({ name: "pdf", description: "Work with PDF files." }).title
+    ).toBe("PDF")
+  })
+
+  it("an install path in the instructions is dropped, markdown is read as sentences, a long sentence is split, not cut", () => {
+    const long =
+      "Use this server to query the cluster, to list pods, deployments and services in any namespace, to read their logs, and to scale or restart a deployment when the user asks."
+    const m = CatalogSource.deriveMcpManifest("kube", {
+      serverInfo: { name: "kubernetes" },
+      instructions: [
+        "# Kubernetes",
+        "Manage a Kubernetes cluster.",
+        "Installed at /usr/local/lib/node_modules/mcp-server-kubernetes/dist/index.js, run it with",
+        "```",
+        "npx mcp-server-kubernetes",
+        "```",
+        `- ${long}`
+      ].join("\n"),
+      tools: [{ name: "kubectl_get", description: "Get resources." }]
+    })
+    expect(m.summary).toBe("Manage a Kubernetes cluster.")
+    const all = [m.summary, ...m.whenToUse].join(" ")
+    expect(all).not.toContain("/usr/local")
+    expect(all).not.toContain("npx")
+    expect(all).not.toContain("#")
+    expect(all).not.toContain("…")
+    // Every word of the long sentence is kept, across entries that each fit.
+    expect(m.whenToUse.join(" ").replace(/[,;]/g, "")).toContain(long.replace(/[,;]/g, "").slice(0, -1))
+    expect(validateManifest(m, "kube").warnings).toEqual([])
+  })
+
+  it("a skill's description is kept whole, and its 'Do NOT trigger' sentence goes to whenNotToUse", () => {
+    const description =
+      "Use this skill whenever the user wants to do anything with PDF files, including reading or extracting text and tables, merging, splitting, rotating pages, adding watermarks, filling forms, encrypting and OCR on scanned pages. If the user mentions a .pdf file or asks to produce one, use this skill. Do NOT trigger when the user only wants a Word document or a spreadsheet."
+    const m = CatalogSource.deriveSkillManifest({ name: "pdf", description })
+    expect(m.whenToUse.join(" ")).not.toMatch(/Do NOT/)
+    expect(m.whenNotToUse).toEqual([
+      "Do NOT trigger when the user only wants a Word document or a spreadsheet."
+    ])
+    const kept = [m.summary, ...m.whenToUse].join(" ")
+    for (const word of ["watermarks", "encrypting", "OCR", "scanned", ".pdf", "produce"])
+      expect(kept).toContain(word)
+    expect(kept).not.toContain("…")
+    noWarnings(m, "pdf")
+  })
+
+  it("an MCP server's 'do not use it for' sentence goes to whenNotToUse", () => {
+    const m = CatalogSource.deriveMcpManifest("fetch", {
+      serverInfo: { name: "mcp-fetch" },
+      instructions:
+        "Fetch a URL and return its text. Read web pages the user names. Do not use it for files on disk.",
+      tools: [{ name: "fetch", description: "Fetch a URL." }]
+    })
+    expect(m.whenToUse).toEqual(["Read web pages the user names."])
+    expect(m.whenNotToUse).toEqual(["Do not use it for files on disk."])
   })
 })
 
@@ -275,7 +364,7 @@ describe("CatalogSource.toPlugins", () => {
       policy: { deny: ["delete_everything"] }
     }
     const m = CatalogSource.toPlugins([spec]).plugins[0]!.manifest
-    expect(m.summary).toBe("Notes: 1 tool (search_notes).")
+    expect(m.summary).toBe("Does search_notes.")
     expect(m.whenToUse).toEqual(["Does search_notes."])
     expect(m.tags).toEqual(["notes", "search"])
   })

@@ -272,7 +272,12 @@ const byCatalog = (
   const callable = entry.tools.filter((t) => t.visibility !== "silent")
   const examples = (entry.manifest.examples ?? []).filter((e) => callable.some((t) => t.name === e.tool))
   const example = bestExample(examples, f.user)
-  const toolName = example?.tool ?? callable[0]?.name
+  // With no example (a derived MCP or skill manifest), the tool that fits the message best, called
+  // with arguments from its schema: never the first tool with `{}` (issue 36, item 19).
+  const tool =
+    callable.find((t) => t.name === example?.tool) ??
+    (callable.length === 1 ? callable[0] : bestTool(callable, f.user))
+  const toolName = tool?.name
   const title = entry.manifest.title
   const fits = `The user asks ${quote(f.user)}; the ${title} plugin (${entry.name}) fits`
   if (toolName === undefined)
@@ -281,7 +286,8 @@ const byCatalog = (
   const thought = example?.thought?.trim() || undefined
 
   if (offered.has(toolName)) {
-    const args = example === undefined ? {} : adaptArgs(example, f.user)
+    const args =
+      example?.tool === toolName ? adaptArgs(example, f.user) : argsFromSchema(tool!.parameters, f.user)
     return acts(
       { tool: toolName, args },
       thought ?? `${fits}; calling ${toolName} with ${JSON.stringify(args)}.`
@@ -325,6 +331,10 @@ const toolDocument = (t: ToolSpec.ToolSpec): CapabilityIndex.CapabilityDocument 
   name: t.name,
   summary: t.description
 })
+
+/** Of a plugin's tools, the one whose name and description fit `user` best; else the first. */
+const bestTool = <T extends ToolSpec.ToolSpec>(tools: ReadonlyArray<T>, user: string): T | undefined =>
+  tools.find((t) => t.name === bestOf(tools.map(toolDocument), user, 0)?.name) ?? tools[0]
 
 /**
  * The offered tools' move: the best-fitting offered tool (grouped by the plugin a load described,
@@ -388,10 +398,7 @@ const byTools = (
     const example = bestExample(chosen.examples, f.user)
     const tool =
       chosen.tools.find((t) => t.name === example?.tool) ??
-      (chosen.tools.length === 1
-        ? chosen.tools[0]!
-        : (chosen.tools.find((t) => t.name === bestOf(chosen.tools.map(toolDocument), f.user, 0)?.name) ??
-          chosen.tools[0]))
+      (chosen.tools.length === 1 ? chosen.tools[0]! : bestTool(chosen.tools, f.user))
     if (tool !== undefined) {
       const args =
         example?.tool === tool.name ? adaptArgs(example, f.user) : argsFromSchema(tool.parameters, f.user)

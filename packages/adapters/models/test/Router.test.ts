@@ -1,5 +1,5 @@
 import { AIMessage, type AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages"
-import { Catalog, definePlugin, defineTool } from "@plugboard/core"
+import { Catalog, CatalogSource, definePlugin, defineTool, ToolOutput } from "@plugboard/core"
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { argsFromSchema } from "../src/internal/adaptArgs.js"
@@ -206,6 +206,41 @@ describe("router on the weather example", () => {
     expect(chunks.map((c) => c.text).join("")).toBe(
       "Here is what Weather (get_current_weather) returned: city: Berlin, temperatureC: 18.5."
     )
+  })
+})
+
+describe("router on a derived MCP plugin (no manifest examples)", () => {
+  const tools: ReadonlyArray<CatalogSource.SourceTool> = [
+    {
+      name: "read_file",
+      description: "Read the complete contents of a file as text.",
+      inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      call: () => ToolOutput.text("")
+    },
+    {
+      name: "create_directory",
+      description: "Create a new directory or ensure a directory exists.",
+      inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      call: () => ToolOutput.text("")
+    }
+  ]
+  const derived = CatalogSource.toPlugins([
+    {
+      name: "files",
+      source: { kind: "mcp", server: "files" },
+      manifest: CatalogSource.mcpManifest("files", { serverInfo: { name: "files", version: "1" } }),
+      tools
+    }
+  ])
+  const mcpCatalog = Catalog.unsafeMake(derived.plugins)
+
+  it("issue 36 item 19: calls the tool that fits the message, with arguments from its schema, never the first tool with {}", () => {
+    const offered = [...META, ...mcpCatalog.entries[0]!.tools.map((t) => t.name)]
+    const move = route(
+      { catalog: mcpCatalog },
+      turn([new HumanMessage("Create a new directory called reports")], offered)
+    )
+    expect(move).toMatchObject({ tool: "create_directory", args: { path: expect.any(String) } })
   })
 })
 

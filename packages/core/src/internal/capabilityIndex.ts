@@ -14,6 +14,11 @@ export interface CapabilityDocument {
   readonly tags?: ReadonlyArray<string> | undefined
   /** The `user` messages of the manifest's examples. */
   readonly examples?: ReadonlyArray<string> | undefined
+  /**
+   * What each of the plugin's tools says it does (its name and description). A manifest names a
+   * few of a server's tools; this field lets a request for any of them find the plugin.
+   */
+  readonly tools?: ReadonlyArray<string> | undefined
 }
 
 /** One ranked plugin: higher scores are more relevant; only positive scores are returned. */
@@ -35,11 +40,12 @@ export interface Ranked {
  * usually say the same thing ("weather" / "Weather"), and counting them twice would let the
  * label drown the other fields.
  */
-const FIELDS = ["label", "summary", "whenToUse", "tags", "examples"] as const
+const FIELDS = ["label", "summary", "whenToUse", "tags", "examples", "tools"] as const
 const F = FIELDS.length
 const LABEL = 0
 const WHEN = 2
 const EXAMPLES = 4
+const TOOLS = 5
 
 /**
  * BM25F parameters (weight and length normalisation per field, one saturation `K1`), chosen on
@@ -53,8 +59,14 @@ const EXAMPLES = 4
  * `pnpm bench ranking` (plain BM25 0.372 / 0.549); examples' catalog 0.985 / 1.000.
  */
 const K1 = 3
-const WEIGHTS: ReadonlyArray<number> = [6, 2, 1, 2, 1.5]
-const B: ReadonlyArray<number> = [0.5, 0.2, 0.3, 0.3, 0.75]
+/**
+ * The tools field weighs least: its words are the tools' own, often the plugin's jargon, and a
+ * server of 50 tools would otherwise outweigh a manifest written for routing. It is there so a
+ * tool that no manifest field names can still be found (issue 36, item 19).
+ */
+const TOOLS_WEIGHT = 0.25
+const WEIGHTS: ReadonlyArray<number> = [6, 2, 1, 2, 1.5, TOOLS_WEIGHT]
+const B: ReadonlyArray<number> = [0.5, 0.2, 0.3, 0.3, 0.75, 0.75]
 /**
  * How the fields of one document combine for one term: the best field counts fully, the others
  * at this fraction (a "dis-max" with tie-breaker). A plain BM25F sum lets a word a plugin
@@ -220,7 +232,6 @@ export const tokenize = (text: string): Array<string> => {
 // ---------------------------------------------------------------------------------------------
 // Building
 
-/** The document of a catalog entry: its name and the manifest fields the ranking reads. */
 /** The document a catalog entry is ranked by: its name and its manifest's prose. */
 export const documentOf = (entry: CatalogEntry): CapabilityDocument => ({
   name: entry.name,
@@ -228,8 +239,13 @@ export const documentOf = (entry: CatalogEntry): CapabilityDocument => ({
   summary: entry.manifest.summary,
   whenToUse: entry.manifest.whenToUse,
   tags: entry.manifest.tags,
-  examples: entry.manifest.examples?.map((e) => e.user)
+  examples: entry.manifest.examples?.map((e) => e.user),
+  tools: entry.tools.filter((t) => t.visibility !== "silent").map(toolText)
 })
+
+/** A tool as the tools field reads it: the words of its own name, then its description. */
+const toolText = (tool: CatalogEntry["tools"][number]): string =>
+  `${tool.tool.name.replace(/[_\-.]+/g, " ")} ${tool.tool.description}`
 
 /** Anything holding catalog entries, such as a `Catalog`. */
 type HasEntries = { readonly entries: ReadonlyArray<CatalogEntry> }
@@ -287,6 +303,7 @@ export const make = (
     // A trigger word says the same thing however many entries repeat it.
     for (const c of counts.values()) if (c[WHEN]! > 1) c[WHEN] = 1
     lengths[at(d, 3)] = countTerms(doc.tags ?? [], 3, counts)
+    lengths[at(d, TOOLS)] = countTerms(doc.tools ?? [], TOOLS, counts)
     const examples = (doc.examples ?? []).map((text) => {
       const m = new Map<string, number>()
       for (const t of tokenize(text)) m.set(t, (m.get(t) ?? 0) + 1)

@@ -246,3 +246,50 @@ describe("CapabilityIndex.closestNames", () => {
     expect(CapabilityIndex.closestNames("x", [], 3)).toEqual([])
   })
 })
+
+describe("CapabilityIndex: the tools field", () => {
+  // A server of many tools whose manifest (derived, or written) names only a few of them.
+  const office: CapabilityIndex.CapabilityDocument = {
+    name: "office",
+    title: "Office",
+    summary: "Read and write office documents.",
+    whenToUse: ["Editing a Word document.", "Reading a spreadsheet."],
+    tags: ["document", "spreadsheet"],
+    tools: [
+      "read docx Read a Word document as text.",
+      "write xlsx Write rows to a spreadsheet.",
+      "convert to pdf Convert a document to a PDF file."
+    ]
+  }
+  const printer: CapabilityIndex.CapabilityDocument = {
+    name: "printer",
+    title: "Printer",
+    summary: "Send files to the office printer.",
+    whenToUse: ["Printing a file."],
+    tags: ["print"]
+  }
+  const index = CapabilityIndex.make([office, printer])
+
+  it("issue 36 item 19: a request for a tool that no manifest field names finds its plugin", () => {
+    expect(CapabilityIndex.rank(index, "convert my report to pdf")[0]?.name).toBe("office")
+    // Without the field, nothing in the manifest says "pdf" or "convert".
+    const { tools: _, ...bare } = office
+    const without = CapabilityIndex.make([bare, printer])
+    expect(CapabilityIndex.rank(without, "convert my report to pdf").map((r) => r.name)).not.toContain(
+      "office"
+    )
+  })
+
+  it("issue 36 item 19: the tools field weighs less than the manifest written for routing", () => {
+    const loud: CapabilityIndex.CapabilityDocument = {
+      name: "loud",
+      title: "Loud",
+      summary: "Many tools.",
+      whenToUse: ["Anything."],
+      tools: Array.from({ length: 50 }, (_, i) => `print job ${i} Print a page.`)
+    }
+    expect(CapabilityIndex.rank(CapabilityIndex.make([loud, printer]), "print a file")[0]?.name).toBe(
+      "printer"
+    )
+  })
+})
