@@ -17,8 +17,9 @@
  * taken on the fused scores and the relevance stays the lexical one: a plugin the embedder alone
  * finds is named, but not preloaded. Pure: no I/O (a fused ranking's embedder is an `Effect`).
  */
-import type * as Access from "./Access.js"
+
 import { Effect } from "effect"
+import type * as Access from "./Access.js"
 import * as CapabilityIndex from "./CapabilityIndex.js"
 import type { EmbedderError } from "./Embedder.js"
 import type { Catalog } from "./internal/catalog/model.js"

@@ -8,8 +8,8 @@
  */
 import {
   type Catalog,
-  MANIFEST_FIELDS,
   type Embedder,
+  MANIFEST_FIELDS,
   type PluginManifest,
   Ranking,
   RoutingEval,

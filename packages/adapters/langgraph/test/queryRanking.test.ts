@@ -5,8 +5,8 @@
  */
 import { MemorySaver } from "@langchain/langgraph"
 import { CapabilityIndex, Catalog, Embedder, type Ranking } from "@plugboard/core"
-import { Effect } from "effect"
 import { ScriptedChatModel } from "@plugboard/models"
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { createMainAgent, type QueryRanking, runTurn } from "../src/index.js"
 import { makeCounters, recordingLogger, testPlugins } from "./fixtures.js"
