@@ -1,7 +1,7 @@
 /**
  * Predictive preload (docs/spec/tiers.md#predictive-preload): before a turn's first model call,
- * the plugins are ranked against the user's message (`CapabilityIndex.rank`, the ranking of
- * `list_capabilities`); when the ranking is confident, the top plugin's on-demand tools are
+ * the plugins are ranked against the user's message by the host's ranking (`Ranking`, the one
+ * `list_capabilities` uses: lexical, or fused with an embedder); when the ranking is confident, the top plugin's on-demand tools are
  * offered for that turn only. They come after everything else the call is offered
  * (`Offer.preloadTools`), so the prefix a provider caches is the one a turn without preload
  * sends, and the plugin does not join `loadedPlugins`: the next turn decides afresh.
@@ -13,14 +13,20 @@
  * Confidence is the top plugin's `relevance` times its margin over the runner-up
  * (`1 - score₂ / score₁`): relevance alone trusts a query that matches several plugins equally
  * well, the margin alone trusts a query that matches one plugin by a single common word. Both
- * factors mean the same in a small catalog as in a large one. Pure: no I/O.
+ * factors mean the same in a small catalog as in a large one. With a fused ranking the margin is
+ * taken on the fused scores and the relevance stays the lexical one: a plugin the embedder alone
+ * finds is named, but not preloaded. Pure: no I/O (a fused ranking's embedder is an `Effect`).
  */
+
+import { Effect } from "effect"
 import type * as Access from "./Access.js"
 import * as CapabilityIndex from "./CapabilityIndex.js"
+import type { EmbedderError } from "./Embedder.js"
 import type { Catalog } from "./internal/catalog/model.js"
 import * as LoadedPlugins from "./LoadedPlugins.js"
 import * as MetaTools from "./MetaTools.js"
 import * as Offer from "./Offer.js"
+import type * as Ranking from "./Ranking.js"
 
 /** `off`: nothing ranked; `shadow`: ranked and reported, the offer unchanged; `on`: preloaded. */
 export type Mode = "off" | "shadow" | "on"
@@ -46,9 +52,9 @@ export interface Prediction {
   readonly plugin: string
   /** `relevance × margin`, in [0, 1). */
   readonly confidence: number
-  /** The top plugin's `CapabilityIndex` relevance. */
+  /** The top plugin's lexical `CapabilityIndex` relevance. */
   readonly relevance: number
-  /** `1 - score₂ / score₁`: 1 when no other plugin shares a word with the message. */
+  /** `1 - score₂ / score₁` in the ranking's scores: 1 when no other plugin is ranked. */
   readonly margin: number
 }
 
@@ -62,13 +68,19 @@ export interface Options {
    * is never preloaded. Every plugin when absent.
    */
   readonly available?: ((plugin: string) => boolean) | undefined
+  /**
+   * The message's ranking computed beforehand by the host's ranking (`Ranking.rank`, at least its
+   * first two plugins; `decideWith` computes it): the ranking `list_capabilities` uses. When
+   * absent, the message is ranked lexically (`CapabilityIndex`).
+   */
+  readonly ranked?: ReadonlyArray<Ranking.Ranked> | undefined
 }
 
 /** Why a turn preloads nothing, or `preloaded`. */
 export type Reason =
   /** The mode is `off`. */
   | "off"
-  /** No plugin shares a word with the message. */
+  /** The ranking ranked no plugin (lexically: none shares a word with the message). */
   | "no-match"
   /** The top plugin's confidence is below the threshold. */
   | "not-confident"
@@ -112,13 +124,21 @@ export const thresholdOf = (options: Pick<Options, "threshold">): number => {
   return t
 }
 
-/** The ranking's prediction for `message`, whatever its confidence; absent when nothing matched. */
-export const predict = (index: CapabilityIndex.CapabilityIndex, message: string): Prediction | undefined => {
-  const [first, second] = CapabilityIndex.rank(index, message, { limit: 2 })
+/**
+ * The prediction of a ranking computed beforehand (best first; only its first two plugins are
+ * read), whatever its confidence; absent when it ranked nothing.
+ */
+export const predictFrom = (ranked: ReadonlyArray<Ranking.Ranked>): Prediction | undefined => {
+  const [first, second] = ranked
   if (first === undefined) return undefined
-  const margin = second === undefined ? 1 : 1 - second.score / first.score
+  const margin =
+    second === undefined || first.score <= 0 ? 1 : Math.max(0, Math.min(1, 1 - second.score / first.score))
   return { plugin: first.name, confidence: first.relevance * margin, relevance: first.relevance, margin }
 }
+
+/** The lexical ranking's prediction for `message`, whatever its confidence; absent when nothing matched. */
+export const predict = (index: CapabilityIndex.CapabilityIndex, message: string): Prediction | undefined =>
+  predictFrom(CapabilityIndex.rank(index, message, { limit: 2 }))
 
 /**
  * The decision for a turn whose user message is `message`, with `loaded` the thread's
@@ -140,7 +160,10 @@ export const decide = (
     preloaded: []
   })
   if (options.mode === "off") return none("off")
-  const prediction = predict(CapabilityIndex.forCatalog(catalog), message)
+  const prediction =
+    options.ranked === undefined
+      ? predict(CapabilityIndex.forCatalog(catalog), message)
+      : predictFrom(options.ranked)
   if (prediction === undefined) return none("no-match")
   if (prediction.confidence < threshold) return none("not-confident", prediction)
   const entry = catalog.byName.get(prediction.plugin)
@@ -152,6 +175,25 @@ export const decide = (
   }
   if (options.mode === "shadow") return none("shadow", prediction)
   return { mode: options.mode, threshold, prediction, reason: "preloaded", preloaded: [entry.name] }
+}
+
+/**
+ * `decide` with the message ranked by `ranking` (the host's, the one `list_capabilities` uses):
+ * nothing is ranked when the mode is `off`. Fails with the embedder's error when a fused ranking
+ * cannot embed the message; the caller chooses what a turn does then.
+ */
+export const decideWith = (
+  ranking: Ranking.Ranking,
+  catalog: Catalog,
+  loaded: LoadedPlugins.LoadedPlugins,
+  message: string,
+  options: Omit<Options, "ranked">
+): Effect.Effect<Decision, EmbedderError> => {
+  thresholdOf(options)
+  if (options.mode === "off") return Effect.succeed(decide(catalog, loaded, message, options))
+  return Effect.map(ranking.rank(message, { limit: 2 }), (ranked) =>
+    decide(catalog, loaded, message, { ...options, ranked })
+  )
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Routing quality of a catalog: how often `list_capabilities`' query ranking (`CapabilityIndex`)
+ * Routing quality of a catalog: how often a ranking (`Ranking`, the one `list_capabilities` uses)
  * puts the right plugin first, or in the first five, for queries whose right plugin is known.
  *
  * Two sources of labelled queries:
@@ -8,13 +8,17 @@
  *   `CapabilityIndex.leaveOneOut`), so an example never finds itself;
  * - a file of labelled queries (`evaluateQueries`), ranked against the whole index.
  *
- * Both rank with `CapabilityIndex.rank` over `CapabilityIndex.forCatalog(catalog)`, the very call
- * `MetaTools.listCapabilities` makes for a `query`, so the figures describe what the model gets.
- * Pure: no I/O.
+ * Both rank with a `Ranking`, the host's: `evaluateExamplesWith` and `evaluateQueriesWith` take
+ * the one a host hands `list_capabilities` (lexical, or fused with an embedder), so the figures
+ * describe what the model gets. `evaluateExamples` and `evaluateQueries` are the lexical ranking's
+ * (`Ranking.lexical`, `CapabilityIndex`). Pure: no I/O (a fused ranking's embedder is an `Effect`).
  */
+import { Effect } from "effect"
 import * as CapabilityIndex from "./CapabilityIndex.js"
+import type { EmbedderError } from "./Embedder.js"
 import type { CatalogEntry } from "./internal/catalog/entry.js"
 import type { Catalog } from "./internal/catalog/model.js"
+import * as Ranking from "./Ranking.js"
 
 /** A query and the plugin that should serve it. */
 export interface LabelledQuery {
@@ -103,24 +107,27 @@ const cutOff = (options: EvaluateOptions): number => {
   return k
 }
 
-/** Ranks `query` on `index` and records where `plugin` landed. */
+/** Ranks `query` with `ranking` (leaving out `example` of `plugin` when given) and records where `plugin` landed. */
 const outcomeOf = (
-  index: CapabilityIndex.CapabilityIndex,
+  ranking: Ranking.Ranking,
   query: string,
   plugin: string,
   k: number,
   example?: number
-): Outcome => {
-  const ranked = CapabilityIndex.rank(index, query)
-  const at = ranked.findIndex((r) => r.name === plugin)
-  return {
-    query,
-    plugin,
-    rank: at < 0 ? undefined : at + 1,
-    top: ranked.slice(0, k).map((r) => r.name),
-    ...(example === undefined ? {} : { example })
-  }
-}
+): Effect.Effect<Outcome, EmbedderError> =>
+  Effect.map(
+    ranking.rank(query, example === undefined ? {} : { leaveOut: { plugin, example } }),
+    (ranked) => {
+      const at = ranked.findIndex((r) => r.name === plugin)
+      return {
+        query,
+        plugin,
+        rank: at < 0 ? undefined : at + 1,
+        top: ranked.slice(0, k).map((r) => r.name),
+        ...(example === undefined ? {} : { example })
+      }
+    }
+  )
 
 const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
@@ -242,32 +249,43 @@ export interface ExamplesReport extends RoutingReport {
 }
 
 /**
- * Leave-one-out over the manifests' examples: each discoverable plugin's example `user` message
- * is ranked against the index without that example, and should find its own plugin. Silent
- * plugins are not ranked (the ranking never shows them) and are not evaluated.
+ * Leave-one-out over the manifests' examples with `ranking`: each discoverable plugin's example
+ * `user` message is ranked as if that example had never been written (`Ranking.RankOptions`'
+ * `leaveOut`), and should find its own plugin. Silent plugins are not ranked (the ranking never
+ * shows them) and are not evaluated. Fails when a fused ranking's embedder does; throws a
+ * `RangeError` for a cut-off that is not a positive integer.
  */
-export const evaluateExamples = (catalog: Catalog, options: EvaluateOptions = {}): ExamplesReport => {
+export const evaluateExamplesWith = (
+  ranking: Ranking.Ranking,
+  catalog: Catalog,
+  options: EvaluateOptions = {}
+): Effect.Effect<ExamplesReport, EmbedderError> => {
+  // A caller's bug throws here, not as the Effect's defect.
   const k = cutOff(options)
-  const index = CapabilityIndex.forCatalog(catalog)
-  const outcomes: Array<Outcome> = []
-  const withoutExamples: Array<string> = []
-  const onProgress = options.onProgress
-  let total = 0
-  if (onProgress !== undefined)
-    for (const entry of catalog.entries) if (entry.discoverable) total += entry.manifest.examples?.length ?? 0
-  for (const entry of catalog.entries) {
-    if (!entry.discoverable) continue
-    const examples = entry.manifest.examples ?? []
-    if (examples.length === 0) withoutExamples.push(entry.name)
-    examples.forEach((example, i) => {
-      outcomes.push(
-        outcomeOf(CapabilityIndex.leaveOneOut(index, entry.name, i), example.user, entry.name, k, i)
-      )
-      onProgress?.(outcomes.length, total)
-    })
-  }
-  return { ...summarize(catalog, outcomes, k), withoutExamples: withoutExamples.sort(compareNames) }
+  return Effect.gen(function* () {
+    const outcomes: Array<Outcome> = []
+    const withoutExamples: Array<string> = []
+    const onProgress = options.onProgress
+    let total = 0
+    if (onProgress !== undefined)
+      for (const entry of catalog.entries)
+        if (entry.discoverable) total += entry.manifest.examples?.length ?? 0
+    for (const entry of catalog.entries) {
+      if (!entry.discoverable) continue
+      const examples = entry.manifest.examples ?? []
+      if (examples.length === 0) withoutExamples.push(entry.name)
+      for (const [i, example] of examples.entries()) {
+        outcomes.push(yield* outcomeOf(ranking, example.user, entry.name, k, i))
+        onProgress?.(outcomes.length, total)
+      }
+    }
+    return { ...summarize(catalog, outcomes, k), withoutExamples: withoutExamples.sort(compareNames) }
+  })
 }
+
+/** `evaluateExamplesWith` the lexical ranking (`Ranking.lexical`, `CapabilityIndex`). */
+export const evaluateExamples = (catalog: Catalog, options: EvaluateOptions = {}): ExamplesReport =>
+  Effect.runSync(evaluateExamplesWith(Ranking.lexical(catalog), catalog, options))
 
 /** A label that names no discoverable plugin of the catalog, with the queries that carry it. */
 export interface UnknownLabel {
@@ -330,42 +348,53 @@ export interface QueriesOptions extends EvaluateOptions {
 }
 
 /**
- * Ranks each labelled query against the whole index. Labels are resolved with `labelResolver`;
- * queries whose label names no discoverable plugin are left out of the figures and reported.
+ * Ranks each labelled query with `ranking` against the whole catalog. Labels are resolved with
+ * `labelResolver`; queries whose label names no discoverable plugin are left out of the figures
+ * and reported. Fails when a fused ranking's embedder does.
  */
+export const evaluateQueriesWith = (
+  ranking: Ranking.Ranking,
+  catalog: Catalog,
+  queries: ReadonlyArray<LabelledQuery>,
+  options: QueriesOptions = {}
+): Effect.Effect<QueriesReport, EmbedderError> => {
+  // A caller's bug throws here, not as the Effect's defect.
+  const k = cutOff(options)
+  return Effect.gen(function* () {
+    const resolve = labelResolver(catalog, options.aliases)
+    const outcomes: Array<Outcome> = []
+    const unknown = new Map<string, { positions: Array<number>; reason: "unknown" | "silent" }>()
+    const normalized = new Map<string, { plugin: string; via: "alias" | "normalized" }>()
+    for (const [i, q] of queries.entries()) {
+      const resolved = resolve(q.plugin)
+      const name = resolved?.plugin
+      const entry = name === undefined ? undefined : catalog.byName.get(name)
+      if (name === undefined || entry === undefined || !entry.discoverable) {
+        let u = unknown.get(q.plugin)
+        if (u === undefined) {
+          u = { positions: [], reason: entry === undefined ? "unknown" : "silent" }
+          unknown.set(q.plugin, u)
+        }
+        u.positions.push(i)
+        continue
+      }
+      if (resolved !== undefined && resolved.via !== "name") {
+        normalized.set(q.plugin, { plugin: name, via: resolved.via })
+      }
+      outcomes.push(yield* outcomeOf(ranking, q.query, name, k))
+      options.onProgress?.(i + 1, queries.length)
+    }
+    return {
+      ...summarize(catalog, outcomes, k),
+      unknownLabels: [...unknown].map(([plugin, u]) => ({ plugin, ...u })),
+      normalizedLabels: [...normalized].map(([label, r]) => ({ label, ...r }))
+    }
+  })
+}
+
+/** `evaluateQueriesWith` the lexical ranking (`Ranking.lexical`, `CapabilityIndex`). */
 export const evaluateQueries = (
   catalog: Catalog,
   queries: ReadonlyArray<LabelledQuery>,
   options: QueriesOptions = {}
-): QueriesReport => {
-  const k = cutOff(options)
-  const index = CapabilityIndex.forCatalog(catalog)
-  const resolve = labelResolver(catalog, options.aliases)
-  const outcomes: Array<Outcome> = []
-  const unknown = new Map<string, { positions: Array<number>; reason: "unknown" | "silent" }>()
-  const normalized = new Map<string, { plugin: string; via: "alias" | "normalized" }>()
-  queries.forEach((q, i) => {
-    const resolved = resolve(q.plugin)
-    const name = resolved?.plugin
-    const entry = name === undefined ? undefined : catalog.byName.get(name)
-    if (name === undefined || entry === undefined || !entry.discoverable) {
-      let u = unknown.get(q.plugin)
-      if (u === undefined) {
-        u = { positions: [], reason: entry === undefined ? "unknown" : "silent" }
-        unknown.set(q.plugin, u)
-      }
-      u.positions.push(i)
-      return
-    }
-    if (resolved !== undefined && resolved.via !== "name") {
-      normalized.set(q.plugin, { plugin: name, via: resolved.via })
-    }
-    outcomes.push(outcomeOf(index, q.query, name, k))
-    options.onProgress?.(i + 1, queries.length)
-  })
-  return {
-    ...summarize(catalog, outcomes, k),
-    unknownLabels: [...unknown].map(([plugin, u]) => ({ plugin, ...u })),
-    normalizedLabels: [...normalized].map(([label, r]) => ({ label, ...r }))
-  }
-}
+): QueriesReport => Effect.runSync(evaluateQueriesWith(Ranking.lexical(catalog), catalog, queries, options))

@@ -26,6 +26,7 @@ import {
   CreditLedger,
   describe,
   type Plugin,
+  Ranking,
   RateLimiter,
   ReplayGuard,
   RunStore,
@@ -484,8 +485,10 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     throw error
   }
 
-  // list_capabilities' query ranking with an embedder (EMBEDDING_MODEL; docs/benchmarks.md#routing-quality).
-  let ranking: LoadedRanking | undefined
+  // The host's one ranking, chosen here (docs/benchmarks.md#routing-quality): fused with an embedder
+  // when EMBEDDING_MODEL is set, else lexical. list_capabilities and predictive preload rank with it,
+  // as `plugboard inspect --eval` measures it.
+  let fused: LoadedRanking | undefined
   if (config.embeddingModel !== undefined) {
     const loaded = await loadQueryRanking(catalog, config.embeddingModel)
     if (Either.isLeft(loaded)) {
@@ -495,12 +498,13 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
         `[boot-error] EMBEDDING_MODEL: ${loaded.left.reason}: ${loaded.left.message}`
       ])
     }
-    ranking = loaded.right
-    logger.info("list_capabilities ranks with an embedder", {
-      embedder: ranking.embedder,
-      plugins: ranking.plugins
+    fused = loaded.right
+    logger.info("list_capabilities and preload rank with an embedder", {
+      embedder: fused.embedder,
+      plugins: fused.plugins
     })
   }
+  const ranking = fused?.ranking ?? Ranking.lexical(catalog)
 
   const model =
     typeof options.model === "function"
@@ -596,7 +600,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     around,
     prepareUser,
     basePrompt: options.basePrompt,
-    ranking: ranking?.ranking,
+    ranking,
     // Only a host's own saver may put every user's threads in one namespace: the Postgres
     // checkpointer scopes thread ids per user (its `UserScopedSaver`), as the SQLite files do.
     threadsShared: options.hooks?.checkpointerForUser !== undefined,
@@ -629,7 +633,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       // Every turn has ended: no call is in flight on the MCP connections.
       clearInterval(pruneRuns)
       await sources.close()
-      await ranking?.close()
+      await fused?.close()
       await runtime.dispose()
     }
   })

@@ -4,17 +4,20 @@
  * (`BootReport`, `/health/plugins`) and what the dev console shows. Its shape is versioned
  * (`schemaVersion`) and documented in docs/inspect-json-schema.md; any change that removes or
  * renames a field bumps the version. Every figure comes from core (`TokenBudget`, `Tier1`,
- * `RoutingEval`): this module only shapes. The server's modules import it, never the CLI's.
+ * `RoutingEval` with the host's `Ranking`): this module only shapes. The server's modules import it, never the CLI's.
  */
 import {
   type Catalog,
+  type Embedder,
   MANIFEST_FIELDS,
   type PluginManifest,
+  Ranking,
   RoutingEval,
   Tier1,
   TokenBudget,
   type TokenCounter
 } from "@plugboard/core"
+import { Effect } from "effect"
 import { catalogWarnings } from "./CatalogWarnings.js"
 import type { Progress } from "./inspect/Progress.js"
 import type { QueryLine } from "./inspect/Queries.js"
@@ -93,8 +96,20 @@ export interface MetricsJson {
   readonly stealing: ReadonlyArray<RoutingEval.StealingPair>
 }
 
+/** The ranking an evaluation measured: the host's (`Ranking`), as `list_capabilities` ranks. */
+export interface RankingJson {
+  /** `lexical` (`CapabilityIndex`), or `fused` with `embedder` (`SemanticIndex`, `EMBEDDING_MODEL`). */
+  readonly kind: "lexical" | "fused"
+  /** The embedder's name of a fused ranking (e.g. `all-MiniLM-L6-v2-int8`), else null. */
+  readonly embedder: string | null
+  /** What the terminal prints: `lexical`, or `fused with <embedder> (weight 0.6)`. */
+  readonly label: string
+}
+
 /** The `eval` section. */
 export interface EvalJson {
+  /** Which ranking the figures measure. */
+  readonly ranking: RankingJson
   readonly k: number
   /** `--min-recall`: the recall@k each evaluated set must reach, or null. */
   readonly minRecall: number | null
@@ -217,7 +232,67 @@ export interface ReportInput {
   readonly warnings?: ReadonlyArray<string> | undefined
   /** Told of the long steps (counting tokens, ranking `--eval`'s queries); default: nothing. */
   readonly progress?: Progress | undefined
+  /**
+   * The `eval` section computed beforehand (`evaluateRouting` with the host's ranking); when
+   * absent and `eval` is set, it is computed here with the lexical ranking.
+   */
+  readonly evaluation?: EvalJson | undefined
 }
+
+/**
+ * The `eval` section: the manifests' examples (leave-one-out) and the labelled queries, ranked by
+ * `ranking`, the one the host hands `list_capabilities` (`Ranking.lexical`, or the fused ranking
+ * of `EMBEDDING_MODEL`). Fails when a fused ranking's embedder does.
+ */
+export const evaluateRouting = (
+  catalog: Catalog.Catalog,
+  input: Pick<ReportInput, "minRecall" | "queries" | "aliases" | "progress">,
+  ranking: Ranking.Ranking
+): Effect.Effect<EvalJson, Embedder.EmbedderError> =>
+  Effect.gen(function* () {
+    const progress = input.progress
+    progress?.phase(`evaluating the manifests' examples (${ranking.label})…`)
+    const examples = yield* RoutingEval.evaluateExamplesWith(ranking, catalog, {
+      onProgress:
+        progress === undefined
+          ? undefined
+          : (done, total) => progress.step("evaluating examples", done, total, "queries")
+    })
+    if (input.queries !== undefined) progress?.phase(`evaluating ${input.queries.file} (${ranking.label})…`)
+    const queries =
+      input.queries === undefined
+        ? undefined
+        : yield* RoutingEval.evaluateQueriesWith(ranking, catalog, input.queries.items, {
+            aliases: input.aliases,
+            onProgress:
+              progress === undefined
+                ? undefined
+                : (done, total) => progress.step("evaluating queries", done, total, "queries")
+          })
+    const minRecall = input.minRecall ?? null
+    const below = (r: RoutingEval.RoutingReport | undefined) =>
+      minRecall !== null && r !== undefined && r.queries > 0 && r.recallAtK < minRecall
+    return {
+      ranking: { kind: ranking.kind, embedder: ranking.embedder ?? null, label: ranking.label },
+      k: examples.k,
+      minRecall,
+      belowMinRecall: below(examples) || below(queries),
+      examples: { ...metricsJson(examples), withoutExamples: examples.withoutExamples },
+      queries:
+        queries === undefined || input.queries === undefined
+          ? null
+          : {
+              file: input.queries.file,
+              ...metricsJson(queries),
+              unknownLabels: queries.unknownLabels.map((u) => ({
+                plugin: u.plugin,
+                reason: u.reason,
+                lines: u.positions.map((i) => input.queries!.items[i]!.line)
+              })),
+              normalizedLabels: queries.normalizedLabels
+            }
+    }
+  })
 
 /** Builds the report of a catalog that booted. */
 export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): InspectReport => {
@@ -251,49 +326,9 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
         }
   const over = budget !== null && (budget.nothingLoaded.exceeds || budget.loaded?.exceeds === true)
 
-  let evalJson: EvalJson | null = null
-  if (input.eval) {
-    progress?.phase("evaluating the manifests' examples…")
-    const examples = RoutingEval.evaluateExamples(catalog, {
-      onProgress:
-        progress === undefined
-          ? undefined
-          : (done, total) => progress.step("evaluating examples", done, total, "queries")
-    })
-    if (input.queries !== undefined) progress?.phase(`evaluating ${input.queries.file}…`)
-    const queries =
-      input.queries === undefined
-        ? undefined
-        : RoutingEval.evaluateQueries(catalog, input.queries.items, {
-            aliases: input.aliases,
-            onProgress:
-              progress === undefined
-                ? undefined
-                : (done, total) => progress.step("evaluating queries", done, total, "queries")
-          })
-    const minRecall = input.minRecall ?? null
-    const below = (r: RoutingEval.RoutingReport | undefined) =>
-      minRecall !== null && r !== undefined && r.queries > 0 && r.recallAtK < minRecall
-    evalJson = {
-      k: examples.k,
-      minRecall,
-      belowMinRecall: below(examples) || below(queries),
-      examples: { ...metricsJson(examples), withoutExamples: examples.withoutExamples },
-      queries:
-        queries === undefined || input.queries === undefined
-          ? null
-          : {
-              file: input.queries.file,
-              ...metricsJson(queries),
-              unknownLabels: queries.unknownLabels.map((u) => ({
-                plugin: u.plugin,
-                reason: u.reason,
-                lines: u.positions.map((i) => input.queries!.items[i]!.line)
-              })),
-              normalizedLabels: queries.normalizedLabels
-            }
-    }
-  }
+  const evalJson: EvalJson | null =
+    input.evaluation ??
+    (input.eval ? Effect.runSync(evaluateRouting(catalog, input, Ranking.lexical(catalog))) : null)
 
   return {
     schemaVersion: SCHEMA_VERSION,

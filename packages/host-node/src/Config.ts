@@ -412,7 +412,7 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "EMBEDDING_MODEL",
     default: "unset (lexical ranking)",
     meaning:
-      "Folder with model.onnx and vocab.txt (scripts/embedding-model.sh fetches all-MiniLM-L6-v2): list_capabilities' query ranking fuses the embedder's similarity with the lexical one"
+      "Folder with model.onnx and vocab.txt (scripts/embedding-model.sh fetches all-MiniLM-L6-v2): the host's one ranking fuses the embedder's similarity with the lexical one: list_capabilities' query, predictive preload and `plugboard inspect --eval` (also `--embedding-model DIR`) all rank with it"
   },
   {
     name: "MANIFEST_OVERRIDES",

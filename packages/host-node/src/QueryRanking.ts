@@ -1,19 +1,21 @@
 /**
- * `list_capabilities`' query ranking with an embedder (`EMBEDDING_MODEL`, README "Routing
- * quality"): the model is loaded and every discoverable plugin embedded once at boot
- * (core's `SemanticIndex.forCatalog`), each query is embedded when the model lists with one, and
- * core fuses the two rankings. A model that is missing or unusable fails the boot with the
- * adapter's message; one that fails on a query leaves that listing lexical (the agent logs it).
+ * The host's ranking with an embedder (`EMBEDDING_MODEL`, docs/benchmarks.md#routing-quality): the
+ * model is loaded and every discoverable plugin embedded once (core's `Ranking.fusedForCatalog`),
+ * and each text ranked is embedded and the two rankings fused. The host chooses it once and hands
+ * the same ranking to `list_capabilities`, to predictive preload and to `plugboard inspect --eval`,
+ * so the figures an operator reads are the model's. A model that is missing or unusable fails the
+ * boot (or inspect) with the adapter's message; one that fails on a text leaves that listing or
+ * that turn's preload lexical (the agent logs it).
  * `@plugboard/embeddings` (and with it onnxruntime's 100 MB of binaries) is an optional peer,
  * imported only when `EMBEDDING_MODEL` is set: a host that ranks lexically does not install it.
  */
-import { type Catalog, Embedder, SemanticIndex } from "@plugboard/core"
-import type { QueryRanking } from "@plugboard/langgraph"
+import { type Catalog, Embedder, Ranking } from "@plugboard/core"
 import { Effect, Either, Exit, Scope } from "effect"
 
 /** A loaded ranking and how to release its model. */
 export interface LoadedRanking {
-  readonly ranking: QueryRanking
+  /** The fused ranking (core's `Ranking`, kind `fused`). */
+  readonly ranking: Ranking.Ranking
   /** The embedder's name (`EmbedderService.name`) and how many plugins it embedded. */
   readonly embedder: string
   readonly plugins: number
@@ -41,10 +43,10 @@ export const loadQueryRanking = async (
   const loaded = await Effect.runPromiseExit(
     Effect.gen(function* () {
       const embedder = yield* Scope.extend(adapter.make({ directory }), scope)
-      const index = yield* SemanticIndex.forCatalog(catalog).pipe(
+      const ranking = yield* Ranking.fusedForCatalog(catalog).pipe(
         Effect.provideService(Embedder.Embedder, embedder)
       )
-      return { embedder, index }
+      return { embedder, ranking }
     })
   )
   const close = () => Effect.runPromise(Scope.close(scope, Exit.void))
@@ -59,14 +61,11 @@ export const loadQueryRanking = async (
         })
     )
   }
-  const { embedder, index } = loaded.value
+  const { embedder, ranking } = loaded.value
   return Either.right({
-    ranking: (query) =>
-      Effect.runPromise(
-        SemanticIndex.rankWith(index, query).pipe(Effect.provideService(Embedder.Embedder, embedder))
-      ),
+    ranking,
     embedder: embedder.name,
-    plugins: index.vectors.length,
+    plugins: catalog.entries.filter((e) => e.discoverable).length,
     close
   })
 }

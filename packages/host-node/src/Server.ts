@@ -87,7 +87,10 @@ export interface ServerParts {
   readonly saverFor: SaverFor
   /** Counts what a turn's model calls send, for `TURN_MAX_TOKENS` (o200k when it loads; heuristic else). */
   readonly tokenCounter?: TokenCounter.TokenCounterService | undefined
-  /** `list_capabilities`' query ranking with an embedder (`EMBEDDING_MODEL`); lexical when absent. */
+  /**
+   * The host's one ranking (core's `Ranking`, chosen where it composes: fused with `EMBEDDING_MODEL`'s
+   * embedder, else lexical), for `list_capabilities`' query and for predictive preload; lexical when absent.
+   */
   readonly ranking?: QueryRanking | undefined
   readonly around: <A>(did: string, run: () => Promise<A>) => Promise<A>
   /** Makes the user's state available on this host (Matrix restore) before their request is routed. */

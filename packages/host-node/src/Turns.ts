@@ -55,7 +55,10 @@ export interface AgentDeps {
   readonly resultMaxChars?: number | undefined
   /** Predictive preload (`PRELOAD`; docs/architecture.md#predictive-preload); off when absent. */
   readonly preload?: PreloadOption | undefined
-  /** `list_capabilities`' query ranking with an embedder (`EMBEDDING_MODEL`); lexical when absent. */
+  /**
+   * The host's one ranking (core's `Ranking`, chosen where it composes: fused with `EMBEDDING_MODEL`'s
+   * embedder, else lexical), for `list_capabilities`' query and for predictive preload; lexical when absent.
+   */
   readonly ranking?: QueryRanking | undefined
   /** The user's invocations for the MCP servers that forward UCANs (none configured: absent). */
   readonly mcpInvocations?: ((did: string) => Promise<Record<string, string>>) | undefined

@@ -71,11 +71,14 @@ export interface CreateMainAgentOptions {
   readonly scope?: RequestScope | undefined
   /**
    * Predictive preload (docs/architecture.md#predictive-preload): before the turn's first model call the
-   * plugins are ranked against the user's message and, in mode `on`, a confident top plugin's
-   * tools are offered for that turn. Off when absent.
+   * plugins are ranked against the user's message (with `ranking`) and, in mode `on`, a confident
+   * top plugin's tools are offered for that turn. Off when absent.
    */
   readonly preload?: PreloadOption | undefined
-  /** Ranks `list_capabilities`' query with an embedder (docs/benchmarks.md#routing-quality); lexical when absent. */
+  /**
+   * The host's ranking (core's `Ranking`, docs/benchmarks.md#routing-quality): `list_capabilities`'
+   * query and predictive preload are both ranked with it. Lexical when absent.
+   */
   readonly ranking?: QueryRanking | undefined
 }
 

@@ -172,6 +172,8 @@ export const makeModelNode = (
     config?: LangGraphRunnableConfig
   ): Promise<{ messages: Array<BaseMessage> } & GraphState.PluginStateUpdate> => {
     const ready = await rt.ready(state)
+    // The turn's preload, ranked once with the host's ranking before its first call.
+    await rt.preparePreload(state)
     const loaded = LoadedPlugins.fromUnknown(state.loadedPlugins)
     const offered = offerFor(rt, loaded, ready, state)
     const system = SystemPrompt.compose({

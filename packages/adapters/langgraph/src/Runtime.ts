@@ -13,12 +13,14 @@ import {
   makeRuntimeContext,
   Offer,
   Preload,
+  Ranking,
   ResultPages,
   type RuntimeContext,
   type RuntimeLogger,
   type TokenCounter,
   type TurnBounds
 } from "@plugboard/core"
+import { Effect } from "effect"
 import { holdsKeptResult } from "./KeptResults.js"
 import type { DynamicTool, RequestScope } from "./RequestScope.js"
 import { type AgentStateValue, toCoreState } from "./State.js"
@@ -73,13 +75,12 @@ export interface ClientToolsOption {
 }
 
 /**
- * Ranks the plugins for `list_capabilities`' `query` beforehand, with an embedder (core's
- * `SemanticIndex.rankWith`, docs/benchmarks.md#routing-quality); when absent or when it fails, the
- * listing ranks lexically.
+ * The host's ranking (core's `Ranking`, docs/benchmarks.md#routing-quality), chosen once where it
+ * composes: `list_capabilities`' `query` and predictive preload's guess are both ranked with it.
+ * Lexical (`Ranking.lexical`) when absent; when a fused ranking's embedder fails, that listing or
+ * that turn's preload ranks lexically (logged).
  */
-export type QueryRanking = (
-  query: string
-) => Promise<ReadonlyArray<{ readonly name: string; readonly score: number }>>
+export type QueryRanking = Ranking.Ranking
 
 /**
  * Predictive preload (core's `Preload`, docs/architecture.md#predictive-preload): `mode` and the confidence
@@ -117,12 +118,17 @@ export interface AgentRuntime {
   /** The catalog as the user's grants see it (`Access.view` of `request.capabilities`). */
   readonly view: Access.View
   readonly preloadOption: PreloadOption | undefined
-  /** Ranks `list_capabilities`' query with an embedder; lexical when absent. */
+  /** The host's ranking, for `list_capabilities`' query and for preload; lexical when absent. */
   readonly ranking: QueryRanking | undefined
   /**
-   * The preload of the turn `state` is in, decided on the turn's first model call (from its last
-   * user message and the plugins then loaded) and the same for every later call of that turn;
-   * absent when preload is off.
+   * Decides the preload of the turn `state` is in, once per turn, before its first model call
+   * (the ranking may embed the message, so this is async): from its last user message, ranked
+   * with `ranking`, and the plugins then loaded. Nothing when preload is off.
+   */
+  readonly preparePreload: (state: AgentStateValue) => Promise<void>
+  /**
+   * The preload `preparePreload` decided for the turn `state` is in, the same for every call of
+   * that turn; absent when preload is off or the turn's preload was not prepared.
    */
   readonly preload: (state: AgentStateValue) => PreloadTurn | undefined
   /** What this request's turn has spent so far against its bounds (`TurnGuard.ts`); set at its first model call. */
@@ -175,22 +181,42 @@ const lastHuman = (messages: ReadonlyArray<BaseMessage>): number => {
   return -1
 }
 
-/** The per-turn preload of a runtime (see `AgentRuntime.preload`). */
+/** The per-turn preload of a runtime (see `AgentRuntime.preparePreload` and `preload`). */
 const makePreload = (
   catalog: Catalog.Catalog,
-  option: PreloadOption | undefined
-): ((state: AgentStateValue) => PreloadTurn | undefined) => {
-  if (option === undefined || option.mode === "off") return () => undefined
+  option: PreloadOption | undefined,
+  ranking: QueryRanking | undefined,
+  logger: RuntimeLogger
+): Pick<AgentRuntime, "preparePreload" | "preload"> => {
+  if (option === undefined || option.mode === "off")
+    return { preparePreload: async () => {}, preload: () => undefined }
   let current: { readonly message: BaseMessage; readonly turn: PreloadTurn } | undefined
-  return (state) => {
+  const turnMessage = (state: AgentStateValue) => {
     const start = lastHuman(state.messages)
-    if (start < 0) return undefined
-    const message = state.messages[start]!
-    if (current?.message === message) return current.turn
-    const loadedBefore = LoadedPlugins.fromUnknown(state.loadedPlugins)
-    const decision = Preload.decide(catalog, loadedBefore, contentText(message.content), option)
-    current = { message, turn: { decision, loadedBefore, start } }
-    return current.turn
+    return start < 0 ? undefined : { start, message: state.messages[start]! }
+  }
+  return {
+    preparePreload: async (state) => {
+      const at = turnMessage(state)
+      if (at === undefined || current?.message === at.message) return
+      const loadedBefore = LoadedPlugins.fromUnknown(state.loadedPlugins)
+      const text = contentText(at.message.content)
+      const decision = await Effect.runPromise(
+        Preload.decideWith(ranking ?? Ranking.lexical(catalog), catalog, loadedBefore, text, option).pipe(
+          Effect.catchAll((error) => {
+            logger.warn("preload: the embedder's ranking failed; ranking lexically", {
+              error: error.message
+            })
+            return Effect.succeed(Preload.decide(catalog, loadedBefore, text, option))
+          })
+        )
+      )
+      current = { message: at.message, turn: { decision, loadedBefore, start: at.start } }
+    },
+    preload: (state) => {
+      const at = turnMessage(state)
+      return at !== undefined && current?.message === at.message ? current.turn : undefined
+    }
   }
 }
 
@@ -275,7 +301,7 @@ export const makeAgentRuntime = (options: {
     view,
     preloadOption: preload,
     ranking: options.ranking,
-    preload: makePreload(options.catalog, preload),
+    ...makePreload(options.catalog, preload, options.ranking, options.logger),
     tally: { current: undefined, counts: new Map() },
     context,
     ready: (state) => options.scope.init(context(state), LoadedPlugins.fromUnknown(state.loadedPlugins), view)

@@ -26,7 +26,7 @@ import {
   ToolOutput,
   type ToolProgress
 } from "@plugboard/core"
-import { Either } from "effect"
+import { Effect, Either } from "effect"
 import type { Emitter } from "./Events.js"
 import { keptResults } from "./KeptResults.js"
 import type { DynamicTool } from "./RequestScope.js"
@@ -125,18 +125,18 @@ const rankQueries = async (
 ): Promise<Map<number, ReadonlyArray<{ readonly name: string; readonly score: number }>>> => {
   const out = new Map<number, ReadonlyArray<{ readonly name: string; readonly score: number }>>()
   const ranking = rt.ranking
-  if (ranking === undefined) return out
+  // A lexical ranking is the one the listing makes itself.
+  if (ranking === undefined || ranking.kind === "lexical") return out
   await Promise.all(
     calls.map(async (c, i) => {
       const query = (c.args as { query?: unknown } | undefined)?.query
       if (c.name !== MetaTools.LIST_CAPABILITIES || typeof query !== "string" || query.trim() === "") return
-      try {
-        out.set(i, await ranking(query))
-      } catch (e) {
+      const ranked = await Effect.runPromise(Effect.either(ranking.rank(query)))
+      if (Either.isRight(ranked)) out.set(i, ranked.right)
+      else
         rt.logger.warn("list_capabilities: the embedder's ranking failed; ranking lexically", {
-          error: describe(e)
+          error: ranked.left.message
         })
-      }
     })
   )
   return out

@@ -4,11 +4,22 @@
  * logged and that listing ranks lexically; a call without a query never asks the ranking.
  */
 import { MemorySaver } from "@langchain/langgraph"
-import { CapabilityIndex, Catalog } from "@plugboard/core"
+import { CapabilityIndex, Catalog, Embedder, type Ranking } from "@plugboard/core"
 import { ScriptedChatModel } from "@plugboard/models"
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { createMainAgent, type QueryRanking, runTurn } from "../src/index.js"
 import { makeCounters, recordingLogger, testPlugins } from "./fixtures.js"
+
+/** A fused ranking whose answers a test writes. */
+const fusedRanking = (
+  rank: (query: string) => Effect.Effect<ReadonlyArray<Ranking.Ranked>, Embedder.EmbedderError>
+): QueryRanking => ({
+  kind: "fused",
+  embedder: "scripted",
+  label: "fused with scripted",
+  rank
+})
 
 const turnWith = async (ranking: QueryRanking, args: Record<string, unknown>) => {
   const catalog = Catalog.unsafeMake(testPlugins(makeCounters()))
@@ -30,13 +41,13 @@ const turnWith = async (ranking: QueryRanking, args: Record<string, unknown>) =>
 describe("list_capabilities with a query ranking", () => {
   it("lists in the ranking's order", async () => {
     const asked: Array<string> = []
-    const ranking: QueryRanking = async (query) => {
+    const ranking = fusedRanking((query) => {
       asked.push(query)
-      return [
-        { name: "helpers", score: 0.9 },
-        { name: "weather", score: 0.5 }
-      ]
-    }
+      return Effect.succeed([
+        { name: "helpers", score: 0.9, relevance: 0 },
+        { name: "weather", score: 0.5, relevance: 0.4 }
+      ])
+    })
     const t = await turnWith(ranking, { query: "translate my forecast" })
     expect(asked).toEqual(["translate my forecast"])
     expect(t.names).toEqual(["helpers", "weather"])
@@ -44,9 +55,9 @@ describe("list_capabilities with a query ranking", () => {
 
   it("a ranking that fails is logged and the listing ranks lexically", async () => {
     const t = await turnWith(
-      async () => {
-        throw new Error("model crashed")
-      },
+      fusedRanking(() =>
+        Effect.fail(new Embedder.EmbedderError({ reason: "inference-failed", message: "model crashed" }))
+      ),
       { query: "weather forecast" }
     )
     const lexical = CapabilityIndex.rank(CapabilityIndex.forCatalog(t.catalog), "weather forecast").map(
@@ -61,10 +72,13 @@ describe("list_capabilities with a query ranking", () => {
 
   it("a call without a query does not ask the ranking", async () => {
     let asked = 0
-    const t = await turnWith(async () => {
-      asked++
-      return []
-    }, {})
+    const t = await turnWith(
+      fusedRanking(() => {
+        asked++
+        return Effect.succeed([])
+      }),
+      {}
+    )
     expect(asked).toBe(0)
     expect(t.names.length).toBeGreaterThan(0)
   })

@@ -11,7 +11,7 @@ export const ExitCode = {
   Ok: 0,
   /** `--budget` is exceeded (nothing loaded, or the `--loaded` scenario), or recall@5 is below `--min-recall`. */
   OverBudget: 1,
-  /** Hard manifest errors (`[boot-error]` lines), or the module cannot be loaded or exports no plugins. */
+  /** Hard manifest errors (`[boot-error]` lines), the module cannot be loaded or exports no plugins, or the embedding model cannot be loaded. */
   BootError: 2,
   /** Bad command line: unknown option, missing or malformed value, unknown `--loaded` plugin. */
   Usage: 64,
@@ -55,6 +55,11 @@ export interface InspectOptions {
   readonly skills: string | undefined
   /** `--overrides FILE`: the operator's manifest overrides (default `MANIFEST_OVERRIDES`). */
   readonly overrides: string | undefined
+  /**
+   * `--embedding-model DIR`: `--eval` measures the ranking fused with this model, the one serve
+   * ranks with (default `EMBEDDING_MODEL`); lexical when neither is set.
+   */
+  readonly embeddingModel: string | undefined
   /** `--refresh`: ask every MCP server even when its tool list is cached. */
   readonly refresh: boolean
   /** `--html FILE`: also write the report as one self-contained page (implies `--eval`). */
@@ -99,6 +104,10 @@ Options:
   --queries FILE       also evaluate labelled queries, JSONL of {"query","plugin"} (implies --eval)
   --min-recall R       exit 1 when recall@5 of the examples or the queries is below R (0-1;
                        implies --eval)
+  --embedding-model DIR
+                       --eval measures the ranking fused with this model (model.onnx and
+                       vocab.txt), as serve ranks with it (default EMBEDDING_MODEL; unset:
+                       lexical); the report names the ranking it measured
   -h, --help           this text
 
 A catalog of more than ${SUMMARY_THRESHOLD} plugins is summarised: counts per tier and category, the first ${SUMMARY_ROWS}
@@ -122,7 +131,8 @@ const VALUED = new Set([
   "--mcp",
   "--skills",
   "--overrides",
-  "--html"
+  "--html",
+  "--embedding-model"
 ])
 
 const nonNegativeInteger = (option: string, value: string): number => {
@@ -194,7 +204,15 @@ export const parseArgs = (argv: ReadonlyArray<string>): InspectOptions => {
     if (budget === undefined)
       throw new UsageError("--loaded is the scenario --budget checks: give --budget N too.")
   }
-  for (const file of ["--base-prompt", "--queries", "--mcp", "--skills", "--overrides", "--html"]) {
+  for (const file of [
+    "--base-prompt",
+    "--queries",
+    "--mcp",
+    "--skills",
+    "--overrides",
+    "--html",
+    "--embedding-model"
+  ]) {
     if (values.get(file) === "") throw new UsageError(`${file} needs a file name.`)
   }
   const queriesFile = values.get("--queries")
@@ -221,6 +239,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): InspectOptions => {
     mcp: values.get("--mcp"),
     skills: values.get("--skills"),
     overrides: values.get("--overrides"),
+    embeddingModel: values.get("--embedding-model"),
     refresh: flags.has("--refresh"),
     html: values.get("--html"),
     help: flags.has("--help")

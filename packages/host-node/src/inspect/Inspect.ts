@@ -6,14 +6,22 @@
  */
 import { readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { CapabilityIndex, Catalog, TokenCounter } from "@plugboard/core"
+import { CapabilityIndex, Catalog, Ranking, TokenCounter } from "@plugboard/core"
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
-import { Data, Either } from "effect"
+import { Data, Effect, Either } from "effect"
 import { loadBudgetFromEnv } from "../CatalogBoot.js"
-import { buildReport, type InspectFailure, type InspectReport, SCHEMA_VERSION } from "../CatalogReport.js"
+import {
+  buildReport,
+  type EvalJson,
+  evaluateRouting,
+  type InspectFailure,
+  type InspectReport,
+  SCHEMA_VERSION
+} from "../CatalogReport.js"
 import { defaultModule, displayPath, loadModuleOrSources, ModuleLoadError } from "../cli/LoadModule.js"
 import * as ConsoleAssets from "../console/Assets.js"
 import { readManifestOverrides } from "../ManifestOverridesFile.js"
+import { loadQueryRanking } from "../QueryRanking.js"
 import { loadSources } from "../Sources.js"
 import { ExitCode, type InspectOptions, parseArgs, USAGE, UsageError } from "./Args.js"
 import * as Progress from "./Progress.js"
@@ -240,6 +248,44 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       }
     }
 
+    // The ranking serve would use (docs/benchmarks.md#routing-quality): fused with the embedder of
+    // --embedding-model or EMBEDDING_MODEL, else lexical. The eval measures that one.
+    let evaluation: EvalJson | undefined
+    if (options.eval) {
+      const model = options.embeddingModel ?? nonEmpty(process.env.EMBEDDING_MODEL)
+      let ranking = Ranking.lexical(catalog)
+      let close = async () => {}
+      if (model !== undefined) {
+        const option = options.embeddingModel === undefined ? "EMBEDDING_MODEL" : "--embedding-model"
+        progress.phase(`loading the embedding model and embedding the catalog (${option})…`)
+        const fused = await loadQueryRanking(catalog, resolve(cwd, model))
+        if (Either.isLeft(fused))
+          return fail("boot-error", ExitCode.BootError, [
+            `[boot-error] ${option}: ${fused.left.reason}: ${fused.left.message}`
+          ])
+        ranking = fused.right.ranking
+        close = fused.right.close
+      }
+      try {
+        const evaluated = await Effect.runPromise(
+          Effect.either(
+            evaluateRouting(
+              catalog,
+              { minRecall: options.minRecall, queries, aliases: loaded.aliases, progress },
+              ranking
+            )
+          )
+        )
+        if (Either.isLeft(evaluated))
+          return fail("error", ExitCode.Software, [
+            `the embedder failed while ranking: ${evaluated.left.reason}: ${evaluated.left.message}`
+          ])
+        evaluation = evaluated.right
+      } finally {
+        await close()
+      }
+    }
+
     progress.phase(`loading the ${options.tokenizer} tokenizer…`)
     const counter = await counterFor(options.tokenizer)
     const report = buildReport(catalog, {
@@ -254,7 +300,8 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       queries,
       aliases: loaded.aliases,
       warnings: sourceWarnings,
-      progress
+      progress,
+      evaluation
     })
     progress.clear()
     if (options.html !== undefined) {

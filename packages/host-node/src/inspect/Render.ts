@@ -414,7 +414,11 @@ const renderMetrics = (m: MetricsJson, k: number, options: RenderOptions): strin
 }
 
 const renderEval = (e: EvalJson, options: RenderOptions, bold: (s: string) => string): string[] => {
-  const out: string[] = ["", bold("Routing quality (list_capabilities' ranking)")]
+  const out: string[] = ["", bold(`Routing quality (list_capabilities' ranking: ${e.ranking.label})`)]
+  if (e.ranking.kind === "lexical")
+    out.push(
+      "  lexical: set EMBEDDING_MODEL (or --embedding-model DIR) to measure the fused ranking serve uses with it"
+    )
   const ex = e.examples
   out.push(`Manifest examples, each left out of the index: ${plural(ex.queries, "query", "queries")}`)
   if (ex.queries > 0) out.push(...renderMetrics(ex, e.k, options))

@@ -95,6 +95,11 @@ const Metrics = {
 }
 
 const Eval = Schema.Struct({
+  ranking: Schema.Struct({
+    kind: Schema.Literal("lexical", "fused"),
+    embedder: Schema.NullOr(Schema.String),
+    label: Schema.String
+  }).annotations({ description: "The ranking the figures measure: the host's, as list_capabilities ranks." }),
   k: Schema.Int.pipe(Schema.positive()),
   minRecall: Schema.NullOr(Ratio),
   belowMinRecall: Schema.Boolean,

@@ -105,9 +105,10 @@ describe("inspect's progress on stderr", () => {
     expect(phases).toEqual([
       `loading ${LARGE}…`,
       "building the catalog of 120 plugins…",
+      // The eval ranks first, with the host's ranking (lexical here: no EMBEDDING_MODEL).
+      "evaluating the manifests' examples (lexical)…",
       "loading the o200k tokenizer…",
-      "counting tokens of 120 plugins…",
-      "evaluating the manifests' examples…"
+      "counting tokens of 120 plugins…"
     ])
     // Every discoverable plugin has 2 examples; silent ones are not ranked.
     const total = (120 - 17) * 2
