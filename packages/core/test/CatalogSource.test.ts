@@ -140,7 +140,7 @@ describe("issue 36 item 19: a derived manifest reads as prose", () => {
     ]
     const m = CatalogSource.deriveMcpManifest("calc", { serverInfo: { name: "calc-mcp" }, tools })
     expect(m.summary).toBe("Calc: add, power.")
-    expect(`${m.summary} ${m.whenToUse.join(" ")}`).not.toMatch(/\d/)
+    expect(`${m.summary} ${(m.whenToUse ?? []).join(" ")}`).not.toMatch(/\d/)
     const lone = CatalogSource.deriveMcpManifest("time", {
       serverInfo: { name: "mcp-time" },
       tools: tools.slice(1)
@@ -181,13 +181,13 @@ describe("issue 36 item 19: a derived manifest reads as prose", () => {
       tools: [{ name: "kubectl_get", description: "Get resources." }]
     })
     expect(m.summary).toBe("Manage a Kubernetes cluster.")
-    const all = [m.summary, ...m.whenToUse].join(" ")
+    const all = [m.summary, ...(m.whenToUse ?? [])].join(" ")
     expect(all).not.toContain("/usr/local")
     expect(all).not.toContain("npx")
     expect(all).not.toContain("#")
     expect(all).not.toContain("…")
     // Every word of the long sentence is kept, across entries that each fit.
-    expect(m.whenToUse.join(" ").replace(/[,;]/g, "")).toContain(long.replace(/[,;]/g, "").slice(0, -1))
+    expect((m.whenToUse ?? []).join(" ").replace(/[,;]/g, "")).toContain(long.replace(/[,;]/g, "").slice(0, -1))
     expect(validateManifest(m, "kube").warnings).toEqual([])
   })
 
@@ -195,11 +195,11 @@ describe("issue 36 item 19: a derived manifest reads as prose", () => {
     const description =
       "Use this skill whenever the user wants to do anything with PDF files, including reading or extracting text and tables, merging, splitting, rotating pages, adding watermarks, filling forms, encrypting and OCR on scanned pages. If the user mentions a .pdf file or asks to produce one, use this skill. Do NOT trigger when the user only wants a Word document or a spreadsheet."
     const m = CatalogSource.deriveSkillManifest({ name: "pdf", description })
-    expect(m.whenToUse.join(" ")).not.toMatch(/Do NOT/)
+    expect((m.whenToUse ?? []).join(" ")).not.toMatch(/Do NOT/)
     expect(m.whenNotToUse).toEqual([
       "Do NOT trigger when the user only wants a Word document or a spreadsheet."
     ])
-    const kept = [m.summary, ...m.whenToUse].join(" ")
+    const kept = [m.summary, ...(m.whenToUse ?? [])].join(" ")
     for (const word of ["watermarks", "encrypting", "OCR", "scanned", ".pdf", "produce"])
       expect(kept).toContain(word)
     expect(kept).not.toContain("…")
