@@ -3,44 +3,11 @@
  * `done` event and its stored ToolMessage carry `isError`, and a session still titled "New chat"
  * takes its title from the first message posted to it.
  */
-import { definePlugin, defineTool, SessionStore, ToolOutput } from "@plugboard/core"
+import { SessionStore } from "@plugboard/core"
 import { ScriptedChatModel } from "@plugboard/models"
-import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
+import { flaky } from "./fixtures/flaky.js"
 import { call, collect, newSession, start, stream, user } from "./helpers.js"
-
-/** An always-bound plugin whose tools fail in each way a tool can, and one that succeeds. */
-export const flaky = definePlugin({
-  name: "flaky",
-  manifest: {
-    title: "Flaky",
-    summary: "Tools that fail on purpose, for tests.",
-    visibility: "always",
-    whenToUse: ["testing failures"]
-  },
-  tools: [
-    defineTool({
-      name: "reports_failure",
-      description: "Answers with its own failure (a ToolOutput with isError).",
-      input: Schema.Struct({}),
-      handler: () => ToolOutput.text("the upstream refused", true)
-    }),
-    defineTool({
-      name: "throws",
-      description: "Its handler throws.",
-      input: Schema.Struct({}),
-      handler: () => {
-        throw new Error("boom")
-      }
-    }),
-    defineTool({
-      name: "works",
-      description: "Answers.",
-      input: Schema.Struct({}),
-      handler: () => "fine"
-    })
-  ]
-})
 
 type ToolEvent = { _tag: string; toolName?: string; status?: string; isError?: boolean }
 
