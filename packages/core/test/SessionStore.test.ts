@@ -52,12 +52,13 @@ describe("decoding stored user context", () => {
 
 describe("issue 36 item 20: a session is titled from its first message", () => {
   it("titleFrom keeps a short message whole, on one line", () => {
-    expect(SessionStore.titleFrom("  What's the weather\n in   Berlin?  ")).toBe("What's the weather in Berlin?")
+    expect(SessionStore.titleFrom("  What's the weather\n in   Berlin?  ")).toBe(
+      "What's the weather in Berlin?"
+    )
   })
 
   it("titleFrom cuts a long message at a word, within the limit, and marks the cut", () => {
-    const message =
-      "Please convert twenty euros into dollars and then tell me what that buys in Berlin today"
+    const message = "Please convert twenty euros into dollars and then tell me what that buys in Berlin today"
     const title = SessionStore.titleFrom(message)
     expect(title).toBe("Please convert twenty euros into dollars and then tell me…")
     expect(Array.from(title).length).toBeLessThanOrEqual(SessionStore.MAX_DERIVED_TITLE_LENGTH)

@@ -23,7 +23,11 @@ describe("issue 36 item 20: a failed tool call is marked failed on the wire and 
     try {
       const u = await user(server.app.oracleDid)
       const session = await newSession(server.url, u.headers)
-      const events = (await collect((await stream(server.url, session, u.headers, "Try them")).events)) as Array<ToolEvent>
+      const events = (await collect(
+        (
+          await stream(server.url, session, u.headers, "Try them")
+        ).events
+      )) as Array<ToolEvent>
       const done = Object.fromEntries(
         events
           .filter((e) => e._tag === "tool_call" && e.status === "done")
@@ -49,12 +53,13 @@ describe("issue 36 item 20: a session is titled from its first message", () => {
     try {
       const u = await user(server.app.oracleDid)
       const created = await newSession(server.url, u.headers)
-      const long =
-        "Please convert twenty euros into dollars and then tell me what that buys in Berlin today"
+      const long = "Please convert twenty euros into dollars and then tell me what that buys in Berlin today"
       await collect((await stream(server.url, created, u.headers, long)).events)
       // A second message leaves the title as the first one made it.
       await collect((await stream(server.url, created, u.headers, "And in Paris?")).events)
-      await collect((await stream(server.url, "my-own-id", u.headers, "What's the weather in Berlin?")).events)
+      await collect(
+        (await stream(server.url, "my-own-id", u.headers, "What's the weather in Berlin?")).events
+      )
       const list = await call(`${server.url}/sessions`, { headers: u.headers })
       const titles = Object.fromEntries(
         (list.body.sessions as Array<{ sessionId: string; title: string }>).map((s) => [s.sessionId, s.title])

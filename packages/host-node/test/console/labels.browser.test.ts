@@ -44,7 +44,10 @@ const send = async (page: Page, text: string) => {
 /** Each tool call of the page's turns: its name and the label its summary starts with. */
 const toolLabels = (page: Page) =>
   page.$$eval(".turn .tools li", (lis) =>
-    lis.map((li) => [li.getAttribute("data-tool"), (li.querySelector("summary")?.textContent ?? "").split(" ")[0]])
+    lis.map((li) => [
+      li.getAttribute("data-tool"),
+      (li.querySelector("summary")?.textContent ?? "").split(" ")[0]
+    ])
   )
 
 describe.skipIf(missing !== undefined)("issue 36 item 20: the console labels, in Chromium", () => {
@@ -90,11 +93,14 @@ describe.skipIf(missing !== undefined)("issue 36 item 20: the console labels, in
       ["throws", "✗"],
       ["works", "✓"]
     ])
-    expect(await page.locator('.turn .tools li[data-status="failed"] summary .failed').first().textContent()).toBe(
-      "✗ failed "
-    )
+    expect(
+      await page.locator('.turn .tools li[data-status="failed"] summary .failed').first().textContent()
+    ).toBe("✗ failed ")
     // The same session opened from the Sessions tab: its history says the same.
-    const session = ((await page.locator(".thread-state .muted").last().textContent()) ?? "").replace("Session: ", "")
+    const session = ((await page.locator(".thread-state .muted").last().textContent()) ?? "").replace(
+      "Session: ",
+      ""
+    )
     await page.reload()
     await page.waitForFunction(READY)
     await page.getByRole("tab", { name: "Sessions" }).click()
@@ -111,7 +117,9 @@ describe.skipIf(missing !== undefined)("issue 36 item 20: the console labels, in
       [...document.querySelectorAll("#message")].some((t) => (t.getAttribute("placeholder") ?? "") !== "")
     )
     const catalog = Catalog.unsafeMake(examplePlugins)
-    const first = catalog.entries.find((e) => e.visibility === "always" && (e.manifest.examples?.length ?? 0) > 0)
+    const first = catalog.entries.find(
+      (e) => e.visibility === "always" && (e.manifest.examples?.length ?? 0) > 0
+    )
     expect(first).toBeDefined()
     expect(await box.getAttribute("placeholder")).toBe(first!.manifest.examples![0]!.user)
     expect(await box.getAttribute("placeholder")).not.toBe("What's the weather in Berlin?")
@@ -140,9 +148,13 @@ describe.skipIf(missing !== undefined)("issue 36 item 20: the console labels, in
     const page = await openExamples()
     await page.getByRole("tab", { name: "Budget" }).click()
     await page.locator('[data-chart="worst-case"]').waitFor()
-    const labels = await page.$$eval('[data-chart="turn"] g.bar', (gs) => gs.map((g) => g.getAttribute("data-label")))
+    const labels = await page.$$eval('[data-chart="turn"] g.bar', (gs) =>
+      gs.map((g) => g.getAttribute("data-label"))
+    )
     expect(labels).toEqual(["nothing loaded", "every plugin bound"])
-    expect(await page.locator(".budget .lede").textContent()).toMatch(/every plugin up front \(its tools, prompt and operating guide\)/)
+    expect(await page.locator(".budget .lede").textContent()).toMatch(
+      /every plugin up front \(its tools, prompt and operating guide\)/
+    )
     // The red column: a legend under the chart, and a tooltip on the column, naming k and its plugins.
     const budget = await page.evaluate(async () => {
       const token = sessionStorage.getItem("plugboard-console-token")
@@ -163,7 +175,9 @@ describe.skipIf(missing !== undefined)("issue 36 item 20: the console labels, in
     const legendText = (await legend.textContent()) ?? ""
     expect(legendText).toContain(`k = ${k}, the worst case this report names`)
     expect(legendText).toContain(`inspect --k ${k}`)
-    expect(await page.locator('[data-legend="worst-case"] li[data-tone="base"]').textContent()).toMatch(/other k/)
+    expect(await page.locator('[data-legend="worst-case"] li[data-tone="base"]').textContent()).toMatch(
+      /other k/
+    )
     await page.close()
   })
 })
