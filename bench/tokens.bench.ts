@@ -1,7 +1,7 @@
 /**
  * Exact tokens per turn (o200k, js-tiktoken with bundled ranks) as the catalog grows: a turn with
- * nothing loaded and with 5 plugins loaded, against binding every tool of every plugin, at 50, 500
- * and 5,000 on-demand plugins plus 3 always-tier plugins. Costs come from core's `TokenBudget`
+ * nothing loaded and with 5 plugins loaded, against binding every plugin up front (its tools,
+ * prompt and operating guide), at 50, 500 and 5,000 on-demand plugins plus 3 always-tier plugins. Costs come from core's `TokenBudget`
  * (system prompt + Tier-1 block + offered tool schemas + meta-tools); the catalog is generated
  * deterministically but shaped like real plugins: 2–4 tools each, Effect Schema inputs with
  * described fields, manifests with whenToUse lines and examples.
@@ -353,7 +353,7 @@ export default async () => {
     "tools",
     "nothing loaded",
     `${LOADED} loaded`,
-    "every tool bound",
+    "every plugin bound",
     "bound/nothing",
     `bound/${LOADED}`,
     "ms"

@@ -49,6 +49,12 @@ export const ToolCall = Schema.TaggedStruct("tool_call", {
   eventId: Schema.String,
   output: Schema.optional(Schema.Unknown),
   /**
+   * On a `done` event: true when the call failed — the tool reported its own failure (a
+   * `ToolOutput` with `isError`), its handler threw, or the call was refused, invalid or cut off —
+   * so the model was answered with an error. Absent on a success and on `isRunning`.
+   */
+  isError: Schema.optional(Schema.Boolean),
+  /**
    * On an `isRunning` event after the first: how far the call got (an MCP server's progress).
    * Clients that upsert tool calls by `eventId` update the same bubble; others ignore it.
    */

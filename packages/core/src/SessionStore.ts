@@ -75,6 +75,28 @@ export const MAX_SESSION_ID_LENGTH = 256
 /** Longest accepted title. */
 export const MAX_TITLE_LENGTH = 1_000
 
+/** Longest title `titleFrom` makes from a message. */
+export const MAX_DERIVED_TITLE_LENGTH = 60
+
+/**
+ * The title a session still called `DEFAULT_TITLE` takes from the first user message posted to
+ * it (the host applies it when it opens the session for a turn): the message's text on one line
+ * (runs of whitespace made one space), at most `MAX_DERIVED_TITLE_LENGTH` characters. A longer
+ * one is cut at its last space in the second half of the limit (else mid-word, for a very long
+ * word) and marked with `…`. A message with no text leaves the default title.
+ */
+export const titleFrom = (message: string): string => {
+  const text = message.replace(/\s+/g, " ").trim()
+  if (text === "") return DEFAULT_TITLE
+  const chars = Array.from(text)
+  if (chars.length <= MAX_DERIVED_TITLE_LENGTH) return text
+  // Room for the ellipsis; cut at a space when one is not too far back, else mid-word.
+  const head = chars.slice(0, MAX_DERIVED_TITLE_LENGTH - 1).join("")
+  const space = head.lastIndexOf(" ")
+  const cut = space >= MAX_DERIVED_TITLE_LENGTH / 2 ? head.slice(0, space) : head
+  return `${cut.replace(/[\s.,;:!?-]+$/, "")}…`
+}
+
 /** Why a session operation failed. */
 export type SessionStoreErrorReason = "not-found" | "already-exists" | "invalid-input" | "unavailable"
 

@@ -1,8 +1,8 @@
 /**
  * What a turn costs in tokens, and a catalog's budget report (docs/spec/token-budget.md):
  * the cost with nothing loaded, what each on-demand plugin adds, the worst case with `k`
- * loaded, the cost if every tool were bound, and which always-tier plugins to demote to fit a
- * budget.
+ * loaded, the cost if every plugin were bound up front (its tools, prompt and operating guide),
+ * and which always-tier plugins to demote to fit a budget.
  *
  * Convention: a tool costs `count(name) + count(description) + count(JSON.stringify(parameters))`
  * — the three things every provider serialises — with no per-tool framing overhead (it differs
@@ -25,6 +25,7 @@ import {
   loadCost
 } from "./internal/catalog/loadCost.js"
 import type { Catalog } from "./internal/catalog/model.js"
+import { alwaysSection } from "./internal/promptSections.js"
 import type * as LoadedPlugins from "./LoadedPlugins.js"
 import * as Offer from "./Offer.js"
 import * as SystemPrompt from "./SystemPrompt.js"
@@ -163,9 +164,10 @@ export interface BudgetReport {
   readonly perPlugin: ReadonlyArray<PluginLoadCost>
   readonly worstCase: { readonly k: number; readonly plugins: ReadonlyArray<string>; readonly total: number }
   /**
-   * Binding every non-silent tool up front, with the base prompt and every plugin's `prompt`,
-   * and no Tier-1 block nor meta-tools (nothing left to discover); `saving` is that minus the
-   * nothing-loaded turn.
+   * Every plugin bound up front: every non-silent tool, with the base prompt and each
+   * discoverable plugin's section as an always-tier plugin's (its `prompt` and its operating
+   * guide, cut as the system prompt cuts an always-tier guide), and no Tier-1 block nor
+   * meta-tools (nothing left to discover); `saving` is that minus the nothing-loaded turn.
    */
   readonly allBound: { readonly total: number; readonly saving: number }
   readonly budget?: BudgetCheck
@@ -209,8 +211,10 @@ export const budgetReport = (
     return n
   }
   const costOfTools = (tools: ReadonlyArray<ToolSpec>) => sum(tools.map(costOf))
-  const promptCost = (e: CatalogEntry) => {
-    const p = promptOf(e)
+  // A plugin bound up front carries its guide in the prompt, as an always-tier plugin does: the
+  // baseline that leaves guides out would overstate what discovery saves.
+  const boundPromptCost = (e: CatalogEntry) => {
+    const p = alwaysSection(e)
     return p === undefined ? 0 : counter.count(p)
   }
   const nothingLoaded = turnCost({ catalog, loadedPlugins: [], basePrompt, counter })
@@ -240,7 +244,7 @@ export const budgetReport = (
   const discoverable = catalog.entries.filter((e) => e.discoverable)
   const allBoundTotal =
     counter.count(basePrompt) +
-    sum(discoverable.map(promptCost)) +
+    sum(discoverable.map(boundPromptCost)) +
     sum(
       discoverable.map((e) =>
         costOfTools([

@@ -49,3 +49,35 @@ describe("decoding stored user context", () => {
     expect(SessionStore.decodeUserContext("[1,2]")).toBeUndefined()
   })
 })
+
+describe("issue 36 item 20: a session is titled from its first message", () => {
+  it("titleFrom keeps a short message whole, on one line", () => {
+    expect(SessionStore.titleFrom("  What's the weather\n in   Berlin?  ")).toBe(
+      "What's the weather in Berlin?"
+    )
+  })
+
+  it("titleFrom cuts a long message at a word, within the limit, and marks the cut", () => {
+    const message = "Please convert twenty euros into dollars and then tell me what that buys in Berlin today"
+    const title = SessionStore.titleFrom(message)
+    expect(title).toBe("Please convert twenty euros into dollars and then tell me…")
+    expect(Array.from(title).length).toBeLessThanOrEqual(SessionStore.MAX_DERIVED_TITLE_LENGTH)
+    expect(message.startsWith(title.slice(0, -1))).toBe(true)
+  })
+
+  it("titleFrom cuts one very long word where it reaches the limit; an empty message keeps the default", () => {
+    const title = SessionStore.titleFrom("x".repeat(500))
+    expect(title).toBe(`${"x".repeat(SessionStore.MAX_DERIVED_TITLE_LENGTH - 1)}…`)
+    expect(SessionStore.titleFrom(" \n\t")).toBe(SessionStore.DEFAULT_TITLE)
+  })
+
+  it("titleFrom never exceeds the limit nor a valid title's length", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 400 }), (s) => {
+        const title = SessionStore.titleFrom(s)
+        expect(Array.from(title).length).toBeLessThanOrEqual(SessionStore.MAX_DERIVED_TITLE_LENGTH)
+        expect(title.trim()).not.toBe("")
+      })
+    )
+  })
+})

@@ -123,6 +123,8 @@ export interface StoredMessage {
   readonly name?: string
   readonly toolCallId?: string
   readonly toolCalls?: ReadonlyArray<{ id?: string; name: string; args: unknown }>
+  /** On a tool answer: the call failed (the model was answered with an error). */
+  readonly isError?: boolean
   readonly cutOff?: boolean
 }
 

@@ -72,12 +72,33 @@ export const HBars = (props: {
   )
 }
 
+/** One colour of a chart and what it means. */
+export interface LegendEntry {
+  readonly tone: NonNullable<Bar["tone"]>
+  readonly text: string
+}
+
+/** What a chart's colours mean, under it: a swatch and a sentence each. */
+export const Legend = (props: { readonly id: string; readonly entries: ReadonlyArray<LegendEntry> }) => (
+  <ul class="legend" data-legend={props.id}>
+    {props.entries.map((e) => (
+      <li key={e.tone} data-tone={e.tone}>
+        <svg class={`swatch bar ${e.tone}`} width="12" height="12" aria-hidden="true">
+          <rect width="12" height="12" rx="2" />
+        </svg>{" "}
+        {e.text}
+      </li>
+    ))}
+  </ul>
+)
+
 /** Vertical bars over `k` (columns), for curves such as the worst case. */
 export const Columns = (props: {
   readonly id: string
   readonly title: string
   readonly columns: ReadonlyArray<Bar>
   readonly xLabel: string
+  readonly legend?: ReadonlyArray<LegendEntry> | undefined
 }) => {
   const width = 640
   const height = 220
@@ -116,6 +137,7 @@ export const Columns = (props: {
           {props.xLabel}
         </text>
       </svg>
+      {props.legend === undefined ? null : <Legend id={props.id} entries={props.legend} />}
       <DataTable
         caption={props.title}
         head={[props.xLabel, "tokens"]}
@@ -170,6 +192,14 @@ export const worstCurve = (report: ConsoleBudget, upTo = 10): Array<{ k: number;
   return out
 }
 
+/** What the highlighted worst case is: the k it was asked for, and the plugins it loads. */
+export const worstNote = (r: ConsoleBudget): string => {
+  const w = r.worstCase
+  if (w.k === 0) return "k = 0 asked for: nothing loaded"
+  const names = w.plugins.length > 5 ? `${w.plugins.slice(0, 5).join(", ")}, …` : w.plugins.join(", ")
+  return `the ${w.k} most expensive plugins loaded at once: ${names} (inspect --k ${w.k})`
+}
+
 /** The whole budget and routing report: the Budget tab, and `inspect --html`. */
 export const BudgetCharts = (props: { readonly report: ConsoleBudget }) => {
   const r = props.report
@@ -181,15 +211,21 @@ export const BudgetCharts = (props: { readonly report: ConsoleBudget }) => {
     <div class="budget">
       <p class="lede">
         A turn with nothing loaded costs <strong data-figure="nothing-loaded">{fmt(n.total)}</strong> tokens;
-        binding every tool would cost <strong data-figure="all-bound">{fmt(r.allBound.total)}</strong> (
-        {fmt(r.allBound.saving)} saved per turn). Counted with {r.tokenizer}; {r.plugins.length} plugins.
+        binding every plugin up front (its tools, prompt and operating guide) would cost{" "}
+        <strong data-figure="all-bound">{fmt(r.allBound.total)}</strong> ({fmt(r.allBound.saving)} saved per
+        turn). Counted with {r.tokenizer}; {r.plugins.length} plugins.
       </p>
       <HBars
         id="turn"
-        title="Tokens per model call: nothing loaded against every tool bound"
+        title="Tokens per model call: nothing loaded against every plugin bound"
         bars={[
           { label: "nothing loaded", value: n.total, tone: "base" },
-          { label: "every tool bound", value: r.allBound.total, tone: "hot" }
+          {
+            label: "every plugin bound",
+            value: r.allBound.total,
+            tone: "hot",
+            note: "every tool, prompt and operating guide up front"
+          }
         ]}
       />
       <HBars
@@ -225,8 +261,16 @@ export const BudgetCharts = (props: { readonly report: ConsoleBudget }) => {
         columns={worstCurve(r).map((p) => ({
           label: String(p.k),
           value: p.total,
-          tone: p.k === r.worstCase.k ? "hot" : "base"
+          tone: p.k === r.worstCase.k ? "hot" : "base",
+          ...(p.k === r.worstCase.k ? { note: worstNote(r) } : {})
         }))}
+        legend={[
+          {
+            tone: "hot",
+            text: `k = ${r.worstCase.k}, the worst case this report names: ${worstNote(r)}`
+          },
+          { tone: "base", text: "other k: nothing loaded plus the k most expensive loads" }
+        ]}
       />
       <Routing report={r} stealing={stealing} />
     </div>

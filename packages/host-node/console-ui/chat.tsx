@@ -14,6 +14,8 @@ interface ToolView {
   readonly args: unknown
   readonly status: "isRunning" | "done"
   readonly output?: string | undefined
+  /** The call failed: the model was answered with an error (`isError` on `done` and in history). */
+  readonly isError?: boolean | undefined
 }
 
 /** One model call of a turn: what was loaded when it was made, and what it was offered. */
@@ -50,9 +52,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const turnsOf = (messages: ReadonlyArray<StoredMessage>): Array<Turn> => {
   const turns: Array<Turn> = []
   let current: Turn | undefined
-  const outputs = new Map<string, string>()
-  for (const m of messages)
-    if (m.type === "tool" && m.toolCallId !== undefined) outputs.set(m.toolCallId, m.content)
+  const outputs = new Map<string, StoredMessage>()
+  for (const m of messages) if (m.type === "tool" && m.toolCallId !== undefined) outputs.set(m.toolCallId, m)
   for (const m of messages) {
     if (m.type === "human") {
       current = {
@@ -67,13 +68,17 @@ const turnsOf = (messages: ReadonlyArray<StoredMessage>): Array<Turn> => {
       turns.push(current)
     } else if (current !== undefined && m.type === "ai") {
       const calls = m.toolCalls ?? []
-      const tools = calls.map((c, i) => ({
-        eventId: c.id ?? `${m.id}-${i}`,
-        toolName: c.name,
-        args: c.args,
-        status: "done" as const,
-        output: c.id === undefined ? undefined : outputs.get(c.id)
-      }))
+      const tools = calls.map((c, i) => {
+        const answer = c.id === undefined ? undefined : outputs.get(c.id)
+        return {
+          eventId: c.id ?? `${m.id}-${i}`,
+          toolName: c.name,
+          args: c.args,
+          status: "done" as const,
+          output: answer?.content,
+          isError: answer?.isError === true
+        }
+      })
       current = {
         ...current,
         tools: [...current.tools, ...tools],
@@ -99,6 +104,8 @@ export const ChatTab = (props: {
   const [busy, setBusy] = useState(false)
   const [status, setStatus] = useState("")
   const [error, setError] = useState<string | undefined>()
+  // The catalog's own suggestion (ConsoleCatalog.placeholder), once it has loaded.
+  const [placeholder, setPlaceholder] = useState("")
   const loadable = useRef<Set<string> | undefined>(undefined)
   const offers = useRef(new Map<string, Promise<number>>())
   const session = useRef(props.sessionId)
@@ -117,6 +124,7 @@ export const ChatTab = (props: {
     api.catalog().then(
       (c) => {
         loadable.current = new Set(c.plugins.filter((p) => p.visibility !== "silent").map((p) => p.name))
+        setPlaceholder(c.placeholder)
       },
       () => undefined
     )
@@ -226,7 +234,8 @@ export const ChatTab = (props: {
             toolName: String(d.toolName),
             args: d.args,
             status: d.status === "done" ? "done" : "isRunning",
-            output: typeof d.output === "string" ? d.output : undefined
+            output: typeof d.output === "string" ? d.output : undefined,
+            isError: d.isError === true
           }
           if (view.status === "isRunning") {
             nextCallIfTools()
@@ -378,10 +387,20 @@ export const ChatTab = (props: {
               {t.tools.length > 0 ? (
                 <ul class="tools">
                   {t.tools.map((tool) => (
-                    <li key={tool.eventId} data-tool={tool.toolName} data-status={tool.status}>
+                    <li
+                      key={tool.eventId}
+                      data-tool={tool.toolName}
+                      data-status={tool.status === "done" && tool.isError === true ? "failed" : tool.status}
+                    >
                       <details>
                         <summary>
-                          {tool.status === "isRunning" ? "running " : "✓ "}
+                          {tool.status === "isRunning" ? (
+                            "running "
+                          ) : tool.isError === true ? (
+                            <span class="failed">✗ failed </span>
+                          ) : (
+                            "✓ "
+                          )}
                           <code>{tool.toolName}</code> <code class="args">{JSON.stringify(tool.args)}</code>
                         </summary>
                         {tool.output === undefined ? null : <pre>{tool.output}</pre>}
@@ -418,7 +437,7 @@ export const ChatTab = (props: {
             id="message"
             rows={2}
             value={text}
-            placeholder="What's the weather in Berlin?"
+            placeholder={placeholder}
             onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
             onKeyDown={(e) => {
               if (e.key === "Enter" && !e.shiftKey) {

@@ -109,6 +109,9 @@ export const wireMessage = (m: BaseMessage) => {
       ? { toolCalls: calls.map((c) => ({ id: c.id, name: c.name, args: c.args })) }
       : {}),
     ...(toolCallId === undefined ? {} : { toolCallId }),
+    // A tool answer the model got as an error (a failed, refused or cut-off call), as the live
+    // `tool_call` `done` event said (`isError`), so a reloaded history shows it failed.
+    ...(type === "tool" && (m as { status?: string }).status === "error" ? { isError: true } : {}),
     // What the client sent with its message (Messages.ts `extrasOf`): its attachments and metadata.
     ...extrasShown(m),
     // An answer a cut-off turn kept, as far as it was streamed (Turns.ts): clients can say so.

@@ -24,7 +24,7 @@
  */
 import { randomBytes } from "node:crypto"
 import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-checkpoint"
-import type { Checkpointer, RuntimeLogger, SessionStore } from "@plugboard/core"
+import { type Checkpointer, type RuntimeLogger, SessionStore } from "@plugboard/core"
 import { type PrefetchedRead, TurnSaver } from "@plugboard/langgraph"
 import { Effect } from "effect"
 import { HttpFailure, unavailable } from "./Http.js"
@@ -143,7 +143,9 @@ const notFoundRefusal = (sessionId: string) =>
 export const openSession = (
   s: SessionAccessServices,
   did: string,
-  sessionId: string
+  sessionId: string,
+  /** The user's message: a session still titled "New chat" takes its title from it (`titleFrom`). */
+  message?: string | undefined
 ): Effect.Effect<OpenedSession, TurnRefused> =>
   Effect.gen(function* () {
     const saver = yield* Effect.mapError(
@@ -171,12 +173,24 @@ export const openSession = (
     }
     // A post is the session's activity (docs/spec/pipeline.md#sessions): an existing session is
     // touched now, a new one created with this time; one write either way, none after the turn.
+    // A session with no title of its own is named after its first message, in that same write.
+    const title = message === undefined ? undefined : SessionStore.titleFrom(message)
+    const retitle = title !== undefined && title !== SessionStore.DEFAULT_TITLE
     if (existing !== undefined) {
-      const session = yield* s.sessions.touch(did, sessionId).pipe(Effect.mapError(refusal))
+      const session = yield* (
+        retitle && existing.title === SessionStore.DEFAULT_TITLE
+          ? s.sessions.update(did, sessionId, { title })
+          : s.sessions.touch(did, sessionId)
+      ).pipe(Effect.mapError(refusal))
       return { session, saver: turnSaver }
     }
     const { session } = yield* s.sessions
-      .ensure(did, { sessionId, oracleName: s.oracleName, oracleDid: s.oracleDid })
+      .ensure(did, {
+        sessionId,
+        oracleName: s.oracleName,
+        oracleDid: s.oracleDid,
+        ...(retitle ? { title } : {})
+      })
       .pipe(Effect.mapError(refusal))
     return { session, saver: turnSaver }
   })

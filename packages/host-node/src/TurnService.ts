@@ -203,7 +203,8 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
           const { saver } = yield* openSession(
             { ...options, ...ports, saverFor: ports.saverFor },
             did,
-            sessionId
+            sessionId,
+            request.message
           )
           // 4. The run, whose first frame carries the user's message.
           const run = request.run

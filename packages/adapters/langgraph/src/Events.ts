@@ -100,18 +100,32 @@ export class Emitter {
   }
 
   /**
-   * Emits `done` with the tool's output. Once per call: a call `interrupt` already closed (its
-   * handler returned after the turn was aborted) emits nothing more.
+   * Emits `done` with the tool's output, and `isError: true` when the model was answered with an
+   * error (the ToolMessage's `status: "error"`). Once per call: a call `interrupt` already closed
+   * (its handler returned after the turn was aborted) emits nothing more.
    */
   toolDone(
     eventId: string,
     toolName: string,
     args: unknown,
     output: string,
+    isError: boolean,
     writer?: (chunk: unknown) => void
   ): void {
     if (!this.running.delete(eventId)) return
-    this.emit({ _tag: "tool_call", ...this.ids, toolName, args, status: "done", eventId, output }, writer)
+    this.emit(
+      {
+        _tag: "tool_call",
+        ...this.ids,
+        toolName,
+        args,
+        status: "done",
+        eventId,
+        output,
+        ...(isError ? { isError: true } : {})
+      },
+      writer
+    )
   }
 
   /**
@@ -131,7 +145,9 @@ export class Emitter {
         args,
         status: "done",
         eventId,
-        output
+        output,
+        // A call cut off by the turn's end is stored as an error answer (CutOff.ts).
+        isError: true
       }
       this.emit(event)
       return event

@@ -296,12 +296,13 @@ export const makeToolNode =
           content = output = p.answer!.content
           outcome = p.answer!.outcome
         }
-        emitter.toolDone(eventId, p.call.name, p.call.args, output, writer)
+        const isError = !ToolCall.isSuccess(outcome)
+        emitter.toolDone(eventId, p.call.name, p.call.args, output, isError, writer)
         return new ToolMessage({
           content,
           tool_call_id: p.call.id,
           name: p.call.name,
-          status: ToolCall.isSuccess(outcome) ? "success" : "error",
+          status: isError ? "error" : "success",
           artifact: {
             plugboard: { outcome, plugin: p.plugin, ...(kept === undefined ? {} : { result: kept }) }
           } satisfies ToolArtifact

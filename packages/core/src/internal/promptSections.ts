@@ -34,8 +34,11 @@ export const boundedGuide = (guide: string): string => {
   return `${(cut > room / 2 ? head.slice(0, cut) : head).trimEnd()}\n${GUIDE_CUT_NOTE}`
 }
 
-/** An always-tier plugin's part of the prompt: its `prompt`, then its bounded operating guide. */
-const alwaysSection = (entry: CatalogEntry): string | undefined => {
+/**
+ * An always-tier plugin's part of the prompt: its `prompt`, then its bounded operating guide —
+ * what any plugin's part would be were it bound up front (the budget's all-bound baseline).
+ */
+export const alwaysSection = (entry: CatalogEntry): string | undefined => {
   const parts = [
     section(entry),
     entry.operatingGuide === undefined ? undefined : boundedGuide(entry.operatingGuide)

@@ -281,6 +281,49 @@ describe("TokenBudget with boot-time sub-agents", () => {
   })
 })
 
+describe("issue 36 item 20: the all-bound baseline counts operating guides", () => {
+  // A skill's guide (on-demand, returned by its load) and an always plugin's (in the prompt).
+  const onDemandGuide = "Read the file first. Then summarise it in three bullet points for the user."
+  const alwaysGuide = "Save only what the user asked you to remember."
+  const withGuides = () =>
+    Catalog.unsafeMake([
+      ...budgetCatalog().entries.map((e) =>
+        e.name === "weather"
+          ? { ...e.plugin, operatingGuide: onDemandGuide }
+          : e.name === "memory"
+            ? { ...e.plugin, operatingGuide: alwaysGuide }
+            : e.plugin
+      )
+    ])
+
+  it("every plugin bound carries each discoverable plugin's guide, as an always-tier plugin carries it", () => {
+    const without = TokenBudget.budgetReport(budgetCatalog(), { basePrompt, counter: wordCounter, k: 1 })
+    const report = TokenBudget.budgetReport(withGuides(), { basePrompt, counter: wordCounter, k: 1 })
+    const words = (s: string) => wordCounter.count(s)
+    // memory's section becomes "prompt\n\nguide", weather's (no prompt) its guide alone.
+    expect(report.allBound.total).toBe(
+      without.allBound.total -
+        words("Use memory wisely.") +
+        words(`Use memory wisely.${SystemPrompt.SEPARATOR}${alwaysGuide}`) +
+        words(onDemandGuide)
+    )
+    // The saving discovery makes is what that baseline costs over the nothing-loaded turn, whose
+    // own prompt now carries the always-tier guide too.
+    expect(report.allBound.saving).toBe(report.allBound.total - report.nothingLoaded.total)
+    expect(report.allBound.total).toBeGreaterThan(without.allBound.total + words(onDemandGuide))
+  })
+
+  it("an always-tier guide past the prompt's bound is counted as the prompt cuts it", () => {
+    const long = "word ".repeat(SystemPrompt.ALWAYS_GUIDE_MAX_CHARS / 2).trim()
+    const big = { ...plugin("big", { tools: [tool("a", "A.")] }), operatingGuide: long }
+    const catalog = Catalog.unsafeMake([big])
+    const report = TokenBudget.budgetReport(catalog, { basePrompt: "", counter: wordCounter, k: 0 })
+    const toolTokens = TokenBudget.toolCost(wordCounter, catalog.entries[0]!.tools[0]!)
+    expect(report.allBound.total).toBe(wordCounter.count(SystemPrompt.boundedGuide(long)) + toolTokens)
+    expect(report.allBound.total).toBeLessThan(wordCounter.count(long))
+  })
+})
+
 describe("TokenBudget.listCost and gatewayCost: the MCP gateway's tools/list", () => {
   it("at connect: the three meta-tools and the always-tier tools; after k loads: the most expensive ones", () => {
     const catalog = budgetCatalog()

@@ -47,6 +47,24 @@ export const MAX_LOADED = 200
 
 const belongsTo = (line: string, name: string) => line.includes(`Plugin '${name}'`)
 
+/** The chat's placeholder when no bound plugin of the catalog has an example. */
+export const DEFAULT_PLACEHOLDER = "Send a message"
+
+/**
+ * The chat's placeholder for `plugins` (as the user's view shows them): the first example of the
+ * first `always` plugin, in catalog order, that the user may use. A bound plugin is one the model
+ * can act on at once, so the suggestion is something this catalog answers, whatever it holds.
+ */
+export const placeholder = (plugins: ReadonlyArray<ConsolePlugin>): string => {
+  for (const p of plugins) {
+    if (p.visibility !== "always" || p.unavailable !== null) continue
+    const examples = p.manifest.examples as ReadonlyArray<{ readonly user?: unknown }> | undefined
+    const first = examples?.find((e) => typeof e.user === "string" && e.user.trim() !== "")
+    if (first !== undefined) return first.user as string
+  }
+  return DEFAULT_PLACEHOLDER
+}
+
 /** The console's data for `catalog`; `basePrompt` is the host's, as every turn gets it. */
 export const make = (options: {
   readonly catalog: Catalog.Catalog
@@ -112,7 +130,8 @@ export const make = (options: {
       oracleName: options.oracleName,
       tokenizer: c.name,
       plugins,
-      warnings: warnings.filter((w) => !catalog.entries.some((e) => belongsTo(w, e.name)))
+      warnings: warnings.filter((w) => !catalog.entries.some((e) => belongsTo(w, e.name))),
+      placeholder: placeholder(plugins)
     }
   }
 

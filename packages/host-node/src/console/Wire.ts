@@ -37,6 +37,12 @@ export interface ConsoleCatalog {
   readonly plugins: ReadonlyArray<ConsolePlugin>
   /** Lines of the catalog's warnings that name no single plugin. */
   readonly warnings: ReadonlyArray<string>
+  /**
+   * What the chat's message box suggests (`placeholder` in ConsoleData.ts): a request this
+   * catalog answers with no load — the first manifest example of its first `always` plugin the
+   * user may use — else `DEFAULT_PLACEHOLDER`.
+   */
+  readonly placeholder: string
 }
 
 /** `GET /console/api/search?query=`: `list_capabilities`' own result for the query. */

@@ -297,11 +297,11 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
   if (w.plugins.length > 0) out.push(`  ${w.plugins.join(", ")}`)
 
   const a = report.allBound
-  heading(`Every tool bound up front: ${plural(a.total, "token")}`)
+  heading(`Every plugin bound up front (tools, prompts, operating guides): ${plural(a.total, "token")}`)
   out.push(
     a.saving >= 0
       ? `  discovery saves ${plural(a.saving, "token")} per turn with nothing loaded (${a.total === 0 ? 0 : Math.round((a.saving / a.total) * 100)}%)`
-      : `  discovery costs ${plural(-a.saving, "token")} more per turn than binding every tool (a catalog this small gains nothing from it)`
+      : `  discovery costs ${plural(-a.saving, "token")} more per turn than binding every plugin (a catalog this small gains nothing from it)`
   )
 
   const g = report.gateway

@@ -182,7 +182,7 @@ describe.skipIf(missing !== undefined)("dev console in Chromium", () => {
     await page.locator('[data-chart="worst-case"]').waitFor()
     expect(await bars(page, "turn")).toEqual([
       ["nothing loaded", report.nothingLoaded.total],
-      ["every tool bound", report.allBound.total]
+      ["every plugin bound", report.allBound.total]
     ])
     expect(await bars(page, "per-plugin")).toEqual(report.perPlugin.slice(0, 20).map((p) => [p.name, p.cost]))
     const worst = await bars(page, "worst-case")
@@ -217,7 +217,7 @@ describe.skipIf(missing !== undefined)("dev console in Chromium", () => {
       expect(requests).toEqual([`file://${file}`])
       expect(await bars(page, "turn")).toEqual([
         ["nothing loaded", report.nothingLoaded.total],
-        ["every tool bound", report.allBound.total]
+        ["every plugin bound", report.allBound.total]
       ])
       expect(await bars(page, "per-plugin")).toEqual(
         report.perPlugin.slice(0, 20).map((p) => [p.name, p.cost])
