@@ -248,6 +248,17 @@ export const toPlugins = (
   for (const { tools } of kept) {
     for (const n of new Set(tools.map((t) => t.name))) uses.set(n, (uses.get(n) ?? 0) + 1)
   }
+  // A clash is told, not only resolved: an operator reading `inspect` or the boot log learns which
+  // servers overlap (often two servers doing the same job) and what the model is offered instead.
+  // Servers only: every skill has plugboard's own `read_file`, namespaced by design.
+  const holders = new Map<string, string[]>()
+  for (const { spec, tools } of kept) {
+    if (spec.source.kind !== "mcp") continue
+    for (const n of new Set(tools.map((t) => t.name)))
+      if ((uses.get(n) ?? 0) > 1) holders.set(n, [...(holders.get(n) ?? []), spec.name])
+  }
+  for (const [n, plugins] of holders) if (plugins.length < 2) holders.delete(n)
+  warnings.push(...toolNameClashes(holders))
   const nameOf = (plugin: string, tool: string): string =>
     TOOL_NAME.test(tool) && !taken.has(tool) && (uses.get(tool) ?? 0) <= 1
       ? tool
@@ -307,6 +318,35 @@ export const toPlugins = (
     return plugin
   })
   return { plugins, errors, warnings }
+}
+
+/**
+ * The clashes as warnings: one per set of plugins sharing tool names (two servers doing the same
+ * job usually share several), naming the plugins, the names and what is offered instead, in name
+ * order so the list is the same on every boot. Long lists are shortened: the count stays exact.
+ */
+const toolNameClashes = (holders: ReadonlyMap<string, ReadonlyArray<string>>): ReadonlyArray<string> => {
+  const byPlugins = new Map<string, { plugins: ReadonlyArray<string>; tools: string[] }>()
+  for (const [tool, plugins] of holders) {
+    const key = plugins.join("\u0000")
+    const group = byPlugins.get(key) ?? { plugins, tools: [] }
+    group.tools.push(tool)
+    byPlugins.set(key, group)
+  }
+  const few = (items: ReadonlyArray<string>, max: number): string =>
+    items.length <= max
+      ? items.join(", ")
+      : `${items.slice(0, max).join(", ")} and ${items.length - max} more`
+  return [...byPlugins.values()]
+    .map(({ plugins, tools }) => ({ plugins, tools: [...tools].sort() }))
+    .sort((a, b) => (a.tools[0]! < b.tools[0]! ? -1 : 1))
+    .map(
+      ({ plugins, tools }) =>
+        `${plugins.length} plugins (${few(
+          plugins.map((p) => `'${p}'`),
+          4
+        )}) share ${tools.length === 1 ? "the tool name" : `${tools.length} tool names`} ${few(tools, 8)}: each is offered as <plugin>__<tool> (e.g. ${namespacedToolName(plugins[0]!, tools[0]!)}).`
+    )
 }
 
 const toolOf = (t: SourceTool, name: string, visibility: Visibility | undefined): PluginTool => ({

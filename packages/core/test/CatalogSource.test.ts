@@ -187,7 +187,9 @@ describe("issue 36 item 19: a derived manifest reads as prose", () => {
     expect(all).not.toContain("#")
     expect(all).not.toContain("…")
     // Every word of the long sentence is kept, across entries that each fit.
-    expect((m.whenToUse ?? []).join(" ").replace(/[,;]/g, "")).toContain(long.replace(/[,;]/g, "").slice(0, -1))
+    expect((m.whenToUse ?? []).join(" ").replace(/[,;]/g, "")).toContain(
+      long.replace(/[,;]/g, "").slice(0, -1)
+    )
     expect(validateManifest(m, "kube").warnings).toEqual([])
   })
 
@@ -291,7 +293,10 @@ describe("CatalogSource.toPlugins", () => {
       { takenToolNames: ["remember"] }
     )
     expect(errors).toEqual([])
-    expect(warnings).toEqual([])
+    // issue 36 item 19: a name two servers share is told, not only resolved.
+    expect(warnings).toEqual([
+      "2 plugins ('alpha', 'beta') share the tool name echo: each is offered as <plugin>__<tool> (e.g. alpha__echo)."
+    ])
     expect(plugins.map((p) => p.tools?.map((t) => t.name))).toEqual([
       ["alpha__echo", "only_alpha", "alpha__get_weather"],
       ["beta__echo", "beta__remember"]

@@ -3,7 +3,7 @@
  * cost when loaded, a skill's guide counted, an unreachable server listed as unavailable), the
  * cache sparing a second run any spawn, and a malformed skill a boot error naming its file.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Schema } from "effect"
@@ -104,6 +104,17 @@ describe("inspect --mcp", () => {
     expect(cached.plugins.find((p) => p.name === "everything")!.tools).toBeGreaterThan(5)
     await inspect(WEATHER, "--mcp", config, "--json", "--refresh")
     expect(starts()).toBe(2)
+  }, 60_000)
+
+  it("issue 36 item 19: tool names two servers share are listed, with what each is offered as", async () => {
+    const twice = join(dir, "twice.json")
+    const everything = JSON.parse(readFileSync(config, "utf8")).mcpServers.everything
+    writeFileSync(twice, JSON.stringify({ mcpServers: { everything, "everything-copy": everything } }))
+    const run = await inspect(WEATHER, "--mcp", twice)
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(
+      /\[boot-warning\] 2 plugins \('everything', 'everything-copy'\) share \d+ tool names echo, .*: each is offered as <plugin>__<tool> \(e\.g\. everything__echo\)\./
+    )
   }, 60_000)
 
   it("a malformed config is a boot error naming the key", async () => {
