@@ -140,6 +140,13 @@ export default async function realCatalog(): Promise<void> {
     if (process.env.REALCATALOG_SHOW === "1")
       for (const e of catalog.entries) console.log(JSON.stringify({ name: e.name, ...e.manifest }, null, 1))
     const lexical = CapabilityIndex.forCatalog(catalog)
+    // REALCATALOG_MISSES=1 prints each request the lexical ranking does not put first, with its top 3.
+    if (process.env.REALCATALOG_MISSES === "1")
+      for (const r of routable) {
+        const top = CapabilityIndex.rank(lexical, r.query).map((x) => x.name)
+        if (!r.plugins.includes(top[0] ?? ""))
+          console.log(`  miss: ${r.query} → ${top.slice(0, 3).join(", ")} (wanted ${r.plugins.join(" or ")})`)
+      }
     console.log(
       row(
         "lexical (CapabilityIndex)",
@@ -164,6 +171,14 @@ export default async function realCatalog(): Promise<void> {
         )
       }).pipe(Effect.provide(OnnxEmbedder.layer({ directory: MODEL })))
     )
+    if (process.env.REALCATALOG_MISSES === "1")
+      for (const r of routable) {
+        const top = fused.get(r.query)!
+        if (!r.plugins.includes(top[0] ?? ""))
+          console.log(
+            `  fused miss: ${r.query} → ${top.slice(0, 3).join(", ")} (wanted ${r.plugins.join(" or ")})`
+          )
+      }
     console.log(
       row(
         `fused (SemanticIndex, w ${SemanticIndex.WEIGHT})`,
