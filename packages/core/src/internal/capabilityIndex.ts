@@ -55,8 +55,9 @@ const TOOLS = 5
  * its manifests' examples). `whenToUse` weighs as much as a summary word once: its entries are
  * trigger phrases written for routing, so a rare word found only there ("umbrella") must not
  * lose to a common one ("today") that another plugin repeats in every field.
- * Measured: MetaTool recall@1 0.466 / recall@5 0.683 as `inspect` builds it, 0.468 / 0.680 in
- * `pnpm bench ranking` (plain BM25 0.372 / 0.549); examples' catalog 0.985 / 1.000.
+ * Measured: MetaTool recall@1 0.465 / recall@5 0.683 as `inspect` builds it, 0.468 / 0.680 in
+ * `pnpm bench ranking` (plain BM25 0.372 / 0.549); examples' catalog 0.985 / 1.000; 20 real MCP
+ * servers (`pnpm bench realcatalog`) 0.802 / 0.921 (docs/benchmarks.md#a-real-catalog).
  */
 const K1 = 3
 /**
