@@ -50,7 +50,10 @@ describe("200 MCP-derived plugins", () => {
     await sources.close()
     expect(starts()).toBe(1)
     expect(sources.errors).toEqual([])
-    expect(sources.warnings).toEqual([])
+    // One clash warning for the whole group: 200 copies of one server share every tool name (issue 36, item 19).
+    expect(sources.warnings).toEqual([
+      expect.stringMatching(/^\[boot-warning\] 200 plugins \(.* and 196 more\) share \d+ tool names /)
+    ])
     expect(catalog.entries).toHaveLength(201)
     // Every server's tools collide with the 199 others': each is offered under its own namespace.
     expect(catalog.toolsByName.has("everything-7__echo")).toBe(true)
