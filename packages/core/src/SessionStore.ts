@@ -13,6 +13,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { Clock } from "./Clock.js"
 import { parseJsonObject } from "./internal/json.js"
+import { cutAtWord } from "./internal/text.js"
 
 /** One chat session of one user. */
 export interface Session {
@@ -87,14 +88,7 @@ export const MAX_DERIVED_TITLE_LENGTH = 60
  */
 export const titleFrom = (message: string): string => {
   const text = message.replace(/\s+/g, " ").trim()
-  if (text === "") return DEFAULT_TITLE
-  const chars = Array.from(text)
-  if (chars.length <= MAX_DERIVED_TITLE_LENGTH) return text
-  // Room for the ellipsis; cut at a space when one is not too far back, else mid-word.
-  const head = chars.slice(0, MAX_DERIVED_TITLE_LENGTH - 1).join("")
-  const space = head.lastIndexOf(" ")
-  const cut = space >= MAX_DERIVED_TITLE_LENGTH / 2 ? head.slice(0, space) : head
-  return `${cut.replace(/[\s.,;:!?-]+$/, "")}…`
+  return text === "" ? DEFAULT_TITLE : cutAtWord(text, MAX_DERIVED_TITLE_LENGTH)
 }
 
 /** Why a session operation failed. */

@@ -113,19 +113,27 @@ export class Emitter {
     writer?: (chunk: unknown) => void
   ): void {
     if (!this.running.delete(eventId)) return
-    this.emit(
-      {
-        _tag: "tool_call",
-        ...this.ids,
-        toolName,
-        args,
-        status: "done",
-        eventId,
-        output,
-        ...(isError ? { isError: true } : {})
-      },
-      writer
-    )
+    this.emit(this.doneEvent(eventId, toolName, args, output, isError), writer)
+  }
+
+  /** A call's `done` event; `isError` only when the model was answered with an error. */
+  private doneEvent(
+    eventId: string,
+    toolName: string,
+    args: unknown,
+    output: string,
+    isError: boolean
+  ): ToolCallEvent {
+    return {
+      _tag: "tool_call",
+      ...this.ids,
+      toolName,
+      args,
+      status: "done",
+      eventId,
+      output,
+      ...(isError ? { isError: true } : {})
+    }
   }
 
   /**
@@ -138,17 +146,8 @@ export class Emitter {
     const open = [...this.running]
     this.running.clear()
     return open.map(([eventId, { toolName, args }]) => {
-      const event: ToolCallEvent = {
-        _tag: "tool_call",
-        ...this.ids,
-        toolName,
-        args,
-        status: "done",
-        eventId,
-        output,
-        // A call cut off by the turn's end is stored as an error answer (CutOff.ts).
-        isError: true
-      }
+      // A call cut off by the turn's end is stored as an error answer (CutOff.ts).
+      const event = this.doneEvent(eventId, toolName, args, output, true)
       this.emit(event)
       return event
     })

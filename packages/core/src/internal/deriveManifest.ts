@@ -7,6 +7,7 @@
  * (docs/mounting.md#the-derived-manifest).
  */
 import type { PluginManifest } from "../PluginManifest.js"
+import { cutAtWord } from "./text.js"
 
 /** What an MCP server says about itself: its `initialize` answer and its tools. */
 export interface McpServerFacts {
@@ -39,14 +40,6 @@ const WHEN_ENTRIES = 8
 /** Text on one line: runs of whitespace as one space, trimmed; anything not a string is empty. */
 export const clean = (text: string | undefined): string =>
   typeof text === "string" ? text.replace(/\s+/g, " ").trim() : ""
-
-/** `text` cut at a word within `max` characters, marked `…`. */
-const cutAtWord = (text: string, max: number): string => {
-  if (text.length <= max) return text
-  const cut = text.slice(0, max - 1)
-  const space = cut.lastIndexOf(" ")
-  return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:.]+$/, "")}…`
-}
 
 /** The first sentence of a text, or its start cut at a word, within `max` characters. */
 export const firstSentence = (text: string, max: number): string => {
