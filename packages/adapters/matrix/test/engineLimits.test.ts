@@ -148,6 +148,9 @@ describe("adoptLocal over a room pointer nobody can read", () => {
     // The adopted upload (scheduled by adoptLocal) replaces the unreadable pointer.
     await waitFor(() => !malformed)
     expect(engine.restoreStatus(did)).toBe("resolved")
+    // The upload goes on after the pointer is written (its ledger, in the scratch dir): wait for
+    // it, or the dir's cleanup races it (ENOTEMPTY).
+    await engine.flush(5_000)
   })
 
   it("without adoptLocal, an unreadable pointer is never written over", async () => {
