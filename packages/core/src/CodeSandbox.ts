@@ -107,4 +107,7 @@ export interface CodeSandboxService {
 }
 
 /** The port. */
-export class CodeSandbox extends Context.Tag("@plugboard/core/CodeSandbox")<CodeSandbox, CodeSandboxService>() {}
+export class CodeSandbox extends Context.Tag("@plugboard/core/CodeSandbox")<
+  CodeSandbox,
+  CodeSandboxService
+>() {}
