@@ -47,6 +47,12 @@ export const ToolCall = Schema.TaggedStruct("tool_call", {
   status: Schema.Literal("isRunning", "done"),
   /** Stable per tool call: the `isRunning` and `done` events of one call share it. */
   eventId: Schema.String,
+  /**
+   * On a call a code-mode program made (docs/code-mode.md): the `eventId` of the `run_code` call
+   * it is nested under. Absent on every direct call; clients that do not know it show the call
+   * as one more.
+   */
+  parentEventId: Schema.optional(Schema.String),
   output: Schema.optional(Schema.Unknown),
   /**
    * On a `done` event: true when the call failed — the tool reported its own failure (a

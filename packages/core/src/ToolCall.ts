@@ -22,6 +22,7 @@
 import { Data, Either, ParseResult, Schema } from "effect"
 import * as Access from "./Access.js"
 import * as CallTool from "./CallTool.js"
+import * as CodeMode from "./CodeMode.js"
 import { describe } from "./Describe.js"
 import type { CatalogTool } from "./internal/catalog/entry.js"
 import type { Catalog } from "./internal/catalog/model.js"
@@ -71,6 +72,12 @@ export type Plan = Data.TaggedEnum<{
    * `args` are the call's own, or for a `call_tool` call the arguments it passes on.
    */
   Run: { readonly tool: OfferedTool; readonly plugin?: string | undefined; readonly args: unknown }
+  /**
+   * Run `code` (a `run_code` call, code mode: `CodeMode`) in the door's sandbox; each call the
+   * program makes is planned as a direct call against the same step (`planProgramCall`). Only a
+   * door that offers `run_code` gets one: the gate refuses it everywhere else.
+   */
+  Program: { readonly code: string }
 }>
 
 /** Constructors and matchers of `Plan`. */
@@ -80,6 +87,7 @@ export const Plan = Data.taggedEnum<Plan>()
 // call of every step is planned, so the module keeps its own.
 const answerPlan = Data.tagged<Extract<Plan, { _tag: "Answer" }>>("Answer")
 const runPlan = Data.tagged<Extract<Plan, { _tag: "Run" }>>("Run")
+const programPlan = Data.tagged<Extract<Plan, { _tag: "Program" }>>("Program")
 
 /** A ranking computed beforehand for a `list_capabilities` query (`SemanticIndex`). */
 export type Ranked = ReadonlyArray<{ readonly name: string; readonly score: number }>
@@ -185,6 +193,12 @@ export const plan = (step: Step, call: Call, options: PlanOptions = {}): Plan =>
       return answerPlan({ answer: metaAnswer(Either.merge(load)) })
     }
     if (call.name === MetaTools.CALL_TOOL) return planCallTool(step, call.args, view)
+    if (call.name === CodeMode.RUN_CODE) {
+      const code = CodeMode.decodeInput(call.args)
+      return Either.isRight(code)
+        ? programPlan({ code: code.right })
+        : answerPlan({ answer: { content: code.left, outcome: "meta_error" } })
+    }
     if (call.name === ResultPages.READ_RESULT) {
       const page = ResultPages.read(step.keptResult ?? (() => undefined), call.args, step.resultMaxChars)
       return answerPlan({
@@ -221,6 +235,28 @@ const planCallTool = (step: Step, args: unknown, view: Access.View): Plan => {
     })
   }
   return runPlan({ tool: decision.tool, plugin: decision.tool.plugin, args: inner })
+}
+
+/**
+ * One call a `run_code` program made, `tools[ref.namespace][ref.name](args)`, decided against the
+ * step the program was planned in: the same gate, the same meta-tool exclusion, the same offer.
+ * A `Run` is run by the door as a direct call (arguments checked, handler, events); an `Answer`
+ * is an error the program's call rejects with. A program can never plan another program.
+ */
+export const planProgramCall = (
+  step: Step,
+  ref: { readonly namespace: string; readonly name: string },
+  args: unknown
+): Plan => {
+  const name = CodeMode.target(CodeMode.callables(step.offered), ref)
+  if (Either.isLeft(name)) return answerPlan({ answer: { content: name.left, outcome: "refused" } })
+  const decided = plan(step, { name: name.right, args })
+  // `target` leaves out every meta-tool, so the gate can only answer or run a tool here.
+  return decided._tag === "Program"
+    ? answerPlan({
+        answer: { content: `'${CodeMode.RUN_CODE}' is not callable from a program.`, outcome: "refused" }
+      })
+    : decided
 }
 
 /** The catalog tool an offered plugin tool runs (absent for meta and per-request tools). */

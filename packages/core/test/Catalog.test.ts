@@ -1,5 +1,6 @@
 import {
   Catalog,
+  CodeMode,
   MetaTools,
   type Plugin,
   type PluginManifest,
@@ -423,16 +424,20 @@ describe("Catalog.make: per-request tools and the meta-tools", () => {
     ])
   })
 
-  it("reserves exactly the names MetaTools registers, call_tool and read_result included", () => {
+  it("reserves exactly the names MetaTools registers, call_tool, read_result and run_code included", () => {
     expect(Catalog.RESERVED_TOOL_NAMES).toEqual([
       MetaTools.LIST_CAPABILITIES,
       MetaTools.LOAD_CAPABILITY,
       MetaTools.CALL_TOOL,
-      ResultPages.READ_RESULT
+      ResultPages.READ_RESULT,
+      CodeMode.RUN_CODE
     ])
     expect(MetaTools.META_TOOL_NAMES).toEqual(Catalog.RESERVED_TOOL_NAMES)
     expect(bootErrors([plugin("relay", { tools: [tool("call_tool")] })]).errors).toEqual([
       "Plugin 'relay' registers tool 'call_tool', a name reserved for the runtime's meta-tools."
+    ])
+    expect(bootErrors([plugin("coder", { tools: [tool("run_code")] })]).errors).toEqual([
+      "Plugin 'coder' registers tool 'run_code', a name reserved for the runtime's meta-tools."
     ])
   })
 })

@@ -310,7 +310,13 @@ class Turn implements CatalogTurn {
     } else {
       plan = ToolCall.plan(step, { name, args })
     }
-    const call: ToolCallEvent = { toolCallId: sdk.toolCallId, toolName: name, args, plugin: plan.plugin }
+    const call: ToolCallEvent = {
+      toolCallId: sdk.toolCallId,
+      toolName: name,
+      args,
+      // This door offers no run_code, so the gate never plans a program here.
+      plugin: plan._tag === "Program" ? undefined : plan.plugin
+    }
     this.#notify("onToolStart", options.onToolStart, call)
     let executed: ToolCall.Executed
     const target = plan._tag === "Run" ? ToolCall.catalogTool(catalog, plan.tool) : undefined

@@ -13,11 +13,21 @@ import { Effect } from "effect"
 /** A tool call event (core's `EventSink.ToolCall`). */
 export type ToolCallEvent = typeof EventSink.ToolCall.Type
 
+/** A call that emitted `isRunning` and not yet `done`; `parentEventId` when a program made it. */
+interface Running {
+  readonly toolName: string
+  readonly args: unknown
+  readonly parentEventId?: string | undefined
+}
+
+const parentOf = (running: Running): { readonly parentEventId?: string } =>
+  running.parentEventId === undefined ? {} : { parentEventId: running.parentEventId }
+
 /** Tees events to the host's sink and to per-turn listeners. */
 export class Emitter {
   private readonly listeners = new Set<(event: EventSink.AgentEvent) => void>()
   // Tool calls that emitted `isRunning` and not yet `done`: what `interrupt` closes.
-  private readonly running = new Map<string, { readonly toolName: string; readonly args: unknown }>()
+  private readonly running = new Map<string, Running>()
   // Sink deliveries are chained so an asynchronous sink still receives events in order.
   private delivered: Promise<void> = Promise.resolve()
 
@@ -73,10 +83,19 @@ export class Emitter {
   }
 
   /** Emits `isRunning` for a tool call; returns the event id its `done` must reuse. */
-  toolStarted(toolName: string, args: unknown, writer?: (chunk: unknown) => void): string {
+  toolStarted(
+    toolName: string,
+    args: unknown,
+    writer?: (chunk: unknown) => void,
+    parentEventId?: string | undefined
+  ): string {
     const eventId = randomUUID()
-    this.running.set(eventId, { toolName, args })
-    this.emit({ _tag: "tool_call", ...this.ids, toolName, args, status: "isRunning", eventId }, writer)
+    const running: Running = { toolName, args, parentEventId }
+    this.running.set(eventId, running)
+    this.emit(
+      { _tag: "tool_call", ...this.ids, toolName, args, status: "isRunning", eventId, ...parentOf(running) },
+      writer
+    )
     return eventId
   }
 
@@ -94,7 +113,16 @@ export class Emitter {
       ...(progress.message === undefined ? {} : { message: progress.message })
     }
     this.emit(
-      { _tag: "tool_call", ...this.ids, toolName, args, status: "isRunning", eventId, progress: shown },
+      {
+        _tag: "tool_call",
+        ...this.ids,
+        toolName,
+        args,
+        status: "isRunning",
+        eventId,
+        ...parentOf(running),
+        progress: shown
+      },
       writer
     )
   }
@@ -112,25 +140,22 @@ export class Emitter {
     isError: boolean,
     writer?: (chunk: unknown) => void
   ): void {
-    if (!this.running.delete(eventId)) return
-    this.emit(this.doneEvent(eventId, toolName, args, output, isError), writer)
+    const running = this.running.get(eventId)
+    if (running === undefined) return
+    this.running.delete(eventId)
+    this.emit(this.doneEvent(eventId, { ...running, toolName, args }, output, isError), writer)
   }
 
   /** A call's `done` event; `isError` only when the model was answered with an error. */
-  private doneEvent(
-    eventId: string,
-    toolName: string,
-    args: unknown,
-    output: string,
-    isError: boolean
-  ): ToolCallEvent {
+  private doneEvent(eventId: string, running: Running, output: string, isError: boolean): ToolCallEvent {
     return {
       _tag: "tool_call",
       ...this.ids,
-      toolName,
-      args,
+      toolName: running.toolName,
+      args: running.args,
       status: "done",
       eventId,
+      ...parentOf(running),
       output,
       ...(isError ? { isError: true } : {})
     }
@@ -145,9 +170,9 @@ export class Emitter {
   interrupt(output: string): ReadonlyArray<ToolCallEvent> {
     const open = [...this.running]
     this.running.clear()
-    return open.map(([eventId, { toolName, args }]) => {
+    return open.map(([eventId, running]) => {
       // A call cut off by the turn's end is stored as an error answer (CutOff.ts).
-      const event = this.doneEvent(eventId, toolName, args, output, true)
+      const event = this.doneEvent(eventId, running, output, true)
       this.emit(event)
       return event
     })

@@ -20,6 +20,7 @@ import { type CompiledStateGraph, END, START, StateGraph } from "@langchain/lang
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { type Catalog, type EventSink, type RuntimeLogger, silentLogger } from "@plugboard/core"
 import { makeAgentLoop } from "./AgentLoop.js"
+import type { CodeModeOption } from "./CodeRun.js"
 import { Emitter } from "./Events.js"
 import { makeModelNode } from "./ModelNode.js"
 import { makeRequestScope, type RequestScope } from "./RequestScope.js"
@@ -80,6 +81,11 @@ export interface CreateMainAgentOptions {
    * query and predictive preload are both ranked with it. Lexical when absent.
    */
   readonly ranking?: QueryRanking | undefined
+  /**
+   * Code mode (docs/code-mode.md): `run_code` is offered over the offered tools, and its programs
+   * run in `sandbox` (e.g. `@plugboard/codemode`'s QuickJS). Off when absent.
+   */
+  readonly codeMode?: CodeModeOption | undefined
 }
 
 /**
@@ -157,7 +163,8 @@ export const createMainAgent = async (options: CreateMainAgentOptions): Promise<
     logger,
     client: options.clientTools,
     preload: options.preload,
-    ranking: options.ranking
+    ranking: options.ranking,
+    codeMode: options.codeMode
   })
   const emitter = new Emitter(
     { requestId: request.requestId, sessionId: request.sessionId },

@@ -8,6 +8,7 @@ import {
   Access,
   type Catalog,
   type ClientTools,
+  CodeMode,
   type GraphState,
   LoadedPlugins,
   makeRuntimeContext,
@@ -21,6 +22,7 @@ import {
   type TurnBounds
 } from "@plugboard/core"
 import { Effect } from "effect"
+import type { CodeModeOption } from "./CodeRun.js"
 import { holdsKeptResult } from "./KeptResults.js"
 import type { DynamicTool, RequestScope } from "./RequestScope.js"
 import { type AgentStateValue, toCoreState } from "./State.js"
@@ -117,6 +119,8 @@ export interface AgentRuntime {
   readonly client: ClientToolsOption | undefined
   /** The catalog as the user's grants see it (`Access.view` of `request.capabilities`). */
   readonly view: Access.View
+  /** Code mode (`run_code` offered, programs run in its sandbox: `CodeRun.ts`); off when absent. */
+  readonly codeMode: CodeModeOption | undefined
   readonly preloadOption: PreloadOption | undefined
   /** The host's ranking, for `list_capabilities`' query and for preload; lexical when absent. */
   readonly ranking: QueryRanking | undefined
@@ -151,7 +155,7 @@ export const offerFor = (
   const preloaded = Preload.tools(rt.catalog, loaded, rt.preload(state)?.decision, rt.view)
   // read_result comes last: it appears once a result was cut, and must not move what precedes it.
   const pages = ResultPages.offer(holdsKeptResult(state.messages))
-  return Offer.offer(
+  const offered = Offer.offer(
     rt.catalog,
     loaded,
     client.length === 0 && preloaded.length === 0 && pages.length === 0
@@ -159,6 +163,10 @@ export const offerFor = (
       : [...request, ...client.map((t) => t.offered), ...preloaded, ...pages],
     rt.view
   )
+  // run_code after everything: its API text grows with each load (core's `CodeMode.offer`).
+  if (rt.codeMode === undefined) return offered
+  const code = CodeMode.offer("on", offered)
+  return code.length === 0 ? offered : [...offered, ...code]
 }
 
 /** The text of a user message's content (a string, or parts of which the text ones count). */
@@ -268,6 +276,7 @@ export const makeAgentRuntime = (options: {
   readonly client?: ClientToolsOption | undefined
   readonly preload?: PreloadOption | undefined
   readonly ranking?: QueryRanking | undefined
+  readonly codeMode?: CodeModeOption | undefined
 }): AgentRuntime => {
   const view = Access.view(options.catalog, options.request.capabilities)
   // Never preload a plugin the user may not use (unless the host decides that itself).
@@ -301,6 +310,7 @@ export const makeAgentRuntime = (options: {
     view,
     preloadOption: preload,
     ranking: options.ranking,
+    codeMode: options.codeMode,
     ...makePreload(options.catalog, preload, options.ranking, options.logger),
     tally: { current: undefined, counts: new Map() },
     context,

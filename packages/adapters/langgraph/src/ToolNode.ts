@@ -27,6 +27,7 @@ import {
   type ToolProgress
 } from "@plugboard/core"
 import { Effect, Either } from "effect"
+import { runProgram } from "./CodeRun.js"
 import type { Emitter } from "./Events.js"
 import { keptResults } from "./KeptResults.js"
 import type { DynamicTool } from "./RequestScope.js"
@@ -96,13 +97,24 @@ const progressOf = (p: unknown): ToolProgress | undefined => {
   }
 }
 
-interface Planned {
+/** One call as decided: a ready answer, a handler to run, or a program (`run_code`) to run. */
+export interface Planned {
   readonly call: { readonly id: string; readonly name: string; readonly args: Record<string, unknown> }
   readonly plugin?: string | undefined
-  /** Either a ready answer, or the handler to run with its decoded input. */
   readonly answer?: { readonly content: string; readonly outcome: Outcome }
   /** Runs the call with the context of that one call (its `toolCall` reports progress). */
   readonly run?: (context: RuntimeContext) => Promise<unknown>
+  /** The program of a `run_code` call (code mode: `CodeRun.ts`). */
+  readonly program?: string | undefined
+}
+
+/** What performing one call came to: the ToolMessage's content, the text the events carry, the outcome. */
+export interface Performed {
+  readonly content: ToolMessage["content"]
+  readonly output: string
+  readonly outcome: Outcome
+  /** The whole answer, when `content` is its first page (`ResultPages`). */
+  readonly kept?: string | undefined
 }
 
 /** The last AI message, whose tool calls this node dispatches. */
@@ -213,6 +225,103 @@ export const makeToolNode =
     const rankings = await rankQueries(rt, calls)
     const failures = failuresInTurn(state.messages)
 
+    /** A decided call as something to perform (the handler found, its arguments checked). */
+    const planned = (call: Planned["call"], decided: ToolCall.Plan): Planned => {
+      if (decided._tag === "Answer") return { call, plugin: decided.plugin, answer: decided.answer }
+      if (decided._tag === "Program") return { call, program: decided.code }
+      const tool = decided.tool
+      const plugin = decided.plugin
+      const client = clientByName.get(tool.name)
+      if (client !== undefined && client.offered === tool && rt.client !== undefined) {
+        // The client validates its own arguments: its JSON Schema is its contract, not ours.
+        const bridge = rt.client
+        const args = decided.args as Record<string, unknown>
+        return { call, run: () => bridge.call({ callId: call.id, kind: client.kind, name: tool.name, args }) }
+      }
+      const target = ToolCall.catalogTool(rt.catalog, tool)
+      const dynamic = target === undefined ? dynamicByName.get(tool.name) : undefined
+      const input = target?.tool.input ?? dynamic?.input
+      const handler = target?.tool.handler ?? dynamic?.run
+      if (input === undefined || handler === undefined) {
+        return { call, plugin, answer: ToolCall.noHandler(tool.name) }
+      }
+      const previous = failures.get(tool.name) ?? 0
+      const decoded = ToolCall.decodeArguments(tool.name, input, decided.args, previous)
+      if (Either.isLeft(decoded)) {
+        failures.set(tool.name, ToolCall.countFailure(previous, decoded.left.outcome))
+        return { call, plugin, answer: decoded.left }
+      }
+      failures.set(tool.name, 0)
+      return { call, plugin, run: async (callContext) => handler(decoded.right as never, callContext) }
+    }
+
+    /**
+     * Performs one call between its `isRunning` and `done` events. A call a program made
+     * (`parent`: the `run_code` call's event) is nested under it, and its answer goes to the
+     * program whole: only what the program returns enters the thread.
+     */
+    const perform = async (p: Planned, parent?: string): Promise<Performed> => {
+      const eventId = emitter.toolStarted(p.call.name, p.call.args, writer, parent)
+      const performed = await performCall(p, eventId, parent)
+      emitter.toolDone(
+        eventId,
+        p.call.name,
+        p.call.args,
+        performed.output,
+        !ToolCall.isSuccess(performed.outcome),
+        writer
+      )
+      return performed
+    }
+
+    const performCall = async (
+      p: Planned,
+      eventId: string,
+      parent: string | undefined
+    ): Promise<Performed> => {
+      if (p.program !== undefined) {
+        const ran = await runProgram(rt, step, p.program, {
+          parentEventId: eventId,
+          signal: context.signal,
+          call: (call, decided) => perform(planned(call, decided), eventId)
+        })
+        return { content: ran.text, output: ran.text, outcome: ran.outcome }
+      }
+      if (p.run === undefined)
+        return { content: p.answer!.content, output: p.answer!.content, outcome: p.answer!.outcome }
+      const callContext: RuntimeContext = {
+        ...context,
+        toolCall: {
+          id: p.call.id,
+          name: p.call.name,
+          progress: (reported) => {
+            const checked = progressOf(reported)
+            if (checked !== undefined) emitter.toolProgress(eventId, checked, writer)
+          }
+        }
+      }
+      try {
+        const result = ToolCall.result(await p.run(callContext))
+        // A tool that reports its own failure (an MCP `isError`) is an error answer, not a throw.
+        // A long answer enters the thread as its first page; the whole is kept in the artifact.
+        const cut =
+          parent === undefined
+            ? ResultPages.cut(p.call.id || eventId, result.text, rt.request.resultMaxChars)
+            : undefined
+        const output = cut?.excerpt ?? result.text
+        return {
+          content: result.output === undefined ? output : toolOutputContent(result.output, cut?.excerpt),
+          output,
+          outcome: result.outcome,
+          kept: cut?.full
+        }
+      } catch (error) {
+        rt.logger.warn("tool handler failed", { tool: p.call.name, error: describe(error) })
+        const failed = ToolCall.handlerFailed(p.call.name, error)
+        return { content: failed.content, output: failed.content, outcome: failed.outcome }
+      }
+    }
+
     const plans: Array<Planned> = calls.map((c, i) => {
       // Providers always name a call; core's gate refuses a malformed name as an unknown tool.
       const call = {
@@ -229,75 +338,13 @@ export const makeToolNode =
         loadedAfter: loads.loaded,
         ranked: rankings.get(i)
       })
-      if (decided._tag === "Answer") return { call, plugin: decided.plugin, answer: decided.answer }
-      const tool = decided.tool
-      const plugin = decided.plugin
-      const client = clientByName.get(call.name)
-      if (client !== undefined && client.offered === tool && rt.client !== undefined) {
-        // The client validates its own arguments: its JSON Schema is its contract, not ours.
-        const bridge = rt.client
-        return {
-          call,
-          run: () => bridge.call({ callId: call.id, kind: client.kind, name: call.name, args: call.args })
-        }
-      }
-      const target = ToolCall.catalogTool(rt.catalog, tool)
-      const dynamic = target === undefined ? dynamicByName.get(call.name) : undefined
-      const input = target?.tool.input ?? dynamic?.input
-      const handler = target?.tool.handler ?? dynamic?.run
-      if (input === undefined || handler === undefined) {
-        return { call, plugin, answer: ToolCall.noHandler(call.name) }
-      }
-      const previous = failures.get(call.name) ?? 0
-      const decoded = ToolCall.decodeArguments(call.name, input, call.args, previous)
-      if (Either.isLeft(decoded)) {
-        failures.set(call.name, ToolCall.countFailure(previous, decoded.left.outcome))
-        return { call, plugin, answer: decoded.left }
-      }
-      failures.set(call.name, 0)
-      return { call, plugin, run: async (callContext) => handler(decoded.right as never, callContext) }
+      return planned(call, decided)
     })
 
     const messages = await Promise.all(
       plans.map(async (p) => {
-        const eventId = emitter.toolStarted(p.call.name, p.call.args, writer)
-        let content: ToolMessage["content"]
-        let output: string
-        let outcome: Outcome
-        let kept: string | undefined
-        if (p.run !== undefined) {
-          const callContext: RuntimeContext = {
-            ...context,
-            toolCall: {
-              id: p.call.id,
-              name: p.call.name,
-              progress: (reported) => {
-                const checked = progressOf(reported)
-                if (checked !== undefined) emitter.toolProgress(eventId, checked, writer)
-              }
-            }
-          }
-          try {
-            const result = ToolCall.result(await p.run(callContext))
-            // A tool that reports its own failure (an MCP `isError`) is an error answer, not a throw.
-            // A long answer enters the thread as its first page; the whole is kept in the artifact.
-            const cut = ResultPages.cut(p.call.id || eventId, result.text, rt.request.resultMaxChars)
-            kept = cut?.full
-            output = cut?.excerpt ?? result.text
-            content = result.output === undefined ? output : toolOutputContent(result.output, cut?.excerpt)
-            outcome = result.outcome
-          } catch (error) {
-            rt.logger.warn("tool handler failed", { tool: p.call.name, error: describe(error) })
-            const failed = ToolCall.handlerFailed(p.call.name, error)
-            content = output = failed.content
-            outcome = failed.outcome
-          }
-        } else {
-          content = output = p.answer!.content
-          outcome = p.answer!.outcome
-        }
+        const { content, outcome, kept } = await perform(p)
         const isError = !ToolCall.isSuccess(outcome)
-        emitter.toolDone(eventId, p.call.name, p.call.args, output, isError, writer)
         return new ToolMessage({
           content,
           tool_call_id: p.call.id,

@@ -5,6 +5,7 @@
 
 /** LangGraph's in-memory checkpointer: the embedded default and the one tests use. */
 export { MemorySaver } from "@langchain/langgraph"
+export type { CodeModeOption } from "./CodeRun.js"
 export { CANCELLED_CALL, CUT_OFF, danglingCalls } from "./CutOff.js"
 export { DelegatingCheckpointSaver } from "./DelegatingCheckpointSaver.js"
 export type { ToolCallEvent } from "./Events.js"

@@ -21,12 +21,19 @@ export const CALL_TOOL = "call_tool"
  */
 export const READ_RESULT = "read_result"
 
+/**
+ * Name of code mode's meta-tool, offered only while code mode is on: it runs a program over the
+ * offered tools (`CodeMode`, docs/code-mode.md).
+ */
+export const RUN_CODE = "run_code"
+
 /** Every meta-tool name: reserved, whichever door offers which (docs/spec/catalog.md#tool-names). */
 export const META_TOOL_NAMES: ReadonlyArray<string> = [
   LIST_CAPABILITIES,
   LOAD_CAPABILITY,
   CALL_TOOL,
-  READ_RESULT
+  READ_RESULT,
+  RUN_CODE
 ]
 
 /**

@@ -184,6 +184,8 @@ export class GatewaySession {
     if (name === MetaTools.LOAD_CAPABILITY) return this.load(step, call, extra)
     const decided = ToolCall.plan(step, call, { ranked: await this.rank(name, args) })
     if (decided._tag === "Answer") return answerResult(decided.answer)
+    // The gateway offers no run_code, so the gate never plans a program here.
+    if (decided._tag === "Program") return answerResult(ToolCall.noHandler(name))
     const target = ToolCall.catalogTool(catalog, decided.tool)
     if (target === undefined) return answerResult(ToolCall.noHandler(decided.tool.name))
     let ended = false
