@@ -18,6 +18,10 @@
  *   (`argsFromSchema`).
  * Once a tool has answered, it replies with a short summary of the output.
  *
+ * A request about several entities ("the weather in Berlin, Paris and Rome") is one call per
+ * entity (`internal/fanOut.ts`): one program when `run_code` is offered (code mode), else one
+ * entity per model call, then a summary of every answer.
+ *
  * Each reply carries the router's reasoning about it (`decide`), which the scripted model exposes
  * as a reasoning provider does: the chosen manifest example's `thought` when it has one,
  * otherwise one sentence stating the decision ("The user asks “…”; the Weather plugin (weather)
@@ -26,10 +30,18 @@
 import type { BaseMessage } from "@langchain/core/messages"
 import { AIMessage, ToolMessage } from "@langchain/core/messages"
 import type { ManifestExample, ToolSpec } from "@plugboard/core"
-import { CapabilityIndex, type Catalog } from "@plugboard/core"
+import { CapabilityIndex, type Catalog, CodeMode } from "@plugboard/core"
 import { adaptArgs, argsFromSchema } from "./internal/adaptArgs.js"
 import { type Learned, LIST_CAPABILITIES, LOAD_CAPABILITY, learn } from "./internal/conversation.js"
-import type { Responder, ScriptedAction, ScriptedReply, ScriptedTurn } from "./Script.js"
+import {
+  type EntityList,
+  entityList,
+  namespaceIn,
+  programFor,
+  runCodeOf,
+  turnFor
+} from "./internal/fanOut.js"
+import type { Responder, ScriptedAction, ScriptedReply, ScriptedToolCall, ScriptedTurn } from "./Script.js"
 
 export { adaptArgs }
 
@@ -126,11 +138,15 @@ interface TurnFacts {
   /** Names of the tools called since the user's message, in call order. */
   readonly called: ReadonlyArray<{ readonly name: string; readonly args: Record<string, unknown> }>
   /** Tool results since the last AI message (the ones to answer about). */
-  readonly results: ReadonlyArray<{
-    readonly name: string
-    readonly content: string
-    readonly failed: boolean
-  }>
+  readonly results: ReadonlyArray<ToolResult>
+  /** Every tool result since the user's message. */
+  readonly turnResults: ReadonlyArray<ToolResult>
+}
+
+interface ToolResult {
+  readonly name: string
+  readonly content: string
+  readonly failed: boolean
 }
 
 const facts = (messages: ReadonlyArray<BaseMessage>): TurnFacts | undefined => {
@@ -150,15 +166,21 @@ const facts = (messages: ReadonlyArray<BaseMessage>): TurnFacts | undefined => {
       }
     }
   }
-  const results = messages
-    .slice(lastAi + 1)
-    .filter(ToolMessage.isInstance)
-    .map((m) => ({
-      name: names.get(m.tool_call_id) ?? m.name ?? "tool",
-      content: m.text,
-      failed: m.status === "error"
-    }))
-  return { user: messages[u]!.text, called, results }
+  const resultsAfter = (from: number) =>
+    messages
+      .slice(from)
+      .filter(ToolMessage.isInstance)
+      .map((m) => ({
+        name: names.get(m.tool_call_id) ?? m.name ?? "tool",
+        content: m.text,
+        failed: m.status === "error"
+      }))
+  return {
+    user: messages[u]!.text,
+    called,
+    results: resultsAfter(lastAi + 1),
+    turnResults: resultsAfter(u + 1)
+  }
 }
 
 /** Picks the example of `entry` closest to `user` (most shared index terms; first on ties). */
@@ -435,8 +457,82 @@ const byTools = (
   return undefined
 }
 
+const singleCall = (reply: ScriptedReply): ScriptedToolCall | undefined => {
+  if (typeof reply !== "object" || reply instanceof Error || Array.isArray(reply)) return undefined
+  const action = "reply" in reply ? reply.reply : reply
+  return typeof action === "object" && !Array.isArray(action) ? (action as ScriptedToolCall) : undefined
+}
+
+const sameArgs = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? {}) === JSON.stringify(b ?? {})
+
+/**
+ * A request about several entities (`internal/fanOut.ts`): a load first when the tool needs one,
+ * then one program over every entity when `run_code` is offered, else one entity's call per model
+ * call and, once each entity has its answer, an answer about all of them. `undefined` when the
+ * entities do not all take the same tool (the request is routed as one).
+ */
+const fanOutDecision = (
+  options: RouterOptions,
+  turn: ScriptedTurn,
+  f: TurnFacts,
+  list: EntityList,
+  title: (name: string) => string
+): RouterDecision | undefined => {
+  // A program answered: the ordinary answer about its result.
+  if (f.called.some((c) => c.name === CodeMode.RUN_CODE)) return undefined
+  const each = list.items.map((item) => ({ item, decision: decideOne(options, turnFor(turn, list, item)) }))
+  const firstCall = singleCall(each[0]!.decision.reply)
+  if (firstCall?.tool === LOAD_CAPABILITY) return each[0]!.decision
+  const calls = each.flatMap(({ item, decision }) => {
+    const call = singleCall(decision.reply)
+    return call === undefined ? [] : [{ item, call }]
+  })
+  const tool = calls[0]?.call.tool
+  if (calls.length !== list.items.length || tool === undefined || calls.some((c) => c.call.tool !== tool))
+    return undefined
+  const entities = joinNames(list.items)
+  const api = runCodeOf(turn)
+  const namespace = api === undefined ? undefined : namespaceIn(api, tool)
+  if (namespace !== undefined && !f.called.some((c) => c.name === tool)) {
+    return {
+      reply: { tool: CodeMode.RUN_CODE, args: { code: programFor(namespace, calls) } },
+      reasoning: `The user asks about ${entities}: ${list.items.length} calls of ${tool}; one program makes them all and returns the answers.`
+    }
+  }
+  const next = calls.find(({ call }) => !f.called.some((c) => c.name === tool && sameArgs(c.args, call.args)))
+  if (next !== undefined) {
+    const done = calls.indexOf(next)
+    return {
+      reply: next.call,
+      reasoning: `The user asks about ${entities}; ${done} of ${calls.length} answered, calling ${tool} for ${next.item}.`
+    }
+  }
+  const results = f.turnResults.filter((r) => r.name === tool)
+  return {
+    reply: answerAbout(results, title),
+    reasoning: `${tool} answered for ${entities}; summarising the results for the user.`
+  }
+}
+
 /** One routing decision with its reasoning; a pure function of the options and the turn. */
 export const decide = (options: RouterOptions, turn: ScriptedTurn): RouterDecision => {
+  const f = facts(turn.messages)
+  const list = f === undefined ? undefined : entityList(f.user)
+  if (f !== undefined && list !== undefined) {
+    let known: Learned | undefined
+    const title = (name: string) =>
+      titleOf(name, options.catalog, () => {
+        known ??= learn(turn.messages)
+        return known
+      })
+    const fanned = fanOutDecision(options, turn, f, list, title)
+    if (fanned !== undefined) return fanned
+  }
+  return decideOne(options, turn)
+}
+
+/** One routing decision for a request about one thing (see the module doc). */
+const decideOne = (options: RouterOptions, turn: ScriptedTurn): RouterDecision => {
   const { catalog } = options
   const f = facts(turn.messages)
   if (f === undefined)
