@@ -18,6 +18,7 @@
  */
 import * as Access from "./Access.js"
 import * as CallTool from "./CallTool.js"
+import * as CodeMode from "./CodeMode.js"
 import type { CatalogEntry } from "./internal/catalog/entry.js"
 import {
   toolCost as costOfTool,
@@ -84,6 +85,8 @@ export const turnCost = (options: {
   readonly counter: TokenCounterService
   /** Per-request tools offered on this call. */
   readonly extra?: ReadonlyArray<Offer.OfferedTool>
+  /** Code mode (`CODE_MODE`): `run_code`, with its API over the offered tools, counts with the meta-tools. */
+  readonly codeMode?: CodeMode.Setting | undefined
 }): TurnCost => {
   const { catalog, counter } = options
   const basePrompt = counter.count(options.basePrompt)
@@ -97,7 +100,8 @@ export const turnCost = (options: {
   let metaTools = 0
   let toolSchemas = 0
   const extra = [...subAgentTools(catalog, options.loadedPlugins), ...(options.extra ?? [])]
-  for (const tool of Offer.offer(catalog, options.loadedPlugins, extra, Access.unrestricted)) {
+  const offered = Offer.offer(catalog, options.loadedPlugins, extra, Access.unrestricted)
+  for (const tool of [...offered, ...CodeMode.offer(options.codeMode ?? "off", offered)]) {
     if (tool.kind === "meta") metaTools += toolCost(counter, tool)
     else toolSchemas += toolCost(counter, tool)
   }
@@ -196,9 +200,12 @@ export const budgetReport = (
     readonly k: number
     readonly budget?: number | undefined
     readonly loaded?: LoadedPlugins.LoadedPlugins | undefined
+    /** Code mode: each turn also carries `run_code`'s API, and each load its tools' part of it. */
+    readonly codeMode?: CodeMode.Setting | undefined
   }
 ): BudgetReport => {
   const { counter, basePrompt } = options
+  const codeMode = options.codeMode ?? "off"
   // Each on-demand tool is priced for its plugin's load and again for the all-bound turn;
   // serialising 15,000 schemas twice is most of a large catalog's report, so price each once.
   const priced = new WeakMap<ToolSpec, number>()
@@ -217,7 +224,14 @@ export const budgetReport = (
     const p = alwaysSection(e)
     return p === undefined ? 0 : counter.count(p)
   }
-  const nothingLoaded = turnCost({ catalog, loadedPlugins: [], basePrompt, counter })
+  const nothingLoaded = turnCost({ catalog, loadedPlugins: [], basePrompt, counter, codeMode })
+  // With code mode, a load also adds its tools' lines to run_code's API.
+  const apiCost = (tools: ReadonlyArray<ToolSpec>, plugin: string): number =>
+    codeMode === "off" || tools.length === 0
+      ? 0
+      : counter.count(
+          CodeMode.api(CodeMode.callables(tools.map((t) => ({ ...t, kind: "plugin" as const, plugin }))))
+        )
 
   const perPlugin: Array<PluginLoadCost> = []
   for (const e of catalog.entries) {
@@ -227,7 +241,7 @@ export const budgetReport = (
       name: e.name,
       visibility: e.visibility === "always" ? "always" : "on-demand",
       tools: load.tools.length,
-      cost: load.cost,
+      cost: load.cost + apiCost(load.tools, e.name),
       guide: load.guide
     })
   }
@@ -259,7 +273,7 @@ export const budgetReport = (
   if (options.budget === undefined) return report
   return {
     ...report,
-    budget: checkBudget(catalog, options.budget, options.loaded, basePrompt, counter, nothingLoaded)
+    budget: checkBudget(catalog, options.budget, options.loaded, basePrompt, counter, nothingLoaded, codeMode)
   }
 }
 
@@ -269,10 +283,13 @@ const checkBudget = (
   loaded: LoadedPlugins.LoadedPlugins | undefined,
   basePrompt: string,
   counter: TokenCounterService,
-  nothingLoaded: TurnCost
+  nothingLoaded: TurnCost,
+  codeMode: CodeMode.Setting
 ): BudgetCheck => {
   const loadedCost =
-    loaded === undefined ? undefined : turnCost({ catalog, loadedPlugins: loaded, basePrompt, counter })
+    loaded === undefined
+      ? undefined
+      : turnCost({ catalog, loadedPlugins: loaded, basePrompt, counter, codeMode })
   const scenario = loaded ?? []
   const target = loadedCost ?? nothingLoaded
   const always = catalog.entries.filter((e) => e.visibility === "always")

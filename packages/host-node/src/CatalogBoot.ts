@@ -4,7 +4,7 @@
  * `createOracleApp` (serve) and `plugboard mcp` both boot through here, so the gateway offers the
  * catalog the oracle offers, and refuses to boot with the same `[boot-error]` lines.
  */
-import { Catalog, type Plugin, type RuntimeLogger, type TokenCounter } from "@plugboard/core"
+import { Catalog, type CodeMode, type Plugin, type RuntimeLogger, type TokenCounter } from "@plugboard/core"
 import { Either } from "effect"
 import { bootWarnings } from "./CatalogWarnings.js"
 import { type ManifestOverridesInput, readManifestOverrides } from "./ManifestOverridesFile.js"
@@ -74,6 +74,20 @@ export const bootCatalog = async (
   const catalogWarnings = await bootWarnings(built.right, options.counter)
   for (const warning of catalogWarnings) options.logger?.warn(warning)
   return Either.right({ catalog: built.right, sources, warnings: catalogWarnings })
+}
+
+/**
+ * `CODE_MODE` as the commands that boot without the server's config read it (`inspect`): absent,
+ * empty or `off` is off, `on` is on, anything else a `[boot-error]` line (docs/code-mode.md).
+ */
+export const codeModeFromEnv = (
+  env: Readonly<Record<string, string | undefined>>
+): Either.Either<CodeMode.Setting, string> => {
+  const raw = env.CODE_MODE?.trim()
+  if (raw === undefined || raw === "" || raw === "off") return Either.right("off")
+  return raw === "on"
+    ? Either.right("on")
+    : Either.left(`CODE_MODE must be off or on, got ${JSON.stringify(raw.slice(0, 40))}.`)
 }
 
 /**

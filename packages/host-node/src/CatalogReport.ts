@@ -8,6 +8,7 @@
  */
 import {
   type Catalog,
+  type CodeMode,
   type Embedder,
   MANIFEST_FIELDS,
   type PluginManifest,
@@ -154,6 +155,11 @@ export interface InspectReport {
   readonly plugins: ReadonlyArray<PluginRow>
   readonly warnings: ReadonlyArray<string>
   readonly tier1: { readonly text: string; readonly tokens: number; readonly plugins: ReadonlyArray<string> }
+  /**
+   * Whether code mode is on (`CODE_MODE`, docs/code-mode.md): then `nothingLoaded` and each load's
+   * cost count `run_code` and its API over the offered tools.
+   */
+  readonly codeMode: CodeMode.Setting
   readonly nothingLoaded: TokenBudget.TurnCost
   readonly perPlugin: ReadonlyArray<TokenBudget.PluginLoadCost>
   /**
@@ -226,6 +232,8 @@ export interface ReportInput {
   readonly eval: boolean
   readonly minRecall?: number | undefined
   readonly queries: { readonly file: string; readonly items: ReadonlyArray<QueryLine> } | undefined
+  /** Code mode (`CODE_MODE`): the costs count `run_code`'s API (default off). */
+  readonly codeMode?: CodeMode.Setting | undefined
   /** Query label → plugin name, from the module's `aliases` export. */
   readonly aliases?: ReadonlyMap<string, string> | undefined
   /** `[boot-warning] …` lines of the catalog's sources (MCP config, servers, skills). */
@@ -304,7 +312,8 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
     counter,
     k: input.k,
     budget: input.budget,
-    loaded: input.loaded
+    loaded: input.loaded,
+    codeMode: input.codeMode
   })
   const tier1Text = Tier1.render(catalog)
   const guides = TokenBudget.guideCosts(catalog, counter)
@@ -373,6 +382,7 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
         .map((e) => e.name)
         .sort()
     },
+    codeMode: input.codeMode ?? "off",
     nothingLoaded: budgetReport.nothingLoaded,
     perPlugin: budgetReport.perPlugin,
     guides,

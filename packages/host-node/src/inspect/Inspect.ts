@@ -9,7 +9,7 @@ import { join, resolve } from "node:path"
 import { CapabilityIndex, Catalog, Ranking, TokenCounter } from "@plugboard/core"
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
 import { Data, Effect, Either } from "effect"
-import { loadBudgetFromEnv } from "../CatalogBoot.js"
+import { codeModeFromEnv, loadBudgetFromEnv } from "../CatalogBoot.js"
 import {
   buildReport,
   type EvalJson,
@@ -189,6 +189,8 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
     if (overrides.errors.length > 0) return fail("boot-error", ExitCode.BootError, overrides.errors, [])
     const budget = loadBudgetFromEnv(process.env)
     if (Either.isLeft(budget)) return fail("boot-error", ExitCode.BootError, [budget.left], [])
+    const codeMode = codeModeFromEnv(process.env)
+    if (Either.isLeft(codeMode)) return fail("boot-error", ExitCode.BootError, [codeMode.left], [])
     if (
       loaded.kind === "catalog" &&
       mcp === undefined &&
@@ -295,6 +297,7 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       k: options.k,
       budget: options.budget,
       loaded: options.loaded,
+      codeMode: codeMode.right,
       eval: options.eval,
       minRecall: options.minRecall,
       queries,

@@ -263,7 +263,13 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
           ["base prompt", fmt(n.basePrompt), n.basePrompt === 0 ? "none given (--base-prompt FILE)" : ""],
           ["Tier-1 block", fmt(n.tier1), plural(report.tier1.plugins.length, "always plugin")],
           ["plugin prompts", fmt(n.pluginPrompts), "prompt sections and guides of always-tier plugins"],
-          ["meta-tools", fmt(n.metaTools), "list_capabilities, load_capability"],
+          [
+            "meta-tools",
+            fmt(n.metaTools),
+            report.codeMode === "on"
+              ? "list_capabilities, load_capability, run_code (CODE_MODE=on: its API over the offered tools)"
+              : "list_capabilities, load_capability"
+          ],
           ["always-tier tools", fmt(n.toolSchemas), plural(alwaysTools, "tool schema")],
           ["total", fmt(n.total), ""]
         ],

@@ -151,6 +151,7 @@ export const InspectReport = Schema.Struct({
   plugins: Schema.Array(PluginRow),
   warnings: Names,
   tier1: Schema.Struct({ text: Schema.String, tokens: Count, plugins: Names }),
+  codeMode: Schema.Literal("off", "on"),
   nothingLoaded: TurnCost,
   perPlugin: Schema.Array(
     Schema.Struct({

@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { Catalog, CodeMode, LoadedPlugins, Offer, TokenBudget } from "@plugboard/core"
 import { loadTiktokenCounter } from "@plugboard/tokenizers"
 import { JSONSchema, Schema } from "effect"
 import { describe, expect, it } from "vitest"
+import { weather } from "../../../../examples/plugins/weather.js"
 import { runInspect } from "../../src/inspect/index.js"
 import { expectGolden, fixture, inspect, ROOT } from "./helpers.js"
 import { InspectFailure, InspectOutput, InspectReport } from "./InspectJsonSchema.js"
@@ -308,5 +310,44 @@ describe("plugboard inspect: tool inputs", () => {
     expect(run.stderr).toContain(
       "[boot-error] Plugin 'reminders' tool 'snooze' input schema cannot be turned into JSON Schema: field 'until' is DateFromSelf, which has no JSON Schema form (Missing annotation): use Schema.Date (an ISO 8601 string)"
     )
+  })
+})
+
+describe("plugboard inspect: code mode (CODE_MODE, docs/code-mode.md)", () => {
+  const withCodeMode = async <A>(value: string, body: () => Promise<A>): Promise<A> => {
+    const saved = process.env.CODE_MODE
+    process.env.CODE_MODE = value
+    try {
+      return await body()
+    } finally {
+      if (saved === undefined) delete process.env.CODE_MODE
+      else process.env.CODE_MODE = saved
+    }
+  }
+
+  it("counts run_code, with its API over the offered tools, in a turn and in each load", async () => {
+    const o200k = await loadTiktokenCounter("o200k")
+    const args = [WEATHER, "--json", "--budget", "100000", "--loaded", "weather"]
+    const off = decodeReport((await inspect(...args)).stdout)
+    const on = decodeReport((await withCodeMode("on", () => inspect(...args))).stdout)
+    expect([off.codeMode, on.codeMode]).toEqual(["off", "on"])
+    // Nothing loaded, weather's tools are not offered: there is nothing for a program to call.
+    expect(on.nothingLoaded).toEqual(off.nothingLoaded)
+    const catalog = Catalog.unsafeMake([weather])
+    const offered = Offer.offer(catalog, LoadedPlugins.fromUnknown(["weather"]))
+    const [runCode] = CodeMode.offer("on", offered)
+    expect(on.budget?.loaded?.cost.total).toBe(
+      off.budget!.loaded!.cost.total + TokenBudget.toolCost(o200k, runCode!)
+    )
+    const api = CodeMode.api(CodeMode.callables(offered))
+    expect(on.perPlugin[0]!.cost).toBe(off.perPlugin[0]!.cost + o200k.count(api))
+    const text = await withCodeMode("on", () => inspect(WEATHER))
+    expect(text.stdout).toContain("run_code (CODE_MODE=on: its API over the offered tools)")
+  })
+
+  it("refuses a CODE_MODE that is neither off nor on, naming it", async () => {
+    const run = await withCodeMode("yes", () => inspect(WEATHER))
+    expect(run.code).toBe(2)
+    expect(run.stdout + run.stderr).toContain('CODE_MODE must be off or on, got "yes".')
   })
 })
