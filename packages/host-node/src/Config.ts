@@ -10,7 +10,7 @@
  */
 import { isIP } from "node:net"
 import { isAbsolute, join, resolve } from "node:path"
-import { Auth, Preload, ResultPages, TokenBudget, TurnBounds } from "@plugboard/core"
+import { Auth, type CodeMode, Preload, ResultPages, TokenBudget, TurnBounds } from "@plugboard/core"
 import { type ChatModelSettings, DEFAULT_CALL_BOUNDS, envConfig, resolveSettings } from "@plugboard/models"
 import { Config, ConfigProvider, Data, Effect, Either, Option } from "effect"
 
@@ -102,6 +102,8 @@ export interface ServerConfig {
   readonly toolResultMaxChars: number
   /** Predictive preload (`PRELOAD`, core's `Preload.Mode`; docs/architecture.md#predictive-preload). */
   readonly preload: Preload.Mode
+  /** Code mode (`CODE_MODE`, docs/code-mode.md): `run_code` offered over the offered tools. */
+  readonly codeMode: CodeMode.Setting
   /** Matrix replication, `undefined` (disabled) unless all three variables are set. */
   readonly matrix: MatrixConfig | undefined
   /**
@@ -374,6 +376,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     default: "shadow",
     meaning:
       "Predictive preload: off; shadow (rank the plugins against each turn's message and log whether the model then loads the predicted one); on (also offer a confidently predicted plugin's tools for that turn)"
+  },
+  {
+    name: "CODE_MODE",
+    default: "off",
+    meaning:
+      "Code mode: on offers run_code, which runs a program the model writes over the offered tools in a QuickJS sandbox (each call gated as a direct one, bounded in CPU, memory, output, calls and time); off offers nothing more"
   },
   {
     name: "MATRIX_BASE_URL / MATRIX_USER_ID / MATRIX_ACCESS_TOKEN",
@@ -816,6 +824,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
         ResultPages.MIN_MAX_CHARS
       ),
       preload: choice("PRELOAD", Preload.modes, "shadow"),
+      codeMode: choice("CODE_MODE", ["off", "on"] as const, "off"),
       matrix,
       matrixRecheckAfterMs: integer("MATRIX_RECHECK_AFTER_MS", 300_000, 0),
       matrixRequestTimeoutMs: integer("MATRIX_REQUEST_TIMEOUT_MS", 10_000, 1, 600_000),

@@ -27,7 +27,7 @@ import type {
   TurnLock
 } from "@plugboard/core"
 import { Access, CreditLedger as Ledger, type SessionStore, TurnBounds, TurnControl } from "@plugboard/core"
-import type { QueryRanking } from "@plugboard/langgraph"
+import type { CodeModeOption, QueryRanking } from "@plugboard/langgraph"
 import type { UserDatabaseRegistry } from "@plugboard/sqlite"
 import { Cause, Context, Effect, Exit, type ManagedRuntime, Option, Scope } from "effect"
 import * as BootReport from "./BootReport.js"
@@ -92,6 +92,8 @@ export interface ServerParts {
    * embedder, else lexical), for `list_capabilities`' query and for predictive preload; lexical when absent.
    */
   readonly ranking?: QueryRanking | undefined
+  /** Code mode (`CODE_MODE=on`): the sandbox `run_code` runs in; off when absent. */
+  readonly codeMode?: CodeModeOption | undefined
   readonly around: <A>(did: string, run: () => Promise<A>) => Promise<A>
   /** Makes the user's state available on this host (Matrix restore) before their request is routed. */
   readonly prepareUser?: ((did: string) => Promise<void>) | undefined
@@ -169,6 +171,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
         tokenCounter: parts.tokenCounter,
         resultMaxChars: config.toolResultMaxChars,
         ranking: parts.ranking,
+        codeMode: parts.codeMode,
         preload: { mode: config.preload },
         mcpInvocations: parts.mcpInvocations,
         toolsSettled: parts.toolsSettled,

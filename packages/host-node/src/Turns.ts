@@ -25,6 +25,7 @@ import {
 } from "@plugboard/core"
 import {
   type ClientToolsOption,
+  type CodeModeOption,
   createMainAgent,
   type MainAgent,
   type PreloadOption,
@@ -62,6 +63,8 @@ export interface AgentDeps {
   readonly ranking?: QueryRanking | undefined
   /** The user's invocations for the MCP servers that forward UCANs (none configured: absent). */
   readonly mcpInvocations?: ((did: string) => Promise<Record<string, string>>) | undefined
+  /** Code mode (`CODE_MODE=on`, docs/code-mode.md): `run_code` is offered and runs in this sandbox; off when absent. */
+  readonly codeMode?: CodeModeOption | undefined
 }
 
 /** One agent run: what the turn service resolved for it. */
@@ -193,7 +196,8 @@ export const runAgent = (
         ...(run.clientTools === undefined ? {} : { clientTools: run.clientTools }),
         scope: run.scope,
         ...(deps.preload === undefined ? {} : { preload: deps.preload }),
-        ...(deps.ranking === undefined ? {} : { ranking: deps.ranking })
+        ...(deps.ranking === undefined ? {} : { ranking: deps.ranking }),
+        ...(deps.codeMode === undefined ? {} : { codeMode: deps.codeMode })
       })
       if (run.observe !== undefined) stopObserving = agent.events.listen(run.observe)
       const invocations = await deps.mcpInvocations?.(run.did)
