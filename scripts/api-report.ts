@@ -16,6 +16,7 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..")
 export const PACKAGES = [
   "core",
   "ai-sdk",
+  "codemode",
   "embeddings",
   "langgraph",
   "ledger",
