@@ -45,6 +45,8 @@ const failed = (stop: Stop): Outcome => ({ ok: false, stop })
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 const OUT_OF_MEMORY = "InternalError: out of memory"
+const UNREADABLE = "the program threw a value that could not be read"
+const HEADROOM_BYTES = 1024 * 1024
 const STACK_OVERFLOW = "InternalError: stack overflow"
 
 /** Runs `request` on `engine`; `cancel` is the caller's interruption (treated as an abort). */
@@ -252,8 +254,8 @@ class Run {
     if (compiled.error !== undefined) {
       const error = this.own(compiled.error)
       if (meter.check()) return failed(meter.stopped!)
-      const description = this.describe(error)
-      if (!description.startsWith("SyntaxError")) return failed(this.classify(description))
+      const { description, stop } = this.failure(error)
+      if (!description.startsWith("SyntaxError")) return failed(stop)
       const located = context.callFunction(bridge.lineOf, context.undefined, error)
       const line = located.error === undefined ? context.getNumber(this.own(located.value)) : -1
       located.error?.dispose()
@@ -269,7 +271,7 @@ class Run {
     const called = meter.slice(() => context.callFunction(program, context.undefined))
     if (called.error !== undefined) {
       const error = this.own(called.error)
-      return meter.check() ? failed(meter.stopped!) : failed(this.classify(this.describe(error)))
+      return meter.check() ? failed(meter.stopped!) : failed(this.failure(error).stop)
     }
     const main = this.own(called.value)
 
@@ -291,8 +293,8 @@ class Run {
       }
       if (state.type === "rejected") {
         const error = this.own(state.error)
-        const description = this.describe(error)
-        return meter.check() ? failed(meter.stopped!) : failed(this.classify(description))
+        const { stop } = this.failure(error)
+        return meter.check() ? failed(meter.stopped!) : failed(stop)
       }
       if (this.answers.length > 0) {
         for (const answer of this.answers.splice(0)) this.settle(answer)
@@ -314,8 +316,7 @@ class Run {
       return failed(meter.stopped!)
     }
     if (encoded.error !== undefined) {
-      const description = this.describe(this.own(encoded.error))
-      const stop = this.classify(description)
+      const { description, stop } = this.failure(this.own(encoded.error))
       return failed(
         stop.reason === "thrown"
           ? { reason: "thrown", message: `The program's result is not JSON: ${description}` }
@@ -342,17 +343,28 @@ class Run {
     )
     if (r.error !== undefined) {
       r.error.dispose()
-      return "the program threw a value that could not be read"
+      return UNREADABLE
     }
     return context.getString(this.own(r.value))
   }
 
-  private classify(description: string): Stop {
-    if (description === OUT_OF_MEMORY)
-      return { reason: "memory", message: messages.memory(this.request.bounds.memoryBytes) }
+  // What a thrown value says and the stop it means. Read with some memory headroom: when an
+  // allocation fails, what is still reachable holds the heap full, and reading allocates too.
+  // When even the error object cannot be allocated QuickJS throws null instead, so a bare null is
+  // taken for a memory stop too (a program throwing null itself is the price of that).
+  private failure(error: QuickJSHandle): { readonly description: string; readonly stop: Stop } {
+    const limit = this.request.bounds.memoryBytes
+    this.runtime.setMemoryLimit(limit + HEADROOM_BYTES)
+    const description = this.describe(error)
+    this.runtime.setMemoryLimit(limit)
+    if (description === OUT_OF_MEMORY || description === "null")
+      return { description, stop: { reason: "memory", message: messages.memory(limit) } }
     if (description === STACK_OVERFLOW)
-      return { reason: "thrown", message: `${description} (the program recursed or nested too deeply)` }
-    return { reason: "thrown", message: description }
+      return {
+        description,
+        stop: { reason: "thrown", message: `${description} (the program recursed or nested too deeply)` }
+      }
+    return { description, stop: { reason: "thrown", message: description } }
   }
 
   /** Leaves the VM as it is: after a host fault, touching it again could fault again. */
