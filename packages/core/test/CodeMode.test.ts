@@ -73,6 +73,28 @@ describe("CodeMode: the offer", () => {
     expect(CodeMode.offer("on", bare)).toEqual([])
   })
 
+  it("follows a local $ref, and ends a cycle of them as unknown", () => {
+    const tool = (parameters: Record<string, unknown>) => ({
+      ref: { namespace: "p", name: "t" },
+      tool: { name: "t", description: "T.", parameters, kind: "plugin" as const, plugin: "p" }
+    })
+    const defs = { Int: { type: "integer" }, Loop: { $ref: "#/$defs/Loop" } }
+    expect(
+      CodeMode.api([
+        tool({
+          $defs: defs,
+          type: "object",
+          properties: {
+            days: { $ref: "#/$defs/Int" },
+            loop: { $ref: "#/$defs/Loop" },
+            far: { $ref: "x.json" }
+          },
+          required: ["days"]
+        })
+      ])
+    ).toContain("t(input: { days: number; loop?: unknown; far?: unknown }): Promise<unknown>")
+  })
+
   it("names a namespace after its plugin, as an identifier", () => {
     const all = Offer.offer(catalog, LoadedPlugins.fromUnknown(["weather", "currency-rates"]))
     expect(CodeMode.api(CodeMode.callables(all))).toContain("  currency_rates: {\n")
