@@ -5,8 +5,8 @@
  *
  * Terse on purpose, since the text is paid on every model call while code mode is on: no property
  * descriptions, no formats or bounds. A local `$ref` (`#/$defs/…`, as Effect writes shared
- * types) is followed. A schema part the renderer does not know (
- * a `$ref` that does not point inside the schema, `not`, a keyword-less `{}`) is `unknown`, never an error; nesting deeper than `MAX_DEPTH` is `unknown`
+ * types) is followed. A part the renderer does not know (a `$ref` out of the schema, `not`, a
+ * keyword-less `{}`) is `unknown`, never an error; nesting deeper than `MAX_DEPTH` is `unknown`
  * too, so a hostile schema costs a bounded text.
  */
 
