@@ -14,8 +14,10 @@
  * call is the door's, as for a direct call.
  */
 import { Either } from "effect"
+import * as Access from "./Access.js"
 import type * as CodeSandbox from "./CodeSandbox.js"
 import { describe } from "./Describe.js"
+import type { Catalog } from "./internal/catalog/model.js"
 import { META_TOOL_NAMES, RUN_CODE } from "./internal/metaTools.js"
 import type { OfferedTool } from "./internal/offered.js"
 import { cutAtWord } from "./internal/text.js"
@@ -60,6 +62,31 @@ export const callables = (offered: ReadonlyArray<OfferedTool>): ReadonlyArray<Ca
   offered
     .filter((t) => t.kind !== "meta" && !META_TOOL_NAMES.includes(t.name))
     .map((tool) => ({ ref: { namespace: namespaceOf(tool), name: tool.name }, tool }))
+
+/**
+ * The functions a program finds under `tools`: the offered ones (`callables`, the API the model
+ * reads), then every other tool of a plugin the user may load, under its plugin's namespace. A call
+ * to one of those reaches the gate like a direct call to it, and gets core's answer (load the
+ * plugin first) rather than a JavaScript `TypeError`. Silent tools and what the user's grants hide
+ * are never there: a program cannot find, by walking `tools`, a name the model could not list.
+ */
+export const reachable = (
+  catalog: Catalog,
+  offered: ReadonlyArray<OfferedTool>,
+  view: Access.View = Access.view(catalog)
+): ReadonlyArray<CodeSandbox.ToolRef> => {
+  const refs = callables(offered).map((c) => c.ref)
+  const seen = new Set(refs.map((r) => r.name))
+  for (const entry of catalog.entries) {
+    if (!entry.discoverable || view.denied.has(entry.name)) continue
+    for (const tool of entry.tools) {
+      if (tool.visibility === "silent" || view.hiddenTools.has(tool.name) || seen.has(tool.name)) continue
+      seen.add(tool.name)
+      refs.push({ namespace: namespaceOf({ ...tool, kind: "plugin" }), name: tool.name })
+    }
+  }
+  return refs
+}
 
 /** Longest tool description the API text carries (its first sentence, cut at a word). */
 const MAX_DOC = 120

@@ -192,6 +192,29 @@ describe("CodeMode: a program's calls go through the gate", () => {
   })
 })
 
+describe("CodeMode: what a program finds under tools", () => {
+  it("the offered tools, then every other tool the user may load; never a silent or hidden one", () => {
+    const secret: Plugin = {
+      name: "secret",
+      manifest: { title: "Secret", summary: "Hidden.", whenToUse: ["never"], visibility: "silent" },
+      tools: [{ name: "leak", description: "Leaks.", input: Schema.Struct({}), handler: () => "x" }]
+    }
+    const gated: Plugin = {
+      name: "gated",
+      manifest: { title: "Gated", summary: "Needs a grant.", whenToUse: ["admin"] },
+      requires: [{ with: "oracle:admin", can: "admin/purge" }],
+      tools: [{ name: "purge", description: "Purges.", input: Schema.Struct({}), handler: () => "x" }]
+    }
+    const all = Catalog.unsafeMake([weather, currency, secret, gated])
+    const names = (refs: ReadonlyArray<CodeSandbox.ToolRef>) => refs.map((r) => `${r.namespace}.${r.name}`)
+    const offer = Offer.offer(all, loaded)
+    expect(names(CodeMode.reachable(all, offer))).toEqual([
+      "weather.get_current_weather",
+      "currency_rates.convert"
+    ])
+  })
+})
+
 describe("CodeMode: what the model reads", () => {
   it("passes a tool's JSON answer to the program as a value, anything else as text", () => {
     expect(CodeMode.callValue('{"tempC": 20}')).toEqual({ tempC: 20 })

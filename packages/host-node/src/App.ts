@@ -36,6 +36,7 @@ import {
   TurnControl,
   TurnLock
 } from "@plugboard/core"
+import type { CodeModeOption } from "@plugboard/langgraph"
 import { MatrixSyncEngine, matrixSnapshotStore, type SnapshotStore } from "@plugboard/matrix"
 import { makeChatModel, withCallBounds } from "@plugboard/models"
 import * as Postgres from "@plugboard/postgres"
@@ -44,6 +45,7 @@ import { layerRunStore, layerSessionStore, layerUserDatabases, UserDatabases } f
 import { loadOrCreateSigner, type Signer, UcanAuth } from "@plugboard/ucan"
 import { Cause, Data, Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effect"
 import { bootCatalog } from "./CatalogBoot.js"
+import { startCodeMode } from "./CodeModeBoot.js"
 import * as ServerConfig from "./Config.js"
 import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin.js"
 import { creditLedgerLayer, databaseLayer } from "./Engines.js"
@@ -506,6 +508,18 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
   }
   const ranking = fused?.ranking ?? Ranking.lexical(catalog)
 
+  let codeMode: CodeModeOption | undefined
+  if (config.codeMode === "on") {
+    const started = await startCodeMode()
+    if (Either.isLeft(started)) {
+      await runtime.dispose()
+      await sources.close()
+      throw new OracleBootError([`[boot-error] CODE_MODE=on: ${started.left}`])
+    }
+    codeMode = started.right
+    logger.info("code mode on: run_code runs programs in the sandbox", { sandbox: codeMode.sandbox.name })
+  }
+
   const model =
     typeof options.model === "function"
       ? options.model(catalog)
@@ -601,6 +615,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     prepareUser,
     basePrompt: options.basePrompt,
     ranking,
+    codeMode,
     // Only a host's own saver may put every user's threads in one namespace: the Postgres
     // checkpointer scopes thread ids per user (its `UserScopedSaver`), as the SQLite files do.
     threadsShared: options.hooks?.checkpointerForUser !== undefined,

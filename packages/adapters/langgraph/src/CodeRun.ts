@@ -49,7 +49,7 @@ export const runProgram = async (
   if (codeMode === undefined)
     return { text: ToolCall.noHandler(CodeMode.RUN_CODE).content, outcome: "tool_error" }
   const bounds = codeMode.bounds ?? CodeMode.DEFAULT_BOUNDS
-  const tools = CodeMode.callables(step.offered)
+  const tools = CodeMode.reachable(step.catalog, step.offered, step.view)
   const stop = new AbortController()
   const onAbort = () => stop.abort()
   if (host.signal.aborted) stop.abort()
@@ -79,9 +79,7 @@ export const runProgram = async (
   }
   try {
     const result = await Effect.runPromise(
-      Effect.either(
-        codeMode.sandbox.run({ code, tools: tools.map((t) => t.ref), call, bounds, signal: stop.signal })
-      )
+      Effect.either(codeMode.sandbox.run({ code, tools, call, bounds, signal: stop.signal }))
     )
     if (ended !== undefined) throw ended
     return Either.isRight(result)
