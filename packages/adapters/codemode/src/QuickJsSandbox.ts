@@ -13,7 +13,7 @@
 import { CodeSandbox } from "@plugboard/core"
 import { Effect, Layer } from "effect"
 import { drive } from "./internal/driver.js"
-import { load, version } from "./internal/engine.js"
+import { compile, version } from "./internal/engine.js"
 
 /**
  * The VM's stack by default, in bytes: enough for a recursion about 170 calls deep. QuickJS checks
@@ -27,8 +27,6 @@ export const DEFAULT_MAX_STACK_BYTES = 32 * 1024
 export interface QuickJsSandboxOptions {
   /** The VM's stack in bytes (default `DEFAULT_MAX_STACK_BYTES`); raise it only with care (above). */
   readonly maxStackBytes?: number
-  /** QuickJS's `release` build (default) or its `debug` build, which asserts on leaked handles. */
-  readonly variant?: "release" | "debug"
 }
 
 const positiveWhole = (n: unknown): boolean => typeof n === "number" && Number.isSafeInteger(n) && n > 0
@@ -43,23 +41,20 @@ const checkRequest = (request: CodeSandbox.RunRequest): void => {
 }
 
 /**
- * A QuickJS sandbox. Starts loading the WebAssembly module (once per process) so that the first
- * run does not wait for it; if the module cannot load, every run fails with `unavailable` (and the
- * next run tries loading again).
+ * A QuickJS sandbox. Starts compiling the WebAssembly module (once per process) so that the first
+ * run does not wait for it; each run then gets an instance and a memory of its own. If the module
+ * cannot load, every run fails with `unavailable` (and the next run tries loading again).
  */
 export const make = (options: QuickJsSandboxOptions = {}): Effect.Effect<CodeSandbox.CodeSandboxService> =>
   Effect.sync(() => {
-    const variant = options.variant ?? "release"
     const maxStackBytes = options.maxStackBytes ?? DEFAULT_MAX_STACK_BYTES
     if (!positiveWhole(maxStackBytes)) throw new RangeError(`maxStackBytes must be a positive whole number`)
-    load(variant).catch(() => undefined)
+    compile().catch(() => undefined)
     const service: CodeSandbox.CodeSandboxService = {
-      name: `quickjs-emscripten ${version}${variant === "debug" ? " (debug)" : ""}`,
+      name: `quickjs-emscripten ${version}`,
       run: (request) =>
         Effect.sync(() => checkRequest(request)).pipe(
-          Effect.zipRight(
-            Effect.promise((signal) => drive(() => load(variant), request, { maxStackBytes }, signal))
-          ),
+          Effect.zipRight(Effect.promise((signal) => drive(request, { maxStackBytes }, signal))),
           Effect.flatMap((outcome) =>
             outcome.ok
               ? Effect.succeed(outcome.result)

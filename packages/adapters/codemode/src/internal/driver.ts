@@ -12,9 +12,9 @@
  * ever crosses.
  */
 import type { CodeSandbox } from "@plugboard/core"
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten"
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten"
 import { BODY_LINE_OFFSET, type Bridge, install } from "./bridge.js"
-import { type Engine, isHostFault, poison } from "./engine.js"
+import { instantiate, isHostFault } from "./engine.js"
 import { Meter, messages, type Stop } from "./meter.js"
 import { toJavaScript } from "./typescript.js"
 
@@ -49,19 +49,18 @@ const UNREADABLE = "the program threw a value that could not be read"
 const HEADROOM_BYTES = 1024 * 1024
 const STACK_OVERFLOW = "InternalError: stack overflow"
 
-/** Runs `request` on `engine`; `cancel` is the caller's interruption (treated as an abort). */
+/** Runs `request` in an instance of its own; `cancel` is the caller's interruption (an abort). */
 export const drive = async (
-  loadEngine: () => Promise<Engine>,
   request: CodeSandbox.RunRequest,
   options: DriverOptions,
   cancel: AbortSignal
 ): Promise<Outcome> => {
   const signals = request.signal === undefined ? [cancel] : [request.signal, cancel]
   const meter = new Meter(request.bounds, signals)
-  let engine: Engine
+  let engine: QuickJSWASMModule
   try {
     // Also what makes every VM entry below start from a shallow host stack (a microtask).
-    engine = await loadEngine()
+    engine = await instantiate(request.bounds.memoryBytes)
   } catch (error) {
     return failed({
       reason: "unavailable",
@@ -76,9 +75,8 @@ export const drive = async (
     return await run.execute(source)
   } catch (error) {
     // A fault of the host or of the WebAssembly machine: the instance is no longer trusted
-    // (engine.ts), and the VM is left as it is.
+    // (engine.ts); it is left as it is, for the garbage collector.
     if (isHostFault(error)) {
-      poison(engine)
       run?.abandon()
       return failed(
         error instanceof RangeError
@@ -115,14 +113,14 @@ class Run {
   private abandoned = false
 
   constructor(
-    private readonly engine: Engine,
+    engine: QuickJSWASMModule,
     private readonly request: CodeSandbox.RunRequest,
     private readonly meter: Meter,
     signals: ReadonlyArray<AbortSignal>,
     options: DriverOptions
   ) {
     this.signals = signals
-    this.runtime = engine.module.newRuntime()
+    this.runtime = engine.newRuntime()
     try {
       this.runtime.setMaxStackSize(options.maxStackBytes)
       this.runtime.setInterruptHandler(meter.interrupt)
@@ -277,13 +275,15 @@ class Run {
 
     for (;;) {
       const jobs = meter.slice(() => this.runtime.executePendingJobs(-1))
-      if (jobs.error !== undefined) jobs.error.dispose()
-      if (this.engine.poisoned)
-        meter.stop({
-          reason: "unavailable",
-          message:
-            "The sandbox's engine was reset while the program ran (another program broke it); run it again."
-        })
+      // A job only fails past its own handlers when the VM is interrupted or out of memory (a
+      // reaction's exceptions reject its promise instead): the latter ends the run too.
+      if (jobs.error !== undefined) {
+        const error = this.own(jobs.error)
+        if (!meter.check()) {
+          const { stop } = this.failure(error)
+          if (stop.reason === "memory") meter.stop(stop)
+        }
+      }
       if (meter.check()) return failed(meter.stopped!)
       this.dispatch()
       const state = context.getPromiseState(main)
@@ -385,7 +385,7 @@ class Run {
       this.context.dispose()
       this.runtime.dispose()
     } catch {
-      poison(this.engine)
+      // The instance is the run's own and goes with it; nothing else shares what failed to free.
     }
   }
 }
