@@ -257,7 +257,7 @@ export const run = (
             bounds: { ...generousBounds, cpuMs: 100 },
             // Deliberately late (not a synchronisation): the answer comes after more than cpuMs.
             answer: () =>
-              new Promise((resolve) => setTimeout(() => resolve({ ok: true, value: "late" }), 300))
+              Effect.runPromise(Effect.as(Effect.sleep("300 millis"), { ok: true, value: "late" } as const))
           }).request
         )
         expect(result.value).toBe("late")
