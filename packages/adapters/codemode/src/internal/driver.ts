@@ -308,9 +308,11 @@ class Run {
     }
   }
 
-  private result(value: QuickJSHandle): Outcome {
+  // The program's value as JSON: written by the VM (its toJSON methods and getters are the
+  // program's own code, so this runs as a slice too), measured, then read.
+  private result(returned: QuickJSHandle): Outcome {
     const { context, meter, bridge } = this
-    const encoded = meter.slice(() => context.callFunction(bridge.encode, context.undefined, value))
+    const encoded = meter.slice(() => context.callFunction(bridge.encode, context.undefined, returned))
     if (meter.check()) {
       ;(encoded.error ?? encoded.value).dispose()
       return failed(meter.stopped!)
@@ -324,14 +326,14 @@ class Run {
       )
     }
     const json = this.own(encoded.value)
-    let value_: unknown
+    let value: unknown
     if (context.typeof(json) === "string") {
       const length = context.getNumber(this.own(context.getProp(json, "length")))
       const max = this.request.bounds.outputChars
       if (length > max) return failed({ reason: "output", message: messages.result(length, max) })
-      value_ = JSON.parse(context.getString(json))
+      value = JSON.parse(context.getString(json))
     }
-    return { ok: true, result: { value: value_, logs: [...this.logs], toolCalls: meter.toolCalls } }
+    return { ok: true, result: { value, logs: [...this.logs], toolCalls: meter.toolCalls } }
   }
 
   // "Name: message" of a thrown value, read by the VM (the value may be a proxy or have getters).
