@@ -4,10 +4,15 @@
  * calls stream as events nested under it, and a program's calls meet the same gate as direct
  * calls: a tool of a plugin not loaded is refused with core's message, invalid arguments get
  * core's validation message, the turn's tool-call bound ends the turn mid-program, and an abort
- * stops the program while it waits on a tool.
+ * stops the program while it waits on a tool. Credits are priced per model call (core's
+ * `CreditPricing`): a program's turn pays for its model calls and nothing for the calls it makes,
+ * as a direct turn pays nothing for its tool calls, and a user without credits runs nothing.
  */
 import {
   Catalog,
+  Clock,
+  CreditLedger,
+  CreditPricing,
   definePlugin,
   defineTool,
   type EventSink,
@@ -16,9 +21,10 @@ import {
   ToolCall
 } from "@plugboard/core"
 import { ScriptedChatModel, type ScriptedTurn } from "@plugboard/models"
-import { Either, Schema } from "effect"
+import { Effect, Either, Layer, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { getCurrentWeather, weather } from "../../../examples/plugins/weather.js"
+import { creditsPlugin } from "../src/index.js"
 import { call, collect, newSession, start, stream, user } from "./helpers.js"
 
 type ToolEvent = EventSink.AgentEvent & { readonly _tag: "tool_call" }
@@ -219,6 +225,54 @@ describe("code mode through the server (CODE_MODE=on)", () => {
       // The slow step returns into a program that was stopped: the next call never runs.
       await new Promise((resolve) => setImmediate(resolve))
       expect(ran).toEqual(["slow 1"])
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it("credits: a program's turn costs core's price of its model calls, and its tool calls nothing more; no credits, no program", async () => {
+    const ledger = await Effect.runPromise(Effect.provide(CreditLedger.makeMemory, Clock.layer))
+    const counter = { name: "chars", count: (text: string) => text.length }
+    let model: ScriptedChatModel | undefined
+    const server = await start({
+      plugins: [weather, creditsPlugin],
+      ledger: Layer.succeed(CreditLedger.CreditLedger, ledger),
+      model: (catalog) => {
+        model = ScriptedChatModel.router({ catalog }, { tokenCounter: counter })
+        return model
+      },
+      env: { CODE_MODE: "on" }
+    })
+    try {
+      const u = await user(server.app.oracleDid)
+      await server.app.credits.topUp(u.did, 1_000)
+      const session = await newSession(server.url, u.headers)
+      const events = await collect(
+        (await stream(server.url, session, u.headers, "What's the weather in Berlin, Paris and Rome?")).events
+      )
+      expect(events.at(-1)).toMatchObject({ _tag: "done", status: "finished" })
+      expect(doneOf(events, "get_current_weather")).toHaveLength(3)
+      const calls = model!.calls
+      expect(calls).toHaveLength(3) // load_capability, run_code, the answer
+      const total = calls
+        .map((c) =>
+          CreditPricing.costOf({ inputTokens: c.usage!.input_tokens, outputTokens: c.usage!.output_tokens })
+        )
+        .reduce((a, b) => a + b, 0)
+      expect(await server.app.credits.balance(u.did)).toBe(1_000 - total)
+
+      // A user with no credits is refused before the turn: no model call, no program, no tool.
+      const broke = await user(server.app.oracleDid)
+      const theirs = await newSession(server.url, broke.headers)
+      const before = calls.length
+      const refused = await stream(
+        server.url,
+        theirs,
+        broke.headers,
+        "What's the weather in Berlin, Paris and Rome?"
+      )
+      expect(refused.response.status).toBe(402)
+      expect(model!.calls).toHaveLength(before)
     } finally {
       await server.stop()
     }
