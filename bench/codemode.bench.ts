@@ -12,13 +12,14 @@
  * o200k (`@plugboard/tokenizers`, exact); the figures are the sums per task. Each run is checked:
  * the tool ran once per entity, through the gate, and the answer names every entity.
  */
-import type { EventSink, ToolSpec } from "@plugboard/core"
+
 import { QuickJsSandbox } from "@plugboard/codemode"
-import { exampleCatalog } from "../examples/catalog/index.js"
+import type { EventSink, ToolSpec } from "@plugboard/core"
 import { createMainAgent, MemorySaver, runTurn } from "@plugboard/langgraph"
 import { decide, ScriptedChatModel } from "@plugboard/models"
 import { loadTiktokenCounter } from "@plugboard/tokenizers"
 import { Effect } from "effect"
+import { exampleCatalog } from "../examples/catalog/index.js"
 
 interface Task {
   readonly kind: string
@@ -67,9 +68,21 @@ export const TASKS: ReadonlyArray<Task> = [
   },
   {
     kind: "forecasts for ten cities",
-    request: "Forecast for Tokyo, Osaka, Seoul, Beijing, Shanghai, Taipei, Manila, Hanoi, Bangkok and Jakarta this week.",
+    request:
+      "Forecast for Tokyo, Osaka, Seoul, Beijing, Shanghai, Taipei, Manila, Hanoi, Bangkok and Jakarta this week.",
     tool: "get_weather_forecast",
-    entities: ["Tokyo", "Osaka", "Seoul", "Beijing", "Shanghai", "Taipei", "Manila", "Hanoi", "Bangkok", "Jakarta"]
+    entities: [
+      "Tokyo",
+      "Osaka",
+      "Seoul",
+      "Beijing",
+      "Shanghai",
+      "Taipei",
+      "Manila",
+      "Hanoi",
+      "Bangkok",
+      "Jakarta"
+    ]
   }
 ]
 
@@ -174,7 +187,9 @@ export default async () => {
   const counter = await loadTiktokenCounter("o200k")
   const count = (text: string) => counter.count(text)
   const sandbox = await makeSandbox()
-  console.log(`code mode on the examples' catalog (${exampleCatalog.entries.length} plugins), sandbox ${sandbox.name}`)
+  console.log(
+    `code mode on the examples' catalog (${exampleCatalog.entries.length} plugins), sandbox ${sandbox.name}`
+  )
   console.log(
     `${"task".padEnd(26)} ${pad("calls", 5)} | ${pad("tokens direct", 13)} ${pad("code", 7)} ${pad("saved", 7)} | ${pad("model calls direct", 18)} ${pad("code", 4)} ${pad("saved", 6)}`
   )
