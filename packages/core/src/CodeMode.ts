@@ -22,11 +22,15 @@ import { META_TOOL_NAMES, RUN_CODE } from "./internal/metaTools.js"
 import type { OfferedTool } from "./internal/offered.js"
 import { cutAtWord } from "./internal/text.js"
 import { propertyKey, typeOf } from "./internal/tsDeclarations.js"
+import * as ResultPages from "./ResultPages.js"
 
 export { RUN_CODE }
 
 /** Whether a deployment offers code mode (`CODE_MODE`, docs/configuration.md). */
-export type Setting = "off" | "on"
+export type Setting = (typeof settings)[number]
+
+/** Every `Setting`, for the hosts that read `CODE_MODE`. */
+export const settings = ["off", "on"] as const
 
 /**
  * What one program may spend, unless the host says otherwise. Sized for a program that loops
@@ -37,7 +41,7 @@ export type Setting = "off" | "on"
 export const DEFAULT_BOUNDS: CodeSandbox.Bounds = {
   cpuMs: 2_000,
   memoryBytes: 32 * 1024 * 1024,
-  outputChars: 20_000,
+  outputChars: ResultPages.DEFAULT_MAX_CHARS,
   toolCalls: 25,
   wallClockMs: 60_000
 }
@@ -55,6 +59,15 @@ export interface Callable {
 export const namespaceOf = (tool: OfferedTool): string => {
   const name = (tool.plugin ?? "client").replace(/[^A-Za-z0-9_$]/g, "_")
   return /^[0-9]/.test(name) ? `_${name}` : name
+}
+
+/** How a program reaches `ref`: `tools.weather.get_current_weather`, `tools["my-tool"]` quoted. */
+export const pathOf = (ref: CodeSandbox.ToolRef): string => {
+  const step = (key: string) => {
+    const written = propertyKey(key)
+    return written === key ? `.${key}` : `[${written}]`
+  }
+  return `tools${step(ref.namespace)}${step(ref.name)}`
 }
 
 /** Every tool of an offer a program may call, in offer order: all but the meta-tools. */
@@ -186,15 +199,13 @@ export const target = (
   tools: ReadonlyArray<Callable>,
   ref: CodeSandbox.ToolRef
 ): Either.Either<string, string> => {
-  if (META_TOOL_NAMES.includes(ref.name) || ref.name === RUN_CODE)
+  if (META_TOOL_NAMES.includes(ref.name))
     return Either.left(
       `'${ref.name}' is a meta-tool: a program can call only the tools listed under \`tools\`.`
     )
   const offered = tools.find((c) => c.ref.name === ref.name)
   if (offered !== undefined && offered.ref.namespace !== ref.namespace)
-    return Either.left(
-      `tools.${ref.namespace} has no ${ref.name}; it is tools.${offered.ref.namespace}.${propertyKey(ref.name)}.`
-    )
+    return Either.left(`tools.${ref.namespace} has no ${ref.name}; it is ${pathOf(offered.ref)}.`)
   return Either.right(ref.name)
 }
 

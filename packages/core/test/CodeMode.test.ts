@@ -176,6 +176,13 @@ describe("CodeMode: a program's calls go through the gate", () => {
     }
   })
 
+  it("writes the path to a tool as a program would, quoting what is not an identifier", () => {
+    expect(CodeMode.pathOf({ namespace: "weather", name: "get_current_weather" })).toBe(
+      "tools.weather.get_current_weather"
+    )
+    expect(CodeMode.pathOf({ namespace: "p", name: "my-tool" })).toBe('tools.p["my-tool"]')
+  })
+
   it("tells a program that reached an offered tool under another namespace where it is", () => {
     const decided = ToolCall.planProgramCall(step, { namespace: "meteo", name: "get_current_weather" }, {})
     expect(decided._tag === "Answer" && decided.answer.content).toBe(

@@ -4,7 +4,7 @@
  * `createOracleApp` (serve) and `plugboard mcp` both boot through here, so the gateway offers the
  * catalog the oracle offers, and refuses to boot with the same `[boot-error]` lines.
  */
-import { Catalog, type CodeMode, type Plugin, type RuntimeLogger, type TokenCounter } from "@plugboard/core"
+import { Catalog, CodeMode, type Plugin, type RuntimeLogger, type TokenCounter } from "@plugboard/core"
 import { Either } from "effect"
 import { bootWarnings } from "./CatalogWarnings.js"
 import { type ManifestOverridesInput, readManifestOverrides } from "./ManifestOverridesFile.js"
@@ -83,11 +83,15 @@ export const bootCatalog = async (
 export const codeModeFromEnv = (
   env: Readonly<Record<string, string | undefined>>
 ): Either.Either<CodeMode.Setting, string> => {
+  // Read as the server's config reads it (Config.ts `choice`): any case, the same message.
   const raw = env.CODE_MODE?.trim()
-  if (raw === undefined || raw === "" || raw === "off") return Either.right("off")
-  return raw === "on"
-    ? Either.right("on")
-    : Either.left(`CODE_MODE must be off or on, got ${JSON.stringify(raw.slice(0, 40))}.`)
+  if (raw === undefined || raw === "") return Either.right("off")
+  const setting = CodeMode.settings.find((s) => s === raw.toLowerCase())
+  return setting !== undefined
+    ? Either.right(setting)
+    : Either.left(
+        `CODE_MODE must be one of ${CodeMode.settings.join(", ")}, got ${JSON.stringify(raw.slice(0, 40))}.`
+      )
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 import { isIP } from "node:net"
 import { isAbsolute, join, resolve } from "node:path"
-import { Auth, type CodeMode, Preload, ResultPages, TokenBudget, TurnBounds } from "@plugboard/core"
+import { Auth, CodeMode, Preload, ResultPages, TokenBudget, TurnBounds } from "@plugboard/core"
 import { type ChatModelSettings, DEFAULT_CALL_BOUNDS, envConfig, resolveSettings } from "@plugboard/models"
 import { Config, ConfigProvider, Data, Effect, Either, Option } from "effect"
 
@@ -824,7 +824,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
         ResultPages.MIN_MAX_CHARS
       ),
       preload: choice("PRELOAD", Preload.modes, "shadow"),
-      codeMode: choice("CODE_MODE", ["off", "on"] as const, "off"),
+      codeMode: choice("CODE_MODE", CodeMode.settings, "off"),
       matrix,
       matrixRecheckAfterMs: integer("MATRIX_RECHECK_AFTER_MS", 300_000, 0),
       matrixRequestTimeoutMs: integer("MATRIX_REQUEST_TIMEOUT_MS", 10_000, 1, 600_000),

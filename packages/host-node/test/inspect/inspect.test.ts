@@ -345,9 +345,14 @@ describe("plugboard inspect: code mode (CODE_MODE, docs/code-mode.md)", () => {
     expect(text.stdout).toContain("run_code (CODE_MODE=on: its API over the offered tools)")
   })
 
+  it("reads CODE_MODE in any case, as the server does", async () => {
+    const report = decodeReport((await withCodeMode("ON", () => inspect(WEATHER, "--json"))).stdout)
+    expect(report.codeMode).toBe("on")
+  })
+
   it("refuses a CODE_MODE that is neither off nor on, naming it", async () => {
     const run = await withCodeMode("yes", () => inspect(WEATHER))
     expect(run.code).toBe(2)
-    expect(run.stdout + run.stderr).toContain('CODE_MODE must be off or on, got "yes".')
+    expect(run.stdout + run.stderr).toContain('CODE_MODE must be one of off, on, got "yes".')
   })
 })

@@ -100,9 +100,6 @@ export const namespaceIn = (runCodeDescription: string, tool: string): string | 
   return undefined
 }
 
-const access = (name: string): string =>
-  /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`
-
 /**
  * The program that makes `calls` (one per entity, keyed by the entity) and returns every answer
  * by entity: what the router writes in code mode.
@@ -111,7 +108,7 @@ export const programFor = (
   namespace: string,
   calls: ReadonlyArray<{ readonly item: string; readonly call: ScriptedToolCall }>
 ): string => {
-  const fn = `tools${access(namespace)}${access(calls[0]!.call.tool)}`
+  const fn = CodeMode.pathOf({ namespace, name: calls[0]!.call.tool })
   const inputs = calls.map((c) => `  [${JSON.stringify(c.item)}, ${JSON.stringify(c.call.args ?? {})}]`)
   return [
     `const inputs = [\n${inputs.join(",\n")}\n]`,
