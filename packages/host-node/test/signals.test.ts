@@ -48,13 +48,21 @@ const argvOf = (pid: number): Array<string> => {
   }
 }
 
-const alive = (pid: number): boolean => {
+/** The state letter and parent pid of `pid` from /proc, or undefined once it is reaped. */
+const statOf = (pid: number): { readonly state: string; readonly ppid: number } | undefined => {
   try {
-    process.kill(pid, 0)
-    return true
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
+    const [state, ppid] = fields.slice(fields.lastIndexOf(")") + 2).split(" ")
+    return { state: state ?? "?", ppid: Number(ppid) }
   } catch {
-    return false
+    return undefined
   }
+}
+
+/** Running, not a zombie: an exited process its new parent has not reaped yet is not serving. */
+const alive = (pid: number): boolean => {
+  const stat = statOf(pid)
+  return stat !== undefined && stat.state !== "Z" && stat.state !== "X"
 }
 
 /** The node process serving under `pid`: a descendant node running scripts/plugboard.mjs. */
@@ -205,8 +213,8 @@ describe.skipIf(process.platform !== "linux" || !hasNpm)("issue 36 item 17: SIGT
       child.kill("SIGKILL")
       await exited
       expect(
-        await eventually(() => !alive(server!), 15_000),
-        `the server outlived its parent:\n${output()}`
+        await eventually(() => !alive(server!), 30_000),
+        `the server outlived its parent (/proc stat ${JSON.stringify(statOf(server!))}):\n${output()}`
       ).toBe(true)
       await expect(fetch(`${listening}/health`)).rejects.toThrow()
     } finally {

@@ -10,7 +10,12 @@
  * docs/cli.md). Linux has no portable "signal me when my parent dies" in Node, so the parent's pid
  * is read every `PARENT_POLL_MS`: when it changes the process was re-parented, its parent is gone.
  * A process started by pid 1 or with no parent (a container's entry point) has nothing to watch.
+ * The parent is the one this module saw when it was first imported, at start-up: read when
+ * `signalled` is called (after the banner), a wrapper killed during boot was never seen at all.
  */
+
+/** The parent the process was started by, read once at start-up. */
+const STARTED_BY = process.ppid
 
 /** How often the parent's pid is read: a second is the longest a server outlives its wrapper. */
 export const PARENT_POLL_MS = 1000
@@ -24,7 +29,6 @@ export const PARENT_EXITED = "parent process exited"
  */
 export const signalled = (): Promise<string> =>
   new Promise((resolve) => {
-    const parent = process.ppid
     const stop = (reason: string) => {
       process.off("SIGINT", onInt)
       process.off("SIGTERM", onTerm)
@@ -35,8 +39,10 @@ export const signalled = (): Promise<string> =>
     const onTerm = () => stop("SIGTERM")
     process.on("SIGINT", onInt)
     process.on("SIGTERM", onTerm)
+    const orphaned = () => STARTED_BY > 1 && process.ppid !== STARTED_BY
     const watch = setInterval(() => {
-      if (parent > 1 && process.ppid !== parent) stop(PARENT_EXITED)
+      if (orphaned()) stop(PARENT_EXITED)
     }, PARENT_POLL_MS)
     watch.unref()
+    if (orphaned()) stop(PARENT_EXITED)
   })
