@@ -20,7 +20,6 @@ import { describe } from "./Describe.js"
 import type { Catalog } from "./internal/catalog/model.js"
 import { META_TOOL_NAMES, RUN_CODE } from "./internal/metaTools.js"
 import type { OfferedTool } from "./internal/offered.js"
-import { cutAtWord } from "./internal/text.js"
 import { propertyKey, typeOf } from "./internal/tsDeclarations.js"
 import * as ResultPages from "./ResultPages.js"
 
@@ -101,23 +100,12 @@ export const reachable = (
   return refs
 }
 
-/** Longest tool description the API text carries (its first sentence, cut at a word). */
-const MAX_DOC = 120
-
-const docOf = (tool: OfferedTool): string => {
-  // A plugin tool's description starts with its plugin's title in brackets: the namespace says it.
-  const text = tool.description
-    .replace(/^\[[^\]]*\]\s*/, "")
-    .replace(/\s+/g, " ")
-    .trim()
-  const sentence = /^(.+?[.!?])(\s|$)/.exec(text)?.[1] ?? text
-  return cutAtWord(sentence, MAX_DOC).replace(/\*\//g, "* /")
-}
-
 /**
  * The typed API of `callables` as TypeScript declarations, grouped by namespace in offer order:
- * what `run_code`'s description shows the model. Every function answers `Promise<unknown>`: a
- * tool's output has no schema (its text is parsed as JSON when it is JSON: `callValue`).
+ * what `run_code`'s description shows the model. Signatures only: every callable tool is offered
+ * beside `run_code` with its own description, so repeating it here would pay for it twice on every
+ * model call. Every function answers `Promise<unknown>`: a tool's output has no schema (its text
+ * is parsed as JSON when it is JSON: `callValue`).
  */
 export const api = (tools: ReadonlyArray<Callable>): string => {
   const byNamespace = new Map<string, Array<Callable>>()
@@ -129,11 +117,8 @@ export const api = (tools: ReadonlyArray<Callable>): string => {
   const lines = ["declare const tools: {"]
   for (const [namespace, group] of byNamespace) {
     lines.push(`  ${propertyKey(namespace)}: {`)
-    for (const { ref, tool } of group) {
-      const doc = docOf(tool)
-      if (doc !== "") lines.push(`    /** ${doc} */`)
+    for (const { ref, tool } of group)
       lines.push(`    ${propertyKey(ref.name)}(input: ${typeOf(tool.parameters)}): Promise<unknown>`)
-    }
     lines.push("  }")
   }
   lines.push("}")
@@ -142,7 +127,7 @@ export const api = (tools: ReadonlyArray<Callable>): string => {
 
 /** What `run_code`'s description says before the API (the rules a program runs under). */
 export const PREAMBLE =
-  "Run a JavaScript or TypeScript program that calls the tools below and returns only what the " +
+  "Run a JavaScript or TypeScript program that calls the tools below (each described as offered) and returns only what the " +
   "user needs: use it when a request takes several tool calls. The code is the body of an async " +
   "function: await the tools, `return` the result; console.log is kept too. Each tool answers its " +
   "output (parsed JSON, or text) and throws on failure. No network, files, timers or imports."

@@ -62,7 +62,11 @@ describe("CodeMode: the offer", () => {
     expect(runCode?.description).toContain(
       'get_current_weather(input: { city: string; units?: "metric" | "imperial" }): Promise<unknown>'
     )
-    expect(runCode?.description).toContain("/** Current weather for a city. */")
+    // Signatures only: the tool's description is its own, offered beside run_code.
+    expect(runCode?.description).not.toContain("Current weather for a city")
+    expect(offered.find((t) => t.name === "get_current_weather")?.description).toContain(
+      "Current weather for a city"
+    )
     // convert's plugin is not loaded: the API does not show it.
     expect(runCode?.description).not.toContain("convert")
     expect(CodeMode.offer("off", offered)).toEqual([])

@@ -7,6 +7,7 @@
  * stops the program while it waits on a tool. Credits are priced per model call (core's
  * `CreditPricing`): a program's turn pays for its model calls and nothing for the calls it makes,
  * as a direct turn pays nothing for its tool calls, and a user without credits runs nothing.
+ * Credits that run out during a program's turn end it as they end a direct turn.
  */
 import {
   Catalog,
@@ -25,7 +26,7 @@ import { Effect, Either, Layer, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { getCurrentWeather, weather } from "../../../examples/plugins/weather.js"
 import { creditsPlugin } from "../src/index.js"
-import { call, collect, newSession, start, stream, user } from "./helpers.js"
+import { call, collect, newSession, recordingLogger, start, stream, user } from "./helpers.js"
 
 type ToolEvent = EventSink.AgentEvent & { readonly _tag: "tool_call" }
 const toolEvents = (events: ReadonlyArray<EventSink.AgentEvent>) =>
@@ -276,5 +277,51 @@ describe("code mode through the server (CODE_MODE=on)", () => {
     } finally {
       await server.stop()
     }
+  })
+
+  it("credits that run out mid-turn: a program's turn ends as a direct turn's does", async () => {
+    // The turn reserves CREDIT_RESERVE_ESTIMATE (1) and costs more: a balance of 1 runs out in it.
+    const outcome = async (codeMode: "on" | "off") => {
+      const ledger = await Effect.runPromise(Effect.provide(CreditLedger.makeMemory, Clock.layer))
+      const { logger, records } = recordingLogger()
+      const server = await start({
+        plugins: [weather, creditsPlugin],
+        ledger: Layer.succeed(CreditLedger.CreditLedger, ledger),
+        logger,
+        env: { CODE_MODE: codeMode }
+      })
+      try {
+        const u = await user(server.app.oracleDid)
+        await server.app.credits.topUp(u.did, 1)
+        const session = await newSession(server.url, u.headers)
+        const request = "What's the weather in Berlin, Paris and Rome?"
+        const events = await collect((await stream(server.url, session, u.headers, request)).events)
+        const next = await stream(server.url, session, u.headers, request)
+        return {
+          end: events.at(-1),
+          weatherCalls: doneOf(events, "get_current_weather").length,
+          programs: doneOf(events, "run_code").length,
+          balance: await server.app.credits.balance(u.did),
+          shortfallLogged: records.some((r) => r.level === "warn" && r.fields?.shortfall !== undefined),
+          next: next.response.status
+        }
+      } finally {
+        await server.stop()
+      }
+    }
+    const direct = await outcome("off")
+    const code = await outcome("on")
+    expect(direct.programs).toBe(0)
+    expect(code.programs).toBe(1)
+    const { programs: _a, ...directRest } = direct
+    const { programs: _b, ...codeRest } = code
+    expect(codeRest).toEqual(directRest)
+    expect(code).toMatchObject({
+      end: { _tag: "done", status: "finished" },
+      weatherCalls: 3,
+      balance: 0,
+      shortfallLogged: true,
+      next: 402
+    })
   })
 })
