@@ -216,6 +216,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     },
     mcpServers: options.mcpServers ?? envConfig?.mcpConfigFile,
     skills: options.skills ?? envConfig?.skillsDir,
+    skillsRun: envConfig?.skillsRun,
     manifestOverrides: options.manifestOverrides ?? envConfig?.manifestOverridesFile,
     cwd,
     cacheDir: envConfig?.mcpCacheDir ?? join(cwd, ".plugboard", "mcp-cache"),

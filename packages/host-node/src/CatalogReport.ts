@@ -141,6 +141,12 @@ export interface BudgetJson {
   readonly fits: boolean
 }
 
+/** Which skills may run their scripts: `SKILLS_RUN` as read, and the skills that got `run_script`. */
+export interface SkillsRunReport {
+  readonly allowed: "none" | "all" | ReadonlyArray<string>
+  readonly runnable: ReadonlyArray<string>
+}
+
 /**
  * A full report. `over-budget`: `--budget` is exceeded; `below-min-recall`: routing is below
  * `--min-recall` (and the budget holds). Both exit 1.
@@ -160,6 +166,11 @@ export interface InspectReport {
    * cost count `run_code` and its API over the offered tools.
    */
   readonly codeMode: CodeMode.Setting
+  /**
+   * Skills whose scripts run (`SKILLS_RUN`, docs/skills-that-run.md): what the operator allowed,
+   * and the skills that got `run_script` on this host (none without a sandbox: see the warnings).
+   */
+  readonly skillsRun: SkillsRunReport
   readonly nothingLoaded: TokenBudget.TurnCost
   readonly perPlugin: ReadonlyArray<TokenBudget.PluginLoadCost>
   /**
@@ -234,6 +245,8 @@ export interface ReportInput {
   readonly queries: { readonly file: string; readonly items: ReadonlyArray<QueryLine> } | undefined
   /** Code mode (`CODE_MODE`): the costs count `run_code`'s API (default off). */
   readonly codeMode?: CodeMode.Setting | undefined
+  /** `SKILLS_RUN` and the skills that may run (default: none allowed). */
+  readonly skillsRun?: SkillsRunReport | undefined
   /** Query label → plugin name, from the module's `aliases` export. */
   readonly aliases?: ReadonlyMap<string, string> | undefined
   /** `[boot-warning] …` lines of the catalog's sources (MCP config, servers, skills). */
@@ -383,6 +396,7 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
         .sort()
     },
     codeMode: input.codeMode ?? "off",
+    skillsRun: input.skillsRun ?? { allowed: "none", runnable: [] },
     nothingLoaded: budgetReport.nothingLoaded,
     perPlugin: budgetReport.perPlugin,
     guides,

@@ -13,6 +13,7 @@ import { isAbsolute, join, resolve } from "node:path"
 import { Auth, CodeMode, Preload, ResultPages, TokenBudget, TurnBounds } from "@plugboard/core"
 import { type ChatModelSettings, DEFAULT_CALL_BOUNDS, envConfig, resolveSettings } from "@plugboard/models"
 import { Config, ConfigProvider, Data, Effect, Either, Option } from "effect"
+import { SKILLS_RUN_VARIABLES, type SkillsRun, skillsRunFromEnv } from "./SkillsRun.js"
 
 /**
  * Default of `TURN_LOCK_TTL_MS`: the LangGraph adapter's `DEFAULT_THREAD_LOCK_TTL_MS` (not
@@ -124,6 +125,8 @@ export interface ServerConfig {
   readonly mcpIdleMs: number
   /** A folder of Agent Skills (`SKILLS_DIR`): every subfolder with a `SKILL.md` is one plugin. */
   readonly skillsDir: string | undefined
+  /** Which skills may run their scripts (`SKILLS_RUN`, docs/skills-that-run.md); none when undefined. */
+  readonly skillsRun: SkillsRun | undefined
   /**
    * An embedding model's folder (`EMBEDDING_MODEL`: `model.onnx` + `vocab.txt`, README "Routing
    * quality"): `list_capabilities` then ranks lexically and semantically fused; unset: lexically.
@@ -415,6 +418,28 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "SKILLS_DIR",
     default: "unset",
     meaning: "A folder of Agent Skills to mount as plugins (same as `serve --skills`)"
+  },
+  {
+    name: "SKILLS_RUN",
+    default: "unset (none)",
+    meaning:
+      "Skills whose scripts the agent may run, in bubblewrap (docs/skills-that-run.md): `all`, or skill names separated by commas; without a working bwrap the server boots with a warning and no skill runs"
+  },
+  {
+    name: "SKILLS_RUN_BWRAP",
+    default: "the bwrap on PATH",
+    meaning: "The bubblewrap program skills' scripts run in (Debian/Ubuntu: apt-get install bubblewrap)"
+  },
+  {
+    name: "SKILLS_RUN_PYTHON",
+    default: "python3",
+    meaning:
+      "The Python that runs a skill's `.py` scripts (a venv's bin/python: the venv is mounted read-only)"
+  },
+  {
+    name: "SKILLS_RUN_NODE",
+    default: "the Node running the server",
+    meaning: "The Node that runs a skill's `.js` scripts (its install is mounted read-only)"
   },
   {
     name: "EMBEDDING_MODEL",
@@ -832,6 +857,12 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       mcpCacheDir: path("MCP_CACHE_DIR", join(dataDir, "mcp-cache"), cwd),
       mcpIdleMs: integer("MCP_IDLE_MS", 300_000, 1),
       skillsDir: optionalPath("SKILLS_DIR", cwd),
+      skillsRun: Effect.map(Effect.all(SKILLS_RUN_VARIABLES.map(raw)), (values) =>
+        Either.mapLeft(
+          skillsRunFromEnv(Object.fromEntries(SKILLS_RUN_VARIABLES.map((name, i) => [name, values[i]])), cwd),
+          (m) => [m]
+        )
+      ),
       embeddingModel: optionalPath("EMBEDDING_MODEL", cwd),
       manifestOverridesFile: optionalPath("MANIFEST_OVERRIDES", cwd),
       healthPluginsPublic: boolean("HEALTH_PLUGINS_PUBLIC", false),

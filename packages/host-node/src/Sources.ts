@@ -17,6 +17,7 @@ import {
 import { loadSkills } from "@plugboard/skills"
 import type { Signer } from "@plugboard/ucan"
 import { makeJsonSchemaCheck } from "./JsonSchemaCheck.js"
+import { type SkillsRun, scriptRunning, unavailableWarning } from "./SkillsRun.js"
 
 /** An MCP config as `createOracleApp({ mcpServers })` takes it: a file path, or the parsed object. */
 export type { McpServersInput }
@@ -27,6 +28,8 @@ export interface SourcesOptions {
   readonly mcpServers?: McpServersInput | undefined
   /** Skills folders: each immediate subfolder holding a `SKILL.md` is one plugin. */
   readonly skills?: string | ReadonlyArray<string> | undefined
+  /** Which skills may run their scripts (`SKILLS_RUN`, docs/skills-that-run.md); none when absent. */
+  readonly skillsRun?: SkillsRun | undefined
   readonly cwd: string
   /** Where MCP tool lists are cached (`<data>/mcp-cache`). */
   readonly cacheDir: string
@@ -51,6 +54,8 @@ export interface Sources {
   readonly warnings: ReadonlyArray<string>
   /** The MCP servers of the config (for per-user invocations). */
   readonly servers: ReadonlyArray<McpServerConfig>
+  /** The skills whose scripts run (their plugin has `run_script`), in catalog order. */
+  readonly runnableSkills: ReadonlyArray<string>
   /**
    * The invocations a user's turn carries in `mcpUcanContext` (one per `forwardUcan` server);
    * absent when no server forwards UCANs.
@@ -72,7 +77,14 @@ export interface Sources {
  */
 export const LIST_CHANGED_WAIT_MS = 1_000
 
-const NONE: Sources = { plugins: [], errors: [], warnings: [], servers: [], close: async () => {} }
+const NONE: Sources = {
+  plugins: [],
+  errors: [],
+  warnings: [],
+  servers: [],
+  runnableSkills: [],
+  close: async () => {}
+}
 
 /**
  * Reads every source and derives its plugins. `others` are the TypeScript plugins: their tool
@@ -84,7 +96,8 @@ export const loadSources = async (
   others: ReadonlyArray<Plugin>,
   options: SourcesOptions
 ): Promise<Sources> => {
-  if (options.mcpServers === undefined && options.skills === undefined) return NONE
+  if (options.mcpServers === undefined && options.skills === undefined && options.skillsRun === undefined)
+    return NONE
   const errors: string[] = []
   const warnings: string[] = []
   const specs: CatalogSource.DerivedPluginSpec[] = []
@@ -108,13 +121,22 @@ export const loadSources = async (
 
   const skillDirs =
     options.skills === undefined ? [] : typeof options.skills === "string" ? [options.skills] : options.skills
+  let runnableSkills: ReadonlyArray<string> = []
   if (skillDirs.length > 0) {
+    const dirs = skillDirs.map((dir) => resolve(options.cwd, dir))
+    // Fails closed: without a sandbox on this host, no skill gets run_script.
+    const running = await scriptRunning(options.skillsRun, dirs[0]!)
+    if (running._tag === "Unavailable") warnings.push(unavailableWarning(running.reason))
     // One call for every folder: a skill name two folders share is an error naming both files.
-    const loaded = await loadSkills(skillDirs.map((dir) => resolve(options.cwd, dir)))
+    const loaded = await loadSkills(dirs, running._tag === "On" ? { run: running.run } : {})
     errors.push(...loaded.errors)
     warnings.push(...loaded.warnings)
     specs.push(...loaded.specs)
-  }
+    runnableSkills = loaded.runnable
+  } else if (options.skillsRun !== undefined)
+    warnings.push(
+      "SKILLS_RUN is set, but no skills folder is mounted (SKILLS_DIR or --skills): nothing runs."
+    )
 
   const taken: string[] = []
   for (const p of others) for (const t of p.tools ?? []) if (typeof t?.name === "string") taken.push(t.name)
@@ -132,6 +154,7 @@ export const loadSources = async (
     errors: errors.map((e) => `[boot-error] ${e}`),
     warnings: warnings.map((w) => `[boot-warning] ${w}`),
     servers,
+    runnableSkills,
     ...(pool === undefined ? {} : { toolsSettled: () => pool.toolsSettled(LIST_CHANGED_WAIT_MS) }),
     ...(forwarding.length === 0
       ? {}

@@ -23,6 +23,7 @@ import { Cause, Effect, Either, Exit, Scope } from "effect"
 import { OracleBootError } from "../App.js"
 import { bootCatalog, loadBudgetFromEnv } from "../CatalogBoot.js"
 import { makeConsoleLogger } from "../Logger.js"
+import { skillsRunFromEnv } from "../SkillsRun.js"
 import type { CliIO } from "./Commands.js"
 import { grantsFlag, parseFlags } from "./Flags.js"
 import { loadModuleOrSources } from "./LoadModule.js"
@@ -177,10 +178,13 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
   const idle = Number(env.MCP_IDLE_MS)
   const budget = loadBudgetFromEnv(env)
   if (Either.isLeft(budget)) throw new OracleBootError([budget.left])
+  const skillsRun = skillsRunFromEnv(env, io.cwd)
+  if (Either.isLeft(skillsRun)) throw new OracleBootError([skillsRun.left])
   const booted = await bootCatalog(plugins, {
     loadBudgetTokens: budget.right,
     mcpServers: options.mcp ?? nonEmpty(env.MCP_CONFIG),
     skills: options.skills ?? nonEmpty(env.SKILLS_DIR),
+    skillsRun: skillsRun.right,
     manifestOverrides: nonEmpty(env.MANIFEST_OVERRIDES),
     cwd: io.cwd,
     cacheDir: resolve(io.cwd, nonEmpty(env.MCP_CACHE_DIR) ?? join(dataDir, "mcp-cache")),

@@ -22,6 +22,7 @@ import { defaultModule, displayPath, loadModuleOrSources, ModuleLoadError } from
 import * as ConsoleAssets from "../console/Assets.js"
 import { readManifestOverrides } from "../ManifestOverridesFile.js"
 import { loadQueryRanking } from "../QueryRanking.js"
+import { skillsRunFromEnv } from "../SkillsRun.js"
 import { loadSources } from "../Sources.js"
 import { ExitCode, type InspectOptions, parseArgs, USAGE, UsageError } from "./Args.js"
 import * as Progress from "./Progress.js"
@@ -191,12 +192,16 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
     if (Either.isLeft(budget)) return fail("boot-error", ExitCode.BootError, [budget.left], [])
     const codeMode = codeModeFromEnv(process.env)
     if (Either.isLeft(codeMode)) return fail("boot-error", ExitCode.BootError, [codeMode.left], [])
+    const skillsRun = skillsRunFromEnv(process.env, cwd)
+    if (Either.isLeft(skillsRun)) return fail("boot-error", ExitCode.BootError, [skillsRun.left], [])
+    let runnableSkills: ReadonlyArray<string> = []
     if (
       loaded.kind === "catalog" &&
       mcp === undefined &&
       skills === undefined &&
       overridesFile === undefined &&
-      budget.right === undefined
+      budget.right === undefined &&
+      skillsRun.right === undefined
     )
       catalog = loaded.catalog
     else {
@@ -206,6 +211,7 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       const sources = await loadSources(plugins, {
         mcpServers: mcp,
         skills,
+        skillsRun: skillsRun.right,
         cwd,
         cacheDir: resolve(
           cwd,
@@ -217,6 +223,7 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       // Every tool list is read: no server is needed past this point.
       await sources.close()
       sourceWarnings = sources.warnings
+      runnableSkills = sources.runnableSkills
       progress.phase(
         `building the catalog of ${(plugins.length + sources.plugins.length).toLocaleString("en-US")} plugins…`
       )
@@ -298,6 +305,7 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       budget: options.budget,
       loaded: options.loaded,
       codeMode: codeMode.right,
+      skillsRun: { allowed: skillsRun.right?.skills ?? "none", runnable: runnableSkills },
       eval: options.eval,
       minRecall: options.minRecall,
       queries,

@@ -249,6 +249,18 @@ export const render = (report: InspectReport, options: RenderOptions): string =>
     out.push(...more(left))
   }
 
+  // Skills whose scripts run (docs/skills-that-run.md): said only when the operator allowed some.
+  const run = report.skillsRun
+  if (run.allowed !== "none") {
+    const allowed = run.allowed === "all" ? "all" : run.allowed.join(",")
+    heading(`Skills that may run their scripts (SKILLS_RUN=${allowed}): ${run.runnable.length}`)
+    out.push(
+      run.runnable.length === 0
+        ? "  none: no skill here has scripts/ allowed to run, or no sandbox (see the warnings)"
+        : `  ${run.runnable.join(", ")}: run_script, in bubblewrap`
+    )
+  }
+
   heading(`Tier-1 block: ${plural(report.tier1.tokens, "token")}`)
   out.push(...report.tier1.text.split("\n").map((l) => `  | ${l}`.trimEnd()))
 

@@ -152,6 +152,10 @@ export const InspectReport = Schema.Struct({
   warnings: Names,
   tier1: Schema.Struct({ text: Schema.String, tokens: Count, plugins: Names }),
   codeMode: Schema.Literal("off", "on"),
+  skillsRun: Schema.Struct({
+    allowed: Schema.Union(Schema.Literal("none", "all"), Names),
+    runnable: Names
+  }),
   nothingLoaded: TurnCost,
   perPlugin: Schema.Array(
     Schema.Struct({

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Catalog, CodeMode, LoadedPlugins, Offer, TokenBudget } from "@plugboard/core"
+import { findBwrap } from "@plugboard/skills"
 import { loadTiktokenCounter } from "@plugboard/tokenizers"
 import { JSONSchema, Schema } from "effect"
 import { describe, expect, it } from "vitest"
@@ -354,5 +355,59 @@ describe("plugboard inspect: code mode (CODE_MODE, docs/code-mode.md)", () => {
     const run = await withCodeMode("yes", () => inspect(WEATHER))
     expect(run.code).toBe(2)
     expect(run.stdout + run.stderr).toContain('CODE_MODE must be one of off, on, got "yes".')
+  })
+})
+
+describe("plugboard inspect: skills whose scripts run (SKILLS_RUN, docs/skills-that-run.md)", () => {
+  const SKILLS = join(ROOT, "packages/adapters/skills/test/vendored")
+  const withEnv = async <A>(env: Record<string, string>, body: () => Promise<A>): Promise<A> => {
+    const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]))
+    Object.assign(process.env, env)
+    try {
+      return await body()
+    } finally {
+      for (const [k, v] of Object.entries(saved))
+        if (v === undefined) delete process.env[k]
+        else process.env[k] = v
+    }
+  }
+
+  it("says none are allowed by default", async () => {
+    const report = decodeReport((await inspect(WEATHER, "--json", "--skills", SKILLS)).stdout)
+    expect(report.skillsRun).toEqual({ allowed: "none", runnable: [] })
+  })
+
+  it("says which skills may run; none, with the warning, where the sandbox cannot start", async () => {
+    const on = await withEnv({ SKILLS_RUN: "skill-creator,pdf" }, () =>
+      inspect(WEATHER, "--json", "--skills", SKILLS)
+    )
+    const report = decodeReport(on.stdout)
+    expect(report.skillsRun.allowed).toEqual(["skill-creator", "pdf"])
+    // Where bubblewrap works (CI installs it), skill-creator got run_script; pdf is not here.
+    if (findBwrap() !== undefined) {
+      expect(report.skillsRun.runnable).toEqual(["skill-creator"])
+      expect(report.warnings).toContain(
+        "[boot-warning] SKILLS_RUN names the skill 'pdf', which no skills folder declares."
+      )
+    } else expect(process.env.CI).not.toBe("true")
+    const closed = decodeReport(
+      (
+        await withEnv({ SKILLS_RUN: "all", SKILLS_RUN_BWRAP: "/nonexistent/bwrap" }, () =>
+          inspect(WEATHER, "--json", "--skills", SKILLS)
+        )
+      ).stdout
+    )
+    expect(closed.skillsRun).toEqual({ allowed: "all", runnable: [] })
+    expect(closed.warnings.some((w) => w.includes("no skill script can run on this host"))).toBe(true)
+    const text = await withEnv({ SKILLS_RUN: "all", SKILLS_RUN_BWRAP: "/nonexistent/bwrap" }, () =>
+      inspect(WEATHER, "--skills", SKILLS)
+    )
+    expect(text.stdout).toContain("Skills that may run their scripts (SKILLS_RUN=all): 0")
+  })
+
+  it("refuses a SKILLS_RUN that names no skill, quoting it", async () => {
+    const run = await withEnv({ SKILLS_RUN: "PDF" }, () => inspect(WEATHER))
+    expect(run.code).toBe(2)
+    expect(run.stdout + run.stderr).toContain('SKILLS_RUN must be "all", "none" or skill names')
   })
 })
