@@ -91,6 +91,11 @@ describe("pnpm demo --once", () => {
       "> And the forecast for Berlin this week?",
       "→ get_weather_forecast",
       "← done",
+      "> What's the weather in Berlin, Paris and Rome: which is warmest?",
+      '"city":"Berlin"',
+      '"city":"Paris"',
+      '"city":"Rome"',
+      "← done",
       "pnpm plugboard chat",
       "pnpm -s plugboard token",
       "curl"
@@ -104,6 +109,28 @@ describe("pnpm demo --once", () => {
     for (const file of ["oracle.key", "user.key", "credits.sqlite", "users"]) {
       expect(existsSync(join(cwd, ".plugboard", file))).toBe(true)
     }
+  }, 120_000)
+
+  it("with CODE_MODE=on, answers the three cities with one program whose calls stream under it", async () => {
+    const { code, stdout } = await runDemo(["--once"], tempDir(), { CODE_MODE: "on" })
+    expect(code).toBe(0)
+    const third = stdout.slice(stdout.indexOf("> What's the weather in Berlin, Paris and Rome"))
+    const positions = inOrder(third, [
+      "→ run_code",
+      "→ get_current_weather",
+      '"city":"Berlin"',
+      "→ get_current_weather",
+      '"city":"Paris"',
+      "→ get_current_weather",
+      '"city":"Rome"',
+      "← run_code",
+      "returned: Berlin: (city: Berlin",
+      "← done"
+    ])
+    expect(positions.every((p) => p >= 0)).toBe(true)
+    // One program: no weather call between the load and run_code made by a model call of its own.
+    expect(third.split("→ run_code").length - 1).toBe(1)
+    expect(stdout).not.toContain("✗")
   }, 120_000)
 
   it("falls back to a free port, saying so, when PORT is taken", async () => {

@@ -8,9 +8,10 @@
  * 2. Chats with it as `pnpm plugboard chat` does — over real HTTP and SSE, as the local user,
  *    with a UCAN invocation per request: "What's the weather in Berlin?" (the model loads the
  *    `weather` plugin with `load_capability`, then calls `get_current_weather`; the answer
- *    streams in chunks), then a forecast on the same session (already loaded: no second load).
+ *    streams in chunks), then a forecast on the same session (already loaded: no second load),
+ *    then the weather in three cities (`CODE_MODE=on pnpm demo`: in one program, docs/code-mode.md).
  * 3. Prints how to talk to the running server, and serves until Ctrl-C / SIGTERM (graceful
- *    close). With `--once` it stops after the chat instead: exit code 0 when both turns answered.
+ *    close). With `--once` it stops after the chat instead: exit code 0 when every turn answered.
  */
 
 import { describe } from "@plugboard/core"
@@ -18,10 +19,14 @@ import { chatTurn, connectChat, createOracleApp, type OracleApp, OracleBootError
 import { loadOrCreateSigner } from "@plugboard/ucan"
 import { examplePlugins } from "./catalog/index.js"
 
-/** The demo's conversation: one session, two turns. */
+/**
+ * The demo's conversation: one session, three turns. The last asks about three cities: one
+ * weather call per model call, or with `CODE_MODE=on` one `run_code` program making all three.
+ */
 export const DEMO_MESSAGES = [
   "What's the weather in Berlin?",
-  "And the forecast for Berlin this week?"
+  "And the forecast for Berlin this week?",
+  "What's the weather in Berlin, Paris and Rome: which is warmest?"
 ] as const
 
 const out = (text: string) => void process.stdout.write(text)

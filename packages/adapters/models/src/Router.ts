@@ -95,9 +95,17 @@ const parse = (text: string): unknown => {
   }
 }
 
+const isScalar = (value: unknown): boolean => value === null || typeof value !== "object"
+
 const describeValue = (value: unknown): string => {
   if (Array.isArray(value)) return `${value.length} item(s)`
-  if (value !== null && typeof value === "object") return `${Object.keys(value).length} field(s)`
+  if (value !== null && typeof value === "object") {
+    // A flat record (one entity's answer in a program's result) is worth reading in full.
+    const fields = Object.entries(value as Record<string, unknown>)
+    return fields.length > 0 && fields.length <= 8 && fields.every(([, v]) => isScalar(v))
+      ? `(${fields.map(([k, v]) => `${k}: ${String(v)}`).join(", ")})`
+      : `${fields.length} field(s)`
+  }
   return String(value)
 }
 

@@ -578,7 +578,8 @@ describe("adaptArgs", () => {
 
 describe("summariseOutput", () => {
   it("summarises objects by top-level field, arrays by count, text by clipping", () => {
-    expect(summariseOutput('{"a":1,"b":[1,2],"c":{"d":1}}')).toBe("a: 1, b: 2 item(s), c: 1 field(s)")
+    expect(summariseOutput('{"a":1,"b":[1,2],"c":{"d":1}}')).toBe("a: 1, b: 2 item(s), c: (d: 1)")
+    expect(summariseOutput('{"c":{"d":{"e":1}}}')).toBe("c: 1 field(s)")
     expect(summariseOutput("[1,2,3,4]")).toBe("4 result(s): [1,2,3]")
     expect(summariseOutput("plain text")).toBe("plain text")
     expect(summariseOutput("x".repeat(1000)).length).toBe(400)
