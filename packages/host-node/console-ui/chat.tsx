@@ -16,6 +16,8 @@ interface ToolView {
   readonly output?: string | undefined
   /** The call failed: the model was answered with an error (`isError` on `done` and in history). */
   readonly isError?: boolean | undefined
+  /** A call a `run_code` program made: the program's call's event (docs/code-mode.md). */
+  readonly parentEventId?: string | undefined
 }
 
 /** One model call of a turn: what was loaded when it was made, and what it was offered. */
@@ -235,7 +237,8 @@ export const ChatTab = (props: {
             args: d.args,
             status: d.status === "done" ? "done" : "isRunning",
             output: typeof d.output === "string" ? d.output : undefined,
-            isError: d.isError === true
+            isError: d.isError === true,
+            parentEventId: typeof d.parentEventId === "string" ? d.parentEventId : undefined
           }
           if (view.status === "isRunning") {
             nextCallIfTools()
@@ -390,6 +393,9 @@ export const ChatTab = (props: {
                     <li
                       key={tool.eventId}
                       data-tool={tool.toolName}
+                      data-event={tool.eventId}
+                      data-parent={tool.parentEventId}
+                      class={tool.parentEventId === undefined ? undefined : "nested"}
                       data-status={tool.status === "done" && tool.isError === true ? "failed" : tool.status}
                     >
                       <details>

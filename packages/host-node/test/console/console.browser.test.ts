@@ -119,6 +119,44 @@ describe.skipIf(missing !== undefined)("dev console in Chromium", () => {
     await page.close()
   })
 
+  it("shows a run_code program's calls under it (CODE_MODE=on)", async () => {
+    const coded = await start({ plugins: examplePlugins, env: { CODE_MODE: "on" } })
+    const page = await browser.newPage({ viewport: { width: 1200, height: 820 } })
+    try {
+      const theirs = await mintInvocation({
+        issuer: await generateSigner(),
+        audience: coded.app.oracleDid,
+        ttlSeconds: 900
+      })
+      await page.goto(`${coded.url}/console#token=${encodeURIComponent(theirs)}`)
+      await page.waitForFunction(READY)
+      await page.getByLabel("Message").fill("What's the weather in Berlin, Paris and Rome: which is warmest?")
+      await page.keyboard.press("Enter")
+      await page.locator('.turn[data-status="finished"]').waitFor()
+      const rows = await page.$$eval(".turn .tools li", (lis) =>
+        lis.map((li) => ({
+          tool: li.getAttribute("data-tool"),
+          event: li.getAttribute("data-event"),
+          parent: li.getAttribute("data-parent"),
+          nested: li.classList.contains("nested")
+        }))
+      )
+      const program = rows.find((r) => r.tool === "run_code")
+      expect(program?.nested).toBe(false)
+      const nested = rows.filter((r) => r.nested)
+      expect(nested.map((r) => r.tool)).toEqual([
+        "get_current_weather",
+        "get_current_weather",
+        "get_current_weather"
+      ])
+      expect(nested.every((r) => r.parent === program?.event)).toBe(true)
+      await shoot(page, "console-code-mode")
+    } finally {
+      await page.close()
+      await coded.stop()
+    }
+  })
+
   it("rejoins a run whose stream dropped, from the last frame it saw", async () => {
     const page = await open()
     let cut = 0
