@@ -30,13 +30,18 @@ export const PACKAGES = [
   "sqlite",
   "tokenizers",
   "ucan",
-  "host-node"
+  "host-node",
+  "testing"
 ] as const
 export type PackageDir = (typeof PACKAGES)[number]
 
 /** The folder a package lives in. */
 export const packageFolder = (pkg: PackageDir): string =>
-  join(ROOT, "packages", pkg === "core" || pkg === "host-node" ? pkg : join("adapters", pkg))
+  join(
+    ROOT,
+    "packages",
+    pkg === "core" || pkg === "host-node" || pkg === "testing" ? pkg : join("adapters", pkg)
+  )
 
 /** Where a package's committed report lives. */
 export const reportPath = (pkg: PackageDir): string => join(ROOT, "docs", "api", `${pkg}.md`)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The packages as a user gets them: `pnpm pack` of core, each adapter family and host-node (after
-# `pnpm build`), installed into an empty project outside the workspace, then
+# The packages as a user gets them: `pnpm pack` of core, each adapter family, host-node and testing
+# (after `pnpm build`), installed into an empty project outside the workspace, then
 #   - turn.mjs: a turn through core + the LangGraph adapter + the scripted model, and the server
 #     from @plugboard/host-node answering /health;
 #   - types.ts: type-checked against the published declarations (strict, NodeNext);
@@ -39,11 +39,14 @@ cat > "$work/package.json" <<JSON
     "@plugboard/mcp": "file:$(tarball mcp)",
     "@plugboard/models": "file:$(tarball models)",
     "@plugboard/sqlite": "file:$(tarball sqlite)",
+    "@plugboard/testing": "file:$(tarball testing)",
     "@plugboard/tokenizers": "file:$(tarball tokenizers)",
     "@plugboard/host-node": "file:$(tarball host-node)",
     "@types/node": "$(version @types/node)",
     "effect": "$(version effect)",
-    "typescript": "$(version typescript)"
+    "fast-check": "$(version fast-check)",
+    "typescript": "$(version typescript)",
+    "vitest": "$(version vitest)"
   },
   "pnpm": {
     "overrides": {

@@ -58,7 +58,8 @@ const packageDirs = [
   ...readdirSync(join(root, "packages/adapters"))
     .filter((d) => existsSync(join(root, "packages/adapters", d, "package.json")))
     .map((d) => `adapters/${d}`),
-  "host-node"
+  "host-node",
+  "testing"
 ]
 const packages = new Map()
 for (const dir of packageDirs) {

@@ -39,7 +39,8 @@ const dirs = [
   ...readdirSync(join(root, "packages/adapters"))
     .map((d) => `packages/adapters/${d}`)
     .filter((d) => existsSync(join(root, d, "package.json"))),
-  "packages/host-node"
+  "packages/host-node",
+  "packages/testing"
 ]
 
 /** Lower bound → the packages' test folders and the globs left out. */

@@ -8,10 +8,10 @@ import {
   TokenBudget,
   validateManifest
 } from "@plugboard/core"
-import { CheckpointerConformance } from "@plugboard/core/testing"
 import { createOracleApp, type OracleAppOptions } from "@plugboard/host-node"
 import type { ToolCallEvent } from "@plugboard/langgraph"
 import { layerSessionStore } from "@plugboard/sqlite"
+import { CheckpointerConformance } from "@plugboard/testing"
 import { cachedCounter, loadTiktokenCounter } from "@plugboard/tokenizers"
 import { Either, Schema } from "effect"
 

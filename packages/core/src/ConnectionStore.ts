@@ -8,7 +8,7 @@
  * bookkeeping a user is shown (`GET /connections`): which servers, since when.
  *
  * Every implementation (the in-memory one here, SQLite in `@plugboard/sqlite`, Postgres in
- * `@plugboard/postgres`) passes `ConnectionStoreConformance` (`@plugboard/core/testing`).
+ * `@plugboard/postgres`) passes `ConnectionStoreConformance` (`@plugboard/testing`).
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { isPluginName } from "./Plugin.js"

@@ -10,7 +10,7 @@
  * which is the order the offer appends in. Concurrent `add`s to one key all survive, across
  * processes for an implementation over a shared file or engine (one transaction reads and writes).
  * The in-memory store here serves one process; every implementation passes
- * `LoadedPluginsStoreConformance` (`@plugboard/core/testing`).
+ * `LoadedPluginsStoreConformance` (`@plugboard/testing`).
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import * as LoadedPlugins from "./LoadedPlugins.js"

@@ -11,7 +11,7 @@
  * record (who, when, what) stays readable by that user as the wait's audit.
  *
  * Every implementation (the in-memory one here, SQLite in `@plugboard/sqlite`) passes
- * `WaitStoreConformance` (`@plugboard/core/testing`).
+ * `WaitStoreConformance` (`@plugboard/testing`).
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import * as Wait from "./Wait.js"

@@ -1,8 +1,8 @@
+import { AuthConformance } from "@plugboard/testing"
 import { Effect, Exit } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import * as Auth from "../src/Auth.js"
-import * as AuthConformance from "../src/testing/AuthConformance.js"
 
 let n = 0
 AuthConformance.run("test layer", () => ({

@@ -1,7 +1,7 @@
+import { ChatModelConformance } from "@plugboard/testing"
 import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import * as ChatModel from "../src/ChatModel.js"
-import * as ChatModelConformance from "../src/testing/ChatModelConformance.js"
 
 ChatModelConformance.run("scripted", () =>
   Effect.map(ChatModel.makeScripted(["Hello there."]), (model) => ({

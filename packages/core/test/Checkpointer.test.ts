@@ -1,7 +1,7 @@
+import { CheckpointerConformance } from "@plugboard/testing"
 import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import * as Checkpointer from "../src/Checkpointer.js"
-import * as CheckpointerConformance from "../src/testing/CheckpointerConformance.js"
 
 type Saver = Map<string, string>
 

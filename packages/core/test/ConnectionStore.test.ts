@@ -1,6 +1,6 @@
 /** The in-memory ConnectionStore against the port's conformance suite, and the vault's sealing rule over it. */
 import { ConnectionStore, TokenVault } from "@plugboard/core"
-import { ConnectionStoreConformance } from "@plugboard/core/testing"
+import { ConnectionStoreConformance } from "@plugboard/testing"
 import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 

@@ -1,8 +1,8 @@
+import { CreditLedgerConformance } from "@plugboard/testing"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import * as Clock from "../src/Clock.js"
 import * as CreditLedger from "../src/CreditLedger.js"
-import * as CreditLedgerConformance from "../src/testing/CreditLedgerConformance.js"
 
 CreditLedgerConformance.run("memory", () =>
   Effect.flatMap(Clock.makeTest(1_700_000_000_000), (clock) =>

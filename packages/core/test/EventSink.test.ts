@@ -1,8 +1,8 @@
+import { EventSinkConformance } from "@plugboard/testing"
 import { Effect, Exit } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import * as EventSink from "../src/EventSink.js"
-import * as EventSinkConformance from "../src/testing/EventSinkConformance.js"
 
 EventSinkConformance.run("memory", () =>
   Effect.map(EventSink.makeMemory, (m) => ({ sink: m, received: m.events }))

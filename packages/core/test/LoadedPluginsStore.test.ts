@@ -1,6 +1,6 @@
 /** The in-memory LoadedPluginsStore against the port's conformance suite, and its key rule. */
 import { LoadedPluginsStore } from "@plugboard/core"
-import { LoadedPluginsStoreConformance } from "@plugboard/core/testing"
+import { LoadedPluginsStoreConformance } from "@plugboard/testing"
 import { describe, expect, it } from "vitest"
 
 LoadedPluginsStoreConformance.run("memory", () => LoadedPluginsStore.layerMemory)

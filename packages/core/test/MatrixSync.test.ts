@@ -1,8 +1,8 @@
+import { MatrixSyncConformance } from "@plugboard/testing"
 import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import * as Clock from "../src/Clock.js"
 import * as MatrixSync from "../src/MatrixSync.js"
-import * as MatrixSyncConformance from "../src/testing/MatrixSyncConformance.js"
 
 MatrixSyncConformance.run("memory", () => {
   const remote = MatrixSync.makeMemoryRemote()

@@ -1,13 +1,11 @@
 // The conformance suites of the ports whose reference implementations live in core: the clock
 // (live and test), the heuristic token counter and the hashing embedder. The adapters run the
 // same suites against theirs (tokenizers: o200k, cl100k; embeddings: the ONNX model).
+import { ClockConformance, EmbedderConformance, TokenCounterConformance } from "@plugboard/testing"
 import { Effect } from "effect"
 import * as Clock from "../src/Clock.js"
 import * as Embedder from "../src/Embedder.js"
 import * as TokenCounter from "../src/TokenCounter.js"
-import * as ClockConformance from "../src/testing/ClockConformance.js"
-import * as EmbedderConformance from "../src/testing/EmbedderConformance.js"
-import * as TokenCounterConformance from "../src/testing/TokenCounterConformance.js"
 
 ClockConformance.run("live", () =>
   Effect.map(Effect.provide(Clock.Clock, Clock.layer), (clock) => ({ clock, wall: true }))

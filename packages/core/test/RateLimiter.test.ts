@@ -1,8 +1,8 @@
+import { RateLimiterConformance } from "@plugboard/testing"
 import { ConfigProvider, Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import * as Clock from "../src/Clock.js"
 import * as RateLimiter from "../src/RateLimiter.js"
-import * as RateLimiterConformance from "../src/testing/RateLimiterConformance.js"
 
 RateLimiterConformance.run("memory", (config) =>
   Effect.gen(function* () {

@@ -4,12 +4,12 @@
  * it down), and over any sequence of outages it asks the fallback exactly while the primary is
  * down or inside its probe window, and reports each outage once (a property test).
  */
+import { RateLimiterConformance } from "@plugboard/testing"
 import { Effect } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import * as Clock from "../src/Clock.js"
 import * as RateLimiter from "../src/RateLimiter.js"
-import * as RateLimiterConformance from "../src/testing/RateLimiterConformance.js"
 
 /** A limiter standing for a shared engine: it answers with `inner` while up, `unavailable` while down. */
 const switchable = (inner: RateLimiter.RateLimiterService) => {

@@ -1,7 +1,7 @@
+import { ReplayGuardConformance } from "@plugboard/testing"
 import { Effect } from "effect"
 import * as Clock from "../src/Clock.js"
 import * as ReplayGuard from "../src/ReplayGuard.js"
-import * as ReplayGuardConformance from "../src/testing/ReplayGuardConformance.js"
 
 ReplayGuardConformance.run("memory", () =>
   Effect.gen(function* () {

@@ -1,9 +1,9 @@
+import { RunStoreConformance } from "@plugboard/testing"
 import { Chunk, Effect, Option, Stream } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import * as Clock from "../src/Clock.js"
 import * as RunStore from "../src/RunStore.js"
-import { RunStoreConformance } from "../src/testing/index.js"
 
 RunStoreConformance.run("memory", () => RunStore.layerMemory)
 

@@ -1,9 +1,9 @@
+import { sessionStoreConformance } from "@plugboard/testing"
 import { Effect } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import * as Clock from "../src/Clock.js"
 import * as SessionStore from "../src/SessionStore.js"
-import { sessionStoreConformance } from "../src/testing/index.js"
 
 sessionStoreConformance("memory", () => SessionStore.layerMemory)
 

@@ -1,6 +1,6 @@
 /** The in-memory TurnControl: the port's conformance suite, processes standing on one hub. */
 import { TurnControl } from "@plugboard/core"
-import { TurnControlConformance } from "@plugboard/core/testing"
+import { TurnControlConformance } from "@plugboard/testing"
 import { Effect } from "effect"
 
 TurnControlConformance.run("memory", () =>

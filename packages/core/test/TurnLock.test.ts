@@ -1,8 +1,8 @@
+import { TurnLockConformance } from "@plugboard/testing"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import * as Clock from "../src/Clock.js"
 import * as TurnLock from "../src/TurnLock.js"
-import { TurnLockConformance } from "../src/testing/index.js"
 
 TurnLockConformance.run("memory", () => TurnLock.layerMemory)
 

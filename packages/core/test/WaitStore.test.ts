@@ -1,6 +1,6 @@
 /** The in-memory WaitStore against the port's conformance suite, and the rules of `Wait`. */
 import { Wait, WaitStore } from "@plugboard/core"
-import { WaitStoreConformance } from "@plugboard/core/testing"
+import { WaitStoreConformance } from "@plugboard/testing"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 

@@ -1,6 +1,6 @@
 /**
  * The two host globals core names: `AbortSignal` (RuntimeContext.signal, ChatModel requests)
- * and `AbortController` (a default signal, the ChatModel conformance suite). Only the build
+ * and `AbortController` (RuntimeContext's default signal). Only the build
  * (`tsconfig.build.json`) sees this file. Core must compile without `@types/node` and without
  * the DOM lib: either would also admit `fetch`, `setTimeout`, `process`, `Buffer` or `document`
  * and hide I/O creeping into core, which this build exists to catch. Only the members core uses

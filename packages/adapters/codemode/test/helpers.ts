@@ -3,7 +3,7 @@
  * process must still look like after a hostile program ran.
  */
 import type { CodeSandbox } from "@plugboard/core"
-import { CodeSandboxConformance } from "@plugboard/core/testing"
+import { CodeSandboxConformance } from "@plugboard/testing"
 import { Effect, Either } from "effect"
 import { expect } from "vitest"
 import { QuickJsSandbox } from "../src/index.js"

@@ -1,7 +1,7 @@
 // The Embedder port's shared suite against the ONNX model (core runs it on the hashing embedder).
 // Skipped, with the reason, when scripts/embedding-model.sh has not fetched the model.
-import { EmbedderConformance } from "@plugboard/core/testing"
 import * as OnnxEmbedder from "@plugboard/embeddings"
+import { EmbedderConformance } from "@plugboard/testing"
 import { describe, it } from "vitest"
 import { MODEL_DIR, modelPresent } from "./model.js"
 

@@ -3,7 +3,7 @@
  * runs against Synapse in synapse.test.ts (one file, so that its outage test, which stops the
  * homeserver, never overlaps it).
  */
-import { MatrixSyncConformance } from "@plugboard/core/testing"
+import { MatrixSyncConformance } from "@plugboard/testing"
 import { memorySnapshotStore } from "../src/index.js"
 import { world } from "./conformanceWorld.js"
 

@@ -4,8 +4,8 @@
  * the suite may cut and restore.
  */
 import { existsSync } from "node:fs"
-import type { MatrixSyncConformance } from "@plugboard/core/testing"
 import { UserDatabaseRegistry } from "@plugboard/sqlite"
+import type { MatrixSyncConformance } from "@plugboard/testing"
 import { Effect } from "effect"
 import { MatrixSyncEngine, matrixSyncFromEngine, type SnapshotStore } from "../src/index.js"
 import { flakyStore, recordingLogger, tempDir } from "./helpers.js"

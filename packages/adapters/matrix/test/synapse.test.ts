@@ -10,9 +10,9 @@ import { dirname } from "node:path"
 import { gunzipSync, gzipSync } from "node:zlib"
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import { type BaseCheckpointSaver, END, START, StateGraph } from "@langchain/langgraph"
-import { MatrixSyncConformance } from "@plugboard/core/testing"
 import { AgentState } from "@plugboard/langgraph"
 import { storageKey, UserDatabaseRegistry } from "@plugboard/sqlite"
+import { MatrixSyncConformance } from "@plugboard/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   type MatrixAccount,

@@ -8,7 +8,7 @@
  * put on the wire and what it returned.
  */
 import { ChatModel, type ToolSpec } from "@plugboard/core"
-import { ChatModelConformance } from "@plugboard/core/testing"
+import { ChatModelConformance } from "@plugboard/testing"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { fromLangChain, layerChatModelConfig } from "../src/Port.js"

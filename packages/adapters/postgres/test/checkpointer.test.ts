@@ -5,7 +5,7 @@
  */
 import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint"
 import { deltaChannelHistoryTests, validate } from "@langchain/langgraph-checkpoint-validation"
-import { CheckpointerConformance } from "@plugboard/core/testing"
+import { CheckpointerConformance } from "@plugboard/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, describe } from "vitest"
 import { conversationCheckpoint } from "../../sqlite/test/helpers.js"

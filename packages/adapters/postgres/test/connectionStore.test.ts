@@ -1,5 +1,5 @@
 /** The ConnectionStore conformance suite on Postgres, each case on a fresh schema. */
-import { ConnectionStoreConformance } from "@plugboard/core/testing"
+import { ConnectionStoreConformance } from "@plugboard/testing"
 import { Layer } from "effect"
 import { afterAll, describe, it } from "vitest"
 import { layerConnectionStore } from "../src/index.js"

@@ -3,7 +3,7 @@
  * schema, as a second host would have), each case on a fresh schema.
  */
 import { Clock } from "@plugboard/core"
-import { CreditLedgerConformance } from "@plugboard/core/testing"
+import { CreditLedgerConformance } from "@plugboard/testing"
 import { Effect } from "effect"
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"

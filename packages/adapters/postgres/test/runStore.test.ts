@@ -6,8 +6,8 @@
  * is a minute away), through either path.
  */
 import { Clock, type RunStore } from "@plugboard/core"
-import { RunStoreConformance } from "@plugboard/core/testing"
 import { makeRunFanout } from "@plugboard/redis"
+import { RunStoreConformance } from "@plugboard/testing"
 import { Chunk, Effect, Fiber, Layer, type Scope, Stream } from "effect"
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"

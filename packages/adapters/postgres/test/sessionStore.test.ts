@@ -1,5 +1,5 @@
 /** The SessionStore conformance suite on Postgres, each case on a fresh schema. */
-import { sessionStoreConformance } from "@plugboard/core/testing"
+import { sessionStoreConformance } from "@plugboard/testing"
 import { Layer } from "effect"
 import { afterAll, describe } from "vitest"
 import { layerSessionStore } from "../src/index.js"

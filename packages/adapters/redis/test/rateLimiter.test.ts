@@ -3,7 +3,7 @@
  * two hosts (two connections) share one window.
  */
 import { Clock, RateLimiter } from "@plugboard/core"
-import { RateLimiterConformance } from "@plugboard/core/testing"
+import { RateLimiterConformance } from "@plugboard/testing"
 import { Effect, Exit } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeConnection, makeRateLimiter } from "../src/index.js"

@@ -3,7 +3,7 @@
  * needs: a credential used on one host is a replay on the other.
  */
 import { Clock } from "@plugboard/core"
-import { ReplayGuardConformance } from "@plugboard/core/testing"
+import { ReplayGuardConformance } from "@plugboard/testing"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeReplayGuard } from "../src/index.js"

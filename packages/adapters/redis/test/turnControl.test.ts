@@ -2,7 +2,7 @@
  * The Redis turn control: the TurnControl conformance suite, each simulated process on its own
  * connection under one key prefix (as hosts sharing `REDIS_PREFIX`), and a prefix apart from it.
  */
-import { TurnControlConformance } from "@plugboard/core/testing"
+import { TurnControlConformance } from "@plugboard/testing"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeTurnControl } from "../src/index.js"

@@ -3,7 +3,7 @@
  * across hosts: one holder at a time, and a holder whose lease lapsed is refused by fencing.
  */
 import { Clock, TurnLock } from "@plugboard/core"
-import { TurnLockConformance } from "@plugboard/core/testing"
+import { TurnLockConformance } from "@plugboard/testing"
 import { Effect, Exit, Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { layerConnection, layerTurnLock, makeConnection, makeTurnLock } from "../src/index.js"

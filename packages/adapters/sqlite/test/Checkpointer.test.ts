@@ -1,6 +1,6 @@
 /** The core `Checkpointer` port's conformance suite, on the per-user SQLite registry. */
 import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint"
-import { CheckpointerConformance } from "@plugboard/core/testing"
+import { CheckpointerConformance } from "@plugboard/testing"
 import { Effect } from "effect"
 import { makeCheckpointer, type SqliteSaver, UserDatabaseRegistry } from "../src/index.js"
 import { conversationCheckpoint, tempDir } from "./helpers.js"

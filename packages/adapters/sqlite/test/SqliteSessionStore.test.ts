@@ -1,4 +1,4 @@
-import { sessionStoreConformance } from "@plugboard/core/testing"
+import { sessionStoreConformance } from "@plugboard/testing"
 import { Effect, Layer } from "effect"
 import { layerSessionStore, layerUserDatabases } from "../src/index.js"
 import { tempDir } from "./helpers.js"

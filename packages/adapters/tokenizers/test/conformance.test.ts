@@ -1,5 +1,5 @@
 // The TokenCounter port's shared suite against the exact counters (core runs it on the heuristic).
-import { TokenCounterConformance } from "@plugboard/core/testing"
+import { TokenCounterConformance } from "@plugboard/testing"
 import { makeTiktokenCounter } from "../src/Tiktoken.js"
 
 TokenCounterConformance.run("o200k", () => makeTiktokenCounter("o200k"))

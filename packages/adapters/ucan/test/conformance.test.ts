@@ -6,7 +6,7 @@
  */
 
 import { Clock } from "@plugboard/core"
-import { AuthConformance } from "@plugboard/core/testing"
+import { AuthConformance } from "@plugboard/testing"
 import {
   encodeToken,
   generateSigner,

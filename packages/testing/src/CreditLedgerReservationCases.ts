@@ -4,11 +4,10 @@
  * the `Clock` port, typed refusals, concurrent reserves, and a property over random interleavings
  * of every operation.
  */
+import { CreditLedger } from "@plugboard/core"
 import { Effect, Either } from "effect"
 import fc from "fast-check"
 import { expect, it } from "vitest"
-import type { CreditLedgerError, CreditLedgerService, Reservation } from "../CreditLedger.js"
-import { MAX_REASON_LENGTH, MAX_RESERVATION_TTL_MS } from "../CreditLedger.js"
 import type { CreditLedgerHarness } from "./CreditLedgerHarness.js"
 
 const ALICE = "did:key:z6MkAlice"
@@ -19,7 +18,7 @@ type WithLedger = <A>(
   body: (h: CreditLedgerHarness) => Effect.Effect<A, unknown, import("effect").Scope.Scope>
 ) => Promise<A>
 
-const reasonOf = <A>(effect: Effect.Effect<A, CreditLedgerError>) =>
+const reasonOf = <A>(effect: Effect.Effect<A, CreditLedger.CreditLedgerError>) =>
   Effect.map(Effect.either(effect), (either) => (Either.isLeft(either) ? either.left.reason : "succeeded"))
 
 /** Registers the reservation cases (inside the suite's `describe`). */
@@ -150,7 +149,7 @@ export const register = (withLedger: WithLedger, numRuns: number): void => {
         for (const cost of [-1, 1.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1] as Array<number>) {
           expect(yield* reasonOf(ledger.settle(ALICE, r.id, cost))).toBe("invalid-amount")
         }
-        const ttls = [0, -1, 1.5, Number.NaN, MAX_RESERVATION_TTL_MS + 1, "10"]
+        const ttls = [0, -1, 1.5, Number.NaN, CreditLedger.MAX_RESERVATION_TTL_MS + 1, "10"]
         for (const ttlMs of ttls as Array<number>) {
           expect(yield* reasonOf(ledger.reserve(ALICE, 1, { ttlMs }))).toBe("invalid-ttl")
         }
@@ -161,9 +160,9 @@ export const register = (withLedger: WithLedger, numRuns: number): void => {
           expect(yield* reasonOf(ledger.settle(ALICE, id, 1))).toBe("unknown-reservation")
           expect(yield* reasonOf(ledger.release(ALICE, id))).toBe("unknown-reservation")
         }
-        expect(yield* reasonOf(ledger.settle(ALICE, r.id, 1, "x".repeat(MAX_REASON_LENGTH + 1)))).toBe(
-          "invalid-reason"
-        )
+        expect(
+          yield* reasonOf(ledger.settle(ALICE, r.id, 1, "x".repeat(CreditLedger.MAX_REASON_LENGTH + 1)))
+        ).toBe("invalid-reason")
         expect(yield* ledger.balance(ALICE)).toBe(50)
         expect(yield* ledger.available(ALICE)).toBe(40)
         expect(yield* ledger.settle(ALICE, r.id, 10)).toMatchObject({ charged: 10, balance: 40 })
@@ -232,19 +231,19 @@ const interleave = (h: CreditLedgerHarness, ops: ReadonlyArray<Op>, concurrency:
     const { ledger, clock } = h
     // Without a test clock, holds must outlive the run: expiry is then not exercised.
     const ttlOf = (ttl: number) => (clock === undefined ? 600_000 : ttl)
-    const made: Array<Reservation> = []
+    const made: Array<CreditLedger.Reservation> = []
     const closedBy = new Map<string, number>()
     const moved = new Map<string, number>([
       [ALICE, 0],
       [BOB, 0]
     ])
     const add = (did: string, delta: number) => moved.set(did, (moved.get(did) ?? 0) + delta)
-    const invariants = (ledgerNow: CreditLedgerService, did: string) =>
+    const invariants = (ledgerNow: CreditLedger.CreditLedgerService, did: string) =>
       Effect.gen(function* () {
         expect(yield* ledgerNow.balance(did)).toBeGreaterThanOrEqual(0)
         expect(yield* ledgerNow.available(did)).toBeGreaterThanOrEqual(0)
       })
-    const step = (op: Op): Effect.Effect<void, CreditLedgerError> =>
+    const step = (op: Op): Effect.Effect<void, CreditLedger.CreditLedgerError> =>
       Effect.gen(function* () {
         switch (op.kind) {
           case "reserve": {

@@ -7,16 +7,16 @@
  * EventSinkConformance.run("memory", () => Effect.map(EventSink.makeMemory, (m) => ({ sink: m, received: m.events })))
  * ```
  */
+import type { EventSink } from "@plugboard/core"
 import { Effect, Exit, type Scope } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { AgentEvent, EventSinkError, EventSinkService } from "../EventSink.js"
 import { acquire, type Factory, failureOf } from "./Factory.js"
 
 /** A sink under test and what has arrived at its far end, in order. */
 export interface EventSinkHarness {
-  readonly sink: EventSinkService
-  readonly received: Effect.Effect<ReadonlyArray<AgentEvent>, unknown>
+  readonly sink: EventSink.EventSinkService
+  readonly received: Effect.Effect<ReadonlyArray<EventSink.AgentEvent>, unknown>
 }
 
 /** Options of the suite. */
@@ -28,7 +28,7 @@ export interface EventSinkConformanceOptions {
 const T = "2025-01-01T00:00:00.000Z"
 
 /** One event of each kind, with the optional fields both present and absent. */
-export const sampleTurn: ReadonlyArray<AgentEvent> = [
+export const sampleTurn: ReadonlyArray<EventSink.AgentEvent> = [
   { _tag: "reasoning", content: "The user wants weather; load the plugin.", timestamp: T },
   {
     _tag: "tool_call",
@@ -70,7 +70,7 @@ const jsonObject = fc.dictionary(fc.string({ maxLength: 8 }), wireJson, { maxKey
 const text = fc.string({ unit: "binary", maxLength: 40 })
 
 /** Arbitrary events whose payloads survive JSON (what any wire sink must carry). */
-export const arbitraryEvent: fc.Arbitrary<AgentEvent> = fc.oneof(
+export const arbitraryEvent: fc.Arbitrary<EventSink.AgentEvent> = fc.oneof(
   fc.record({ _tag: fc.constant("reasoning" as const), content: text, timestamp: fc.constant(T) }),
   fc.record({ _tag: fc.constant("message" as const), content: text, timestamp: fc.constant(T) }),
   fc.record(
@@ -129,7 +129,7 @@ export const run = (
           ] as const) {
             const exit = yield* Effect.exit(sink.emit(late))
             expect(Exit.isFailure(exit)).toBe(true)
-            const error = failureOf(exit) as EventSinkError | undefined
+            const error = failureOf(exit) as EventSink.EventSinkError | undefined
             expect(error?._tag).toBe("EventSinkError")
             expect(error?.reason).toBe("closed")
           }
@@ -142,7 +142,7 @@ export const run = (
         Effect.gen(function* () {
           const events = Array.from(
             { length: 100 },
-            (_, i): AgentEvent => ({ _tag: "message", content: `chunk ${i}`, timestamp: T })
+            (_, i): EventSink.AgentEvent => ({ _tag: "message", content: `chunk ${i}`, timestamp: T })
           )
           yield* Effect.all(
             events.map((e) => sink.emit(e)),
@@ -163,7 +163,7 @@ export const run = (
         fc.asyncProperty(fc.array(arbitraryEvent, { maxLength: 20 }), (events) =>
           withSink(factory, ({ sink, received }) =>
             Effect.gen(function* () {
-              const turn: ReadonlyArray<AgentEvent> = [...events, { _tag: "done" }]
+              const turn: ReadonlyArray<EventSink.AgentEvent> = [...events, { _tag: "done" }]
               for (const event of turn) yield* sink.emit(event)
               expect(yield* received).toEqual(turn)
             })

@@ -12,14 +12,14 @@
  * })
  * ```
  */
+import type { MatrixSync } from "@plugboard/core"
 import { Effect, Exit, type Scope } from "effect"
 import { describe, expect, it } from "vitest"
-import type { MatrixSyncError, MatrixSyncService } from "../MatrixSync.js"
 import { acquire, type Factory, failureOf } from "./Factory.js"
 
 /** One host: its sync service and its local copy of users' state. */
 export interface MatrixSyncHost {
-  readonly sync: MatrixSyncService
+  readonly sync: MatrixSync.MatrixSyncService
   /** Changes the user's local state, as a turn would. */
   readonly write: (did: string, data: string) => Effect.Effect<void, unknown>
   /** The user's local state, if this host has any. */
@@ -43,7 +43,10 @@ const withWorld = <A>(
   body: (w: MatrixSyncWorld) => Effect.Effect<A, unknown, Scope.Scope>
 ) => Effect.runPromise(Effect.scoped(Effect.flatMap(acquire(factory), body)))
 
-const expectFailure = (effect: Effect.Effect<unknown, MatrixSyncError>, reason: MatrixSyncError["reason"]) =>
+const expectFailure = (
+  effect: Effect.Effect<unknown, MatrixSync.MatrixSyncError>,
+  reason: MatrixSync.MatrixSyncError["reason"]
+) =>
   Effect.map(Effect.exit(effect), (exit) => {
     expect(Exit.isFailure(exit)).toBe(true)
     const error = failureOf(exit)

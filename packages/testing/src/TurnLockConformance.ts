@@ -11,11 +11,10 @@
  * test clock, which the suite provides and moves; a waiter must notice a moved clock by itself
  * (an implementation re-checks on a short real-time poll), so these tests take real milliseconds.
  */
+import { Clock, TurnLock as TL } from "@plugboard/core"
 import { Effect, Exit, Fiber, Layer } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import * as Clock from "../Clock.js"
-import * as TL from "../TurnLock.js"
 
 const T0 = Date.UTC(2025, 0, 1)
 const KEY = "did:key:z6MkAlice/session-1"

@@ -11,16 +11,15 @@
  * }))
  * ```
  */
+import { ReplayGuard } from "@plugboard/core"
 import { Effect, type Scope } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { ReplayGuardService } from "../ReplayGuard.js"
-import { MAX_KEY_LENGTH } from "../ReplayGuard.js"
 import { failureOf } from "./Factory.js"
 
 /** A guard under test, its clock's time and the handle that moves it. */
 export interface ReplayGuardHarness {
-  readonly guard: ReplayGuardService
+  readonly guard: ReplayGuard.ReplayGuardService
   readonly now: () => Effect.Effect<number>
   readonly advance: (millis: number) => Effect.Effect<void>
 }
@@ -73,7 +72,7 @@ export const run = (
           const until = (yield* h.now()) + 1_000
           for (const [key, expiresAt] of [
             ["", until],
-            ["k".repeat(MAX_KEY_LENGTH + 1), until],
+            ["k".repeat(ReplayGuard.MAX_KEY_LENGTH + 1), until],
             [42 as unknown as string, until],
             ["ok", Number.NaN],
             ["ok", 1.5],

@@ -7,25 +7,29 @@
  * ChatModelConformance.run("scripted", () => Effect.map(ChatModel.makeScripted(["hi"]), (model) => ({ model })))
  * ```
  */
+import type { ChatModel } from "@plugboard/core"
 import { Effect, Exit, type Scope } from "effect"
 import { describe, expect, it } from "vitest"
-import type { ChatModelError, ChatModelService, ChatRequest } from "../ChatModel.js"
 import { acquire, type Factory, failureOf } from "./Factory.js"
 
 /** A model under test, and (optionally) a request it can answer offline. */
 export interface ChatModelHarness {
-  readonly model: ChatModelService
-  readonly answerable?: ChatRequest
+  readonly model: ChatModel.ChatModelService
+  readonly answerable?: ChatModel.ChatRequest
 }
 
-const hello: ChatRequest = { messages: [{ role: "user", content: "Hello" }] }
+const hello: ChatModel.ChatRequest = { messages: [{ role: "user", content: "Hello" }] }
 
 /** Registers the ChatModel conformance suite for one implementation. */
 export const run = (name: string, factory: Factory<ChatModelHarness>): void => {
   const withModel = <A>(body: (h: ChatModelHarness) => Effect.Effect<A, unknown, Scope.Scope>) =>
     Effect.runPromise(Effect.scoped(Effect.flatMap(acquire(factory), body)))
 
-  const refused = (model: ChatModelService, request: ChatRequest, reason: ChatModelError["reason"]) =>
+  const refused = (
+    model: ChatModel.ChatModelService,
+    request: ChatModel.ChatRequest,
+    reason: ChatModel.ChatModelError["reason"]
+  ) =>
     Effect.map(Effect.exit(model.invoke(request)), (exit) => {
       expect(Exit.isFailure(exit)).toBe(true)
       const error = failureOf(exit)

@@ -7,14 +7,14 @@
  * ClockConformance.run("live", () => Effect.succeed({ clock: liveClock, wall: true }))
  * ```
  */
+import type { Clock } from "@plugboard/core"
 import { Effect } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { ClockService } from "../Clock.js"
 
 /** A clock under test: `advance` when a test moves its time, `wall` when it follows the system's. */
 export interface ClockHarness {
-  readonly clock: ClockService
+  readonly clock: Clock.ClockService
   readonly advance?: (millis: number) => Effect.Effect<void>
   readonly wall?: boolean
 }

@@ -14,9 +14,9 @@
  * that makes one process's control on it, called once per simulated process. These tests take
  * real milliseconds (an answer that does not come in time is waited for).
  */
+import { TurnControl as TC } from "@plugboard/core"
 import { Effect, Exit, type Scope } from "effect"
 import { describe, expect, it } from "vitest"
-import * as TC from "../TurnControl.js"
 
 /** A fresh engine: an effect making one process's control on it. */
 export type TurnControlFactory = () => Effect.Effect<

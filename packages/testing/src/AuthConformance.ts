@@ -10,25 +10,27 @@
  * }))
  * ```
  */
+import { Auth } from "@plugboard/core"
 import { Cause, Effect, Exit, type Scope } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { AuthErrorReason, AuthService, Credentials } from "../Auth.js"
-import { isDid, AuthErrorReason as Reasons } from "../Auth.js"
 import { acquire, type Factory } from "./Factory.js"
 
 /** A credential the implementation must refuse, and why. */
 export interface RefusedCase {
   readonly name: string
-  readonly credentials: Credentials
-  readonly reason: AuthErrorReason
+  readonly credentials: Auth.Credentials
+  readonly reason: Auth.AuthErrorReason
 }
 
 /** A verifier under test and how to make credentials for it. */
 export interface AuthHarness {
-  readonly auth: AuthService
+  readonly auth: Auth.AuthService
   /** Fresh valid credentials and the DID they must verify to. */
-  readonly issue: () => Effect.Effect<{ readonly credentials: Credentials; readonly did: string }, unknown>
+  readonly issue: () => Effect.Effect<
+    { readonly credentials: Auth.Credentials; readonly did: string },
+    unknown
+  >
   /**
    * The implementation's own refusals (expired, wrong audience, tampered signature, ...):
    * only the implementation knows how to forge those.
@@ -42,7 +44,7 @@ export interface AuthConformanceOptions {
   readonly numRuns?: number
 }
 
-const knownReasons = new Set<string>(Reasons.literals)
+const knownReasons = new Set<string>(Auth.AuthErrorReason.literals)
 
 const withAuth = <A>(
   factory: Factory<AuthHarness>,
@@ -50,7 +52,7 @@ const withAuth = <A>(
 ) => Effect.runPromise(Effect.scoped(Effect.flatMap(acquire(factory), body)))
 
 /** Verifies and classifies: a DID, a typed refusal, or (a bug) a defect. */
-const outcome = (auth: AuthService, credentials: Credentials) =>
+const outcome = (auth: Auth.AuthService, credentials: Auth.Credentials) =>
   Effect.map(Effect.exit(auth.verify(credentials)), (exit) => {
     if (Exit.isSuccess(exit)) return { ok: true as const, verified: exit.value }
     const failure = Cause.failureOption(exit.cause)
@@ -59,9 +61,9 @@ const outcome = (auth: AuthService, credentials: Credentials) =>
   })
 
 const expectRefused = (
-  auth: AuthService,
-  credentials: Credentials,
-  reason?: AuthErrorReason
+  auth: Auth.AuthService,
+  credentials: Auth.Credentials,
+  reason?: Auth.AuthErrorReason
 ): Effect.Effect<void> =>
   Effect.map(outcome(auth, credentials), (o) => {
     expect(o.ok, `expected ${JSON.stringify(credentials)} to be refused`).toBe(false)
@@ -93,7 +95,7 @@ export const run = (
           const { credentials, did } = yield* issue()
           const first = yield* auth.verify(credentials)
           expect(first.did).toBe(did)
-          expect(isDid(first.did)).toBe(true)
+          expect(Auth.isDid(first.did)).toBe(true)
           if (first.expiresAt !== undefined) expect(Number.isFinite(first.expiresAt)).toBe(true)
           const second = yield* auth.verify(credentials)
           expect(second.did).toBe(did)
@@ -149,7 +151,7 @@ export const run = (
               (authorization, authType, ucanDelegation) =>
                 Effect.runPromise(
                   Effect.map(outcome(auth, { authorization, authType, ucanDelegation }), (o) => {
-                    if (o.ok) expect(isDid(o.verified.did)).toBe(true)
+                    if (o.ok) expect(Auth.isDid(o.verified.did)).toBe(true)
                     else expect(knownReasons.has(o.error.reason)).toBe(true)
                   })
                 )

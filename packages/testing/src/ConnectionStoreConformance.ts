@@ -12,10 +12,10 @@
  * list names a user's servers in order, concurrent writes to different slots all survive, and bad
  * input is refused before anything is stored (docs/oauth.md#at-rest).
  */
+import { ConnectionStore as Store } from "@plugboard/core"
 import { Effect, Exit, type Layer } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import * as Store from "../ConnectionStore.js"
 
 /** Builds the store under test; called once per test. */
 export type ConnectionStoreFactory = () => Layer.Layer<Store.ConnectionStore, unknown>

@@ -14,10 +14,10 @@
  * is `syntax`; TypeScript is accepted. Waiting is done with gates the host opens, never with
  * sleeps: a tool that never answers is a promise nobody settles.
  */
+import type { CodeSandbox as Port } from "@plugboard/core"
 import { Deferred, Effect, Exit, type Scope } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type * as Port from "../CodeSandbox.js"
 
 /** Builds the sandbox under test (the scope closes it). */
 export type CodeSandboxFactory = () => Effect.Effect<Port.CodeSandboxService, unknown, Scope.Scope>

@@ -11,22 +11,21 @@
  * }))
  * ```
  */
+import { RateLimiter } from "@plugboard/core"
 import { Effect, Exit, type Scope } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { RateLimiterConfig, RateLimiterError, RateLimiterService } from "../RateLimiter.js"
-import { MAX_KEY_LENGTH } from "../RateLimiter.js"
 import { failureOf } from "./Factory.js"
 
 /** A limiter under test and the handle that moves its clock. */
 export interface RateLimiterHarness {
-  readonly limiter: RateLimiterService
+  readonly limiter: RateLimiter.RateLimiterService
   readonly advance: (millis: number) => Effect.Effect<void>
 }
 
 /** Builds a fresh limiter with `config`, its clock at an arbitrary start. */
 export type RateLimiterFactory = (
-  config: RateLimiterConfig
+  config: RateLimiter.RateLimiterConfig
 ) => Effect.Effect<RateLimiterHarness, unknown, Scope.Scope> | Promise<RateLimiterHarness>
 
 /** Options of the suite. */
@@ -40,7 +39,7 @@ const BOB = "did:key:z6MkBob"
 
 const withLimiter = <A>(
   factory: RateLimiterFactory,
-  config: RateLimiterConfig,
+  config: RateLimiter.RateLimiterConfig,
   body: (h: RateLimiterHarness) => Effect.Effect<A, unknown, Scope.Scope>
 ): Promise<A> =>
   Effect.runPromise(
@@ -136,10 +135,16 @@ export const run = (
     it("refuses keys that are empty, too long or not strings with 'invalid-key'", () =>
       withLimiter(factory, { limit: 1, windowMs: 1000 }, ({ limiter }) =>
         Effect.gen(function* () {
-          for (const key of ["", "k".repeat(MAX_KEY_LENGTH + 1), undefined, 7, null] as Array<string>) {
+          for (const key of [
+            "",
+            "k".repeat(RateLimiter.MAX_KEY_LENGTH + 1),
+            undefined,
+            7,
+            null
+          ] as Array<string>) {
             const exit = yield* Effect.exit(limiter.take(key))
             expect(Exit.isFailure(exit)).toBe(true)
-            const error = failureOf(exit) as RateLimiterError | undefined
+            const error = failureOf(exit) as RateLimiter.RateLimiterError | undefined
             expect(error?._tag).toBe("RateLimiterError")
             expect(error?.reason).toBe("invalid-key")
           }

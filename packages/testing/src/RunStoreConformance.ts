@@ -12,11 +12,10 @@
  * store; its layer may be scoped (the suite closes the scope afterwards). Time is the `Clock`
  * port's test clock, provided by the suite, so the layer should take `Clock` from its context.
  */
+import { Clock, RunStore as RS } from "@plugboard/core"
 import { Chunk, Effect, Either, Exit, Fiber, Layer, Option, Stream } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import * as Clock from "../Clock.js"
-import * as RS from "../RunStore.js"
 
 const T0 = Date.UTC(2025, 0, 1)
 const ALICE = "did:key:z6MkAlice"

@@ -11,11 +11,10 @@
  * `add` is the union, first-load order is kept, nothing is ever removed, keys are independent,
  * concurrent adds all survive, and bad input is refused before anything is stored.
  */
+import { LoadedPlugins, LoadedPluginsStore as Store } from "@plugboard/core"
 import { Effect, Exit, type Layer } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import * as LoadedPlugins from "../LoadedPlugins.js"
-import * as Store from "../LoadedPluginsStore.js"
 
 /** Builds the store under test; called once per test. */
 export type LoadedPluginsStoreFactory = () => Layer.Layer<Store.LoadedPluginsStore, unknown>

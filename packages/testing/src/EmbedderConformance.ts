@@ -8,13 +8,17 @@
  * EmbedderConformance.run("hashing", () => Effect.succeed(Embedder.hashing()))
  * ```
  */
+import type { Embedder } from "@plugboard/core"
 import { Effect, type Scope } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { EmbedderError, EmbedderService } from "../Embedder.js"
 
 /** Builds the embedder under test (it may hold a model: the scope closes it). */
-export type EmbedderFactory = () => Effect.Effect<EmbedderService, EmbedderError, Scope.Scope>
+export type EmbedderFactory = () => Effect.Effect<
+  Embedder.EmbedderService,
+  Embedder.EmbedderError,
+  Scope.Scope
+>
 
 const texts = fc.array(fc.string({ minLength: 1, maxLength: 120 }), { minLength: 1, maxLength: 6 })
 
@@ -25,7 +29,7 @@ export const run = (
   options: { readonly numRuns?: number } = {}
 ): void => {
   const numRuns = options.numRuns ?? 25
-  const withEmbedder = <A>(body: (e: EmbedderService) => Effect.Effect<A, EmbedderError>) =>
+  const withEmbedder = <A>(body: (e: Embedder.EmbedderService) => Effect.Effect<A, Embedder.EmbedderError>) =>
     Effect.runPromise(Effect.scoped(Effect.flatMap(factory(), body)))
 
   describe(`Embedder conformance: ${name}`, () => {

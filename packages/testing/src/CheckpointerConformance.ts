@@ -11,14 +11,14 @@
  * })))
  * ```
  */
+import type { Checkpointer } from "@plugboard/core"
 import { Effect, Exit, type Scope } from "effect"
 import { describe, expect, it } from "vitest"
-import type { CheckpointerError, CheckpointerService } from "../Checkpointer.js"
 import { acquire, type Factory, failureOf } from "./Factory.js"
 
 /** A checkpointer under test and how to write/read a marker through one of its savers. */
 export interface CheckpointerHarness<Saver> {
-  readonly checkpointer: CheckpointerService<Saver>
+  readonly checkpointer: Checkpointer.CheckpointerService<Saver>
   readonly put: (saver: Saver, value: string) => Effect.Effect<void, unknown>
   readonly get: (saver: Saver) => Effect.Effect<string | undefined, unknown>
 }
@@ -69,7 +69,7 @@ export const run = <Saver>(name: string, factory: Factory<CheckpointerHarness<Sa
           ] as Array<string>) {
             const exit = yield* Effect.exit(checkpointer.forUser(did))
             expect(Exit.isFailure(exit), String(did)).toBe(true)
-            const error = failureOf(exit) as CheckpointerError | undefined
+            const error = failureOf(exit) as Checkpointer.CheckpointerError | undefined
             expect(error?._tag).toBe("CheckpointerError")
             expect(error?.reason).toBe("invalid-did")
           }

@@ -1,6 +1,10 @@
 /**
- * @plugboard/core/testing — the shared conformance suites of core's ports, run under vitest
- * against every implementation. Imports vitest, so it is a separate entry from `@plugboard/core`.
+ * @plugboard/testing — the shared conformance suites of core's ports, run under vitest. An
+ * adapter author runs the suite of a port against their implementation, at the top level of a
+ * test file (`CheckpointerConformance.run("mine", () => makeMine())`), and it registers the
+ * `describe`/`it` blocks every implementation of that port must pass: the in-memory ones in
+ * `@plugboard/core` and every adapter run the same suites. Imports vitest and fast-check (its peer
+ * dependencies), which is why it is a package of its own and not part of `@plugboard/core`.
  */
 
 export * as AuthConformance from "./AuthConformance.js"

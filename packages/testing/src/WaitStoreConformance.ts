@@ -14,11 +14,10 @@
  * nothing; the answered record stays readable; `due` finds the open waits past their deadline;
  * and bad input is refused before anything is stored.
  */
+import { WaitStore as Store, type Wait } from "@plugboard/core"
 import { Effect, Exit, type Layer } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type * as Wait from "../Wait.js"
-import * as Store from "../WaitStore.js"
 
 /** Builds the store under test; called once per test. */
 export type WaitStoreFactory = () => Layer.Layer<Store.WaitStore, unknown>

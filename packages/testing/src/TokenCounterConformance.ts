@@ -7,9 +7,9 @@
  * TokenCounterConformance.run("heuristic", () => TokenCounter.heuristic)
  * ```
  */
+import type { TokenCounter } from "@plugboard/core"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { TokenCounterService } from "../TokenCounter.js"
 
 /** Options of the suite. */
 export interface TokenCounterConformanceOptions {
@@ -39,7 +39,7 @@ const texts = fc.oneof(
 /** Registers the suite under `name`; `make` returns the counter under test. */
 export const run = (
   name: string,
-  make: () => TokenCounterService,
+  make: () => TokenCounter.TokenCounterService,
   options: TokenCounterConformanceOptions = {}
 ): void => {
   const numRuns = options.numRuns ?? 200

@@ -2,15 +2,14 @@
  * What the CreditLedger conformance suite runs against; its own module so that the suite and its
  * reservation cases both import it instead of each other.
  */
+import type { Clock, CreditLedger } from "@plugboard/core"
 import type { Effect, Scope } from "effect"
-import type { TestClockService } from "../Clock.js"
-import type { CreditLedgerService } from "../CreditLedger.js"
 
 /** What a factory may return: the ledger alone, or with a way to open the same storage again. */
 export interface CreditLedgerHarness {
-  readonly ledger: CreditLedgerService
+  readonly ledger: CreditLedger.CreditLedgerService
   /** Another handle on the same storage (a second connection, a restarted process). */
-  readonly reopen?: () => Effect.Effect<CreditLedgerService, unknown, Scope.Scope>
+  readonly reopen?: () => Effect.Effect<CreditLedger.CreditLedgerService, unknown, Scope.Scope>
   /** The test clock the ledger (and `reopen`'s) reads, so reservations can be made to expire. */
-  readonly clock?: TestClockService
+  readonly clock?: Clock.TestClockService
 }

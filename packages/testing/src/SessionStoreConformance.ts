@@ -11,11 +11,10 @@
  * scoped (the suite closes the scope after each test). Time is the `Clock` port's test clock,
  * provided by the suite, so the factory's layer should take `Clock` from its context.
  */
+import { Clock, SessionStore as SS } from "@plugboard/core"
 import { Effect, Exit, Layer } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import * as Clock from "../Clock.js"
-import * as SS from "../SessionStore.js"
 
 const T0 = Date.UTC(2025, 0, 1)
 

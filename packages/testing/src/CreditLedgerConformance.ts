@@ -10,11 +10,10 @@
  * The reservation cases move time: a factory passes `clock`, the test clock its ledger reads
  * (`Clock.makeTest`); without it, the cases that need expiry are skipped.
  */
+import { CreditLedger } from "@plugboard/core"
 import { Effect, Exit, type Scope } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { CreditLedgerError, CreditLedgerService, LedgerEntry } from "../CreditLedger.js"
-import { MAX_HISTORY_LIMIT, MAX_REASON_LENGTH } from "../CreditLedger.js"
 import type { CreditLedgerHarness } from "./CreditLedgerHarness.js"
 import * as ReservationCases from "./CreditLedgerReservationCases.js"
 import { acquire, type Factory, failureOf } from "./Factory.js"
@@ -30,18 +29,18 @@ export interface CreditLedgerConformanceOptions {
 const ALICE = "did:key:z6MkAlice"
 const BOB = "did:key:z6MkBob"
 
-const harness = (factory: Factory<CreditLedgerHarness | CreditLedgerService>) =>
+const harness = (factory: Factory<CreditLedgerHarness | CreditLedger.CreditLedgerService>) =>
   Effect.map(acquire(factory), (made): CreditLedgerHarness => ("ledger" in made ? made : { ledger: made }))
 
 const withLedger = <A>(
-  factory: Factory<CreditLedgerHarness | CreditLedgerService>,
+  factory: Factory<CreditLedgerHarness | CreditLedger.CreditLedgerService>,
   body: (h: CreditLedgerHarness) => Effect.Effect<A, unknown, Scope.Scope>
 ): Promise<A> => Effect.runPromise(Effect.scoped(Effect.flatMap(harness(factory), body)))
 
 const expectFailure = async (
-  effect: Effect.Effect<unknown, CreditLedgerError>,
-  reason: CreditLedgerError["reason"]
-): Promise<CreditLedgerError> => {
+  effect: Effect.Effect<unknown, CreditLedger.CreditLedgerError>,
+  reason: CreditLedger.CreditLedgerError["reason"]
+): Promise<CreditLedger.CreditLedgerError> => {
   const exit = await Effect.runPromiseExit(effect)
   expect(Exit.isFailure(exit), `expected a '${reason}' failure`).toBe(true)
   const error = failureOf(exit)
@@ -54,7 +53,7 @@ const expectFailure = async (
 /** Registers the CreditLedger conformance suite for one implementation. */
 export const run = (
   name: string,
-  factory: Factory<CreditLedgerHarness | CreditLedgerService>,
+  factory: Factory<CreditLedgerHarness | CreditLedger.CreditLedgerService>,
   options: CreditLedgerConformanceOptions = {}
 ): void => {
   describe(`CreditLedger conformance: ${name}`, () => {
@@ -138,8 +137,10 @@ export const run = (
         Effect.gen(function* () {
           yield* ledger.topUp(ALICE, 50)
           const snapshot = yield* ledger.history(ALICE)
-          const bad = <A>(effect: Effect.Effect<A, CreditLedgerError>, reason: CreditLedgerError["reason"]) =>
-            Effect.promise(() => expectFailure(effect, reason))
+          const bad = <A>(
+            effect: Effect.Effect<A, CreditLedger.CreditLedgerError>,
+            reason: CreditLedger.CreditLedgerError["reason"]
+          ) => Effect.promise(() => expectFailure(effect, reason))
           for (const did of ["", "alice", "did:", "did:key:", "did:Key:x", 42 as unknown as string]) {
             yield* bad(ledger.balance(did), "invalid-did")
             yield* bad(ledger.topUp(did, 1), "invalid-did")
@@ -151,9 +152,9 @@ export const run = (
             yield* bad(ledger.topUp(ALICE, amount), "invalid-amount")
             yield* bad(ledger.deduct(ALICE, amount), "invalid-amount")
           }
-          yield* bad(ledger.topUp(ALICE, 1, "x".repeat(MAX_REASON_LENGTH + 1)), "invalid-reason")
+          yield* bad(ledger.topUp(ALICE, 1, "x".repeat(CreditLedger.MAX_REASON_LENGTH + 1)), "invalid-reason")
           yield* bad(ledger.deduct(ALICE, 1, 7 as unknown as string), "invalid-reason")
-          for (const limit of [0, -1, 2.5, MAX_HISTORY_LIMIT + 1, Number.NaN]) {
+          for (const limit of [0, -1, 2.5, CreditLedger.MAX_HISTORY_LIMIT + 1, Number.NaN]) {
             yield* bad(ledger.history(ALICE, limit), "invalid-limit")
           }
           expect(yield* ledger.balance(ALICE)).toBe(50)
@@ -182,7 +183,7 @@ export const run = (
           expect(results.reduce((sum, r) => sum + r.charged, 0)).toBe(100)
           expect(results.filter((r) => r.shortfall === 1)).toHaveLength(50)
           expect(yield* ledger.balance(ALICE)).toBe(0)
-          expect(yield* ledger.history(ALICE, MAX_HISTORY_LIMIT)).toHaveLength(151)
+          expect(yield* ledger.history(ALICE, CreditLedger.MAX_HISTORY_LIMIT)).toHaveLength(151)
         })
       ))
 
@@ -218,7 +219,7 @@ export const run = (
                   const balance = yield* ledger.balance(did)
                   expect(balance).toBe(expected)
                   expect(balance).toBeGreaterThanOrEqual(0)
-                  const history = [...(yield* ledger.history(did, MAX_HISTORY_LIMIT))].reverse()
+                  const history = [...(yield* ledger.history(did, CreditLedger.MAX_HISTORY_LIMIT))].reverse()
                   expect(history).toHaveLength(mine.length)
                   checkChain(history)
                 }
@@ -246,7 +247,7 @@ export const run = (
           expect(results.reduce((sum, r) => sum + r.charged, 0)).toBe(40)
           expect(yield* ledger.balance(ALICE)).toBe(0)
           expect(yield* other.balance(ALICE)).toBe(0)
-          expect((yield* other.history(ALICE, MAX_HISTORY_LIMIT)).at(-1)?.reason).toBe("first")
+          expect((yield* other.history(ALICE, CreditLedger.MAX_HISTORY_LIMIT)).at(-1)?.reason).toBe("first")
         })
       )
     })
@@ -254,7 +255,7 @@ export const run = (
 }
 
 /** Each entry's balance follows from the previous one; deducts take min(requested, balance). */
-const checkChain = (oldestFirst: ReadonlyArray<LedgerEntry>): void => {
+const checkChain = (oldestFirst: ReadonlyArray<CreditLedger.LedgerEntry>): void => {
   let balance = 0
   for (const entry of oldestFirst) {
     if (entry.kind === "top-up") {
