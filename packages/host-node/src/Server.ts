@@ -8,8 +8,7 @@
  * limit) and then to its handler. No failure escapes as anything but the JSON error body; a 500
  * means a bug here or in a plugin, never a client's input.
  */
-import { createServer, type Server } from "node:http"
-import type { AddressInfo, Socket } from "node:net"
+import type { Server } from "node:http"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -35,9 +34,10 @@ import type { ServerConfig } from "./Config.js"
 import * as ConsoleData from "./console/ConsoleData.js"
 import * as ConsoleRoutes from "./console/ConsoleRoutes.js"
 import * as TurnCredits from "./credits/TurnCredits.js"
-import { errorBody, failureResponse, HttpFailure, json, MAX_PATH_PARAM_LENGTH, STATUS_TEXT } from "./Http.js"
+import { errorBody, failureResponse, HttpFailure, json, MAX_PATH_PARAM_LENGTH } from "./Http.js"
 import { shortDid } from "./Logger.js"
 import { messageRoutes } from "./Messages.js"
+import { makeListener } from "./NodeListener.js"
 import {
   authenticate,
   credentialsOf,
@@ -526,92 +526,27 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
   // 400 that names the limit (SessionStore.validateSessionId).
   const routed = app.pipe(HttpRouter.withRouterConfig({ maxParamLength: MAX_PATH_PARAM_LENGTH }))
   const handler = await parts.runtime.runPromise(NodeHttpServer.makeHandler(routed))
-  let server: Server | undefined
-  let url: string | undefined
-  const sockets = new Set<Socket>()
-
-  const onClientError = (error: NodeJS.ErrnoException, socket: Socket) => {
-    // Node's own answer to a request it cannot parse is a bare 400; the contract wants JSON.
-    if (!socket.writable || (error as { code?: string }).code === "ECONNRESET") {
-      socket.destroy()
-      return
+  const listener = makeListener({
+    handler,
+    requestTimeoutMs: config.requestTimeoutMs,
+    onListening: (host) => {
+      consoleOn = ConsoleRoutes.enabled(config.console, host)
     }
-    const [status, message] =
-      error.code === "HPE_HEADER_OVERFLOW"
-        ? [431, "Request headers are too large."]
-        : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
-          ? [
-              408,
-              `The request was not received whole within ${config.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS).`
-            ]
-          : [400, "Malformed HTTP request."]
-    const body = JSON.stringify(errorBody(status, message))
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
-    )
-  }
-
-  const listen = (port = config.port, host = config.host) =>
-    new Promise<{ port: number; url: string }>((resolve, reject) => {
-      if (server !== undefined) {
-        reject(new Error("The oracle is already listening."))
-        return
-      }
-      // A request must arrive whole within REQUEST_TIMEOUT_MS (a slow or short body is a 408, not
-      // a socket held for Node's default five minutes); Node checks every connection on an
-      // interval, a tenth of the bound here, so the answer comes soon after the bound.
-      const s = createServer(
-        {
-          requestTimeout: config.requestTimeoutMs,
-          headersTimeout: config.requestTimeoutMs,
-          connectionsCheckingInterval: Math.max(
-            50,
-            Math.min(30_000, Math.floor(config.requestTimeoutMs / 10))
-          )
-        },
-        handler
-      )
-      // Longer than clients' idle keep-alive (undici: 4 s), so a client never reuses a socket the
-      // server is closing at that instant ("other side closed") under load.
-      s.keepAliveTimeout = 65_000
-      s.on("clientError", onClientError)
-      s.on("connection", (socket) => {
-        sockets.add(socket)
-        socket.on("close", () => sockets.delete(socket))
-      })
-      s.once("error", reject)
-      s.listen(port, host, () => {
-        s.off("error", reject)
-        server = s
-        consoleOn = ConsoleRoutes.enabled(config.console, host)
-        const address = s.address() as AddressInfo
-        const shown = address.family === "IPv6" ? `[${address.address}]` : address.address
-        url = `http://${shown === "0.0.0.0" || shown === "[::]" ? "127.0.0.1" : shown}:${address.port}`
-        resolve({ port: address.port, url })
-      })
-    })
+  })
+  const listen = (port = config.port, host = config.host) => listener.listen(port, host)
 
   let closing: Promise<void> | undefined
   const close = (deadlineMs = config.shutdownDeadlineMs) => {
     closing ??= (async () => {
       draining = true
-      const stopped = new Promise<void>((resolve) => {
-        if (server === undefined) resolve()
-        else server.close(() => resolve())
+      await listener.close(async () => {
+        await parts.runtime.runPromise(turns.drain(deadlineMs))
+        await parts.runtime.runPromise(Scope.close(turnScope, Exit.void))
       })
-      await parts.runtime.runPromise(turns.drain(deadlineMs))
-      await parts.runtime.runPromise(Scope.close(turnScope, Exit.void))
-      // Streams just wrote `done`; give their sockets a moment to flush, then cut what is left.
-      const timer = setTimeout(() => {
-        server?.closeAllConnections()
-        for (const s of sockets) s.destroy()
-      }, 1_000)
-      await stopped
-      clearTimeout(timer)
       await parts.onClosed()
     })()
     return closing
   }
 
-  return { listen, url: () => url, server: () => server, close }
+  return { listen, url: listener.url, server: listener.server, close }
 }
