@@ -7,9 +7,13 @@
  * Each stage's duration is recorded in the request's `StageTimings`, which the server exposes as
  * a `Server-Timing` header on JSON answers and hands to `onTimings` when a request ends.
  */
-import { Auth, type CreditLedger, type RateLimiter } from "@plugboard/core"
-import { Effect } from "effect"
+import type * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import { Auth, type CreditLedger, type RateLimiter, type RuntimeLogger } from "@plugboard/core"
+import { Context, Effect } from "effect"
+import * as TurnCredits from "./credits/TurnCredits.js"
 import { HttpFailure, unavailable } from "./Http.js"
+import { RequestUser } from "./Routes.js"
 
 /** Milliseconds spent per stage of one request; a stage that did not run is absent. */
 export interface StageTimings {
@@ -147,3 +151,80 @@ export const rateLimit = (
       }
     )
   )
+
+/** Where a request's stage timings go, and the report its stream calls when its work is over. */
+export class RequestProbe extends Context.Tag("@plugboard/host-node/RequestProbe")<
+  RequestProbe,
+  {
+    readonly timings: StageTimings
+    readonly report: () => void
+    /** Who the pipeline authenticated, for the request's log line. */
+    readonly seen: { did?: string }
+  }
+>() {}
+
+/** What `makeGuard` runs the pipeline with: the stages' ports and the server's settings. */
+export interface GuardDeps {
+  readonly auth: Auth.AuthService
+  readonly ledger: CreditLedger.CreditLedgerService
+  readonly limiter: RateLimiter.RateLimiterService
+  /** Whether turns reserve credits (the `credits` plugin loaded and not `DISABLE_CREDITS`). */
+  readonly creditsEnabled: boolean
+  /** What a turn reserves (`CREDIT_RESERVE_ESTIMATE`). */
+  readonly creditReserveEstimate: number
+  /** How long a turn's hold lives. */
+  readonly reservationTtlMs: number
+  /** Makes the user's state available on this host (a Matrix restore) before the handler runs. */
+  readonly prepareUser?: ((did: string) => Promise<void>) | undefined
+  readonly logger: RuntimeLogger
+}
+
+/**
+ * A private route: the pipeline (auth → credits → limit, then the user's state made available
+ * on this host), then the handler with the user. Reached only through the router, so an
+ * unknown route never costs auth or rate-limit work.
+ */
+export const makeGuard =
+  (deps: GuardDeps) =>
+  <R>(handler: HttpRouter.Route.Handler<HttpFailure, R>, spends = false) =>
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const { timings, report, seen } = yield* RequestProbe
+      const user = yield* timed(timings, "auth", authenticate(deps.auth, credentialsOf(request.headers)))
+      seen.did = user.did
+      // A turn reserves its estimate before anything else is spent on it (docs/failure-modes.md);
+      // its turn settles the hold, and a request that ends before its turn starts releases it.
+      const credits =
+        spends && deps.creditsEnabled
+          ? TurnCredits.make(
+              deps.ledger,
+              yield* timed(
+                timings,
+                "credits",
+                reserveCredits(deps.ledger, user.did, deps.creditReserveEstimate, deps.reservationTtlMs)
+              ),
+              deps.logger
+            )
+          : undefined
+      const rest = Effect.gen(function* () {
+        yield* timed(timings, "limit", rateLimit(deps.limiter, user.did))
+        const prepareUser = deps.prepareUser
+        if (prepareUser !== undefined) {
+          yield* timed(
+            timings,
+            "load",
+            Effect.promise(() => prepareUser(user.did))
+          )
+        }
+        return yield* Effect.provideService(handler, RequestUser, {
+          did: user.did,
+          capabilities: user.capabilities,
+          timings,
+          streamEnded: report,
+          credits
+        })
+      })
+      return yield* credits === undefined
+        ? rest
+        : Effect.onExit(rest, () => (credits.attached() ? Effect.void : credits.settle("turn not started")))
+    })

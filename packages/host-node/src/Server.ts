@@ -28,25 +28,16 @@ import type {
 import { Access, CreditLedger as Ledger, type SessionStore, TurnBounds, TurnControl } from "@plugboard/core"
 import type { CodeModeOption, QueryRanking } from "@plugboard/langgraph"
 import type { UserDatabaseRegistry } from "@plugboard/sqlite"
-import { Cause, Context, Effect, Exit, type ManagedRuntime, Option, Scope } from "effect"
+import { Cause, Effect, Exit, type ManagedRuntime, Option, Scope } from "effect"
 import * as BootReport from "./BootReport.js"
 import type { ServerConfig } from "./Config.js"
 import * as ConsoleData from "./console/ConsoleData.js"
 import * as ConsoleRoutes from "./console/ConsoleRoutes.js"
-import * as TurnCredits from "./credits/TurnCredits.js"
 import { errorBody, failureResponse, HttpFailure, json, MAX_PATH_PARAM_LENGTH } from "./Http.js"
 import { shortDid } from "./Logger.js"
 import { messageRoutes } from "./Messages.js"
 import { makeListener } from "./NodeListener.js"
-import {
-  authenticate,
-  credentialsOf,
-  rateLimit,
-  reserveCredits,
-  type StageTimings,
-  serverTiming,
-  timed
-} from "./Pipeline.js"
+import { makeGuard, RequestProbe, type StageTimings, serverTiming } from "./Pipeline.js"
 import { BUILTIN_ROUTES, type BuiltinRoute, type OwnedRoute, pluginHandler } from "./PluginRoutes.js"
 import { RequestUser, routerOf, sessionRoutes } from "./Routes.js"
 import type { SaverFor } from "./SessionAccess.js"
@@ -112,17 +103,6 @@ export interface ServerParts {
   /** Runs after the server stopped and every turn ended (flush, dispose). */
   readonly onClosed: () => Promise<void>
 }
-
-/** Where a request's stage timings go, and the report its stream calls when its work is over. */
-class RequestProbe extends Context.Tag("@plugboard/host-node/RequestProbe")<
-  RequestProbe,
-  {
-    readonly timings: StageTimings
-    readonly report: () => void
-    /** Who the pipeline authenticated, for the request's log line. */
-    readonly seen: { did?: string }
-  }
->() {}
 
 /** The server's lifecycle handles. */
 export interface ServerHandle {
@@ -300,53 +280,16 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
   // session's lock and the save; a turn that outlives it is charged as usage instead.
   const reservationTtlMs = Math.min(config.turnTimeoutMs + 60_000, Ledger.MAX_RESERVATION_TTL_MS)
 
-  /**
-   * A private route: the pipeline (auth → credits → limit, then the user's state made available
-   * on this host), then the handler with the user. Reached only through the router, so an
-   * unknown route never costs auth or rate-limit work.
-   */
-  const guarded = <R>(handler: HttpRouter.Route.Handler<HttpFailure, R>, spends = false) =>
-    Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const { timings, report, seen } = yield* RequestProbe
-      const user = yield* timed(timings, "auth", authenticate(ports.auth, credentialsOf(request.headers)))
-      seen.did = user.did
-      // A turn reserves its estimate before anything else is spent on it (docs/failure-modes.md);
-      // its turn settles the hold, and a request that ends before its turn starts releases it.
-      const credits =
-        spends && parts.creditsEnabled
-          ? TurnCredits.make(
-              ports.ledger,
-              yield* timed(
-                timings,
-                "credits",
-                reserveCredits(ports.ledger, user.did, config.creditReserveEstimate, reservationTtlMs)
-              ),
-              logger
-            )
-          : undefined
-      const rest = Effect.gen(function* () {
-        yield* timed(timings, "limit", rateLimit(ports.limiter, user.did))
-        const prepareUser = parts.prepareUser
-        if (prepareUser !== undefined) {
-          yield* timed(
-            timings,
-            "load",
-            Effect.promise(() => prepareUser(user.did))
-          )
-        }
-        return yield* Effect.provideService(handler, RequestUser, {
-          did: user.did,
-          capabilities: user.capabilities,
-          timings,
-          streamEnded: report,
-          credits
-        })
-      })
-      return yield* credits === undefined
-        ? rest
-        : Effect.onExit(rest, () => (credits.attached() ? Effect.void : credits.settle("turn not started")))
-    })
+  const guarded = makeGuard({
+    auth: ports.auth,
+    ledger: ports.ledger,
+    limiter: ports.limiter,
+    creditsEnabled: parts.creditsEnabled,
+    creditReserveEstimate: config.creditReserveEstimate,
+    reservationTtlMs,
+    prepareUser: parts.prepareUser,
+    logger
+  })
 
   type Public = Extract<BuiltinRoute, "root" | "health" | "models" | "console">
   const publicHandlers: Record<Public, HttpRouter.Route.Handler<HttpFailure, never>> = {
