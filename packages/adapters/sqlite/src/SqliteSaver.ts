@@ -33,16 +33,9 @@ import {
 } from "@langchain/langgraph-checkpoint"
 import { makeDumper, makeLoader } from "@plugboard/serde"
 import { Database, type DatabaseOptions } from "./Database.js"
-import { type DeltaItem, type DeltaItemSource, readSources, seedItems, writeItems } from "./DeltaItems.js"
+import type { DeltaItem, DeltaItemSource } from "./DeltaItems.js"
 import { SqliteStorageError } from "./errors.js"
-import {
-  type CachedHistory,
-  type CachedItems,
-  deltaKey,
-  MAX_CACHED_VALUES,
-  rememberIn,
-  storedAt
-} from "./internal/deltaCache.js"
+import { DeltaHistory, jsonPathFor, type ValueRow, type WriteRow } from "./internal/deltaHistory.js"
 import { COLUMNS, SQL } from "./internal/statements.js"
 import { nextChannelVersion, versionsText } from "./internal/versions.js"
 import { prune, type RetentionOptions, validateRetention } from "./Retention.js"
@@ -79,16 +72,6 @@ interface CheckpointRow {
   metadata: Uint8Array | string
 }
 
-interface ValueRow {
-  channel: string
-  type: string
-  value: Uint8Array | null
-}
-
-interface WriteRow extends ValueRow {
-  task_id: string
-}
-
 /** SQL: whether checkpoint `alias` stores its own value of `@channel` (its version at JSON path `@path`). */
 /**
  * A thread whose stored state could not be decoded. Its rows were moved, untouched, into the
@@ -113,9 +96,6 @@ const decoder = new TextDecoder()
 
 const invalid = (message: string) => new SqliteStorageError({ reason: "invalid-input", message })
 
-/** JSON-path segment for a metadata key (quoted, so dots and spaces are literal). */
-const jsonPathFor = (key: string): string | undefined => (/["\\]/.test(key) ? undefined : `$."${key}"`)
-
 /** Threads whose puts since their last prune a saver counts at most (see `maybePrune`). */
 const MAX_PRUNE_COUNTERS = 10_000
 
@@ -127,19 +107,8 @@ export class SqliteSaver extends BaseCheckpointSaver {
   private readonly load: ReturnType<typeof makeLoader>
   private readonly dump: ReturnType<typeof makeDumper>
   private readonly onDamagedThread: ((report: DamagedThread) => void) | undefined
-  /**
-   * The last delta history this saver decoded per (thread, namespace, channel), for the
-   * checkpoint it was read at. The next turn's load reads only what was written since that
-   * checkpoint (its own writes and its descendants'), so a load decodes what the last turn
-   * added, not the whole conversation (docs/benchmarks.md, conversation). Sound because the
-   * writes of a checkpoint's ancestors never change: LangGraph adds writes only to the
-   * checkpoint a run loaded as the thread's latest, and a write to an older checkpoint drops the
-   * thread's entries (`putWrites`), as do deleting, quarantining and pruning it. Another process
-   * writing the same file is held to the same rule by LangGraph.
-   */
-  private readonly deltaCache = new Map<string, CachedHistory>()
-  /** The last items `deltaItems` read per (thread, namespace, channel); kept and dropped as `deltaCache`. */
-  private readonly itemCache = new Map<string, CachedItems>()
+  /** The delta histories and items this saver decoded, kept for the next read (`DeltaHistory`). */
+  private readonly deltas: DeltaHistory
 
   constructor(backend: SaverBackend, options?: SqliteSaverOptions) {
     super(options?.serde)
@@ -147,6 +116,8 @@ export class SqliteSaver extends BaseCheckpointSaver {
     this.onDamagedThread = options?.onDamagedThread
     this.load = makeLoader(this.serde)
     this.dump = makeDumper(this.serde)
+    // Items are read from the stock serializer's JSON; another serde's bytes are not.
+    this.deltas = new DeltaHistory(backend, this.load, this.serde.constructor === JsonPlusSerializer)
     this.retention = options?.retention === undefined ? undefined : validateRetention(options.retention)
   }
 
@@ -270,87 +241,10 @@ export class SqliteSaver extends BaseCheckpointSaver {
     config: RunnableConfig
     channels: Array<string>
   }): Promise<Record<string, DeltaChannelHistory>> {
-    const { config, channels } = options
-    if (channels.length === 0) return {}
-    const threadId = config.configurable?.thread_id
-    const result: Record<string, DeltaChannelHistory> = {}
-    if (threadId === undefined || threadId === null) {
-      for (const ch of channels) result[ch] = { writes: [] }
-      return result
-    }
     // A channel name no JSON path can spell (quotes, backslashes) is walked the base class's way.
-    if (channels.some((ch) => jsonPathFor(ch) === undefined)) return super.getDeltaChannelHistory(options)
-    const thread = String(threadId)
-    const ns: string = config.configurable?.checkpoint_ns ?? ""
-    const named: string | undefined = config.configurable?.checkpoint_id
-    const raw = await this.backend.read((db) => {
-      const id =
-        named ||
-        (db.statement(SQL.latestId).get(thread, ns) as { checkpoint_id: string } | undefined)?.checkpoint_id
-      return channels.map((channel) => {
-        if (id === undefined) return { channel, id, writes: [] as Array<WriteRow>, seed: undefined }
-        const cached = this.deltaCache.get(deltaKey(thread, ns, channel))
-        if (cached?.id === id)
-          return { channel, id, writes: [] as Array<WriteRow>, seed: undefined, from: cached }
-        const params = { thread, ns, id, channel, path: jsonPathFor(channel)!, stop: cached?.id ?? "" }
-        const chain = db.statement(SQL.deltaChain).all(params) as Array<{ id: string; seeded: number }>
-        const ids = JSON.stringify(chain.map((c) => c.id))
-        const writes = db.statement(SQL.deltaWrites).all({ thread, ns, ids, channel }) as Array<WriteRow>
-        const last = chain.at(-1)
-        // Walked up to the cached checkpoint (and no stored value on the way): the cached history
-        // continues with the writes read here.
-        if (cached !== undefined && last?.id === cached.id && last.seeded === 0) {
-          return { channel, id, writes, seed: undefined, from: cached }
-        }
-        const seed =
-          last !== undefined && last.seeded === 1
-            ? (db.statement(SQL.deltaSeed).get({ ...params, id: last.id }) as ValueRow | undefined)
-            : undefined
-        return { channel, id, writes, seed }
-      })
-    })
-    for (const { channel, id, writes, seed, from } of raw) {
-      const decoded = await Promise.all(
-        writes.map(
-          async (w): Promise<CheckpointPendingWrite> => [
-            w.task_id,
-            w.channel,
-            await this.load(w.type, w.value ?? "")
-          ]
-        )
-      )
-      const history: CachedHistory =
-        from !== undefined
-          ? {
-              id: id!,
-              hasSeed: from.hasSeed,
-              seed: from.seed,
-              writes: decoded.length === 0 ? from.writes : from.writes.concat(decoded)
-            }
-          : {
-              id: id ?? "",
-              hasSeed: seed !== undefined,
-              seed: seed === undefined ? undefined : await this.load(seed.type, seed.value ?? ""),
-              writes: decoded
-            }
-      if (id !== undefined) this.remember(deltaKey(thread, ns, channel), history)
-      const entry: DeltaChannelHistory = { writes: history.writes.slice() }
-      if (history.hasSeed) entry.seed = history.seed
-      result[channel] = entry
-    }
-    return result
-  }
-
-  /** Keeps `history` as the latest decoded history of its (thread, namespace, channel). */
-  private remember(key: string, history: CachedHistory): void {
-    rememberIn(this.deltaCache, key, history)
-  }
-
-  /** Forgets the cached delta histories of a thread (all namespaces) or of one (thread, namespace). */
-  private forgetDeltas(thread: string, ns?: string): void {
-    const prefix = ns === undefined ? `${thread}\u0000` : `${thread}\u0000${ns}\u0000`
-    for (const cache of [this.deltaCache, this.itemCache])
-      for (const key of [...cache.keys()]) if (key.startsWith(prefix)) cache.delete(key)
+    return (
+      (await this.deltas.history(options.config, options.channels)) ?? super.getDeltaChannelHistory(options)
+    )
   }
 
   /**
@@ -363,106 +257,25 @@ export class SqliteSaver extends BaseCheckpointSaver {
    * items. `undefined` when the history holds anything else than LangChain records stored by the
    * stock serializer, or `config` names no checkpoint: the caller reads the whole history then.
    */
-  async deltaItems(
+  deltaItems(
     config: RunnableConfig,
     channel: string
   ): Promise<
     { readonly seed: ReadonlyArray<DeltaItem>; readonly writes: ReadonlyArray<DeltaItem> } | undefined
   > {
-    const key = this.itemKey(config, channel)
-    const id: unknown = config.configurable?.checkpoint_id
-    if (key === undefined || typeof id !== "string" || id === "") return undefined
-    const cacheKey = deltaKey(key.thread, key.ns, channel)
-    const cached = this.itemCache.get(cacheKey)
-    if (cached?.id === id) return cached
-    // A stored text SQLite's JSON functions cannot read (a damaged row) makes them throw: then the
-    // caller reads the whole history, which reports it as any read of the thread does.
-    const items = await this.readOrNothing((db): CachedItems | undefined => {
-      const own = db.statement(SQL.ownSeed).get({ ...key, id }) as { seeded: number } | undefined
-      if (own === undefined) return undefined
-      if (own.seeded === 1) {
-        const seed = seedItems(db, key, id)
-        return seed === undefined ? undefined : { id, seed, writes: [], values: new Map() }
-      }
-      const chain = db.statement(SQL.deltaChain).all({ ...key, id, stop: cached?.id ?? "" }) as Array<{
-        id: string
-        seeded: number
-      }>
-      const written = writeItems(
-        db,
-        key,
-        chain.map((c) => c.id)
-      )
-      if (written === undefined) return undefined
-      const last = chain.at(-1)
-      // Walked up to the cached checkpoint (no stored value on the way): its items continue.
-      if (cached !== undefined && last?.id === cached.id && last.seeded === 0) {
-        return {
-          id,
-          seed: cached.seed,
-          writes: written.length === 0 ? cached.writes : cached.writes.concat(written),
-          values: cached.values
-        }
-      }
-      if (last === undefined || last.seeded === 0) return { id, seed: [], writes: written, values: new Map() }
-      const seed = seedItems(db, key, last.id)
-      return seed === undefined ? undefined : { id, seed, writes: written, values: new Map() }
-    })
-    if (items !== undefined) rememberIn(this.itemCache, cacheKey, items)
-    return items
+    return this.deltas.items(config, channel)
   }
 
   /**
    * The decoded values of the items `sources` names (from `deltaItems` at the same `config`), in
    * that order; `undefined` when one is gone (pruned or deleted since) or cannot be read.
    */
-  async deltaItemValues(
+  deltaItemValues(
     config: RunnableConfig,
     channel: string,
     sources: ReadonlyArray<DeltaItemSource>
   ): Promise<ReadonlyArray<unknown> | undefined> {
-    const key = this.itemKey(config, channel)
-    if (key === undefined) return undefined
-    const values =
-      this.itemCache.get(deltaKey(key.thread, key.ns, channel))?.values ?? new Map<string, unknown>()
-    const missing = new Map<string, DeltaItemSource>()
-    for (const s of sources) if (!values.has(storedAt(s))) missing.set(storedAt(s), s)
-    if (missing.size > 0) {
-      const wanted = [...missing.values()]
-      const raw = await this.readOrNothing((db) => readSources(db, key, wanted))
-      if (raw === undefined) return undefined
-      let decoded: Array<unknown>
-      try {
-        decoded = await Promise.all(raw.map((r) => this.load(r.type, r.value)))
-      } catch {
-        return undefined
-      }
-      if (values.size + decoded.length > MAX_CACHED_VALUES) values.clear()
-      for (const [i, s] of wanted.entries()) values.set(storedAt(s), decoded[i])
-    }
-    return sources.map((s) => {
-      const value = values.get(storedAt(s))
-      return s.at === "write" && s.index !== undefined
-        ? Array.isArray(value)
-          ? value[s.index]
-          : undefined
-        : value
-    })
-  }
-
-  /** `backend.read(fn)`, or `undefined` when it throws. */
-  private readOrNothing<T>(fn: (db: Database) => T | undefined): Promise<T | undefined> {
-    return this.backend.read(fn).catch(() => undefined)
-  }
-
-  /** The thread, namespace and channel `deltaItems` reads, when this saver can read them item by item. */
-  private itemKey(config: RunnableConfig, channel: string) {
-    const threadId = config.configurable?.thread_id
-    const path = jsonPathFor(channel)
-    // Items are read from the stock serializer's JSON; another serde's bytes are not.
-    if (this.serde.constructor !== JsonPlusSerializer || path === undefined) return undefined
-    if (threadId === undefined || threadId === null || threadId === "") return undefined
-    return { thread: String(threadId), ns: String(config.configurable?.checkpoint_ns ?? ""), channel, path }
+    return this.deltas.itemValues(config, channel, sources)
   }
 
   override async put(
@@ -538,18 +351,7 @@ export class SqliteSaver extends BaseCheckpointSaver {
     }
     const ns: string = config.configurable?.checkpoint_ns ?? ""
     // A write to a checkpoint older than a cached history's may be to one of its ancestors.
-    if (this.deltaCache.size > 0) {
-      const prefix = `${String(threadId)}\u0000${ns}\u0000`
-      for (const [key, cached] of [...this.deltaCache]) {
-        if (key.startsWith(prefix) && String(checkpointId) < cached.id) this.deltaCache.delete(key)
-      }
-    }
-    if (this.itemCache.size > 0) {
-      const prefix = `${String(threadId)}\u0000${ns}\u0000`
-      for (const [key, cached] of [...this.itemCache]) {
-        if (key.startsWith(prefix) && String(checkpointId) < cached.id) this.itemCache.delete(key)
-      }
-    }
+    this.deltas.forgetAfter(String(threadId), ns, String(checkpointId))
     const serialized = await Promise.all(writes.map(([, value]) => this.dump(value)))
     await this.backend.write((db) => {
       const ignore = db.statement(SQL.insertWrite)
@@ -582,7 +384,7 @@ export class SqliteSaver extends BaseCheckpointSaver {
    */
   override async deleteThread(threadId: string): Promise<void> {
     const thread = String(threadId)
-    this.forgetDeltas(thread)
+    this.deltas.forget(thread)
     await this.backend.write((db) => {
       db.statement(SQL.deleteCheckpoints).run(thread)
       db.statement(SQL.deleteBlobs).run(thread)
@@ -622,7 +424,7 @@ export class SqliteSaver extends BaseCheckpointSaver {
 
   /** Moves every row of `threadId` into the `quarantined_*` tables, in one transaction. */
   private async quarantine(threadId: string, error: unknown): Promise<void> {
-    this.forgetDeltas(threadId)
+    this.deltas.forget(threadId)
     const checkpoints = await this.backend.write((db) => {
       let moved = 0
       for (const table of THREAD_TABLES) {
