@@ -13,6 +13,7 @@ import { lstat, readdir, realpath } from "node:fs/promises"
 import { dirname, extname, join, sep } from "node:path"
 import type { CatalogSource, RuntimeContext } from "@plugboard/core"
 import { ToolOutput } from "@plugboard/core"
+import { parseAllowHosts } from "./AllowHosts.js"
 import {
   runInSandbox,
   type SandboxLimits,
@@ -56,6 +57,12 @@ export interface ScriptRunner {
   readonly limits: SandboxLimits
   /** Bytes of files returned to the model in one answer; beyond them a file is named, not shown. */
   readonly returnBytes: number
+  /**
+   * Hosts scripts may reach over HTTP(S) through the sandbox's proxy (`host`, `host:port`,
+   * `*.name`: `parseAllowHosts`); empty or absent, no network. A bad entry is a `RangeError` when
+   * the tool is made.
+   */
+  readonly allowHosts?: ReadonlyArray<string> | undefined
 }
 
 /** The scripts of a skill folder: `scripts/` and its subfolders, by relative path, sorted. */
@@ -238,6 +245,8 @@ export const runScriptTool = async (
   rootReal: string,
   runner: ScriptRunner
 ): Promise<CatalogSource.SourceTool | undefined> => {
+  const allowed = parseAllowHosts(runner.allowHosts ?? [])
+  if (allowed.errors.length > 0) throw new RangeError(allowed.errors.join(" "))
   const scripts = await listScripts(rootReal)
   if (scripts.length === 0) return undefined
   const scratches = new Map<string, ReadonlyArray<ScratchFile>>()
@@ -300,7 +309,9 @@ export const runScriptTool = async (
           ? { ...runner.limits, memoryBytes: runner.limits.memoryBytes + V8_RESERVE }
           : runner.limits,
       readOnly: readOnly.filter((d) => d !== "/usr" && d !== "/"),
-      signal: context.signal
+      signal: context.signal,
+      allowHosts: runner.allowHosts,
+      node
     })
     if (result.stopped === undefined) {
       scratches.delete(key)
@@ -309,9 +320,13 @@ export const runScriptTool = async (
     }
     return describeRun(rel, result, files, runner.limits, runner.returnBytes)
   }
+  const network =
+    allowed.hosts.length === 0
+      ? "there is no network."
+      : `there is no network but HTTP(S), through the proxy in HTTP_PROXY/HTTPS_PROXY, to: ${allowed.hosts.map((h) => h.entry).join(", ")}.`
   return {
     name: RUN_SCRIPT_TOOL,
-    description: `Runs a script of the '${skill}' skill in a sandbox, as its instructions say (\`python scripts/x.py a b\` is script 'scripts/x.py', args ['a','b']). The working directory is a scratch directory, empty at the start of the turn and kept between runs of this turn; put input files there with 'files', and files the script writes there come back. The skill's folder is read-only at ${SKILL_MOUNT}; there is no network. Scripts: ${scripts.join(", ")}.`,
+    description: `Runs a script of the '${skill}' skill in a sandbox, as its instructions say (\`python scripts/x.py a b\` is script 'scripts/x.py', args ['a','b']). The working directory is a scratch directory, empty at the start of the turn and kept between runs of this turn; put input files there with 'files', and files the script writes there come back. The skill's folder is read-only at ${SKILL_MOUNT}; ${network} Scripts: ${scripts.join(", ")}.`,
     inputSchema: {
       type: "object",
       properties: {

@@ -5,7 +5,9 @@
  * scratch directory at `/scratch` (a size-bounded tmpfs, the only place it can write besides
  * `/tmp`, also bounded) and nothing else of the host: no home, no repository, no other skill, no
  * network (a new network namespace with only a loopback), no other process (a new PID namespace),
- * an environment of a few variables. CPU time, memory, file size, open files and processes are
+ * an environment of a few variables. When the operator allows some hosts (`allowHosts`), the
+ * namespace stays its own, and HTTP(S) to those hosts goes through a proxy the host runs for that
+ * run only (`NetworkProxy.ts`). CPU time, memory, file size, open files and processes are
  * capped with rlimits (`prlimit`), wall time and output by the host, which kills the whole
  * sandbox when one is exceeded.
  *
@@ -15,8 +17,10 @@
  */
 import { spawn } from "node:child_process"
 import { accessSync, constants, existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs"
-import { delimiter, join } from "node:path"
+import { delimiter, dirname, join } from "node:path"
 import type { Readable, Writable } from "node:stream"
+import { parseAllowHosts } from "./AllowHosts.js"
+import { sandboxNetwork, startProxy } from "./NetworkProxy.js"
 import { readTar, type ScratchFile, writeTar } from "./Tar.js"
 
 /** The bounds of one run. Every field is a positive integer. */
@@ -72,6 +76,14 @@ export interface SandboxRequest {
   readonly runAs?: { readonly uid: number; readonly gid: number } | undefined
   /** Aborting it kills the sandbox (the turn was aborted). */
   readonly signal?: AbortSignal | undefined
+  /**
+   * Hosts the script may reach over HTTP(S), through a proxy (`host`, `host:port`, `*.name`; see
+   * `parseAllowHosts`). Empty or absent: no network at all. An entry that is not one is a
+   * `RangeError`.
+   */
+  readonly allowHosts?: ReadonlyArray<string> | undefined
+  /** The Node that runs the network forwarder inside when `allowHosts` is set (its install is mounted read-only); default: the one running the host. */
+  readonly node?: string | undefined
 }
 
 /** Why the host stopped a run before it ended by itself. */
@@ -124,21 +136,24 @@ const ETC = [
 const SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32"]
 
 /**
- * The shell that runs inside: unpacks fd 3 into the scratch directory, runs the command under its
+ * The shell that runs inside: unpacks fd 3 into the scratch directory, runs `beforeScript` (the
+ * network forwarder's start, when hosts are allowed), runs the command under its
  * rlimits with no stdin and without the two pipes, kills whatever it left running (every process
  * of the PID namespace but bwrap's init and this shell), and packs the scratch directory to fd 4.
  * It exits with the command's code; 125 means the sandbox itself failed.
  */
-const WRAPPER = [
-  `cd ${SCRATCH_MOUNT} || exit 125`,
-  `tar -x --no-same-owner --no-same-permissions -f - <&3 || { echo "[sandbox] the files could not be put in ${SCRATCH_MOUNT}" >&2; exit 125; }`,
-  "exec 3<&-",
-  '"$@" </dev/null 4>&-',
-  "rc=$?",
-  "kill -KILL -1 2>/dev/null",
-  `tar -c -f - -C ${SCRATCH_MOUNT} . >&4 2>/dev/null`,
-  "exit $rc"
-].join("\n")
+const wrapper = (beforeScript: ReadonlyArray<string>): string =>
+  [
+    `cd ${SCRATCH_MOUNT} || exit 125`,
+    `tar -x --no-same-owner --no-same-permissions -f - <&3 || { echo "[sandbox] the files could not be put in ${SCRATCH_MOUNT}" >&2; exit 125; }`,
+    "exec 3<&-",
+    ...beforeScript,
+    '"$@" </dev/null 4>&-',
+    "rc=$?",
+    "kill -KILL -1 2>/dev/null",
+    `tar -c -f - -C ${SCRATCH_MOUNT} . >&4 2>/dev/null`,
+    "exit $rc"
+  ].join("\n")
 
 const isRoot = (): boolean => typeof process.getuid === "function" && process.getuid() === 0
 
@@ -155,20 +170,42 @@ const limitArgs = (limits: SandboxLimits, ownUid: boolean): string[] => [
   "--"
 ]
 
-/** The arguments of `bwrap` for a request (exported for the docs' example and the tests). */
-export const bwrapArgs = (request: SandboxRequest): string[] => {
+/** The folder a binary's install lives in (`/x/bin/node` → `/x`). */
+const installOf = (binary: string): string => dirname(dirname(binary))
+
+/**
+ * The arguments of `bwrap` for a request (exported for the docs' example and the tests).
+ * `proxyDir`, the folder of a running proxy's socket, gives the sandbox its network to the
+ * allowed hosts.
+ */
+export const bwrapArgs = (request: SandboxRequest, proxyDir?: string): string[] => {
+  const forwarderNode = request.node ?? process.execPath
+  const network =
+    proxyDir === undefined ? undefined : sandboxNetwork(proxyDir, forwarderNode, request.limits.cpuSeconds)
+  const readOnly = [...(request.readOnly ?? [])]
+  const nodeInstall = installOf(forwarderNode)
+  if (
+    network !== undefined &&
+    nodeInstall !== "/" &&
+    nodeInstall !== "/usr" &&
+    !readOnly.includes(nodeInstall)
+  )
+    readOnly.push(nodeInstall)
   const args: string[] = []
   for (const dir of SYSTEM) if (existsSync(dir)) args.push("--ro-bind", dir, dir)
   for (const file of ETC) args.push("--ro-bind-try", file, file)
   // `/tmp` first: bwrap applies mounts in order, and a tmpfs mounted over `/tmp` after them would
   // hide the read-only folders that live under it (an interpreter's install in /tmp).
   args.push("--size", String(request.limits.scratchBytes), "--tmpfs", "/tmp")
-  for (const dir of request.readOnly ?? []) args.push("--ro-bind", dir, dir)
+  for (const dir of readOnly) args.push("--ro-bind", dir, dir)
   args.push("--ro-bind", request.folder, SKILL_MOUNT)
+  // Read-only is enough: connect() on a Unix socket needs write access to the socket, not to its mount.
+  if (network !== undefined) args.push(...network.args)
   args.push("--size", String(request.limits.scratchBytes), "--tmpfs", SCRATCH_MOUNT)
   args.push("--dev", "/dev", "--proc", "/proc")
   // bwrap's root is a tmpfs of no size bound: read-only, it cannot be filled to eat the host's memory.
   args.push("--remount-ro", "/")
+  // Its own network namespace even with allowed hosts: the proxy is the only way out.
   args.push("--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox")
   // bwrap writes the sandbox's namespaces on fd 5, so that after a kill the host can find every
   // process of its PID namespace and make sure none is left.
@@ -184,11 +221,20 @@ export const bwrapArgs = (request: SandboxRequest): string[] => {
     PYTHONUNBUFFERED: "1",
     SKILL_DIR: SKILL_MOUNT,
     // `python -m scripts.x` and `from scripts.y import z`, as skills tell, work from the scratch too.
-    PYTHONPATH: SKILL_MOUNT
+    PYTHONPATH: SKILL_MOUNT,
+    ...network?.env
   }
   for (const [k, v] of Object.entries(env)) args.push("--setenv", k, v)
   const ownUid = request.runAs !== undefined || isRoot()
-  args.push("--", "/bin/sh", "-c", WRAPPER, "sandbox", ...limitArgs(request.limits, ownUid), ...request.argv)
+  args.push(
+    "--",
+    "/bin/sh",
+    "-c",
+    wrapper(network?.start ?? []),
+    "sandbox",
+    ...limitArgs(request.limits, ownUid),
+    ...request.argv
+  )
   return args
 }
 
@@ -231,12 +277,32 @@ const killNamespace = async (namespace: string, boundMs: number): Promise<void> 
   }
 }
 
-/** Runs a command in the sandbox. Never rejects for what the command does: that is the result. */
-export const runInSandbox = (request: SandboxRequest): Promise<SandboxResult> =>
+/**
+ * Runs a command in the sandbox. Never rejects for what the command does: that is the result.
+ * With allowed hosts, the proxy lives exactly as long as the run: closed, and its folder
+ * removed, however the run ends.
+ */
+export const runInSandbox = async (request: SandboxRequest): Promise<SandboxResult> => {
+  const allowed = parseAllowHosts(request.allowHosts ?? [])
+  if (allowed.errors.length > 0) throw new RangeError(allowed.errors.join(" "))
+  const runAs = request.runAs ?? (isRoot() ? { uid: 65534, gid: 65534 } : undefined)
+  if (allowed.hosts.length === 0) return runBwrap(request, runAs, undefined)
+  const proxy = await startProxy(allowed.hosts, runAs)
+  try {
+    return await runBwrap(request, runAs, proxy.dir)
+  } finally {
+    await proxy.close()
+  }
+}
+
+const runBwrap = (
+  request: SandboxRequest,
+  runAs: { readonly uid: number; readonly gid: number } | undefined,
+  proxyDir: string | undefined
+): Promise<SandboxResult> =>
   new Promise((resolvePromise, reject) => {
     const started = performance.now()
-    const runAs = request.runAs ?? (isRoot() ? { uid: 65534, gid: 65534 } : undefined)
-    const child = spawn(request.bwrap, bwrapArgs(request), {
+    const child = spawn(request.bwrap, bwrapArgs(request, proxyDir), {
       stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", "pipe"],
       detached: true, // its own process group, killed as one
       // bwrap's own environment is readable in the sandbox (/proc/1/environ): it gets nothing.

@@ -4,6 +4,7 @@
  * reads folders, and runs a skill's scripts in a bubblewrap sandbox when the operator allows it
  * (docs/skills-that-run.md).
  */
+export { type AllowedHost, type ParsedAllowHosts, parseAllowHosts } from "./AllowHosts.js"
 export { READ_FILE_TOOL } from "./ReadFile.js"
 export { listScripts, RUN_SCRIPT_TOOL, type ScriptRunner } from "./RunScript.js"
 export {

@@ -55,13 +55,17 @@ export const TEST_LIMITS: SandboxLimits = {
  */
 export const NODE = process.env.SKILLS_RUN_NODE
 
-/** A runner on the machine's bwrap. */
-export const runner = (limits: Partial<SandboxLimits> = {}): ScriptRunner => ({
+/** A runner on the machine's bwrap; `more` sets its other fields (`allowHosts`). */
+export const runner = (
+  limits: Partial<SandboxLimits> = {},
+  more: Partial<ScriptRunner> = {}
+): ScriptRunner => ({
   bwrap: BWRAP ?? "bwrap",
   python: PYTHON,
   node: NODE,
   limits: { ...TEST_LIMITS, ...limits },
-  returnBytes: 256 * 1024
+  returnBytes: 256 * 1024,
+  ...more
 })
 
 /** A context for a turn of `session`, whose last user message is `turn`. */
@@ -93,9 +97,10 @@ export interface RunScriptHarness {
 
 export const runScriptOf = async (
   dir: string,
-  limits: Partial<SandboxLimits> = {}
+  limits: Partial<SandboxLimits> = {},
+  more: Partial<ScriptRunner> = {}
 ): Promise<RunScriptHarness> => {
-  const loaded = await loadSkills(dir, { run: { runner: runner(limits), skills: "all" } })
+  const loaded = await loadSkills(dir, { run: { runner: runner(limits, more), skills: "all" } })
   if (loaded.errors.length > 0) throw new Error(loaded.errors.join("\n"))
   const spec = loaded.specs[0]!
   const tool = spec.tools.find((t) => t.name === "run_script")
