@@ -442,6 +442,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     meaning: "The Node that runs a skill's `.js` scripts (its install is mounted read-only)"
   },
   {
+    name: "SKILLS_RUN_HOSTS",
+    default: "unset (no network)",
+    meaning:
+      "Hosts skills' scripts may reach over HTTP(S), through a proxy the host runs for each run (docs/skills-that-run.md): `host` or `host:port`, `*.example.com` for subdomains, separated by commas; tools that ignore HTTP_PROXY get no network"
+  },
+  {
     name: "EMBEDDING_MODEL",
     default: "unset (lexical ranking)",
     meaning:

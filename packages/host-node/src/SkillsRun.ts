@@ -3,8 +3,10 @@
  * `SKILLS_RUN` names the skills allowed to run their scripts: `all`, or skill names separated by
  * commas; unset runs none, so a skills folder is mounted with `read_file` only until the operator
  * says otherwise. `SKILLS_RUN_PYTHON` and `SKILLS_RUN_NODE` name the interpreters, and
- * `SKILLS_RUN_BWRAP` the sandbox's program when it is not the `bwrap` on `PATH`. `serve`,
- * `plugboard mcp` and `inspect` read them here, so all three agree on what may run.
+ * `SKILLS_RUN_BWRAP` the sandbox's program when it is not the `bwrap` on `PATH`.
+ * `SKILLS_RUN_HOSTS` lists the hosts scripts may reach over HTTP(S) through the sandbox's proxy;
+ * unset, they have no network. `serve`, `plugboard mcp` and `inspect` read them here, so all
+ * three agree on what may run.
  *
  * The setting becomes `loadSkills`' `run` option only when this host can make the sandbox: the
  * probe runs `true` in the very sandbox a script gets. Without one it fails closed, with a boot
@@ -12,7 +14,14 @@
  */
 import { resolve } from "node:path"
 import { isPluginName } from "@plugboard/core"
-import { DEFAULT_LIMITS, findBwrap, type LoadSkillsOptions, NAME_MAX, probeSandbox } from "@plugboard/skills"
+import {
+  DEFAULT_LIMITS,
+  findBwrap,
+  type LoadSkillsOptions,
+  NAME_MAX,
+  parseAllowHosts,
+  probeSandbox
+} from "@plugboard/skills"
 import { Either } from "effect"
 
 /** Which skills may run their scripts, and with what (`SKILLS_RUN` and its `SKILLS_RUN_*`). */
@@ -24,6 +33,8 @@ export interface SkillsRun {
   readonly python: string | undefined
   /** The Node for `.js` scripts; the one running the host when unset. */
   readonly node: string | undefined
+  /** Hosts scripts may reach through the sandbox's proxy (`SKILLS_RUN_HOSTS`); empty, no network. */
+  readonly hosts: ReadonlyArray<string>
 }
 
 /**
@@ -37,7 +48,8 @@ export const SKILLS_RUN_VARIABLES = [
   "SKILLS_RUN",
   "SKILLS_RUN_BWRAP",
   "SKILLS_RUN_PYTHON",
-  "SKILLS_RUN_NODE"
+  "SKILLS_RUN_NODE",
+  "SKILLS_RUN_HOSTS"
 ] as const
 
 const nonEmpty = (value: string | undefined): string | undefined => {
@@ -46,8 +58,9 @@ const nonEmpty = (value: string | undefined): string | undefined => {
 }
 
 /**
- * `SKILLS_RUN` and its programs from `env`: `undefined` when no skill may run (unset, empty or
- * `none`), the setting otherwise, or the message of a value that is not one (`Left`). A program
+ * `SKILLS_RUN` and its programs and hosts from `env`: `undefined` when no skill may run (unset,
+ * empty or `none`; the others are then not read), the setting otherwise, or the message of a value
+ * that is not one (`Left`). A program
  * given as a relative path is resolved against `cwd`; a bare name is looked up as a command.
  */
 export const skillsRunFromEnv = (
@@ -60,10 +73,17 @@ export const skillsRunFromEnv = (
     const v = nonEmpty(env[name])
     return v === undefined || !v.includes("/") ? v : resolve(cwd, v)
   }
+  const entries = (env.SKILLS_RUN_HOSTS ?? "")
+    .split(",")
+    .map((h) => h.trim())
+    .filter((h) => h !== "")
+  const allowed = parseAllowHosts(entries)
+  if (allowed.errors.length > 0) return Either.left(`SKILLS_RUN_HOSTS: ${allowed.errors[0]}`)
   const tools = {
     bwrap: interpreter("SKILLS_RUN_BWRAP"),
     python: interpreter("SKILLS_RUN_PYTHON"),
-    node: interpreter("SKILLS_RUN_NODE")
+    node: interpreter("SKILLS_RUN_NODE"),
+    hosts: [...new Set(entries)]
   }
   if (raw.toLowerCase() === "all") return Either.right({ skills: "all", ...tools })
   const names = raw
@@ -107,7 +127,8 @@ export const scriptRunning = async (
         python: setting.python,
         node: setting.node,
         limits: DEFAULT_LIMITS,
-        returnBytes: RETURN_BYTES
+        returnBytes: RETURN_BYTES,
+        allowHosts: setting.hosts
       },
       skills: setting.skills
     }

@@ -31,7 +31,8 @@ const setting = (skills: SkillsRun["skills"]): SkillsRun => ({
   skills,
   bwrap: undefined,
   python: undefined,
-  node: undefined
+  node: undefined,
+  hosts: []
 })
 
 describe("SKILLS_RUN, read", () => {
@@ -55,7 +56,13 @@ describe("SKILLS_RUN, read", () => {
       "/app"
     )
     expect(read).toEqual(
-      Either.right({ skills: "all", python: "/app/venv/bin/python", node: "node", bwrap: "/opt/bwrap" })
+      Either.right({
+        skills: "all",
+        python: "/app/venv/bin/python",
+        node: "node",
+        bwrap: "/opt/bwrap",
+        hosts: []
+      })
     )
   })
 
@@ -64,6 +71,37 @@ describe("SKILLS_RUN, read", () => {
       const read = skillsRunFromEnv({ SKILLS_RUN: bad }, "/app")
       expect(Either.isLeft(read), bad).toBe(true)
       expect(Either.isLeft(read) ? read.left : "").toMatch(/^SKILLS_RUN must be "all", "none" or skill names/)
+    }
+  })
+
+  it("reads SKILLS_RUN_HOSTS as the allowed hosts, trimmed and once each; unset or empty, none", () => {
+    for (const off of [undefined, "", " , "])
+      expect(skillsRunFromEnv({ SKILLS_RUN: "all", SKILLS_RUN_HOSTS: off }, "/app")).toEqual(
+        Either.right(setting("all"))
+      )
+    const read = skillsRunFromEnv(
+      {
+        SKILLS_RUN: "all",
+        SKILLS_RUN_HOSTS: " pypi.org, *.pythonhosted.org:443 ,10.0.0.7:8080,[::1]:3000,pypi.org"
+      },
+      "/app"
+    )
+    expect(read).toEqual(
+      Either.right({
+        ...setting("all"),
+        hosts: ["pypi.org", "*.pythonhosted.org:443", "10.0.0.7:8080", "[::1]:3000"]
+      })
+    )
+  })
+
+  it("refuses a SKILLS_RUN_HOSTS entry that is not a host, quoting it", () => {
+    for (const bad of ["https://pypi.org", "pypi.org:0", "*", "a b", "pypi.org,x:99999", "1.2.3", "[::1"]) {
+      const read = skillsRunFromEnv({ SKILLS_RUN: "all", SKILLS_RUN_HOSTS: bad }, "/app")
+      expect(Either.isLeft(read), bad).toBe(true)
+      const quoted = bad.includes(",") ? "x:99999" : bad
+      expect(Either.isLeft(read) ? read.left : "").toBe(
+        `SKILLS_RUN_HOSTS: ${JSON.stringify(quoted)} is not a host to allow: an entry is host or host:port (a DNS name, an IP address, [IPv6]:port, or *.name for its subdomains; port 1 to 65535).`
+      )
     }
   })
 
@@ -127,6 +165,29 @@ describe.skipIf(BWRAP === undefined || PYTHON === undefined)("SKILLS_RUN through
     const server = await start({ plugins: [], env: { SKILLS_DIR: SKILLS } })
     try {
       expect(server.app.catalog.byName.get("skill-creator")?.tools.map((t) => t.name)).toEqual(["read_file"])
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it("passes SKILLS_RUN_HOSTS to the runner: the run_script tool names the hosts it may reach", async () => {
+    const running = await scriptRunning(
+      { ...setting("all"), hosts: ["pypi.org", "*.pythonhosted.org:443"] },
+      SKILLS
+    )
+    expect(running._tag === "On" ? running.run.runner.allowHosts : undefined).toEqual([
+      "pypi.org",
+      "*.pythonhosted.org:443"
+    ])
+    const server = await start({
+      plugins: [],
+      env: { SKILLS_DIR: SKILLS, SKILLS_RUN: "skill-creator", SKILLS_RUN_HOSTS: "pypi.org" }
+    })
+    try {
+      const tool = server.app.catalog.byName.get("skill-creator")?.tools.find((t) => t.name === "run_script")
+      expect(tool?.description).toContain(
+        "there is no network but HTTP(S), through the proxy in HTTP_PROXY/HTTPS_PROXY, to: pypi.org."
+      )
     } finally {
       await server.stop()
     }
