@@ -10,7 +10,11 @@ shopt -s nullglob
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dest="${1:?usage: scripts/pack.sh <folder>}"
 manifests=("$root"/packages/core/package.json "$root"/packages/adapters/*/package.json
-  "$root"/packages/host-node/package.json "$root"/packages/testing/package.json)
+  "$root"/packages/host-node/package.json)
+# Every other package of packages/ (@plugboard/testing), when the tree has it.
+for extra in "$root"/packages/*/package.json; do
+  case "$extra" in */packages/core/package.json | */packages/host-node/package.json) ;; *) manifests+=("$extra") ;; esac
+done
 # Every file a manifest's `exports` (but the source condition) and `bin` name must exist.
 ROOT="$root" node - "${manifests[@]}" <<'JS'
 const { existsSync, readFileSync } = require("node:fs")
