@@ -68,57 +68,54 @@ export const handshakeCredentials = (
   }
 }
 
-/** Who may connect, or why not. */
-const admit = async (options: GatewayOptions, socket: Socket): Promise<SessionKey> => {
-  const credentials = handshakeCredentials((socket.handshake.auth ?? {}) as Record<string, unknown>)
-  if (credentials === undefined) {
-    throw new Refused("Missing credentials: send auth.invocation or auth.ucanDelegation in the handshake.", {
-      status: 401,
-      error: "missing"
-    })
-  }
-  const verified = await Effect.runPromise(Effect.either(authenticate(options.auth, credentials)))
-  if (Either.isLeft(verified)) {
-    const failure: HttpFailure = verified.left
-    throw new Refused(failure.message, { status: failure.status, error: failure.error ?? "unauthorized" })
-  }
-  const did = verified.right.did
-  const limited = await Effect.runPromise(Effect.either(rateLimit(options.limiter, did)))
-  if (Either.isLeft(limited)) {
-    const failure: HttpFailure = limited.left
-    const retryAfter = Number(failure.headers?.["retry-after"])
-    throw new Refused(failure.message, {
-      status: failure.status,
-      error: failure.error ?? "rate-limited",
-      ...(Number.isFinite(retryAfter) ? { retryAfter } : {})
-    })
-  }
-  const query = socket.handshake.query.sessionId
-  const checkedId = await Effect.runPromise(Effect.either(SessionStore.validateSessionId(query)))
-  if (Either.isLeft(checkedId)) {
-    throw new Refused(`query.sessionId: ${checkedId.left.message}`, { status: 400, error: "invalid-input" })
-  }
-  const sessionId = checkedId.right
-  await options.prepareUser?.(did)
-  const found = await Effect.runPromise(Effect.either(options.sessions.get(did, sessionId)))
-  if (Either.isLeft(found)) {
-    options.logger.warn("socket handshake: sessions could not be read", { error: found.left.message })
-    throw new Refused(
-      "Sessions could not be read: session storage is unavailable right now. Try again shortly.",
-      {
-        status: 503,
-        error: "storage-unavailable"
-      }
+/** Who may connect, or why not (`Refused`): the HTTP pipeline's stages, then the session. */
+const admit = (options: GatewayOptions, socket: Socket): Effect.Effect<SessionKey, Refused> =>
+  Effect.gen(function* () {
+    const credentials = handshakeCredentials((socket.handshake.auth ?? {}) as Record<string, unknown>)
+    if (credentials === undefined)
+      return yield* new Refused(
+        "Missing credentials: send auth.invocation or auth.ucanDelegation in the handshake.",
+        {
+          status: 401,
+          error: "missing"
+        }
+      )
+    const { did } = yield* Effect.mapError(
+      authenticate(options.auth, credentials),
+      (failure: HttpFailure) =>
+        new Refused(failure.message, { status: failure.status, error: failure.error ?? "unauthorized" })
     )
-  }
-  if (found.right === undefined) {
-    throw new Refused(`Session '${sessionId.slice(0, 200)}' not found for this user.`, {
-      status: 404,
-      error: "session-not-found"
+    yield* Effect.mapError(rateLimit(options.limiter, did), (failure: HttpFailure) => {
+      const retryAfter = Number(failure.headers?.["retry-after"])
+      return new Refused(failure.message, {
+        status: failure.status,
+        error: failure.error ?? "rate-limited",
+        ...(Number.isFinite(retryAfter) ? { retryAfter } : {})
+      })
     })
-  }
-  return { did, sessionId }
-}
+    const sessionId = yield* Effect.mapError(
+      SessionStore.validateSessionId(socket.handshake.query.sessionId),
+      (e) => new Refused(`query.sessionId: ${e.message}`, { status: 400, error: "invalid-input" })
+    )
+    const prepareUser = options.prepareUser
+    if (prepareUser !== undefined) yield* Effect.promise(() => prepareUser(did))
+    const found = yield* Effect.mapError(options.sessions.get(did, sessionId), (e) => {
+      options.logger.warn("socket handshake: sessions could not be read", { error: e.message })
+      return new Refused(
+        "Sessions could not be read: session storage is unavailable right now. Try again shortly.",
+        {
+          status: 503,
+          error: "storage-unavailable"
+        }
+      )
+    })
+    if (found === undefined)
+      return yield* new Refused(`Session '${sessionId.slice(0, 200)}' not found for this user.`, {
+        status: 404,
+        error: "session-not-found"
+      })
+    return { did, sessionId }
+  })
 
 /** Attaches the gateway to a listening server; returns the Socket.IO server (close it before the HTTP server). */
 export const attachGateway = (options: GatewayOptions): Server => {
@@ -131,18 +128,19 @@ export const attachGateway = (options: GatewayOptions): Server => {
     serveClient: false
   })
   io.use((socket, next) => {
-    admit(options, socket).then(
-      (key) => {
-        socket.data = key
-        next()
-      },
-      (error: unknown) => {
-        if (error instanceof Refused) {
-          const refused = new Error(error.message) as Error & { data?: unknown }
-          refused.data = error.data
-          next(refused)
+    // The one Effect boundary of the gateway: Socket.IO's middleware takes a callback.
+    Effect.runPromise(Effect.either(admit(options, socket))).then(
+      (admitted) => {
+        if (Either.isRight(admitted)) {
+          socket.data = admitted.right
+          next()
           return
         }
+        const refused = new Error(admitted.left.message) as Error & { data?: unknown }
+        refused.data = admitted.left.data
+        next(refused)
+      },
+      (error: unknown) => {
         options.logger.error("socket handshake failed", {
           error: describe(error)
         })
