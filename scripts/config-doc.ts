@@ -40,7 +40,7 @@ export const configurationPage = (): string =>
     "anthropic, ollama) is tested end to end against a local server that speaks its wire, whole and",
     "streamed: the model built from these variables runs a full load-then-call turn, the server checks",
     "what it received (the tools of core's offer on each call, key, model, tool results), and each",
-    "passes core's `ChatModel` conformance suite.",
+    "passes the `ChatModel` conformance suite (`@plugboard/testing`).",
     ""
   ].join("\n")
 
