@@ -45,6 +45,12 @@ export interface PluginTool<A = any, I = any> {
    * plugin's (`Access`): a user without them is never offered the tool nor told it exists.
    */
   readonly requires?: ReadonlyArray<Capability>
+  /**
+   * The tool runs only once its user approved the call: the turn stops before it and waits
+   * (`Approval.ts`, docs/waiting.md). The operator can require it for other tools too
+   * (`APPROVAL_TOOLS`).
+   */
+  readonly requiresApproval?: boolean
   readonly handler: (input: A, context: RuntimeContext) => unknown
 }
 

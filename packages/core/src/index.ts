@@ -4,6 +4,7 @@
  */
 
 export * as Access from "./Access.js"
+export * as Approval from "./Approval.js"
 export * as Auth from "./Auth.js"
 export * as CallTool from "./CallTool.js"
 export * as CapabilityIndex from "./CapabilityIndex.js"

@@ -131,6 +131,7 @@ export const TOOL_KEYS: ReadonlySet<string> = new Set([
   "jsonSchema",
   "visibility",
   "requires",
+  "requiresApproval",
   "handler"
 ])
 
@@ -281,6 +282,13 @@ export const resolveTool = (tool: PluginTool, i: number | undefined, ctx: ToolCo
     `Plugin '${shown(name)}' ${kind} '${toolName}' field 'requires'`,
     errors
   )
+  const requiresApproval = readQuietly(tool, "requiresApproval")
+  if (requiresApproval !== undefined && typeof requiresApproval !== "boolean") {
+    errors.push(
+      `Plugin '${shown(name)}' ${kind} '${toolName}' field 'requiresApproval' must be true or false (got ${typeof requiresApproval}).`
+    )
+    return
+  }
   const resolvedTool: CatalogTool = {
     name: toolName,
     plugin: name,
@@ -288,7 +296,8 @@ export const resolveTool = (tool: PluginTool, i: number | undefined, ctx: ToolCo
     visibility: toolVisibility,
     parameters: parameters.right,
     tool,
-    ...(requires.length === 0 ? {} : { requires })
+    ...(requires.length === 0 ? {} : { requires }),
+    ...(requiresApproval === true ? { requiresApproval: true } : {})
   }
   ctx.resolved.push(resolvedTool)
   if (toolVisibility === "on-demand") ctx.onDemandTools.push(resolvedTool)

@@ -22,6 +22,8 @@ export interface CatalogTool extends ToolSpec {
   readonly tool: PluginTool
   /** The tool's own `requires` (checked), absent when it declares none; the plugin's apply too. */
   readonly requires?: ReadonlyArray<Capability> | undefined
+  /** The tool's own `requiresApproval: true` (checked); absent otherwise. */
+  readonly requiresApproval?: true | undefined
 }
 
 /** A sub-agent as the catalog resolved it: its spec and the tool the model is offered for it. */
