@@ -10,7 +10,16 @@
  */
 import { isIP } from "node:net"
 import { isAbsolute, join, resolve } from "node:path"
-import { Auth, CodeMode, Preload, ResultPages, TokenBudget, TurnBounds } from "@plugboard/core"
+import {
+  Auth,
+  CodeMode,
+  Preload,
+  ResultPages,
+  TokenBudget,
+  type TokenVault,
+  TurnBounds
+} from "@plugboard/core"
+import { ConnectionsCipher } from "@plugboard/mcp"
 import { type ChatModelSettings, DEFAULT_CALL_BOUNDS, envConfig, resolveSettings } from "@plugboard/models"
 import { Config, ConfigProvider, Data, Effect, Either, Option } from "effect"
 import { SKILLS_RUN_VARIABLES, type SkillsRun, skillsRunFromEnv } from "./SkillsRun.js"
@@ -123,6 +132,11 @@ export interface ServerConfig {
   readonly mcpCacheDir: string
   /** How long an unused MCP connection stays open (a stdio server's process with it). */
   readonly mcpIdleMs: number
+  /**
+   * The cipher that seals each user's OAuth connections at rest (`CONNECTIONS_KEY`,
+   * docs/oauth.md#at-rest); undefined when the key is unset (no OAuth connections can be kept).
+   */
+  readonly connectionsCipher: TokenVault.Cipher | undefined
   /** A folder of Agent Skills (`SKILLS_DIR`): every subfolder with a `SKILL.md` is one plugin. */
   readonly skillsDir: string | undefined
   /** Which skills may run their scripts (`SKILLS_RUN`, docs/skills-that-run.md); none when undefined. */
@@ -414,6 +428,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     meaning: "Cached tool lists of MCP servers (a restart or inspect spawns no cached server)"
   },
   { name: "MCP_IDLE_MS", default: "300000", meaning: "An MCP connection unused this long is closed" },
+  {
+    name: "CONNECTIONS_KEY",
+    default: "unset (no OAuth connections kept)",
+    meaning:
+      "Key sealing users' OAuth connections to remote MCP servers at rest (AES-256-GCM, docs/oauth.md): 32 random bytes as 64 hex digits or base64 (`openssl rand -base64 32`); changing it makes every user connect again"
+  },
   {
     name: "SKILLS_DIR",
     default: "unset",
@@ -862,6 +882,11 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       mcpConfigFile: optionalPath("MCP_CONFIG", cwd),
       mcpCacheDir: path("MCP_CACHE_DIR", join(dataDir, "mcp-cache"), cwd),
       mcpIdleMs: integer("MCP_IDLE_MS", 300_000, 1),
+      connectionsCipher: Effect.map(raw("CONNECTIONS_KEY"), (v) =>
+        v === undefined
+          ? Either.right(undefined)
+          : Either.mapLeft(ConnectionsCipher.fromKeyText(v, "CONNECTIONS_KEY"), (m) => [m])
+      ),
       skillsDir: optionalPath("SKILLS_DIR", cwd),
       skillsRun: Effect.map(Effect.all(SKILLS_RUN_VARIABLES.map(raw)), (values) =>
         Either.mapLeft(

@@ -41,6 +41,8 @@ export {
   type MountOptions,
   mountMcpServers
 } from "./Mount.js"
+/** The AES-256-GCM cipher sealing users' OAuth connections at rest (`CONNECTIONS_KEY`). */
+export * as ConnectionsCipher from "./oauth/Cipher.js"
 export { DEFAULT_IDLE_MS, McpPool, type McpPoolOptions } from "./Pool.js"
 export { defaultLimits as defaultResultLimits, type ResultLimits, toToolOutput } from "./Results.js"
 export type * from "./Types.js"
