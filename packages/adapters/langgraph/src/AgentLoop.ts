@@ -104,7 +104,9 @@ export const makeAgentLoop =
       current = applyUpdate(current, update)
     }
     try {
-      await run(model)
+      // A turn that resumes a wait (docs/waiting.md) starts where the thread stopped: with the
+      // tool calls of the model's last answer, which no tool step answered yet.
+      if (!wantsTools(current)) await run(model)
       while (wantsTools(current)) {
         await run(tools)
         await run(model)

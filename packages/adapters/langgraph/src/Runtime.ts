@@ -22,6 +22,7 @@ import {
   type TurnBounds
 } from "@plugboard/core"
 import { Effect } from "effect"
+import type { ApprovalOption } from "./Approvals.js"
 import type { CodeModeOption } from "./CodeRun.js"
 import { holdsKeptResult } from "./KeptResults.js"
 import type { DynamicTool, RequestScope } from "./RequestScope.js"
@@ -55,6 +56,11 @@ export interface AgentRequest {
    * first page and kept for `read_result` (core's `ResultPages`; its default when absent).
    */
   readonly resultMaxChars?: number | undefined
+  /**
+   * Which calls wait for their user's approval, and the answer of the wait this turn resumes
+   * (`Approvals.ts`). No call waits when absent.
+   */
+  readonly approval?: ApprovalOption | undefined
 }
 
 /** One call of a client-side tool, as the host forwards it to the client. */

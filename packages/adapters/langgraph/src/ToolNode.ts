@@ -16,6 +16,7 @@ import {
 } from "@langchain/core/messages"
 import type { LangGraphRunnableConfig } from "@langchain/langgraph"
 import {
+  type Approval,
   describe,
   LoadedPlugins,
   MetaTools,
@@ -27,6 +28,7 @@ import {
   type ToolProgress
 } from "@plugboard/core"
 import { Effect, Either } from "effect"
+import { ApprovalNeeded, gate } from "./Approvals.js"
 import { runProgram } from "./CodeRun.js"
 import type { Emitter } from "./Events.js"
 import { keptResults } from "./KeptResults.js"
@@ -106,6 +108,8 @@ export interface Planned {
   readonly run?: (context: RuntimeContext) => Promise<unknown>
   /** The program of a `run_code` call (code mode: `CodeRun.ts`). */
   readonly program?: string | undefined
+  /** The plugin tool `run` runs, as core's approval rule sees it (`Approvals.ts`). */
+  readonly approval?: Approval.ToolRef | undefined
 }
 
 /** What performing one call came to: the ToolMessage's content, the text the events carry, the outcome. */
@@ -182,6 +186,10 @@ const leaveOutFailedInits = async (
   })
 }
 
+/** What a program is told when it calls a tool that needs approval. */
+export const PROGRAM_CANNOT_WAIT =
+  "Not run: this tool needs the user's approval, which a program cannot ask for. Call it directly instead."
+
 /** What a tool step adds to the state: its ToolMessages and the plugins its loads added. */
 export interface ToolStepUpdate {
   readonly messages: Array<BaseMessage>
@@ -252,7 +260,15 @@ export const makeToolNode =
         return { call, plugin, answer: decoded.left }
       }
       failures.set(tool.name, 0)
-      return { call, plugin, run: async (callContext) => handler(decoded.right as never, callContext) }
+      const owner = target?.plugin ?? plugin
+      return {
+        call,
+        plugin,
+        run: async (callContext) => handler(decoded.right as never, callContext),
+        ...(owner === undefined
+          ? {}
+          : { approval: { plugin: owner, name: tool.name, requiresApproval: target?.requiresApproval } })
+      }
     }
 
     /**
@@ -283,7 +299,7 @@ export const makeToolNode =
         const ran = await runProgram(rt, step, p.program, {
           parentEventId: eventId,
           signal: context.signal,
-          call: (call, decided) => perform(planned(call, decided), eventId)
+          call: (call, decided) => perform(unlessWaits(planned(call, decided)), eventId)
         })
         return { content: ran.text, output: ran.text, outcome: ran.outcome }
       }
@@ -322,7 +338,22 @@ export const makeToolNode =
       }
     }
 
-    const plans: Array<Planned> = calls.map((c, i) => {
+    /** A program's call to a tool that needs approval does not run: programs do not wait (yet). */
+    const unlessWaits = (p: Planned): Planned => {
+      try {
+        gate(rt.request.approval, [p])
+        return p
+      } catch (error) {
+        if (!(error instanceof ApprovalNeeded)) throw error
+        return {
+          call: p.call,
+          plugin: p.plugin,
+          answer: { content: PROGRAM_CANNOT_WAIT, outcome: "refused" }
+        }
+      }
+    }
+
+    const asPlanned: Array<Planned> = calls.map((c, i) => {
       // Providers always name a call; core's gate refuses a malformed name as an unknown tool.
       const call = {
         id: c.id ?? "",
@@ -339,6 +370,15 @@ export const makeToolNode =
         ranked: rankings.get(i)
       })
       return planned(call, decided)
+    })
+    // A call that needs approval stops the batch before any call runs (`ApprovalNeeded`), unless
+    // this turn resumes its wait.
+    const gated = gate(rt.request.approval, asPlanned)
+    const plans = asPlanned.map((p, i): Planned => {
+      const decision = gated[i]!
+      return decision._tag === "run"
+        ? p
+        : { call: p.call, plugin: p.plugin, answer: { content: decision.content, outcome: "refused" } }
     })
 
     const messages = await Promise.all(

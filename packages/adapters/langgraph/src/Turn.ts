@@ -5,6 +5,7 @@
 import { type AIMessage, HumanMessage } from "@langchain/core/messages"
 import type { EventSink, GraphState } from "@plugboard/core"
 import { TURN_OUTCOME, type TurnOutcome } from "./AgentLoop.js"
+import { ApprovalNeeded } from "./Approvals.js"
 import { repairCutOff } from "./CutOff.js"
 import type { MainAgent } from "./MainAgent.js"
 import { INTERRUPTED_CALL } from "./ModelNode.js"
@@ -16,7 +17,11 @@ export { textOf }
 
 /** One user message and the state fields the runtime owns for this turn. */
 export interface TurnInput {
-  readonly message: string | HumanMessage
+  /**
+   * The user's message. Absent, the turn adds none: it resumes a thread that stopped at its
+   * model's tool calls (a wait for approval, `Approvals.ts`), starting with those calls.
+   */
+  readonly message?: string | HumanMessage | undefined
   readonly client?: GraphState.Client
   readonly wsId?: string
   /** The client's browser tools of this turn, stored in the thread's `browserTools`. */
@@ -44,7 +49,10 @@ export interface TurnResult {
 }
 
 const inputOf = (agent: MainAgent, input: TurnInput) => ({
-  messages: [typeof input.message === "string" ? new HumanMessage(input.message) : input.message],
+  messages:
+    input.message === undefined
+      ? []
+      : [typeof input.message === "string" ? new HumanMessage(input.message) : input.message],
   config:
     input.wsId === undefined ? { did: agent.request.did } : { did: agent.request.did, wsId: input.wsId },
   ...(input.client === undefined ? {} : { client: input.client }),
@@ -121,6 +129,10 @@ export const runTurn = async (agent: MainAgent, input: TurnInput): Promise<TurnR
     const message = state.messages.at(-1) as AIMessage
     completed = true
     return { answer: textOf(message), message, events, state }
+  } catch (error) {
+    // A turn that waits is not cut: its thread keeps the calls that wait, unanswered.
+    if (error instanceof ApprovalNeeded) completed = true
+    throw error
   } finally {
     // An aborted turn ends while handlers may still run: their calls end now, for this turn.
     agent.events.interrupt(INTERRUPTED_CALL)
@@ -176,6 +188,8 @@ export async function* streamTurn(
     throwIfFailed(outcome)
     completed = true
   } catch (error) {
+    // A turn that waits is not cut: its thread keeps the calls that wait, unanswered.
+    if (error instanceof ApprovalNeeded) completed = true
     // An aborted turn ends while handlers may still run: their calls end in the stream too,
     // before the error (and in the sink, as every event).
     for (const event of agent.events.interrupt(INTERRUPTED_CALL)) {

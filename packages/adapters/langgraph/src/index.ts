@@ -5,6 +5,7 @@
 
 /** LangGraph's in-memory checkpointer: the embedded default and the one tests use. */
 export { MemorySaver } from "@langchain/langgraph"
+export { ApprovalNeeded, type ApprovalOption, ASK_AGAIN } from "./Approvals.js"
 export type { CodeModeOption } from "./CodeRun.js"
 export { CANCELLED_CALL, CUT_OFF, danglingCalls } from "./CutOff.js"
 export { DelegatingCheckpointSaver } from "./DelegatingCheckpointSaver.js"
@@ -43,7 +44,7 @@ export {
   holdThread,
   type ThreadLockOption
 } from "./ThreadLock.js"
-export type { Outcome, ToolArtifact } from "./ToolNode.js"
+export { type Outcome, PROGRAM_CANNOT_WAIT, type ToolArtifact } from "./ToolNode.js"
 export {
   runTurn,
   streamTurn,

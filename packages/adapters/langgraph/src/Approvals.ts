@@ -1,0 +1,80 @@
+/**
+ * The tool step's approval gate (issue 40, docs/waiting.md): a batch of calls that holds a call
+ * core's `Approval` rule says needs approval stops before any of its calls runs, with
+ * `ApprovalNeeded`; the turn saves the thread as it is (the model's answer with its calls
+ * unanswered) and ends waiting. A turn that resumes the wait (`ApprovalOption.resume`) runs the
+ * same batch again: the call that waited runs when approved, and otherwise is answered with core's
+ * refusal ("not approved" / "no answer").
+ *
+ * One approval per batch: when several calls of a batch need approval, the wait asks about the
+ * first; on resume, the others are not run and the model is told to call them again, so each
+ * asks on its own. No call that needs approval ever runs without its own answer.
+ */
+import { Approval, Wait } from "@plugboard/core"
+
+/** What the host tells the agent about approvals for one turn. */
+export interface ApprovalOption {
+  /** The operator's list of tools that need approval (`APPROVAL_TOOLS`), beside the definitions'. */
+  readonly operator: Approval.OperatorList
+  /** The answer of the wait this turn resumes, for the call that waited. */
+  readonly resume?: { readonly callId: string; readonly answer: Wait.WaitAnswer } | undefined
+}
+
+/** The approval request a stopped batch asks, with the model's call id it is for. */
+export class ApprovalNeeded extends Error {
+  override readonly name = "ApprovalNeeded"
+  constructor(
+    readonly callId: string,
+    readonly request: typeof Wait.ApprovalRequest.Type
+  ) {
+    super(`the call '${request.tool}' of '${request.plugin}' waits for its user's approval`)
+  }
+}
+
+/** What the other calls of a resumed batch that need approval are told. */
+export const ASK_AGAIN =
+  "Not run: this call needs the user's approval, and only one call is approved at a time. Call it again to ask."
+
+/** A call as the gate sees it: its id, name and arguments, and the tool it would run (when it would run one). */
+export interface GatedCall {
+  readonly call: { readonly id: string; readonly name: string; readonly args: Record<string, unknown> }
+  readonly approval?: Approval.ToolRef | undefined
+}
+
+/** What the gate decided for a call of the batch: run as planned, or answer with `content`. */
+export type GateDecision = { readonly _tag: "run" } | { readonly _tag: "answer"; readonly content: string }
+
+/**
+ * The gate for one batch: a decision per call, in order, or `ApprovalNeeded` thrown for the
+ * batch's first call that needs approval when the turn resumes none of them.
+ */
+export const gate = (
+  option: ApprovalOption | undefined,
+  calls: ReadonlyArray<GatedCall>
+): ReadonlyArray<GateDecision> => {
+  const run: GateDecision = { _tag: "run" }
+  if (option === undefined) return calls.map(() => run)
+  const needs = calls.map(
+    (c) => c.approval !== undefined && Approval.needsApproval(c.approval, option.operator)
+  )
+  const first = needs.indexOf(true)
+  if (first < 0) return calls.map(() => run)
+  const resumed = option.resume
+  const at = resumed === undefined ? -1 : calls.findIndex((c, i) => needs[i] && c.call.id === resumed.callId)
+  if (resumed === undefined || at < 0) {
+    const { call, approval } = calls[first]!
+    throw new ApprovalNeeded(call.id, {
+      _tag: "approval",
+      plugin: approval!.plugin,
+      tool: call.name,
+      args: call.args,
+      reason: Approval.reasonOf(approval!)
+    })
+  }
+  const refusal = Wait.refusalText(resumed.answer)
+  return calls.map((_, i): GateDecision => {
+    if (!needs[i]) return run
+    if (i !== at) return { _tag: "answer", content: ASK_AGAIN }
+    return refusal === undefined ? run : { _tag: "answer", content: refusal }
+  })
+}

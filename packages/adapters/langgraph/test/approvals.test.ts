@@ -1,0 +1,168 @@
+/** Calls that wait for approval: the batch stops before any call runs, and a resume runs it as answered. */
+import { isAIMessage, ToolMessage } from "@langchain/core/messages"
+import { MemorySaver } from "@langchain/langgraph"
+import { Approval, Catalog, type Plugin, Wait } from "@plugboard/core"
+import { ScriptedChatModel } from "@plugboard/models"
+import { Either, Schema } from "effect"
+import { describe, expect, it } from "vitest"
+import {
+  ApprovalNeeded,
+  type ApprovalOption,
+  ASK_AGAIN,
+  createMainAgent,
+  runTurn,
+  streamTurn
+} from "../src/index.js"
+
+const ran: Array<string> = []
+const payments: Plugin = {
+  name: "payments",
+  manifest: { title: "Payments", summary: "Pays.", whenToUse: ["To pay."], visibility: "always" },
+  tools: [
+    {
+      name: "pay",
+      description: "Pays an amount.",
+      input: Schema.Struct({ amount: Schema.Number }),
+      requiresApproval: true,
+      handler: ({ amount }: { amount: number }) => {
+        ran.push(`pay ${amount}`)
+        return `paid ${amount}`
+      }
+    },
+    {
+      name: "balance",
+      description: "Reads the balance.",
+      input: Schema.Struct({}),
+      handler: () => {
+        ran.push("balance")
+        return "100"
+      }
+    }
+  ]
+}
+const catalog = Either.getOrThrow(Catalog.make([payments]))
+
+const agent = (model: ScriptedChatModel, saver: MemorySaver, approval: ApprovalOption) =>
+  createMainAgent({
+    catalog,
+    model,
+    checkpointer: saver,
+    request: { did: "did:key:zUser", sessionId: "s1", requestId: "r1", approval }
+  })
+
+const toolMessages = (messages: ReadonlyArray<unknown>) =>
+  messages.filter((m) => ToolMessage.isInstance(m)) as Array<ToolMessage>
+
+const waitOf = async (turn: Promise<unknown>): Promise<ApprovalNeeded> => {
+  const error = await turn.then(
+    () => undefined,
+    (e: unknown) => e
+  )
+  if (!(error instanceof ApprovalNeeded)) throw new Error(`expected a wait, got ${String(error)}`)
+  return error
+}
+
+describe("approvals in the agent loop", () => {
+  it("stops the batch before any call runs, keeps the calls unanswered, and an approval runs the tool once", async () => {
+    ran.length = 0
+    const model = ScriptedChatModel.script([
+      [
+        { tool: "balance", args: {} },
+        { tool: "pay", args: { amount: 5 } }
+      ],
+      "Paid."
+    ])
+    const saver = new MemorySaver()
+    const first = await agent(model, saver, { operator: Approval.NONE })
+    const wait = await waitOf(runTurn(first, { message: "Pay 5" }))
+    expect(wait.request).toEqual({
+      _tag: "approval",
+      plugin: "payments",
+      tool: "pay",
+      args: { amount: 5 },
+      reason: "the tool 'pay' of 'payments' asks for approval before it runs"
+    })
+    expect(ran).toEqual([])
+    const stored = await first.getState()
+    const ai = stored.messages.at(-1)!
+    expect(isAIMessage(ai) && ai.tool_calls?.map((c) => c.id)).toContain(wait.callId)
+    expect(toolMessages(stored.messages)).toEqual([])
+
+    const resumed = await agent(model, saver, {
+      operator: Approval.NONE,
+      resume: { callId: wait.callId, answer: { _tag: "decision", approved: true } }
+    })
+    const events: Array<string> = []
+    const stream = streamTurn(resumed, {})
+    let next = await stream.next()
+    while (next.done !== true) {
+      if (next.value._tag === "tool_call") events.push(next.value.toolName)
+      next = await stream.next()
+    }
+    expect(next.value.answer).toBe("Paid.")
+    expect(ran.sort()).toEqual(["balance", "pay 5"])
+    expect(toolMessages(next.value.state.messages).map((m) => [m.name, m.content])).toEqual([
+      ["balance", "100"],
+      ["pay", "paid 5"]
+    ])
+    // The resumed turn called the model once (for the answer), not again for the calls.
+    expect(model.calls).toHaveLength(2)
+    expect(events.length).toBeGreaterThan(0)
+  })
+
+  it("a denial answers the model 'not approved' and the tool never runs; the turn ends normally", async () => {
+    ran.length = 0
+    const model = ScriptedChatModel.script([{ tool: "pay", args: { amount: 7 } }, "Not paid."])
+    const saver = new MemorySaver()
+    const wait = await waitOf(
+      runTurn(await agent(model, saver, { operator: Approval.NONE }), { message: "Pay" })
+    )
+    const answer: Wait.WaitAnswer = { _tag: "decision", approved: false }
+    const result = await runTurn(
+      await agent(model, saver, { operator: Approval.NONE, resume: { callId: wait.callId, answer } }),
+      {}
+    )
+    expect(result.answer).toBe("Not paid.")
+    expect(ran).toEqual([])
+    const [m] = toolMessages(result.state.messages)
+    expect([m!.name, m!.content, m!.status]).toEqual(["pay", Wait.NOT_APPROVED, "error"])
+  })
+
+  it("a timeout answers 'no answer'; the operator's list makes any tool wait; other waiting calls of the batch ask again", async () => {
+    ran.length = 0
+    const operator = Either.getOrThrow(Approval.parseOperatorList("payments/balance"))
+    const model = ScriptedChatModel.script([
+      [
+        { tool: "balance", args: {} },
+        { tool: "pay", args: { amount: 1 } }
+      ],
+      "Done."
+    ])
+    const saver = new MemorySaver()
+    const wait = await waitOf(runTurn(await agent(model, saver, { operator }), { message: "Go" }))
+    expect(wait.request.tool).toBe("balance")
+    expect(wait.request.reason).toBe("the operator requires approval for 'payments/balance'")
+    const result = await runTurn(
+      await agent(model, saver, { operator, resume: { callId: wait.callId, answer: { _tag: "timed-out" } } }),
+      {}
+    )
+    expect(ran).toEqual([])
+    expect(toolMessages(result.state.messages).map((m) => [m.name, m.content])).toEqual([
+      ["balance", Wait.NO_ANSWER],
+      ["pay", ASK_AGAIN]
+    ])
+  })
+
+  it("without the option, no call waits", async () => {
+    ran.length = 0
+    const model = ScriptedChatModel.script([{ tool: "pay", args: { amount: 2 } }, "Paid."])
+    const a = await createMainAgent({
+      catalog,
+      model,
+      checkpointer: new MemorySaver(),
+      request: { did: "did:key:zUser", sessionId: "s1" }
+    })
+    expect((await runTurn(a, { message: "Pay" })).answer).toBe("Paid.")
+    expect(ran).toEqual(["pay 2"])
+  })
+})
