@@ -11,6 +11,7 @@
 import { isIP } from "node:net"
 import { isAbsolute, join, resolve } from "node:path"
 import {
+  Approval,
   Auth,
   CodeMode,
   Preload,
@@ -106,6 +107,10 @@ export interface ServerConfig {
   readonly turnTimeoutMs: number
   /** Identical tool calls (same tool, same arguments) that make the model be told; one more ends the turn. */
   readonly turnRepeatLimit: number
+  /** `APPROVAL_TOOLS`: the tools the operator makes wait for their user's approval (docs/waiting.md). */
+  readonly approvalTools: Approval.OperatorList
+  /** `WAIT_TIMEOUT_MS`: how long a wait stays open before the host answers it `timed-out`. */
+  readonly waitTimeoutMs: number
   /** `LOAD_BUDGET_TOKENS`: a plugin whose load costs more is not loaded (docs/spec/token-budget.md#the-load-budget). */
   readonly loadBudgetTokens: number
   /** `TOOL_RESULT_MAX_CHARS`: a longer tool answer enters the thread as its first page (core's `ResultPages`). */
@@ -387,6 +392,18 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     default: String(TurnBounds.DEFAULT_LIMITS.repeatLimit),
     meaning:
       "The same tool with the same arguments this many times in a turn: the model is told instead; once more ends the turn (reason repetition)"
+  },
+  {
+    name: "APPROVAL_TOOLS",
+    default: "unset (only tools defined with requiresApproval)",
+    meaning:
+      "Tools that wait for their user's approval before they run, besides those whose definition asks for it (docs/waiting.md): `<plugin>` for all its tools or `<plugin>/<tool>`, separated by commas"
+  },
+  {
+    name: "WAIT_TIMEOUT_MS",
+    default: "600000",
+    meaning:
+      "How long a run waits for its user's answer (an approval); then the host answers it timed-out and the model is told the tool did not run"
   },
   {
     name: "PRELOAD",
@@ -868,6 +885,12 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       turnMaxTokens: integer("TURN_MAX_TOKENS", TurnBounds.DEFAULT_LIMITS.maxTokens, 1),
       turnTimeoutMs: integer("TURN_TIMEOUT_MS", TurnBounds.DEFAULT_LIMITS.wallClockMs, 1),
       turnRepeatLimit: integer("TURN_REPEAT_LIMIT", TurnBounds.DEFAULT_LIMITS.repeatLimit, 2),
+      approvalTools: Effect.map(raw("APPROVAL_TOOLS"), (v) =>
+        v === undefined
+          ? Either.right(Approval.NONE)
+          : Either.mapLeft(Approval.parseOperatorList(v), (m) => [`APPROVAL_TOOLS: ${m}.`])
+      ),
+      waitTimeoutMs: integer("WAIT_TIMEOUT_MS", 600_000, 1, 2_592_000_000),
       loadBudgetTokens: integer("LOAD_BUDGET_TOKENS", TokenBudget.DEFAULT_LOAD_BUDGET_TOKENS, 1),
       toolResultMaxChars: integer(
         "TOOL_RESULT_MAX_CHARS",
