@@ -109,8 +109,25 @@ export const RunEvent = Schema.TaggedStruct("run", {
   message: Schema.optional(Schema.String)
 })
 
+/**
+ * The run stops for its user (issue 40, docs/waiting.md): a tool call waits for approval. The
+ * run's `done` follows (`interrupted`, reason `waiting`); `POST /runs/:runId/resume` answers the
+ * wait. Clients that do not know the event ignore it (the QiForge client SDK 1.4 does).
+ */
+export const Waiting = Schema.TaggedStruct("waiting", {
+  waitId: Schema.String,
+  runId: Schema.String,
+  kind: Schema.Literal("approval"),
+  plugin: Schema.String,
+  tool: Schema.String,
+  args: Schema.Unknown,
+  reason: Schema.String,
+  /** ISO-8601 time after which the host answers the wait itself (`timed-out`). */
+  deadline: Schema.String
+})
+
 /** Every event of a turn, tagged by its SSE event name. */
-export const AgentEvent = Schema.Union(Reasoning, Message, ToolCall, ErrorEvent, Done, RunEvent)
+export const AgentEvent = Schema.Union(Reasoning, Message, ToolCall, ErrorEvent, Done, RunEvent, Waiting)
 /** Every event of a turn, tagged by its SSE event name. */
 export type AgentEvent = typeof AgentEvent.Type
 /** The SSE event names. */

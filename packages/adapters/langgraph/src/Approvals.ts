@@ -16,9 +16,25 @@ import { Approval, Wait } from "@plugboard/core"
 export interface ApprovalOption {
   /** The operator's list of tools that need approval (`APPROVAL_TOOLS`), beside the definitions'. */
   readonly operator: Approval.OperatorList
-  /** The answer of the wait this turn resumes, for the call that waited. */
-  readonly resume?: { readonly callId: string; readonly answer: Wait.WaitAnswer } | undefined
+  /**
+   * The wait this turn resumes: what it asked and how it was answered. It answers the call of the
+   * thread's waiting batch with that plugin, tool and arguments (the wait's record holds no call
+   * id; the user approved exactly that call).
+   */
+  readonly resume?:
+    | { readonly request: typeof Wait.ApprovalRequest.Type; readonly answer: Wait.WaitAnswer }
+    | undefined
 }
+
+/** JSON with object keys sorted: two argument objects with the same content compare equal. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        )
+      : v
+  ) ?? "undefined"
 
 /** The approval request a stopped batch asks, with the model's call id it is for. */
 export class ApprovalNeeded extends Error {
@@ -60,7 +76,17 @@ export const gate = (
   const first = needs.indexOf(true)
   if (first < 0) return calls.map(() => run)
   const resumed = option.resume
-  const at = resumed === undefined ? -1 : calls.findIndex((c, i) => needs[i] && c.call.id === resumed.callId)
+  const asked = resumed === undefined ? undefined : canonical(resumed.request.args)
+  const at =
+    resumed === undefined
+      ? -1
+      : calls.findIndex(
+          (c, i) =>
+            needs[i] &&
+            c.call.name === resumed.request.tool &&
+            c.approval?.plugin === resumed.request.plugin &&
+            canonical(c.call.args) === asked
+        )
   if (resumed === undefined || at < 0) {
     const { call, approval } = calls[first]!
     throw new ApprovalNeeded(call.id, {

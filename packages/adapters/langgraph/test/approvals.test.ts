@@ -90,7 +90,7 @@ describe("approvals in the agent loop", () => {
 
     const resumed = await agent(model, saver, {
       operator: Approval.NONE,
-      resume: { callId: wait.callId, answer: { _tag: "decision", approved: true } }
+      resume: { request: wait.request, answer: { _tag: "decision", approved: true } }
     })
     const events: Array<string> = []
     const stream = streamTurn(resumed, {})
@@ -119,7 +119,7 @@ describe("approvals in the agent loop", () => {
     )
     const answer: Wait.WaitAnswer = { _tag: "decision", approved: false }
     const result = await runTurn(
-      await agent(model, saver, { operator: Approval.NONE, resume: { callId: wait.callId, answer } }),
+      await agent(model, saver, { operator: Approval.NONE, resume: { request: wait.request, answer } }),
       {}
     )
     expect(result.answer).toBe("Not paid.")
@@ -143,7 +143,10 @@ describe("approvals in the agent loop", () => {
     expect(wait.request.tool).toBe("balance")
     expect(wait.request.reason).toBe("the operator requires approval for 'payments/balance'")
     const result = await runTurn(
-      await agent(model, saver, { operator, resume: { callId: wait.callId, answer: { _tag: "timed-out" } } }),
+      await agent(model, saver, {
+        operator,
+        resume: { request: wait.request, answer: { _tag: "timed-out" } }
+      }),
       {}
     )
     expect(ran).toEqual([])
@@ -151,6 +154,35 @@ describe("approvals in the agent loop", () => {
       ["balance", Wait.NO_ANSWER],
       ["pay", ASK_AGAIN]
     ])
+  })
+
+  it("a resume answers the call with the wait's plugin, tool and arguments (key order aside); another call waits anew", async () => {
+    ran.length = 0
+    const model = ScriptedChatModel.script([{ tool: "pay", args: { amount: 3 } }, "Paid."])
+    const saver = new MemorySaver()
+    const wait = await waitOf(
+      runTurn(await agent(model, saver, { operator: Approval.NONE }), { message: "Pay" })
+    )
+    const approved: Wait.WaitAnswer = { _tag: "decision", approved: true }
+    const other = { ...wait.request, args: { amount: 4 } }
+    const again = await waitOf(
+      runTurn(
+        await agent(model, saver, { operator: Approval.NONE, resume: { request: other, answer: approved } }),
+        {}
+      )
+    )
+    expect(again.request.args).toEqual({ amount: 3 })
+    expect(ran).toEqual([])
+    const reordered = { ...wait.request, args: JSON.parse(JSON.stringify(wait.request.args)) }
+    const result = await runTurn(
+      await agent(model, saver, {
+        operator: Approval.NONE,
+        resume: { request: reordered, answer: approved }
+      }),
+      {}
+    )
+    expect(result.answer).toBe("Paid.")
+    expect(ran).toEqual(["pay 3"])
   })
 
   it("without the option, no call waits", async () => {
