@@ -15,15 +15,18 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { HumanMessage } from "@langchain/core/messages"
 import {
   type Access,
+  Approval,
   type Catalog,
   describe,
   type EventSink,
   type GraphState,
   type RuntimeLogger,
   type TokenCounter,
-  TurnBounds
+  TurnBounds,
+  type Wait
 } from "@plugboard/core"
 import {
+  ApprovalNeeded,
   type ClientToolsOption,
   type CodeModeOption,
   createMainAgent,
@@ -65,6 +68,8 @@ export interface AgentDeps {
   readonly mcpInvocations?: ((did: string) => Promise<Record<string, string>>) | undefined
   /** Code mode (`CODE_MODE=on`, docs/code-mode.md): `run_code` is offered and runs in this sandbox; off when absent. */
   readonly codeMode?: CodeModeOption | undefined
+  /** The tools the operator makes wait for approval (`APPROVAL_TOOLS`), beside those defined so. */
+  readonly approvalTools?: Approval.OperatorList | undefined
 }
 
 /** One agent run: what the turn service resolved for it. */
@@ -80,7 +85,12 @@ export interface AgentRun {
   readonly capabilities?: ReadonlyArray<Access.Capability> | undefined
   readonly sessionId: string
   readonly requestId: string
-  readonly message: string
+  /** The user's message; absent when the turn resumes a wait (`resume`), which adds none. */
+  readonly message?: string | undefined
+  /** The wait this turn resumes: what it asked and its answer (docs/waiting.md). */
+  readonly resume?:
+    | { readonly request: typeof Wait.ApprovalRequest.Type; readonly answer: Wait.WaitAnswer }
+    | undefined
   /** The user's message's id in the thread (a run's: what a repair after a crash writes again). */
   readonly messageId?: string | undefined
   /** What the client sent with the message and the turn keeps on it (`plugboard` in its kwargs). */
@@ -115,10 +125,13 @@ const UNAVAILABLE = "A service this turn needs is unavailable right now. Try aga
 
 /** How a turn ended, with its time split. */
 export interface TurnOutcome {
-  readonly status: "answered" | "failed" | "aborted"
+  /** `waiting`: a tool call waits for its user (`wait`); the thread is saved at that call. */
+  readonly status: "answered" | "failed" | "aborted" | "waiting"
   readonly answer?: string | undefined
   readonly messageId?: string | undefined
   readonly error?: TurnFailure | undefined
+  /** What the turn waits for (a `waiting` turn's). */
+  readonly wait?: typeof Wait.ApprovalRequest.Type | undefined
   readonly timings: { readonly load: number; readonly save: number; readonly agent: number }
 }
 
@@ -181,6 +194,9 @@ export const runAgent = (
         model: deps.model,
         checkpointer: run.saver,
         shared: run.shared,
+        // The turn service holds the session's `TurnLock` around the whole turn (SessionLock.ts):
+        // the adapter's own thread lock would be a second exclusion on the same session.
+        threadLock: false,
         logger: deps.logger,
         ...(deps.basePrompt === undefined ? {} : { basePrompt: deps.basePrompt }),
         request: {
@@ -191,7 +207,9 @@ export const runAgent = (
           turnBounds: deps.turnBounds,
           capabilities: run.capabilities,
           tokenCounter: deps.tokenCounter,
-          resultMaxChars: deps.resultMaxChars
+          resultMaxChars: deps.resultMaxChars,
+          // Always: a tool defined with `requiresApproval` waits whatever the operator lists.
+          approval: { operator: deps.approvalTools ?? Approval.NONE, resume: run.resume }
         },
         ...(run.clientTools === undefined ? {} : { clientTools: run.clientTools }),
         scope: run.scope,
@@ -203,7 +221,9 @@ export const runAgent = (
       const invocations = await deps.mcpInvocations?.(run.did)
       const input: TurnInput = {
         message:
-          run.extras === undefined && run.messageId === undefined
+          run.message === undefined
+            ? undefined
+            : run.extras === undefined && run.messageId === undefined
             ? run.message
             : new HumanMessage({
                 content: run.message,
@@ -221,6 +241,8 @@ export const runAgent = (
         timings: timings()
       }
     } catch (error) {
+      // The thread is saved at the call that waits; the turn service opens the wait.
+      if (error instanceof ApprovalNeeded) return { status: "waiting", wait: error.request, timings: timings() }
       if (run.signal.aborted) return { status: "aborted", timings: timings() }
       deps.logger.error("turn failed", { sessionId: run.sessionId, error: describe(error) })
       return { status: "failed", error: failureOf(error), timings: timings() }
