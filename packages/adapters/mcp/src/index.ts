@@ -43,6 +43,9 @@ export {
 } from "./Mount.js"
 /** The AES-256-GCM cipher sealing users' OAuth connections at rest (`CONNECTIONS_KEY`). */
 export * as ConnectionsCipher from "./oauth/Cipher.js"
+/** Each user's OAuth connections to remote MCP servers: the flow with PKCE, refresh, revocation. */
+export * as OAuthConnections from "./oauth/Connections.js"
+export { isOAuthError, OAuthError, type OAuthErrorReason } from "./oauth/OAuthError.js"
 export { DEFAULT_IDLE_MS, McpPool, type McpPoolOptions } from "./Pool.js"
 export { defaultLimits as defaultResultLimits, type ResultLimits, toToolOutput } from "./Results.js"
 export type * from "./Types.js"

@@ -1,0 +1,524 @@
+/**
+ * Each user's OAuth connections to remote MCP servers (docs/oauth.md): the authorization-code
+ * flow with PKCE S256 and a sealed state, the code exchange, a refresh before expiry, and
+ * disconnecting with revocation. Every secret lives in core's `TokenVault`, one record per user
+ * per server, so a user's token is only ever read under that user's DID.
+ *
+ * The flow: `start(user, server)` discovers the server's authorization server (`Metadata.ts`),
+ * gets a client identity (the operator's preregistered client, else dynamic registration RFC 7591
+ * for this user), keeps the PKCE verifier in the user's record and returns the URL to open. The
+ * authorization server sends the browser back to the host's redirect URI with `code` and
+ * `state`; `complete` opens the state (sealed with the host's key, naming the user and server, so
+ * the callback needs no session), checks it against the flow in flight, exchanges the code and
+ * keeps the tokens. `accessToken` hands out a token refreshed `refreshSkewMs` before expiry; a
+ * refresh the authorization server refuses forgets the tokens and fails with `needs-connect`.
+ */
+import { randomBytes } from "node:crypto"
+import {
+  exchangeAuthorization,
+  refreshAuthorization,
+  registerClient,
+  startAuthorization
+} from "@modelcontextprotocol/sdk/client/auth.js"
+import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js"
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { TokenVault } from "@plugboard/core"
+import { Effect, Either } from "effect"
+import { describeError } from "../McpError.js"
+import { discover, type ServerMetadata } from "./Metadata.js"
+import { OAuthError } from "./OAuthError.js"
+import { type Revocation, revoke } from "./Revoke.js"
+import * as Secret from "./Secret.js"
+
+/** How a server signs its users in (its config's `auth: "oauth"` part). */
+export interface OAuthServerConfig {
+  /** The server's config name (kebab-case): the key of each user's record. */
+  readonly name: string
+  /** The MCP endpoint (Streamable HTTP). */
+  readonly url: string
+  /** Scopes to ask for; default: what the server's 401 asks, else its metadata's `scopes_supported`. */
+  readonly scopes?: ReadonlyArray<string> | undefined
+  /** A client registered with the authorization server beforehand; without it, dynamic registration. */
+  readonly clientId?: string | undefined
+  readonly clientSecret?: string | undefined
+}
+
+/** Options of {@link make}. */
+export interface ConnectionsOptions {
+  readonly vault: TokenVault.TokenVaultService
+  /** Seals the flow's `state` (the host's `CONNECTIONS_KEY` cipher does). */
+  readonly cipher: TokenVault.Cipher
+  /** Where the authorization server sends the browser back (the host's `/oauth/callback`). */
+  readonly redirectUri: string
+  readonly servers: ReadonlyArray<OAuthServerConfig>
+  /** The client's name shown on consent screens when registering (default `plugboard`). */
+  readonly clientName?: string | undefined
+  /** Refresh this long before expiry (default 60 s). */
+  readonly refreshSkewMs?: number | undefined
+  /** A flow not completed this long after `start` is refused (default 10 min). */
+  readonly flowTtlMs?: number | undefined
+  /** What to tell the user (and the model) to do when a connection is missing. */
+  readonly connectHint?: ((server: string) => string) | undefined
+  readonly fetch?: FetchLike | undefined
+  readonly now?: (() => number) | undefined
+}
+
+/** A connection as a user is shown it: never a token. */
+export interface ConnectionStatus {
+  readonly server: string
+  readonly connected: boolean
+  readonly updatedAtMs: number
+  readonly expiresAtMs?: number | undefined
+  readonly scope?: string | undefined
+  /** Why a stored record is not usable, when it is not. */
+  readonly problem?: string | undefined
+}
+
+/** What `disconnect` did. */
+export interface Disconnected {
+  readonly removed: boolean
+  /** The revocation of the refresh token (or, without one, the access token). */
+  readonly revocation: Revocation
+}
+
+/** The connections of every user to the configured servers. */
+export interface Connections {
+  /** Starts a flow: the authorization URL to open in the user's browser. */
+  readonly start: (user: string, server: string) => Effect.Effect<{ readonly url: string }, OAuthError>
+  /** Finishes a flow from the redirect's query parameters; tells whose connection it made. */
+  readonly complete: (
+    query: Readonly<Record<string, string | undefined>>
+  ) => Effect.Effect<{ readonly user: string; readonly server: string }, OAuthError>
+  /** The user's access token for `server`, refreshed when it is about to expire. */
+  readonly accessToken: (user: string, server: string) => Effect.Effect<string, OAuthError>
+  /** `Authorization: Bearer <token>` for a request of the user's to `server`. */
+  readonly headers: (user: string, server: string) => Effect.Effect<Record<string, string>, OAuthError>
+  /** Forgets the user's connection, revoking it first where the authorization server supports it. */
+  readonly disconnect: (user: string, server: string) => Effect.Effect<Disconnected, OAuthError>
+  /** The user's connections, without their secrets. */
+  readonly list: (user: string) => Effect.Effect<ReadonlyArray<ConnectionStatus>, OAuthError>
+}
+
+const STATE_CONTEXT = "plugboard/oauth-state"
+const DEFAULT_SKEW_MS = 60_000
+const DEFAULT_FLOW_TTL_MS = 10 * 60_000
+// OAuth error codes after which the grant is gone for good (RFC 6749 §5.2): connect again.
+const FINAL_ERRORS = new Set(["invalid_grant", "invalid_client", "unauthorized_client", "invalid_scope"])
+
+const oauthCode = (error: unknown): string | undefined => {
+  const code = (error as { errorCode?: unknown } | undefined)?.errorCode
+  return typeof code === "string" ? code : undefined
+}
+
+/** Bounded, single-line text from another party (an error description), so it cannot flood a log. */
+const quote = (text: string | undefined): string =>
+  text === undefined ? "" : text.replace(/[\r\n\t]+/g, " ").slice(0, 200)
+
+/** The connections over a vault. */
+export const make = (options: ConnectionsOptions): Connections => {
+  const servers = new Map(options.servers.map((s) => [s.name, s]))
+  const fetchFn: FetchLike = options.fetch ?? ((url, init) => fetch(url, init))
+  const now = options.now ?? Date.now
+  const skew = options.refreshSkewMs ?? DEFAULT_SKEW_MS
+  const flowTtl = options.flowTtlMs ?? DEFAULT_FLOW_TTL_MS
+  const hint = (server: string) =>
+    options.connectHint?.(server) ?? `connect your account to '${server}' and try again`
+  const metadata = new Map<string, Promise<ServerMetadata>>()
+  const refreshing = new Map<string, Promise<Either.Either<string, OAuthError>>>()
+
+  const configOf = (server: string) => {
+    const config = servers.get(server)
+    return config === undefined
+      ? Effect.fail(
+          new OAuthError({
+            reason: "invalid",
+            server,
+            message: `'${server}' is not a server that signs in with OAuth`
+          })
+        )
+      : Effect.succeed(config)
+  }
+
+  const needsConnect = (server: string, why: string, cause?: unknown) =>
+    new OAuthError({
+      reason: "needs-connect",
+      server,
+      message: `MCP server '${server}' needs you to connect your account: ${why}; ${hint(server)}.`,
+      cause
+    })
+
+  // Discovery once per server and process; a failure is not kept, so the next use retries.
+  const metadataOf = (config: OAuthServerConfig): Effect.Effect<ServerMetadata, OAuthError> =>
+    Effect.suspend(() => {
+      let found = metadata.get(config.name)
+      if (found === undefined) {
+        found = Effect.runPromise(Effect.either(discover(config, fetchFn))).then((r) => {
+          if (Either.isLeft(r)) {
+            metadata.delete(config.name)
+            throw r.left
+          }
+          return r.right
+        })
+        metadata.set(config.name, found)
+      }
+      const pending = found
+      return Effect.tryPromise({ try: () => pending, catch: (e) => e as OAuthError })
+    })
+
+  const fromVault = (server: string) => (error: TokenVault.TokenVaultError) =>
+    error.reason === "sealed"
+      ? needsConnect(server, "the stored connection does not open with this host's key", error)
+      : new OAuthError({
+          reason: error.reason === "invalid" ? "invalid" : "unavailable",
+          server,
+          message: error.message,
+          cause: error
+        })
+
+  /** The user's record, decoded; undefined when there is none. */
+  const load = (user: string, server: string): Effect.Effect<Secret.Secret | undefined, OAuthError> =>
+    Effect.flatMap(Effect.mapError(options.vault.get(user, server), fromVault(server)), (value) => {
+      if (value === undefined) return Effect.succeed(undefined)
+      const read = Secret.read(value)
+      return Either.isRight(read)
+        ? Effect.succeed(read.right)
+        : Effect.fail(needsConnect(server, `the stored connection has an unknown format (${read.left})`))
+    })
+
+  const save = (user: string, server: string, secret: Secret.Secret) =>
+    Effect.mapError(options.vault.put(user, server, secret, now()), fromVault(server))
+
+  const toTokens = (tokens: OAuthTokens): Secret.Tokens => ({
+    access_token: tokens.access_token,
+    token_type: tokens.token_type,
+    ...(tokens.refresh_token === undefined ? {} : { refresh_token: tokens.refresh_token }),
+    ...(tokens.scope === undefined ? {} : { scope: tokens.scope }),
+    ...(tokens.expires_in === undefined ? {} : { expiresAtMs: now() + tokens.expires_in * 1000 }),
+    obtainedAtMs: now()
+  })
+
+  const clientFor = (
+    config: OAuthServerConfig,
+    meta: ServerMetadata,
+    existing: Secret.Secret | undefined,
+    scope: string | undefined
+  ): Effect.Effect<Secret.Client, OAuthError> => {
+    if (config.clientId !== undefined) {
+      return Effect.succeed({
+        client_id: config.clientId,
+        ...(config.clientSecret === undefined ? {} : { client_secret: config.clientSecret }),
+        source: "configured" as const
+      })
+    }
+    if (
+      existing !== undefined &&
+      existing.issuer === meta.issuer &&
+      existing.client.source === "registered"
+    ) {
+      return Effect.succeed(existing.client)
+    }
+    if (meta.authorizationServer.registration_endpoint === undefined) {
+      return Effect.fail(
+        new OAuthError({
+          reason: "invalid",
+          server: config.name,
+          message: `the authorization server ${meta.issuer} of MCP server '${config.name}' offers no dynamic client registration; register a client there and set its clientId in the server's oauth config`
+        })
+      )
+    }
+    return Effect.tryPromise({
+      try: () =>
+        registerClient(meta.issuer, {
+          metadata: meta.authorizationServer,
+          clientMetadata: {
+            client_name: options.clientName ?? "plugboard",
+            redirect_uris: [options.redirectUri],
+            grant_types: ["authorization_code", "refresh_token"],
+            response_types: ["code"],
+            token_endpoint_auth_method: "none",
+            ...(scope === undefined ? {} : { scope })
+          },
+          fetchFn
+        }),
+      catch: (cause) =>
+        new OAuthError({
+          reason: "refused",
+          server: config.name,
+          message: `the authorization server ${meta.issuer} refused to register plugboard as a client of MCP server '${config.name}' (${describeError(cause)})`,
+          cause
+        })
+    }).pipe(
+      Effect.map((info) => ({
+        client_id: info.client_id,
+        ...(info.client_secret === undefined ? {} : { client_secret: info.client_secret }),
+        source: "registered" as const
+      }))
+    )
+  }
+
+  const scopeFor = (config: OAuthServerConfig, meta: ServerMetadata): string | undefined => {
+    if (config.scopes !== undefined) return config.scopes.join(" ") || undefined
+    const base = meta.challengedScope ?? meta.resourceMetadata?.scopes_supported?.join(" ")
+    // Ask for a refresh token where the server grants them through this scope (OpenID servers).
+    const offline = meta.authorizationServer.scopes_supported?.includes("offline_access") === true
+    const scopes = [...(base?.split(" ") ?? []), ...(offline ? ["offline_access"] : [])].filter(
+      (s) => s !== ""
+    )
+    return scopes.length === 0 ? undefined : [...new Set(scopes)].join(" ")
+  }
+
+  const start: Connections["start"] = (user, server) =>
+    Effect.gen(function* () {
+      const config = yield* configOf(server)
+      const meta = yield* metadataOf(config)
+      const existing = yield* Effect.catchIf(
+        load(user, server),
+        (e) => e.reason === "needs-connect",
+        () => Effect.succeed(undefined)
+      )
+      const scope = scopeFor(config, meta)
+      const client = yield* clientFor(config, meta, existing, scope)
+      const nonce = randomBytes(16).toString("base64url")
+      const state = options.cipher.seal(JSON.stringify([user, server, nonce]), STATE_CONTEXT)
+      const { authorizationUrl, codeVerifier } = yield* Effect.tryPromise({
+        try: () =>
+          startAuthorization(meta.issuer, {
+            metadata: meta.authorizationServer,
+            clientInformation: client,
+            redirectUrl: options.redirectUri,
+            state,
+            resource: meta.resource,
+            ...(scope === undefined ? {} : { scope })
+          }),
+        catch: (cause) => new OAuthError({ reason: "invalid", server, message: describeError(cause), cause })
+      })
+      yield* save(user, server, {
+        v: 1,
+        issuer: meta.issuer,
+        resource: meta.resource,
+        client,
+        ...(existing?.tokens === undefined || existing.issuer !== meta.issuer
+          ? {}
+          : { tokens: existing.tokens }),
+        pending: { nonce, codeVerifier, redirectUri: options.redirectUri, expiresAtMs: now() + flowTtl }
+      })
+      return { url: authorizationUrl.href }
+    })
+
+  // The state names its user and server; it opens only with this host's key, unaltered.
+  const readState = (state: string | undefined): readonly [string, string, string] | undefined => {
+    const opened = typeof state === "string" ? options.cipher.open(state, STATE_CONTEXT) : undefined
+    if (opened === undefined) return undefined
+    try {
+      const value: unknown = JSON.parse(opened)
+      return Array.isArray(value) && value.length === 3 && value.every((v) => typeof v === "string")
+        ? (value as unknown as readonly [string, string, string])
+        : undefined
+    } catch {
+      return undefined
+    }
+  }
+
+  const refusedFlow = (server: string, message: string, cause?: unknown) =>
+    new OAuthError({ reason: "refused", server, message, cause })
+
+  const complete: Connections["complete"] = (query) =>
+    Effect.gen(function* () {
+      const parsed = readState(query.state)
+      if (parsed === undefined) {
+        return yield* refusedFlow(
+          "unknown",
+          "this sign-in answer carries no state this host issued; start connecting again"
+        )
+      }
+      const [user, server, nonce] = parsed
+      const config = yield* configOf(server)
+      const record = yield* load(user, server)
+      const pending = record?.pending
+      if (record === undefined || pending === undefined || pending.nonce !== nonce) {
+        return yield* refusedFlow(
+          server,
+          `this sign-in to '${server}' was already used or replaced by a newer one; start connecting again`
+        )
+      }
+      const { pending: _used, ...rest } = record
+      // Whatever happens next, this flow is spent.
+      yield* save(user, server, rest)
+      if (now() > pending.expiresAtMs) {
+        return yield* refusedFlow(
+          server,
+          `this sign-in to '${server}' took too long and expired; start connecting again`
+        )
+      }
+      if (query.error !== undefined) {
+        return yield* refusedFlow(
+          server,
+          `the authorization server of '${server}' answered ${quote(query.error)}${query.error_description === undefined ? "" : `: ${quote(query.error_description)}`}`
+        )
+      }
+      const meta = yield* metadataOf(config)
+      // RFC 9207: where the server says it sends `iss`, an answer from another issuer is a mix-up.
+      if (
+        meta.authorizationServer.authorization_response_iss_parameter_supported === true &&
+        query.iss !== meta.issuer
+      ) {
+        return yield* refusedFlow(
+          server,
+          `the sign-in answer for '${server}' comes from another issuer (${quote(query.iss)})`
+        )
+      }
+      if (typeof query.code !== "string" || query.code === "") {
+        return yield* refusedFlow(server, `the sign-in answer for '${server}' carries no code`)
+      }
+      const code = query.code
+      const tokens = yield* Effect.tryPromise({
+        try: () =>
+          exchangeAuthorization(meta.issuer, {
+            metadata: meta.authorizationServer,
+            clientInformation: record.client,
+            authorizationCode: code,
+            codeVerifier: pending.codeVerifier,
+            redirectUri: pending.redirectUri,
+            resource: meta.resource,
+            fetchFn
+          }),
+        catch: (cause) =>
+          refusedFlow(
+            server,
+            `the authorization server of '${server}' refused the code (${describeError(cause)})`,
+            cause
+          )
+      })
+      yield* save(user, server, { ...rest, tokens: toTokens(tokens) })
+      return { user, server }
+    })
+
+  const refresh = (
+    user: string,
+    config: OAuthServerConfig,
+    record: Secret.Secret & { readonly tokens: Secret.Tokens }
+  ): Effect.Effect<string, OAuthError> =>
+    Effect.gen(function* () {
+      const server = config.name
+      const { tokens: old, ...rest } = record
+      const refreshToken = old.refresh_token
+      if (refreshToken === undefined) {
+        yield* save(user, server, rest)
+        return yield* needsConnect(server, "the access token expired and the server gave no refresh token")
+      }
+      const meta = yield* metadataOf(config)
+      const outcome = yield* Effect.either(
+        Effect.tryPromise({
+          try: () =>
+            refreshAuthorization(meta.issuer, {
+              metadata: meta.authorizationServer,
+              clientInformation: record.client,
+              refreshToken,
+              resource: record.resource,
+              fetchFn
+            }),
+          catch: (cause) => cause
+        })
+      )
+      if (Either.isRight(outcome)) {
+        const tokens = toTokens(outcome.right)
+        yield* save(user, server, { ...rest, tokens })
+        return tokens.access_token
+      }
+      const code = oauthCode(outcome.left)
+      if (code !== undefined && FINAL_ERRORS.has(code)) {
+        yield* save(user, server, rest)
+        return yield* needsConnect(
+          server,
+          `the authorization server refused to renew the connection (${code})`,
+          outcome.left
+        )
+      }
+      // The server could not be asked: keep everything; a token still valid is still used.
+      if (old.expiresAtMs !== undefined && now() < old.expiresAtMs) return old.access_token
+      return yield* new OAuthError({
+        reason: "unreachable",
+        server,
+        message: `the access token to '${server}' expired and its authorization server could not renew it now (${describeError(outcome.left)}); try again later`,
+        cause: outcome.left
+      })
+    })
+
+  const accessToken: Connections["accessToken"] = (user, server) =>
+    Effect.gen(function* () {
+      const config = yield* configOf(server)
+      const record = yield* load(user, server)
+      const tokens = record?.tokens
+      if (record === undefined || tokens === undefined) {
+        return yield* needsConnect(server, "this account is not connected")
+      }
+      if (tokens.expiresAtMs === undefined || now() + skew < tokens.expiresAtMs) return tokens.access_token
+      // One refresh per user and server at a time: a rotated refresh token is good only once.
+      const key = JSON.stringify([user, server])
+      let running = refreshing.get(key)
+      if (running === undefined) {
+        running = Effect.runPromise(Effect.either(refresh(user, config, { ...record, tokens }))).finally(() =>
+          refreshing.delete(key)
+        )
+        refreshing.set(key, running)
+      }
+      const settled = running
+      const result = yield* Effect.promise(() => settled)
+      return yield* result
+    })
+
+  const disconnect: Connections["disconnect"] = (user, server) =>
+    Effect.gen(function* () {
+      const config = yield* configOf(server)
+      const record = yield* Effect.catchIf(
+        load(user, server),
+        (e) => e.reason === "needs-connect",
+        () => Effect.succeed(undefined)
+      )
+      let revocation: Revocation = { outcome: "unsupported" }
+      const token = record?.tokens?.refresh_token ?? record?.tokens?.access_token
+      if (record !== undefined && token !== undefined) {
+        const meta = yield* Effect.either(metadataOf(config))
+        revocation = Either.isLeft(meta)
+          ? { outcome: "failed", why: meta.left.message }
+          : yield* Effect.promise(() =>
+              revoke(
+                meta.right.authorizationServer,
+                record.client,
+                token,
+                record.tokens?.refresh_token === undefined ? "access_token" : "refresh_token",
+                fetchFn
+              )
+            )
+      }
+      const removed = yield* Effect.mapError(options.vault.remove(user, server), fromVault(server))
+      return { removed, revocation }
+    })
+
+  const list: Connections["list"] = (user) =>
+    Effect.gen(function* () {
+      const summaries = yield* Effect.mapError(options.vault.list(user), fromVault("connections"))
+      return yield* Effect.forEach(summaries, ({ server, updatedAtMs }) =>
+        Effect.match(load(user, server), {
+          onFailure: (e): ConnectionStatus => ({ server, connected: false, updatedAtMs, problem: e.message }),
+          onSuccess: (record): ConnectionStatus => ({
+            server,
+            connected: record?.tokens !== undefined,
+            updatedAtMs,
+            ...(record?.tokens?.expiresAtMs === undefined ? {} : { expiresAtMs: record.tokens.expiresAtMs }),
+            ...(record?.tokens?.scope === undefined ? {} : { scope: record.tokens.scope })
+          })
+        })
+      )
+    })
+
+  return {
+    start,
+    complete,
+    accessToken,
+    headers: (user, server) =>
+      Effect.map(accessToken(user, server), (token) => ({ authorization: `Bearer ${token}` })),
+    disconnect,
+    list
+  }
+}
