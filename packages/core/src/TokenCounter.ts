@@ -49,3 +49,39 @@ export const heuristic: TokenCounterService = { name: "heuristic", count: countH
 
 /** Provides the heuristic counter. */
 export const layerHeuristic: Layer.Layer<TokenCounter> = Layer.succeed(TokenCounter, heuristic)
+
+/** How `memoized` keeps its counts. */
+export interface MemoOptions {
+  /** Texts kept, least recently used dropped first. Default 256. */
+  readonly maxEntries?: number | undefined
+  /** Texts shorter than this are counted every time: cheap to count, and too many to keep. Default 256. */
+  readonly minLength?: number | undefined
+}
+
+/**
+ * The counter with a bounded memory of the long texts it counted. A host counts the same system
+ * prompt and the same offered tools' schemas at every model call of every turn (the turn bound,
+ * docs/architecture.md#turn-bounds); a count is a pure function of the text, so keeping the last
+ * long ones changes no answer, only its cost. Built once at boot, beside the counter it wraps.
+ */
+export const memoized = (counter: TokenCounterService, options?: MemoOptions): TokenCounterService => {
+  const maxEntries = Math.max(1, Math.trunc(options?.maxEntries ?? 256))
+  const minLength = Math.max(0, Math.trunc(options?.minLength ?? 256))
+  const counts = new Map<string, number>() // insertion order = least recently used first
+  return {
+    name: counter.name,
+    count: (text) => {
+      if (text.length < minLength) return counter.count(text)
+      const known = counts.get(text)
+      if (known !== undefined) {
+        counts.delete(text)
+        counts.set(text, known)
+        return known
+      }
+      const n = counter.count(text)
+      counts.set(text, n)
+      if (counts.size > maxEntries) counts.delete(counts.keys().next().value as string)
+      return n
+    }
+  }
+}

@@ -33,7 +33,8 @@ import {
   SessionStore,
   TokenCounter,
   TurnControl,
-  TurnLock
+  TurnLock,
+  WaitStore
 } from "@plugboard/core"
 import type { CodeModeOption } from "@plugboard/langgraph"
 import { MatrixSyncEngine, matrixSnapshotStore, type SnapshotStore } from "@plugboard/matrix"
@@ -276,6 +277,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       runs: RunStore.RunStore,
       turnLock: TurnLock.TurnLock,
       turnControl: TurnControl.TurnControl,
+      waits: WaitStore.WaitStore,
       checkpointer: Checkpointer.typed<BaseCheckpointSaver>()
     })
   )
@@ -392,8 +394,9 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     }
   }
   // TURN_MAX_TOKENS counts what each model call sends (the host's counter, else core's
-  // heuristic), so a provider's usage report is not trusted alone (docs/architecture.md).
-  const tokenCounter = options.tokenCounter ?? TokenCounter.heuristic
+  // heuristic), so a provider's usage report is not trusted alone (docs/architecture.md). Every
+  // call sends the same system prompt and tools again: their counts are remembered across turns.
+  const tokenCounter = TokenCounter.memoized(options.tokenCounter ?? TokenCounter.heuristic)
 
   // Matrix carries the per-user SQLite files from host to host; on a shared Postgres the users'
   // state is in no such file and every host already sees it, so there is nothing to replicate.
