@@ -1,0 +1,291 @@
+/**
+ * Per-user OAuth to a remote MCP server, through real components only: the authorization server
+ * is oidc-provider, the MCP server is built with the official SDK and its bearer-auth middleware,
+ * the consent is clicked in Chromium, and each user's tokens live sealed (AES-256-GCM) in the
+ * SQLite connection store. The calls go through plugboard's MCP pool, on one connection per user.
+ *
+ * Shown: two users connect their own accounts and each call is seen by the server as that user;
+ * a used or forged state is refused; a token about to expire is refreshed (once, however many
+ * calls ask at the same time); a revoked refresh token gives `needs-connect`, and the other user
+ * is untouched; disconnecting revokes at the authorization server and forgets.
+ *
+ * The host routes (`/oauth/callback`, `/connections`) are not built yet: a small HTTP server here
+ * plays the callback route, calling the same `complete` the route will call.
+ */
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js"
+import { TokenVault } from "@plugboard/core"
+import {
+  ConnectionsCipher,
+  McpConfig,
+  McpPool,
+  OAuthConnections,
+  type OAuthError,
+  userConnectionKey
+} from "@plugboard/mcp"
+import { connectionsFile, makeConnectionStore } from "@plugboard/sqlite"
+import { Effect, Either, Exit, Scope } from "effect"
+import type { Browser } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { chromiumMissing, launch } from "../console/browser.js"
+import { type AuthServer, startAuthServer } from "./fixtures/authServer.js"
+import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js"
+
+const missing = chromiumMissing()
+const ALICE = "did:key:z6MkAlice"
+const BOB = "did:key:z6MkBob"
+const SERVER = "notes"
+
+let auth: AuthServer
+let mcp: ProtectedMcpServer
+let browser: Browser
+let callback: Server
+let callbackUrl: string
+let dir: string
+let scope: Scope.CloseableScope
+let vault: TokenVault.TokenVaultService
+let connections: OAuthConnections.Connections
+let pool: McpPool
+let offsetMs = 0
+const tokenRequests: Array<string> = []
+
+const run = <A>(effect: Effect.Effect<A, OAuthError>) => Effect.runPromise(effect)
+const failure = async (effect: Effect.Effect<unknown, OAuthError>): Promise<OAuthError> => {
+  const result = await Effect.runPromise(Effect.either(effect))
+  if (Either.isRight(result)) throw new Error("expected an OAuthError")
+  return result.left
+}
+
+const listen = (server: Server): Promise<number> =>
+  new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port))
+  )
+
+beforeAll(async () => {
+  if (missing !== undefined) return
+  mcp = await startMcpServer()
+  auth = await startAuthServer(() => mcp.url)
+  await mcp.serve(auth.issuer)
+  browser = await launch()
+  dir = mkdtempSync(join(tmpdir(), "plugboard-oauth-"))
+  scope = Effect.runSync(Scope.make())
+  const store = await Effect.runPromise(
+    Scope.extend(makeConnectionStore({ filename: connectionsFile(dir) }), scope)
+  )
+  const cipher = ConnectionsCipher.make(new Uint8Array(randomBytes(32)))
+  vault = TokenVault.make(store, cipher)
+  // The callback route's stand-in: whatever answer the browser brings, `complete` judges it.
+  callback = createServer((req, res) => {
+    const query = Object.fromEntries(new URL(req.url ?? "/", "http://x").searchParams)
+    void Effect.runPromise(Effect.either(connections.complete(query))).then((r) => {
+      res.writeHead(Either.isRight(r) ? 200 : 400, { "content-type": "text/html" })
+      res.end(
+        Either.isRight(r)
+          ? `<p id="done">connected ${r.right.server}</p>`
+          : `<p id="error">${r.left.reason}: ${r.left.message}</p>`
+      )
+    })
+  })
+  callbackUrl = `http://127.0.0.1:${await listen(callback)}/oauth/callback`
+  connections = OAuthConnections.make({
+    vault,
+    cipher,
+    redirectUri: callbackUrl,
+    servers: [{ name: SERVER, url: mcp.url }],
+    clientName: "plugboard test",
+    now: () => Date.now() + offsetMs,
+    connectHint: (server) => `open /oauth/start/${server} to connect`,
+    // Every request the client makes, recorded by path (to count refreshes).
+    fetch: (url, init) => {
+      const body = init?.body instanceof URLSearchParams ? init.body.get("grant_type") : null
+      if (body !== null) tokenRequests.push(body)
+      return fetch(url, init)
+    }
+  })
+  pool = new McpPool()
+}, 120_000)
+
+afterAll(async () => {
+  if (missing !== undefined) return
+  await pool?.close()
+  await browser?.close()
+  await new Promise<void>((resolve) => (callback ? callback.close(() => resolve()) : resolve()))
+  await mcp?.close()
+  await auth?.close()
+  if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+})
+
+const serverConfig = () => {
+  const parsed = McpConfig.parse({ mcpServers: { [SERVER]: { url: mcp.url } } })
+  const server = parsed.servers[0]
+  if (server === undefined) throw new Error(parsed.errors.join("\n"))
+  return server
+}
+
+/** The user signs in as `login` and consents, in a browser profile of their own. */
+const connectInBrowser = async (user: string, login: string): Promise<string> => {
+  const { url } = await run(connections.start(user, SERVER))
+  const context = await browser.newContext()
+  // The development pages import a web font: nothing leaves 127.0.0.1.
+  await context.route(/^https?:\/\/(?!127\.0\.0\.1)/, (route) => route.abort())
+  try {
+    const page = await context.newPage()
+    await page.goto(url)
+    await page.fill('input[name="login"]', login)
+    await page.fill('input[name="password"]', "any password")
+    await page.click('button[type="submit"]')
+    await page.waitForSelector('button:has-text("Continue")')
+    await page.click('button:has-text("Continue")')
+    await page.waitForURL((u) => u.href.startsWith(callbackUrl))
+    return (await page.textContent("p")) ?? ""
+  } finally {
+    await context.close()
+  }
+}
+
+/** A `whoami` call as `user`, through the pool on the user's own connection. */
+const whoami = async (user: string): Promise<string> => {
+  const headers = await run(connections.headers(user, SERVER))
+  const output = await pool.call(
+    serverConfig(),
+    "whoami",
+    {},
+    {
+      headers,
+      connectionKey: userConnectionKey(SERVER, user)
+    }
+  )
+  return JSON.stringify(output)
+}
+
+describe.skipIf(missing !== undefined)(
+  "per-user OAuth to a remote MCP server (oidc-provider, SDK server, Chromium)",
+  () => {
+    it("a user who has not connected gets needs-connect, with what to do, and the server refuses no token", async () => {
+      const error = await failure(connections.accessToken(ALICE, SERVER))
+      expect(error.reason).toBe("needs-connect")
+      expect(error.message).toBe(
+        "MCP server 'notes' needs you to connect your account: this account is not connected; open /oauth/start/notes to connect."
+      )
+      const anonymous = await pool.call(serverConfig(), "whoami", {}, { connectionKey: "anonymous" }).then(
+        () => "answered",
+        (e: unknown) => String((e as Error).message)
+      )
+      expect(anonymous).toMatch(/HTTP 401.*invalid_token.*Missing Authorization header/)
+    })
+
+    it("two users connect their own accounts; each call is seen by the server as that user", async () => {
+      expect(await connectInBrowser(ALICE, "alice")).toBe("connected notes")
+      expect(await connectInBrowser(BOB, "bob")).toBe("connected notes")
+      mcp.seen.length = 0
+      expect(await whoami(ALICE)).toContain("you are alice")
+      expect(await whoami(BOB)).toContain("you are bob")
+      expect(await whoami(ALICE)).toContain("you are alice")
+      expect(mcp.seen).toEqual(["alice", "bob", "alice"])
+      const aliceToken = await run(connections.accessToken(ALICE, SERVER))
+      const bobToken = await run(connections.accessToken(BOB, SERVER))
+      expect(aliceToken).not.toBe(bobToken)
+      const listed = await run(connections.list(ALICE))
+      expect(listed.map((c) => [c.server, c.connected, c.scope?.includes("mcp:tools")])).toEqual([
+        [SERVER, true, true]
+      ])
+      expect(JSON.stringify(listed)).not.toContain(aliceToken)
+    })
+
+    it("refuses a used state and a forged one", async () => {
+      const { url } = await run(connections.start(ALICE, SERVER))
+      const state = new URL(url).searchParams.get("state") ?? ""
+      // A second start replaces the first flow: the first state is spent.
+      await run(connections.start(ALICE, SERVER))
+      const replaced = await failure(connections.complete({ state, code: "whatever" }))
+      expect([replaced.reason, replaced.message]).toEqual([
+        "refused",
+        "this sign-in to 'notes' was already used or replaced by a newer one; start connecting again"
+      ])
+      const forged = await failure(connections.complete({ state: `${state.slice(0, -2)}xx`, code: "c" }))
+      expect(forged.reason).toBe("refused")
+      // Alice is still connected: a refused answer forgot nothing.
+      expect(await whoami(ALICE)).toContain("you are alice")
+    })
+
+    it("a token about to expire is refreshed, once for concurrent calls, and the user is still seen", async () => {
+      const before = await run(connections.accessToken(ALICE, SERVER))
+      tokenRequests.length = 0
+      offsetMs = 3_600_000 // an hour later: past the hour-long access token
+      const tokens = await Promise.all([1, 2, 3].map(() => run(connections.accessToken(ALICE, SERVER))))
+      expect(tokenRequests).toEqual(["refresh_token"])
+      expect(new Set(tokens).size).toBe(1)
+      expect(tokens[0]).not.toBe(before)
+      mcp.tokenIds.length = 0
+      expect(await whoami(ALICE)).toContain("you are alice")
+      // No second refresh while the new token is fresh.
+      expect(await run(connections.accessToken(ALICE, SERVER))).toBe(tokens[0])
+      expect(tokenRequests).toEqual(["refresh_token"])
+    })
+
+    it("a revoked refresh token gives needs-connect; the other user is untouched", async () => {
+      const secret = await Effect.runPromise(vault.get(ALICE, SERVER))
+      const stored = secret as { tokens: { refresh_token: string }; client: { client_id: string } }
+      const revoked = await fetch(`${auth.issuer}/token/revocation`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          token: stored.tokens.refresh_token,
+          token_type_hint: "refresh_token",
+          client_id: stored.client.client_id
+        })
+      })
+      expect(revoked.status).toBe(200)
+      offsetMs = 2 * 3_600_000
+      const error = await failure(connections.accessToken(ALICE, SERVER))
+      expect(error.reason).toBe("needs-connect")
+      expect(error.message).toBe(
+        "MCP server 'notes' needs you to connect your account: the authorization server refused to renew the connection (invalid_grant); open /oauth/start/notes to connect."
+      )
+      expect(error.message).not.toContain(stored.tokens.refresh_token)
+      // Forgotten: the next use is a plain needs-connect, with no request to the server.
+      tokenRequests.length = 0
+      expect((await failure(connections.accessToken(ALICE, SERVER))).message).toContain(
+        "this account is not connected"
+      )
+      expect(tokenRequests).toEqual([])
+      expect((await run(connections.list(ALICE))).map((c) => c.connected)).toEqual([false])
+      // Bob's connection refreshes and works as before.
+      mcp.seen.length = 0
+      expect(await whoami(BOB)).toContain("you are bob")
+      expect(mcp.seen).toEqual(["bob"])
+    })
+
+    it("the user connects again after needs-connect", async () => {
+      expect(await connectInBrowser(ALICE, "alice")).toBe("connected notes")
+      expect(await whoami(ALICE)).toContain("you are alice")
+    })
+
+    it("disconnecting revokes at the authorization server and forgets", async () => {
+      const secret = (await Effect.runPromise(vault.get(BOB, SERVER))) as {
+        tokens: { refresh_token: string }
+        client: { client_id: string }
+      }
+      const result = await run(connections.disconnect(BOB, SERVER))
+      expect(result).toEqual({ removed: true, revocation: { outcome: "revoked" } })
+      expect(await Effect.runPromise(vault.get(BOB, SERVER))).toBeUndefined()
+      expect((await failure(connections.accessToken(BOB, SERVER))).reason).toBe("needs-connect")
+      // The refresh token is dead at the authorization server too.
+      await expect(
+        refreshAuthorization(auth.issuer, {
+          clientInformation: { client_id: secret.client.client_id },
+          refreshToken: secret.tokens.refresh_token,
+          resource: new URL(mcp.url)
+        })
+      ).rejects.toMatchObject({ errorCode: "invalid_grant" })
+      // Alice is still connected.
+      expect(await whoami(ALICE)).toContain("you are alice")
+    })
+  }
+)
