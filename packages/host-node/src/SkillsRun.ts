@@ -23,6 +23,7 @@ import {
   probeSandbox
 } from "@plugboard/skills"
 import { Either } from "effect"
+import { envValue } from "./EnvValue.js"
 
 /** Which skills may run their scripts, and with what (`SKILLS_RUN` and its `SKILLS_RUN_*`). */
 export interface SkillsRun {
@@ -52,11 +53,6 @@ export const SKILLS_RUN_VARIABLES = [
   "SKILLS_RUN_HOSTS"
 ] as const
 
-const nonEmpty = (value: string | undefined): string | undefined => {
-  const v = value?.trim()
-  return v === undefined || v === "" ? undefined : v
-}
-
 /**
  * `SKILLS_RUN` and its programs and hosts from `env`: `undefined` when no skill may run (unset,
  * empty or `none`; the others are then not read), the setting otherwise, or the message of a value
@@ -67,10 +63,10 @@ export const skillsRunFromEnv = (
   env: Readonly<Record<string, string | undefined>>,
   cwd: string
 ): Either.Either<SkillsRun | undefined, string> => {
-  const raw = nonEmpty(env.SKILLS_RUN)
+  const raw = envValue(env.SKILLS_RUN)
   if (raw === undefined || raw.toLowerCase() === "none") return Either.right(undefined)
   const interpreter = (name: string) => {
-    const v = nonEmpty(env[name])
+    const v = envValue(env[name])
     return v === undefined || !v.includes("/") ? v : resolve(cwd, v)
   }
   const entries = (env.SKILLS_RUN_HOSTS ?? "")

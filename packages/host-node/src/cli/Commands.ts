@@ -10,6 +10,7 @@ import { createOracleApp, OracleBootError } from "../App.js"
 import * as ServerConfig from "../Config.js"
 import { CREDITS_PLUGIN_NAME } from "../credits/CreditsPlugin.js"
 import { creditLedgerLayer, databaseLayer } from "../Engines.js"
+import { envValue } from "../EnvValue.js"
 import { ChatClientError, chatTurn, connectChat } from "./ChatClient.js"
 import { ConsoleOpenError, consoleLink, openInBrowser } from "./Console.js"
 import { grantsFlag, parseFlags, wholeNumber } from "./Flags.js"
@@ -77,11 +78,10 @@ const loadConfig = async (io: CliIO) => {
 export const serve = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
   const { positional, flags } = parseFlags(argv, ["port", "host", "mcp", "skills"])
   if (positional.length > 1) throw new UsageError("serve takes at most one module.")
-  const nonEmpty = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : v)
   const loaded = await loadModuleOrSources(
     positional[0],
     io.cwd,
-    (flags.mcp ?? nonEmpty(io.env.MCP_CONFIG) ?? flags.skills ?? nonEmpty(io.env.SKILLS_DIR)) !== undefined
+    (flags.mcp ?? envValue(io.env.MCP_CONFIG) ?? flags.skills ?? envValue(io.env.SKILLS_DIR)) !== undefined
   )
   const plugins = loaded.kind === "catalog" ? loaded.catalog.entries.map((e) => e.plugin) : loaded.plugins
   const file = loaded.file

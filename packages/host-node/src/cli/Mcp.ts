@@ -22,6 +22,7 @@ import { loadOrCreateSigner, type Signer } from "@plugboard/ucan"
 import { Cause, Effect, Either, Exit, Scope } from "effect"
 import { OracleBootError } from "../App.js"
 import { bootCatalog, loadBudgetFromEnv } from "../CatalogBoot.js"
+import { envValue } from "../EnvValue.js"
 import { makeConsoleLogger } from "../Logger.js"
 import { skillsRunFromEnv } from "../SkillsRun.js"
 import type { CliIO } from "./Commands.js"
@@ -111,12 +112,9 @@ const parse = (argv: ReadonlyArray<string>, resource: string): Options => {
   }
 }
 
-const nonEmpty = (value: string | undefined): string | undefined =>
-  value === undefined || value.trim() === "" ? undefined : value
-
 /** The bearer token of an HTTP gateway, or the boot error saying why it is missing or unusable. */
 const readToken = (options: Options, io: CliIO): string | undefined => {
-  const fromEnv = nonEmpty(io.env[TOKEN_VARIABLE])
+  const fromEnv = envValue(io.env[TOKEN_VARIABLE])
   if (fromEnv !== undefined && options.tokenFile !== undefined) {
     throw new UsageError(`Give the token once: ${TOKEN_VARIABLE} is set and --token-file is given.`)
   }
@@ -141,12 +139,12 @@ const readToken = (options: Options, io: CliIO): string | undefined => {
 
 /** The gateway's user: the local user (`USER_KEY_FILE`), whom `plugboard chat` speaks as too. */
 const localUser = async (dataDir: string, io: CliIO): Promise<string> =>
-  (await loadOrCreateSigner(nonEmpty(io.env.USER_KEY_FILE) ?? join(dataDir, "user.key"))).signer.did()
+  (await loadOrCreateSigner(envValue(io.env.USER_KEY_FILE) ?? join(dataDir, "user.key"))).signer.did()
 
 /** Runs `plugboard mcp`; resolves with the exit code once the client or a signal stopped it. */
 export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpStreams): Promise<number> => {
   // Grants are abilities on the oracle's resource, as `plugboard token --grant` mints them.
-  const options = parse(argv, nonEmpty(io.env.UCAN_RESOURCE) ?? "ixo:oracle")
+  const options = parse(argv, envValue(io.env.UCAN_RESOURCE) ?? "ixo:oracle")
   const token = options.http === undefined ? undefined : readToken(options, io)
   if (options.http !== undefined && token === undefined && !isLoopback(options.host)) {
     throw new OracleBootError([
@@ -154,7 +152,7 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
     ])
   }
   const env = io.env
-  const dataDir = resolve(io.cwd, nonEmpty(env.PLUGBOARD_DATA_DIR) ?? ".plugboard")
+  const dataDir = resolve(io.cwd, envValue(env.PLUGBOARD_DATA_DIR) ?? ".plugboard")
   // stdout is the protocol over stdio: every log line goes to stderr.
   const level =
     env.LOG_LEVEL === "debug" || env.LOG_LEVEL === "warn" || env.LOG_LEVEL === "error"
@@ -165,12 +163,12 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
   const loaded = await loadModuleOrSources(
     options.module,
     io.cwd,
-    (options.mcp ?? nonEmpty(env.MCP_CONFIG) ?? options.skills ?? nonEmpty(env.SKILLS_DIR)) !== undefined
+    (options.mcp ?? envValue(env.MCP_CONFIG) ?? options.skills ?? envValue(env.SKILLS_DIR)) !== undefined
   )
   const plugins = loaded.kind === "catalog" ? loaded.catalog.entries.map((e) => e.plugin) : loaded.plugins
   let oracle: Promise<Signer> | undefined
   const oracleKey = () => {
-    oracle ??= loadOrCreateSigner(nonEmpty(env.ORACLE_KEY_FILE) ?? join(dataDir, "oracle.key")).then(
+    oracle ??= loadOrCreateSigner(envValue(env.ORACLE_KEY_FILE) ?? join(dataDir, "oracle.key")).then(
       (k) => k.signer
     )
     return oracle
@@ -182,12 +180,12 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
   if (Either.isLeft(skillsRun)) throw new OracleBootError([skillsRun.left])
   const booted = await bootCatalog(plugins, {
     loadBudgetTokens: budget.right,
-    mcpServers: options.mcp ?? nonEmpty(env.MCP_CONFIG),
-    skills: options.skills ?? nonEmpty(env.SKILLS_DIR),
+    mcpServers: options.mcp ?? envValue(env.MCP_CONFIG),
+    skills: options.skills ?? envValue(env.SKILLS_DIR),
     skillsRun: skillsRun.right,
-    manifestOverrides: nonEmpty(env.MANIFEST_OVERRIDES),
+    manifestOverrides: envValue(env.MANIFEST_OVERRIDES),
     cwd: io.cwd,
-    cacheDir: resolve(io.cwd, nonEmpty(env.MCP_CACHE_DIR) ?? join(dataDir, "mcp-cache")),
+    cacheDir: resolve(io.cwd, envValue(env.MCP_CACHE_DIR) ?? join(dataDir, "mcp-cache")),
     ...(Number.isSafeInteger(idle) && idle > 0 ? { idleMs: idle } : {}),
     signer: async () => oracleKey().catch(() => undefined),
     logger

@@ -20,6 +20,7 @@ import {
 } from "../CatalogReport.js"
 import { defaultModule, displayPath, loadModuleOrSources, ModuleLoadError } from "../cli/LoadModule.js"
 import * as ConsoleAssets from "../console/Assets.js"
+import { envValue } from "../EnvValue.js"
 import { readManifestOverrides } from "../ManifestOverridesFile.js"
 import { loadQueryRanking } from "../QueryRanking.js"
 import { skillsRunFromEnv } from "../SkillsRun.js"
@@ -90,9 +91,6 @@ const readTextFile = (path: string, option: string): string => {
   }
 }
 
-const nonEmpty = (value: string | undefined): string | undefined =>
-  value === undefined || value.trim() === "" ? undefined : value
-
 const counterFor = async (
   tokenizer: InspectOptions["tokenizer"]
 ): Promise<TokenCounter.TokenCounterService> =>
@@ -162,9 +160,9 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
       options.module,
       cwd,
       (options.mcp ??
-        nonEmpty(process.env.MCP_CONFIG) ??
+        envValue(process.env.MCP_CONFIG) ??
         options.skills ??
-        nonEmpty(process.env.SKILLS_DIR)) !== undefined
+        envValue(process.env.SKILLS_DIR)) !== undefined
     )
     moduleName = loaded.file === undefined ? "(no module)" : displayPath(loaded.file, cwd)
 
@@ -182,10 +180,10 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
 
     let catalog: Catalog.Catalog
     let sourceWarnings: ReadonlyArray<string> = []
-    const mcp = options.mcp ?? nonEmpty(process.env.MCP_CONFIG)
-    const skills = options.skills ?? nonEmpty(process.env.SKILLS_DIR)
+    const mcp = options.mcp ?? envValue(process.env.MCP_CONFIG)
+    const skills = options.skills ?? envValue(process.env.SKILLS_DIR)
     // The operator's overrides, read as serve reads them (docs/plugins.md#manifest-overrides).
-    const overridesFile = options.overrides ?? nonEmpty(process.env.MANIFEST_OVERRIDES)
+    const overridesFile = options.overrides ?? envValue(process.env.MANIFEST_OVERRIDES)
     const overrides = await readManifestOverrides(overridesFile, cwd)
     if (overrides.errors.length > 0) return fail("boot-error", ExitCode.BootError, overrides.errors, [])
     const budget = loadBudgetFromEnv(process.env)
@@ -215,8 +213,8 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
         cwd,
         cacheDir: resolve(
           cwd,
-          nonEmpty(process.env.MCP_CACHE_DIR) ??
-            join(nonEmpty(process.env.PLUGBOARD_DATA_DIR) ?? ".plugboard", "mcp-cache")
+          envValue(process.env.MCP_CACHE_DIR) ??
+            join(envValue(process.env.PLUGBOARD_DATA_DIR) ?? ".plugboard", "mcp-cache")
         ),
         refresh: options.refresh
       })
@@ -261,7 +259,7 @@ export const runInspect = async (argv: ReadonlyArray<string>, io: InspectIO = {}
     // --embedding-model or EMBEDDING_MODEL, else lexical. The eval measures that one.
     let evaluation: EvalJson | undefined
     if (options.eval) {
-      const model = options.embeddingModel ?? nonEmpty(process.env.EMBEDDING_MODEL)
+      const model = options.embeddingModel ?? envValue(process.env.EMBEDDING_MODEL)
       let ranking = Ranking.lexical(catalog)
       let close = async () => {}
       if (model !== undefined) {
