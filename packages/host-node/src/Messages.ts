@@ -40,7 +40,7 @@ import {
 import { RequestUser, sessionIdParam } from "./Routes.js"
 import { frameSse } from "./RunLog.js"
 import type { TurnRefused } from "./TurnRefused.js"
-import type { TurnRequest, TurnService } from "./TurnService.js"
+import type { FrameSink, StartedTurn, TurnRequest, TurnService } from "./TurnService.js"
 
 /** What the message routes use. */
 export interface MessageServices {
@@ -95,7 +95,7 @@ export const sseHeaders = (requestId: string, runId?: string): Record<string, st
 })
 
 /** A refused turn as its HTTP answer. */
-const refusedAnswer = (refused: TurnRefused): HttpFailure => {
+export const refusedAnswer = (refused: TurnRefused): HttpFailure => {
   switch (refused.reason) {
     case "session-not-found":
       return new HttpFailure({ status: 404, message: refused.message, error: "session-not-found" })
@@ -122,10 +122,60 @@ const refusedAnswer = (refused: TurnRefused): HttpFailure => {
 const HEARTBEAT = ": heartbeat\n\n"
 const OPENED = ": ok\n\n"
 
+/**
+ * A turn's frames as an SSE response (`POST /messages/:sessionId`, `POST /runs/:runId/resume`):
+ * `start` starts the turn with the response's sink. A Node stream as the body: the platform pipes
+ * it to the socket. Cheaper per event than an Effect Stream pipeline.
+ */
+export const streamedTurn = <E>(
+  heartbeatMs: number,
+  requestId: string,
+  start: (sink: FrameSink) => Effect.Effect<StartedTurn, E>
+) =>
+  Effect.gen(function* () {
+    const { timings, streamEnded } = yield* RequestUser
+    const socket = nodeSocket(yield* HttpServerRequest.HttpServerRequest)
+    const out = new PassThrough()
+    const write = (frame: string) => {
+      if (!out.destroyed && !out.writableEnded) out.write(frame)
+    }
+    // A comment at once, so the headers leave now (Node sends them with the first body bytes):
+    // the first event may be a slow model call away, or wait for the session's previous turn.
+    write(OPENED)
+    const heartbeat = setInterval(() => write(HEARTBEAT), heartbeatMs)
+    // The client left (a dropped mobile connection, a reload): the run goes on. Only
+    // `POST /messages/abort` stops a run.
+    out.on("close", () => clearInterval(heartbeat))
+    const turn = yield* start({
+      frames: (frames) => {
+        let sse = ""
+        for (const frame of frames) sse += frameSse(frame)
+        write(sse)
+      },
+      done: (frame, end) => {
+        clearInterval(heartbeat)
+        Object.assign(timings, end.outcome.timings)
+        endStream(socket, out, frameSse(frame))
+        streamEnded()
+      }
+    }).pipe(
+      Effect.tapError(() =>
+        Effect.sync(() => {
+          clearInterval(heartbeat)
+          out.destroy()
+        })
+      )
+    )
+    return HttpServerResponse.raw(out, {
+      contentType: "text/event-stream",
+      headers: sseHeaders(requestId, turn.runId)
+    })
+  })
+
 /** `POST /messages/:sessionId` and `POST /messages/abort`. */
 export const messageRoutes = (s: MessageServices) => {
   const send = Effect.gen(function* () {
-    const { did, capabilities, timings, streamEnded, credits } = yield* RequestUser
+    const { did, capabilities, timings, credits } = yield* RequestUser
     const sessionId = yield* sessionIdParam
     const body = yield* decodeBody(SendMessage, yield* readJson(s.maxBodyBytes))
     const requestId = body.requestId ?? crypto.randomUUID()
@@ -171,45 +221,10 @@ export const messageRoutes = (s: MessageServices) => {
     }
 
     // A streamed turn is a run: the response writes its frames as they are stored, and a dropped
-    // client rejoins (`GET /runs/:runId?after=N`). A Node stream as the body: the platform pipes
-    // it to the socket. Cheaper per event than an Effect Stream pipeline.
-    const socket = nodeSocket(yield* HttpServerRequest.HttpServerRequest)
-    const out = new PassThrough()
-    const write = (frame: string) => {
-      if (!out.destroyed && !out.writableEnded) out.write(frame)
-    }
-    // A comment at once, so the headers leave now (Node sends them with the first body bytes):
-    // the first event may be a slow model call away, or wait for the session's previous turn.
-    write(OPENED)
-    const heartbeat = setInterval(() => write(HEARTBEAT), s.heartbeatMs)
-    // The client left (a dropped mobile connection, a reload): the run goes on. Only
-    // `POST /messages/abort` stops a run.
-    out.on("close", () => clearInterval(heartbeat))
-    const turn = yield* s.turns
-      .start(request, {
-        frames: (frames) => {
-          let sse = ""
-          for (const frame of frames) sse += frameSse(frame)
-          write(sse)
-        },
-        done: (frame, end) => {
-          clearInterval(heartbeat)
-          Object.assign(timings, end.outcome.timings)
-          endStream(socket, out, frameSse(frame))
-          streamEnded()
-        }
-      })
-      .pipe(
-        Effect.mapError((refused) => {
-          clearInterval(heartbeat)
-          out.destroy()
-          return refusedAnswer(refused)
-        })
-      )
-    return HttpServerResponse.raw(out, {
-      contentType: "text/event-stream",
-      headers: sseHeaders(requestId, turn.runId)
-    })
+    // client rejoins (`GET /runs/:runId?after=N`).
+    return yield* streamedTurn(s.heartbeatMs, requestId, (sink) =>
+      Effect.mapError(s.turns.start(request, sink), refusedAnswer)
+    )
   })
 
   /**

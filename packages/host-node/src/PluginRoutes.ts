@@ -45,6 +45,9 @@ export const BUILTIN_ROUTES = {
   historyPage: ["GET", "/sessions/:id/messages", "private"],
   sessionRun: ["GET", "/sessions/:id/run", "private"],
   rejoinRun: ["GET", "/runs/:runId", "private"],
+  // A waiting run's answer starts its resumed turn (docs/waiting.md).
+  resumeRun: ["POST", "/runs/:runId/resume", "turn"],
+  runWaits: ["GET", "/runs/:runId/waits", "private"],
   // The dev console (docs/console.md): the page is public, its data behind the pipeline.
   console: ["GET", "/console", "public"],
   consoleCatalog: ["GET", "/console/api/catalog", "private"],

@@ -7,6 +7,7 @@
  * shared engine first (migrations applied, a ping): a dead one becomes a `[boot-error]` line in
  * `engineDown`, naming its variable, rather than a failure of the first user's request.
  */
+import { dirname, join } from "node:path"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import {
   type Auth,
@@ -20,11 +21,19 @@ import {
   type RuntimeLogger,
   type SessionStore,
   TurnControl,
-  TurnLock
+  TurnLock,
+  WaitStore
 } from "@plugboard/core"
 import * as Postgres from "@plugboard/postgres"
 import * as Redis from "@plugboard/redis"
-import { layerRunStore, layerSessionStore, layerUserDatabases, UserDatabases } from "@plugboard/sqlite"
+import {
+  layerRunStore,
+  layerSessionStore,
+  layerUserDatabases,
+  layerWaitStore,
+  UserDatabases,
+  WAITS_FILE_NAME
+} from "@plugboard/sqlite"
 import { type Signer, UcanAuth } from "@plugboard/ucan"
 import { Effect, Layer } from "effect"
 import type { OracleAppOptions } from "./App.js"
@@ -58,6 +67,7 @@ export type Ports =
   | SessionStore.SessionStore
   | TurnControl.TurnControl
   | TurnLock.TurnLock
+  | WaitStore.WaitStore
   | UserDatabases
 
 /** What `portLayers` gives. */
@@ -226,6 +236,11 @@ export const portLayers = ({ config, options, logger, identity, onWrite }: PortL
         : Layer.provide(Redis.layerTurnLock({ serverTime: redisTime }), redis)),
     options.turnControl ??
       (redis === undefined ? TurnControl.layerMemory : Layer.provide(Redis.layerTurnControl, redis)),
+    // Waits beside the runs (`waits.sqlite`); on Postgres, in memory until a Postgres store exists
+    // (docs/waiting.md: such waits are lost with the process).
+    pg === undefined
+      ? layerWaitStore({ filename: join(dirname(config.runsDatabasePath), WAITS_FILE_NAME) })
+      : WaitStore.layerMemory,
     checkpointerLayer
   ).pipe(
     // The engine checks are built first, on their own: a layer that fails on a dead engine would

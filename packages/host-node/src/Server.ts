@@ -23,7 +23,8 @@ import type {
   RunStore,
   RuntimeLogger,
   TokenCounter,
-  TurnLock
+  TurnLock,
+  WaitStore
 } from "@plugboard/core"
 import { Access, CreditLedger as Ledger, type SessionStore, TurnBounds, TurnControl } from "@plugboard/core"
 import type { CodeModeOption, QueryRanking } from "@plugboard/langgraph"
@@ -39,6 +40,7 @@ import { messageRoutes } from "./Messages.js"
 import { makeListener } from "./NodeListener.js"
 import { makeGuard, RequestProbe, type StageTimings, serverTiming } from "./Pipeline.js"
 import { BUILTIN_ROUTES, type BuiltinRoute, type OwnedRoute, pluginHandler } from "./PluginRoutes.js"
+import { resumeRoutes } from "./Resume.js"
 import { RequestUser, routerOf, sessionRoutes } from "./Routes.js"
 import type { SaverFor } from "./SessionAccess.js"
 import type { LiveHub } from "./socket/LiveHub.js"
@@ -72,6 +74,8 @@ export interface ServerParts {
     readonly turnLock: TurnLock.TurnLockService
     /** Stops a session's turns on any host (abort, delete); this host's alone when absent. */
     readonly turnControl?: TurnControl.TurnControlService | undefined
+    /** Where runs that stop for their user wait (docs/waiting.md); no turn can wait when absent. */
+    readonly waits?: WaitStore.WaitStoreService | undefined
   }
   readonly creditsEnabled: boolean
   /** The user's saver (the `Checkpointer` port, with the host's `checkpointerForUser`). */
@@ -168,7 +172,9 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
         turnTimeoutMs: config.turnTimeoutMs,
         threadsShared: parts.threadsShared,
         live: parts.live,
-        turnEnds
+        turnEnds,
+        approvalTools: config.approvalTools,
+        waits: ports.waits === undefined ? undefined : { store: ports.waits, timeoutMs: config.waitTimeoutMs }
       }),
       turnScope
     )
@@ -196,6 +202,13 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
   const messages = messageRoutes({
     turns,
     runs: ports.runs,
+    maxBodyBytes: config.maxBodyBytes,
+    heartbeatMs: config.heartbeatMs
+  })
+  const waits = resumeRoutes({
+    turns,
+    runs: ports.runs,
+    store: ports.waits,
     maxBodyBytes: config.maxBodyBytes,
     heartbeatMs: config.heartbeatMs
   })
@@ -311,6 +324,8 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     historyPage: sessions.historyPage,
     sessionRun: messages.sessionRun,
     rejoinRun: messages.rejoin,
+    resumeRun: waits.resume,
+    runWaits: waits.list,
     consoleCatalog: consoleApi.catalog,
     consoleBudget: consoleApi.budget,
     consoleSearch: consoleApi.search,

@@ -32,7 +32,8 @@ import {
   type RunStore,
   type SessionStore,
   type TurnControl,
-  type TurnLock
+  type TurnLock,
+  type WaitStore
 } from "@plugboard/core"
 import { makeRequestScope } from "@plugboard/langgraph"
 import { Cause, Deferred, Effect, type Scope } from "effect"
@@ -47,6 +48,7 @@ import type { TurnEnds } from "./TurnEnds.js"
 import { TurnRefused } from "./TurnRefused.js"
 import * as TurnStops from "./TurnStops.js"
 import { type AgentDeps, failureOf, runAgent, type TurnOutcome } from "./Turns.js"
+import * as TurnWaits from "./TurnWaits.js"
 
 /** One turn to run: the request value every front door builds. */
 export interface TurnRequest {
@@ -65,6 +67,15 @@ export interface TurnRequest {
   readonly credits?: TurnCredits.TurnCredits | undefined
   /** A run: its frames are numbered and stored, a dropped client rejoins (`GET /runs/:id`). */
   readonly run: boolean
+  /** The wait this turn resumes (`TurnWaits.ts`): no message is added, the run is the resumed one. */
+  readonly resume?: TurnWaits.TurnResume | undefined
+}
+
+/** What a resumed turn gets from whoever answered its wait (the user's request, or the host's timeout). */
+export interface ResumeContext {
+  readonly capabilities?: ReadonlyArray<Access.Capability> | undefined
+  readonly credits?: TurnCredits.TurnCredits | undefined
+  readonly sink?: FrameSink | undefined
 }
 
 /** How a turn ended: its outcome, the run's end, and why it was aborted (when it was). */
@@ -117,6 +128,8 @@ export interface TurnServiceOptions extends AgentDeps {
   readonly live?: LiveHub | undefined
   /** Counts how turns ended (`/health`). */
   readonly turnEnds: TurnEnds
+  /** Where turns that stop for their user wait (docs/waiting.md); such a turn fails when absent. */
+  readonly waits?: TurnWaits.TurnWaitsOptions | undefined
 }
 
 /** The session's key in the turn lock: one namespace per user, or one for all when threads are shared. */
@@ -129,6 +142,8 @@ export const turnLockKey = (threadsShared: boolean | undefined, did: string, ses
  */
 export const endOf = (outcome: TurnOutcome, abortReason: AbortReason | undefined): RunStore.EndOutcome => {
   if (outcome.status === "answered") return { status: "finished" }
+  // The run is over; the resumed one continues the thread (`TurnWaits.ts`).
+  if (outcome.status === "waiting") return { status: "interrupted", reason: WAITING }
   if (outcome.status === "failed") return { status: "failed", reason: outcome.error?.reason ?? "turn-failed" }
   // A bound, like the ones the agent loop checks between calls: the turn failed, it was not cut.
   if (abortReason === "wall-clock") return { status: "failed", reason: "wall-clock" }
@@ -139,6 +154,13 @@ export const endOf = (outcome: TurnOutcome, abortReason: AbortReason | undefined
 }
 
 const now = () => new Date().toISOString()
+
+/** The `done` reason of a run that stopped for its user. */
+export const WAITING = "waiting"
+
+/** What a turn that stops for its user says when it cannot wait. */
+const CANNOT_WAIT =
+  "This turn needs the user's approval, which only a streamed turn (a run) on a host with a wait store can wait for."
 
 /** The service; see the module doc. */
 export interface TurnService {
@@ -152,6 +174,8 @@ export interface TurnService {
   readonly heldByOther: (did: string, sessionId: string) => boolean
   /** Shutdown: waits for the turns to end within `ms`, aborts the rest, stops serving other hosts. */
   readonly drain: (ms: number) => Effect.Effect<void>
+  /** The waits (answer one, and the resumed turn starts): absent without a wait store. */
+  readonly waits: TurnWaits.TurnWaits<ResumeContext, StartedTurn, TurnRefused> | undefined
 }
 
 /** Builds the turn service in the current scope (the app's): its turns are fibers of that scope. */
@@ -163,6 +187,60 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
     const running = new RunningTurns(keyOf)
 
     const { abort, stop } = yield* TurnStops.connect(running, ports.turnControl, logger)
+
+    // The waits start resumed turns through `start` (bound once it exists, below).
+    let startResumed: TurnWaits.StartResume<ResumeContext, StartedTurn, TurnRefused> = () =>
+      Effect.die(new Error("the turn service is not built yet"))
+    const waits =
+      options.waits === undefined
+        ? undefined
+        : yield* TurnWaits.make<ResumeContext, StartedTurn, TurnRefused>(
+            options.waits,
+            (r) => startResumed(r),
+            logger,
+            {}
+          )
+
+    /** Opens the wait of a turn that stopped for its user, or fails the turn when it cannot wait. */
+    const openWait = (
+      outcome: TurnOutcome,
+      runId: string | undefined,
+      record: (event: EventSink.AgentEvent) => void,
+      did: string,
+      sessionId: string,
+      capabilities: TurnRequest["capabilities"]
+    ): Effect.Effect<TurnOutcome> => {
+      const failed = (message: string, reason: string, unavailable?: boolean): TurnOutcome => ({
+        status: "failed",
+        error: { message, reason, ...(unavailable === true ? { unavailable } : {}) },
+        timings: outcome.timings
+      })
+      if (waits === undefined || runId === undefined || outcome.wait === undefined)
+        return Effect.succeed(failed(CANNOT_WAIT, "cannot-wait"))
+      const request = outcome.wait
+      return waits.open({ did, runId, sessionId, request, context: { capabilities } }).pipe(
+        Effect.map((opened) => {
+          record({
+            _tag: "waiting",
+            waitId: opened.waitId,
+            runId,
+            kind: "approval",
+            plugin: request.plugin,
+            tool: request.tool,
+            args: request.args,
+            reason: request.reason,
+            deadline: new Date(opened.deadlineMs).toISOString()
+          })
+          return outcome
+        }),
+        Effect.catchAll((error: WaitStore.WaitStoreError) =>
+          Effect.sync(() => {
+            logger.error("a wait could not be opened", { runId, error: error.message })
+            return failed("The approval this turn needs could not be recorded.", "turn-failed", true)
+          })
+        )
+      )
+    }
 
     const start: TurnService["start"] = (request, sink) =>
       Effect.gen(function* () {
@@ -204,20 +282,22 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
             { ...options, ...ports, saverFor: ports.saverFor },
             did,
             sessionId,
-            request.message
+            request.resume === undefined ? request.message : undefined
           )
           // 4. The run, whose first frame carries the user's message.
           const run = request.run
-            ? yield* ports.runs.create({ did, sessionId, requestId, status: "running" }).pipe(
-                Effect.mapError(
-                  (e) =>
-                    new TurnRefused({
-                      reason: "runs-unavailable",
-                      message: "The run could not be recorded",
-                      cause: e
-                    })
+            ? yield* ports.runs
+                .create({ runId: request.resume?.runId, did, sessionId, requestId, status: "running" })
+                .pipe(
+                  Effect.mapError(
+                    (e) =>
+                      new TurnRefused({
+                        reason: "runs-unavailable",
+                        message: "The run could not be recorded",
+                        cause: e
+                      })
+                  )
                 )
-              )
             : undefined
           return { scope, clientTools: checked.right, saver, run }
         }).pipe(Effect.onError(() => Effect.sync(turn.leave)))
@@ -261,7 +341,7 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
               runId: opened.run.runId,
               requestId,
               resumed: false,
-              message: request.message
+              ...(request.resume === undefined ? { message: request.message } : {})
             })
           }
           // The turn's wall clock reaches into a call that hangs (a tool), not only between calls.
@@ -326,8 +406,12 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
                       capabilities: request.capabilities,
                       sessionId,
                       requestId,
-                      message: request.message,
-                      messageId: opened.run === undefined ? undefined : `user-${opened.run.runId}`,
+                      ...(request.resume === undefined
+                        ? {
+                            message: request.message,
+                            messageId: opened.run === undefined ? undefined : `user-${opened.run.runId}`
+                          }
+                        : { resume: { request: request.resume.request, answer: request.resume.answer } }),
                       extras: request.extras,
                       signal,
                       ...(live === undefined
@@ -373,6 +457,17 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
             }
           }
           if (credits !== undefined) yield* credits.settle(`turn in session ${sessionId}`)
+          // A turn that stops for its user: its wait is opened and announced, then the run ends.
+          if (outcome.status === "waiting") {
+            outcome = yield* openWait(
+              outcome,
+              opened.run?.runId,
+              record,
+              did,
+              sessionId,
+              request.capabilities
+            )
+          }
           if (outcome.status === "failed") {
             record({
               _tag: "error",
@@ -424,11 +519,27 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
         }
       })
 
+    startResumed = ({ did, sessionId, resume, context }) =>
+      start(
+        {
+          did,
+          capabilities: context.capabilities,
+          sessionId,
+          requestId: TurnWaits.hostRequestId(),
+          message: "",
+          credits: context.credits,
+          run: true,
+          resume
+        },
+        context.sink
+      )
+
     return {
       start,
       abort,
       stop,
       heldByOther: (did, sessionId) => running.heldByOther(did, sessionId),
-      drain
+      drain,
+      waits
     }
   })

@@ -224,12 +224,12 @@ export const runAgent = (
           run.message === undefined
             ? undefined
             : run.extras === undefined && run.messageId === undefined
-            ? run.message
-            : new HumanMessage({
-                content: run.message,
-                ...(run.messageId === undefined ? {} : { id: run.messageId }),
-                ...(run.extras === undefined ? {} : { additional_kwargs: { plugboard: run.extras } })
-              }),
+              ? run.message
+              : new HumanMessage({
+                  content: run.message,
+                  ...(run.messageId === undefined ? {} : { id: run.messageId }),
+                  ...(run.extras === undefined ? {} : { additional_kwargs: { plugboard: run.extras } })
+                }),
         ...run.clientState,
         ...(invocations === undefined ? {} : { mcpUcanContext: { invocations } })
       }
@@ -242,7 +242,8 @@ export const runAgent = (
       }
     } catch (error) {
       // The thread is saved at the call that waits; the turn service opens the wait.
-      if (error instanceof ApprovalNeeded) return { status: "waiting", wait: error.request, timings: timings() }
+      if (error instanceof ApprovalNeeded)
+        return { status: "waiting", wait: error.request, timings: timings() }
       if (run.signal.aborted) return { status: "aborted", timings: timings() }
       deps.logger.error("turn failed", { sessionId: run.sessionId, error: describe(error) })
       return { status: "failed", error: failureOf(error), timings: timings() }

@@ -1,0 +1,172 @@
+/**
+ * The waits of the turn service (issue 40, docs/waiting.md): a turn that stops for its user opens
+ * its wait here, and every answer goes through `answer`, the one place a wait is answered and its
+ * run resumed, for the HTTP door (`Resume.ts`) and for the host's own timeout alike.
+ *
+ * - A waiting run's wait id and the id of the run that resumes it are derived from the run's id,
+ *   so every host names them alike: a second resume finds the first, and the resumed run cannot be
+ *   created twice.
+ * - The `WaitStore` records an answer at most once: only the answer it records (`answered`)
+ *   starts the resumed turn; every later one (`already`) gets the first back and starts nothing.
+ * - Times are Effect's `Clock` (a test's `TestClock`).
+ * - At the wait's deadline (`WAIT_TIMEOUT_MS`) the host answers it `timed-out`: a timer fiber of
+ *   the service's scope for the waits this process opened, and a sweep of the store's due waits
+ *   (at boot and then every `sweepEveryMs`) for those whose host died or restarted.
+ */
+import { createHash, randomUUID } from "node:crypto"
+import type { RuntimeLogger, Wait } from "@plugboard/core"
+import { WaitStore } from "@plugboard/core"
+import { Clock, Effect, Schedule, type Scope } from "effect"
+
+/** The wait of the run `runId` (one wait per run: a run ends when it waits). */
+export const waitIdOf = (runId: string): string =>
+  `wait_${createHash("sha256").update(runId).digest("hex").slice(0, 32)}`
+
+/** The run that resumes the wait `waitId`. */
+export const resumedRunIdOf = (waitId: string): string =>
+  `run_${createHash("sha256").update(`resume\u0000${waitId}`).digest("hex").slice(0, 32)}`
+
+/** What a turn that resumes a wait carries in its request (`TurnRequest.resume`). */
+export interface TurnResume {
+  readonly waitId: string
+  /** The resumed run's id (`resumedRunIdOf`). */
+  readonly runId: string
+  readonly request: typeof Wait.ApprovalRequest.Type
+  readonly answer: Wait.WaitAnswer
+}
+
+/** What starting a resumed turn needs from the service: its `start`, bound by the caller. */
+export type StartResume<S, T, E> = (resume: {
+  readonly did: string
+  readonly sessionId: string
+  readonly resume: TurnResume
+  readonly context: S
+}) => Effect.Effect<T, E>
+
+/** The waits' options (`WAIT_TIMEOUT_MS`, the store). */
+export interface TurnWaitsOptions {
+  readonly store: WaitStore.WaitStoreService
+  /** How long a wait stays open (`WAIT_TIMEOUT_MS`). */
+  readonly timeoutMs: number
+  /** How often the store's due waits are swept (default: the timeout, between 1 s and 1 min). */
+  readonly sweepEveryMs?: number | undefined
+}
+
+/** The answer that was recorded (or found), and the resumed turn when this answer started one. */
+export interface Answered<T> {
+  readonly outcome: WaitStore.AnswerOutcome
+  readonly started?: T | undefined
+}
+
+/** The waits, bound to the service's start. */
+export interface TurnWaits<S, T, E> {
+  /** Opens the wait of a run that stopped for its user; its timeout runs in the service's scope. */
+  readonly open: (wait: {
+    readonly did: string
+    readonly runId: string
+    readonly sessionId: string
+    readonly request: typeof Wait.ApprovalRequest.Type
+    /** Given to the resumed turn when the host answers the wait at its deadline. */
+    readonly context: S
+  }) => Effect.Effect<WaitStore.WaitRecord, WaitStore.WaitStoreError>
+  /** Answers the user's wait; starts the resumed turn (with `context`) when this answer is the one recorded. */
+  readonly answer: (
+    did: string,
+    waitId: string,
+    answer: Wait.WaitAnswer,
+    by: string,
+    context: S
+  ) => Effect.Effect<Answered<T>, WaitStore.WaitStoreError | E>
+  /** Answers every due wait `timed-out` (the boot sweep, and the periodic one). */
+  readonly sweep: Effect.Effect<number>
+}
+
+/**
+ * Builds the waits in the current scope (the turn service's), and starts the sweep of due waits
+ * there: at once (what a previous process left), then every `sweepEveryMs`. `hostContext` is what
+ * a resumed turn the host starts itself gets (no user's request behind it).
+ */
+export const make = <S, T, E>(
+  options: TurnWaitsOptions,
+  start: StartResume<S, T, E>,
+  logger: RuntimeLogger,
+  hostContext: S
+): Effect.Effect<TurnWaits<S, T, E>, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const { store } = options
+
+    const answer: TurnWaits<S, T, E>["answer"] = (did, waitId, given, by, context) =>
+      Effect.gen(function* () {
+        const outcome = yield* store.answer(did, waitId, given, by, yield* Clock.currentTimeMillis)
+        if (outcome._tag === "already") return { outcome }
+        const { record } = outcome
+        if (record.request._tag !== "approval") return { outcome }
+        const started = yield* start({
+          did,
+          sessionId: record.sessionId,
+          resume: { waitId, runId: resumedRunIdOf(waitId), request: record.request, answer: given },
+          context
+        })
+        return { outcome, started }
+      })
+
+    const expire = (did: string, waitId: string, context: S) =>
+      answer(did, waitId, { _tag: "timed-out" }, WaitStore.HOST, context).pipe(
+        Effect.catchAll((error) =>
+          Effect.sync(() =>
+            logger.error("a wait could not be answered at its deadline", {
+              waitId,
+              error: (error as { message?: string }).message
+            })
+          )
+        )
+      )
+
+    const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) => store.due(now)).pipe(
+      Effect.flatMap((due) =>
+        Effect.as(
+          Effect.forEach(due, (w) => expire(w.did, w.waitId, hostContext), { discard: true }),
+          due.length
+        )
+      ),
+      Effect.catchAll((error) =>
+        Effect.sync(() => {
+          logger.error("the due waits could not be read", { error: error.message })
+          return 0
+        })
+      )
+    )
+
+    const open: TurnWaits<S, T, E>["open"] = (wait) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const record: WaitStore.WaitRecord = {
+          waitId: waitIdOf(wait.runId),
+          did: wait.did,
+          runId: wait.runId,
+          sessionId: wait.sessionId,
+          request: wait.request,
+          createdAtMs: now,
+          deadlineMs: now + options.timeoutMs
+        }
+        yield* store.open(record)
+        yield* Effect.forkIn(
+          Effect.delay(expire(wait.did, record.waitId, wait.context), options.timeoutMs),
+          scope
+        )
+        return record
+      })
+
+    yield* Effect.forkIn(
+      Effect.repeat(sweep, Schedule.spaced(options.sweepEveryMs ?? sweepInterval(options.timeoutMs))),
+      scope
+    )
+    return { open, answer, sweep }
+  })
+
+/** How often the due waits are swept for a timeout of `timeoutMs`. */
+export const sweepInterval = (timeoutMs: number): number => Math.min(60_000, Math.max(1_000, timeoutMs))
+
+/** A request id for a turn the host starts itself (a timeout's). */
+export const hostRequestId = (): string => `wait-${randomUUID()}`

@@ -1,0 +1,208 @@
+/**
+ * Runs that wait for approval (issue 40, docs/waiting.md), end to end on SQLite: a call to a tool
+ * that needs approval stops the run with a `waiting` frame; `POST /runs/:runId/resume` answers it
+ * once (its owner only), and the resumed run streams the tool's answer (approve) or the model's
+ * answer to "not approved" (deny); a late answer finds the wait answered `timed-out` by the host.
+ */
+import { defineTool, type EventSink, type Plugin, Wait } from "@plugboard/core"
+import { ScriptedChatModel } from "@plugboard/models"
+import { Schema } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { readSse } from "../src/cli/Sse.js"
+import { call, collect, newSession, type Running, start, stream, user } from "./helpers.js"
+
+const ran: Array<number> = []
+const payments: Plugin = {
+  name: "payments",
+  manifest: { title: "Payments", summary: "Pays.", whenToUse: ["The user pays."], visibility: "always" },
+  tools: [
+    defineTool({
+      name: "pay",
+      description: "Pays an amount.",
+      input: Schema.Struct({ amount: Schema.Number }),
+      requiresApproval: true,
+      handler: ({ amount }) => {
+        ran.push(amount)
+        return `paid ${amount}`
+      }
+    })
+  ]
+}
+
+let server: Running | undefined
+afterEach(async () => {
+  await server?.stop()
+  server = undefined
+  ran.length = 0
+})
+
+const boot = async (answer: string, env: Record<string, string> = {}) => {
+  server = await start({
+    plugins: [payments],
+    model: ScriptedChatModel.script([{ tool: "pay", args: { amount: 5 } }, answer]),
+    env
+  })
+  return server
+}
+
+const resume = (url: string, runId: string, headers: Record<string, string>, body: unknown) =>
+  fetch(`${url}/runs/${encodeURIComponent(runId)}/resume`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify(body)
+  })
+
+type Waiting = Extract<EventSink.AgentEvent, { _tag: "waiting" }>
+
+/** Posts "Pay 5" and reads the run to its end: it waits. */
+const payAndWait = async (s: Running, headers: Record<string, string>) => {
+  const session = await newSession(s.url, headers)
+  const { response, events } = await stream(s.url, session, headers, "Pay 5")
+  const runId = response.headers.get("x-run-id")!
+  const all = await collect(events)
+  const waiting = all.find((e): e is Waiting => e._tag === "waiting")
+  return { session, runId, all, waiting: waiting! }
+}
+
+describe("a run that waits for approval", () => {
+  it("stops before the tool runs; the owner's approval runs it once and streams the answer; a second approval gets the first back", async () => {
+    const s = await boot("Paid 5.")
+    const u = await user(s.app.oracleDid)
+    const { session, runId, all, waiting } = await payAndWait(s, u.headers)
+    expect(all.map((e) => e._tag)).toEqual(["run", "waiting", "done"])
+    expect(waiting).toMatchObject({
+      runId,
+      kind: "approval",
+      plugin: "payments",
+      tool: "pay",
+      args: { amount: 5 }
+    })
+    expect(all.at(-1)).toMatchObject({ status: "interrupted", reason: "waiting" })
+    expect(ran).toEqual([])
+    // Kept: the wait, unanswered, readable by its user.
+    const before = await call(`${s.url}/runs/${runId}/waits`, { headers: u.headers })
+    expect(before.status).toBe(200)
+    expect(before.body.waits).toHaveLength(1)
+    expect(before.body.waits[0]).toMatchObject({ waitId: waiting.waitId, answered: null, sessionId: session })
+
+    const answered = await resume(s.url, runId, u.headers, { decision: "approve" })
+    expect(answered.status).toBe(200)
+    expect(answered.headers.get("content-type")).toContain("text/event-stream")
+    const resumedRunId = answered.headers.get("x-run-id")
+    expect(resumedRunId).toBe(before.body.waits[0].resumedRunId)
+    const resumed = await collect(readSse(answered.body!))
+    // The answer streams as message chunks.
+    const tags = resumed.map((e) => e._tag).filter((t, i, all) => t !== "message" || all[i - 1] !== "message")
+    expect(tags).toEqual(["run", "tool_call", "tool_call", "message", "done"])
+    expect(resumed.find((e) => e._tag === "tool_call" && e.status === "done")).toMatchObject({
+      toolName: "pay",
+      output: "paid 5"
+    })
+    expect(
+      resumed
+        .filter((e) => e._tag === "message")
+        .map((e) => e._tag === "message" && e.content)
+        .join("")
+    ).toBe("Paid 5.")
+    expect(resumed.at(-1)).toMatchObject({ status: "finished" })
+    expect(ran).toEqual([5])
+
+    // A double click: the first answer back, nothing runs again.
+    const again = await call(`${s.url}/runs/${runId}/resume`, {
+      method: "POST",
+      headers: u.headers,
+      body: { decision: "deny" }
+    })
+    expect(again.status).toBe(200)
+    expect(again.body.already).toBe(true)
+    expect(again.body.wait.answered).toMatchObject({
+      answer: { _tag: "decision", approved: true },
+      by: u.did
+    })
+    expect(ran).toEqual([5])
+
+    // The audit record: who, when, what.
+    const after = await call(`${s.url}/runs/${runId}/waits`, { headers: u.headers })
+    expect(after.body.waits[0].answered).toMatchObject({
+      answer: { _tag: "decision", approved: true },
+      by: u.did
+    })
+    expect(Number.isNaN(Date.parse(after.body.waits[0].answered.at))).toBe(false)
+
+    // The thread has the call and its answer once.
+    const history = (await call(`${s.url}/messages/${session}`, { headers: u.headers })).body
+      .messages as Array<{
+      type: string
+      content: string
+    }>
+    expect(history.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"])
+    expect(history.filter((m) => m.type === "tool").map((m) => m.content)).toEqual(["paid 5"])
+  }, 60_000)
+
+  it("only its owner can resume it or read its wait: another user's is 404, and nothing is recorded", async () => {
+    const s = await boot("Paid.")
+    const owner = await user(s.app.oracleDid)
+    const other = await user(s.app.oracleDid)
+    const { runId } = await payAndWait(s, owner.headers)
+    const refused = await call(`${s.url}/runs/${runId}/resume`, {
+      method: "POST",
+      headers: other.headers,
+      body: { decision: "approve" }
+    })
+    expect(refused.status).toBe(404)
+    expect((await call(`${s.url}/runs/${runId}/waits`, { headers: other.headers })).status).toBe(404)
+    expect(
+      (await call(`${s.url}/runs/${runId}/waits`, { headers: owner.headers })).body.waits[0].answered
+    ).toBe(null)
+    expect(ran).toEqual([])
+    // A bad body is a 400 naming the field; an unknown run a 404.
+    const bad = await call(`${s.url}/runs/${runId}/resume`, {
+      method: "POST",
+      headers: owner.headers,
+      body: { decision: "maybe" }
+    })
+    expect(bad.status).toBe(400)
+    const unknown = await call(`${s.url}/runs/run_nope/resume`, {
+      method: "POST",
+      headers: owner.headers,
+      body: { decision: "approve" }
+    })
+    expect(unknown.status).toBe(404)
+  }, 60_000)
+
+  it("a denial gives the model 'not approved'; the tool never runs and the turn ends normally", async () => {
+    const s = await boot("I did not pay.")
+    const u = await user(s.app.oracleDid)
+    const { session, runId } = await payAndWait(s, u.headers)
+    const answered = await resume(s.url, runId, u.headers, { decision: "deny", note: "too much" })
+    const resumed = await collect(readSse(answered.body!))
+    expect(resumed.find((e) => e._tag === "tool_call" && e.status === "done")).toMatchObject({
+      toolName: "pay",
+      output: `${Wait.NOT_APPROVED} The user said: too much`,
+      isError: true
+    })
+    expect(resumed.at(-1)).toMatchObject({ status: "finished" })
+    expect(ran).toEqual([])
+    const history = (await call(`${s.url}/messages/${session}`, { headers: u.headers })).body
+      .messages as Array<{
+      type: string
+      content: string
+    }>
+    expect(history.at(-1)).toMatchObject({ type: "ai", content: "I did not pay." })
+  }, 60_000)
+
+  it("past WAIT_TIMEOUT_MS the host has answered it timed-out: a late approval is not recorded and the tool never runs", async () => {
+    const s = await boot("No answer came.", { WAIT_TIMEOUT_MS: "1" })
+    const u = await user(s.app.oracleDid)
+    const { runId } = await payAndWait(s, u.headers)
+    const late = await call(`${s.url}/runs/${runId}/resume`, {
+      method: "POST",
+      headers: u.headers,
+      body: { decision: "approve" }
+    })
+    // The host's timer answered first (200, already) or the late answer found it past its deadline (409).
+    expect([200, 409]).toContain(late.status)
+    expect(late.body.wait.answered).toMatchObject({ answer: { _tag: "timed-out" }, by: "host" })
+    expect(ran).toEqual([])
+  }, 60_000)
+})
