@@ -9,13 +9,11 @@
  * calls ask at the same time); a revoked refresh token gives `needs-connect`, and the other user
  * is untouched; disconnecting revokes at the authorization server and forgets.
  *
- * The host routes (`/oauth/callback`, `/connections`) are not built yet: a small HTTP server here
- * plays the callback route, calling the same `complete` the route will call.
+ * The host routes (`/oauth/callback`, `/connections`) are not built yet: a small HTTP server
+ * (fixtures/browserFlow.ts) plays the callback route, calling the same `complete` the route will.
  */
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js"
@@ -34,6 +32,7 @@ import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { chromiumMissing, launch } from "../console/browser.js"
 import { type AuthServer, startAuthServer } from "./fixtures/authServer.js"
+import { type Callback, signIn, startCallback } from "./fixtures/browserFlow.js"
 import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js"
 
 const missing = chromiumMissing()
@@ -44,7 +43,7 @@ const SERVER = "notes"
 let auth: AuthServer
 let mcp: ProtectedMcpServer
 let browser: Browser
-let callback: Server
+let callback: Callback
 let callbackUrl: string
 let dir: string
 let scope: Scope.CloseableScope
@@ -61,11 +60,6 @@ const failure = async (effect: Effect.Effect<unknown, OAuthError>): Promise<OAut
   return result.left
 }
 
-const listen = (server: Server): Promise<number> =>
-  new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port))
-  )
-
 beforeAll(async () => {
   if (missing !== undefined) return
   mcp = await startMcpServer()
@@ -79,19 +73,8 @@ beforeAll(async () => {
   )
   const cipher = ConnectionsCipher.make(new Uint8Array(randomBytes(32)))
   vault = TokenVault.make(store, cipher)
-  // The callback route's stand-in: whatever answer the browser brings, `complete` judges it.
-  callback = createServer((req, res) => {
-    const query = Object.fromEntries(new URL(req.url ?? "/", "http://x").searchParams)
-    void Effect.runPromise(Effect.either(connections.complete(query))).then((r) => {
-      res.writeHead(Either.isRight(r) ? 200 : 400, { "content-type": "text/html" })
-      res.end(
-        Either.isRight(r)
-          ? `<p id="done">connected ${r.right.server}</p>`
-          : `<p id="error">${r.left.reason}: ${r.left.message}</p>`
-      )
-    })
-  })
-  callbackUrl = `http://127.0.0.1:${await listen(callback)}/oauth/callback`
+  callback = await startCallback(() => connections)
+  callbackUrl = callback.url
   connections = OAuthConnections.make({
     vault,
     cipher,
@@ -114,7 +97,7 @@ afterAll(async () => {
   if (missing !== undefined) return
   await pool?.close()
   await browser?.close()
-  await new Promise<void>((resolve) => (callback ? callback.close(() => resolve()) : resolve()))
+  await callback?.close()
   await mcp?.close()
   await auth?.close()
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
@@ -131,22 +114,7 @@ const serverConfig = () => {
 /** The user signs in as `login` and consents, in a browser profile of their own. */
 const connectInBrowser = async (user: string, login: string): Promise<string> => {
   const { url } = await run(connections.start(user, SERVER))
-  const context = await browser.newContext()
-  // The development pages import a web font: nothing leaves 127.0.0.1.
-  await context.route(/^https?:\/\/(?!127\.0\.0\.1)/, (route) => route.abort())
-  try {
-    const page = await context.newPage()
-    await page.goto(url)
-    await page.fill('input[name="login"]', login)
-    await page.fill('input[name="password"]', "any password")
-    await page.click('button[type="submit"]')
-    await page.waitForSelector('button:has-text("Continue")')
-    await page.click('button:has-text("Continue")')
-    await page.waitForURL((u) => u.href.startsWith(callbackUrl))
-    return (await page.textContent("p")) ?? ""
-  } finally {
-    await context.close()
-  }
+  return signIn(browser, url, callbackUrl, login)
 }
 
 /** A `whoami` call as `user`, through the pool on the user's own connection. */
