@@ -4,12 +4,30 @@
  * once (its owner only), and the resumed run streams the tool's answer (approve) or the model's
  * answer to "not approved" (deny); a late answer finds the wait answered `timed-out` by the host.
  */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
 import { defineTool, type EventSink, type Plugin, Wait } from "@plugboard/core"
 import { ScriptedChatModel } from "@plugboard/models"
+import { generateSigner } from "@plugboard/ucan"
 import { Schema } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { readSse } from "../src/cli/Sse.js"
-import { call, collect, newSession, type Running, start, stream, user } from "./helpers.js"
+import {
+  call,
+  collect,
+  headersFor,
+  newSession,
+  type Running,
+  spawnServe,
+  start,
+  stream,
+  user
+} from "./helpers.js"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const ROOT = resolve(here, "../../..")
 
 const ran: Array<number> = []
 const payments: Plugin = {
@@ -205,4 +223,71 @@ describe("a run that waits for approval", () => {
     expect(late.body.wait.answered).toMatchObject({ answer: { _tag: "timed-out" }, by: "host" })
     expect(ran).toEqual([])
   }, 60_000)
+})
+
+describe("an approval across a kill -9", () => {
+  const cwd = mkdtempSync(join(tmpdir(), "plugboard-approval-kill-"))
+  const log = join(cwd, "pay.log")
+  const command = [
+    process.execPath,
+    "--conditions=@plugboard/source",
+    join(ROOT, "scripts/plugboard.mjs"),
+    "serve",
+    join(here, "fixtures", "approvals", "pay.ts")
+  ] as const
+  afterAll(() => rmSync(cwd, { recursive: true, force: true }))
+
+  it("a run waits, the server is killed, and after the restart the approval runs the tool once and streams the answer", async () => {
+    const signer = await generateSigner()
+    const first = spawnServe(command, cwd, { PORT: "0", PAY_LOG: log })
+    let runId: string
+    let session: string
+    try {
+      const url = await first.url
+      const oracleDid = (await call(`${url}/health`)).body.oracleDid as string
+      const headers = await headersFor(signer, oracleDid)
+      session = await newSession(url, headers)
+      const { response, events } = await stream(url, session, headers, "Pay 5 euros")
+      runId = response.headers.get("x-run-id")!
+      const all = await collect(events)
+      expect(all.find((e) => e._tag === "waiting")).toMatchObject({ tool: "pay", args: { amount: 5 } })
+      first.child.kill("SIGKILL")
+      await first.exited
+    } finally {
+      if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill("SIGKILL")
+    }
+
+    const second = spawnServe(command, cwd, { PORT: "0", PAY_LOG: log })
+    try {
+      const url = await second.url
+      const oracleDid = (await call(`${url}/health`)).body.oracleDid as string
+      const headers = await headersFor(signer, oracleDid)
+      const waits = await call(`${url}/runs/${runId}/waits`, { headers })
+      expect(waits.body.waits[0]).toMatchObject({ answered: null, request: { tool: "pay" } })
+      const answered = await resume(url, runId, headers, { decision: "approve" })
+      expect(answered.status).toBe(200)
+      const resumed = await collect(readSse(answered.body!))
+      expect(resumed.find((e) => e._tag === "tool_call" && e.status === "done")).toMatchObject({
+        toolName: "pay",
+        output: "paid 5 euros"
+      })
+      expect(resumed.at(-1)).toMatchObject({ status: "finished" })
+      expect(resumed.some((e) => e._tag === "message")).toBe(true)
+      // A second approval (another tab) runs nothing.
+      const again = await call(`${url}/runs/${runId}/resume`, {
+        method: "POST",
+        headers,
+        body: { decision: "approve" }
+      })
+      expect(again.body.already).toBe(true)
+      expect(readFileSync(log, "utf8")).toBe("paid 5\n")
+      const history = (await call(`${url}/messages/${session}`, { headers })).body.messages as Array<{
+        type: string
+      }>
+      expect(history.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"])
+    } finally {
+      second.child.kill("SIGTERM")
+      await second.exited
+    }
+  }, 120_000)
 })
