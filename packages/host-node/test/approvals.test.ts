@@ -157,6 +157,24 @@ describe("a run that waits for approval", () => {
     expect(history.filter((m) => m.type === "tool").map((m) => m.content)).toEqual(["paid 5"])
   }, 60_000)
 
+  it("approvals sent at once (a double click, two tabs) record one answer and run the tool once", async () => {
+    const s = await boot("Paid 5.")
+    const u = await user(s.app.oracleDid)
+    const { runId } = await payAndWait(s, u.headers)
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => resume(s.url, runId, u.headers, { decision: "approve" }))
+    )
+    const streamed = answers.filter((r) => r.headers.get("content-type")?.includes("text/event-stream"))
+    expect(streamed).toHaveLength(1)
+    const others = await Promise.all(
+      answers.filter((r) => !streamed.includes(r)).map(async (r) => [r.status, await r.json()] as const)
+    )
+    expect(others.map(([status, body]) => [status, body.already])).toEqual(Array(5).fill([200, true]))
+    const resumed = await collect(readSse(streamed[0]!.body!))
+    expect(resumed.at(-1)).toMatchObject({ status: "finished" })
+    expect(ran).toEqual([5])
+  }, 60_000)
+
   it("only its owner can resume it or read its wait: another user's is 404, and nothing is recorded", async () => {
     const s = await boot("Paid.")
     const owner = await user(s.app.oracleDid)
