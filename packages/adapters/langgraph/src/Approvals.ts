@@ -4,7 +4,8 @@
  * `ApprovalNeeded`; the turn saves the thread as it is (the model's answer with its calls
  * unanswered) and ends waiting. A turn that resumes the wait (`ApprovalOption.resume`) runs the
  * same batch again: the call that waited runs when approved, and otherwise is answered with core's
- * refusal ("not approved" / "no answer").
+ * refusal ("not approved" / "no answer"). The answer serves that one batch, the turn's first tool
+ * step: a later call with the same arguments waits again.
  *
  * One approval per batch: when several calls of a batch need approval, the wait asks about the
  * first; on resume, the others are not run and the model is told to call them again, so each
@@ -74,19 +75,21 @@ export const gate = (
     (c) => c.approval !== undefined && Approval.needsApproval(c.approval, option.operator)
   )
   const first = needs.indexOf(true)
-  if (first < 0) return calls.map(() => run)
   const resumed = option.resume
   const asked = resumed === undefined ? undefined : canonical(resumed.request.args)
+  // The call the wait was about is answered as the user answered it, even if the rule changed
+  // since (an operator's list edited across a restart): a denied call never runs.
   const at =
     resumed === undefined
       ? -1
       : calls.findIndex(
-          (c, i) =>
-            needs[i] &&
+          (c) =>
+            c.approval !== undefined &&
             c.call.name === resumed.request.tool &&
             c.approval?.plugin === resumed.request.plugin &&
             canonical(c.call.args) === asked
         )
+  if (at < 0 && first < 0) return calls.map(() => run)
   if (resumed === undefined || at < 0) {
     const { call, approval } = calls[first]!
     throw new ApprovalNeeded(call.id, {
@@ -99,8 +102,7 @@ export const gate = (
   }
   const refusal = Wait.refusalText(resumed.answer)
   return calls.map((_, i): GateDecision => {
-    if (!needs[i]) return run
-    if (i !== at) return { _tag: "answer", content: ASK_AGAIN }
-    return refusal === undefined ? run : { _tag: "answer", content: refusal }
+    if (i === at) return refusal === undefined ? run : { _tag: "answer", content: refusal }
+    return needs[i] ? { _tag: "answer", content: ASK_AGAIN } : run
   })
 }

@@ -197,9 +197,13 @@ export interface ToolStepUpdate {
 }
 
 /** Builds the tool step for one request. */
-export const makeToolNode =
-  (rt: AgentRuntime, emitter: Emitter) =>
-  async (state: AgentStateValue, config?: LangGraphRunnableConfig): Promise<ToolStepUpdate> => {
+export const makeToolNode = (rt: AgentRuntime, emitter: Emitter) => {
+  // The answer of the wait this turn resumes serves its first tool step only (`Approvals.ts`).
+  let resume = rt.request.approval?.resume
+  return async (state: AgentStateValue, config?: LangGraphRunnableConfig): Promise<ToolStepUpdate> => {
+    const approval =
+      rt.request.approval === undefined ? undefined : { operator: rt.request.approval.operator, resume }
+    resume = undefined
     const writer = config?.writer
     const ai = lastAI(state.messages)
     const calls = ai?.tool_calls ?? []
@@ -341,7 +345,7 @@ export const makeToolNode =
     /** A program's call to a tool that needs approval does not run: programs do not wait (yet). */
     const unlessWaits = (p: Planned): Planned => {
       try {
-        gate(rt.request.approval, [p])
+        gate(approval === undefined ? undefined : { operator: approval.operator }, [p])
         return p
       } catch (error) {
         if (!(error instanceof ApprovalNeeded)) throw error
@@ -373,7 +377,7 @@ export const makeToolNode =
     })
     // A call that needs approval stops the batch before any call runs (`ApprovalNeeded`), unless
     // this turn resumes its wait.
-    const gated = gate(rt.request.approval, asPlanned)
+    const gated = gate(approval, asPlanned)
     const plans = asPlanned.map((p, i): Planned => {
       const decision = gated[i]!
       return decision._tag === "run"
@@ -398,3 +402,4 @@ export const makeToolNode =
     )
     return { messages, loadedPlugins: loads.newlyLoaded }
   }
+}

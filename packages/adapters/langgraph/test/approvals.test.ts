@@ -185,6 +185,49 @@ describe("approvals in the agent loop", () => {
     expect(ran).toEqual(["pay 3"])
   })
 
+  it("a denial holds even when the operator's list no longer names the tool; an approval serves one batch only", async () => {
+    ran.length = 0
+    const operator = Either.getOrThrow(Approval.parseOperatorList("payments/balance"))
+    const model = ScriptedChatModel.script([{ tool: "balance", args: {} }, "Not read."])
+    const saver = new MemorySaver()
+    const wait = await waitOf(runTurn(await agent(model, saver, { operator }), { message: "Balance?" }))
+    const denied: Wait.WaitAnswer = { _tag: "decision", approved: false }
+    // The operator edited the list across a restart: the denied call still does not run.
+    const result = await runTurn(
+      await agent(model, saver, {
+        operator: Approval.NONE,
+        resume: { request: wait.request, answer: denied }
+      }),
+      {}
+    )
+    expect(ran).toEqual([])
+    expect(toolMessages(result.state.messages).map((m) => m.content)).toEqual([Wait.NOT_APPROVED])
+
+    ran.length = 0
+    const twice = ScriptedChatModel.script([
+      { tool: "pay", args: { amount: 9 } },
+      { tool: "pay", args: { amount: 9 } },
+      "Paid twice."
+    ])
+    const saver2 = new MemorySaver()
+    const first = await waitOf(
+      runTurn(await agent(twice, saver2, { operator: Approval.NONE }), { message: "Pay" })
+    )
+    const approved: Wait.WaitAnswer = { _tag: "decision", approved: true }
+    // The model calls the same tool with the same arguments again: that call waits anew.
+    const second = await waitOf(
+      runTurn(
+        await agent(twice, saver2, {
+          operator: Approval.NONE,
+          resume: { request: first.request, answer: approved }
+        }),
+        {}
+      )
+    )
+    expect(ran).toEqual(["pay 9"])
+    expect(second.request.args).toEqual({ amount: 9 })
+  })
+
   it("without the option, no call waits", async () => {
     ran.length = 0
     const model = ScriptedChatModel.script([{ tool: "pay", args: { amount: 2 } }, "Paid."])
