@@ -31,6 +31,10 @@ import { type AgentStateUpdate, type AgentStateValue, applyUpdate } from "./Stat
 /** A step of the loop: the state in, the update it makes. */
 export type LoopStep = (state: AgentStateValue, config?: LangGraphRunnableConfig) => Promise<AgentStateUpdate>
 
+/** What a resumed turn fails with when its thread no longer ends at the calls that waited. */
+export const STALE_RESUME =
+  "This approval came too late: the conversation went on since the call asked for it, so nothing ran."
+
 /** LangGraph's default bound on steps, which the loop keeps when the run sets none. */
 const DEFAULT_RECURSION_LIMIT = 25
 
@@ -81,10 +85,11 @@ const untilAborted = <A>(start: () => Promise<A>, signal: AbortSignal | undefine
 /**
  * Builds the loop node: `model`, then `tools` while the model asks for them. `signal` is the
  * request's: the run itself is given none, so that the loop, not LangGraph, decides where an
- * aborted turn ends.
+ * aborted turn ends. A turn `resuming` a wait starts with the tools of the thread's last answer,
+ * and fails (`STALE_RESUME`) when the thread no longer ends with calls.
  */
 export const makeAgentLoop =
-  (model: LoopStep, tools: LoopStep, signal: AbortSignal | undefined) =>
+  (model: LoopStep, tools: LoopStep, signal: AbortSignal | undefined, resuming = false) =>
   async (
     state: AgentStateValue,
     config?: LangGraphRunnableConfig
@@ -106,7 +111,11 @@ export const makeAgentLoop =
     try {
       // A turn that resumes a wait (docs/waiting.md) starts where the thread stopped: with the
       // tool calls of the model's last answer, which no tool step answered yet.
-      if (!wantsTools(current)) await run(model)
+      if (!wantsTools(current)) {
+        // The thread moved on since it stopped (a newer message): the wait's call is gone.
+        if (resuming) throw new Error(STALE_RESUME)
+        await run(model)
+      }
       while (wantsTools(current)) {
         await run(tools)
         await run(model)

@@ -115,7 +115,8 @@ const buildGraph = (
       makeAgentLoop(
         makeModelNode(rt, options.model, options.basePrompt ?? "", emitter),
         makeToolNode(rt, emitter),
-        options.request.signal
+        options.request.signal,
+        options.request.approval?.resume !== undefined
       )
     )
     .addEdge(START, "agent")

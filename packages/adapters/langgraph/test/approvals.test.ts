@@ -11,6 +11,7 @@ import {
   ASK_AGAIN,
   createMainAgent,
   runTurn,
+  STALE_RESUME,
   streamTurn
 } from "../src/index.js"
 
@@ -226,6 +227,26 @@ describe("approvals in the agent loop", () => {
     )
     expect(ran).toEqual(["pay 9"])
     expect(second.request.args).toEqual({ amount: 9 })
+  })
+
+  it("a resume of a thread that went on since (a newer message) fails and runs nothing", async () => {
+    ran.length = 0
+    const model = ScriptedChatModel.script([{ tool: "pay", args: { amount: 6 } }, "Hello.", "unused"])
+    const saver = new MemorySaver()
+    const wait = await waitOf(
+      runTurn(await agent(model, saver, { operator: Approval.NONE }), { message: "Pay" })
+    )
+    await runTurn(await agent(model, saver, { operator: Approval.NONE }), { message: "Never mind" })
+    const approved: Wait.WaitAnswer = { _tag: "decision", approved: true }
+    const late = runTurn(
+      await agent(model, saver, {
+        operator: Approval.NONE,
+        resume: { request: wait.request, answer: approved }
+      }),
+      {}
+    )
+    await expect(late).rejects.toThrow(STALE_RESUME)
+    expect(ran).toEqual([])
   })
 
   it("without the option, no call waits", async () => {
