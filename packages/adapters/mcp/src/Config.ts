@@ -1,13 +1,14 @@
 /**
  * The MCP config file, in the shape MCP clients already use (`{"mcpServers": {"<name>": ...}}`),
  * so an operator can point plugboard at the file they already have. plugboard's own keys per
- * server (`manifest`, `tools`, `timeoutMs`, `forwardUcan`) sit beside the standard ones. Every
+ * server (`manifest`, `tools`, `timeoutMs`, `forwardUcan`, `auth`) sit beside the standard ones. Every
  * problem is reported with the key path it is at, all at once: a boot that stops on a bad file
  * should say everything wrong with it in one go, not one error per restart.
  */
 import { readFile as readText } from "node:fs/promises"
 import { dirname, isAbsolute, resolve } from "node:path"
 import { type CatalogSource, describe, isPluginName, Visibility } from "@plugboard/core"
+import { parseAuth } from "./oauth/ServerAuth.js"
 import type { ForwardUcan, McpServerConfig, McpTransportConfig } from "./Types.js"
 
 /** The default bound on a server's boot listing and on each of its calls. */
@@ -37,7 +38,7 @@ export interface ParseOptions {
 const TOP_KEYS = ["mcpServers"] as const
 const COMMON_KEYS = ["type", "manifest", "tools", "timeoutMs", "disabled"] as const
 const STDIO_KEYS = ["command", "args", "env", "cwd"] as const
-const HTTP_KEYS = ["url", "headers", "forwardUcan"] as const
+const HTTP_KEYS = ["url", "headers", "forwardUcan", "auth"] as const
 const SERVER_KEYS: ReadonlySet<string> = new Set([...COMMON_KEYS, ...STDIO_KEYS, ...HTTP_KEYS])
 const TOOLS_KEYS: ReadonlySet<string> = new Set(["allow", "deny", "visibility"])
 const FORWARD_KEYS: ReadonlySet<string> = new Set(["audience", "header"])
@@ -139,6 +140,13 @@ const parseServer = (
     } else timeoutMs = raw.timeoutMs
   }
   const forwardUcan = parseForwardUcan(raw.forwardUcan, transport, at, errors, warnings)
+  const oauth = parseAuth(
+    raw.auth,
+    { transport, forwardUcan: raw.forwardUcan !== undefined && raw.forwardUcan !== false },
+    at,
+    errors,
+    warnings
+  )
   if (transport === undefined) return undefined
   return {
     name,
@@ -146,7 +154,8 @@ const parseServer = (
     ...(manifest === undefined ? {} : { manifest }),
     ...(tools === undefined ? {} : { tools }),
     timeoutMs,
-    ...(forwardUcan === undefined ? {} : { forwardUcan })
+    ...(forwardUcan === undefined ? {} : { forwardUcan }),
+    ...(oauth === undefined ? {} : { oauth })
   }
 }
 

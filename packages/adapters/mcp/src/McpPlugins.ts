@@ -6,8 +6,10 @@
  * and, for `forwardUcan` servers, the requesting user's invocation on a connection of their own.
  */
 import { CatalogSource, type RuntimeContext, type RuntimeLogger, type ToolOutput } from "@plugboard/core"
-import { Data } from "effect"
+import { Data, Effect, Either } from "effect"
 import type { Discovered } from "./Discovery.js"
+import type { Connections } from "./oauth/Connections.js"
+import { OAuthError } from "./oauth/OAuthError.js"
 import type { McpRequestOptions, McpServerConfig, McpToolDescription } from "./Types.js"
 import { invocationHeaders, userConnectionKey } from "./Ucan.js"
 
@@ -27,6 +29,11 @@ export interface CallPool {
 export interface McpSpecsOptions {
   readonly pool: CallPool
   readonly logger?: RuntimeLogger | undefined
+  /**
+   * Each user's OAuth connections (`OAuthConnections.make`), for servers with `auth: "oauth"`;
+   * without it, such a server's calls are refused with the reason.
+   */
+  readonly oauth?: Pick<Connections, "headers"> | undefined
 }
 
 /**
@@ -65,10 +72,35 @@ export const perUserOptions = (
   }
 }
 
+/**
+ * The headers and connection of a call to an `auth: "oauth"` server: the calling user's token
+ * (refreshed when due), on a connection of their own. A user without a usable connection gets
+ * the `OAuthError` (`needs-connect`, saying what to do) as the call's failure: the model sees it
+ * as the tool's answer, and nothing is sent to the server.
+ */
+export const oauthOptions = async (
+  server: McpServerConfig,
+  context: RuntimeContext,
+  oauth: Pick<Connections, "headers"> | undefined
+): Promise<Pick<McpRequestOptions, "headers" | "connectionKey">> => {
+  if (server.oauth === undefined) return {}
+  if (oauth === undefined) {
+    throw new OAuthError({
+      reason: "invalid",
+      server: server.name,
+      message: `MCP server '${server.name}' signs each user in with OAuth, and this host keeps no OAuth connections (CONNECTIONS_KEY is unset); the call was not made.`
+    })
+  }
+  const headers = await Effect.runPromise(Effect.either(oauth.headers(context.user.did, server.name)))
+  if (Either.isLeft(headers)) throw headers.left
+  return { headers: headers.right, connectionKey: userConnectionKey(server.name, context.user.did) }
+}
+
 const toSourceTool = (
   server: McpServerConfig,
   tool: McpToolDescription,
-  pool: CallPool
+  pool: CallPool,
+  oauth: Pick<Connections, "headers"> | undefined
 ): CatalogSource.SourceTool => ({
   name: tool.name,
   ...(tool.title === undefined ? {} : { title: tool.title }),
@@ -81,7 +113,8 @@ const toSourceTool = (
       signal: context.signal,
       timeoutMs: server.timeoutMs,
       ...(progress === undefined ? {} : { onProgress: progress }),
-      ...perUserOptions(server, context)
+      ...perUserOptions(server, context),
+      ...(await oauthOptions(server, context, oauth))
     })
   }
 })
@@ -89,7 +122,8 @@ const toSourceTool = (
 /** The pool's current tools as source tools, rebuilt only when the pool's list changed (read per request). */
 const laterTools = (
   server: McpServerConfig,
-  pool: CallPool
+  pool: CallPool,
+  oauth: Pick<Connections, "headers"> | undefined
 ): (() => ReadonlyArray<CatalogSource.SourceTool>) => {
   let seen: ReadonlyArray<McpToolDescription> | undefined
   let tools: ReadonlyArray<CatalogSource.SourceTool> = []
@@ -97,7 +131,7 @@ const laterTools = (
     const current = pool.currentTools(server.name)
     if (current !== seen) {
       seen = current
-      tools = (current ?? []).map((t) => toSourceTool(server, t, pool))
+      tools = (current ?? []).map((t) => toSourceTool(server, t, pool, oauth))
     }
     return tools
   }
@@ -135,7 +169,7 @@ export const mcpSpecs = (
       ...common,
       // Derived by core from the tools kept after `tools.allow` / `tools.deny`, never from all of them.
       manifest: CatalogSource.mcpManifest(server.name, description),
-      tools: description.tools.map((t) => toSourceTool(server, t, pool)),
-      laterTools: laterTools(server, pool)
+      tools: description.tools.map((t) => toSourceTool(server, t, pool, options.oauth)),
+      laterTools: laterTools(server, pool, options.oauth)
     }
   })

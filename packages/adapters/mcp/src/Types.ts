@@ -29,6 +29,18 @@ export interface ForwardUcan {
   readonly header: string
 }
 
+/**
+ * A server that signs each user in with OAuth (`"auth": "oauth"`, docs/oauth.md): what the spec
+ * leaves to the client. Without `clientId`, plugboard registers itself dynamically.
+ */
+export interface McpOAuthConfig {
+  readonly scopes?: ReadonlyArray<string> | undefined
+  /** A client registered with the authorization server beforehand. */
+  readonly clientId?: string | undefined
+  /** The environment variable holding that client's secret (never the secret itself). */
+  readonly clientSecretEnv?: string | undefined
+}
+
 /** One server of the config file, checked (`Config.parse`). */
 export interface McpServerConfig {
   /** The config key: the plugin's name (kebab-case). */
@@ -40,6 +52,8 @@ export interface McpServerConfig {
   /** Bound on connecting + listing at boot, and on each call. */
   readonly timeoutMs: number
   readonly forwardUcan?: ForwardUcan | undefined
+  /** Each user signs in with OAuth; their token goes in `Authorization` on a connection of their own. */
+  readonly oauth?: McpOAuthConfig | undefined
 }
 
 /** A tool as the server lists it: core's description of a source's tool. */

@@ -46,6 +46,7 @@ export * as ConnectionsCipher from "./oauth/Cipher.js"
 /** Each user's OAuth connections to remote MCP servers: the flow with PKCE, refresh, revocation. */
 export * as OAuthConnections from "./oauth/Connections.js"
 export { isOAuthError, OAuthError, type OAuthErrorReason } from "./oauth/OAuthError.js"
+export { oauthServers } from "./oauth/ServerAuth.js"
 export { DEFAULT_IDLE_MS, McpPool, type McpPoolOptions } from "./Pool.js"
 export { defaultLimits as defaultResultLimits, type ResultLimits, toToolOutput } from "./Results.js"
 export type * from "./Types.js"

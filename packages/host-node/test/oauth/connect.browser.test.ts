@@ -17,11 +17,12 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js"
-import { TokenVault } from "@plugboard/core"
+import { GraphState, makeRuntimeContext, TokenVault } from "@plugboard/core"
 import {
   ConnectionsCipher,
   McpConfig,
   McpPool,
+  mcpSpecs,
   OAuthConnections,
   type OAuthError,
   userConnectionKey
@@ -164,6 +165,39 @@ describe.skipIf(missing !== undefined)(
         [SERVER, true, true]
       ])
       expect(JSON.stringify(listed)).not.toContain(aliceToken)
+    })
+
+    it("a tool of an auth: oauth server calls as the turn's user; one not connected gets needs-connect, nothing sent", async () => {
+      const parsed = McpConfig.parse({ mcpServers: { [SERVER]: { url: mcp.url, auth: "oauth" } } })
+      const server = parsed.servers[0]!
+      const description = await pool.describe(server, {
+        headers: await run(connections.headers(ALICE, SERVER)),
+        connectionKey: userConnectionKey(SERVER, ALICE)
+      })
+      const contextFor = (did: string) =>
+        makeRuntimeContext({ state: GraphState.initial({ did, client: "portal" }), sessionId: "s1", did })
+      const [spec] = mcpSpecs([{ server, description, fromCache: false, warnings: [] }], {
+        pool,
+        oauth: connections
+      })
+      const tool = spec?.tools.find((t) => t.name === "whoami")
+      if (tool === undefined) throw new Error("the server lists whoami")
+      mcp.seen.length = 0
+      expect(JSON.stringify(await tool.call({}, contextFor(BOB)))).toContain("you are bob")
+      expect(JSON.stringify(await tool.call({}, contextFor(ALICE)))).toContain("you are alice")
+      await expect(tool.call({}, contextFor("did:key:z6MkCarol"))).rejects.toMatchObject({
+        _tag: "OAuthError",
+        reason: "needs-connect",
+        message:
+          "MCP server 'notes' needs you to connect your account: this account is not connected; open /oauth/start/notes to connect."
+      })
+      expect(mcp.seen).toEqual(["bob", "alice"])
+      // A host without OAuth connections refuses the call with the reason, and sends nothing.
+      const [bare] = mcpSpecs([{ server, description, fromCache: false, warnings: [] }], { pool })
+      await expect(bare?.tools[0]?.call({}, contextFor(ALICE))).rejects.toThrow(
+        "MCP server 'notes' signs each user in with OAuth, and this host keeps no OAuth connections (CONNECTIONS_KEY is unset); the call was not made."
+      )
+      expect(mcp.seen).toEqual(["bob", "alice"])
     })
 
     it("refuses a used state and a forged one", async () => {
