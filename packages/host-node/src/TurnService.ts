@@ -32,8 +32,7 @@ import {
   type RunStore,
   type SessionStore,
   type TurnControl,
-  type TurnLock,
-  type WaitStore
+  type TurnLock
 } from "@plugboard/core"
 import { makeRequestScope } from "@plugboard/langgraph"
 import { Cause, Deferred, Effect, type Scope } from "effect"
@@ -158,10 +157,6 @@ const now = () => new Date().toISOString()
 /** The `done` reason of a run that stopped for its user. */
 export const WAITING = "waiting"
 
-/** What a turn that stops for its user says when it cannot wait. */
-const CANNOT_WAIT =
-  "This turn needs the user's approval, which only a streamed turn (a run) on a host with a wait store can wait for."
-
 /** The service; see the module doc. */
 export interface TurnService {
   /** Starts a turn; its frames go to `sink` (nothing for a JSON turn), `done` last. */
@@ -200,47 +195,6 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
             logger,
             {}
           )
-
-    /** Opens the wait of a turn that stopped for its user, or fails the turn when it cannot wait. */
-    const openWait = (
-      outcome: TurnOutcome,
-      runId: string | undefined,
-      record: (event: EventSink.AgentEvent) => void,
-      did: string,
-      sessionId: string,
-      capabilities: TurnRequest["capabilities"]
-    ): Effect.Effect<TurnOutcome> => {
-      const failed = (message: string, reason: string, unavailable?: boolean): TurnOutcome => ({
-        status: "failed",
-        error: { message, reason, ...(unavailable === true ? { unavailable } : {}) },
-        timings: outcome.timings
-      })
-      if (waits === undefined || runId === undefined || outcome.wait === undefined)
-        return Effect.succeed(failed(CANNOT_WAIT, "cannot-wait"))
-      const request = outcome.wait
-      return waits.open({ did, runId, sessionId, request, context: { capabilities } }).pipe(
-        Effect.map((opened) => {
-          record({
-            _tag: "waiting",
-            waitId: opened.waitId,
-            runId,
-            kind: "approval",
-            plugin: request.plugin,
-            tool: request.tool,
-            args: request.args,
-            reason: request.reason,
-            deadline: new Date(opened.deadlineMs).toISOString()
-          })
-          return outcome
-        }),
-        Effect.catchAll((error: WaitStore.WaitStoreError) =>
-          Effect.sync(() => {
-            logger.error("a wait could not be opened", { runId, error: error.message })
-            return failed("The approval this turn needs could not be recorded.", "turn-failed", true)
-          })
-        )
-      )
-    }
 
     const start: TurnService["start"] = (request, sink) =>
       Effect.gen(function* () {
@@ -459,14 +413,14 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
           if (credits !== undefined) yield* credits.settle(`turn in session ${sessionId}`)
           // A turn that stops for its user: its wait is opened and announced, then the run ends.
           if (outcome.status === "waiting") {
-            outcome = yield* openWait(
-              outcome,
-              opened.run?.runId,
-              record,
+            outcome = yield* TurnWaits.announce(waits, outcome, {
               did,
+              runId: opened.run?.runId,
               sessionId,
-              request.capabilities
-            )
+              context: { capabilities: request.capabilities },
+              record,
+              logger
+            })
           }
           if (outcome.status === "failed") {
             record({

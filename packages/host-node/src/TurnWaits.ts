@@ -14,9 +14,10 @@
  *   (at boot and then every `sweepEveryMs`) for those whose host died or restarted.
  */
 import { createHash, randomUUID } from "node:crypto"
-import type { RuntimeLogger, Wait } from "@plugboard/core"
+import type { EventSink, RuntimeLogger, Wait } from "@plugboard/core"
 import { WaitStore } from "@plugboard/core"
 import { Clock, Effect, Schedule, type Scope } from "effect"
+import type { TurnOutcome } from "./Turns.js"
 
 /** The wait of the run `runId` (one wait per run: a run ends when it waits). */
 export const waitIdOf = (runId: string): string =>
@@ -170,3 +171,58 @@ export const sweepInterval = (timeoutMs: number): number => Math.min(60_000, Mat
 
 /** A request id for a turn the host starts itself (a timeout's). */
 export const hostRequestId = (): string => `wait-${randomUUID()}`
+
+/** What a turn that stops for its user says when it cannot wait. */
+const CANNOT_WAIT =
+  "This turn needs the user's approval, which only a streamed turn (a run) on a host with a wait store can wait for."
+
+/**
+ * The end of a turn that stopped for its user (`outcome.status` `waiting`): its wait opened and
+ * announced with a `waiting` frame, the outcome kept; or the turn failed, when it cannot wait (no
+ * run: a JSON turn; no wait store) or the wait could not be recorded.
+ */
+export const announce = <S, T, E>(
+  waits: TurnWaits<S, T, E> | undefined,
+  outcome: TurnOutcome,
+  turn: {
+    readonly did: string
+    readonly runId: string | undefined
+    readonly sessionId: string
+    /** What the resumed turn gets when the host answers the wait at its deadline. */
+    readonly context: S
+    readonly record: (event: EventSink.AgentEvent) => void
+    readonly logger: RuntimeLogger
+  }
+): Effect.Effect<TurnOutcome> => {
+  const failed = (message: string, reason: string, unavailable?: boolean): TurnOutcome => ({
+    status: "failed",
+    error: { message, reason, ...(unavailable === true ? { unavailable } : {}) },
+    timings: outcome.timings
+  })
+  const { runId } = turn
+  if (waits === undefined || runId === undefined || outcome.wait === undefined)
+    return Effect.succeed(failed(CANNOT_WAIT, "cannot-wait"))
+  const request = outcome.wait
+  return waits.open({ did: turn.did, runId, sessionId: turn.sessionId, request, context: turn.context }).pipe(
+    Effect.map((opened) => {
+      turn.record({
+        _tag: "waiting",
+        waitId: opened.waitId,
+        runId,
+        kind: "approval",
+        plugin: request.plugin,
+        tool: request.tool,
+        args: request.args,
+        reason: request.reason,
+        deadline: new Date(opened.deadlineMs).toISOString()
+      })
+      return outcome
+    }),
+    Effect.catchAll((error) =>
+      Effect.sync(() => {
+        turn.logger.error("a wait could not be opened", { runId, error: error.message })
+        return failed("The approval this turn needs could not be recorded.", "turn-failed", true)
+      })
+    )
+  )
+}
