@@ -175,6 +175,21 @@ describe("a run that waits for approval", () => {
     expect(ran).toEqual([5])
   }, 60_000)
 
+  it("a JSON turn (not a run) cannot wait: it fails cannot-wait and the tool does not run", async () => {
+    const s = await boot("Paid.")
+    const u = await user(s.app.oracleDid)
+    const session = await newSession(s.url, u.headers)
+    const r = await call(`${s.url}/messages/${session}`, {
+      method: "POST",
+      headers: u.headers,
+      body: { message: "Pay 5" }
+    })
+    expect(r.status).toBe(502)
+    expect(r.body).toMatchObject({ error: "cannot-wait" })
+    expect(r.body.message).toContain("only a streamed turn")
+    expect(ran).toEqual([])
+  }, 60_000)
+
   it("only its owner can resume it or read its wait: another user's is 404, and nothing is recorded", async () => {
     const s = await boot("Paid.")
     const owner = await user(s.app.oracleDid)
