@@ -146,6 +146,13 @@ const errorText = (error: unknown): string =>
 export const isSessionExpired = (error: unknown): boolean =>
   isMcpError(error) && error.cause instanceof StreamableHTTPError && sessionGone(error.cause)
 
+/**
+ * The server refused the request's credentials (HTTP 401), unread: with a renewed token, sending
+ * it again is safe.
+ */
+export const isUnauthorized = (error: unknown): boolean =>
+  isMcpError(error) && error.cause instanceof StreamableHTTPError && error.cause.code === 401
+
 /** A live connection to one server. Build it with {@link McpConnection.open}. */
 export class McpConnection {
   readonly server: McpServerConfig

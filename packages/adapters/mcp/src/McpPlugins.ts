@@ -7,6 +7,7 @@
  */
 import { CatalogSource, type RuntimeContext, type RuntimeLogger, type ToolOutput } from "@plugboard/core"
 import { Data, Effect, Either } from "effect"
+import { isUnauthorized } from "./Connection.js"
 import type { Discovered } from "./Discovery.js"
 import type { Connections } from "./oauth/Connections.js"
 import { OAuthError } from "./oauth/OAuthError.js"
@@ -33,7 +34,7 @@ export interface McpSpecsOptions {
    * Each user's OAuth connections (`OAuthConnections.make`), for servers with `auth: "oauth"`;
    * without it, such a server's calls are refused with the reason.
    */
-  readonly oauth?: Pick<Connections, "headers"> | undefined
+  readonly oauth?: Pick<Connections, "headers" | "renew"> | undefined
 }
 
 /**
@@ -81,7 +82,7 @@ export const perUserOptions = (
 export const oauthOptions = async (
   server: McpServerConfig,
   context: RuntimeContext,
-  oauth: Pick<Connections, "headers"> | undefined
+  oauth: Pick<Connections, "headers" | "renew"> | undefined
 ): Promise<Pick<McpRequestOptions, "headers" | "connectionKey">> => {
   if (server.oauth === undefined) return {}
   if (oauth === undefined) {
@@ -100,7 +101,7 @@ const toSourceTool = (
   server: McpServerConfig,
   tool: McpToolDescription,
   pool: CallPool,
-  oauth: Pick<Connections, "headers"> | undefined
+  oauth: Pick<Connections, "headers" | "renew"> | undefined
 ): CatalogSource.SourceTool => ({
   name: tool.name,
   ...(tool.title === undefined ? {} : { title: tool.title }),
@@ -109,13 +110,25 @@ const toSourceTool = (
   // Async, so a refused call (no invocation) is a rejection like any failed call, never a throw.
   call: async (args, context) => {
     const progress = context.toolCall?.progress
-    return pool.call(server, tool.name, args, {
-      signal: context.signal,
-      timeoutMs: server.timeoutMs,
-      ...(progress === undefined ? {} : { onProgress: progress }),
-      ...perUserOptions(server, context),
-      ...(await oauthOptions(server, context, oauth))
-    })
+    const send = (credentials: Pick<McpRequestOptions, "headers" | "connectionKey">) =>
+      pool.call(server, tool.name, args, {
+        signal: context.signal,
+        timeoutMs: server.timeoutMs,
+        ...(progress === undefined ? {} : { onProgress: progress }),
+        ...perUserOptions(server, context),
+        ...credentials
+      })
+    const credentials = await oauthOptions(server, context, oauth)
+    try {
+      return await send(credentials)
+    } catch (error) {
+      // The server refused the user's token (revoked, or expired early): renew it once and send
+      // again; the refused request was not read. A refused renewal is `needs-connect`.
+      if (server.oauth === undefined || oauth === undefined || !isUnauthorized(error)) throw error
+      const renewed = await Effect.runPromise(Effect.either(oauth.renew(context.user.did, server.name)))
+      if (Either.isLeft(renewed)) throw renewed.left
+      return send({ ...credentials, headers: { authorization: `Bearer ${renewed.right}` } })
+    }
   }
 })
 
@@ -123,7 +136,7 @@ const toSourceTool = (
 const laterTools = (
   server: McpServerConfig,
   pool: CallPool,
-  oauth: Pick<Connections, "headers"> | undefined
+  oauth: Pick<Connections, "headers" | "renew"> | undefined
 ): (() => ReadonlyArray<CatalogSource.SourceTool>) => {
   let seen: ReadonlyArray<McpToolDescription> | undefined
   let tools: ReadonlyArray<CatalogSource.SourceTool> = []

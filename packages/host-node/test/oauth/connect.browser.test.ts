@@ -133,6 +133,26 @@ const whoami = async (user: string): Promise<string> => {
   return JSON.stringify(output)
 }
 
+const contextFor = (did: string) =>
+  makeRuntimeContext({ state: GraphState.initial({ did, client: "portal" }), sessionId: "s1", did })
+
+/** The `whoami` tool as core's catalog gets it from an `auth: "oauth"` server (listed as alice). */
+const oauthTool = async () => {
+  const parsed = McpConfig.parse({ mcpServers: { [SERVER]: { url: mcp.url, auth: "oauth" } } })
+  const server = parsed.servers[0]!
+  const description = await pool.describe(server, {
+    headers: await run(connections.headers(ALICE, SERVER)),
+    connectionKey: userConnectionKey(SERVER, ALICE)
+  })
+  const [spec] = mcpSpecs([{ server, description, fromCache: false, warnings: [] }], {
+    pool,
+    oauth: connections
+  })
+  const tool = spec?.tools.find((t) => t.name === "whoami")
+  if (tool === undefined) throw new Error("the server lists whoami")
+  return { server, description, tool }
+}
+
 describe.skipIf(missing !== undefined)(
   "per-user OAuth to a remote MCP server (oidc-provider, SDK server, Chromium)",
   () => {
@@ -168,20 +188,7 @@ describe.skipIf(missing !== undefined)(
     })
 
     it("a tool of an auth: oauth server calls as the turn's user; one not connected gets needs-connect, nothing sent", async () => {
-      const parsed = McpConfig.parse({ mcpServers: { [SERVER]: { url: mcp.url, auth: "oauth" } } })
-      const server = parsed.servers[0]!
-      const description = await pool.describe(server, {
-        headers: await run(connections.headers(ALICE, SERVER)),
-        connectionKey: userConnectionKey(SERVER, ALICE)
-      })
-      const contextFor = (did: string) =>
-        makeRuntimeContext({ state: GraphState.initial({ did, client: "portal" }), sessionId: "s1", did })
-      const [spec] = mcpSpecs([{ server, description, fromCache: false, warnings: [] }], {
-        pool,
-        oauth: connections
-      })
-      const tool = spec?.tools.find((t) => t.name === "whoami")
-      if (tool === undefined) throw new Error("the server lists whoami")
+      const { server, description, tool } = await oauthTool()
       mcp.seen.length = 0
       expect(JSON.stringify(await tool.call({}, contextFor(BOB)))).toContain("you are bob")
       expect(JSON.stringify(await tool.call({}, contextFor(ALICE)))).toContain("you are alice")
@@ -198,6 +205,19 @@ describe.skipIf(missing !== undefined)(
         "MCP server 'notes' signs each user in with OAuth, and this host keeps no OAuth connections (CONNECTIONS_KEY is unset); the call was not made."
       )
       expect(mcp.seen).toEqual(["bob", "alice"])
+    })
+
+    it("a token the MCP server refuses (401) is renewed once and the call sent again", async () => {
+      const { tool } = await oauthTool()
+      expect(JSON.stringify(await tool.call({}, contextFor(ALICE)))).toContain("you are alice")
+      const refusedId = mcp.tokenIds.at(-1) ?? ""
+      mcp.refused.add(refusedId)
+      tokenRequests.length = 0
+      mcp.seen.length = 0
+      expect(JSON.stringify(await tool.call({}, contextFor(ALICE)))).toContain("you are alice")
+      expect(tokenRequests).toEqual(["refresh_token"])
+      expect(mcp.tokenIds.at(-1)).not.toBe(refusedId)
+      expect(mcp.seen).toEqual(["alice"])
     })
 
     it("refuses a used state and a forged one", async () => {

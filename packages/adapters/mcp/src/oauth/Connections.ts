@@ -91,6 +91,11 @@ export interface Connections {
   ) => Effect.Effect<{ readonly user: string; readonly server: string }, OAuthError>
   /** The user's access token for `server`, refreshed when it is about to expire. */
   readonly accessToken: (user: string, server: string) => Effect.Effect<string, OAuthError>
+  /**
+   * Renews the user's token now, whatever its expiry: for a server that refused the token it
+   * was sent (HTTP 401). A refusal to renew is `needs-connect`, as in `accessToken`.
+   */
+  readonly renew: (user: string, server: string) => Effect.Effect<string, OAuthError>
   /** `Authorization: Bearer <token>` for a request of the user's to `server`. */
   readonly headers: (user: string, server: string) => Effect.Effect<Record<string, string>, OAuthError>
   /** Forgets the user's connection, revoking it first where the authorization server supports it. */
@@ -396,7 +401,8 @@ export const make = (options: ConnectionsOptions): Connections => {
   const refresh = (
     user: string,
     config: OAuthServerConfig,
-    record: Secret.Secret & { readonly tokens: Secret.Tokens }
+    record: Secret.Secret & { readonly tokens: Secret.Tokens },
+    force: boolean
   ): Effect.Effect<string, OAuthError> =>
     Effect.gen(function* () {
       const server = config.name
@@ -404,7 +410,12 @@ export const make = (options: ConnectionsOptions): Connections => {
       const refreshToken = old.refresh_token
       if (refreshToken === undefined) {
         yield* save(user, server, rest)
-        return yield* needsConnect(server, "the access token expired and the server gave no refresh token")
+        return yield* needsConnect(
+          server,
+          force
+            ? "the server refused the access token and gave no refresh token"
+            : "the access token expired and the server gave no refresh token"
+        )
       }
       const meta = yield* metadataOf(config)
       const outcome = yield* Effect.either(
@@ -434,17 +445,38 @@ export const make = (options: ConnectionsOptions): Connections => {
           outcome.left
         )
       }
-      // The server could not be asked: keep everything; a token still valid is still used.
-      if (old.expiresAtMs !== undefined && now() < old.expiresAtMs) return old.access_token
+      // The server could not be asked: keep everything; a token still valid is still used
+      // (unless the MCP server just refused it).
+      if (!force && old.expiresAtMs !== undefined && now() < old.expiresAtMs) return old.access_token
       return yield* new OAuthError({
         reason: "unreachable",
         server,
-        message: `the access token to '${server}' expired and its authorization server could not renew it now (${describeError(outcome.left)}); try again later`,
+        message: `the access token to '${server}' ${force ? "was refused" : "expired"} and its authorization server could not renew it now (${describeError(outcome.left)}); try again later`,
         cause: outcome.left
       })
     })
 
-  const accessToken: Connections["accessToken"] = (user, server) =>
+  // One refresh per user and server at a time: a rotated refresh token is good only once.
+  const refreshOnce = (
+    user: string,
+    config: OAuthServerConfig,
+    record: Secret.Secret & { readonly tokens: Secret.Tokens },
+    force: boolean
+  ): Effect.Effect<string, OAuthError> =>
+    Effect.suspend(() => {
+      const key = JSON.stringify([user, config.name])
+      let running = refreshing.get(key)
+      if (running === undefined) {
+        running = Effect.runPromise(Effect.either(refresh(user, config, record, force))).finally(() =>
+          refreshing.delete(key)
+        )
+        refreshing.set(key, running)
+      }
+      const settled = running
+      return Effect.flatten(Effect.promise(() => settled))
+    })
+
+  const connected = (user: string, server: string) =>
     Effect.gen(function* () {
       const config = yield* configOf(server)
       const record = yield* load(user, server)
@@ -452,20 +484,19 @@ export const make = (options: ConnectionsOptions): Connections => {
       if (record === undefined || tokens === undefined) {
         return yield* needsConnect(server, "this account is not connected")
       }
-      if (tokens.expiresAtMs === undefined || now() + skew < tokens.expiresAtMs) return tokens.access_token
-      // One refresh per user and server at a time: a rotated refresh token is good only once.
-      const key = JSON.stringify([user, server])
-      let running = refreshing.get(key)
-      if (running === undefined) {
-        running = Effect.runPromise(Effect.either(refresh(user, config, { ...record, tokens }))).finally(() =>
-          refreshing.delete(key)
-        )
-        refreshing.set(key, running)
-      }
-      const settled = running
-      const result = yield* Effect.promise(() => settled)
-      return yield* result
+      return { config, record: { ...record, tokens } }
     })
+
+  const accessToken: Connections["accessToken"] = (user, server) =>
+    Effect.flatMap(connected(user, server), ({ config, record }) => {
+      const expiresAtMs = record.tokens.expiresAtMs
+      return expiresAtMs === undefined || now() + skew < expiresAtMs
+        ? Effect.succeed(record.tokens.access_token)
+        : refreshOnce(user, config, record, false)
+    })
+
+  const renew: Connections["renew"] = (user, server) =>
+    Effect.flatMap(connected(user, server), ({ config, record }) => refreshOnce(user, config, record, true))
 
   const disconnect: Connections["disconnect"] = (user, server) =>
     Effect.gen(function* () {
@@ -516,6 +547,7 @@ export const make = (options: ConnectionsOptions): Connections => {
     start,
     complete,
     accessToken,
+    renew,
     headers: (user, server) =>
       Effect.map(accessToken(user, server), (token) => ({ authorization: `Bearer ${token}` })),
     disconnect,
