@@ -167,7 +167,9 @@ describe("a run that waits for approval", () => {
     const streamed = answers.filter((r) => r.headers.get("content-type")?.includes("text/event-stream"))
     expect(streamed).toHaveLength(1)
     const others = await Promise.all(
-      answers.filter((r) => !streamed.includes(r)).map(async (r) => [r.status, await r.json()] as const)
+      answers
+        .filter((r) => !streamed.includes(r))
+        .map(async (r) => [r.status, (await r.json()) as { already?: boolean }] as const)
     )
     expect(others.map(([status, body]) => [status, body.already])).toEqual(Array(5).fill([200, true]))
     const resumed = await collect(readSse(streamed[0]!.body!))
