@@ -10,6 +10,7 @@ import { describe } from "@plugboard/core"
 import type { Signer } from "@plugboard/ucan"
 import { Data } from "effect"
 import * as Cache from "./Cache.js"
+import { isUnauthorized } from "./Connection.js"
 import type { McpDescription, McpRequestOptions, McpServerConfig } from "./Types.js"
 import { invocationHeaders, mintMcpInvocation, userConnectionKey } from "./Ucan.js"
 
@@ -114,13 +115,15 @@ const bootAuth = async (
 const failureOf = (server: McpServerConfig, cause: unknown): string =>
   cause instanceof DiscoveryTimeout
     ? `MCP server '${server.name}' did not answer within ${server.timeoutMs} ms.`
-    : (() => {
-        const message = describe(cause)
-        // The pool's errors name the server already ('name'); say which one when an error does not.
-        return sentence(
-          message.includes(`'${server.name}'`) ? message : `MCP server '${server.name}' failed: ${message}`
-        )
-      })()
+    : server.oauth !== undefined && isUnauthorized(cause)
+      ? `MCP server '${server.name}' signs each user in with OAuth: its tools are listed with a connected user's token, and no list is cached yet (docs/oauth.md#the-tool-list).`
+      : (() => {
+          const message = describe(cause)
+          // The pool's errors name the server already ('name'); say which one when an error does not.
+          return sentence(
+            message.includes(`'${server.name}'`) ? message : `MCP server '${server.name}' failed: ${message}`
+          )
+        })()
 
 /**
  * Describes every server: from the cache on a hit (no process is started, no request sent),

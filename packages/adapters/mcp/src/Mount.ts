@@ -12,6 +12,7 @@ import { DEFAULT_CACHE_DIR } from "./Cache.js"
 import * as McpConfig from "./Config.js"
 import { type DescribePool, discover } from "./Discovery.js"
 import { mcpSpecs } from "./McpPlugins.js"
+import type { Connections } from "./oauth/Connections.js"
 import { McpPool } from "./Pool.js"
 import type { McpServerConfig } from "./Types.js"
 
@@ -34,6 +35,11 @@ export interface MountOptions {
   /** Idle time after which a connection closes. */
   readonly idleMs?: number | undefined
   readonly logger?: RuntimeLogger | undefined
+  /**
+   * Each user's OAuth connections (`OAuthConnections.make`), for the `auth: "oauth"` servers:
+   * their tools call with the turn's user's token (docs/oauth.md).
+   */
+  readonly oauth?: Pick<Connections, "headers" | "renew"> | undefined
 }
 
 /** The mounted servers: their specs, what to print, and the connections they hold. */
@@ -109,7 +115,7 @@ export const mountMcpServers = async (
   let closed: Promise<void> | undefined
   return {
     ...base,
-    specs: mcpSpecs(discovered, { pool, logger }),
+    specs: mcpSpecs(discovered, { pool, logger, oauth: options.oauth }),
     warnings,
     pool,
     close: () => {

@@ -45,6 +45,7 @@ export {
 export * as ConnectionsCipher from "./oauth/Cipher.js"
 /** Each user's OAuth connections to remote MCP servers: the flow with PKCE, refresh, revocation. */
 export * as OAuthConnections from "./oauth/Connections.js"
+export { cacheToolList, type ListingOptions } from "./oauth/Listing.js"
 export { isOAuthError, OAuthError, type OAuthErrorReason } from "./oauth/OAuthError.js"
 export { oauthServers } from "./oauth/ServerAuth.js"
 export { DEFAULT_IDLE_MS, McpPool, type McpPoolOptions } from "./Pool.js"

@@ -20,9 +20,11 @@ import { refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js"
 import { GraphState, makeRuntimeContext, TokenVault } from "@plugboard/core"
 import {
   ConnectionsCipher,
+  cacheToolList,
   McpConfig,
   McpPool,
   mcpSpecs,
+  mountMcpServers,
   OAuthConnections,
   type OAuthError,
   userConnectionKey
@@ -185,6 +187,34 @@ describe.skipIf(missing !== undefined)(
         [SERVER, true, true]
       ])
       expect(JSON.stringify(listed)).not.toContain(aliceToken)
+    })
+
+    it("mounted from the config: unavailable, saying why, until a connected user's list is cached; then each user calls as themselves", async () => {
+      const cacheDir = join(dir, "mcp-cache")
+      const config = { mcpServers: { [SERVER]: { url: mcp.url, auth: "oauth" } } }
+      const reason =
+        "MCP server 'notes' signs each user in with OAuth: its tools are listed with a connected user's token, and no list is cached yet (docs/oauth.md#the-tool-list)."
+      const first = await mountMcpServers(config, { cacheDir, oauth: connections })
+      try {
+        expect(first.warnings).toEqual([`${reason} Its plugin 'notes' is listed as unavailable.`])
+        expect(first.specs.map((spec) => spec.unavailable)).toEqual([reason])
+      } finally {
+        await first.close()
+      }
+      const listed = await cacheToolList(first.servers[0]!, ALICE, { connections, pool, cacheDir })
+      expect(listed.tools.map((t) => t.name)).toEqual(["whoami"])
+      const second = await mountMcpServers(config, { cacheDir, oauth: connections })
+      try {
+        expect(second.warnings).toEqual([])
+        const tool = second.specs[0]?.tools.find((t) => t.name === "whoami")
+        if (tool === undefined) throw new Error("the cached list has whoami")
+        mcp.seen.length = 0
+        expect(JSON.stringify(await tool.call({}, contextFor(BOB)))).toContain("you are bob")
+        expect(JSON.stringify(await tool.call({}, contextFor(ALICE)))).toContain("you are alice")
+        expect(mcp.seen).toEqual(["bob", "alice"])
+      } finally {
+        await second.close()
+      }
     })
 
     it("a tool of an auth: oauth server calls as the turn's user; one not connected gets needs-connect, nothing sent", async () => {
