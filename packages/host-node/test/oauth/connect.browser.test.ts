@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js"
-import { GraphState, makeRuntimeContext, TokenVault } from "@plugboard/core"
+import { GraphState, makeRuntimeContext, type RuntimeLogger, TokenVault } from "@plugboard/core"
 import {
   ConnectionsCipher,
   cacheToolList,
@@ -55,11 +55,22 @@ let connections: OAuthConnections.Connections
 let pool: McpPool
 let offsetMs = 0
 const tokenRequests: Array<string> = []
+/** Every access and refresh token the authorization server issued in this file's tests. */
+const issued = new Set<string>()
+/** Every text these tests saw leave the library: log lines, error messages, callback pages, listings. */
+const outputs: Array<string> = []
+const logger: RuntimeLogger = {
+  debug: (message, fields) => outputs.push(JSON.stringify(["debug", message, fields])),
+  info: (message, fields) => outputs.push(JSON.stringify(["info", message, fields])),
+  warn: (message, fields) => outputs.push(JSON.stringify(["warn", message, fields])),
+  error: (message, fields) => outputs.push(JSON.stringify(["error", message, fields]))
+}
 
 const run = <A>(effect: Effect.Effect<A, OAuthError>) => Effect.runPromise(effect)
 const failure = async (effect: Effect.Effect<unknown, OAuthError>): Promise<OAuthError> => {
   const result = await Effect.runPromise(Effect.either(effect))
   if (Either.isRight(result)) throw new Error("expected an OAuthError")
+  outputs.push(result.left.message, String(result.left))
   return result.left
 }
 
@@ -87,13 +98,18 @@ beforeAll(async () => {
     now: () => Date.now() + offsetMs,
     connectHint: (server) => `open /oauth/start/${server} to connect`,
     // Every request the client makes, recorded by path (to count refreshes).
-    fetch: (url, init) => {
-      const body = init?.body instanceof URLSearchParams ? init.body.get("grant_type") : null
-      if (body !== null) tokenRequests.push(body)
-      return fetch(url, init)
+    fetch: async (url, init) => {
+      const grant = init?.body instanceof URLSearchParams ? init.body.get("grant_type") : null
+      if (grant !== null) tokenRequests.push(grant)
+      const response = await fetch(url, init)
+      if (grant !== null && response.ok) {
+        const tokens = (await response.clone().json()) as { access_token?: string; refresh_token?: string }
+        for (const token of [tokens.access_token, tokens.refresh_token]) if (token) issued.add(token)
+      }
+      return response
     }
   })
-  pool = new McpPool()
+  pool = new McpPool({ logger })
 }, 120_000)
 
 afterAll(async () => {
@@ -117,7 +133,9 @@ const serverConfig = () => {
 /** The user signs in as `login` and consents, in a browser profile of their own. */
 const connectInBrowser = async (user: string, login: string): Promise<string> => {
   const { url } = await run(connections.start(user, SERVER))
-  return signIn(browser, url, callbackUrl, login)
+  const page = await signIn(browser, url, callbackUrl, login)
+  outputs.push(page)
+  return page
 }
 
 /** A `whoami` call as `user`, through the pool on the user's own connection. */
@@ -183,6 +201,7 @@ describe.skipIf(missing !== undefined)(
       const bobToken = await run(connections.accessToken(BOB, SERVER))
       expect(aliceToken).not.toBe(bobToken)
       const listed = await run(connections.list(ALICE))
+      outputs.push(JSON.stringify(listed))
       expect(listed.map((c) => [c.server, c.connected, c.scope?.includes("mcp:tools")])).toEqual([
         [SERVER, true, true]
       ])
@@ -194,7 +213,7 @@ describe.skipIf(missing !== undefined)(
       const config = { mcpServers: { [SERVER]: { url: mcp.url, auth: "oauth" } } }
       const reason =
         "MCP server 'notes' signs each user in with OAuth: its tools are listed with a connected user's token, and no list is cached yet (docs/oauth.md#the-tool-list)."
-      const first = await mountMcpServers(config, { cacheDir, oauth: connections })
+      const first = await mountMcpServers(config, { cacheDir, oauth: connections, logger })
       try {
         expect(first.warnings).toEqual([`${reason} Its plugin 'notes' is listed as unavailable.`])
         expect(first.specs.map((spec) => spec.unavailable)).toEqual([reason])
@@ -203,7 +222,7 @@ describe.skipIf(missing !== undefined)(
       }
       const listed = await cacheToolList(first.servers[0]!, ALICE, { connections, pool, cacheDir })
       expect(listed.tools.map((t) => t.name)).toEqual(["whoami"])
-      const second = await mountMcpServers(config, { cacheDir, oauth: connections })
+      const second = await mountMcpServers(config, { cacheDir, oauth: connections, logger })
       try {
         expect(second.warnings).toEqual([])
         const tool = second.specs[0]?.tools.find((t) => t.name === "whoami")
@@ -338,6 +357,19 @@ describe.skipIf(missing !== undefined)(
       ).rejects.toMatchObject({ errorCode: "invalid_grant" })
       // Alice is still connected.
       expect(await whoami(ALICE)).toContain("you are alice")
+    })
+
+    it("no access or refresh token appears in any log line, error, callback page or listing of these tests", async () => {
+      outputs.push(
+        JSON.stringify(await run(connections.list(ALICE))),
+        JSON.stringify(await run(connections.list(BOB)))
+      )
+      // Tokens were issued (codes, refreshes, reconnects) and text was produced: the scan is not empty.
+      expect(issued.size).toBeGreaterThanOrEqual(8)
+      expect(outputs.length).toBeGreaterThan(10)
+      const text = outputs.join("\n")
+      const leaked = [...issued].filter((token) => text.includes(token) || text.includes(token.slice(0, 24)))
+      expect(leaked).toEqual([])
     })
   }
 )
