@@ -1,7 +1,7 @@
 /**
  * `@plugboard/postgres` — the state ports on a shared Postgres (docs/deployment.md, `DATABASE_URL`):
  * the checkpointer (LangGraph's `PostgresSaver`, scoped per user), sessions, the credit ledger and
- * runs with their frames, and users' sealed OAuth connections. Every store is built on one `PgDatabase` (a pool and a schema) and
+ * runs with their frames, users' sealed OAuth connections, and the waits of runs that wait for their user. Every store is built on one `PgDatabase` (a pool and a schema) and
  * applies the versioned migrations at first use.
  */
 
@@ -28,3 +28,4 @@ export { layerConnectionStore, makeConnectionStore } from "./PostgresConnectionS
 export { layerCreditLedger, makeCreditLedger } from "./PostgresCreditLedger.js"
 export { layerRunStore, makeRunStore, type PostgresRunStoreOptions } from "./PostgresRunStore.js"
 export { layerSessionStore, makeSessionStore } from "./PostgresSessionStore.js"
+export { layerWaitStore, makeWaitStore } from "./PostgresWaitStore.js"

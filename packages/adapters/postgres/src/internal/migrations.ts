@@ -116,6 +116,31 @@ export const MIGRATIONS: ReadonlyArray<Migration> = [
         updated_at bigint NOT NULL,
         PRIMARY KEY (owner, server)
       );`
+  },
+  {
+    // Issue 40, "Turns that wait": the waits of runs that wait for their user, and how each was
+    // answered (docs/waiting.md). A wait id is unique across users (the port's `conflict`); every
+    // read is still scoped by the owner digest. Request and answer are JSON text (jsonb refuses
+    // U+0000, which JSON text escapes).
+    version: 6,
+    name: "waits",
+    up: (s) => `
+      CREATE TABLE ${s}.waits (
+        wait_id text COLLATE "C" PRIMARY KEY,
+        owner text NOT NULL,
+        did text NOT NULL,
+        run_id text NOT NULL,
+        session_id text NOT NULL,
+        request text NOT NULL,
+        created_at bigint NOT NULL,
+        deadline bigint NOT NULL,
+        answer text,
+        answered_by text,
+        answered_at bigint,
+        CHECK ((answer IS NULL) = (answered_at IS NULL) AND (answer IS NULL) = (answered_by IS NULL))
+      );
+      CREATE INDEX waits_by_owner ON ${s}.waits (owner, created_at, wait_id);
+      CREATE INDEX waits_open ON ${s}.waits (deadline, wait_id) WHERE answered_at IS NULL;`
   }
 ]
 
