@@ -1,7 +1,7 @@
 /**
  * The server's ports as layers, from its configuration (docs/deployment.md): the embedded
  * defaults (SQLite files, in-process limiter and locks), or Postgres for the state ports
- * (`DATABASE_URL`: checkpointer, sessions, credit ledger, runs) and Redis for the coordination
+ * (`DATABASE_URL`: checkpointer, sessions, credit ledger, runs, waits) and Redis for the coordination
  * ports (`REDIS_URL`: rate limiter, turn lock, turn stops, the run store's fan-out, the replay
  * guard). An option given to `createOracleApp` wins over either. Building the layer checks each
  * shared engine first (migrations applied, a ping): a dead one becomes a `[boot-error]` line in
@@ -22,7 +22,7 @@ import {
   type SessionStore,
   TurnControl,
   TurnLock,
-  WaitStore
+  type WaitStore
 } from "@plugboard/core"
 import * as Postgres from "@plugboard/postgres"
 import * as Redis from "@plugboard/redis"
@@ -236,11 +236,10 @@ export const portLayers = ({ config, options, logger, identity, onWrite }: PortL
         : Layer.provide(Redis.layerTurnLock({ serverTime: redisTime }), redis)),
     options.turnControl ??
       (redis === undefined ? TurnControl.layerMemory : Layer.provide(Redis.layerTurnControl, redis)),
-    // Waits beside the runs (`waits.sqlite`); on Postgres, in memory until a Postgres store exists
-    // (docs/waiting.md: such waits are lost with the process).
+    // Waits beside the runs (`waits.sqlite`), or in Postgres, where any host answers them.
     pg === undefined
       ? layerWaitStore({ filename: join(dirname(config.runsDatabasePath), WAITS_FILE_NAME) })
-      : WaitStore.layerMemory,
+      : Layer.provide(Postgres.layerWaitStore, pg),
     checkpointerLayer
   ).pipe(
     // The engine checks are built first, on their own: a layer that fails on a dead engine would
