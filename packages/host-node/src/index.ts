@@ -13,11 +13,14 @@ export {
 } from "./App.js"
 export * as ServerConfig from "./Config.js"
 export {
+  type Ask,
   type ChatClient,
   ChatClientError,
   type ChatClientOptions,
   chatTurn,
-  connectChat
+  connectChat,
+  type Decision,
+  type ResumeEnd
 } from "./cli/ChatClient.js"
 export { eventPrinter, printEvent, readSse } from "./cli/Sse.js"
 export {

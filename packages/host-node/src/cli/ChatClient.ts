@@ -9,7 +9,7 @@ import type { EventSink } from "@plugboard/core"
 import { describe } from "@plugboard/core"
 import { mintInvocation, type Signer } from "@plugboard/ucan"
 import { Data } from "effect"
-import { eventPrinter, readSse } from "./Sse.js"
+import { eventPrinter, printEvent, readSse } from "./Sse.js"
 
 /** The oracle answered with an error status (or not at all); `message` says what and why. */
 export class ChatClientError extends Data.TaggedError("ChatClientError")<{
@@ -31,7 +31,25 @@ export interface ChatClient {
   readonly createSession: (title?: string) => Promise<string>
   /** Posts `message` with `stream: true` and yields each SSE event as it arrives. */
   readonly stream: (sessionId: string, message: string) => AsyncGenerator<EventSink.AgentEvent>
+  /**
+   * Answers the wait of the run `runId` (`POST /runs/:runId/resume`, docs/waiting.md) and yields
+   * the resumed run's events; yields nothing when the wait was answered already (another tab, the
+   * host's timeout), in which case `answeredAlready` says how.
+   */
+  readonly resume: (runId: string, decision: Decision) => AsyncGenerator<EventSink.AgentEvent, ResumeEnd>
 }
+
+/** A user's answer to an approval. */
+export interface Decision {
+  readonly approve: boolean
+  /** Why, in the user's words: the model reads it with a denial. */
+  readonly note?: string | undefined
+}
+
+/** How a resume ended: the resumed run streamed, or the wait had an answer already (which one). */
+export type ResumeEnd =
+  | { readonly _tag: "streamed" }
+  | { readonly _tag: "already"; readonly by: string; readonly answer: unknown }
 
 /** Options of `connectChat`. */
 export interface ChatClientOptions {
@@ -87,8 +105,47 @@ export const connectChat = async (options: ChatClientOptions): Promise<ChatClien
       })
       if (!response.ok || response.body === null) throw await failed("sending the message", response)
       yield* readSse(response.body)
+    },
+    resume: async function* (runId, decision) {
+      const response = await fetch(`${url}/runs/${encodeURIComponent(runId)}/resume`, {
+        method: "POST",
+        headers: await headers(),
+        body: JSON.stringify({
+          decision: decision.approve ? "approve" : "deny",
+          ...(decision.note === undefined || decision.note.trim() === ""
+            ? {}
+            : { note: decision.note.trim() })
+        })
+      })
+      if (!response.ok || response.body === null) throw await failed("answering the approval", response)
+      if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) {
+        const { wait } = (await response.json()) as {
+          wait?: { answered?: { by?: unknown; answer?: unknown } }
+        }
+        return {
+          _tag: "already",
+          by: String(wait?.answered?.by ?? "someone"),
+          answer: wait?.answered?.answer
+        }
+      }
+      yield* readSse(response.body)
+      return { _tag: "streamed" }
     }
   }
+}
+
+/** Asks the user a question on the terminal; `undefined` when no answer can come (stdin closed). */
+export type Ask = (question: string) => Promise<string | undefined>
+
+/** What the user answered to "approve?": yes, no (with what they typed after it as the note), or nothing. */
+export const decisionOf = (reply: string | undefined): Decision | undefined => {
+  const text = reply?.trim()
+  if (text === undefined || text === "") return undefined
+  const [word = "", ...rest] = text.split(/\s+/)
+  const note = rest.join(" ")
+  if (/^(y|yes|approve)$/i.test(word)) return { approve: true }
+  if (/^(n|no|deny)$/i.test(word)) return { approve: false, ...(note === "" ? {} : { note }) }
+  return undefined
 }
 
 /**
@@ -99,13 +156,38 @@ export const chatTurn = async (
   client: ChatClient,
   sessionId: string,
   message: string,
-  out: (text: string) => void
+  out: (text: string) => void,
+  /** Asks the user to approve a call the run waits for; without it, the chat says how to answer. */
+  ask?: Ask | undefined
 ): Promise<boolean> => {
-  const print = eventPrinter()
   let ok = true
-  for await (const event of client.stream(sessionId, message)) {
-    if (event._tag === "error") ok = false
-    out(print(event))
+  let events: AsyncGenerator<EventSink.AgentEvent, unknown> = client.stream(sessionId, message)
+  for (;;) {
+    const print = eventPrinter()
+    let waiting: Extract<EventSink.AgentEvent, { _tag: "waiting" }> | undefined
+    for await (const event of events) {
+      if (event._tag === "error") ok = false
+      if (event._tag === "waiting") waiting = event
+      else out(print(event))
+    }
+    if (waiting === undefined) return ok
+    const question = `⏸ ${waiting.tool} (${waiting.plugin}) wants to run with ${JSON.stringify(waiting.args)}. Approve? [y/n, or "n <why>"] `
+    let decision: Decision | undefined
+    while (ask !== undefined && decision === undefined) {
+      const reply = await ask(question)
+      if (reply === undefined) break
+      decision = decisionOf(reply)
+      if (decision === undefined) out(`Answer y or n.\n`)
+    }
+    if (decision === undefined) {
+      out(printEvent(waiting))
+      return ok
+    }
+    const resumed = client.resume(waiting.runId, decision)
+    // The end of `resumed` says whether another answer came first: printed once it is read.
+    events = (async function* () {
+      const end = yield* resumed
+      if (end._tag === "already") out(`This approval was answered already (by ${end.by}).\n`)
+    })()
   }
-  return ok
 }

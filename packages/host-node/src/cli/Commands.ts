@@ -11,7 +11,7 @@ import * as ServerConfig from "../Config.js"
 import { CREDITS_PLUGIN_NAME } from "../credits/CreditsPlugin.js"
 import { creditLedgerLayer, databaseLayer } from "../Engines.js"
 import { envValue } from "../EnvValue.js"
-import { ChatClientError, chatTurn, connectChat } from "./ChatClient.js"
+import { type Ask, ChatClientError, chatTurn, connectChat } from "./ChatClient.js"
 import { ConsoleOpenError, consoleLink, openInBrowser } from "./Console.js"
 import { grantsFlag, parseFlags, wholeNumber } from "./Flags.js"
 import { loadModuleOrSources, ModuleLoadError } from "./LoadModule.js"
@@ -24,6 +24,8 @@ export interface CliIO {
   readonly err: (text: string) => void
   readonly env: Readonly<Record<string, string | undefined>>
   readonly cwd: string
+  /** Asks the user a question (`plugboard chat`'s approvals); absent where nobody can answer. */
+  readonly ask?: Ask | undefined
 }
 
 export { UsageError }
@@ -253,7 +255,7 @@ export const chat = async (argv: ReadonlyArray<string>, io: CliIO): Promise<numb
       sessionId = await client.createSession()
       io.out(`session ${sessionId}\n`)
     }
-    return (await chatTurn(client, sessionId, positional[0]!, io.out)) ? 0 : 1
+    return (await chatTurn(client, sessionId, positional[0]!, io.out, io.ask)) ? 0 : 1
   } catch (error) {
     // An HTTP refusal (401, 402, 429, ...) is an answer to print, not a crash.
     if (!(error instanceof ChatClientError) || error.status === undefined) throw error

@@ -52,7 +52,7 @@ export const printEvent = (event: EventSink.AgentEvent): string => {
       // The run's id matters to a client that rejoins; a person reading the chat needs nothing.
       return ""
     case "waiting":
-      // Answering on the terminal is not built yet (docs/waiting.md): the chat says how to answer.
+      // What a chat that cannot ask (no terminal) prints: how to answer (docs/waiting.md).
       return `⏸ ${event.tool} (${event.plugin}) waits for your approval: POST /runs/${event.runId}/resume\n`
   }
 }

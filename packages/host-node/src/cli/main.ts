@@ -24,7 +24,8 @@ const io: CliIO = {
   err: (text) => void process.stderr.write(text),
   env: process.env,
   // `pnpm plugboard` runs in the repository root; INIT_CWD is where the user typed it.
-  cwd: process.env.INIT_CWD ?? process.cwd()
+  cwd: process.env.INIT_CWD ?? process.cwd(),
+  ask: async (question) => (await import("./Ask.js")).askLine(process.stdin, process.stdout, question)
 }
 
 /** Runs a server-side command, turning its known failures into lines and exit codes. */
