@@ -55,6 +55,8 @@ let connections: OAuthConnections.Connections
 let pool: McpPool
 let offsetMs = 0
 const tokenRequests: Array<string> = []
+/** When set, a refresh request says it arrived and waits for the gate (a race, made deterministic). */
+let refreshGate: { readonly arrived: () => void; readonly open: Promise<void> } | undefined
 /** Every access and refresh token the authorization server issued in this file's tests. */
 const issued = new Set<string>()
 /** Every text these tests saw leave the library: log lines, error messages, callback pages, listings. */
@@ -101,6 +103,10 @@ beforeAll(async () => {
     fetch: async (url, init) => {
       const grant = init?.body instanceof URLSearchParams ? init.body.get("grant_type") : null
       if (grant !== null) tokenRequests.push(grant)
+      if (grant === "refresh_token" && refreshGate !== undefined) {
+        refreshGate.arrived()
+        await refreshGate.open
+      }
       const response = await fetch(url, init)
       if (grant !== null && response.ok) {
         const tokens = (await response.clone().json()) as { access_token?: string; refresh_token?: string }
@@ -335,6 +341,29 @@ describe.skipIf(missing !== undefined)(
 
     it("the user connects again after needs-connect", async () => {
       expect(await connectInBrowser(ALICE, "alice")).toBe("connected notes")
+      expect(await whoami(ALICE)).toContain("you are alice")
+    })
+
+    it("a flow started while a refresh is in flight waits for it, and neither write is lost", async () => {
+      offsetMs += 4 * 3_600_000
+      let arrived!: () => void
+      const reached = new Promise<void>((resolve) => {
+        arrived = resolve
+      })
+      let open!: () => void
+      refreshGate = { arrived, open: new Promise<void>((resolve) => (open = resolve)) }
+      const refreshed = run(connections.accessToken(ALICE, SERVER))
+      await reached
+      // The refresh holds alice's record (it read it and will write it back): start must wait.
+      const started = run(connections.start(ALICE, SERVER))
+      open()
+      refreshGate = undefined
+      const [token, { url }] = await Promise.all([refreshed, started])
+      expect(await run(connections.accessToken(ALICE, SERVER))).toBe(token)
+      // The flow started in the meantime is intact: the consent completes it.
+      const page = await signIn(browser, url, callbackUrl, "alice")
+      outputs.push(page)
+      expect(page).toBe("connected notes")
       expect(await whoami(ALICE)).toContain("you are alice")
     })
 

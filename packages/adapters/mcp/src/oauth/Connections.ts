@@ -130,6 +130,25 @@ export const make = (options: ConnectionsOptions): Connections => {
     options.connectHint?.(server) ?? `connect your account to '${server}' and try again`
   const metadata = new Map<string, Promise<ServerMetadata>>()
   const refreshing = new Map<string, Promise<Either.Either<string, OAuthError>>>()
+  const locks = new Map<string, Promise<void>>()
+
+  /**
+   * Runs `effect` alone among the writers of one user's record for one server (start, complete,
+   * refresh, disconnect), in this process: each reads the record and writes it back, and two at
+   * once would lose one's write (a flow in flight, or a rotated refresh token).
+   */
+  const exclusive = <A>(user: string, server: string, effect: Effect.Effect<A, OAuthError>) =>
+    Effect.suspend(() => {
+      const key = JSON.stringify([user, server])
+      const previous = locks.get(key) ?? Promise.resolve()
+      const result = previous.then(() => Effect.runPromise(Effect.either(effect)))
+      const tail = result.then(() => undefined)
+      locks.set(key, tail)
+      void tail.then(() => {
+        if (locks.get(key) === tail) locks.delete(key)
+      })
+      return Effect.flatten(Effect.promise(() => result))
+    })
 
   const configOf = (server: string) => {
     const config = servers.get(server)
@@ -273,42 +292,47 @@ export const make = (options: ConnectionsOptions): Connections => {
   }
 
   const start: Connections["start"] = (user, server) =>
-    Effect.gen(function* () {
-      const config = yield* configOf(server)
-      const meta = yield* metadataOf(config)
-      const existing = yield* Effect.catchIf(
-        load(user, server),
-        (e) => e.reason === "needs-connect",
-        () => Effect.succeed(undefined)
-      )
-      const scope = scopeFor(config, meta)
-      const client = yield* clientFor(config, meta, existing, scope)
-      const nonce = randomBytes(16).toString("base64url")
-      const state = options.cipher.seal(JSON.stringify([user, server, nonce]), STATE_CONTEXT)
-      const { authorizationUrl, codeVerifier } = yield* Effect.tryPromise({
-        try: () =>
-          startAuthorization(meta.issuer, {
-            metadata: meta.authorizationServer,
-            clientInformation: client,
-            redirectUrl: options.redirectUri,
-            state,
-            resource: meta.resource,
-            ...(scope === undefined ? {} : { scope })
-          }),
-        catch: (cause) => new OAuthError({ reason: "invalid", server, message: describeError(cause), cause })
+    exclusive(
+      user,
+      server,
+      Effect.gen(function* () {
+        const config = yield* configOf(server)
+        const meta = yield* metadataOf(config)
+        const existing = yield* Effect.catchIf(
+          load(user, server),
+          (e) => e.reason === "needs-connect",
+          () => Effect.succeed(undefined)
+        )
+        const scope = scopeFor(config, meta)
+        const client = yield* clientFor(config, meta, existing, scope)
+        const nonce = randomBytes(16).toString("base64url")
+        const state = options.cipher.seal(JSON.stringify([user, server, nonce]), STATE_CONTEXT)
+        const { authorizationUrl, codeVerifier } = yield* Effect.tryPromise({
+          try: () =>
+            startAuthorization(meta.issuer, {
+              metadata: meta.authorizationServer,
+              clientInformation: client,
+              redirectUrl: options.redirectUri,
+              state,
+              resource: meta.resource,
+              ...(scope === undefined ? {} : { scope })
+            }),
+          catch: (cause) =>
+            new OAuthError({ reason: "invalid", server, message: describeError(cause), cause })
+        })
+        yield* save(user, server, {
+          v: 1,
+          issuer: meta.issuer,
+          resource: meta.resource,
+          client,
+          ...(existing?.tokens === undefined || existing.issuer !== meta.issuer
+            ? {}
+            : { tokens: existing.tokens }),
+          pending: { nonce, codeVerifier, redirectUri: options.redirectUri, expiresAtMs: now() + flowTtl }
+        })
+        return { url: authorizationUrl.href }
       })
-      yield* save(user, server, {
-        v: 1,
-        issuer: meta.issuer,
-        resource: meta.resource,
-        client,
-        ...(existing?.tokens === undefined || existing.issuer !== meta.issuer
-          ? {}
-          : { tokens: existing.tokens }),
-        pending: { nonce, codeVerifier, redirectUri: options.redirectUri, expiresAtMs: now() + flowTtl }
-      })
-      return { url: authorizationUrl.href }
-    })
+    )
 
   // The state names its user and server; it opens only with this host's key, unaltered.
   const readState = (state: string | undefined): readonly [string, string, string] | undefined => {
@@ -337,6 +361,16 @@ export const make = (options: ConnectionsOptions): Connections => {
         )
       }
       const [user, server, nonce] = parsed
+      return yield* exclusive(user, server, finish(user, server, nonce, query))
+    })
+
+  const finish = (
+    user: string,
+    server: string,
+    nonce: string,
+    query: Readonly<Record<string, string | undefined>>
+  ): Effect.Effect<{ readonly user: string; readonly server: string }, OAuthError> =>
+    Effect.gen(function* () {
       const config = yield* configOf(server)
       const record = yield* load(user, server)
       const pending = record?.pending
@@ -401,12 +435,16 @@ export const make = (options: ConnectionsOptions): Connections => {
   const refresh = (
     user: string,
     config: OAuthServerConfig,
-    record: Secret.Secret & { readonly tokens: Secret.Tokens },
+    seen: string,
     force: boolean
   ): Effect.Effect<string, OAuthError> =>
     Effect.gen(function* () {
       const server = config.name
+      // Read again under the lock: another writer may have renewed or forgotten it meanwhile.
+      const { record } = yield* connected(user, server)
       const { tokens: old, ...rest } = record
+      if (old.access_token !== seen) return old.access_token
+      if (!force && (old.expiresAtMs === undefined || now() + skew < old.expiresAtMs)) return old.access_token
       const refreshToken = old.refresh_token
       if (refreshToken === undefined) {
         yield* save(user, server, rest)
@@ -460,16 +498,16 @@ export const make = (options: ConnectionsOptions): Connections => {
   const refreshOnce = (
     user: string,
     config: OAuthServerConfig,
-    record: Secret.Secret & { readonly tokens: Secret.Tokens },
+    seen: string,
     force: boolean
   ): Effect.Effect<string, OAuthError> =>
     Effect.suspend(() => {
       const key = JSON.stringify([user, config.name])
       let running = refreshing.get(key)
       if (running === undefined) {
-        running = Effect.runPromise(Effect.either(refresh(user, config, record, force))).finally(() =>
-          refreshing.delete(key)
-        )
+        running = Effect.runPromise(
+          Effect.either(exclusive(user, config.name, refresh(user, config, seen, force)))
+        ).finally(() => refreshing.delete(key))
         refreshing.set(key, running)
       }
       const settled = running
@@ -492,39 +530,45 @@ export const make = (options: ConnectionsOptions): Connections => {
       const expiresAtMs = record.tokens.expiresAtMs
       return expiresAtMs === undefined || now() + skew < expiresAtMs
         ? Effect.succeed(record.tokens.access_token)
-        : refreshOnce(user, config, record, false)
+        : refreshOnce(user, config, record.tokens.access_token, false)
     })
 
   const renew: Connections["renew"] = (user, server) =>
-    Effect.flatMap(connected(user, server), ({ config, record }) => refreshOnce(user, config, record, true))
+    Effect.flatMap(connected(user, server), ({ config, record }) =>
+      refreshOnce(user, config, record.tokens.access_token, true)
+    )
 
   const disconnect: Connections["disconnect"] = (user, server) =>
-    Effect.gen(function* () {
-      const config = yield* configOf(server)
-      const record = yield* Effect.catchIf(
-        load(user, server),
-        (e) => e.reason === "needs-connect",
-        () => Effect.succeed(undefined)
-      )
-      let revocation: Revocation = { outcome: "unsupported" }
-      const token = record?.tokens?.refresh_token ?? record?.tokens?.access_token
-      if (record !== undefined && token !== undefined) {
-        const meta = yield* Effect.either(metadataOf(config))
-        revocation = Either.isLeft(meta)
-          ? { outcome: "failed", why: meta.left.message }
-          : yield* Effect.promise(() =>
-              revoke(
-                meta.right.authorizationServer,
-                record.client,
-                token,
-                record.tokens?.refresh_token === undefined ? "access_token" : "refresh_token",
-                fetchFn
+    exclusive(
+      user,
+      server,
+      Effect.gen(function* () {
+        const config = yield* configOf(server)
+        const record = yield* Effect.catchIf(
+          load(user, server),
+          (e) => e.reason === "needs-connect",
+          () => Effect.succeed(undefined)
+        )
+        let revocation: Revocation = { outcome: "unsupported" }
+        const token = record?.tokens?.refresh_token ?? record?.tokens?.access_token
+        if (record !== undefined && token !== undefined) {
+          const meta = yield* Effect.either(metadataOf(config))
+          revocation = Either.isLeft(meta)
+            ? { outcome: "failed", why: meta.left.message }
+            : yield* Effect.promise(() =>
+                revoke(
+                  meta.right.authorizationServer,
+                  record.client,
+                  token,
+                  record.tokens?.refresh_token === undefined ? "access_token" : "refresh_token",
+                  fetchFn
+                )
               )
-            )
-      }
-      const removed = yield* Effect.mapError(options.vault.remove(user, server), fromVault(server))
-      return { removed, revocation }
-    })
+        }
+        const removed = yield* Effect.mapError(options.vault.remove(user, server), fromVault(server))
+        return { removed, revocation }
+      })
+    )
 
   const list: Connections["list"] = (user) =>
     Effect.gen(function* () {
