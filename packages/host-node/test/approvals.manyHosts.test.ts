@@ -1,5 +1,5 @@
 /**
- * Approvals across two hosts (issue 40, docs/waiting.md#across-hosts): two `plugboard serve`
+ * Approvals across two hosts (issue 40, docs/waiting.md, "Across hosts"): two `plugboard serve`
  * processes share one Postgres (`DATABASE_URL`: the wait store, runs, checkpoints) and one Redis
  * (`REDIS_URL`). A turn on host A stops for approval; the resume is sent to host B:
  * - an approval on B runs the tool once and its answer streams from B; a second approval sent to A
