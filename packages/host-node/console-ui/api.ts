@@ -93,6 +93,19 @@ export const client = (token: string) => {
       if (!response.ok || response.body === null) throw await explain(response)
       return response
     },
+    /**
+     * Answers the approval the run `runId` waits for (`POST /runs/:runId/resume`, docs/waiting.md):
+     * the response streams the resumed run (SSE), or is JSON when the wait had an answer already.
+     */
+    resume: async (runId: string, decision: "approve" | "deny", note?: string) => {
+      const response = await fetch(`/runs/${encodeURIComponent(runId)}/resume`, {
+        method: "POST",
+        headers: headersOf(token, true),
+        body: JSON.stringify(note === undefined || note.trim() === "" ? { decision } : { decision, note })
+      })
+      if (!response.ok || response.body === null) throw await explain(response)
+      return response
+    },
     /** Rejoins a run after frame `after` (`GET /runs/:id?after=N`). */
     rejoin: async (runId: string, after: number) => {
       const response = await fetch(`/runs/${encodeURIComponent(runId)}?after=${after}`, {

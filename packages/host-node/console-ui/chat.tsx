@@ -34,9 +34,23 @@ interface Turn {
   readonly tools: ReadonlyArray<ToolView>
   readonly answer: string
   readonly calls: ReadonlyArray<ModelCall>
-  /** `running`, then how the run ended (`finished`, `aborted`, …). */
+  /** `running`, then how the run ended (`finished`, `aborted`, …), or `waiting` for its user. */
   readonly status: string
   readonly note?: string | undefined
+  /** The approval the turn's run waits for (its `waiting` frame), until it is answered. */
+  readonly waiting?: WaitView | undefined
+}
+
+/** An approval a run waits for (docs/waiting.md), as the Approve / Deny box shows it. */
+interface WaitView {
+  readonly runId: string
+  readonly plugin: string
+  readonly tool: string
+  readonly args: unknown
+  readonly reason: string
+  readonly deadline: string
+  /** `sending` while the answer is on its way; `answered` once another answer came first. */
+  readonly state: "open" | "sending" | "answered"
 }
 
 const LOAD = "load_capability"
@@ -268,7 +282,25 @@ export const ChatTab = (props: {
         case "error":
           update(key, (t) => ({ ...t, note: String(d.error ?? "error") }))
           return false
+        case "waiting":
+          update(key, (t) => ({
+            ...t,
+            waiting: {
+              runId: String(d.runId ?? run ?? ""),
+              plugin: String(d.plugin ?? ""),
+              tool: String(d.tool ?? ""),
+              args: d.args,
+              reason: String(d.reason ?? ""),
+              deadline: String(d.deadline ?? ""),
+              state: "open"
+            }
+          }))
+          return false
         case "done":
+          if (d.reason === "waiting") {
+            update(key, (t) => ({ ...t, status: "waiting" }))
+            return true
+          }
           update(key, (t) => ({
             ...t,
             status: String(d.status ?? "finished"),
@@ -314,6 +346,34 @@ export const ChatTab = (props: {
     }
     update(key, (t) => ({ ...t, status: "lost", note: "The run could not be rejoined." }))
     setStatus("")
+  }
+
+  /** Answers the turn's approval; the resumed run streams into the same turn. */
+  const answer = async (key: string, wait: WaitView, decision: "approve" | "deny") => {
+    const id = props.sessionId
+    if (id === undefined || busy) return
+    setBusy(true)
+    setError(undefined)
+    update(key, (t) => ({ ...t, waiting: { ...wait, state: "sending" } }))
+    try {
+      const response = await api.resume(wait.runId, decision)
+      if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) {
+        const body = (await response.json()) as { wait?: { answered?: { by?: string } } }
+        update(key, (t) => ({
+          ...t,
+          waiting: { ...wait, state: "answered" },
+          note: `answered already${body.wait?.answered?.by === undefined ? "" : ` by ${body.wait.answered.by}`}`
+        }))
+        return
+      }
+      update(key, (t) => ({ ...t, waiting: undefined, status: "running" }))
+      await follow(id, key, response.headers.get("x-run-id") ?? undefined, 0, response, loaded)
+    } catch (e) {
+      update(key, (t) => ({ ...t, waiting: { ...wait, state: "open" } }))
+      setError((e as Error).message)
+    } finally {
+      setBusy(false)
+    }
   }
 
   const send = async () => {
@@ -420,7 +480,43 @@ export const ChatTab = (props: {
                   {t.answer}
                 </p>
               )}
-              {t.status === "running" || t.status === "finished" ? null : (
+              {t.waiting === undefined ? null : (
+                <fieldset
+                  class="waiting"
+                  aria-label="Approval"
+                  data-state={t.waiting.state}
+                  data-run={t.waiting.runId}
+                >
+                  <p>
+                    ⏸ <code>{t.waiting.tool}</code> ({t.waiting.plugin}) waits for your approval:{" "}
+                    <code class="args">{JSON.stringify(t.waiting.args)}</code>
+                  </p>
+                  <p class="muted">
+                    {t.waiting.reason} Answer before {new Date(t.waiting.deadline).toLocaleString()}.
+                  </p>
+                  {t.waiting.state === "answered" ? (
+                    <p class="note">{t.note}</p>
+                  ) : (
+                    <p>
+                      <button
+                        type="button"
+                        disabled={busy}
+                        onClick={() => t.waiting !== undefined && void answer(t.key, t.waiting, "approve")}
+                      >
+                        Approve
+                      </button>{" "}
+                      <button
+                        type="button"
+                        disabled={busy}
+                        onClick={() => t.waiting !== undefined && void answer(t.key, t.waiting, "deny")}
+                      >
+                        Deny
+                      </button>
+                    </p>
+                  )}
+                </fieldset>
+              )}
+              {t.status === "running" || t.status === "finished" || t.status === "waiting" ? null : (
                 <p class="note">
                   ended {t.status}
                   {t.note === undefined ? "" : ` — ${t.note}`}
