@@ -22,7 +22,7 @@ import {
 } from "@modelcontextprotocol/sdk/client/auth.js"
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js"
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { TokenVault } from "@plugboard/core"
+import { ConnectionStore as Store, type TokenVault } from "@plugboard/core"
 import { Effect, Either } from "effect"
 import { describeError } from "../McpError.js"
 import { discover, type ServerMetadata } from "./Metadata.js"
@@ -150,6 +150,13 @@ export const make = (options: ConnectionsOptions): Connections => {
       return Effect.flatten(Effect.promise(() => result))
     })
 
+  // A user or server name the store would refuse, refused before any request is sent.
+  const checkKey = (user: string, server: string) =>
+    Effect.mapError(
+      Store.validateKey(user, server),
+      (e) => new OAuthError({ reason: "invalid", server: String(server).slice(0, 100), message: e.message })
+    )
+
   const configOf = (server: string) => {
     const config = servers.get(server)
     return config === undefined
@@ -237,7 +244,8 @@ export const make = (options: ConnectionsOptions): Connections => {
     if (
       existing !== undefined &&
       existing.issuer === meta.issuer &&
-      existing.client.source === "registered"
+      existing.client.source === "registered" &&
+      existing.client.redirect_uri === options.redirectUri
     ) {
       return Effect.succeed(existing.client)
     }
@@ -275,7 +283,8 @@ export const make = (options: ConnectionsOptions): Connections => {
       Effect.map((info) => ({
         client_id: info.client_id,
         ...(info.client_secret === undefined ? {} : { client_secret: info.client_secret }),
-        source: "registered" as const
+        source: "registered" as const,
+        redirect_uri: options.redirectUri
       }))
     )
   }
@@ -296,6 +305,7 @@ export const make = (options: ConnectionsOptions): Connections => {
       user,
       server,
       Effect.gen(function* () {
+        yield* checkKey(user, server)
         const config = yield* configOf(server)
         const meta = yield* metadataOf(config)
         const existing = yield* Effect.catchIf(

@@ -12,7 +12,9 @@ export const Client = Schema.Struct({
   client_id: Schema.String,
   client_secret: Schema.optional(Schema.String),
   /** How it was obtained: `registered` (RFC 7591, for this user) or `configured` (preregistered). */
-  source: Schema.Literal("registered", "configured")
+  source: Schema.Literal("registered", "configured"),
+  /** The redirect URI a registered client was registered with (another one needs a new registration). */
+  redirect_uri: Schema.optional(Schema.String)
 })
 /** The client identity a connection uses at the authorization server. */
 export type Client = typeof Client.Type
