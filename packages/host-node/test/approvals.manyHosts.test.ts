@@ -6,6 +6,7 @@
  *   gets `already` with B's answer and runs nothing;
  * - approvals sent to both hosts at once record one answer and run the tool once;
  * - a denial on the other host gives the model "not approved", and the turn ends normally;
+ * - a turn waiting on a host killed with -9 is approved on another: the tool runs once;
  * - another user's resume is a 404 on either host, and records nothing.
  * The hosts serve `fixtures/approvals/pay.ts`, whose `pay` tool appends a line to PAY_LOG each
  * time it runs (so runs are counted across both processes). Skipped, with the reason, when the
@@ -69,10 +70,10 @@ describe.skipIf(!ENGINES)(
         body: JSON.stringify(body)
       })
 
-    /** On host A: "Pay 5 euros" stops for approval; the run ends interrupted/waiting. */
-    const waitOnA = async (headers: Record<string, string>) => {
-      const session = await newSession(urlA, headers)
-      const { response, events } = await stream(urlA, session, headers, "Pay 5 euros")
+    /** On host A (or `url`): "Pay 5 euros" stops for approval; the run ends interrupted/waiting. */
+    const waitOnA = async (headers: Record<string, string>, url = urlA) => {
+      const session = await newSession(url, headers)
+      const { response, events } = await stream(url, session, headers, "Pay 5 euros")
       const runId = response.headers.get("x-run-id")!
       const all = await collect(events)
       const waiting = all.find((e): e is Waiting => e._tag === "waiting")
@@ -203,6 +204,36 @@ describe.skipIf(!ENGINES)(
       }>
       expect(history.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"])
       expect(history[2]!.content).toContain(Wait.NOT_APPROVED)
+    }, 60_000)
+
+    it("a turn waits on host C, C is killed (-9), and the approval sent to B runs the tool once and streams the answer", async () => {
+      const u = await member()
+      const before = payments()
+      mkdirSync(join(root, "c"))
+      const c = spawnServe(command, root, hostEnv("c"))
+      let runId: string
+      let session: string
+      try {
+        ;({ runId, session } = await waitOnA(u.headers, await c.url))
+        c.child.kill("SIGKILL")
+        await c.exited
+      } finally {
+        if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill("SIGKILL")
+      }
+      const answered = await resume(urlB, runId, u.headers, { decision: "approve" })
+      expect(answered.status).toBe(200)
+      const resumed = await collect(readSse(answered.body!))
+      expect(resumed.find((e) => e._tag === "tool_call" && e.status === "done")).toMatchObject({
+        toolName: "pay",
+        output: "paid 5 euros"
+      })
+      expect(resumed.at(-1)).toMatchObject({ _tag: "done", status: "finished" })
+      expect(payments()).toBe(`${before}paid 5\n`)
+      const history = (await call(`${urlA}/messages/${session}`, { headers: u.headers })).body
+        .messages as Array<{
+        type: string
+      }>
+      expect(history.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"])
     }, 60_000)
 
     it("another user's resume is 404 on either host and records nothing", async () => {
