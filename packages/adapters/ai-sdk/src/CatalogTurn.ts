@@ -18,6 +18,7 @@
  */
 import {
   Access,
+  Approval,
   type Catalog,
   describe,
   GraphState,
@@ -74,6 +75,8 @@ export interface TurnDeps {
   readonly shared: Readonly<Record<string, unknown>>
   readonly logger: RuntimeLogger
   readonly rank?: QueryRanking | undefined
+  /** The operator's list of tools that wait for approval, beside the tools' own `requiresApproval`. */
+  readonly approval?: Approval.OperatorList | undefined
 }
 
 /**
@@ -237,11 +240,21 @@ class Turn implements CatalogTurn {
 
   #toolFor(spec: Offer.OfferedTool): SdkTool {
     const name = spec.name
-    return {
+    const tool: SdkTool = {
       description: spec.description,
       inputSchema: schemaOf(spec),
       execute: Turn.#executeOf(this, name)
     }
+    // Core's rule (`Approval.needsApproval`) through the SDK's own mechanism: the SDK stops the
+    // loop with a `tool-approval-request` and runs `execute` only once the app approved.
+    const target = ToolCall.catalogTool(this.#deps.catalog, spec)
+    const waits =
+      target !== undefined &&
+      Approval.needsApproval(
+        { plugin: target.plugin, name: target.name, requiresApproval: target.requiresApproval },
+        this.#deps.approval ?? Approval.NONE
+      )
+    return waits ? { ...tool, needsApproval: true } : tool
   }
 
   // The `execute` of `name`: returned by a function rather than written in an object literal,

@@ -3,7 +3,15 @@
  * one `turn` per user message. The app keeps its own model, messages and `generateText` /
  * `streamText` call; the catalog gives it the tools, the per-step hook and the system prompt.
  */
-import { Catalog, CatalogSource, type Plugin, type RuntimeLogger, silentLogger, Tier1 } from "@plugboard/core"
+import {
+  Approval,
+  Catalog,
+  CatalogSource,
+  type Plugin,
+  type RuntimeLogger,
+  silentLogger,
+  Tier1
+} from "@plugboard/core"
 import { Effect, Either } from "effect"
 import { type CatalogTurn, makeTurn, type QueryRanking, type TurnOptions } from "./CatalogTurn.js"
 
@@ -26,6 +34,12 @@ export interface PlugboardOptions {
   readonly logger?: RuntimeLogger | undefined
   /** Ranks `list_capabilities`' query with an embedder; lexical when absent or when it fails. */
   readonly rank?: QueryRanking | undefined
+  /**
+   * Tools that wait for the user's approval besides those whose definition says
+   * `requiresApproval`: `<plugin>` or `<plugin>/<tool>` entries, comma-separated (the server's
+   * `APPROVAL_TOOLS`). They go through the SDK's own approval (docs/ai-sdk.md#approvals).
+   */
+  readonly approvalTools?: string | undefined
 }
 
 /** What a source of derived plugins gives: specs, and what its reading found wrong. */
@@ -75,7 +89,15 @@ export const createPlugboard = async (options: PlugboardOptions): Promise<Plugbo
   if (Either.isLeft(built)) throw built.left
   const catalog = built.right
   const shared = await Effect.runPromise(Catalog.readSharedState(catalog))
-  const deps = { catalog, shared, logger: options.logger ?? silentLogger, rank: options.rank }
+  const approval = Approval.parseOperatorList(options.approvalTools ?? "")
+  if (Either.isLeft(approval)) throw new RangeError(`createPlugboard: approvalTools: ${approval.left}`)
+  const deps = {
+    catalog,
+    shared,
+    logger: options.logger ?? silentLogger,
+    rank: options.rank,
+    approval: approval.right
+  }
   return {
     catalog,
     tier1: Tier1.render(catalog),

@@ -22,6 +22,11 @@ export interface SdkTool {
   readonly description?: string
   readonly inputSchema: unknown
   readonly execute: (input: unknown, options: SdkToolOptions) => Promise<unknown>
+  /**
+   * The SDK's own approval (AI SDK 6 and 7): the call stops the loop with a
+   * `tool-approval-request` until the app answers it (docs/ai-sdk.md#approvals).
+   */
+  readonly needsApproval?: true
 }
 
 /** What the SDK passes a tool's `execute` (AI SDK 6 and 7). */
