@@ -142,6 +142,12 @@ export interface ServerConfig {
    * docs/oauth.md#at-rest); undefined when the key is unset (no OAuth connections can be kept).
    */
   readonly connectionsCipher: TokenVault.Cipher | undefined
+  /**
+   * `PUBLIC_URL`: the host's address as users' browsers reach it (scheme, host, optional port and
+   * path, no trailing slash); the OAuth redirect URI is `<publicUrl>/oauth/callback`. Undefined:
+   * the listen address (`http://<HOST>:<PORT>`), right only for a host users reach directly.
+   */
+  readonly publicUrl: string | undefined
   /** A folder of Agent Skills (`SKILLS_DIR`): every subfolder with a `SKILL.md` is one plugin. */
   readonly skillsDir: string | undefined
   /** Which skills may run their scripts (`SKILLS_RUN`, docs/skills-that-run.md); none when undefined. */
@@ -452,6 +458,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
       "Key sealing users' OAuth connections to remote MCP servers at rest (AES-256-GCM, docs/oauth.md): 32 random bytes as 64 hex digits or base64 (`openssl rand -base64 32`); changing it makes every user connect again"
   },
   {
+    name: "PUBLIC_URL",
+    default: "http://<HOST>:<PORT>",
+    meaning:
+      "The host's address as users' browsers reach it (behind a proxy: its https URL); OAuth sends them back to `<PUBLIC_URL>/oauth/callback` (docs/oauth.md)"
+  },
+  {
     name: "SKILLS_DIR",
     default: "unset",
     meaning: "A folder of Agent Skills to mount as plugins (same as `serve --skills`)"
@@ -651,6 +663,24 @@ export const isListenHost = (value: string): boolean => {
   if (/^[\d.]+$/.test(name)) return false
   return name.length > 0 && name.length <= 253 && name.split(".").every((label) => HOSTNAME_LABEL.test(label))
 }
+
+/** `PUBLIC_URL`: an absolute http(s) URL without query or fragment, kept without a trailing slash. */
+const publicUrl: Check<string | undefined> = Effect.map(raw("PUBLIC_URL"), (v) => {
+  if (v === undefined || v.trim() === "") return Either.right(undefined)
+  let parsed: URL
+  try {
+    parsed = new URL(v.trim())
+  } catch {
+    return bad(
+      `PUBLIC_URL must be an absolute URL such as https://oracle.example.com, got ${JSON.stringify(v.slice(0, 80))}.`
+    )
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+    return bad(`PUBLIC_URL must be an http or https URL, got ${JSON.stringify(parsed.protocol)}.`)
+  if (parsed.search !== "" || parsed.hash !== "" || parsed.username !== "" || parsed.password !== "")
+    return bad("PUBLIC_URL must have no query, fragment or credentials.")
+  return Either.right(`${parsed.origin}${parsed.pathname.replace(/\/+$/, "")}`)
+})
 
 const host: Check<string> = Effect.map(raw("HOST"), (v) => {
   if (v === undefined) return Either.right("127.0.0.1")
@@ -910,6 +940,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
           ? Either.right(undefined)
           : Either.mapLeft(ConnectionsCipher.fromKeyText(v, "CONNECTIONS_KEY"), (m) => [m])
       ),
+      publicUrl,
       skillsDir: optionalPath("SKILLS_DIR", cwd),
       skillsRun: Effect.map(Effect.all(SKILLS_RUN_VARIABLES.map(raw)), (values) =>
         Either.mapLeft(
