@@ -10,8 +10,8 @@
  * only ever visible to its own user: another user's wait id reads as unknown. The answered
  * record (who, when, what) stays readable by that user as the wait's audit.
  *
- * Every implementation (the in-memory one here, SQLite in `@plugboard/sqlite`) passes
- * `WaitStoreConformance` (`@plugboard/testing`).
+ * Every implementation (the in-memory one here, SQLite in `@plugboard/sqlite`, Postgres in
+ * `@plugboard/postgres`) passes `WaitStoreConformance` (`@plugboard/testing`).
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import * as Wait from "./Wait.js"

@@ -1,6 +1,6 @@
 /**
  * The shared conformance suite of the `WaitStore` port: the in-memory store in core, SQLite in
- * `@plugboard/sqlite`. At the top level of a test file:
+ * `@plugboard/sqlite`, Postgres in `@plugboard/postgres`. At the top level of a test file:
  *
  * ```ts
  * WaitStoreConformance.run("memory", () => WaitStore.layerMemory)
