@@ -23,6 +23,7 @@ import {
   Catalog,
   Checkpointer,
   type Clock,
+  ConnectionStore,
   CreditLedger,
   describe,
   type Plugin,
@@ -45,6 +46,7 @@ import { Cause, Data, Effect, Either, Exit, type Layer, ManagedRuntime, Option }
 import { bootCatalog } from "./CatalogBoot.js"
 import { startCodeMode } from "./CodeModeBoot.js"
 import * as ServerConfig from "./Config.js"
+import { forwarder, type HostConnections, makeHostConnections, oauthBootProblems } from "./Connections.js"
 import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin.js"
 import { consoleLogger, makeConsoleLogger } from "./Logger.js"
 import { appendsInCallOrder } from "./OrderedRuns.js"
@@ -204,6 +206,9 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     keyRead ??= loadOrCreateSigner(file).then((k) => k.signer)
     return keyRead
   }
+  // Users' OAuth connections (Connections.ts) exist once the ports do; the catalog's calls of
+  // `auth: "oauth"` servers are forwarded to them.
+  let hostConnections: HostConnections | undefined
   // The same boot as `plugboard mcp` (CatalogBoot.ts): sources, overrides, Catalog.make.
   const booted = await bootCatalog(options.plugins, {
     signer: async () => {
@@ -219,6 +224,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     cwd,
     cacheDir: envConfig?.mcpCacheDir ?? join(cwd, ".plugboard", "mcp-cache"),
     idleMs: envConfig?.mcpIdleMs,
+    oauth: forwarder(() => hostConnections),
     loadBudgetTokens: envConfig?.loadBudgetTokens,
     tokenCounter: options.tokenCounter,
     logger
@@ -252,6 +258,9 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     ])
   }
   const oracleSigner = signer
+  const env = options.env ?? process.env
+  const oauthProblems = oauthBootProblems(sources.servers, config.connectionsCipher, env)
+  if (oauthProblems.length > 0) return fail(oauthProblems)
   const oracleName = options.identity?.name ?? config.oracleName
   const creditsLoaded = catalog.byName.has(CREDITS_PLUGIN_NAME)
   const creditsEnabled = creditsLoaded && !config.disableCredits
@@ -278,6 +287,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       turnLock: TurnLock.TurnLock,
       turnControl: TurnControl.TurnControl,
       waits: WaitStore.WaitStore,
+      connectionStore: ConnectionStore.ConnectionStore,
       checkpointer: Checkpointer.typed<BaseCheckpointSaver>()
     })
   )
@@ -289,7 +299,21 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       `[boot-error] Storage could not be opened: ${describe(Option.getOrElse(Cause.failureOption(cause), () => Cause.squash(cause)))}`
     ])
   }
-  const { checkpointer: portCheckpointer, ...opened } = portsExit.value
+  const { checkpointer: portCheckpointer, connectionStore, ...opened } = portsExit.value
+  // Built on first use: without PUBLIC_URL the redirect is on the listen address, known at `listen`.
+  hostConnections =
+    config.connectionsCipher === undefined
+      ? undefined
+      : makeHostConnections({
+          servers: sources.servers,
+          cipher: config.connectionsCipher,
+          store: connectionStore,
+          publicUrl: () => config.publicUrl ?? handle.url() ?? `http://${config.host}:${config.port}`,
+          env,
+          pool: sources.pool,
+          cacheDir: config.mcpCacheDir,
+          logger
+        })
 
   // Runs on a store other hosts share (`DATABASE_URL`, or the host's `runs`) and a lock they
   // share too (`REDIS_URL`, or the host's `turnLock`): a host booting must not end the others'
@@ -470,6 +494,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       ? {}
       : { mcpInvocations: (did: string) => invocationsFor(oracleSigner, did) }),
     toolsSettled: sources.toolsSettled,
+    connections: hostConnections,
     onTimings: options.hooks?.onTimings,
     onClosed: async () => {
       if (matrix !== undefined) {

@@ -48,6 +48,12 @@ export const BUILTIN_ROUTES = {
   // A waiting run's answer starts its resumed turn (docs/waiting.md).
   resumeRun: ["POST", "/runs/:runId/resume", "turn"],
   runWaits: ["GET", "/runs/:runId/waits", "private"],
+  // Users' OAuth connections to MCP servers (Connections.ts, docs/oauth.md): the callback is
+  // the authorization server's redirect, whose sealed state names the user.
+  startConnection: ["POST", "/connections/:server", "private"],
+  listConnections: ["GET", "/connections", "private"],
+  deleteConnection: ["DELETE", "/connections/:server", "private"],
+  oauthCallback: ["GET", "/oauth/callback", "public"],
   // The dev console (docs/console.md): the page is public, its data behind the pipeline.
   console: ["GET", "/console", "public"],
   consoleCatalog: ["GET", "/console/api/catalog", "private"],

@@ -13,6 +13,7 @@ import {
   type Auth,
   Checkpointer,
   Clock,
+  type ConnectionStore,
   type CreditLedger,
   describe,
   RateLimiter,
@@ -27,6 +28,8 @@ import {
 import * as Postgres from "@plugboard/postgres"
 import * as Redis from "@plugboard/redis"
 import {
+  connectionsFile,
+  layerConnectionStore,
   layerRunStore,
   layerSessionStore,
   layerUserDatabases,
@@ -61,6 +64,7 @@ export type Ports =
   | Auth.Auth
   | Checkpointer.Checkpointer
   | Clock.Clock
+  | ConnectionStore.ConnectionStore
   | CreditLedger.CreditLedger
   | RateLimiter.RateLimiter
   | RunStore.RunStore
@@ -240,6 +244,11 @@ export const portLayers = ({ config, options, logger, identity, onWrite }: PortL
     pg === undefined
       ? layerWaitStore({ filename: join(dirname(config.runsDatabasePath), WAITS_FILE_NAME) })
       : Layer.provide(Postgres.layerWaitStore, pg),
+    // Users' sealed OAuth connections (docs/oauth.md#at-rest): `<data>/connections.sqlite`, or
+    // Postgres' `connections` table, where every host reads them.
+    pg === undefined
+      ? layerConnectionStore({ filename: connectionsFile(config.dataDir) })
+      : Layer.provide(Postgres.layerConnectionStore, pg),
     checkpointerLayer
   ).pipe(
     // The engine checks are built first, on their own: a layer that fails on a dead engine would

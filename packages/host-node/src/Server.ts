@@ -32,6 +32,7 @@ import type { UserDatabaseRegistry } from "@plugboard/sqlite"
 import { Cause, Effect, Exit, type ManagedRuntime, Option, Scope } from "effect"
 import * as BootReport from "./BootReport.js"
 import type { ServerConfig } from "./Config.js"
+import { connectionRoutes, type HostConnections } from "./Connections.js"
 import * as ConsoleData from "./console/ConsoleData.js"
 import * as ConsoleRoutes from "./console/ConsoleRoutes.js"
 import { errorBody, failureResponse, HttpFailure, json, MAX_PATH_PARAM_LENGTH } from "./Http.js"
@@ -95,6 +96,8 @@ export interface ServerParts {
   readonly basePrompt?: string | undefined
   /** Whether users' threads can share a saver (the host's `checkpointerForUser`). */
   readonly threadsShared?: boolean | undefined
+  /** Users' OAuth connections to MCP servers (Connections.ts); absent when no server uses OAuth. */
+  readonly connections?: HostConnections | undefined
   /** The user's invocations for the MCP servers that forward UCANs, minted per turn. */
   readonly mcpInvocations?: ((did: string) => Promise<Record<string, string>>) | undefined
   /** Tool lists MCP servers announced as changed, while being read (`Sources.toolsSettled`). */
@@ -213,6 +216,8 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     heartbeatMs: config.heartbeatMs
   })
 
+  const oauth = connectionRoutes(parts.connections, logger)
+
   const notFound = (method: string, path: string) =>
     new HttpFailure({ status: 404, message: `Cannot ${method} ${path.slice(0, 200)}`, error: "Not Found" })
 
@@ -304,12 +309,13 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     logger
   })
 
-  type Public = Extract<BuiltinRoute, "root" | "health" | "models" | "console">
+  type Public = Extract<BuiltinRoute, "root" | "health" | "models" | "console" | "oauthCallback">
   const publicHandlers: Record<Public, HttpRouter.Route.Handler<HttpFailure, never>> = {
     root,
     health,
     models,
-    console: consoleApi.page
+    console: consoleApi.page,
+    oauthCallback: oauth.callback
   }
   const privateHandlers: Record<
     Exclude<BuiltinRoute, Public>,
@@ -326,6 +332,9 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     rejoinRun: messages.rejoin,
     resumeRun: waits.resume,
     runWaits: waits.list,
+    startConnection: oauth.start,
+    listConnections: oauth.list,
+    deleteConnection: oauth.remove,
     consoleCatalog: consoleApi.catalog,
     consoleBudget: consoleApi.budget,
     consoleSearch: consoleApi.search,

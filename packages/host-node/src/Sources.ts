@@ -8,11 +8,13 @@
 import { resolve } from "node:path"
 import { CatalogSource, type Plugin, type RuntimeLogger } from "@plugboard/core"
 import {
+  type McpPool,
   type McpServerConfig,
   type McpServersInput,
   type MountedMcpServers,
   mintInvocations,
-  mountMcpServers
+  mountMcpServers,
+  type OAuthConnections
 } from "@plugboard/mcp"
 import { loadSkills } from "@plugboard/skills"
 import type { Signer } from "@plugboard/ucan"
@@ -43,6 +45,8 @@ export interface SourcesOptions {
   /** Idle time after which an MCP connection closes. */
   readonly idleMs?: number | undefined
   readonly logger?: RuntimeLogger | undefined
+  /** Each user's OAuth connections, for the `auth: "oauth"` servers' calls (docs/oauth.md). */
+  readonly oauth?: Pick<OAuthConnections.Connections, "headers" | "renew"> | undefined
 }
 
 /** The derived plugins, what to print about them, and the connections they hold. */
@@ -66,6 +70,8 @@ export interface Sources {
    * that settles once it is (at most `LIST_CHANGED_WAIT_MS`); undefined otherwise.
    */
   readonly toolsSettled?: (() => Promise<void> | undefined) | undefined
+  /** The MCP servers' pool (an OAuth server's tool list is cached through it); absent without MCP. */
+  readonly pool?: McpPool | undefined
   /** Closes every MCP connection (kills stdio servers). Idempotent. */
   readonly close: () => Promise<void>
 }
@@ -110,7 +116,8 @@ export const loadSources = async (
       refresh: options.refresh,
       signer: options.signer,
       idleMs: options.idleMs,
-      logger: options.logger
+      logger: options.logger,
+      oauth: options.oauth
     })
     errors.push(...mcp.errors)
     warnings.push(...mcp.warnings)
@@ -155,7 +162,7 @@ export const loadSources = async (
     warnings: warnings.map((w) => `[boot-warning] ${w}`),
     servers,
     runnableSkills,
-    ...(pool === undefined ? {} : { toolsSettled: () => pool.toolsSettled(LIST_CHANGED_WAIT_MS) }),
+    ...(pool === undefined ? {} : { pool, toolsSettled: () => pool.toolsSettled(LIST_CHANGED_WAIT_MS) }),
     ...(forwarding.length === 0
       ? {}
       : {

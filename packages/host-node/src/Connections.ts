@@ -1,0 +1,236 @@
+/**
+ * Users' OAuth connections to remote MCP servers, as the host serves them (docs/oauth.md,
+ * docs/http-api.md#connections). The library (`@plugboard/mcp`'s `OAuthConnections`) runs the
+ * flow; this module builds it from the host's config and answers its four routes:
+ *
+ * - `POST /connections/:server`: starts the caller's flow, answers `{server, url}`: the URL to
+ *   open in the user's browser (a navigation carries no UCAN, so the flow starts here);
+ * - `GET /oauth/callback` (public): the authorization server's redirect; the sealed `state` names
+ *   the user and server, so no session is needed. Answers a small HTML page: connected, or why not;
+ * - `GET /connections`: each OAuth server of the config and the caller's connection to it, never a token;
+ * - `DELETE /connections/:server`: revokes where the authorization server supports it, and forgets.
+ *
+ * The connections are built on first use: their redirect URI is on the host's public URL, which
+ * without `PUBLIC_URL` is the listen address, known once the server listens.
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { type ConnectionStore, describe, type RuntimeLogger, TokenVault } from "@plugboard/core"
+import {
+  cacheToolList,
+  type McpPool,
+  type McpServerConfig,
+  OAuthConnections,
+  type OAuthError,
+  oauthServers
+} from "@plugboard/mcp"
+import { Effect, Either } from "effect"
+import { HttpFailure, json, searchParams } from "./Http.js"
+import { RequestUser } from "./Routes.js"
+
+/** The path the authorization server sends the browser back to, under the host's public URL. */
+export const CALLBACK_PATH = "/oauth/callback"
+
+/** What `makeHostConnections` builds the connections from. */
+export interface HostConnectionsInput {
+  readonly servers: ReadonlyArray<McpServerConfig>
+  readonly cipher: TokenVault.Cipher
+  readonly store: ConnectionStore.ConnectionStoreService
+  /** The host's public base URL (`PUBLIC_URL`, else the listen address), read on first use. */
+  readonly publicUrl: () => string
+  /** Where the preregistered clients' secrets are read (`clientSecretEnv`). */
+  readonly env: Readonly<Record<string, string | undefined>>
+  /** The MCP pool, to cache a server's tool list with the first connected user's token. */
+  readonly pool?: McpPool | undefined
+  readonly cacheDir: string
+  readonly logger: RuntimeLogger
+}
+
+/** The host's OAuth connections, and the configured servers they are for. */
+export interface HostConnections {
+  readonly get: () => OAuthConnections.Connections
+  /** Every MCP server of the config, by name (to tell an unknown server from a non-OAuth one). */
+  readonly servers: ReadonlyMap<string, McpServerConfig>
+  /** What the user is told to do when a connection is missing (the route that starts the flow). */
+  readonly connectHint: (server: string) => string
+  /** Caches a server's tool list as `user` (after their connect); never rejects. */
+  readonly cacheList: (server: McpServerConfig, user: string) => Promise<void>
+}
+
+/**
+ * The `[boot-error]` problems of an OAuth config: a server with `auth: "oauth"` and no
+ * `CONNECTIONS_KEY`, or a client secret variable that is unset.
+ */
+export const oauthBootProblems = (
+  servers: ReadonlyArray<McpServerConfig>,
+  cipher: TokenVault.Cipher | undefined,
+  env: Readonly<Record<string, string | undefined>>
+): ReadonlyArray<string> => {
+  const oauth = servers.filter((s) => s.oauth !== undefined)
+  if (oauth.length === 0) return []
+  if (cipher === undefined)
+    return [
+      `[boot-error] MCP server${oauth.length > 1 ? "s" : ""} ${oauth.map((s) => `'${s.name}'`).join(", ")} sign${oauth.length > 1 ? "" : "s"} each user in with OAuth (auth: "oauth"), and CONNECTIONS_KEY is unset: set it to 32 random bytes (\`openssl rand -base64 32\`) to keep users' connections (docs/oauth.md).`
+    ]
+  return oauthServers(servers, env).errors.map((e) => `[boot-error] ${e}`)
+}
+
+/** The host's connections over the store; undefined when no server of the config uses OAuth. */
+export const makeHostConnections = (input: HostConnectionsInput): HostConnections | undefined => {
+  const configured = oauthServers(input.servers, input.env).servers
+  if (configured.length === 0) return undefined
+  const connectHint = (server: string) =>
+    `connect your account to '${server}' (POST /connections/${server}, or the console's Connect button) and try again`
+  let built: OAuthConnections.Connections | undefined
+  return {
+    servers: new Map(input.servers.map((s) => [s.name, s])),
+    connectHint,
+    cacheList: async (server, user) => {
+      if (input.pool === undefined || built === undefined) return
+      await cacheToolList(server, user, {
+        connections: built,
+        pool: input.pool,
+        cacheDir: input.cacheDir
+      }).catch((error: unknown) =>
+        input.logger.warn("the tool list of an OAuth server could not be cached", {
+          server: server.name,
+          error: describe(error)
+        })
+      )
+    },
+    get: () => {
+      built ??= OAuthConnections.make({
+        vault: TokenVault.make(input.store, input.cipher),
+        cipher: input.cipher,
+        redirectUri: `${input.publicUrl()}${CALLBACK_PATH}`,
+        servers: configured,
+        connectHint
+      })
+      return built
+    }
+  }
+}
+
+/**
+ * The `oauth` option of `mountMcpServers`: the catalog is built before the ports, so calls are
+ * forwarded to the connections once they exist (a call before that is refused, nothing sent).
+ */
+export const forwarder = (
+  current: () => HostConnections | undefined
+): Pick<OAuthConnections.Connections, "headers" | "renew"> => ({
+  headers: (user, server) => Effect.suspend(() => connectionsOrFail(current, server).headers(user, server)),
+  renew: (user, server) => Effect.suspend(() => connectionsOrFail(current, server).renew(user, server))
+})
+
+const connectionsOrFail = (current: () => HostConnections | undefined, server: string) => {
+  const host = current()
+  if (host === undefined)
+    throw new TypeError(`MCP server '${server}' was called before the host's OAuth connections were built.`)
+  return host.get()
+}
+
+const STATUS: Record<OAuthError["reason"], number> = {
+  "needs-connect": 409,
+  refused: 400,
+  invalid: 502,
+  unreachable: 502,
+  unavailable: 503
+}
+
+const oauthFailure = (error: OAuthError) =>
+  new HttpFailure({ status: STATUS[error.reason], message: error.message, error: `oauth-${error.reason}` })
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+
+/** The callback's page: a title and one sentence, no script, never cached. */
+const page = (status: number, title: string, text: string) =>
+  HttpServerResponse.text(
+    `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></body></html>`,
+    {
+      status,
+      contentType: "text/html; charset=utf-8",
+      headers: { "cache-control": "no-store", "referrer-policy": "no-referrer" }
+    }
+  )
+
+/** The four routes' handlers (see the module doc); every one 404s when no server uses OAuth. */
+export const connectionRoutes = (host: HostConnections | undefined, logger: RuntimeLogger) => {
+  const noOAuth = new HttpFailure({
+    status: 404,
+    message: "No MCP server of this host signs its users in with OAuth.",
+    error: "no-oauth-servers"
+  })
+  /** The `:server` parameter: a configured server with `auth: "oauth"`, else 404 / 400. */
+  const oauthServer = Effect.gen(function* () {
+    if (host === undefined) return yield* noOAuth
+    const name = (yield* HttpRouter.params).server ?? ""
+    const server = host.servers.get(name)
+    if (server === undefined)
+      return yield* new HttpFailure({
+        status: 404,
+        message: `No MCP server '${name.slice(0, 100)}' on this host.`,
+        error: "unknown-server"
+      })
+    if (server.oauth === undefined)
+      return yield* new HttpFailure({
+        status: 400,
+        message: `MCP server '${server.name}' does not sign its users in with OAuth (no auth: "oauth"): there is nothing to connect.`,
+        error: "not-oauth"
+      })
+    return { server, connections: host.get() }
+  })
+
+  const start = Effect.gen(function* () {
+    const { did } = yield* RequestUser
+    const { server, connections } = yield* oauthServer
+    const { url } = yield* Effect.mapError(connections.start(did, server.name), oauthFailure)
+    return json({ server: server.name, url }, 200, { "cache-control": "no-store" })
+  })
+
+  const callback = Effect.gen(function* () {
+    if (host === undefined) return yield* noOAuth
+    const query = Object.fromEntries(yield* searchParams)
+    const done = yield* Effect.either(host.get().complete(query))
+    if (Either.isLeft(done)) {
+      logger.info("an OAuth connection was not made", { reason: done.left.reason, server: done.left.server })
+      return page(400, "Not connected", done.left.message)
+    }
+    const { user, server } = done.right
+    logger.info("an OAuth connection was made", { server })
+    // The connected user's listing is what discovery reads from the next mount on
+    // (docs/oauth.md#the-tool-list); a failure leaves the connection made.
+    const config = host.servers.get(server)
+    if (config !== undefined) yield* Effect.promise(() => host.cacheList(config, user))
+    return page(200, "Connected", `Your account is connected to '${server}'. You can close this page.`)
+  })
+
+  const list = Effect.gen(function* () {
+    const { did } = yield* RequestUser
+    if (host === undefined) return json({ connections: [] })
+    const stored = yield* Effect.mapError(host.get().list(did), oauthFailure)
+    const byServer = new Map(stored.map((c) => [c.server, c]))
+    const connections = [...host.servers.values()]
+      .filter((s) => s.oauth !== undefined)
+      .map((s) => {
+        const c = byServer.get(s.name)
+        return {
+          server: s.name,
+          connected: c?.connected ?? false,
+          ...(c === undefined ? {} : { updatedAt: new Date(c.updatedAtMs).toISOString() }),
+          ...(c?.expiresAtMs === undefined ? {} : { expiresAt: new Date(c.expiresAtMs).toISOString() }),
+          ...(c?.scope === undefined ? {} : { scope: c.scope }),
+          ...(c?.problem === undefined ? {} : { problem: c.problem })
+        }
+      })
+    return json({ connections }, 200, { "cache-control": "no-store" })
+  })
+
+  const remove = Effect.gen(function* () {
+    const { did } = yield* RequestUser
+    const { server, connections } = yield* oauthServer
+    const done = yield* Effect.mapError(connections.disconnect(did, server.name), oauthFailure)
+    return json({ server: server.name, removed: done.removed, revocation: done.revocation })
+  })
+
+  return { start, callback, list, remove }
+}
