@@ -3,7 +3,9 @@
  *
  * A tool needs approval when its definition says so (`requiresApproval: true` on a plugin's
  * tool, checked at boot) or when the operator lists it (`APPROVAL_TOOLS`): an entry
- * `<plugin>/<tool>` names one tool, `<plugin>` every tool of that plugin. The rule lives here,
+ * `<plugin>/<tool>` names one tool, `<plugin>` every tool of that plugin. An MCP tool whose
+ * annotations say `destructiveHint: true` needs approval too, unless the operator turned that
+ * off (`APPROVAL_MCP_DESTRUCTIVE=off`: `OperatorList.destructive` false). The rule lives here,
  * once; the agent loop asks it for each call it is about to run.
  */
 import { Either } from "effect"
@@ -14,6 +16,11 @@ export interface OperatorList {
   readonly plugins: ReadonlySet<string>
   /** Single tools, as `<plugin>/<tool>`. */
   readonly tools: ReadonlySet<string>
+  /**
+   * Whether a tool its source marks destructive (MCP's `destructiveHint: true`) needs approval;
+   * absent is true. The operator turns it off with `APPROVAL_MCP_DESTRUCTIVE=off`.
+   */
+  readonly destructive?: boolean | undefined
 }
 
 /** No tool listed by the operator. */
@@ -53,16 +60,21 @@ export interface ToolRef {
   readonly plugin: string
   readonly name: string
   readonly requiresApproval?: boolean | undefined
+  /** Its source says it may destroy or overwrite things (MCP's `destructiveHint: true`). */
+  readonly destructiveHint?: boolean | undefined
 }
 
 /** Whether a call to `tool` waits for its user's approval. */
 export const needsApproval = (tool: ToolRef, operator: OperatorList): boolean =>
   tool.requiresApproval === true ||
+  (tool.destructiveHint === true && operator.destructive !== false) ||
   operator.plugins.has(tool.plugin) ||
   operator.tools.has(`${tool.plugin}/${tool.name}`)
 
 /** Why the call waits, as the approval request's `reason` says it. */
-export const reasonOf = (tool: ToolRef): string =>
+export const reasonOf = (tool: ToolRef, operator: OperatorList = NONE): string =>
   tool.requiresApproval === true
     ? `the tool '${tool.name}' of '${tool.plugin}' asks for approval before it runs`
-    : `the operator requires approval for '${tool.plugin}/${tool.name}'`
+    : tool.destructiveHint === true && operator.destructive !== false
+      ? `the tool '${tool.name}' of '${tool.plugin}' is marked destructive by its server (destructiveHint)`
+      : `the operator requires approval for '${tool.plugin}/${tool.name}'`

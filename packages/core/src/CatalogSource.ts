@@ -41,6 +41,8 @@ export interface SourceToolDescription {
   readonly description?: string | undefined
   /** JSON Schema of the arguments, as the source gave it. */
   readonly inputSchema: JsonSchema
+  /** The source says the tool may destroy or overwrite things (MCP's `annotations.destructiveHint`). */
+  readonly destructiveHint?: boolean | undefined
 }
 
 /** A tool as a source describes it, with the function that runs it. */
@@ -355,6 +357,7 @@ const toolOf = (t: SourceTool, name: string, visibility: Visibility | undefined)
   input: SourceArguments,
   jsonSchema: t.inputSchema,
   ...(visibility === undefined ? {} : { visibility }),
+  ...(t.destructiveHint === true ? { destructiveHint: true } : {}),
   handler: (args: Readonly<Record<string, unknown>>, context: RuntimeContext) => t.call(args, context)
 })
 

@@ -51,6 +51,12 @@ export interface PluginTool<A = any, I = any> {
    * (`APPROVAL_TOOLS`).
    */
   readonly requiresApproval?: boolean
+  /**
+   * The tool's source says it may destroy or overwrite things (an MCP tool's
+   * `annotations.destructiveHint: true`): it waits for approval like `requiresApproval`, unless
+   * the operator turned that off (`APPROVAL_MCP_DESTRUCTIVE=off`).
+   */
+  readonly destructiveHint?: boolean
   readonly handler: (input: A, context: RuntimeContext) => unknown
 }
 

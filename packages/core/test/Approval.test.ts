@@ -76,3 +76,26 @@ describe("Approval.parseOperatorList and needsApproval", () => {
     )
   })
 })
+
+describe("destructiveHint (an MCP tool's annotation)", () => {
+  const remove = { plugin: "files", name: "remove", destructiveHint: true }
+  it("needs approval unless the operator turned the hint off; the reason names the hint", () => {
+    expect(Approval.needsApproval(remove, Approval.NONE)).toBe(true)
+    expect(Approval.reasonOf(remove)).toContain("destructive")
+    const off = { ...Approval.NONE, destructive: false }
+    expect(Approval.needsApproval(remove, off)).toBe(false)
+    expect(Approval.needsApproval({ ...remove, destructiveHint: false }, Approval.NONE)).toBe(false)
+    // Off, the operator's list still applies, and the reason is the operator's.
+    const listed = { ...off, tools: new Set(["files/remove"]) }
+    expect(Approval.needsApproval(remove, listed)).toBe(true)
+    expect(Approval.reasonOf(remove, listed)).toBe("the operator requires approval for 'files/remove'")
+  })
+
+  it("is kept on the catalog's tool when true; anything but a boolean is a boot error", () => {
+    const catalog = boot([{ name: "files", manifest, tools: [{ ...quote, destructiveHint: true }] }])
+    if (Either.isLeft(catalog)) throw new Error(catalog.left.message)
+    expect(catalog.right.toolsByName.get("quote")?.destructiveHint).toBe(true)
+    const bad = boot([{ name: "files", manifest, tools: [{ ...quote, destructiveHint: "yes" }] }])
+    expect(Either.isLeft(bad) && bad.left.message).toContain("field 'destructiveHint' must be true or false")
+  })
+})

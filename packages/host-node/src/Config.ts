@@ -406,6 +406,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
       "Tools that wait for their user's approval before they run, besides those whose definition asks for it (docs/waiting.md): `<plugin>` for all its tools or `<plugin>/<tool>`, separated by commas"
   },
   {
+    name: "APPROVAL_MCP_DESTRUCTIVE",
+    default: "on",
+    meaning:
+      "on: an MCP tool whose annotations say destructiveHint: true waits for its user's approval (docs/waiting.md); off: the hint is ignored (APPROVAL_TOOLS still applies)"
+  },
+  {
     name: "WAIT_TIMEOUT_MS",
     default: "600000",
     meaning:
@@ -915,10 +921,19 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       turnMaxTokens: integer("TURN_MAX_TOKENS", TurnBounds.DEFAULT_LIMITS.maxTokens, 1),
       turnTimeoutMs: integer("TURN_TIMEOUT_MS", TurnBounds.DEFAULT_LIMITS.wallClockMs, 1),
       turnRepeatLimit: integer("TURN_REPEAT_LIMIT", TurnBounds.DEFAULT_LIMITS.repeatLimit, 2),
-      approvalTools: Effect.map(raw("APPROVAL_TOOLS"), (v) =>
-        v === undefined
-          ? Either.right(Approval.NONE)
-          : Either.mapLeft(Approval.parseOperatorList(v), (m) => [`APPROVAL_TOOLS: ${m}.`])
+      approvalTools: Effect.zipWith(
+        Effect.map(raw("APPROVAL_TOOLS"), (v) =>
+          v === undefined
+            ? Either.right(Approval.NONE)
+            : Either.mapLeft(Approval.parseOperatorList(v), (m) => [`APPROVAL_TOOLS: ${m}.`])
+        ),
+        boolean("APPROVAL_MCP_DESTRUCTIVE", true),
+        (list, destructive) =>
+          Either.isLeft(list)
+            ? Either.isLeft(destructive)
+              ? Either.left([...list.left, ...destructive.left])
+              : list
+            : Either.map(destructive, (d): Approval.OperatorList => ({ ...list.right, destructive: d }))
       ),
       waitTimeoutMs: integer("WAIT_TIMEOUT_MS", 600_000, 1, 2_592_000_000),
       loadBudgetTokens: integer("LOAD_BUDGET_TOKENS", TokenBudget.DEFAULT_LOAD_BUDGET_TOKENS, 1),

@@ -251,7 +251,12 @@ class Turn implements CatalogTurn {
     const waits =
       target !== undefined &&
       Approval.needsApproval(
-        { plugin: target.plugin, name: target.name, requiresApproval: target.requiresApproval },
+        {
+          plugin: target.plugin,
+          name: target.name,
+          requiresApproval: target.requiresApproval,
+          destructiveHint: target.destructiveHint
+        },
         this.#deps.approval ?? Approval.NONE
       )
     return waits ? { ...tool, needsApproval: true } : tool

@@ -97,7 +97,7 @@ export const gate = (
       plugin: approval!.plugin,
       tool: call.name,
       args: call.args,
-      reason: Approval.reasonOf(approval!)
+      reason: Approval.reasonOf(approval!, option.operator)
     })
   }
   const refusal = Wait.refusalText(resumed.answer)

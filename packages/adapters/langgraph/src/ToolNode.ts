@@ -271,7 +271,14 @@ export const makeToolNode = (rt: AgentRuntime, emitter: Emitter) => {
         run: async (callContext) => handler(decoded.right as never, callContext),
         ...(owner === undefined
           ? {}
-          : { approval: { plugin: owner, name: tool.name, requiresApproval: target?.requiresApproval } })
+          : {
+              approval: {
+                plugin: owner,
+                name: tool.name,
+                requiresApproval: target?.requiresApproval,
+                destructiveHint: target?.destructiveHint
+              }
+            })
       }
     }
 

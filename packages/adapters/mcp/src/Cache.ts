@@ -89,7 +89,8 @@ const isTool = (u: unknown): u is McpToolDescription =>
   typeof u.name === "string" &&
   optionalString(u.title) &&
   optionalString(u.description) &&
-  isRecord(u.inputSchema)
+  isRecord(u.inputSchema) &&
+  (u.destructiveHint === undefined || typeof u.destructiveHint === "boolean")
 
 /** True for a value in the shape of a description (what a file must hold to be used). */
 const isDescription = (u: unknown): u is McpDescription =>
@@ -154,7 +155,8 @@ const pick = (d: McpDescription): McpDescription => ({
     name: t.name,
     ...(t.title === undefined ? {} : { title: t.title }),
     ...(t.description === undefined ? {} : { description: t.description }),
-    inputSchema: t.inputSchema
+    inputSchema: t.inputSchema,
+    ...(t.destructiveHint === true ? { destructiveHint: true } : {})
   }))
 })
 

@@ -124,7 +124,10 @@ const readTool = (raw: unknown): McpToolDescription | string => {
     name,
     ...(typeof raw.title === "string" ? { title: raw.title } : {}),
     ...(typeof raw.description === "string" ? { description: raw.description } : {}),
-    inputSchema: raw.inputSchema
+    inputSchema: raw.inputSchema,
+    ...(isRecord(raw.annotations) && raw.annotations.destructiveHint === true
+      ? { destructiveHint: true }
+      : {})
   }
 }
 

@@ -107,6 +107,7 @@ const toSourceTool = (
   ...(tool.title === undefined ? {} : { title: tool.title }),
   ...(tool.description === undefined ? {} : { description: tool.description }),
   inputSchema: tool.inputSchema,
+  ...(tool.destructiveHint === true ? { destructiveHint: true } : {}),
   // Async, so a refused call (no invocation) is a rejection like any failed call, never a throw.
   call: async (args, context) => {
     const progress = context.toolCall?.progress

@@ -132,6 +132,7 @@ export const TOOL_KEYS: ReadonlySet<string> = new Set([
   "visibility",
   "requires",
   "requiresApproval",
+  "destructiveHint",
   "handler"
 ])
 
@@ -289,6 +290,13 @@ export const resolveTool = (tool: PluginTool, i: number | undefined, ctx: ToolCo
     )
     return
   }
+  const destructiveHint = readQuietly(tool, "destructiveHint")
+  if (destructiveHint !== undefined && typeof destructiveHint !== "boolean") {
+    errors.push(
+      `Plugin '${shown(name)}' ${kind} '${toolName}' field 'destructiveHint' must be true or false (got ${typeof destructiveHint}).`
+    )
+    return
+  }
   const resolvedTool: CatalogTool = {
     name: toolName,
     plugin: name,
@@ -297,7 +305,8 @@ export const resolveTool = (tool: PluginTool, i: number | undefined, ctx: ToolCo
     parameters: parameters.right,
     tool,
     ...(requires.length === 0 ? {} : { requires }),
-    ...(requiresApproval === true ? { requiresApproval: true } : {})
+    ...(requiresApproval === true ? { requiresApproval: true } : {}),
+    ...(destructiveHint === true ? { destructiveHint: true } : {})
   }
   ctx.resolved.push(resolvedTool)
   if (toolVisibility === "on-demand") ctx.onDemandTools.push(resolvedTool)

@@ -24,6 +24,8 @@ export interface CatalogTool extends ToolSpec {
   readonly requires?: ReadonlyArray<Capability> | undefined
   /** The tool's own `requiresApproval: true` (checked); absent otherwise. */
   readonly requiresApproval?: true | undefined
+  /** The tool's own `destructiveHint: true` (an MCP tool's annotation); absent otherwise. */
+  readonly destructiveHint?: true | undefined
 }
 
 /** A sub-agent as the catalog resolved it: its spec and the tool the model is offered for it. */
