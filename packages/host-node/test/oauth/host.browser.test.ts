@@ -1,0 +1,239 @@
+/**
+ * Per-user OAuth through the whole server (issue 38): `createOracleApp` with an MCP config whose
+ * `notes` server has `auth: "oauth"`, real components only: oidc-provider as the authorization
+ * server, the official SDK's bearer-auth MCP server as the resource, the consent clicked in
+ * Chromium, and the host's own routes (`POST /connections/:server`, `GET /oauth/callback`,
+ * `GET /connections`, `DELETE /connections/:server`).
+ *
+ * Shown: two users each connect their own account through the routes; after a restart (the tool
+ * list cached by the first callback is what discovery reads, docs/oauth.md#the-tool-list) each
+ * user's turn calls `whoami` and the server sees that user; a user who disconnected gets
+ * needs-connect in the tool's answer; the routes' errors. Every access and refresh token the
+ * authorization server issued is absent from every log line, raw SSE body, `/health/plugins`,
+ * console API and connections answer of these tests.
+ */
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { RuntimeLogger } from "@plugboard/core"
+import { ScriptedChatModel, type ScriptStep } from "@plugboard/models"
+import type { Browser } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createOracleApp, type OracleApp } from "../../src/index.js"
+import { chromiumMissing, launch } from "../console/browser.js"
+import { bootLines, call, headersFor, newSession, user } from "../helpers.js"
+import { answerTo, toolText } from "../mcpHelpers.js"
+import { type AuthServer, startAuthServer } from "./fixtures/authServer.js"
+import { signIn } from "./fixtures/browserFlow.js"
+import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js"
+
+const missing = chromiumMissing()
+
+let auth: AuthServer
+let mcp: ProtectedMcpServer
+let browser: Browser
+let dir: string
+let app: OracleApp | undefined
+let url: string
+const key = randomBytes(32).toString("base64")
+/** Every access and refresh token the authorization server issued during these tests. */
+const issued = new Set<string>()
+/** Every text the host produced in these tests: log lines, raw SSE bodies, API answers, pages. */
+const outputs: Array<string> = []
+const logger: RuntimeLogger = {
+  debug: (message, fields) => outputs.push(JSON.stringify(["debug", message, fields])),
+  info: (message, fields) => outputs.push(JSON.stringify(["info", message, fields])),
+  warn: (message, fields) => outputs.push(JSON.stringify(["warn", message, fields])),
+  error: (message, fields) => outputs.push(JSON.stringify(["error", message, fields]))
+}
+
+/** Each turn: load notes, call whoami, answer with what it said. */
+const turnSteps: Array<ScriptStep> = [
+  { tool: "load_capability", args: { names: ["notes"] } },
+  { tool: "whoami", args: {} },
+  (t) => `whoami said: ${toolText(answerTo(t, "whoami"))}`
+]
+const script: Array<ScriptStep> = [...turnSteps, ...turnSteps, ...turnSteps]
+
+const configFile = () => {
+  const file = join(dir, "mcp.json")
+  writeFileSync(
+    file,
+    JSON.stringify({ mcpServers: { notes: { url: mcp.url, auth: "oauth" }, plain: { url: mcp.url } } })
+  )
+  return file
+}
+
+const boot = async () => {
+  app = await createOracleApp({
+    plugins: [],
+    logger,
+    model: ScriptedChatModel.script(script),
+    env: {
+      PLUGBOARD_DATA_DIR: dir,
+      THROTTLE_LIMIT: "1000",
+      MCP_CONFIG: configFile(),
+      CONNECTIONS_KEY: key
+    }
+  })
+  url = (await app.listen(0, "127.0.0.1")).url
+  return app
+}
+
+/** A GET or other call whose answer joins `outputs`. */
+const api = async (path: string, init: Parameters<typeof call>[1] = {}) => {
+  const r = await call(`${url}${path}`, init)
+  outputs.push(typeof r.body === "string" ? r.body : JSON.stringify(r.body))
+  return r
+}
+
+/** One turn as the raw SSE body (every frame, as sent). */
+const turn = async (headers: Record<string, string>, message: string): Promise<string> => {
+  const session = await newSession(url, headers)
+  const response = await fetch(`${url}/messages/${session}`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ message, stream: true })
+  })
+  const body = await response.text()
+  outputs.push(body)
+  return body
+}
+
+/** The answer a raw SSE body streamed: its `message` frames' content, joined. */
+const answerIn = (body: string): string =>
+  body
+    .split("\n\n")
+    .filter((frame) => frame.includes("event: message\n"))
+    .map((frame) => JSON.parse(frame.slice(frame.indexOf("data: ") + 6)).content as string)
+    .join("")
+
+/** The user connects `login`'s account through the host's routes, in a browser of their own. */
+const connect = async (headers: Record<string, string>, login: string) => {
+  const started = await api("/connections/notes", { method: "POST", headers })
+  expect(started.status).toBe(200)
+  expect(started.body.server).toBe("notes")
+  const page = await signIn(browser, started.body.url, `${url}/oauth/callback`, login)
+  outputs.push(page)
+  return page
+}
+
+beforeAll(async () => {
+  if (missing !== undefined) return
+  mcp = await startMcpServer()
+  auth = await startAuthServer(() => mcp.url)
+  await mcp.serve(auth.issuer)
+  auth.provider.on("grant.success", (ctx: { body?: { access_token?: string; refresh_token?: string } }) => {
+    for (const token of [ctx.body?.access_token, ctx.body?.refresh_token]) if (token) issued.add(token)
+  })
+  browser = await launch()
+  dir = mkdtempSync(join(tmpdir(), "plugboard-oauth-host-"))
+}, 120_000)
+
+afterAll(async () => {
+  if (missing !== undefined) return
+  await app?.close(2_000)
+  await browser?.close()
+  await mcp?.close()
+  await auth?.close()
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+})
+
+describe.skipIf(missing !== undefined)(
+  "per-user OAuth through the host's routes (oidc-provider, SDK server, Chromium)",
+  () => {
+    it("boot refuses an auth: oauth server without CONNECTIONS_KEY, naming it", async () => {
+      const lines = await bootLines([], { MCP_CONFIG: configFile() })
+      expect(lines).toEqual([
+        "[boot-error] MCP server 'notes' signs each user in with OAuth (auth: \"oauth\"), and CONNECTIONS_KEY is unset: set it to 32 random bytes (`openssl rand -base64 32`) to keep users' connections (docs/oauth.md)."
+      ])
+    })
+
+    let alice: Awaited<ReturnType<typeof user>>
+    let bob: Awaited<ReturnType<typeof user>>
+
+    it("two users connect their own accounts through the routes; the connections list them, without tokens", async () => {
+      await boot()
+      alice = await user(app!.oracleDid)
+      bob = await user(app!.oracleDid)
+      const before = await api("/connections", { headers: alice.headers })
+      expect(before.status).toBe(200)
+      expect(before.body).toEqual({ connections: [{ server: "notes", connected: false }] })
+      expect(await connect(alice.headers, "alice")).toBe(
+        "Your account is connected to 'notes'. You can close this page."
+      )
+      expect(await connect(bob.headers, "bob")).toBe(
+        "Your account is connected to 'notes'. You can close this page."
+      )
+      const listed = await api("/connections", { headers: alice.headers })
+      expect(listed.body.connections).toMatchObject([{ server: "notes", connected: true }])
+      expect(listed.body.connections[0].scope).toContain("mcp:tools")
+      expect(issued.size).toBeGreaterThanOrEqual(4)
+    }, 120_000)
+
+    it("the routes' errors: no credentials 401, an unknown server 404, a server without OAuth 400, a forged callback 400 page", async () => {
+      expect((await api("/connections")).status).toBe(401)
+      expect((await api("/connections/notes", { method: "POST" })).status).toBe(401)
+      const unknown = await api("/connections/nope", { method: "POST", headers: alice.headers })
+      expect(unknown.status).toBe(404)
+      expect(unknown.body).toMatchObject({
+        error: "unknown-server",
+        message: "No MCP server 'nope' on this host."
+      })
+      const plain = await api("/connections/plain", { method: "DELETE", headers: alice.headers })
+      expect(plain.status).toBe(400)
+      expect(plain.body.error).toBe("not-oauth")
+      const forged = await api("/oauth/callback?code=abc&state=pbc1.forged")
+      expect(forged.status).toBe(400)
+      expect(forged.body).toContain("Not connected")
+      const none = await api("/oauth/callback")
+      expect(none.status).toBe(400)
+    })
+
+    it("after a restart, each user's turn calls whoami and the server sees that user; a disconnected user gets needs-connect", async () => {
+      await app!.close(2_000)
+      app = undefined
+      await boot()
+      // The callback cached the tool list as the first connected user: the plugin is available.
+      expect(app!.catalog.byName.get("notes")?.unavailable).toBeUndefined()
+      mcp.seen.length = 0
+      const aliceHeaders = await headersFor(alice.signer, app!.oracleDid)
+      const bobHeaders = await headersFor(bob.signer, app!.oracleDid)
+      expect(answerIn(await turn(aliceHeaders, "who am I?"))).toBe("whoami said: you are alice")
+      expect(answerIn(await turn(bobHeaders, "who am I?"))).toBe("whoami said: you are bob")
+      expect(mcp.seen).toEqual(["alice", "bob"])
+
+      const removed = await api("/connections/notes", { method: "DELETE", headers: bobHeaders })
+      expect(removed.status).toBe(200)
+      expect(removed.body).toEqual({ server: "notes", removed: true, revocation: { outcome: "revoked" } })
+      expect((await api("/connections", { headers: bobHeaders })).body.connections).toEqual([
+        { server: "notes", connected: false }
+      ])
+      const after = await turn(bobHeaders, "who am I?")
+      expect(after).toContain("needs you to connect your account")
+      expect(after).toContain("POST /connections/notes")
+      expect(mcp.seen).toEqual(["alice", "bob"])
+    }, 120_000)
+
+    it("no access or refresh token in any log line, SSE frame, /health/plugins, console or connections answer", async () => {
+      const headers = await headersFor(alice.signer, app!.oracleDid)
+      expect((await api("/health/plugins", { headers })).status).toBe(200)
+      for (const path of [
+        "/console/api/catalog",
+        "/console/api/budget",
+        "/console/api/offer",
+        "/console/api/search?query=notes"
+      ]) {
+        expect((await api(path, { headers })).status).toBe(200)
+      }
+      expect((await api("/connections", { headers })).status).toBe(200)
+      expect(issued.size).toBeGreaterThanOrEqual(4)
+      const all = outputs.join("\n")
+      expect(all).toContain("you are alice")
+      expect(all).toContain("an OAuth connection was made")
+      for (const token of issued)
+        expect(all.includes(token), "a token appears in the host's outputs").toBe(false)
+    })
+  }
+)
