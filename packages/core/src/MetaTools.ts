@@ -8,6 +8,7 @@ import { Data, Either } from "effect"
 import * as Access from "./Access.js"
 import * as CapabilityIndex from "./CapabilityIndex.js"
 import * as CatalogSource from "./CatalogSource.js"
+import * as Connect from "./Connect.js"
 import type { CatalogEntry } from "./internal/catalog/entry.js"
 import type { Catalog } from "./internal/catalog/model.js"
 import { type CALL_TOOL, LIST_CAPABILITIES, LOAD_CAPABILITY } from "./internal/metaTools.js"
@@ -184,6 +185,11 @@ export interface CapabilityListing {
    * capability it `requires` that the user's credentials do not grant).
    */
   readonly unavailable?: string | undefined
+  /**
+   * Set when the user must connect an account before the plugin can be used (`Connect`): why,
+   * and the link that starts the connection. Such a plugin is never `loaded`.
+   */
+  readonly needsConnect?: Connect.NeedsConnect | undefined
 }
 
 /** The result of `list_capabilities`. */
@@ -206,22 +212,26 @@ const listing = (
   entry: CatalogEntry,
   loaded: LoadedPlugins.LoadedPlugins,
   view: Access.View,
+  pending: Connect.Pending,
   score?: number
 ): CapabilityListing => {
   const m = entry.manifest
   const denied = view.open ? undefined : view.denied.get(entry.name)
+  // Unavailable to everyone or not granted says more than "connect": those come first.
+  const needsConnect = (entry.unavailable ?? denied) ? undefined : pending.get(entry.name)
   return {
     name: entry.name,
     title: m.title,
     summary: m.summary,
     visibility: entry.visibility === "always" ? "always" : "on-demand",
-    loaded: denied === undefined && isAvailable(entry, loaded),
+    loaded: denied === undefined && needsConnect === undefined && isAvailable(entry, loaded),
     category: m.category,
     tags: m.tags ?? [],
     stability: m.stability,
     warning: m.stability === "experimental" ? EXPERIMENTAL_WARNING : undefined,
     score: score === undefined ? undefined : Math.round(score * 1000) / 1000,
-    unavailable: entry.unavailable ?? denied
+    unavailable: entry.unavailable ?? denied,
+    ...(needsConnect === undefined ? {} : { needsConnect })
   }
 }
 
@@ -232,14 +242,17 @@ const listing = (
  * flood the conversation); `total` says how many matched. A plugin the user's `view` denies
  * (`Access`; default: no grants) is listed as `unavailable`, with the capabilities it requires.
  * `ranked`, when given, is the query's ranking computed beforehand (`SemanticIndex.rank`, whose
- * embedder runs outside this pure function), used instead of the lexical one.
+ * embedder runs outside this pure function), used instead of the lexical one. `pending` are the
+ * plugins the user must connect an account for first (`Connect`): each is listed with
+ * `needsConnect` and never as loaded.
  */
 export const listCapabilities = (
   catalog: Catalog,
   loaded: LoadedPlugins.LoadedPlugins,
   input: unknown,
   view: Access.View = Access.view(catalog),
-  ranked?: ReadonlyArray<{ readonly name: string; readonly score: number }>
+  ranked?: ReadonlyArray<{ readonly name: string; readonly score: number }>,
+  pending: Connect.Pending = Connect.NONE
 ): Either.Either<ListCapabilitiesResult, MetaToolInputError> =>
   Either.map(decodeListInput(input), ({ query, category, limit }) => {
     const keep = (e: CatalogEntry | undefined): e is CatalogEntry =>
@@ -260,7 +273,7 @@ export const listCapabilities = (
       query,
       category,
       total: matched.length,
-      plugins: shown.map(({ entry, score }) => listing(entry, loaded, view, score))
+      plugins: shown.map(({ entry, score }) => listing(entry, loaded, view, pending, score))
     }
   })
 
@@ -298,10 +311,13 @@ export type LoadOutcome =
       readonly status: "error"
       /**
        * `unavailable`: the plugin exists but cannot be used now (`CatalogEntry.unavailable`);
-       * `not-granted`: it requires capabilities the user's credentials do not grant (`Access`).
+       * `not-granted`: it requires capabilities the user's credentials do not grant (`Access`);
+       * `needs-connect`: the user must connect an account first (`Connect`; `connectUrl` starts it).
        */
-      readonly error: "unknown" | "silent" | "unavailable" | "not-granted"
+      readonly error: "unknown" | "silent" | "unavailable" | "not-granted" | "needs-connect"
       readonly message: string
+      /** For `needs-connect`: the link that starts the connection. */
+      readonly connectUrl?: string | undefined
       /** For `unknown`: up to three discoverable plugin names, closest first. */
       readonly suggestions: ReadonlyArray<string>
     }
@@ -411,13 +427,17 @@ const toolsOf = (
  * `view` is the user's (`Access.view` of their grants; default: no grants): a plugin it denies is
  * refused (`not-granted`, naming the capabilities it requires) and nothing is loaded for it, and a
  * loaded plugin's tools hidden by their own `requires` are not listed.
+ *
+ * A plugin in `pending` (`Connect`: the user must connect an account first) is refused with
+ * `needs-connect`, its reason and the link that starts the connection; nothing is loaded for it.
  */
 export const loadCapability = (
   catalog: Catalog,
   loaded: LoadedPlugins.LoadedPlugins,
   input: unknown,
   requestTools: ReadonlyArray<RequestTool> = [],
-  view: Access.View = Access.view(catalog)
+  view: Access.View = Access.view(catalog),
+  pending: Connect.Pending = Connect.NONE
 ): Either.Either<LoadCapabilityResult, MetaToolInputError> =>
   Either.map(decodeLoadInput(input), (names) => {
     const results: Array<LoadOutcome> = []
@@ -448,6 +468,16 @@ export const loadCapability = (
           status: "error",
           error: "not-granted",
           message: `Plugin '${name}' cannot be loaded for this user. ${view.denied.get(name)} Tell the user; an operator can grant it. Do not retry it in this conversation.`,
+          suggestions: []
+        })
+      } else if (pending.has(name)) {
+        const needs = pending.get(name)!
+        results.push({
+          name,
+          status: "error",
+          error: "needs-connect",
+          message: Connect.loadMessage(name, needs),
+          connectUrl: needs.url,
           suggestions: []
         })
       } else if (LoadedPlugins.has(loaded, name)) {

@@ -23,6 +23,7 @@ import { Data, Either, ParseResult, Schema } from "effect"
 import * as Access from "./Access.js"
 import * as CallTool from "./CallTool.js"
 import * as CodeMode from "./CodeMode.js"
+import type * as Connect from "./Connect.js"
 import { describe } from "./Describe.js"
 import type { CatalogTool } from "./internal/catalog/entry.js"
 import type { Catalog } from "./internal/catalog/model.js"
@@ -115,6 +116,8 @@ export interface Step {
   readonly requestTools?: ReadonlyArray<RequestTool> | undefined
   /** The user's view (`Access.view` of their grants; default: no grants). */
   readonly view?: Access.View | undefined
+  /** The plugins the user must connect an account for first (`Connect`; default: none). */
+  readonly pending?: Connect.Pending | undefined
   /**
    * The thread's kept results by handle, for `read_result` (`ResultPages`): what a door keeps
    * beside its messages. A door that keeps none leaves it out, and never offers `read_result`.
@@ -134,7 +137,14 @@ export const applyLoads = (step: Step, calls: ReadonlyArray<Call>): Loads => {
   const newlyLoaded: Array<string> = []
   calls.forEach((c, i) => {
     if (c.name !== MetaTools.LOAD_CAPABILITY) return
-    const result = MetaTools.loadCapability(step.catalog, loaded, c.args, step.requestTools ?? [], view)
+    const result = MetaTools.loadCapability(
+      step.catalog,
+      loaded,
+      c.args,
+      step.requestTools ?? [],
+      view,
+      step.pending
+    )
     byCall.set(i, result)
     if (Either.isRight(result)) {
       loaded = result.right.loadedPlugins
@@ -183,7 +193,14 @@ export const plan = (step: Step, call: Call, options: PlanOptions = {}): Plan =>
     if (call.name === MetaTools.LOAD_CAPABILITY) {
       const load =
         options.load ??
-        MetaTools.loadCapability(step.catalog, step.loaded, call.args, step.requestTools ?? [], view)
+        MetaTools.loadCapability(
+          step.catalog,
+          step.loaded,
+          call.args,
+          step.requestTools ?? [],
+          view,
+          step.pending
+        )
       // A door with call_tool answers a load with the schemas its model needs to call through it.
       if (Either.isRight(load) && CallTool.offersCallTool(step.offered)) {
         return answerPlan({
@@ -212,7 +229,8 @@ export const plan = (step: Step, call: Call, options: PlanOptions = {}): Plan =>
       options.loadedAfter ?? step.loaded,
       call.args,
       view,
-      options.ranked
+      options.ranked,
+      step.pending
     )
     return answerPlan({ answer: metaAnswer(Either.merge(listing)) })
   }
