@@ -4,6 +4,7 @@
  */
 import type { GraphState, StateMessage } from "./GraphState.js"
 import type { Capability } from "./internal/capability.js"
+import type { InputAnswer, InputQuestion } from "./Wait.js"
 
 /** The graph state as plugins see it: read-only, open to fields the type does not declare. */
 export type ReadonlyState = Readonly<GraphState> & { readonly [key: string]: unknown }
@@ -62,6 +63,13 @@ export interface ToolCallInfo {
   readonly name: string
   /** Reports progress; never throws, and is ignored once the call has ended. */
   readonly progress: (progress: ToolProgress) => void
+  /**
+   * Asks the turn's user a question while the call runs (an MCP server's elicitation): the run
+   * emits a `waiting` frame of kind `input` and this resolves with the user's values, their
+   * decline, or `timed-out` at the wait's deadline (docs/waiting.md). Absent when the turn cannot
+   * wait (a JSON turn, no wait store). Rejects when the turn is aborted.
+   */
+  readonly ask?: ((question: InputQuestion) => Promise<InputAnswer>) | undefined
 }
 
 /** A logger that drops everything: the default for pure tests. */

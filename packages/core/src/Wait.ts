@@ -46,6 +46,9 @@ export const Values = Schema.TaggedStruct("values", {
   values: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 })
 
+/** The user declined to fill the form (an MCP elicitation's `decline`). */
+export const Declined = Schema.TaggedStruct("declined", {})
+
 /** The user finished connecting. */
 export const Connected = Schema.TaggedStruct("connected", {})
 
@@ -53,14 +56,14 @@ export const Connected = Schema.TaggedStruct("connected", {})
 export const TimedOut = Schema.TaggedStruct("timed-out", {})
 
 /** What answers a wait. */
-export const WaitAnswer = Schema.Union(Decision, Values, Connected, TimedOut)
+export const WaitAnswer = Schema.Union(Decision, Values, Declined, Connected, TimedOut)
 /** What answers a wait. */
 export type WaitAnswer = typeof WaitAnswer.Type
 
 /** The kinds of answer each kind of request takes (a timeout answers any). */
 const FITS: Readonly<Record<WaitRequest["_tag"], ReadonlyArray<WaitAnswer["_tag"]>>> = {
   approval: ["decision", "timed-out"],
-  input: ["values", "timed-out"],
+  input: ["values", "declined", "timed-out"],
   connect: ["connected", "timed-out"]
 }
 
@@ -75,6 +78,15 @@ export const misfit = (request: WaitRequest, answer: WaitAnswer, fromClient: boo
     return `a wait for ${request._tag} is answered with ${wanted.map((t) => `'${t}'`).join(" or ")}, not '${answer._tag}'`
   }
   return undefined
+}
+
+/** What answers an input wait: the values, a decline, or the host's timeout. */
+export type InputAnswer = Extract<WaitAnswer, { readonly _tag: "values" | "declined" | "timed-out" }>
+
+/** A question a tool asks its user while it runs (an MCP elicitation): the text and a JSON Schema of an object. */
+export interface InputQuestion {
+  readonly message: string
+  readonly schema: Readonly<Record<string, unknown>>
 }
 
 /** What the tool that waited answers the model, when the user did not let it run. */

@@ -15,17 +15,18 @@ describe("Wait", () => {
     const answers: ReadonlyArray<Wait.WaitAnswer> = [
       { _tag: "decision", approved: true },
       { _tag: "values", values: {} },
+      { _tag: "declined" },
       { _tag: "connected" },
       { _tag: "timed-out" }
     ]
     const fits = (request: Wait.WaitRequest, fromClient: boolean) =>
       answers.filter((a) => Wait.misfit(request, a, fromClient) === undefined).map((a) => a._tag)
     expect(fits(approval, true)).toEqual(["decision"])
-    expect(fits(input, true)).toEqual(["values"])
+    expect(fits(input, true)).toEqual(["values", "declined"])
     expect(fits(connect, true)).toEqual(["connected"])
     expect(fits(approval, false)).toEqual(["decision", "timed-out"])
     expect(Wait.misfit(input, { _tag: "decision", approved: true }, true)).toBe(
-      "a wait for input is answered with 'values', not 'decision'"
+      "a wait for input is answered with 'values' or 'declined', not 'decision'"
     )
   })
 

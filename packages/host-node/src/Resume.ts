@@ -11,9 +11,10 @@
  *   audit record, for its own user only.
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
-import { type RunStore, type Wait, WaitStore } from "@plugboard/core"
+import { type RunStore, Wait, WaitStore } from "@plugboard/core"
 import { Data, Effect, Option as O, Schema } from "effect"
 import { decodeBody, HttpFailure, json, readJson, unavailable } from "./Http.js"
+import { misfitValues } from "./InputValues.js"
 import { refusedAnswer, streamedTurn } from "./Messages.js"
 import { RequestUser } from "./Routes.js"
 import type { TurnService } from "./TurnService.js"
@@ -31,10 +32,22 @@ export interface ResumeServices {
 /** Longest note a user gives with a decision, in characters (the model sees at most 500 of it). */
 export const MAX_NOTE_LENGTH = 2_000
 
-const ResumeBody = Schema.Struct({
+const DecisionBody = Schema.Struct({
   decision: Schema.Literal("approve", "deny"),
-  note: Schema.optional(Schema.String.pipe(Schema.maxLength(MAX_NOTE_LENGTH)))
+  note: Schema.optional(Schema.String.pipe(Schema.maxLength(MAX_NOTE_LENGTH))),
+  waitId: Schema.optional(Schema.String)
 })
+
+/** An input wait's answer: the form's values, or a decline. */
+const InputBody = Schema.Union(
+  Schema.Struct({
+    values: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+    waitId: Schema.optional(Schema.String)
+  }),
+  Schema.Struct({ decline: Schema.Literal(true), waitId: Schema.optional(Schema.String) })
+)
+
+const ResumeBody = Schema.Union(DecisionBody, InputBody)
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -50,8 +63,8 @@ export const waitView = (w: WaitStore.WaitRecord) => ({
     w.answered === undefined
       ? null
       : { answer: w.answered.answer, by: w.answered.by, at: iso(w.answered.atMs) },
-  /** The run that continues the turn once the wait is answered. */
-  resumedRunId: resumedRunIdOf(w.waitId)
+  /** The run that continues the turn once an approval is answered (an input wait's run goes on). */
+  resumedRunId: w.request._tag === "approval" ? resumedRunIdOf(w.waitId) : null
 })
 
 const noWait = (runId: string) =>
@@ -93,9 +106,18 @@ export const resumeRoutes = (s: ResumeServices) => {
     const { did, capabilities, credits } = yield* RequestUser
     const runId = (yield* HttpRouter.params).runId ?? ""
     const body = yield* decodeBody(ResumeBody, yield* readJson(s.maxBodyBytes))
-    const { wait } = yield* waitOf(did, runId)
     const waits = s.turns.waits
+    // A call in flight that asks (an input wait) is answered on its live run; else the run's approval.
+    const liveId = waits?.liveInput(did, runId, body.waitId)
+    if (liveId !== undefined && waits !== undefined) return yield* answerInput(did, runId, liveId, body)
+    const { wait } = yield* waitOf(did, runId)
     if (wait === undefined || waits === undefined) return yield* noWait(runId)
+    if (!("decision" in body))
+      return yield* new HttpFailure({
+        status: 400,
+        message: `${Wait.misfit(wait.request, "values" in body ? { _tag: "values", values: body.values } : { _tag: "declined" }, true) ?? "this wait is not answered with values"}.`,
+        error: "wait-invalid"
+      })
     const answer: Wait.WaitAnswer = {
       _tag: "decision",
       approved: body.decision === "approve",
@@ -129,11 +151,62 @@ export const resumeRoutes = (s: ResumeServices) => {
     return yield* failure
   })
 
+  /**
+   * Answers the input wait `waitId` of a call in flight on the user's run: the values must fit the
+   * request's schema (400 with why), a decision does not fit (400); the answer recorded is handed
+   * to the call, and the run, still streaming, goes on. `200` JSON either way (`already` when it
+   * was answered first).
+   */
+  const answerInput = (did: string, runId: string, waitId: string, body: typeof ResumeBody.Type) =>
+    Effect.gen(function* () {
+      const waits = s.turns.waits!
+      const store = s.store
+      if (store === undefined) return yield* noWait(runId)
+      const wait = yield* store.get(did, waitId).pipe(Effect.mapError(storeFailure))
+      if (wait === undefined || wait.request._tag !== "input") return yield* noWait(runId)
+      const answer: Wait.WaitAnswer =
+        "values" in body
+          ? { _tag: "values", values: body.values }
+          : "decline" in body
+            ? { _tag: "declined" }
+            : { _tag: "decision", approved: body.decision === "approve" }
+      const misfit =
+        Wait.misfit(wait.request, answer, true) ??
+        (answer._tag === "values" && wait.answered === undefined
+          ? misfitValues(wait.request.schema, answer.values)
+          : undefined)
+      if (misfit !== undefined)
+        return yield* new HttpFailure({ status: 400, message: `${misfit}.`, error: "wait-invalid" })
+      const answered = yield* Effect.either(waits.answer(did, waitId, answer, did, {}))
+      if (answered._tag === "Right") {
+        const { outcome } = answered.right
+        return json(
+          outcome._tag === "already"
+            ? { already: true, wait: waitView(outcome.record) }
+            : { answered: true, wait: waitView(outcome.record) }
+        )
+      }
+      const failure = answered.left
+      if (failure instanceof WaitStore.WaitStoreError && failure.reason === "expired") {
+        const ended = yield* Effect.either(
+          waits.answer(did, waitId, { _tag: "timed-out" }, WaitStore.HOST, {})
+        )
+        const record = ended._tag === "Right" ? ended.right.outcome.record : wait
+        return json({ error: "expired", message: failure.message, wait: waitView(record) }, 409)
+      }
+      if (failure instanceof WaitStore.WaitStoreError) return yield* storeFailure(failure)
+      return yield* Effect.die(failure)
+    })
+
   const list = Effect.gen(function* () {
     const { did } = yield* RequestUser
     const runId = (yield* HttpRouter.params).runId ?? ""
-    const { wait } = yield* waitOf(did, runId)
-    return json({ waits: wait === undefined ? [] : [waitView(wait)] })
+    const { store, wait } = yield* waitOf(did, runId)
+    // The questions the run's calls asked (input waits), beside its approval.
+    const asked = (yield* store.list(did).pipe(Effect.mapError(storeFailure))).filter(
+      (w) => w.runId === runId && w.request._tag === "input"
+    )
+    return json({ waits: [...(wait === undefined ? [] : [wait]), ...asked].map(waitView) })
   })
 
   return { resume, list }

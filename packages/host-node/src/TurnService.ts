@@ -46,7 +46,7 @@ import type { LiveHub } from "./socket/LiveHub.js"
 import type { TurnEnds } from "./TurnEnds.js"
 import { TurnRefused } from "./TurnRefused.js"
 import * as TurnStops from "./TurnStops.js"
-import { type AgentDeps, failureOf, runAgent, type TurnOutcome } from "./Turns.js"
+import { type AgentDeps, type AgentRun, failureOf, runAgent, type TurnOutcome } from "./Turns.js"
 import * as TurnWaits from "./TurnWaits.js"
 
 /** One turn to run: the request value every front door builds. */
@@ -368,6 +368,19 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
                         : { resume: { request: request.resume.request, answer: request.resume.answer } }),
                       extras: request.extras,
                       signal,
+                      // A call in flight asks its user (an MCP elicitation): an input wait on the live run.
+                      ...(waits === undefined || opened.run === undefined
+                        ? {}
+                        : {
+                            ask: (asked: Parameters<NonNullable<AgentRun["ask"]>>[0]) =>
+                              waits.ask({
+                                ...asked,
+                                did,
+                                runId: opened.run!.runId,
+                                sessionId,
+                                record
+                              })
+                          }),
                       ...(live === undefined
                         ? {}
                         : {

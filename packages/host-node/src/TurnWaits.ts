@@ -12,16 +12,39 @@
  * - At the wait's deadline (`WAIT_TIMEOUT_MS`) the host answers it `timed-out`: a timer fiber of
  *   the service's scope for the waits this process opened, and a sweep of the store's due waits
  *   (at boot and then every `sweepEveryMs`) for those whose host died or restarted.
+ * - An `input` wait (an MCP elicitation) stays on the live call: `ask` opens it, emits the
+ *   `waiting` frame and waits in this process for `answer` (or the deadline: `timed-out`) to hand
+ *   it the answer; the run does not end. It cannot outlive the process: a wait whose host died is
+ *   answered `timed-out` by the sweep, and starts nothing.
  */
 import { createHash, randomUUID } from "node:crypto"
 import type { EventSink, RuntimeLogger, Wait } from "@plugboard/core"
 import { WaitStore } from "@plugboard/core"
-import { Clock, Effect, Schedule, type Scope } from "effect"
+import { Clock, Deferred, Effect, Exit, Fiber, Runtime, Schedule, type Scope } from "effect"
 import type { TurnOutcome } from "./Turns.js"
 
 /** The wait of the run `runId` (one wait per run: a run ends when it waits). */
 export const waitIdOf = (runId: string): string =>
   `wait_${createHash("sha256").update(runId).digest("hex").slice(0, 32)}`
+
+/** A fresh id for an input wait of the run `runId` (a run may ask several questions). */
+export const inputWaitIdOf = (runId: string): string =>
+  `wait_${createHash("sha256").update(`${runId}\u0000input\u0000${randomUUID()}`).digest("hex").slice(0, 32)}`
+
+/** What a call in flight asks its user (`TurnWaits.ask`). */
+export interface AskInput {
+  readonly did: string
+  readonly runId: string
+  readonly sessionId: string
+  readonly plugin: string
+  readonly tool: string
+  readonly args: Record<string, unknown>
+  readonly question: Wait.InputQuestion
+  /** The turn's signal: its abort ends the wait (the call is cancelled anyway). */
+  readonly signal: AbortSignal
+  /** Records a frame of the run (the `waiting` frame). */
+  readonly record: (event: EventSink.AgentEvent) => void
+}
 
 /** The run that resumes the wait `waitId`. */
 export const resumedRunIdOf = (waitId: string): string =>
@@ -80,6 +103,17 @@ export interface TurnWaits<S, T, E> {
   ) => Effect.Effect<Answered<T>, WaitStore.WaitStoreError | E>
   /** Answers every due wait `timed-out` (the boot sweep, and the periodic one). */
   readonly sweep: Effect.Effect<number>
+  /**
+   * Opens an `input` wait for a call in flight, emits its `waiting` frame, and resolves with its
+   * answer (`answer` hands it over, or the host's timeout). Rejects when the wait cannot be
+   * recorded, or the turn is aborted.
+   */
+  readonly ask: (asked: AskInput) => Promise<Wait.InputAnswer>
+  /**
+   * The input wait of the user's run `runId` that a call in flight in this process waits on
+   * (`waitId` when given, else the oldest), or undefined.
+   */
+  readonly liveInput: (did: string, runId: string, waitId?: string) => string | undefined
 }
 
 /**
@@ -95,13 +129,25 @@ export const make = <S, T, E>(
 ): Effect.Effect<TurnWaits<S, T, E>, never, Scope.Scope> =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
+    const runtime = yield* Effect.runtime<never>()
     const { store } = options
+    /** The input waits of calls in flight in this process, by wait id (in the order they were opened). */
+    const live = new Map<
+      string,
+      { readonly did: string; readonly runId: string; readonly deliver: (answer: Wait.InputAnswer) => void }
+    >()
 
     const answer: TurnWaits<S, T, E>["answer"] = (did, waitId, given, by, context) =>
       Effect.gen(function* () {
         const outcome = yield* store.answer(did, waitId, given, by, yield* Clock.currentTimeMillis)
         if (outcome._tag === "already") return { outcome }
         const { record } = outcome
+        // An input wait's answer goes to the call in flight that asked; no turn starts.
+        if (record.request._tag === "input") {
+          if (given._tag === "values" || given._tag === "declined" || given._tag === "timed-out")
+            live.get(waitId)?.deliver(given)
+          return { outcome }
+        }
         if (record.request._tag !== "approval") return { outcome }
         const started = yield* start({
           did,
@@ -159,11 +205,64 @@ export const make = <S, T, E>(
         return record
       })
 
+    const ask: TurnWaits<S, T, E>["ask"] = (asked) => {
+      const waitId = inputWaitIdOf(asked.runId)
+      const asking = Effect.gen(function* () {
+        const answered = yield* Deferred.make<Wait.InputAnswer>()
+        live.set(waitId, {
+          did: asked.did,
+          runId: asked.runId,
+          deliver: (a) => Deferred.unsafeDone(answered, Exit.succeed(a))
+        })
+        const now = yield* Clock.currentTimeMillis
+        const request: typeof Wait.InputRequest.Type = {
+          _tag: "input",
+          plugin: asked.plugin,
+          message: asked.question.message,
+          schema: { ...asked.question.schema }
+        }
+        yield* store.open({
+          waitId,
+          did: asked.did,
+          runId: asked.runId,
+          sessionId: asked.sessionId,
+          request,
+          createdAtMs: now,
+          deadlineMs: now + options.timeoutMs
+        })
+        const timer = yield* Effect.forkIn(
+          Effect.delay(expire(asked.did, waitId, hostContext), options.timeoutMs),
+          scope
+        )
+        asked.record({
+          _tag: "waiting",
+          waitId,
+          runId: asked.runId,
+          kind: "input",
+          plugin: asked.plugin,
+          tool: asked.tool,
+          args: asked.args,
+          reason: `the tool '${asked.tool}' of '${asked.plugin}' asks a question while it runs`,
+          message: request.message,
+          schema: request.schema,
+          deadline: new Date(now + options.timeoutMs).toISOString()
+        })
+        return yield* Deferred.await(answered).pipe(Effect.ensuring(Fiber.interrupt(timer)))
+      }).pipe(Effect.ensuring(Effect.sync(() => live.delete(waitId))))
+      return Runtime.runPromise(runtime)(asking, { signal: asked.signal })
+    }
+
+    const liveInput: TurnWaits<S, T, E>["liveInput"] = (did, runId, waitId) => {
+      for (const [id, w] of live)
+        if (w.did === did && w.runId === runId && (waitId === undefined || waitId === id)) return id
+      return undefined
+    }
+
     yield* Effect.forkIn(
       Effect.repeat(sweep, Schedule.spaced(options.sweepEveryMs ?? sweepInterval(options.timeoutMs))),
       scope
     )
-    return { open, answer, sweep }
+    return { open, answer, sweep, ask, liveInput }
   })
 
 /** How often the due waits are swept for a timeout of `timeoutMs`. */

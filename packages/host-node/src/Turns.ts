@@ -27,6 +27,7 @@ import {
 } from "@plugboard/core"
 import {
   ApprovalNeeded,
+  type ApprovalOption,
   type ClientToolsOption,
   type CodeModeOption,
   createMainAgent,
@@ -91,6 +92,11 @@ export interface AgentRun {
   readonly resume?:
     | { readonly request: typeof Wait.ApprovalRequest.Type; readonly answer: Wait.WaitAnswer }
     | undefined
+  /**
+   * Asks the user for a call in flight (an MCP elicitation): an `input` wait on the live call
+   * (`TurnWaits.ask`); absent when the turn cannot wait (a JSON turn, no wait store).
+   */
+  readonly ask?: ApprovalOption["ask"]
   /** The user's message's id in the thread (a run's: what a repair after a crash writes again). */
   readonly messageId?: string | undefined
   /** What the client sent with the message and the turn keeps on it (`plugboard` in its kwargs). */
@@ -209,7 +215,11 @@ export const runAgent = (
           tokenCounter: deps.tokenCounter,
           resultMaxChars: deps.resultMaxChars,
           // Always: a tool defined with `requiresApproval` waits whatever the operator lists.
-          approval: { operator: deps.approvalTools ?? Approval.NONE, resume: run.resume }
+          approval: {
+            operator: deps.approvalTools ?? Approval.NONE,
+            resume: run.resume,
+            ...(run.ask === undefined ? {} : { ask: run.ask })
+          }
         },
         ...(run.clientTools === undefined ? {} : { clientTools: run.clientTools }),
         scope: run.scope,

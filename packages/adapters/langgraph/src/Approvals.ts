@@ -25,6 +25,20 @@ export interface ApprovalOption {
   readonly resume?:
     | { readonly request: typeof Wait.ApprovalRequest.Type; readonly answer: Wait.WaitAnswer }
     | undefined
+  /**
+   * Asks the user a question on behalf of a call in flight (an MCP elicitation), as an `input`
+   * wait that stays on the live call: the host emits the `waiting` frame and resolves with the
+   * answer. Given to the call as `RuntimeContext.toolCall.ask`; absent, tools cannot ask.
+   */
+  readonly ask?:
+    | ((asked: {
+        readonly plugin: string
+        readonly tool: string
+        readonly args: Record<string, unknown>
+        readonly question: Wait.InputQuestion
+        readonly signal: AbortSignal
+      }) => Promise<Wait.InputAnswer>)
+    | undefined
 }
 
 /** JSON with object keys sorted: two argument objects with the same content compare equal. */

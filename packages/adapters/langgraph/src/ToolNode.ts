@@ -25,7 +25,8 @@ import {
   type RuntimeContext,
   ToolCall,
   ToolOutput,
-  type ToolProgress
+  type ToolProgress,
+  type Wait
 } from "@plugboard/core"
 import { Effect, Either } from "effect"
 import { ApprovalNeeded, gate } from "./Approvals.js"
@@ -204,6 +205,7 @@ export const makeToolNode = (rt: AgentRuntime, emitter: Emitter) => {
     const approval =
       rt.request.approval === undefined ? undefined : { operator: rt.request.approval.operator, resume }
     resume = undefined
+    const ask = rt.request.approval?.ask
     const writer = config?.writer
     const ai = lastAI(state.messages)
     const calls = ai?.tool_calls ?? []
@@ -226,6 +228,7 @@ export const makeToolNode = (rt: AgentRuntime, emitter: Emitter) => {
         ...rt.scope.tools.filter((t) => Offer.requestTools(rt.catalog, loaded, [t], rt.view).length === 0)
       ],
       view: rt.view,
+      pending: rt.request.pending,
       keptResult: keptResults(state.messages),
       resultMaxChars: rt.request.resultMaxChars
     }
@@ -324,7 +327,19 @@ export const makeToolNode = (rt: AgentRuntime, emitter: Emitter) => {
           progress: (reported) => {
             const checked = progressOf(reported)
             if (checked !== undefined) emitter.toolProgress(eventId, checked, writer)
-          }
+          },
+          ...(ask === undefined || p.approval === undefined
+            ? {}
+            : {
+                ask: (question: Wait.InputQuestion) =>
+                  ask({
+                    plugin: p.approval!.plugin,
+                    tool: p.call.name,
+                    args: p.call.args,
+                    question,
+                    signal: context.signal
+                  })
+              })
         }
       }
       try {

@@ -13,12 +13,14 @@ import {
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
+  ElicitRequestSchema,
+  type ElicitResult,
   ErrorCode,
   ResultSchema,
   McpError as SdkMcpError,
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
-import type { RuntimeLogger } from "@plugboard/core"
+import type { RuntimeLogger, Wait } from "@plugboard/core"
 import { describeError, isMcpError, McpError, type McpErrorReason } from "./McpError.js"
 import { type StdioTransport, stdioTransport } from "./StdioTransport.js"
 import type { McpDescription, McpProgress, McpServerConfig, McpToolDescription } from "./Types.js"
@@ -73,6 +75,8 @@ export interface RequestContext {
   readonly budgetMs: number
   readonly signal?: AbortSignal | undefined
   readonly onProgress?: ((progress: McpProgress) => void) | undefined
+  /** Answers the server's elicitations while this request is in flight (`McpRequestOptions.onElicit`). */
+  readonly onElicit?: ((question: Wait.InputQuestion) => Promise<Wait.InputAnswer>) | undefined
 }
 
 /** Why a connection was closed on purpose. */
@@ -177,6 +181,8 @@ export class McpConnection {
   private refreshAgain = false
   private progressCounter = 0
   private readonly progress = new Map<string, (progress: McpProgress) => void>()
+  /** The askers of the requests in flight that can answer an elicitation (`RequestContext.onElicit`). */
+  private readonly askers = new Set<(question: Wait.InputQuestion) => Promise<Wait.InputAnswer>>()
   /** The tools this connection last listed. */
   tools: ReadonlyArray<McpToolDescription> | undefined
   serverInfo: McpDescription["serverInfo"] = { name: "" }
@@ -188,7 +194,11 @@ export class McpConnection {
     this.events = params.events
     this.useHeaders = params.headers ?? {}
     this.transport = this.makeTransport()
-    this.client = new Client({ name: params.clientInfo.name, version: params.clientInfo.version })
+    // Form elicitation only: a server may ask the user for values during a call (docs/waiting.md).
+    this.client = new Client(
+      { name: params.clientInfo.name, version: params.clientInfo.version },
+      { capabilities: { elicitation: { form: {} } } }
+    )
     // Transport errors (an SSE stream lost, a stray response) surface as failed requests or as
     // a close; here they are only worth a debug line, and must never reach 'error' listeners.
     this.client.onerror = (error) => {
@@ -201,6 +211,34 @@ export class McpConnection {
     }
     this.client.onclose = () => this.onClosed()
     this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refreshTools())
+    this.client.setRequestHandler(ElicitRequestSchema, (request) => this.elicit(request.params))
+  }
+
+  /**
+   * A server's `elicitation/create`: the question goes to the one request in flight on this
+   * connection that can ask its user, and the user's answer comes back (values: `accept`;
+   * a decline or no answer in time: `decline`). The protocol does not say which request an
+   * elicitation is for, so with none, or more than one, in flight it is declined: a question is
+   * never put to a user whose call did not ask it.
+   */
+  private async elicit(params: Record<string, unknown>): Promise<ElicitResult> {
+    const schema = params.requestedSchema
+    const asker = this.askers.size === 1 ? [...this.askers][0] : undefined
+    if (asker === undefined || (params.mode !== undefined && params.mode !== "form") || !isRecord(schema)) {
+      this.logger.debug(
+        `MCP server '${this.server.name}': an elicitation was declined (no single call to ask for)`,
+        {
+          server: this.server.name,
+          inFlight: this.askers.size
+        }
+      )
+      return { action: "decline" }
+    }
+    const message = typeof params.message === "string" ? params.message : ""
+    const answer = await asker({ message, schema })
+    return answer._tag === "values"
+      ? { action: "accept", content: answer.values as ElicitResult["content"] }
+      : { action: "decline" }
   }
 
   /**
@@ -395,6 +433,8 @@ export class McpConnection {
     const controller = callerSignal === undefined ? undefined : new AbortController()
     const onAbort = () => controller?.abort(callerSignal?.reason)
     callerSignal?.addEventListener("abort", onAbort, { once: true })
+    const onElicit = context.onElicit
+    if (onElicit !== undefined) this.askers.add(onElicit)
     const onProgress = context.onProgress
     const progressToken = onProgress === undefined ? undefined : `plugboard-${++this.progressCounter}`
     if (progressToken !== undefined && onProgress !== undefined) {
@@ -424,6 +464,7 @@ export class McpConnection {
     } finally {
       context.signal?.removeEventListener("abort", onAbort)
       if (progressToken !== undefined) this.progress.delete(progressToken)
+      if (onElicit !== undefined) this.askers.delete(onElicit)
     }
   }
 

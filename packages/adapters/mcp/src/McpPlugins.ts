@@ -111,11 +111,14 @@ const toSourceTool = (
   // Async, so a refused call (no invocation) is a rejection like any failed call, never a throw.
   call: async (args, context) => {
     const progress = context.toolCall?.progress
+    const ask = context.toolCall?.ask
     const send = (credentials: Pick<McpRequestOptions, "headers" | "connectionKey">) =>
       pool.call(server, tool.name, args, {
         signal: context.signal,
         timeoutMs: server.timeoutMs,
         ...(progress === undefined ? {} : { onProgress: progress }),
+        // The server's elicitations during this call are the user's `input` waits (docs/waiting.md).
+        ...(ask === undefined ? {} : { onElicit: ask }),
         ...perUserOptions(server, context),
         ...credentials
       })

@@ -167,7 +167,8 @@ export class McpPool {
           timeoutMs: deadline - Date.now(),
           budgetMs: budget,
           signal: options.signal,
-          onProgress: options.onProgress
+          onProgress: options.onProgress,
+          onElicit: options.onElicit
         })
         return toToolOutput(result)
       } catch (error) {

@@ -3,7 +3,7 @@
  * about itself, and a call's options. The rules of what a server becomes in the catalog are
  * core's (`CatalogSource`); these are only the adapter's own vocabulary.
  */
-import type { CatalogSource } from "@plugboard/core"
+import type { CatalogSource, Wait } from "@plugboard/core"
 
 /** How to reach a server: a child process over stdio, or Streamable HTTP. */
 export type McpTransportConfig =
@@ -91,4 +91,9 @@ export interface McpRequestOptions {
   /** Which connection to use; default the server's name (one connection shared by every user). */
   readonly connectionKey?: string | undefined
   readonly onProgress?: ((progress: McpProgress) => void) | undefined
+  /**
+   * Answers the server's elicitations (`elicitation/create`) sent while this call is in flight:
+   * the user's values (accept), decline, or timeout (declined). Absent: the server is declined.
+   */
+  readonly onElicit?: ((question: Wait.InputQuestion) => Promise<Wait.InputAnswer>) | undefined
 }
