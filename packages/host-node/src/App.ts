@@ -46,7 +46,13 @@ import { Cause, Data, Effect, Either, Exit, type Layer, ManagedRuntime, Option }
 import { bootCatalog } from "./CatalogBoot.js"
 import { startCodeMode } from "./CodeModeBoot.js"
 import * as ServerConfig from "./Config.js"
-import { forwarder, type HostConnections, makeHostConnections, oauthBootProblems } from "./Connections.js"
+import {
+  forwarder,
+  type HostConnections,
+  makeHostConnections,
+  oauthBootProblems,
+  oauthPlugins
+} from "./Connections.js"
 import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin.js"
 import { consoleLogger, makeConsoleLogger } from "./Logger.js"
 import { appendsInCallOrder } from "./OrderedRuns.js"
@@ -312,7 +318,8 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
           env,
           pool: sources.pool,
           cacheDir: config.mcpCacheDir,
-          logger
+          logger,
+          plugins: oauthPlugins(catalog, sources.servers)
         })
 
   // Runs on a store other hosts share (`DATABASE_URL`, or the host's `runs`) and a lock they

@@ -8,14 +8,25 @@
  * - `GET /oauth/callback` (public): the authorization server's redirect; the sealed `state` names
  *   the user and server, so no session is needed. Answers a small HTML page: connected, or why not;
  * - `GET /connections`: each OAuth server of the config and the caller's connection to it, never a token;
- * - `DELETE /connections/:server`: revokes where the authorization server supports it, and forgets.
+ * - `DELETE /connections/:server`: revokes where the authorization server supports it, and forgets;
+ * - `GET /oauth/start?ticket=` (public): the link a user who has not connected is given (core's
+ *   `Connect`: in `list_capabilities` and `load_capability`'s answer). The ticket is sealed with
+ *   the host's key, names the user and server and expires after `START_TICKET_TTL_MS`; opening
+ *   it starts that user's flow and redirects the browser to the authorization server.
  *
  * The connections are built on first use: their redirect URI is on the host's public URL, which
  * without `PUBLIC_URL` is the listen address, known once the server listens.
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { type ConnectionStore, describe, type RuntimeLogger, TokenVault } from "@plugboard/core"
+import {
+  type Catalog,
+  type Connect,
+  type ConnectionStore,
+  describe,
+  type RuntimeLogger,
+  TokenVault
+} from "@plugboard/core"
 import {
   cacheToolList,
   type McpPool,
@@ -31,6 +42,14 @@ import { RequestUser } from "./Routes.js"
 /** The path the authorization server sends the browser back to, under the host's public URL. */
 export const CALLBACK_PATH = "/oauth/callback"
 
+/** The path of the link that starts a user's flow from the browser (`GET /oauth/start?ticket=`). */
+export const START_PATH = "/oauth/start"
+
+/** How long a start link is good for. */
+export const START_TICKET_TTL_MS = 15 * 60_000
+
+const TICKET_CONTEXT = "plugboard/oauth-start"
+
 /** What `makeHostConnections` builds the connections from. */
 export interface HostConnectionsInput {
   readonly servers: ReadonlyArray<McpServerConfig>
@@ -44,6 +63,9 @@ export interface HostConnectionsInput {
   readonly pool?: McpPool | undefined
   readonly cacheDir: string
   readonly logger: RuntimeLogger
+  /** The plugin each OAuth server's tools are in, by server name (the catalog's MCP entries). */
+  readonly plugins: ReadonlyMap<string, string>
+  readonly now?: (() => number) | undefined
 }
 
 /** The host's OAuth connections, and the configured servers they are for. */
@@ -55,6 +77,18 @@ export interface HostConnections {
   readonly connectHint: (server: string) => string
   /** Caches a server's tool list as `user` (after their connect); never rejects. */
   readonly cacheList: (server: McpServerConfig, user: string) => Promise<void>
+  /** The link that starts `user`'s flow for `server` in a browser (`GET /oauth/start`). */
+  readonly startLink: (user: string, server: string) => string
+  /** Opens a start link's ticket: the user and server, or why not. */
+  readonly openTicket: (
+    ticket: string
+  ) => Either.Either<{ readonly user: string; readonly server: string }, string>
+  /**
+   * The plugins `user` must connect an account for first (core's `Connect`): each OAuth server's
+   * plugin the user has no usable connection to. Never rejects: a store that cannot be read
+   * gives none (the tool call then says what failed).
+   */
+  readonly pendingFor: (user: string) => Promise<Connect.Pending>
 }
 
 /**
@@ -75,6 +109,20 @@ export const oauthBootProblems = (
   return oauthServers(servers, env).errors.map((e) => `[boot-error] ${e}`)
 }
 
+/** The plugin of each `auth: "oauth"` server, by server name (an unavailable one included). */
+export const oauthPlugins = (
+  catalog: Catalog.Catalog,
+  servers: ReadonlyArray<McpServerConfig>
+): ReadonlyMap<string, string> => {
+  const oauth = new Set(servers.filter((s) => s.oauth !== undefined).map((s) => s.name))
+  const out = new Map<string, string>()
+  for (const entry of catalog.entries) {
+    const source = entry.source
+    if (source?.kind === "mcp" && oauth.has(source.server)) out.set(source.server, entry.name)
+  }
+  return out
+}
+
 /** The host's connections over the store; undefined when no server of the config uses OAuth. */
 export const makeHostConnections = (input: HostConnectionsInput): HostConnections | undefined => {
   const configured = oauthServers(input.servers, input.env).servers
@@ -82,7 +130,49 @@ export const makeHostConnections = (input: HostConnectionsInput): HostConnection
   const connectHint = (server: string) =>
     `connect your account to '${server}' (POST /connections/${server}, or the console's Connect button) and try again`
   let built: OAuthConnections.Connections | undefined
+  const now = input.now ?? Date.now
+  const get = () => {
+    built ??= OAuthConnections.make({
+      vault: TokenVault.make(input.store, input.cipher),
+      cipher: input.cipher,
+      redirectUri: `${input.publicUrl()}${CALLBACK_PATH}`,
+      servers: configured,
+      connectHint
+    })
+    return built
+  }
+  const startLink = (user: string, server: string) =>
+    `${input.publicUrl()}${START_PATH}?ticket=${encodeURIComponent(
+      input.cipher.seal(JSON.stringify([user, server, now() + START_TICKET_TTL_MS]), TICKET_CONTEXT)
+    )}`
   return {
+    startLink,
+    openTicket: (ticket) => {
+      const opened = input.cipher.open(ticket, TICKET_CONTEXT)
+      if (opened === undefined)
+        return Either.left("this link was not made by this host (or its key changed).")
+      const [user, server, expires] = JSON.parse(opened) as [string, string, number]
+      if (now() > expires) return Either.left("this link has expired: ask for a new one.")
+      return Either.right({ user, server })
+    },
+    pendingFor: async (user) => {
+      if (input.plugins.size === 0) return new Map()
+      const listed = await Effect.runPromise(Effect.either(get().list(user)))
+      if (Either.isLeft(listed)) {
+        input.logger.warn("the user's OAuth connections could not be read", { error: listed.left.message })
+        return new Map()
+      }
+      const connected = new Set(listed.right.filter((c) => c.connected).map((c) => c.server))
+      const pending = new Map<string, Connect.NeedsConnect>()
+      for (const [server, plugin] of input.plugins) {
+        if (connected.has(server)) continue
+        pending.set(plugin, {
+          reason: `MCP server '${server}' signs each user in with OAuth, and this user has not connected an account to it.`,
+          url: startLink(user, server)
+        })
+      }
+      return pending
+    },
     servers: new Map(input.servers.map((s) => [s.name, s])),
     connectHint,
     cacheList: async (server, user) => {
@@ -98,16 +188,7 @@ export const makeHostConnections = (input: HostConnectionsInput): HostConnection
         })
       )
     },
-    get: () => {
-      built ??= OAuthConnections.make({
-        vault: TokenVault.make(input.store, input.cipher),
-        cipher: input.cipher,
-        redirectUri: `${input.publicUrl()}${CALLBACK_PATH}`,
-        servers: configured,
-        connectHint
-      })
-      return built
-    }
+    get
   }
 }
 
@@ -187,6 +268,21 @@ export const connectionRoutes = (host: HostConnections | undefined, logger: Runt
     return json({ server: server.name, url }, 200, { "cache-control": "no-store" })
   })
 
+  const startFromLink = Effect.gen(function* () {
+    if (host === undefined) return yield* noOAuth
+    const ticket = (yield* searchParams).get("ticket") ?? ""
+    const opened = host.openTicket(ticket)
+    if (Either.isLeft(opened))
+      return page(400, "Not connected", `This link cannot start a connection: ${opened.left}`)
+    const { user, server } = opened.right
+    const started = yield* Effect.either(host.get().start(user, server))
+    if (Either.isLeft(started)) return page(400, "Not connected", started.left.message)
+    return HttpServerResponse.empty({
+      status: 302,
+      headers: { location: started.right.url, "cache-control": "no-store", "referrer-policy": "no-referrer" }
+    })
+  })
+
   const callback = Effect.gen(function* () {
     if (host === undefined) return yield* noOAuth
     const query = Object.fromEntries(yield* searchParams)
@@ -232,5 +328,5 @@ export const connectionRoutes = (host: HostConnections | undefined, logger: Runt
     return json({ server: server.name, removed: done.removed, revocation: done.revocation })
   })
 
-  return { start, callback, list, remove }
+  return { start, startFromLink, callback, list, remove }
 }

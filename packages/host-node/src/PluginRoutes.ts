@@ -54,6 +54,8 @@ export const BUILTIN_ROUTES = {
   listConnections: ["GET", "/connections", "private"],
   deleteConnection: ["DELETE", "/connections/:server", "private"],
   oauthCallback: ["GET", "/oauth/callback", "public"],
+  // The link a user who has not connected is given: its sealed ticket names the user.
+  oauthStart: ["GET", "/oauth/start", "public"],
   // The dev console (docs/console.md): the page is public, its data behind the pipeline.
   console: ["GET", "/console", "public"],
   consoleCatalog: ["GET", "/console/api/catalog", "private"],

@@ -161,6 +161,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
         codeMode: parts.codeMode,
         preload: { mode: config.preload },
         mcpInvocations: parts.mcpInvocations,
+        ...(parts.connections === undefined ? {} : { pendingConnects: parts.connections.pendingFor }),
         toolsSettled: parts.toolsSettled,
         oracleDid: parts.oracleDid,
         oracleName: parts.oracleName,
@@ -309,13 +310,17 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     logger
   })
 
-  type Public = Extract<BuiltinRoute, "root" | "health" | "models" | "console" | "oauthCallback">
+  type Public = Extract<
+    BuiltinRoute,
+    "root" | "health" | "models" | "console" | "oauthCallback" | "oauthStart"
+  >
   const publicHandlers: Record<Public, HttpRouter.Route.Handler<HttpFailure, never>> = {
     root,
     health,
     models,
     console: consoleApi.page,
-    oauthCallback: oauth.callback
+    oauthCallback: oauth.callback,
+    oauthStart: oauth.startFromLink
   }
   const privateHandlers: Record<
     Exclude<BuiltinRoute, Public>,

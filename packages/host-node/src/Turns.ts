@@ -17,6 +17,7 @@ import {
   type Access,
   Approval,
   type Catalog,
+  type Connect,
   describe,
   type EventSink,
   type GraphState,
@@ -67,6 +68,8 @@ export interface AgentDeps {
   readonly ranking?: QueryRanking | undefined
   /** The user's invocations for the MCP servers that forward UCANs (none configured: absent). */
   readonly mcpInvocations?: ((did: string) => Promise<Record<string, string>>) | undefined
+  /** The plugins the user must connect an account for first (Connections.ts); none when absent. */
+  readonly pendingConnects?: ((did: string) => Promise<Connect.Pending>) | undefined
   /** Code mode (`CODE_MODE=on`, docs/code-mode.md): `run_code` is offered and runs in this sandbox; off when absent. */
   readonly codeMode?: CodeModeOption | undefined
   /** The tools the operator makes wait for approval (`APPROVAL_TOOLS`), beside those defined so. */
@@ -195,6 +198,7 @@ export const runAgent = (
     }
     let stopObserving: (() => void) | undefined
     try {
+      const pending = await deps.pendingConnects?.(run.did)
       const agent = await createMainAgent({
         catalog: deps.catalog,
         model: deps.model,
@@ -214,6 +218,7 @@ export const runAgent = (
           capabilities: run.capabilities,
           tokenCounter: deps.tokenCounter,
           resultMaxChars: deps.resultMaxChars,
+          ...(pending === undefined ? {} : { pending }),
           // Always: a tool defined with `requiresApproval` waits whatever the operator lists.
           approval: {
             operator: deps.approvalTools ?? Approval.NONE,

@@ -9,6 +9,7 @@ import {
   type Catalog,
   type ClientTools,
   CodeMode,
+  type Connect,
   type GraphState,
   LoadedPlugins,
   makeRuntimeContext,
@@ -61,6 +62,11 @@ export interface AgentRequest {
    * (`Approvals.ts`). No call waits when absent.
    */
   readonly approval?: ApprovalOption | undefined
+  /**
+   * The plugins this user must connect an account for first (core's `Connect`, docs/oauth.md):
+   * listed as `needsConnect`, refused by `load_capability` with the link. None when absent.
+   */
+  readonly pending?: Connect.Pending | undefined
 }
 
 /** One call of a client-side tool, as the host forwards it to the client. */

@@ -54,7 +54,23 @@ const turnSteps: Array<ScriptStep> = [
   { tool: "whoami", args: {} },
   (t) => `whoami said: ${toolText(answerTo(t, "whoami"))}`
 ]
-const script: Array<ScriptStep> = [...turnSteps, ...turnSteps, ...turnSteps]
+/** A turn that only loads notes, answering with what the load said. */
+const loadSteps: Array<ScriptStep> = [
+  { tool: "load_capability", args: { names: ["notes"] } },
+  (t) => `load said: ${toolText(answerTo(t, "load_capability"))}`
+]
+/** A turn that lists the catalog, then loads notes. */
+const listSteps: Array<ScriptStep> = [
+  { tool: "list_capabilities", args: {} },
+  (t) => {
+    listed.push(toolText(answerTo(t, "list_capabilities")))
+    return { tool: "load_capability", args: { names: ["notes"] } }
+  },
+  (t) => `load said: ${toolText(answerTo(t, "load_capability"))}`
+]
+const listed: Array<string> = []
+// Boot 2: alice, bob, bob after disconnecting, carol (never connected), carol after connecting.
+const script: Array<ScriptStep> = [...turnSteps, ...turnSteps, ...loadSteps, ...listSteps, ...turnSteps]
 
 const configFile = () => {
   const file = join(dir, "mcp.json")
@@ -210,10 +226,40 @@ describe.skipIf(missing !== undefined)(
       expect((await api("/connections", { headers: bobHeaders })).body.connections).toEqual([
         { server: "notes", connected: false }
       ])
-      const after = await turn(bobHeaders, "who am I?")
-      expect(after).toContain("needs you to connect your account")
-      expect(after).toContain("POST /connections/notes")
+      const after = JSON.parse(answerIn(await turn(bobHeaders, "who am I?")).slice("load said: ".length))
+      expect(after.results[0]).toMatchObject({ name: "notes", status: "error", error: "needs-connect" })
+      expect(after.results[0].message).toContain(
+        "Plugin 'notes' needs the user to connect their account first: MCP server 'notes' signs each user in with OAuth, and this user has not connected an account to it. Give the user this link to connect: "
+      )
+      expect(after.results[0].connectUrl).toMatch(new RegExp(`^${url}/oauth/start\\?ticket=`))
+      expect(after.newlyLoaded).toEqual([])
       expect(mcp.seen).toEqual(["alice", "bob"])
+    }, 120_000)
+
+    it("a user who never connected sees notes as needs-connect; the link load_capability gives starts the flow in the browser; then their turn calls as them", async () => {
+      const carol = await user(app!.oracleDid)
+      const answer = JSON.parse(answerIn(await turn(carol.headers, "who am I?")).slice("load said: ".length))
+      const listing = JSON.parse(listed.at(-1)!)
+      const notes = listing.plugins.find((p: { name: string }) => p.name === "notes")
+      expect(notes).toMatchObject({
+        loaded: false,
+        needsConnect: { reason: expect.stringContaining("has not connected") }
+      })
+      expect(notes.needsConnect.url).toMatch(new RegExp(`^${url}/oauth/start\\?ticket=`))
+      const link: string = answer.results[0].connectUrl
+      expect(answer.results[0].error).toBe("needs-connect")
+      // A changed ticket starts nothing.
+      const ticket = decodeURIComponent(link.split("ticket=")[1]!)
+      const changed = `${ticket.slice(0, -4)}${ticket.endsWith("AAAA") ? "BBBB" : "AAAA"}`
+      const forged = await api(`/oauth/start?ticket=${encodeURIComponent(changed)}`)
+      expect(forged.status).toBe(400)
+      expect(forged.body).toContain("This link cannot start a connection")
+      expect(await signIn(browser, link, `${url}/oauth/callback`, "carol")).toBe(
+        "Your account is connected to 'notes'. You can close this page."
+      )
+      mcp.seen.length = 0
+      expect(answerIn(await turn(carol.headers, "who am I?"))).toBe("whoami said: you are carol")
+      expect(mcp.seen).toEqual(["carol"])
     }, 120_000)
 
     it("no access or refresh token in any log line, SSE frame, /health/plugins, console or connections answer", async () => {
