@@ -229,7 +229,6 @@ export const makeToolNode = (rt: AgentRuntime, emitter: Emitter) => {
       ],
       view: rt.view,
       pending: rt.request.pending,
-      pending: rt.request.pending,
       keptResult: keptResults(state.messages),
       resultMaxChars: rt.request.resultMaxChars
     }
