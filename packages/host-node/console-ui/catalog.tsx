@@ -1,17 +1,74 @@
 /**
  * The Catalog tab: every plugin by tier, with its manifest, its validation warnings, its tools
  * and their schemas, and what loading it costs; a search box that shows `list_capabilities`'
- * own ranking for a query (core's `CapabilityIndex`, through `GET /console/api/search`).
+ * own ranking for a query (core's `CapabilityIndex`, through `GET /console/api/search`). A plugin
+ * of an MCP server that signs each user in with OAuth shows whether this user connected it, and a
+ * Connect button when not (`POST /connections/:server`, whose URL opens in a new tab; docs/oauth.md).
  */
 import { useEffect, useState } from "preact/hooks"
 import type { ConsoleCatalog, ConsolePlugin, ConsoleSearch } from "../src/console/Wire.js"
-import type { Api } from "./api.js"
+import { type Api, takeToken } from "./api.js"
 import { fmt } from "./charts.js"
+
+/** This user's connection to the OAuth server behind a plugin (`GET /connections`). */
+interface Connection {
+  readonly server: string
+  readonly plugin?: string
+  readonly connected: boolean
+}
+
+const authHeaders = (): Record<string, string> => ({
+  authorization: `Bearer ${takeToken() ?? ""}`,
+  "x-auth-type": "ucan"
+})
+
+/** The user's connections by plugin name; none when the host has no OAuth server (404). */
+const loadConnections = async (): Promise<ReadonlyMap<string, Connection>> => {
+  const response = await fetch("/connections", { headers: authHeaders() })
+  if (!response.ok) return new Map()
+  const body = (await response.json()) as { connections: ReadonlyArray<Connection> }
+  return new Map(body.connections.flatMap((c) => (c.plugin === undefined ? [] : [[c.plugin, c] as const])))
+}
+
+const ConnectButton = (props: { readonly connection: Connection }) => {
+  const [note, setNote] = useState<string | undefined>()
+  const connect = async (e: Event) => {
+    e.preventDefault()
+    // Opened before the request, within the click: a window opened after an await may be blocked.
+    const tab = window.open("about:blank", "_blank")
+    const response = await fetch(`/connections/${encodeURIComponent(props.connection.server)}`, {
+      method: "POST",
+      headers: authHeaders()
+    })
+    const body = (await response.json()) as { url?: string; message?: string }
+    if (!response.ok || body.url === undefined) {
+      tab?.close()
+      setNote(body.message ?? `${response.status}`)
+      return
+    }
+    if (tab === null) location.assign(body.url)
+    else tab.location.href = body.url
+    setNote("Sign in in the new tab, then reload this page.")
+  }
+  return (
+    <span class="connect">
+      {" "}
+      <button type="button" data-connect={props.connection.server} onClick={(e) => void connect(e)}>
+        Connect
+      </button>
+      {note === undefined ? null : <span class="muted"> {note}</span>}
+    </span>
+  )
+}
 
 const TIERS = ["always", "on-demand", "silent"] as const
 
-const PluginDetails = (props: { readonly plugin: ConsolePlugin }) => {
+const PluginDetails = (props: {
+  readonly plugin: ConsolePlugin
+  readonly connection?: Connection | undefined
+}) => {
   const p = props.plugin
+  const c = props.connection
   return (
     <details class="plugin" data-plugin={p.name}>
       <summary>
@@ -24,6 +81,20 @@ const PluginDetails = (props: { readonly plugin: ConsolePlugin }) => {
         )}
         {p.warnings.length > 0 ? <span class="warn"> · {p.warnings.length} warning(s)</span> : null}
         {p.source === "typescript" ? null : <span class="muted"> · {p.source}</span>}
+        {c === undefined ? null : c.connected ? (
+          <span class="muted" data-connected={c.server}>
+            {" "}
+            · connected
+          </span>
+        ) : (
+          <>
+            <span class="warn" data-needs-connect={c.server}>
+              {" "}
+              · needs connect
+            </span>
+            <ConnectButton connection={c} />
+          </>
+        )}
       </summary>
       {p.unavailable === null ? null : <p role="note">Unavailable: {p.unavailable}</p>}
       {p.warnings.length === 0 ? null : (
@@ -63,8 +134,10 @@ export const CatalogTab = (props: { readonly api: Api }) => {
   const [query, setQuery] = useState("")
   const [result, setResult] = useState<ConsoleSearch | undefined>()
   const [error, setError] = useState<string | undefined>()
+  const [connections, setConnections] = useState<ReadonlyMap<string, Connection>>(new Map())
   useEffect(() => {
     props.api.catalog().then(setCatalog, (e: Error) => setError(e.message))
+    loadConnections().then(setConnections, () => setConnections(new Map()))
   }, [props.api])
   const search = async (q: string) => {
     if (q.trim() === "") {
@@ -139,7 +212,7 @@ export const CatalogTab = (props: { readonly api: Api }) => {
                   {tier} <span class="muted">({plugins.length})</span>
                 </h2>
                 {plugins.map((p) => (
-                  <PluginDetails key={p.name} plugin={p} />
+                  <PluginDetails key={p.name} plugin={p} connection={connections.get(p.name)} />
                 ))}
               </section>
             )

@@ -75,6 +75,8 @@ export interface HostConnections {
   readonly servers: ReadonlyMap<string, McpServerConfig>
   /** What the user is told to do when a connection is missing (the route that starts the flow). */
   readonly connectHint: (server: string) => string
+  /** The plugin of each OAuth server, by server name. */
+  readonly plugins: ReadonlyMap<string, string>
   /** Caches a server's tool list as `user` (after their connect); never rejects. */
   readonly cacheList: (server: McpServerConfig, user: string) => Promise<void>
   /** The link that starts `user`'s flow for `server` in a browser (`GET /oauth/start`). */
@@ -146,6 +148,7 @@ export const makeHostConnections = (input: HostConnectionsInput): HostConnection
       input.cipher.seal(JSON.stringify([user, server, now() + START_TICKET_TTL_MS]), TICKET_CONTEXT)
     )}`
   return {
+    plugins: input.plugins,
     startLink,
     openTicket: (ticket) => {
       const opened = input.cipher.open(ticket, TICKET_CONTEXT)
@@ -309,8 +312,10 @@ export const connectionRoutes = (host: HostConnections | undefined, logger: Runt
       .filter((s) => s.oauth !== undefined)
       .map((s) => {
         const c = byServer.get(s.name)
+        const plugin = host.plugins.get(s.name)
         return {
           server: s.name,
+          ...(plugin === undefined ? {} : { plugin }),
           connected: c?.connected ?? false,
           ...(c === undefined ? {} : { updatedAt: new Date(c.updatedAtMs).toISOString() }),
           ...(c?.expiresAtMs === undefined ? {} : { expiresAt: new Date(c.expiresAtMs).toISOString() }),

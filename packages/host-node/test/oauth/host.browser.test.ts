@@ -175,7 +175,7 @@ describe.skipIf(missing !== undefined)(
       bob = await user(app!.oracleDid)
       const before = await api("/connections", { headers: alice.headers })
       expect(before.status).toBe(200)
-      expect(before.body).toEqual({ connections: [{ server: "notes", connected: false }] })
+      expect(before.body).toEqual({ connections: [{ server: "notes", plugin: "notes", connected: false }] })
       expect(await connect(alice.headers, "alice")).toBe(
         "Your account is connected to 'notes'. You can close this page."
       )
@@ -224,7 +224,7 @@ describe.skipIf(missing !== undefined)(
       expect(removed.status).toBe(200)
       expect(removed.body).toEqual({ server: "notes", removed: true, revocation: { outcome: "revoked" } })
       expect((await api("/connections", { headers: bobHeaders })).body.connections).toEqual([
-        { server: "notes", connected: false }
+        { server: "notes", plugin: "notes", connected: false }
       ])
       const after = JSON.parse(answerIn(await turn(bobHeaders, "who am I?")).slice("load said: ".length))
       expect(after.results[0]).toMatchObject({ name: "notes", status: "error", error: "needs-connect" })
@@ -260,6 +260,42 @@ describe.skipIf(missing !== undefined)(
       mcp.seen.length = 0
       expect(answerIn(await turn(carol.headers, "who am I?"))).toBe("whoami said: you are carol")
       expect(mcp.seen).toEqual(["carol"])
+    }, 120_000)
+
+    it("the console shows notes as needs connect with a Connect button; the button opens the sign-in in a new tab; reloaded, it shows connected", async () => {
+      const dave = await user(app!.oracleDid)
+      const token = dave.headers.authorization.slice("Bearer ".length)
+      const context = await browser.newContext()
+      await context.route(/^https?:\/\/(?!127\.0\.0\.1)/, (route) => route.abort())
+      try {
+        const page = await context.newPage()
+        await page.goto(`${url}/console#token=${encodeURIComponent(token)}`)
+        await page.click("#tab-Catalog")
+        await page.waitForSelector('[data-needs-connect="notes"]')
+        const [signInTab] = await Promise.all([
+          context.waitForEvent("page"),
+          page.click('button[data-connect="notes"]')
+        ])
+        await signInTab.waitForSelector('input[name="login"]')
+        await signInTab.fill('input[name="login"]', "dave")
+        await signInTab.fill('input[name="password"]', "any password")
+        await signInTab.click('button[type="submit"]')
+        await signInTab.waitForSelector('button:has-text("Continue")')
+        await signInTab.click('button:has-text("Continue")')
+        await signInTab.waitForURL((u) => u.href.startsWith(`${url}/oauth/callback`))
+        expect(await signInTab.textContent("p")).toBe(
+          "Your account is connected to 'notes'. You can close this page."
+        )
+        await page.reload()
+        await page.click("#tab-Catalog")
+        await page.waitForSelector('[data-connected="notes"]')
+        expect(await page.locator('button[data-connect="notes"]').count()).toBe(0)
+        outputs.push(await page.content())
+      } finally {
+        await context.close()
+      }
+      const listed = await api("/connections", { headers: await headersFor(dave.signer, app!.oracleDid) })
+      expect(listed.body.connections).toMatchObject([{ server: "notes", plugin: "notes", connected: true }])
     }, 120_000)
 
     it("no access or refresh token in any log line, SSE frame, /health/plugins, console or connections answer", async () => {
