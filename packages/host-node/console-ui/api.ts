@@ -106,6 +106,23 @@ export const client = (token: string) => {
       if (!response.ok || response.body === null) throw await explain(response)
       return response
     },
+    /**
+     * Answers a question a call in flight asks (an `input` wait, `POST /runs/:runId/resume` with
+     * `values` or `decline`, and the wait's id): JSON, `answered` or `already`; the run, still
+     * streaming, goes on. Values that do not fit the form are a 400 whose message says why.
+     */
+    answer: (
+      runId: string,
+      body: { readonly waitId: string } & (
+        | { readonly values: Record<string, unknown> }
+        | { readonly decline: true }
+      )
+    ) =>
+      send<{ answered?: boolean; already?: boolean; wait?: { answered?: { by?: string } } }>(
+        "POST",
+        `/runs/${encodeURIComponent(runId)}/resume`,
+        body
+      ),
     /** Rejoins a run after frame `after` (`GET /runs/:id?after=N`). */
     rejoin: async (runId: string, after: number) => {
       const response = await fetch(`/runs/${encodeURIComponent(runId)}?after=${after}`, {

@@ -7,6 +7,7 @@
 import { useEffect, useRef, useState } from "preact/hooks"
 import { type Api, ApiError, type Frame, frames, type StoredMessage } from "./api.js"
 import { fmt } from "./charts.js"
+import { InputForm } from "./inputForm.js"
 
 interface ToolView {
   readonly eventId: string
@@ -41,9 +42,19 @@ interface Turn {
   readonly waiting?: WaitView | undefined
 }
 
-/** An approval a run waits for (docs/waiting.md), as the Approve / Deny box shows it. */
+/**
+ * What a run waits for (docs/waiting.md): an approval, as the Approve / Deny box shows it, or a
+ * question a call in flight asks (`input`), as a form.
+ */
 interface WaitView {
+  readonly kind: "approval" | "input"
+  readonly waitId: string
   readonly runId: string
+  /** `input`: the question and its form's JSON Schema. */
+  readonly message?: string | undefined
+  readonly schema?: unknown
+  /** Why the last answer was refused (values that do not fit the form). */
+  readonly error?: string | undefined
   readonly plugin: string
   readonly tool: string
   readonly args: unknown
@@ -286,6 +297,10 @@ export const ChatTab = (props: {
           update(key, (t) => ({
             ...t,
             waiting: {
+              kind: d.kind === "input" ? "input" : "approval",
+              waitId: String(d.waitId ?? ""),
+              message: typeof d.message === "string" ? d.message : undefined,
+              schema: d.schema,
               runId: String(d.runId ?? run ?? ""),
               plugin: String(d.plugin ?? ""),
               tool: String(d.tool ?? ""),
@@ -373,6 +388,32 @@ export const ChatTab = (props: {
       setError((e as Error).message)
     } finally {
       setBusy(false)
+    }
+  }
+
+  /**
+   * Answers the question of a call in flight (an input wait): the run is still streaming into the
+   * turn, so the box goes away and the call goes on; a refusal (values that do not fit) is shown.
+   */
+  const answerInput = async (
+    key: string,
+    wait: WaitView,
+    body: { readonly values: Record<string, unknown> } | { readonly decline: true }
+  ) => {
+    update(key, (t) => ({ ...t, waiting: { ...wait, state: "sending", error: undefined } }))
+    try {
+      const result = await api.answer(wait.runId, { ...body, waitId: wait.waitId })
+      if (result.already === true) {
+        update(key, (t) => ({
+          ...t,
+          waiting: { ...wait, state: "answered" },
+          note: `answered already${result.wait?.answered?.by === undefined ? "" : ` by ${result.wait.answered.by}`}`
+        }))
+        return
+      }
+      update(key, (t) => (t.waiting?.waitId === wait.waitId ? { ...t, waiting: undefined } : t))
+    } catch (e) {
+      update(key, (t) => ({ ...t, waiting: { ...wait, state: "open", error: (e as Error).message } }))
     }
   }
 
@@ -480,7 +521,39 @@ export const ChatTab = (props: {
                   {t.answer}
                 </p>
               )}
-              {t.waiting === undefined ? null : (
+              {t.waiting === undefined ? null : t.waiting.kind === "input" ? (
+                <fieldset
+                  class="waiting"
+                  aria-label="Question"
+                  data-state={t.waiting.state}
+                  data-run={t.waiting.runId}
+                >
+                  <p>
+                    ⏸ <code>{t.waiting.tool}</code> ({t.waiting.plugin}) asks: {t.waiting.message}
+                  </p>
+                  <p class="muted">Answer before {new Date(t.waiting.deadline).toLocaleString()}.</p>
+                  {t.waiting.state === "answered" ? (
+                    <p class="note">{t.note}</p>
+                  ) : (
+                    <InputForm
+                      id={t.waiting.waitId}
+                      schema={t.waiting.schema}
+                      disabled={t.waiting.state === "sending"}
+                      onSend={(values) =>
+                        t.waiting !== undefined && void answerInput(t.key, t.waiting, { values })
+                      }
+                      onDecline={() =>
+                        t.waiting !== undefined && void answerInput(t.key, t.waiting, { decline: true })
+                      }
+                    />
+                  )}
+                  {t.waiting.error === undefined ? null : (
+                    <p class="error" role="alert">
+                      {t.waiting.error}
+                    </p>
+                  )}
+                </fieldset>
+              ) : (
                 <fieldset
                   class="waiting"
                   aria-label="Approval"
