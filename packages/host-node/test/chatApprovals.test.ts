@@ -3,7 +3,9 @@
  * terminal, sends the answer (`POST /runs/:runId/resume`) and prints the resumed run; without a
  * terminal it says how to answer. Through a real server on SQLite, with the client the CLI uses.
  */
+import { dirname, join } from "node:path"
 import { PassThrough } from "node:stream"
+import { fileURLToPath } from "node:url"
 import { defineTool, type Plugin } from "@plugboard/core"
 import { ScriptedChatModel } from "@plugboard/models"
 import { generateSigner } from "@plugboard/ucan"
@@ -159,4 +161,36 @@ describe("the chat's answers", () => {
     expect(await ended).toBeUndefined()
     expect(await askLine(input, output, "Once more? ")).toBeUndefined()
   })
+})
+
+describe("plugboard chat and a question a call asks (an MCP elicitation)", () => {
+  it("prints the question with how to answer, asks nothing on the terminal, and the run goes on (declined at the timeout)", async () => {
+    server = await start({
+      plugins: [],
+      mcpServers: {
+        mcpServers: {
+          asking: {
+            command: process.execPath,
+            args: [join(dirname(fileURLToPath(import.meta.url)), "fixtures", "mcp", "asking-server.mjs")],
+            timeoutMs: 30_000
+          }
+        }
+      },
+      model: ScriptedChatModel.script([
+        { tool: "load_capability", args: { names: ["asking"] } },
+        { tool: "ask_name", args: {} },
+        "Nobody answered."
+      ]),
+      env: { WAIT_TIMEOUT_MS: "300" }
+    })
+    const client = await connectChat({ url: server.url, signer: await generateSigner() })
+    const { ask, asked } = replies("y")
+    const { ok, out } = await chat(client, await client.createSession(), ask)
+    expect(asked).toEqual([])
+    expect(out).toMatch(
+      /⏸ ask_name \(asking\) asks: Who are you\? — answer with POST \/runs\/run_[^/]+\/resume/
+    )
+    expect(out).toContain("Nobody answered.")
+    expect(ok).toBe(true)
+  }, 60_000)
 })

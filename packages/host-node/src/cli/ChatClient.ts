@@ -167,7 +167,8 @@ export const chatTurn = async (
     let waiting: Extract<EventSink.AgentEvent, { _tag: "waiting" }> | undefined
     for await (const event of events) {
       if (event._tag === "error") ok = false
-      if (event._tag === "waiting") waiting = event
+      // A question a call asks (kind input) keeps the run going: printed with how to answer, not asked here.
+      if (event._tag === "waiting" && event.kind === "approval") waiting = event
       else out(print(event))
     }
     if (waiting === undefined) return ok

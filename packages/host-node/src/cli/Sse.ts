@@ -53,7 +53,9 @@ export const printEvent = (event: EventSink.AgentEvent): string => {
       return ""
     case "waiting":
       // What a chat that cannot ask (no terminal) prints: how to answer (docs/waiting.md).
-      return `⏸ ${event.tool} (${event.plugin}) waits for your approval: POST /runs/${event.runId}/resume\n`
+      return event.kind === "input"
+        ? `⏸ ${event.tool} (${event.plugin}) asks: ${event.message ?? ""} — answer with POST /runs/${event.runId}/resume {"values": {…}} or {"decline": true}\n`
+        : `⏸ ${event.tool} (${event.plugin}) waits for your approval: POST /runs/${event.runId}/resume\n`
   }
 }
 
