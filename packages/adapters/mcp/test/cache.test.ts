@@ -41,6 +41,14 @@ describe("Cache", () => {
     expect(await readdir(dir)).toEqual(["files.json"])
   })
 
+  it("keeps a tool's destructiveHint, so a tool read from the cache still waits for approval", async () => {
+    const base = description("files", ["remove", "peek"])
+    const marked = { ...base, tools: [{ ...base.tools[0]!, destructiveHint: true }, base.tools[1]!] }
+    await Cache.write(dir, stdio, marked)
+    const { entry } = await Cache.read(dir, stdio)
+    expect(entry?.description.tools.map((t) => t.destructiveHint)).toEqual([true, undefined])
+  })
+
   it("keeps no header or env value in the file", async () => {
     await Cache.write(dir, stdio, description("files"))
     await Cache.write(dir, http, description("github"))

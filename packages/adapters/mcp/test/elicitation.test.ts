@@ -1,0 +1,82 @@
+/**
+ * The MCP client's elicitation (issue 40, docs/waiting.md), against a real SDK server (the host
+ * tests' `asking-server.mjs`): the client declares form elicitation; a server's
+ * `elicitation/create` during a call goes to that call's `onElicit` and its answer goes back
+ * (values: accept; a decline or no answer: decline). With no call that can ask, or two calls in
+ * flight on one connection (the protocol does not say which one asks), the server is declined and
+ * nobody is asked; the annotations' `destructiveHint` is read into the tool descriptions.
+ */
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { ToolOutput, type Wait } from "@plugboard/core"
+import { afterAll, describe, expect, it } from "vitest"
+import { McpPool } from "../src/Pool.js"
+import { stdioServer } from "./fixtures/servers.js"
+
+const asking = stdioServer("asking", [
+  join(dirname(fileURLToPath(import.meta.url)), "../../../host-node/test/fixtures/mcp/asking-server.mjs")
+])
+const pool = new McpPool()
+afterAll(() => pool.close())
+
+const text = (output: ToolOutput.ToolOutput) => ToolOutput.toText(output)
+
+describe("elicitation on a call in flight", () => {
+  it("the call's onElicit gets the question and schema; its values go back to the server as accept", async () => {
+    const asked: Array<Wait.InputQuestion> = []
+    const output = await pool.call(
+      asking,
+      "ask_name",
+      {},
+      {
+        onElicit: async (question) => {
+          asked.push(question)
+          return { _tag: "values", values: { name: "Ada", age: 36 } }
+        }
+      }
+    )
+    expect(asked).toHaveLength(1)
+    expect(asked[0]).toMatchObject({
+      message: "Who are you?",
+      schema: { type: "object", required: ["name", "age"] }
+    })
+    expect(text(output)).toBe(
+      `elicited: ${JSON.stringify({ action: "accept", content: { name: "Ada", age: 36 } })}`
+    )
+  })
+
+  it("a decline and a timeout go back as decline", async () => {
+    for (const answer of [{ _tag: "declined" }, { _tag: "timed-out" }] as const) {
+      const output = await pool.call(asking, "ask_name", {}, { onElicit: async () => answer })
+      expect(text(output)).toBe(`elicited: ${JSON.stringify({ action: "decline" })}`)
+    }
+  })
+
+  it("a call that cannot ask: the server is declined", async () => {
+    const output = await pool.call(asking, "ask_name", {})
+    expect(text(output)).toBe(`elicited: ${JSON.stringify({ action: "decline" })}`)
+  })
+
+  it("two calls in flight on one connection: neither user is asked, both are declined", async () => {
+    const asked: Array<string> = []
+    const ask = (who: string) => async (): Promise<Wait.InputAnswer> => {
+      asked.push(who)
+      return { _tag: "values", values: { name: who, age: 1 } }
+    }
+    // Both requests are written before any message from the server is read (a later turn of the
+    // event loop), so both calls are in flight when the first elicitation arrives.
+    const outputs = await Promise.all([
+      pool.call(asking, "ask_name", {}, { onElicit: ask("alice") }),
+      pool.call(asking, "ask_name", {}, { onElicit: ask("bob") })
+    ])
+    expect(asked).toEqual([])
+    for (const output of outputs)
+      expect(text(output)).toBe(`elicited: ${JSON.stringify({ action: "decline" })}`)
+  })
+
+  it("destructiveHint is read from the tools' annotations", async () => {
+    const description = await pool.describe(asking)
+    expect(description.tools.find((t) => t.name === "remove")?.destructiveHint).toBe(true)
+    expect(description.tools.find((t) => t.name === "peek")?.destructiveHint).toBeUndefined()
+  })
+})
