@@ -319,7 +319,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
           pool: sources.pool,
           cacheDir: config.mcpCacheDir,
           logger,
-          plugins: oauthPlugins(catalog, sources.servers)
+          ...oauthPlugins(catalog, sources.servers)
         })
 
   // Runs on a store other hosts share (`DATABASE_URL`, or the host's `runs`) and a lock they

@@ -65,6 +65,8 @@ export interface HostConnectionsInput {
   readonly logger: RuntimeLogger
   /** The plugin each OAuth server's tools are in, by server name (the catalog's MCP entries). */
   readonly plugins: ReadonlyMap<string, string>
+  /** The OAuth servers whose plugin is unavailable since boot: no tool list was cached. */
+  readonly unlisted: ReadonlySet<string>
   readonly now?: (() => number) | undefined
 }
 
@@ -77,8 +79,11 @@ export interface HostConnections {
   readonly connectHint: (server: string) => string
   /** The plugin of each OAuth server, by server name. */
   readonly plugins: ReadonlyMap<string, string>
-  /** Caches a server's tool list as `user` (after their connect); never rejects. */
-  readonly cacheList: (server: McpServerConfig, user: string) => Promise<void>
+  /**
+   * After `user` connected `server`: when its plugin is unavailable since boot (no list cached),
+   * caches its tool list as that user, for the next boot; true when it did. Never rejects.
+   */
+  readonly cacheList: (server: McpServerConfig, user: string) => Promise<boolean>
   /** The link that starts `user`'s flow for `server` in a browser (`GET /oauth/start`). */
   readonly startLink: (user: string, server: string) => string
   /** Opens a start link's ticket: the user and server, or why not. */
@@ -111,18 +116,24 @@ export const oauthBootProblems = (
   return oauthServers(servers, env).errors.map((e) => `[boot-error] ${e}`)
 }
 
-/** The plugin of each `auth: "oauth"` server, by server name (an unavailable one included). */
+/**
+ * The plugin of each `auth: "oauth"` server, by server name (an unavailable one included), and
+ * the servers whose plugin is unavailable since boot (no tool list cached yet).
+ */
 export const oauthPlugins = (
   catalog: Catalog.Catalog,
   servers: ReadonlyArray<McpServerConfig>
-): ReadonlyMap<string, string> => {
+): Pick<HostConnectionsInput, "plugins" | "unlisted"> => {
   const oauth = new Set(servers.filter((s) => s.oauth !== undefined).map((s) => s.name))
-  const out = new Map<string, string>()
+  const plugins = new Map<string, string>()
+  const unlisted = new Set<string>()
   for (const entry of catalog.entries) {
     const source = entry.source
-    if (source?.kind === "mcp" && oauth.has(source.server)) out.set(source.server, entry.name)
+    if (source?.kind !== "mcp" || !oauth.has(source.server)) continue
+    plugins.set(source.server, entry.name)
+    if (entry.unavailable !== undefined) unlisted.add(source.server)
   }
-  return out
+  return { plugins, unlisted }
 }
 
 /** The host's connections over the store; undefined when no server of the config uses OAuth. */
@@ -179,16 +190,26 @@ export const makeHostConnections = (input: HostConnectionsInput): HostConnection
     servers: new Map(input.servers.map((s) => [s.name, s])),
     connectHint,
     cacheList: async (server, user) => {
-      if (input.pool === undefined || built === undefined) return
-      await cacheToolList(server, user, {
+      if (input.pool === undefined || built === undefined || !input.unlisted.has(server.name)) return false
+      return cacheToolList(server, user, {
         connections: built,
         pool: input.pool,
         cacheDir: input.cacheDir
-      }).catch((error: unknown) =>
-        input.logger.warn("the tool list of an OAuth server could not be cached", {
-          server: server.name,
-          error: describe(error)
-        })
+      }).then(
+        () => {
+          input.logger.warn(
+            "the tool list of an OAuth server was cached with a connected user's token: its plugin is offered from the host's next start",
+            { server: server.name }
+          )
+          return true
+        },
+        (error: unknown) => {
+          input.logger.warn("the tool list of an OAuth server could not be cached", {
+            server: server.name,
+            error: describe(error)
+          })
+          return false
+        }
       )
     },
     get
@@ -299,8 +320,12 @@ export const connectionRoutes = (host: HostConnections | undefined, logger: Runt
     // The connected user's listing is what discovery reads from the next mount on
     // (docs/oauth.md#the-tool-list); a failure leaves the connection made.
     const config = host.servers.get(server)
-    if (config !== undefined) yield* Effect.promise(() => host.cacheList(config, user))
-    return page(200, "Connected", `Your account is connected to '${server}'. You can close this page.`)
+    const cached = config === undefined ? false : yield* Effect.promise(() => host.cacheList(config, user))
+    return page(
+      200,
+      "Connected",
+      `Your account is connected to '${server}'.${cached ? " Its tools are offered once the host restarts." : ""} You can close this page.`
+    )
   })
 
   const list = Effect.gen(function* () {

@@ -177,10 +177,10 @@ describe.skipIf(missing !== undefined)(
       expect(before.status).toBe(200)
       expect(before.body).toEqual({ connections: [{ server: "notes", plugin: "notes", connected: false }] })
       expect(await connect(alice.headers, "alice")).toBe(
-        "Your account is connected to 'notes'. You can close this page."
+        "Your account is connected to 'notes'. Its tools are offered once the host restarts. You can close this page."
       )
       expect(await connect(bob.headers, "bob")).toBe(
-        "Your account is connected to 'notes'. You can close this page."
+        "Your account is connected to 'notes'. Its tools are offered once the host restarts. You can close this page."
       )
       const listed = await api("/connections", { headers: alice.headers })
       expect(listed.body.connections).toMatchObject([{ server: "notes", connected: true }])
