@@ -160,6 +160,43 @@ export const isSessionExpired = (error: unknown): boolean =>
 export const isUnauthorized = (error: unknown): boolean =>
   isMcpError(error) && error.cause instanceof StreamableHTTPError && error.cause.code === 401
 
+/** The longest delay a timer takes (2^31 - 1 ms). */
+const MAX_TIMER_MS = 2_147_483_647
+
+/**
+ * A request's timeout of `ms` that can be paused: at the end it aborts `controller` with the
+ * SDK's own timeout error (so the request fails `timeout` as one the SDK timed out would).
+ */
+const pausedTimeout = (controller: AbortController, ms: number) => {
+  let left = Math.max(1, ms)
+  let since = Date.now()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const arm = () => {
+    since = Date.now()
+    timer = setTimeout(
+      () => controller.abort(new SdkMcpError(ErrorCode.RequestTimeout, "Request timed out", { timeout: ms })),
+      left
+    )
+  }
+  arm()
+  let paused = 0
+  let stopped = false
+  return {
+    pause: () => {
+      if (paused++ > 0) return
+      clearTimeout(timer)
+      left = Math.max(1, left - (Date.now() - since))
+    },
+    resume: () => {
+      if (--paused === 0 && !stopped && !controller.signal.aborted) arm()
+    },
+    stop: () => {
+      stopped = true
+      clearTimeout(timer)
+    }
+  }
+}
+
 /** A live connection to one server. Build it with {@link McpConnection.open}. */
 export class McpConnection {
   readonly server: McpServerConfig
@@ -430,11 +467,29 @@ export class McpConnection {
     // listener from the signal it is given, and a caller's signal (a whole turn's) may outlive
     // thousands of requests. Without a caller's signal there is nothing to relay.
     const callerSignal = context.signal
-    const controller = callerSignal === undefined ? undefined : new AbortController()
+    const onElicit = context.onElicit
+    const controller =
+      callerSignal === undefined && onElicit === undefined ? undefined : new AbortController()
     const onAbort = () => controller?.abort(callerSignal?.reason)
     callerSignal?.addEventListener("abort", onAbort, { once: true })
-    const onElicit = context.onElicit
-    if (onElicit !== undefined) this.askers.add(onElicit)
+    // A request that can ask its user keeps its own timeout, paused while the user is asked: the
+    // time a person takes to answer (up to WAIT_TIMEOUT_MS) is not the server's slowness.
+    const clock =
+      onElicit === undefined || controller === undefined
+        ? undefined
+        : pausedTimeout(controller, context.timeoutMs)
+    const asker =
+      onElicit === undefined
+        ? undefined
+        : async (question: Wait.InputQuestion) => {
+            clock?.pause()
+            try {
+              return await onElicit(question)
+            } finally {
+              clock?.resume()
+            }
+          }
+    if (asker !== undefined) this.askers.add(asker)
     const onProgress = context.onProgress
     const progressToken = onProgress === undefined ? undefined : `plugboard-${++this.progressCounter}`
     if (progressToken !== undefined && onProgress !== undefined) {
@@ -453,7 +508,7 @@ export class McpConnection {
       if (!this.isOpen) throw new SdkMcpError(ErrorCode.ConnectionClosed, "Connection closed")
       return await send(
         {
-          timeout: Math.max(1, context.timeoutMs),
+          timeout: clock === undefined ? Math.max(1, context.timeoutMs) : MAX_TIMER_MS,
           ...(controller === undefined ? {} : { signal: controller.signal }),
           resetTimeoutOnProgress: false
         },
@@ -464,7 +519,8 @@ export class McpConnection {
     } finally {
       context.signal?.removeEventListener("abort", onAbort)
       if (progressToken !== undefined) this.progress.delete(progressToken)
-      if (onElicit !== undefined) this.askers.delete(onElicit)
+      if (asker !== undefined) this.askers.delete(asker)
+      clock?.stop()
     }
   }
 
