@@ -35,7 +35,7 @@ import {
   type TurnLock
 } from "@plugboard/core"
 import { makeRequestScope } from "@plugboard/langgraph"
-import { Cause, Deferred, Effect, type Scope } from "effect"
+import { Cause, Clock, Deferred, Effect, type Scope } from "effect"
 import * as TurnCredits from "./credits/TurnCredits.js"
 import { jsonSchemaCheck } from "./JsonSchemaCheck.js"
 import * as RunLog from "./RunLog.js"
@@ -156,6 +156,9 @@ const now = () => new Date().toISOString()
 
 /** The `done` reason of a run that stopped for its user. */
 export const WAITING = "waiting"
+
+/** How long before the turn's wall clock a question a call asks is answered at the latest (the model still answers). */
+const ASK_MARGIN_MS = 15_000
 
 /** The service; see the module doc. */
 export interface TurnService {
@@ -299,6 +302,11 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
             })
           }
           // The turn's wall clock reaches into a call that hangs (a tool), not only between calls.
+          // A question a call asks is answered (declined) before it, so the turn can still finish.
+          const askBefore =
+            options.turnTimeoutMs === undefined
+              ? undefined
+              : (yield* Clock.currentTimeMillis) + Math.max(1_000, options.turnTimeoutMs - ASK_MARGIN_MS)
           if (options.turnTimeoutMs !== undefined) {
             yield* Effect.forkScoped(
               Effect.delay(
@@ -378,7 +386,8 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
                                 did,
                                 runId: opened.run!.runId,
                                 sessionId,
-                                record
+                                record,
+                                notAfterMs: askBefore
                               })
                           }),
                       ...(live === undefined

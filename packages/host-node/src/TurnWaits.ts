@@ -44,6 +44,8 @@ export interface AskInput {
   readonly signal: AbortSignal
   /** Records a frame of the run (the `waiting` frame). */
   readonly record: (event: EventSink.AgentEvent) => void
+  /** The wait's deadline is at the latest this (epoch ms): before the turn's own wall clock. */
+  readonly notAfterMs?: number | undefined
 }
 
 /** The run that resumes the wait `waitId`. */
@@ -215,6 +217,10 @@ export const make = <S, T, E>(
           deliver: (a) => Deferred.unsafeDone(answered, Exit.succeed(a))
         })
         const now = yield* Clock.currentTimeMillis
+        const deadlineMs = Math.max(
+          now + 1,
+          Math.min(now + options.timeoutMs, asked.notAfterMs ?? Number.POSITIVE_INFINITY)
+        )
         const request: typeof Wait.InputRequest.Type = {
           _tag: "input",
           plugin: asked.plugin,
@@ -228,10 +234,10 @@ export const make = <S, T, E>(
           sessionId: asked.sessionId,
           request,
           createdAtMs: now,
-          deadlineMs: now + options.timeoutMs
+          deadlineMs
         })
         const timer = yield* Effect.forkIn(
-          Effect.delay(expire(asked.did, waitId, hostContext), options.timeoutMs),
+          Effect.delay(expire(asked.did, waitId, hostContext), Math.max(0, deadlineMs - now)),
           scope
         )
         asked.record({
@@ -245,7 +251,7 @@ export const make = <S, T, E>(
           reason: `the tool '${asked.tool}' of '${asked.plugin}' asks a question while it runs`,
           message: request.message,
           schema: request.schema,
-          deadline: new Date(now + options.timeoutMs).toISOString()
+          deadline: new Date(deadlineMs).toISOString()
         })
         return yield* Deferred.await(answered).pipe(Effect.ensuring(Fiber.interrupt(timer)))
       }).pipe(Effect.ensuring(Effect.sync(() => live.delete(waitId))))

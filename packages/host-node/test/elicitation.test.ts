@@ -187,6 +187,19 @@ describe("an MCP server's elicitation, answered through the run", () => {
     expect(late.status).toBe(404)
   }, 60_000)
 
+  it("a question's deadline comes before the turn's wall clock: declined then, and the turn still finishes", async () => {
+    // TURN_TIMEOUT_MS 16 s: the question is answered at the latest 15 s before it (here, 1 s in),
+    // long before WAIT_TIMEOUT_MS (10 minutes by default).
+    const s = await boot({ TURN_TIMEOUT_MS: "16000" })
+    const u = await user(s.app.oracleDid)
+    const asked = Date.now()
+    const { waiting, rest } = await askAndWait(s, u.headers)
+    expect(Date.parse(waiting.deadline) - asked).toBeLessThan(3_000)
+    const after = await rest()
+    expect(askOutput(after)?.output).toBe(`elicited: ${JSON.stringify({ action: "decline" })}`)
+    expect(after.at(-1)).toMatchObject({ status: "finished" })
+  }, 60_000)
+
   it("a JSON turn cannot ask: the server is declined at once", async () => {
     const s = await boot()
     const u = await user(s.app.oracleDid)
