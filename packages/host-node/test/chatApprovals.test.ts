@@ -164,7 +164,7 @@ describe("the chat's answers", () => {
 })
 
 describe("plugboard chat and a question a call asks (an MCP elicitation)", () => {
-  it("prints the question with how to answer, asks nothing on the terminal, and the run goes on (declined at the timeout)", async () => {
+  const boot = async (env: Record<string, string> = {}) => {
     server = await start({
       plugins: [],
       mcpServers: {
@@ -179,18 +179,50 @@ describe("plugboard chat and a question a call asks (an MCP elicitation)", () =>
       model: ScriptedChatModel.script([
         { tool: "load_capability", args: { names: ["asking"] } },
         { tool: "ask_name", args: {} },
-        "Nobody answered."
+        "Done."
       ]),
-      env: { WAIT_TIMEOUT_MS: "300" }
+      env
     })
     const client = await connectChat({ url: server.url, signer: await generateSigner() })
-    const { ask, asked } = replies("y")
-    const { ok, out } = await chat(client, await client.createSession(), ask)
-    expect(asked).toEqual([])
+    return { client, sessionId: await client.createSession() }
+  }
+
+  it("asks the form field by field; a value the server refuses is said and asked again; the server gets the values", async () => {
+    const { client, sessionId } = await boot()
+    // y, name, age -1 (refused by the schema's minimum), newsletter, colour; then again with 36.
+    const { ask, asked } = replies("y", "Ada", "-1", "", "", "y", "Ada", "36", "y", "green")
+    const { ok, out } = await chat(client, sessionId, ask)
+    expect(asked[0]).toBe("Answer it? [y, or n to decline] ")
+    expect(asked.slice(1, 5)).toEqual([
+      "  Name (string): ",
+      "  Age (integer): ",
+      "  Newsletter (boolean) [enter to skip]: ",
+      "  Colour (red|green|blue) [enter to skip]: "
+    ])
+    expect(out).toContain("⏸ ask_name (asking) asks: Who are you?")
+    expect(out).toContain("Not accepted: the values do not fit the form: values/age must be >= 0")
+    expect(out).toContain(
+      JSON.stringify({
+        action: "accept",
+        content: { name: "Ada", age: 36, newsletter: true, colour: "green" }
+      })
+    )
+    expect(out).toContain("Done.")
+    expect(ok).toBe(true)
+  }, 60_000)
+
+  it("n declines; without a terminal it prints how to answer and the run goes on (declined at the timeout)", async () => {
+    const first = await boot()
+    const declined = await chat(first.client, first.sessionId, replies("n").ask)
+    expect(declined.out).toContain(JSON.stringify({ action: "decline" }))
+    await server?.stop()
+    const second = await boot({ WAIT_TIMEOUT_MS: "300" })
+    const { ok, out } = await chat(second.client, second.sessionId, undefined)
     expect(out).toMatch(
       /⏸ ask_name \(asking\) asks: Who are you\? — answer with POST \/runs\/run_[^/]+\/resume/
     )
-    expect(out).toContain("Nobody answered.")
+    expect(out).toContain(JSON.stringify({ action: "decline" }))
+    expect(out).toContain("Done.")
     expect(ok).toBe(true)
   }, 60_000)
 })

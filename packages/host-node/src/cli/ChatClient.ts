@@ -9,6 +9,7 @@ import type { EventSink } from "@plugboard/core"
 import { describe } from "@plugboard/core"
 import { mintInvocation, type Signer } from "@plugboard/ucan"
 import { Data } from "effect"
+import { askForm } from "./AskForm.js"
 import { eventPrinter, printEvent, readSse } from "./Sse.js"
 
 /** The oracle answered with an error status (or not at all); `message` says what and why. */
@@ -37,7 +38,24 @@ export interface ChatClient {
    * host's timeout), in which case `answeredAlready` says how.
    */
   readonly resume: (runId: string, decision: Decision) => AsyncGenerator<EventSink.AgentEvent, ResumeEnd>
+  /**
+   * Answers a question a call of the run `runId` asks (an input wait, `waitId`) with values or a
+   * decline; the run, still streaming, goes on. `refused` with the server's reason when the
+   * values do not fit the form.
+   */
+  readonly answer: (
+    runId: string,
+    waitId: string,
+    reply: { readonly values: Record<string, unknown> } | { readonly decline: true }
+  ) => Promise<AnswerEnd>
 }
+
+/** How answering a question ended: recorded, answered first by someone else, refused (why), or no longer open. */
+export type AnswerEnd =
+  | { readonly _tag: "answered" }
+  | { readonly _tag: "already"; readonly by: string }
+  | { readonly _tag: "refused"; readonly message: string }
+  | { readonly _tag: "gone"; readonly message: string }
 
 /** A user's answer to an approval. */
 export interface Decision {
@@ -130,6 +148,26 @@ export const connectChat = async (options: ChatClientOptions): Promise<ChatClien
       }
       yield* readSse(response.body)
       return { _tag: "streamed" }
+    },
+    answer: async (runId, waitId, reply) => {
+      const response = await fetch(`${url}/runs/${encodeURIComponent(runId)}/resume`, {
+        method: "POST",
+        headers: await headers(),
+        body: JSON.stringify({ ...reply, waitId })
+      })
+      if (response.status === 400) {
+        const { message } = (await response.json().catch(() => ({}))) as { message?: unknown }
+        return { _tag: "refused", message: String(message ?? "the answer was refused") }
+      }
+      if (response.status === 404 || response.status === 409) {
+        const { message } = (await response.json().catch(() => ({}))) as { message?: unknown }
+        return { _tag: "gone", message: String(message ?? "the question is no longer open") }
+      }
+      if (!response.ok) throw await failed("answering the question", response)
+      const body = (await response.json()) as { already?: boolean; wait?: { answered?: { by?: unknown } } }
+      return body.already === true
+        ? { _tag: "already", by: String(body.wait?.answered?.by ?? "someone") }
+        : { _tag: "answered" }
     }
   }
 }
@@ -146,6 +184,35 @@ export const decisionOf = (reply: string | undefined): Decision | undefined => {
   if (/^(y|yes|approve)$/i.test(word)) return { approve: true }
   if (/^(n|no|deny)$/i.test(word)) return { approve: false, ...(note === "" ? {} : { note }) }
   return undefined
+}
+
+/** Asks a question of the run on the terminal until its answer is recorded, declined, or none can come. */
+const answerQuestion = async (
+  client: ChatClient,
+  waiting: Extract<EventSink.AgentEvent, { _tag: "waiting" }>,
+  ask: Ask,
+  out: (text: string) => void
+): Promise<void> => {
+  out(`⏸ ${waiting.tool} (${waiting.plugin}) asks: ${waiting.message ?? ""}\n`)
+  for (;;) {
+    const reply = await askForm(waiting, ask, out)
+    if (reply === undefined) {
+      out(printEvent(waiting))
+      return
+    }
+    const end = await client.answer(
+      waiting.runId,
+      waiting.waitId,
+      reply._tag === "decline" ? { decline: true } : { values: reply.values }
+    )
+    if (end._tag === "refused") {
+      out(`Not accepted: ${end.message}\n`)
+      continue
+    }
+    if (end._tag === "already") out(`This question was answered already (by ${end.by}).\n`)
+    if (end._tag === "gone") out(`Too late: ${end.message}\n`)
+    return
+  }
 }
 
 /**
@@ -167,8 +234,11 @@ export const chatTurn = async (
     let waiting: Extract<EventSink.AgentEvent, { _tag: "waiting" }> | undefined
     for await (const event of events) {
       if (event._tag === "error") ok = false
-      // A question a call asks (kind input) keeps the run going: printed with how to answer, not asked here.
-      if (event._tag === "waiting" && event.kind === "approval") waiting = event
+      if (event._tag === "waiting" && event.kind === "input") {
+        // A question a call asks: the run keeps streaming (buffered meanwhile) once it is answered.
+        if (ask === undefined) out(print(event))
+        else await answerQuestion(client, event, ask, out)
+      } else if (event._tag === "waiting") waiting = event
       else out(print(event))
     }
     if (waiting === undefined) return ok
