@@ -286,7 +286,10 @@ export const ChatTab = (props: {
             const i = t.tools.findIndex((x) => x.eventId === view.eventId)
             const tools =
               i < 0 ? [...t.tools, view] : t.tools.map((x, j) => (j === i ? { ...x, ...view } : x))
-            return { ...t, tools }
+            // The call that asked has ended (answered, declined at its deadline, or cut): its form goes.
+            const asked =
+              t.waiting?.kind === "input" && view.status === "done" && view.toolName === t.waiting.tool
+            return { ...t, tools, ...(asked ? { waiting: undefined } : {}) }
           })
           return false
         }
@@ -318,6 +321,7 @@ export const ChatTab = (props: {
           }
           update(key, (t) => ({
             ...t,
+            ...(t.waiting?.kind === "input" ? { waiting: undefined } : {}),
             status: String(d.status ?? "finished"),
             note:
               d.reason === undefined

@@ -39,7 +39,7 @@ describe.skipIf(missing !== undefined)(
     })
 
     /** A server whose model calls `ask_name` and then says what the tool answered; a console page on it. */
-    const open = async (): Promise<Page> => {
+    const open = async (env: Record<string, string> = {}): Promise<Page> => {
       server = await start({
         plugins: [],
         mcpServers: {
@@ -55,7 +55,8 @@ describe.skipIf(missing !== undefined)(
           { tool: "load_capability", args: { names: ["asking"] } },
           { tool: "ask_name", args: {} },
           "Thanks."
-        ])
+        ]),
+        env
       })
       const signer = await generateSigner()
       const token = await mintInvocation({ issuer: signer, audience: server.app.oracleDid, ttlSeconds: 900 })
@@ -92,6 +93,16 @@ describe.skipIf(missing !== undefined)(
         `elicited: ${JSON.stringify({ action: "accept", content: { name: "Ada", age: 36, newsletter: true, colour: "green" } })}`
       )
       expect(await page.getByTestId("answer").textContent()).toContain("Thanks.")
+      await page.close()
+    })
+
+    it("no answer by the deadline: the form goes, the server was declined, and the turn finishes", async () => {
+      const page = await open({ WAIT_TIMEOUT_MS: "1500" })
+      await page.locator('.turn[data-status="finished"]').waitFor()
+      expect(await page.locator("fieldset.waiting").count()).toBe(0)
+      expect(await page.locator('.turn .tools li[data-tool="ask_name"] pre').textContent()).toBe(
+        `elicited: ${JSON.stringify({ action: "decline" })}`
+      )
       await page.close()
     })
 
