@@ -253,7 +253,12 @@ export const make = <S, T, E>(
           schema: request.schema,
           deadline: new Date(deadlineMs).toISOString()
         })
-        return yield* Deferred.await(answered).pipe(Effect.ensuring(Fiber.interrupt(timer)))
+        return yield* Deferred.await(answered).pipe(
+          Effect.ensuring(Fiber.interrupt(timer)),
+          // The turn was aborted while its user was asked: the host closes the record now
+          // (`timed-out`), rather than leaving it open for the next sweep.
+          Effect.onInterrupt(() => expire(asked.did, waitId, hostContext))
+        )
       }).pipe(Effect.ensuring(Effect.sync(() => live.delete(waitId))))
       return Runtime.runPromise(runtime)(asking, { signal: asked.signal })
     }

@@ -200,6 +200,23 @@ describe("an MCP server's elicitation, answered through the run", () => {
     expect(after.at(-1)).toMatchObject({ status: "finished" })
   }, 60_000)
 
+  it("the user aborts the run while asked: the run ends aborted, the record is closed at once (timed-out by the host), a later answer is 404", async () => {
+    const s = await boot()
+    const u = await user(s.app.oracleDid)
+    const { runId, session, rest } = await askAndWait(s, u.headers)
+    const aborted = await call(`${s.url}/messages/abort`, {
+      method: "POST",
+      headers: u.headers,
+      body: { sessionId: session }
+    })
+    expect(aborted.status).toBe(200)
+    const after = await rest()
+    expect(after.at(-1)).toMatchObject({ _tag: "done", status: "aborted" })
+    const audit = await call(`${s.url}/runs/${runId}/waits`, { headers: u.headers })
+    expect(audit.body.waits[0].answered).toMatchObject({ answer: { _tag: "timed-out" }, by: "host" })
+    expect((await resume(s, runId, u.headers, { values: { name: "Ada", age: 36 } })).status).toBe(404)
+  }, 60_000)
+
   it("a JSON turn cannot ask: the server is declined at once", async () => {
     const s = await boot()
     const u = await user(s.app.oracleDid)
