@@ -202,8 +202,9 @@ export const resumeRoutes = (s: ResumeServices) => {
     const { did } = yield* RequestUser
     const runId = (yield* HttpRouter.params).runId ?? ""
     const { store, wait } = yield* waitOf(did, runId)
-    // The questions the run's calls asked (input waits), beside its approval.
-    const asked = (yield* store.list(did).pipe(Effect.mapError(storeFailure))).filter(
+    // The questions the run's calls asked (input waits), beside its approval: found among the
+    // user's oldest `MAX_LIMIT` waits (their ids are not derived from the run's).
+    const asked = (yield* store.list(did, WaitStore.MAX_LIMIT).pipe(Effect.mapError(storeFailure))).filter(
       (w) => w.runId === runId && w.request._tag === "input"
     )
     return json({ waits: [...(wait === undefined ? [] : [wait]), ...asked].map(waitView) })
