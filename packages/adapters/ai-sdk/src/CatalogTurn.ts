@@ -30,7 +30,8 @@ import {
   type RuntimeLogger,
   SystemPrompt,
   ToolCall,
-  type ToolProgress
+  type ToolProgress,
+  type Wait
 } from "@plugboard/core"
 import { jsonSchema, NoSuchToolError, type ToolSet } from "ai"
 import { Either } from "effect"
@@ -400,8 +401,24 @@ class Turn implements CatalogTurn {
         id: call.toolCallId,
         name: call.toolName,
         progress: (progress: ToolProgress) =>
-          this.#notify("onToolProgress", options.onToolProgress, { ...call, progress })
+          this.#notify("onToolProgress", options.onToolProgress, { ...call, progress }),
+        ...(options.onToolQuestion === undefined
+          ? {}
+          : { ask: (question: Wait.InputQuestion) => this.#askUser(call, question) })
       }
+    }
+  }
+
+  /** The app's answer to a tool's question (`onToolQuestion`); a throw declines it, logged. */
+  async #askUser(call: ToolCallEvent, question: Wait.InputQuestion): Promise<Wait.InputAnswer> {
+    try {
+      return await this.#options.onToolQuestion!({ ...call, question })
+    } catch (error) {
+      this.#deps.logger.warn("onToolQuestion failed: the question is declined", {
+        toolName: call.toolName,
+        error: describe(error)
+      })
+      return { _tag: "declined" }
     }
   }
 }

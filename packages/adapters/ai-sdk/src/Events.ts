@@ -3,7 +3,7 @@
  * and ended, and plugins were loaded. The same moments the oracle server streams as `tool_call`
  * events, as plain callbacks: the app logs them, streams them to its UI, or stores the loads.
  */
-import type { ToolCall, ToolOutput, ToolProgress } from "@plugboard/core"
+import type { ToolCall, ToolOutput, ToolProgress, Wait } from "@plugboard/core"
 
 /** A tool call as the model made it. */
 export interface ToolCallEvent {
@@ -40,4 +40,15 @@ export interface TurnCallbacks {
   readonly onToolProgress?: ((event: ToolCallEvent & { readonly progress: ToolProgress }) => void) | undefined
   readonly onToolEnd?: ((event: ToolEndEvent) => void) | undefined
   readonly onPluginsLoaded?: ((event: PluginsLoadedEvent) => void) | undefined
+  /**
+   * A tool asks its user a question while it runs (an MCP server's elicitation,
+   * docs/waiting.md): `question` is the text and a JSON Schema of an object. Answer
+   * `{ _tag: "values", values }` or `{ _tag: "declined" }`; the answer goes back to that server on
+   * that call, which checks the values. Absent, or when it throws, the server is declined.
+   */
+  readonly onToolQuestion?:
+    | ((
+        event: ToolCallEvent & { readonly question: Wait.InputQuestion }
+      ) => Promise<Wait.InputAnswer> | Wait.InputAnswer)
+    | undefined
 }
