@@ -1,4 +1,4 @@
-/** APPROVAL_TOOLS and WAIT_TIMEOUT_MS: read, defaulted, and a bad value named (issue 40). */
+/** APPROVAL_TOOLS, APPROVAL_MCP_DESTRUCTIVE and WAIT_TIMEOUT_MS: read, defaulted, and a bad value named (issue 40). */
 import { Approval } from "@plugboard/core"
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
@@ -10,8 +10,22 @@ const check = (env: Record<string, string>) =>
 describe("approval variables", () => {
   it("default to no operator list and ten minutes", () => {
     const config = Either.getOrThrow(check({}))
-    expect(config.approvalTools).toEqual(Approval.NONE)
+    expect(config.approvalTools).toEqual({ ...Approval.NONE, destructive: true })
     expect(config.waitTimeoutMs).toBe(600_000)
+  })
+
+  it("APPROVAL_MCP_DESTRUCTIVE: on by default, off ignores MCP's destructiveHint, anything else is refused", () => {
+    expect(Either.getOrThrow(check({ APPROVAL_MCP_DESTRUCTIVE: "off" })).approvalTools.destructive).toBe(
+      false
+    )
+    expect(
+      Either.getOrThrow(check({ APPROVAL_MCP_DESTRUCTIVE: "off", APPROVAL_TOOLS: "payments" })).approvalTools
+    ).toMatchObject({ destructive: false, plugins: new Set(["payments"]) })
+    const bad = check({ APPROVAL_MCP_DESTRUCTIVE: "sometimes", APPROVAL_TOOLS: "Bad Name" })
+    // Both are named at once.
+    const lines = Either.isLeft(bad) ? bad.left.join("\n") : ""
+    expect(lines).toContain('APPROVAL_MCP_DESTRUCTIVE must be true or false, got "sometimes"')
+    expect(lines).toContain("APPROVAL_TOOLS: 'Bad Name'")
   })
 
   it("are read: plugins and plugin/tool entries, the timeout in milliseconds", () => {
