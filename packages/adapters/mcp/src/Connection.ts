@@ -478,14 +478,26 @@ export class McpConnection {
       onElicit === undefined || controller === undefined
         ? undefined
         : pausedTimeout(controller, context.timeoutMs)
+    // One question at a time per call: a server that asks again before its first question is
+    // answered is declined (a user is never flooded with forms, nor the store with waits).
+    let asking = false
     const asker =
       onElicit === undefined
         ? undefined
-        : async (question: Wait.InputQuestion) => {
+        : async (question: Wait.InputQuestion): Promise<Wait.InputAnswer> => {
+            if (asking) {
+              this.logger.debug(
+                `MCP server '${this.server.name}': a second question during one call was declined (one at a time)`,
+                { server: this.server.name }
+              )
+              return { _tag: "declined" }
+            }
+            asking = true
             clock?.pause()
             try {
               return await onElicit(question)
             } finally {
+              asking = false
               clock?.resume()
             }
           }

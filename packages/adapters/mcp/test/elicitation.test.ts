@@ -84,6 +84,42 @@ describe("elicitation on a call in flight", () => {
     })
   })
 
+  it("one question at a time per call: a second asked before the first is answered is declined", async () => {
+    // The first question's answer is held until the connection has declined the second (it logs it).
+    let release: () => void = () => {}
+    const secondDeclined = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const silent = () => {}
+    const watching = new McpPool({
+      logger: {
+        debug: (message) => {
+          if (message.includes("a second question during one call was declined")) release()
+        },
+        info: silent,
+        warn: silent,
+        error: silent
+      }
+    })
+    const asked: Array<string> = []
+    const output = await watching
+      .call(
+        { ...asking, name: "asking-twice" },
+        "ask_twice",
+        {},
+        {
+          onElicit: async (question) => {
+            asked.push(question.message)
+            await secondDeclined
+            return { _tag: "values", values: { name: "Ada" } }
+          }
+        }
+      )
+      .finally(() => watching.close())
+    expect(asked).toHaveLength(1)
+    expect(JSON.parse(text(output).replace("elicited: ", "")).sort()).toEqual(["accept", "decline"])
+  })
+
   it("the call's timeout pauses while its user is asked, and still ends a call that never answers", async () => {
     const quick = { ...asking, name: "asking-quick", timeoutMs: 300 }
     // The user takes longer than the whole call may (the timeout elapses twice over) to answer.
