@@ -19,7 +19,7 @@
  */
 import { createHash, randomUUID } from "node:crypto"
 import type { EventSink, RuntimeLogger, Wait } from "@plugboard/core"
-import { WaitStore } from "@plugboard/core"
+import { describe, WaitStore } from "@plugboard/core"
 import { Clock, Deferred, Effect, Exit, Fiber, Runtime, Schedule, type Scope } from "effect"
 import type { TurnOutcome } from "./Turns.js"
 
@@ -166,7 +166,7 @@ export const make = <S, T, E>(
           Effect.sync(() =>
             logger.error("a wait could not be answered at its deadline", {
               waitId,
-              error: (error as { message?: string }).message
+              error: describe(error)
             })
           )
         )

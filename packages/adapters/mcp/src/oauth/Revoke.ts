@@ -5,6 +5,7 @@
  * with a secret, else the client_id in the body).
  */
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { describe } from "@plugboard/core"
 import type { AuthorizationServer } from "./Metadata.js"
 import type { Client } from "./Secret.js"
 
@@ -43,6 +44,6 @@ export const revoke = async (
     // RFC 7009 §2.2: 200 for a revoked token and for one the server did not know.
     return response.ok ? { outcome: "revoked" } : { outcome: "failed", why: `HTTP ${response.status}` }
   } catch (error) {
-    return { outcome: "failed", why: error instanceof Error ? error.message : String(error) }
+    return { outcome: "failed", why: describe(error) }
   }
 }
