@@ -17,6 +17,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   Access,
   type Catalog,
+  type Connect,
   type LoadedPluginsStore,
   type RuntimeLogger,
   silentLogger,
@@ -64,6 +65,12 @@ export interface GatewayOptions {
   readonly invocations?: (() => Promise<Readonly<Record<string, string>>>) | undefined
   /** Ranks a `list_capabilities` query (an embedder's ranking); lexical without one. */
   readonly ranking?: ((query: string) => Promise<ToolCall.Ranked>) | undefined
+  /**
+   * The plugins the user must connect an account for first (core's `Connect`: `list_capabilities`
+   * lists them with the link, `load_capability` refuses them with it), read before each of those
+   * two calls. Without it, none.
+   */
+  readonly pending?: (() => Promise<Connect.Pending>) | undefined
 }
 
 /** A session served over a transport of the host's (`Gateway.connect`). */
@@ -117,7 +124,8 @@ export const makeGateway = (options: GatewayOptions): Gateway => {
     serverInfo: options.serverInfo ?? { name: "plugboard", version: "0.1.0" },
     basePrompt: options.basePrompt ?? "",
     invocations: options.invocations,
-    ranking: options.ranking
+    ranking: options.ranking,
+    pending: options.pending
   }
 
   let store: Promise<LoadedPluginsStore.LoadedPluginsStoreService> | undefined

@@ -1,5 +1,5 @@
 /**
- * `plugboard mcp [module] [--mcp FILE] [--skills DIR] [--thread ID] [--http PORT [--host H]]`:
+ * `plugboard mcp [module] [--mcp FILE] [--skills DIR] [--thread ID] [--http PORT [--host H]] [--open] [--callback-port P]`:
  * the catalog served as an MCP server (docs/mcp-gateway.md). The composition only: the catalog
  * booted as serve boots it (`CatalogBoot`), the gateway of `@plugboard/mcp` over it, the SQLite
  * store of threads named by key (`<data>/loaded-plugins.sqlite`), and a transport: stdio (the
@@ -10,6 +10,9 @@
  * request must carry `Authorization: Bearer <token>`, the token read from `PLUGBOARD_MCP_TOKEN` or
  * from the file `--token-file` names, and boot is refused without one. Not a `--token` flag: a
  * command line is readable by every user of the machine (`ps`).
+ *
+ * An `auth: "oauth"` server of the MCP config is connected by the local user in their browser
+ * (McpOAuth.ts): the link is printed to stderr, opened with `--open`.
  */
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
@@ -26,8 +29,9 @@ import { envValue } from "../EnvValue.js"
 import { makeConsoleLogger } from "../Logger.js"
 import { skillsRunFromEnv } from "../SkillsRun.js"
 import type { CliIO } from "./Commands.js"
-import { grantsFlag, parseFlags } from "./Flags.js"
+import { grantsFlag, parseFlags, wholeNumber } from "./Flags.js"
 import { loadModuleOrSources } from "./LoadModule.js"
+import { type GatewayOAuth, gatewayOAuth } from "./McpOAuth.js"
 import { signalled } from "./Signals.js"
 import { UsageError } from "./UsageError.js"
 
@@ -65,12 +69,14 @@ interface Options {
   readonly host: string
   readonly tokenFile: string | undefined
   readonly grants: ReadonlyArray<Access.Capability>
+  readonly open: boolean
+  readonly callbackPort: number
 }
 
-const FLAGS = ["mcp", "skills", "thread", "http", "host", "token-file", "grant"] as const
+const FLAGS = ["mcp", "skills", "thread", "http", "host", "token-file", "grant", "callback-port"] as const
 
 const parse = (argv: ReadonlyArray<string>, resource: string): Options => {
-  const { positional, flags } = parseFlags(argv, FLAGS, [], (name) =>
+  const { positional, flags } = parseFlags(argv, FLAGS, ["open"], (name) =>
     name === "token"
       ? `There is no --token: a command line is visible to every user of the machine. Set ${TOKEN_VARIABLE}, or give --token-file FILE.`
       : undefined
@@ -99,6 +105,15 @@ const parse = (argv: ReadonlyArray<string>, resource: string): Options => {
     const problem = LoadedPluginsStore.keyProblem(flags.thread)
     if (problem !== undefined) throw new UsageError(`--thread: ${problem}.`)
   }
+  if (http !== undefined && flags["callback-port"] !== undefined) {
+    throw new UsageError(
+      "--callback-port is for stdio: over --http the OAuth callback is on the --http port."
+    )
+  }
+  const callbackPort =
+    flags["callback-port"] === undefined
+      ? 0
+      : wholeNumber("--callback-port", flags["callback-port"], 0, 65535)
   const grants = grantsFlag(flags.grant, resource)
   return {
     module: positional[0],
@@ -108,7 +123,9 @@ const parse = (argv: ReadonlyArray<string>, resource: string): Options => {
     http,
     host: flags.host ?? "127.0.0.1",
     tokenFile: flags["token-file"],
-    grants
+    grants,
+    open: flags.open === "true",
+    callbackPort
   }
 }
 
@@ -174,8 +191,18 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
     return oracle
   }
   const idle = Number(env.MCP_IDLE_MS)
+  const cacheDir = resolve(io.cwd, envValue(env.MCP_CACHE_DIR) ?? join(dataDir, "mcp-cache"))
   const budget = loadBudgetFromEnv(env)
   if (Either.isLeft(budget)) throw new OracleBootError([budget.left])
+  // The calls of `auth: "oauth"` servers go to the gateway's connections, built after the boot.
+  let oauth: GatewayOAuth | undefined
+  const oauthOf = (server: string) => {
+    if (oauth === undefined)
+      throw new TypeError(
+        `MCP server '${server}' was called before the gateway's OAuth connections were built.`
+      )
+    return oauth.forwarded
+  }
   const skillsRun = skillsRunFromEnv(env, io.cwd)
   if (Either.isLeft(skillsRun)) throw new OracleBootError([skillsRun.left])
   const booted = await bootCatalog(plugins, {
@@ -185,7 +212,11 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
     skillsRun: skillsRun.right,
     manifestOverrides: envValue(env.MANIFEST_OVERRIDES),
     cwd: io.cwd,
-    cacheDir: resolve(io.cwd, envValue(env.MCP_CACHE_DIR) ?? join(dataDir, "mcp-cache")),
+    cacheDir,
+    oauth: {
+      headers: (user, server) => Effect.suspend(() => oauthOf(server).headers(user, server)),
+      renew: (user, server) => Effect.suspend(() => oauthOf(server).renew(user, server))
+    },
     ...(Number.isSafeInteger(idle) && idle > 0 ? { idleMs: idle } : {}),
     signer: async () => oracleKey().catch(() => undefined),
     logger
@@ -198,6 +229,29 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
     const shared = await Effect.runPromise(Effect.either(Catalog.readSharedState(catalog)))
     if (Either.isLeft(shared)) throw new OracleBootError(shared.left.errors.map((e) => `[boot-error] ${e}`))
     const did = await localUser(dataDir, io)
+    let httpBase: string | undefined
+    oauth = await gatewayOAuth({
+      servers: sources.servers,
+      catalog,
+      env,
+      dataDir,
+      cacheDir,
+      pool: sources.pool,
+      logger,
+      scope,
+      did,
+      httpBase:
+        options.http === undefined
+          ? undefined
+          : () => {
+              if (httpBase === undefined)
+                throw new TypeError("The gateway's HTTP server is not listening yet.")
+              return httpBase
+            },
+      callbackPort: options.callbackPort,
+      open: options.open,
+      err: io.err
+    })
     const invocationsFor = sources.invocationsFor
     let minted: { readonly at: number; readonly value: Promise<Record<string, string>> } | undefined
     // Threads named by key live in one file, opened on first use (a stdio gateway naming none
@@ -221,6 +275,7 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
       shared: shared.right,
       logger,
       threads: store ?? openStore,
+      ...(oauth === undefined ? {} : { pending: oauth.pending }),
       ...(invocationsFor === undefined
         ? {}
         : {
@@ -237,9 +292,12 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
     const summary = `${catalog.entries.length} plugin${catalog.entries.length === 1 ? "" : "s"} (${always} always-tier)`
     return options.http === undefined
       ? await serveStdio(gateway, options, summary, io, streams)
-      : await serveHttp(gateway, options, token, summary, io, streams)
+      : await serveHttp(gateway, options, token, summary, io, streams, oauth, (base) => {
+          httpBase = base
+        })
   } finally {
     await gateway?.close()
+    await oauth?.close()
     await sources.close()
     await Effect.runPromise(Scope.close(scope, Exit.void))
   }
@@ -277,7 +335,9 @@ const serveHttp = async (
   token: string | undefined,
   summary: string,
   io: CliIO,
-  streams: McpStreams | undefined
+  streams: McpStreams | undefined,
+  oauth: GatewayOAuth | undefined,
+  onBase: (base: string) => void
 ): Promise<number> => {
   const loopback = isLoopback(options.host)
   const handler = gateway.http({
@@ -286,7 +346,11 @@ const serveHttp = async (
     // its name to 127.0.0.1 (DNS rebinding) is refused by its Host.
     ...(loopback ? { allowedHosts: LOOPBACK_NAMES } : {})
   })
-  const server = createServer(handler.handle)
+  // The OAuth links are public (the sealed ticket or state names the user): no bearer token.
+  const server = createServer((request, response) => {
+    if (oauth?.handle(request, response) === true) return
+    void handler.handle(request, response)
+  })
   await new Promise<void>((resolveListen, reject) => {
     server.once("error", reject)
     server.listen(options.http, options.host, () => {
@@ -302,6 +366,7 @@ const serveHttp = async (
   const port = typeof address === "object" && address !== null ? address.port : options.http
   const host = options.host.includes(":") ? `[${options.host}]` : options.host
   const url = `http://${host}:${port}/mcp`
+  onBase(`http://${host}:${port}`)
   io.out(
     [
       `plugboard mcp listening on ${url}`,

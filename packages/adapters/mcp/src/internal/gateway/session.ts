@@ -25,6 +25,7 @@ import {
   type Access,
   CallTool,
   type Catalog,
+  type Connect,
   GraphState,
   type LoadedPlugins,
   MetaTools,
@@ -58,6 +59,8 @@ export interface GatewayRuntime {
   readonly ranking?:
     | ((query: string) => Promise<ReadonlyArray<{ readonly name: string; readonly score: number }>>)
     | undefined
+  /** The plugins the user must connect an account for first (core's `Connect`), read before each call. */
+  readonly pending?: (() => Promise<Connect.Pending>) | undefined
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
@@ -179,7 +182,18 @@ export class GatewaySession {
   private async call(name: string, args: unknown, extra: Extra): Promise<CallResult> {
     const { catalog, view } = this.runtime
     const loaded = await this.read()
-    const step: ToolCall.Step = { catalog, offered: this.offer(loaded), loaded, view }
+    // Only the meta-tools read it: a loaded tool's call to a server not connected fails on its own.
+    const pending =
+      name === MetaTools.LIST_CAPABILITIES || name === MetaTools.LOAD_CAPABILITY
+        ? await this.runtime.pending?.()
+        : undefined
+    const step: ToolCall.Step = {
+      catalog,
+      offered: this.offer(loaded),
+      loaded,
+      view,
+      ...(pending === undefined ? {} : { pending })
+    }
     const call: ToolCall.Call = { name, args }
     if (name === MetaTools.LOAD_CAPABILITY) return this.load(step, call, extra)
     const decided = ToolCall.plan(step, call, { ranked: await this.rank(name, args) })

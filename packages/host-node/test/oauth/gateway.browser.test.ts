@@ -1,0 +1,176 @@
+/**
+ * The gateway's single user connects an OAuth server (issue 38): `plugboard mcp` over stdio,
+ * spawned by the official SDK's Client, with an MCP config whose server has `auth: "oauth"`;
+ * `oidc-provider` as the authorization server, the SDK's bearer-auth MCP server as the resource,
+ * the consent clicked in Chromium on the link the gateway gave (and printed to stderr).
+ *
+ * Shown: without CONNECTIONS_KEY the gateway refuses to boot, naming the server; the plugin is
+ * needs-connect in list_capabilities and load_capability, with a link on the gateway's loopback
+ * callback listener; consent there connects the local user; the gateway the client starts next
+ * loads the plugin and its tool call reaches the MCP server as that user.
+ */
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import type { Browser } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { chromiumMissing, launch } from "../console/browser.js"
+import { cleanEnv, gatewayCommand, runCliWith } from "../mcpGatewayHelpers.js"
+import { type AuthServer, startAuthServer } from "./fixtures/authServer.js"
+import { signIn } from "./fixtures/browserFlow.js"
+import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js"
+
+const missing = chromiumMissing()
+
+let auth: AuthServer
+let mcp: ProtectedMcpServer
+let browser: Browser
+let dir: string
+let config: string
+const key = randomBytes(32).toString("base64")
+const clients: Array<Client> = []
+
+/** Resolves once `read()` contains `pattern`'s match, with it (the gateway's stderr; no sleeps). */
+const waitFor = async (read: () => string, pattern: RegExp, on: NodeJS.EventEmitter): Promise<string> => {
+  for (;;) {
+    const match = pattern.exec(read())
+    if (match !== null) return match[1]!
+    await new Promise((resolve) => on.once("data", resolve))
+  }
+}
+
+/** A client that started the gateway over stdio; `stderr()` is what the gateway wrote there. */
+const start = async (env: Record<string, string> = {}) => {
+  const { command, args } = gatewayCommand("--mcp", config)
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    cwd: dir,
+    env: cleanEnv(dir, { CONNECTIONS_KEY: key, ...env }),
+    stderr: "pipe"
+  })
+  let err = ""
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    err += chunk.toString("utf8")
+  })
+  const client = new Client({ name: "gateway-oauth-test", version: "0" })
+  await client.connect(transport)
+  clients.push(client)
+  const read = () => err
+  return {
+    client,
+    stderr: read,
+    link: (plugin: string) =>
+      waitFor(
+        read,
+        new RegExp(`plugin '${plugin}' needs you to connect your account; open (\\S+)`),
+        transport.stderr!
+      )
+  }
+}
+
+const text = (result: Awaited<ReturnType<Client["callTool"]>>): string =>
+  (result.content as Array<{ type: string; text: string }>).map((c) => c.text).join("")
+
+beforeAll(async () => {
+  if (missing !== undefined) return
+  mcp = await startMcpServer()
+  auth = await startAuthServer(() => mcp.url)
+  await mcp.serve(auth.issuer)
+  browser = await launch()
+  dir = mkdtempSync(join(tmpdir(), "plugboard-oauth-gateway-"))
+  config = join(dir, "mcp.json")
+  writeFileSync(config, JSON.stringify({ mcpServers: { notes: { url: mcp.url, auth: "oauth" } } }))
+}, 120_000)
+
+afterAll(async () => {
+  if (missing !== undefined) return
+  for (const client of clients) await client.close().catch(() => {})
+  await browser?.close()
+  await mcp?.close()
+  await auth?.close()
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+})
+
+describe.skipIf(missing !== undefined)(
+  "plugboard mcp: the local user connects an OAuth server (oidc-provider, SDK server, Chromium)",
+  () => {
+    it("refuses to boot without CONNECTIONS_KEY, naming the server", async () => {
+      const run = await runCliWith(dir, {}, "mcp", "--mcp", config)
+      expect(run.code).not.toBe(0)
+      expect(run.stdout).toBe("")
+      expect(run.stderr).toContain(
+        "[boot-error] MCP server 'notes' signs each user in with OAuth (auth: \"oauth\"), and CONNECTIONS_KEY is unset"
+      )
+    }, 120_000)
+
+    it("first start: the link is printed to stderr (no tool list yet); consent in the browser; the next start's tool call reaches the server as the local user", async () => {
+      const first = await start()
+      // Unavailable until a connected user's listing is cached: no meta-tool can give the link.
+      const listed = text(await first.client.callTool({ name: "list_capabilities", arguments: {} }))
+      expect(listed).toContain("no list is cached yet")
+      const link = await first.link("notes")
+      expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/oauth\/start\?ticket=/)
+      expect(await signIn(browser, link, `${new URL(link).origin}/oauth/callback`, "alice")).toBe(
+        "Your account is connected to 'notes'. Its tools are offered once the gateway restarts (your MCP client starts it again). You can close this page."
+      )
+      await first.client.close()
+
+      mcp.seen.length = 0
+      const second = await start()
+      const loaded = JSON.parse(
+        text(await second.client.callTool({ name: "load_capability", arguments: { names: ["notes"] } }))
+      )
+      expect(loaded.results[0]).toMatchObject({ name: "notes", status: "loaded" })
+      const whoami = await second.client.callTool({ name: "whoami", arguments: {} })
+      expect(whoami.isError ?? false).toBe(false)
+      expect(text(whoami)).toBe("you are alice")
+      expect(mcp.seen).toEqual(["alice"])
+      expect(second.stderr()).not.toContain("needs you to connect")
+      await second.client.close()
+    }, 180_000)
+
+    it("a user who never connected (the tool list cached): needs-connect with the link in list and load; consent; the same session's next call runs as them", async () => {
+      const other = mkdtempSync(join(tmpdir(), "plugboard-oauth-gateway-other-"))
+      try {
+        mcp.seen.length = 0
+        const third = await start({
+          PLUGBOARD_DATA_DIR: other,
+          MCP_CACHE_DIR: join(dir, ".plugboard", "mcp-cache")
+        })
+        const listed = JSON.parse(
+          text(await third.client.callTool({ name: "list_capabilities", arguments: {} }))
+        )
+        expect(listed.plugins[0].name).toBe("notes")
+        expect(listed.plugins[0].needsConnect.url).toMatch(
+          /^http:\/\/127\.0\.0\.1:\d+\/oauth\/start\?ticket=/
+        )
+        const refused = JSON.parse(
+          text(await third.client.callTool({ name: "load_capability", arguments: { names: ["notes"] } }))
+        )
+        expect(refused.results[0]).toMatchObject({ name: "notes", status: "error", error: "needs-connect" })
+        expect(refused.newlyLoaded).toEqual([])
+        const link: string = refused.results[0].connectUrl
+        expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/oauth\/start\?ticket=/)
+        // Printed once for the user on stderr (stdout is the MCP channel).
+        await third.link("notes")
+        expect(await signIn(browser, link, `${new URL(link).origin}/oauth/callback`, "bob")).toBe(
+          "Your account is connected to 'notes'. You can close this page."
+        )
+        const loaded = JSON.parse(
+          text(await third.client.callTool({ name: "load_capability", arguments: { names: ["notes"] } }))
+        )
+        expect(loaded.results[0]).toMatchObject({ name: "notes", status: "loaded" })
+        const whoami = await third.client.callTool({ name: "whoami", arguments: {} })
+        expect(text(whoami)).toBe("you are bob")
+        expect(mcp.seen).toEqual(["bob"])
+        await third.client.close()
+      } finally {
+        rmSync(other, { recursive: true, force: true })
+      }
+    }, 180_000)
+  }
+)
