@@ -72,6 +72,16 @@ const COMMANDS: ReadonlyArray<Command> = [
       {
         flag: "--grant A,B",
         meaning: "the abilities the gateway's user holds, for plugins that require them"
+      },
+      {
+        flag: "--open",
+        meaning:
+          "open each OAuth connect link in the browser (xdg-open, macOS open); default: print it to stderr (docs/oauth.md#in-the-gateway)"
+      },
+      {
+        flag: "--callback-port P",
+        meaning:
+          "stdio: the loopback port of the OAuth callback, http://127.0.0.1:P/oauth/callback (default: any free port)"
       }
     ]
   },
