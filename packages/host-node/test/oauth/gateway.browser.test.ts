@@ -15,10 +15,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { chromiumMissing, launch } from "../console/browser.js"
-import { cleanEnv, gatewayCommand, runCliWith } from "../mcpGatewayHelpers.js"
+import { cleanEnv, gatewayCommand, runCliWith, startHttpGateway } from "../mcpGatewayHelpers.js"
 import { type AuthServer, startAuthServer } from "./fixtures/authServer.js"
 import { signIn } from "./fixtures/browserFlow.js"
 import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js"
@@ -169,6 +170,42 @@ describe.skipIf(missing !== undefined)(
         expect(mcp.seen).toEqual(["bob"])
         await third.client.close()
       } finally {
+        rmSync(other, { recursive: true, force: true })
+      }
+    }, 180_000)
+
+    it("over --http the link and the callback are on the gateway's own port, beside /mcp", async () => {
+      const other = mkdtempSync(join(tmpdir(), "plugboard-oauth-gateway-http-"))
+      const gateway = await startHttpGateway(dir, ["--mcp", config, "--http", "0"], {
+        CONNECTIONS_KEY: key,
+        PLUGBOARD_DATA_DIR: other,
+        MCP_CACHE_DIR: join(dir, ".plugboard", "mcp-cache")
+      })
+      const client = new Client({ name: "gateway-oauth-http-test", version: "0" })
+      try {
+        mcp.seen.length = 0
+        await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url)))
+        const refused = JSON.parse(
+          text(await client.callTool({ name: "load_capability", arguments: { names: ["notes"] } }))
+        )
+        expect(refused.results[0]).toMatchObject({ name: "notes", status: "error", error: "needs-connect" })
+        const link: string = refused.results[0].connectUrl
+        const origin = new URL(gateway.url).origin
+        expect(link.startsWith(`${origin}/oauth/start?ticket=`)).toBe(true)
+        expect(await signIn(browser, link, `${origin}/oauth/callback`, "carol")).toBe(
+          "Your account is connected to 'notes'. You can close this page."
+        )
+        const loaded = JSON.parse(
+          text(await client.callTool({ name: "load_capability", arguments: { names: ["notes"] } }))
+        )
+        expect(loaded.results[0]).toMatchObject({ name: "notes", status: "loaded" })
+        expect(text(await client.callTool({ name: "whoami", arguments: {} }))).toBe("you are carol")
+        expect(mcp.seen).toEqual(["carol"])
+        // Any other path is still the gateway's: the OAuth routes take only their two.
+        expect((await fetch(`${origin}/oauth/other`)).status).not.toBe(200)
+      } finally {
+        await client.close().catch(() => {})
+        await gateway.stop()
         rmSync(other, { recursive: true, force: true })
       }
     }, 180_000)
