@@ -47,6 +47,9 @@ describe("a command line that cannot run is a usage error saying what to do", ()
     [["--token", "x"], "There is no --token: a command line is visible to every user of the machine."],
     [["--http", "99999"], "--http must be a port from 0 to 65535"],
     [["--host", "0.0.0.0"], "--host is for --http"],
+    [["--http", "0", "--callback-port", "8765"], "--callback-port is for stdio"],
+    [["--callback-port", "http"], '--callback-port must be a whole number from 0 to 65535, got "http".'],
+    [["--open=yes"], "Option --open takes no value."],
     [["--nope", "1"], "Unknown option --nope."]
   ]
   for (const [args, message] of cases) {

@@ -99,13 +99,17 @@ afterAll(async () => {
 describe.skipIf(missing !== undefined)(
   "plugboard mcp: the local user connects an OAuth server (oidc-provider, SDK server, Chromium)",
   () => {
-    it("refuses to boot without CONNECTIONS_KEY, naming the server", async () => {
+    it("refuses to boot without CONNECTIONS_KEY, naming the server, and with a malformed one", async () => {
       const run = await runCliWith(dir, {}, "mcp", "--mcp", config)
       expect(run.code).not.toBe(0)
       expect(run.stdout).toBe("")
       expect(run.stderr).toContain(
         "[boot-error] MCP server 'notes' signs each user in with OAuth (auth: \"oauth\"), and CONNECTIONS_KEY is unset"
       )
+      const bad = await runCliWith(dir, { CONNECTIONS_KEY: "not a key" }, "mcp", "--mcp", config)
+      expect(bad.code).not.toBe(0)
+      expect(bad.stderr).toContain("[config-error] CONNECTIONS_KEY must be 32 random bytes")
+      expect(bad.stderr).not.toContain("not a key")
     }, 120_000)
 
     it("first start: the link is printed to stderr (no tool list yet); consent in the browser; the next start's tool call reaches the server as the local user", async () => {
