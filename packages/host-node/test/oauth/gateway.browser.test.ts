@@ -10,7 +10,16 @@
  * loads the plugin and its tool call reaches the MCP server as that user.
  */
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  watch,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -44,8 +53,8 @@ const waitFor = async (read: () => string, pattern: RegExp, on: NodeJS.EventEmit
 }
 
 /** A client that started the gateway over stdio; `stderr()` is what the gateway wrote there. */
-const start = async (env: Record<string, string> = {}) => {
-  const { command, args } = gatewayCommand("--mcp", config)
+const start = async (env: Record<string, string> = {}, ...flags: ReadonlyArray<string>) => {
+  const { command, args } = gatewayCommand("--mcp", config, ...flags)
   const transport = new StdioClientTransport({
     command,
     args,
@@ -213,5 +222,46 @@ describe.skipIf(missing !== undefined)(
         rmSync(other, { recursive: true, force: true })
       }
     }, 180_000)
+
+    it.skipIf(process.platform !== "linux")(
+      "--open hands the printed link to xdg-open (an opener on PATH that records what it was given)",
+      async () => {
+        const other = mkdtempSync(join(tmpdir(), "plugboard-oauth-gateway-open-"))
+        const bin = join(other, "bin")
+        mkdirSync(bin)
+        const opened = join(other, "opened.txt")
+        writeFileSync(
+          join(bin, "xdg-open"),
+          `#!/bin/sh\nprintf '%s' "$1" > "${opened}.part" && mv "${opened}.part" "${opened}"\n`
+        )
+        chmodSync(join(bin, "xdg-open"), 0o755)
+        // Resolves once the opener wrote its file (watched, no sleeps).
+        let resolveWritten: (text: string) => void = () => {}
+        const written = new Promise<string>((resolve) => {
+          resolveWritten = resolve
+        })
+        const watcher = watch(other, () => {
+          if (existsSync(opened)) resolveWritten(readFileSync(opened, "utf8"))
+        })
+        try {
+          const run = await start(
+            {
+              PATH: `${bin}:${process.env.PATH ?? ""}`,
+              PLUGBOARD_DATA_DIR: other,
+              MCP_CACHE_DIR: join(other, "mcp-cache")
+            },
+            "--open"
+          )
+          // No list cached in this cache folder: the link is printed and opened at start.
+          const link = await run.link("notes")
+          expect(await written).toBe(link)
+          await run.client.close()
+        } finally {
+          watcher.close()
+          rmSync(other, { recursive: true, force: true })
+        }
+      },
+      120_000
+    )
   }
 )
