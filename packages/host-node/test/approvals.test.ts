@@ -8,12 +8,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { defineTool, type EventSink, type Plugin, Wait } from "@plugboard/core"
+import { type EventSink, Wait } from "@plugboard/core"
 import { ScriptedChatModel } from "@plugboard/models"
 import { generateSigner } from "@plugboard/ucan"
-import { Schema } from "effect"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { readSse } from "../src/cli/Sse.js"
+import { paymentsPlugin } from "./fixtures/payments.js"
 import {
   call,
   collect,
@@ -30,22 +30,7 @@ const here = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(here, "../../..")
 
 const ran: Array<number> = []
-const payments: Plugin = {
-  name: "payments",
-  manifest: { title: "Payments", summary: "Pays.", whenToUse: ["The user pays."], visibility: "always" },
-  tools: [
-    defineTool({
-      name: "pay",
-      description: "Pays an amount.",
-      input: Schema.Struct({ amount: Schema.Number }),
-      requiresApproval: true,
-      handler: ({ amount }) => {
-        ran.push(amount)
-        return `paid ${amount}`
-      }
-    })
-  ]
-}
+const payments = paymentsPlugin(ran)
 
 let server: Running | undefined
 afterEach(async () => {

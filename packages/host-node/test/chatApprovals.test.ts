@@ -6,32 +6,16 @@
 import { dirname, join } from "node:path"
 import { PassThrough } from "node:stream"
 import { fileURLToPath } from "node:url"
-import { defineTool, type Plugin } from "@plugboard/core"
 import { ScriptedChatModel } from "@plugboard/models"
 import { generateSigner } from "@plugboard/ucan"
-import { Schema } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { askLine } from "../src/cli/Ask.js"
 import { type Ask, chatTurn, connectChat, decisionOf } from "../src/cli/ChatClient.js"
+import { paymentsPlugin } from "./fixtures/payments.js"
 import { headersFor, type Running, start } from "./helpers.js"
 
 const ran: Array<number> = []
-const payments: Plugin = {
-  name: "payments",
-  manifest: { title: "Payments", summary: "Pays.", whenToUse: ["The user pays."], visibility: "always" },
-  tools: [
-    defineTool({
-      name: "pay",
-      description: "Pays an amount.",
-      input: Schema.Struct({ amount: Schema.Number }),
-      requiresApproval: true,
-      handler: ({ amount }) => {
-        ran.push(amount)
-        return `paid ${amount}`
-      }
-    })
-  ]
-}
+const payments = paymentsPlugin(ran)
 
 let server: Running | undefined
 afterEach(async () => {

@@ -1,16 +1,8 @@
-/**
- * The console answers the approvals its runs wait for (issue 40, docs/waiting.md, docs/console.md),
- * in a real browser: a turn that calls a tool needing approval shows the call with Approve and
- * Deny; Approve streams the resumed run into the same turn (the tool runs once), Deny gives the
- * model "not approved" and the turn finishes; an approval another tab gave first is shown as
- * such and runs nothing more. Headless Chromium against a real server on SQLite.
- */
-import { defineTool, type Plugin } from "@plugboard/core"
 import { ScriptedChatModel } from "@plugboard/models"
 import { generateSigner, mintInvocation, type Signer } from "@plugboard/ucan"
-import { Schema } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { paymentsPlugin } from "../fixtures/payments.js"
 import { headersFor, type Running, start } from "../helpers.js"
 import { chromiumMissing, launch, type PageDocument } from "./browser.js"
 
@@ -21,22 +13,7 @@ const READY = () => document.documentElement.dataset.ready === "true"
 if (missing !== undefined) console.warn(`[skip] ${missing}`)
 
 const ran: Array<number> = []
-const payments: Plugin = {
-  name: "payments",
-  manifest: { title: "Payments", summary: "Pays.", whenToUse: ["The user pays."], visibility: "always" },
-  tools: [
-    defineTool({
-      name: "pay",
-      description: "Pays an amount.",
-      input: Schema.Struct({ amount: Schema.Number }),
-      requiresApproval: true,
-      handler: ({ amount }) => {
-        ran.push(amount)
-        return `paid ${amount}`
-      }
-    })
-  ]
-}
+const payments = paymentsPlugin(ran)
 
 describe.skipIf(missing !== undefined)("issue 40: approvals in the console, in Chromium", () => {
   let browser: Browser
