@@ -4,6 +4,11 @@
  * tools; `load_capability` appends a plugin's tools to that session's list and announces it;
  * `call_tool` reaches a loaded tool for clients that never read the list again.
  *
+ * It serves MCP 2026-07-28 to the clients that speak it and the 2025 revisions to the others, on the
+ * official SDK v2 (`@modelcontextprotocol/server`, docs/mcp-gateway.md#revisions): over stdio (or any
+ * transport) the SDK's `serveStdio` picks the era from the client's first message; over HTTP,
+ * `GatewayHttp` routes each request by its era.
+ *
  * This module is an adapter: every rule is core's. What is listed is `CallTool.offer` for the
  * session's thread, what a call does is `ToolCall.plan` then `ToolCall.execute`, what the user
  * may use is their `Access.view`. The gateway only translates MCP requests into those calls, keeps
@@ -11,9 +16,9 @@
  * them. The host composes it: the catalog (and the MCP pool behind its upstream plugins), a
  * store for threads named by key, and the transport (stdio, or Streamable HTTP with `http`).
  */
-import type { Readable, Writable } from "node:stream"
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { PassThrough, type Readable, type Writable } from "node:stream"
+import type { Transport } from "@modelcontextprotocol/server"
+import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio"
 import {
   Access,
   type Catalog,
@@ -23,9 +28,10 @@ import {
   silentLogger,
   type ToolCall
 } from "@plugboard/core"
-import { GatewayHttp, type HttpOptions } from "./internal/gateway/http.js"
+import { GatewayHttp, type HttpOptions, type Listener } from "./internal/gateway/http.js"
 import { type GatewayRuntime, GatewaySession } from "./internal/gateway/session.js"
-import { keptThread, noThread, sessionThread, type Thread } from "./internal/gateway/thread.js"
+import { keptId, keptThread, noThread, sessionThread, type Thread } from "./internal/gateway/thread.js"
+import { describeError } from "./McpError.js"
 
 export {
   DEFAULT_MAX_BODY_BYTES,
@@ -36,7 +42,7 @@ export {
   THREAD_HEADER,
   THREAD_PARAMETER
 } from "./internal/gateway/http.js"
-export { NO_THREAD_NOTE } from "./internal/gateway/session.js"
+export { GATEWAY_CACHE_HINT, NO_THREAD_NOTE } from "./internal/gateway/session.js"
 
 /** Options of `makeGateway`. */
 export interface GatewayOptions {
@@ -87,18 +93,21 @@ export interface GatewayConnection {
 /** A gateway: sessions over any transport, and a Streamable HTTP handler. */
 export interface Gateway {
   /**
-   * Serves one session over `transport` (stdio: one per process). Its thread is the session's own,
-   * in memory, unless `thread` names one kept in the store (then every connection naming it, in
-   * any process, shares its loads).
+   * Serves one connection over `transport` (stdio: one per process), in the era its client opens
+   * with (`initialize`: 2025; a 2026-07-28 request or `server/discover`: 2026-07-28). Its thread is
+   * the connection's own, in memory, unless `thread` names one kept in the store (then every
+   * connection naming it, in any process, shares its loads).
    */
   readonly connect: (
     transport: Transport,
     options?: { readonly thread?: string | undefined }
   ) => Promise<GatewayConnection>
   /**
-   * Serves one session over this process's stdio (or the given streams): `connect` with the SDK's
-   * stdio transport. The transport does not notice the end of its input; `GatewayConnection`'s
-   * `closed` does not resolve then, so the host watches `stdin` itself.
+   * Serves one connection over this process's stdio (or the given streams): `connect` with the
+   * SDK's stdio transport, fed through a stream that does not end with `stdin`, so that the
+   * answers to requests sent just before the client closed its end still go out:
+   * `GatewayConnection`'s `closed` does not resolve at the end of the input; the host watches
+   * `stdin` itself, waits for `settled`, then closes.
    */
   readonly stdio: (options?: {
     readonly stdin?: NodeJS.ReadableStream | undefined
@@ -152,72 +161,107 @@ export const makeGateway = (options: GatewayOptions): Gateway => {
     return {
       kind: "kept",
       key,
+      id: keptId(key),
       read: async () => (await open()).read(),
       add: async (names) => (await open()).add(names)
     }
   }
 
-  // Sessions by kept thread: a load in one is announced to the others of this process.
-  const byThread = new Map<string, Set<GatewaySession>>()
-  const track = (session: GatewaySession, open: boolean): void => {
-    const key = session.thread.key
-    if (key === undefined) return
-    let set = byThread.get(key)
-    if (open) {
-      if (set === undefined) {
-        set = new Set()
-        byThread.set(key, set)
-      }
-      set.add(session)
-    } else if (set !== undefined) {
-      set.delete(session)
-      if (set.size === 0) byThread.delete(key)
+  // Who is on each thread (`Thread.id`): a load is announced to them all.
+  const listeners = new Map<string, Set<Listener>>()
+  const listen = (threadId: string, listener: Listener): (() => void) => {
+    let set = listeners.get(threadId)
+    if (set === undefined) {
+      set = new Set()
+      listeners.set(threadId, set)
+    }
+    set.add(listener)
+    return () => {
+      const current = listeners.get(threadId)
+      if (current === undefined) return
+      current.delete(listener)
+      if (current.size === 0) listeners.delete(threadId)
     }
   }
   const onLoaded = (session: GatewaySession): void => {
-    const key = session.thread.key
-    if (key === undefined) return
-    for (const other of byThread.get(key) ?? []) if (other !== session) other.notifyListChanged()
+    for (const listener of listeners.get(session.thread.id) ?? []) {
+      // A 2025-era session told its own client on the call's stream already.
+      if (listener === session && session.era === "legacy") continue
+      listener.notifyListChanged()
+    }
   }
 
   const handlers = new Set<GatewayHttp>()
-  const connections = new Set<GatewaySession>()
+  const connections = new Set<GatewayConnection>()
   let counter = 0
 
   const connect: Gateway["connect"] = async (transport, connectOptions = {}) => {
     const key = connectOptions.thread
     const thread = key === undefined ? sessionThread() : kept(key)
-    const session = await GatewaySession.open(runtime, thread, `connection-${++counter}`, onLoaded)
+    // A thread that cannot be read (its store does not open) fails the connection, not a request.
+    await thread.read()
+    const id = `connection-${++counter}`
     let resolveClosed: () => void = () => {}
     const closed = new Promise<void>((resolve) => {
       resolveClosed = resolve
     })
-    session.server.onclose = () => {
-      connections.delete(session)
-      track(session, false)
+    // The SDK's entry owns the transport's callbacks; this view of it also sees it close.
+    const wire: Transport = {
+      start: () => transport.start(),
+      send: (message, options) => transport.send(message, options),
+      close: () => transport.close(),
+      setProtocolVersion: (version) => transport.setProtocolVersion?.(version)
+    }
+    transport.onmessage = (message, extra) => wire.onmessage?.(message, extra)
+    transport.onerror = (error) => wire.onerror?.(error)
+    const sessions = new Set<GatewaySession>()
+    let connection: GatewayConnection | undefined
+    transport.onclose = () => {
+      wire.onclose?.()
+      if (connection !== undefined) connections.delete(connection)
       resolveClosed()
     }
-    connections.add(session)
-    track(session, true)
-    await session.connect(transport)
-    return {
+    // One instance per era the client opens with (a `server/discover` probe that falls back to
+    // `initialize` makes two, the first closed); each is on the connection's thread.
+    const handle = serveStdio(
+      async ({ era }) => {
+        const session = await GatewaySession.open(runtime, thread, id, era, onLoaded)
+        sessions.add(session)
+        const unlisten = listen(thread.id, session)
+        session.server.onclose = () => {
+          sessions.delete(session)
+          unlisten()
+        }
+        return session.server
+      },
+      {
+        transport: wire,
+        onerror: (error) => runtime.logger.debug(`MCP gateway connection: ${describeError(error)}`)
+      }
+    )
+    connection = {
       thread: key === undefined ? { kind: "session" } : { kind: "kept", key },
       closed,
-      settled: () => session.settled(),
-      close: () => session.close()
+      settled: async () => {
+        await Promise.all([...sessions].map((s) => s.settled()))
+      },
+      close: () => handle.close()
     }
+    connections.add(connection)
+    return connection
   }
 
   return {
     connect,
-    stdio: (stdioOptions = {}) =>
-      connect(
-        new StdioServerTransport(
-          (stdioOptions.stdin ?? process.stdin) as Readable,
-          (stdioOptions.stdout ?? process.stdout) as Writable
-        ),
-        { thread: stdioOptions.thread }
-      ),
+    stdio: (stdioOptions = {}) => {
+      // The SDK's transport closes at the end of its input, dropping requests in flight; fed
+      // through a stream that stays open, it leaves the end to the host (see `Gateway.stdio`).
+      const input = new PassThrough()
+      ;((stdioOptions.stdin ?? process.stdin) as Readable).pipe(input, { end: false })
+      return connect(new StdioServerTransport(input, (stdioOptions.stdout ?? process.stdout) as Writable), {
+        thread: stdioOptions.thread
+      })
+    },
     http: (httpOptions) => {
       const handler = new GatewayHttp(
         {
@@ -225,7 +269,7 @@ export const makeGateway = (options: GatewayOptions): Gateway => {
           thread: (key, kind) =>
             key !== undefined ? kept(key) : kind === "session" ? sessionThread() : noThread(),
           onLoaded,
-          track
+          listen
         },
         httpOptions
       )
@@ -235,7 +279,7 @@ export const makeGateway = (options: GatewayOptions): Gateway => {
     close: async () => {
       await Promise.allSettled([
         ...[...handlers].map((h) => h.close()),
-        ...[...connections].map((s) => s.close())
+        ...[...connections].map((c) => c.close())
       ])
       handlers.clear()
       connections.clear()

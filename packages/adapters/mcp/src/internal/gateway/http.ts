@@ -1,25 +1,32 @@
 /**
  * The gateway over Streamable HTTP at `/mcp` (docs/mcp-gateway.md#over-http): a Node request
- * handler in front of the SDK's `StreamableHTTPServerTransport`. What it adds to the transport:
+ * handler in front of the SDK v2's serving, for both eras (docs/mcp-gateway.md#revisions). What it
+ * adds:
  *
  * - the checks before anything is read: the path, the `Host` and `Origin` a loopback server
  *   accepts (DNS rebinding), the bearer credential when one is set, the thread key;
- * - the body read once, bounded (`413` past `maxBodyBytes`), parsed, and handed to the transport;
- * - which thread a request is served on: a session opened by `initialize` (its `Mcp-Session-Id`
- *   carries its thread, held in memory, or the thread it named); a request without a session
- *   (MCP 2026-07-28 clients send no `initialize`) is served by a server of its own, on the thread it
- *   names, or on an empty one it forgets;
+ * - the body read once, bounded (`413` past `maxBodyBytes`), parsed, and handed to the SDK;
+ * - the era of the request (`isLegacyRequest`, the SDK's own classification): a 2026-07-28 request
+ *   (its `_meta` envelope) goes to the SDK's `createMcpHandler` of its thread, one per thread, whose
+ *   `subscriptions/listen` streams are told of that thread's loads; a 2025-era one to the sessions;
+ * - which thread a request is served on. 2025 era: a session opened by `initialize` (its
+ *   `Mcp-Session-Id` carries its thread, held in memory, or the thread it named); a request without
+ *   a session is served by a server of its own, on the thread it names, or on an empty one it
+ *   forgets. 2026-07-28 (no sessions at all): the thread it names, or else the endpoint's own;
  * - sessions bounded in number and closed after an idle period.
  *
  * Every refusal is an HTTP status with a JSON-RPC error body whose message says what to do.
  */
-import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
+import { randomUUID, timingSafeEqual } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import { isLegacyRequest, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server"
 import { LoadedPluginsStore } from "@plugboard/core"
 import { describeError } from "../../McpError.js"
+import { type Listener, ModernHandlers } from "./modern.js"
+import { digest, first, hostName, isInitialize, readBody, refuse } from "./requests.js"
 import { type GatewayRuntime, GatewaySession } from "./session.js"
 import type { Thread } from "./thread.js"
+import { sendWebResponse, webRequest } from "./web.js"
 
 /** Options of the HTTP handler. */
 export interface HttpOptions {
@@ -32,7 +39,10 @@ export interface HttpOptions {
   readonly allowedHosts?: ReadonlyArray<string> | undefined
   /** Largest request body read, in bytes (default 1 MiB). */
   readonly maxBodyBytes?: number | undefined
-  /** Most sessions open at once (default 10,000); an `initialize` beyond is answered 503. */
+  /**
+   * Most sessions open at once (default 10,000); an `initialize` beyond is answered 503. Also the
+   * most threads whose 2026-07-28 handlers are kept at once (the least recently used is closed).
+   */
   readonly maxSessions?: number | undefined
   /** A session without a request this long is closed (default 1 hour). */
   readonly sessionIdleMs?: number | undefined
@@ -52,84 +62,31 @@ export const THREAD_PARAMETER = "thread"
 
 interface Entry {
   readonly session: GatewaySession
-  readonly transport: StreamableHTTPServerTransport
+  readonly transport: WebStandardStreamableHTTPServerTransport
   lastSeen: number
   /** Requests (an open GET stream included) under way: a session busy with one is never idle. */
   inflight: number
 }
+
+export type { Listener } from "./modern.js"
 
 /** What the handler needs from the gateway. */
 export interface HttpContext {
   readonly runtime: GatewayRuntime
   /** The thread of a new session or session-less request: kept under `key`, else the given kind. */
   readonly thread: (key: string | undefined, kind: "session" | "none") => Thread
-  /** Sessions of the same kept thread, to tell after a load. */
+  /** Tells the thread's listeners of a load. */
   readonly onLoaded: (session: GatewaySession) => void
-  readonly track: (session: GatewaySession, open: boolean) => void
+  /** Adds a listener to a thread (by `Thread.id`); the function returned removes it. */
+  readonly listen: (threadId: string, listener: Listener) => () => void
 }
-
-/** A refusal: an HTTP status and a JSON-RPC error body. */
-const refuse = (
-  res: ServerResponse,
-  status: number,
-  code: number,
-  message: string,
-  headers: Record<string, string> = {}
-): void => {
-  if (res.headersSent) {
-    res.end()
-    return
-  }
-  const body = JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null })
-  res.writeHead(status, { "Content-Type": "application/json", ...headers }).end(body)
-}
-
-const digest = (text: string): Buffer => createHash("sha256").update(text).digest()
-
-/** The host name of a `Host` header or of an origin, without port or IPv6 brackets. */
-const hostName = (value: string): string => {
-  const v = value.trim().toLowerCase()
-  if (v.startsWith("[")) return v.slice(1, v.indexOf("]"))
-  const colon = v.lastIndexOf(":")
-  return colon < 0 ? v : v.slice(0, colon)
-}
-
-const first = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
-  Array.isArray(value) ? value[0] : (value as string | undefined)
-
-/** Reads a body up to `max` bytes; `undefined` when it is larger (the rest is not read). */
-const readBody = (req: IncomingMessage, max: number): Promise<string | undefined> =>
-  new Promise((resolve, reject) => {
-    const declared = Number(req.headers["content-length"])
-    if (Number.isFinite(declared) && declared > max) {
-      resolve(undefined)
-      return
-    }
-    const chunks: Array<Buffer> = []
-    let size = 0
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length
-      if (size > max) {
-        req.removeAllListeners("data")
-        resolve(undefined)
-        return
-      }
-      chunks.push(chunk)
-    })
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-    req.on("error", reject)
-  })
-
-const isInitialize = (message: unknown): boolean =>
-  Array.isArray(message)
-    ? message.some(isInitialize)
-    : typeof message === "object" &&
-      message !== null &&
-      (message as { method?: unknown }).method === "initialize"
 
 /** The HTTP side of a gateway; see the module doc. */
 export class GatewayHttp {
   private readonly sessions = new Map<string, Entry>()
+  private readonly modern: ModernHandlers
+  /** The thread of 2026-07-28 requests that name none: the endpoint's own, in memory. */
+  private endpointThread: Thread | undefined
   private readonly token: Buffer | undefined
   private readonly allowedHosts: ReadonlySet<string> | undefined
   private readonly maxBodyBytes: number
@@ -152,6 +109,7 @@ export class GatewayHttp {
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     this.maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS
     this.idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS
+    this.modern = new ModernHandlers(context, this.maxSessions, this.maxBodyBytes)
     // One timer for every session; unref'd, so it never keeps the process alive.
     this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, Math.max(1_000, this.idleMs / 2)))
     this.sweeper.unref()
@@ -176,7 +134,7 @@ export class GatewayHttp {
     clearInterval(this.sweeper)
     const entries = [...this.sessions.values()]
     this.sessions.clear()
-    await Promise.allSettled(entries.map((e) => e.session.close()))
+    await Promise.allSettled([...entries.map((e) => e.session.close()), this.modern.close()])
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -224,6 +182,16 @@ export class GatewayHttp {
       }
     }
 
+    const request = webRequest(
+      req,
+      res,
+      new URL(req.url ?? "/", `http://${first(req.headers.host) ?? "localhost"}`)
+    )
+    // A 2026-07-28 request has no session: an Mcp-Session-Id it carries is ignored, as the revision says.
+    if (req.method === "POST" && !(await isLegacyRequest(request, body))) {
+      return this.serveModern(key, request, res, body)
+    }
+
     if (sessionId !== undefined) {
       const entry = this.sessions.get(sessionId)
       if (entry === undefined) {
@@ -240,7 +208,7 @@ export class GatewayHttp {
             : `This session is on thread '${bound}', not '${key}'. Open a new session to use another thread.`
         )
       }
-      return this.through(entry, req, res, body)
+      return this.through(entry, request, res, body)
     }
     if (req.method !== "POST") {
       return refuse(
@@ -250,8 +218,27 @@ export class GatewayHttp {
         "Bad Request: a GET or DELETE needs the Mcp-Session-Id header of a session."
       )
     }
-    if (isInitialize(body)) return this.openSession(key, req, res, body)
-    return this.sessionless(key, req, res, body)
+    if (isInitialize(body)) return this.openSession(key, request, res, body)
+    return this.sessionless(key, request, res, body)
+  }
+
+  /** A 2026-07-28 request: the SDK's handler of its thread answers it. */
+  private async serveModern(
+    key: string | undefined,
+    request: Request,
+    res: ServerResponse,
+    body: unknown
+  ): Promise<void> {
+    let thread: Thread | undefined
+    if (key === undefined) {
+      this.endpointThread ??= this.context.thread(undefined, "session")
+      thread = this.endpointThread
+    } else {
+      thread = this.threadOf(key, "session", res)
+      if (thread === undefined) return
+    }
+    const handler = this.modern.handlerOf(thread)
+    await sendWebResponse(await handler.fetch(request, { parsedBody: body }), res)
   }
 
   private checkOrigin(req: IncomingMessage): string | undefined {
@@ -297,24 +284,19 @@ export class GatewayHttp {
     return problem === undefined ? key : { error: `Bad thread key: ${problem}.` }
   }
 
-  private async through(
-    entry: Entry,
-    req: IncomingMessage,
-    res: ServerResponse,
-    body: unknown
-  ): Promise<void> {
+  private async through(entry: Entry, request: Request, res: ServerResponse, body: unknown): Promise<void> {
     entry.lastSeen = Date.now()
     entry.inflight++
     res.once("close", () => {
       entry.inflight--
       entry.lastSeen = Date.now()
     })
-    await entry.transport.handleRequest(req, res, body)
+    await sendWebResponse(await entry.transport.handleRequest(request, { parsedBody: body }), res)
   }
 
   private async openSession(
     key: string | undefined,
-    req: IncomingMessage,
+    request: Request,
     res: ServerResponse,
     body: unknown
   ): Promise<void> {
@@ -331,27 +313,34 @@ export class GatewayHttp {
     if (thread === undefined) return
     const id = randomUUID()
     let entry: Entry | undefined
-    const session = await GatewaySession.open(this.context.runtime, thread, id, this.context.onLoaded)
-    const transport = new StreamableHTTPServerTransport({
+    const session = await GatewaySession.open(
+      this.context.runtime,
+      thread,
+      id,
+      "legacy",
+      this.context.onLoaded
+    )
+    let unlisten: (() => void) | undefined
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessioninitialized: () => {
         if (entry !== undefined) this.sessions.set(id, entry)
-        this.context.track(session, true)
+        unlisten = this.context.listen(thread.id, session)
       }
     })
     transport.onclose = () => {
       this.sessions.delete(id)
-      this.context.track(session, false)
+      unlisten?.()
     }
     entry = { session, transport, lastSeen: Date.now(), inflight: 0 }
-    await session.connect(transport)
-    await this.through(entry, req, res, body)
+    await session.server.connect(transport)
+    await this.through(entry, request, res, body)
   }
 
   /** A request of no session: a server of its own, closed with the response. */
   private async sessionless(
     key: string | undefined,
-    req: IncomingMessage,
+    request: Request,
     res: ServerResponse,
     body: unknown
   ): Promise<void> {
@@ -361,14 +350,15 @@ export class GatewayHttp {
       this.context.runtime,
       thread,
       randomUUID(),
+      "legacy",
       this.context.onLoaded
     )
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined })
     res.once("close", () => {
       void session.close()
     })
-    await session.connect(transport)
-    await transport.handleRequest(req, res, body)
+    await session.server.connect(transport)
+    await sendWebResponse(await transport.handleRequest(request, { parsedBody: body }), res)
   }
 
   /** The thread of a new session or request; a key the gateway cannot keep is answered 400. */

@@ -1,26 +1,30 @@
 /**
- * One MCP session of the gateway: a low-level SDK `Server` whose `tools/list` and `tools/call`
- * handlers ask core (docs/mcp-gateway.md). The list is `CallTool.offer` of the session's thread, so
- * it only grows and keeps core's order; every call goes through `ToolCall.plan` (the gate, the
- * meta-tools, `call_tool`) and `ToolCall.execute`; a load is kept in the thread before the client is
- * told (`notifications/tools/list_changed`, sent on the call's own stream so that an HTTP client
- * reads it before the answer, and a list it asks for then already has the tools).
+ * One MCP server instance of the gateway: a low-level SDK (v2) `Server` whose `tools/list` and
+ * `tools/call` handlers ask core (docs/mcp-gateway.md). The list is `CallTool.offer` of the
+ * instance's thread, so it only grows and keeps core's order; every call goes through
+ * `ToolCall.plan` (the gate, the meta-tools, `call_tool`) and `ToolCall.execute`; a load is kept in
+ * the thread before anyone is told, so a list asked for then already has the tools.
  *
- * Why the low-level `Server` and not `McpServer.registerTool`: the list is computed per session and
- * per request from core's offer, in core's order; registered tools would be one list for the whole
- * server, in registration order.
+ * An instance serves one era (docs/mcp-gateway.md#revisions). A 2025-era instance is a session
+ * (stdio, or an HTTP `Mcp-Session-Id`): it tells its own client of a load with
+ * `notifications/tools/list_changed` on the call's own stream (over HTTP the client reads it before
+ * the answer). A 2026-07-28 instance has no session to tell: the revision carries change
+ * notifications only on `subscriptions/listen` streams, which the serving entry (stdio's, or the
+ * HTTP handler of the thread) holds, so the load is announced to the thread's listeners
+ * (`onLoaded`) and the serving entry writes it on those streams.
+ *
+ * Why the low-level `Server` and not `McpServer.registerTool`: the list is computed per request from
+ * core's offer, in core's order; registered tools would be one list for the whole server, in
+ * registration order.
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { Protocol, type RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError as SdkMcpError,
-  type ServerNotification,
-  type ServerRequest
-} from "@modelcontextprotocol/sdk/types.js"
+  type CallToolResult,
+  type ListToolsResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type ServerContext
+} from "@modelcontextprotocol/server"
 import {
   type Access,
   CallTool,
@@ -41,6 +45,15 @@ import { describeError } from "../../McpError.js"
 import { answerResult, type CallResult, executedResult, listedTool } from "./answers.js"
 import type { Thread } from "./thread.js"
 
+/** Which revisions an instance serves: the 2025 family (`initialize`), or 2026-07-28 and later. */
+export type Era = "legacy" | "modern"
+
+/**
+ * The cache hint of the gateway's `tools/list` and `server/discover` answers on 2026-07-28
+ * (`ttlMs`, `cacheScope`; docs/mcp-gateway.md#caching): stale at once, since a load can change the
+ * list the next moment, and private, since the list is the thread's and the user's.
+ */
+export const GATEWAY_CACHE_HINT = { ttlMs: 0, cacheScope: "private" } as const
 /** What every session of a gateway shares. */
 export interface GatewayRuntime {
   readonly catalog: Catalog.Catalog
@@ -63,7 +76,22 @@ export interface GatewayRuntime {
   readonly pending?: (() => Promise<Connect.Pending>) | undefined
 }
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
+type Extra = ServerContext
+
+/** What a runtime computes once per loaded set, whatever instance asks (one per request on 2026-07-28). */
+interface Derived {
+  readonly offers: WeakMap<LoadedPlugins.LoadedPlugins, ReadonlyArray<Offer.OfferedTool>>
+  readonly instructions: WeakMap<LoadedPlugins.LoadedPlugins, string>
+}
+const derived = new WeakMap<GatewayRuntime, Derived>()
+const derivedOf = (runtime: GatewayRuntime): Derived => {
+  let d = derived.get(runtime)
+  if (d === undefined) {
+    d = { offers: new WeakMap(), instructions: new WeakMap() }
+    derived.set(runtime, d)
+  }
+  return d
+}
 
 /** What a request that keeps no thread is told when it loads (docs/mcp-gateway.md#threads). */
 export const NO_THREAD_NOTE =
@@ -71,35 +99,40 @@ export const NO_THREAD_NOTE =
   "and the next request starts with nothing loaded. To keep loads, initialize a session (its Mcp-Session-Id " +
   "keeps them), or name a thread: the query parameter ?thread=<id> on the URL or the header X-Plugboard-Thread: <id>."
 
-/** One session: its server, its thread, and the offer it last computed. */
+/** One server instance: its SDK server, its era and its thread. */
 export class GatewaySession {
   readonly server: Server
-  private cachedFor: LoadedPlugins.LoadedPlugins | undefined
-  private cachedOffer: ReadonlyArray<Offer.OfferedTool> = []
 
   private constructor(
     private readonly runtime: GatewayRuntime,
     readonly thread: Thread,
     /** Names the session in tool contexts (the thread key for a kept thread). */
     readonly id: string,
+    readonly era: Era,
     instructions: string,
-    /** Told after a load is kept, so that other sessions of the same thread can be told too. */
+    /** Told after a load is kept, so that the thread's listeners can be told. */
     private readonly onLoaded: (session: GatewaySession) => void
   ) {
     this.server = new Server(runtime.serverInfo, {
       capabilities: { tools: { listChanged: true } },
-      instructions
+      instructions,
+      cacheHints: { "tools/list": GATEWAY_CACHE_HINT, "server/discover": GATEWAY_CACHE_HINT }
     })
     this.server.onerror = (error) => runtime.logger.debug(`MCP gateway session: ${describeError(error)}`)
-    this.server.setRequestHandler(ListToolsRequestSchema, () =>
-      this.counted(async () => ({ tools: this.offer(await this.read()).map(listedTool) }))
+    this.server.setRequestHandler("tools/list", () =>
+      this.counted(
+        async (): Promise<ListToolsResult> => ({
+          tools: this.offer(await this.read()).map(listedTool) as ListToolsResult["tools"]
+        })
+      )
     )
-    // Registered as `Protocol` registers any handler (the request checked against its schema),
-    // not through `Server`'s override for tools/call, which parses the request a second time and
-    // the result once more on every call: the result is built here from checked shapes
-    // (answers.ts), and the client checks it anyway.
-    Protocol.prototype.setRequestHandler.call(this.server, CallToolRequestSchema, (request, extra) =>
-      this.counted(() => this.call(request.params.name, request.params.arguments ?? {}, extra))
+    // The SDK checks the result against the era's schema on every call (answers.ts builds it
+    // from checked shapes, so it passes unchanged).
+    this.server.setRequestHandler("tools/call", (request, ctx) =>
+      this.counted(
+        async () =>
+          (await this.call(request.params.name, request.params.arguments ?? {}, ctx)) as CallToolResult
+      )
     )
   }
 
@@ -133,24 +166,29 @@ export class GatewaySession {
     runtime: GatewayRuntime,
     thread: Thread,
     id: string,
+    era: Era,
     onLoaded: (session: GatewaySession) => void = () => {}
   ): Promise<GatewaySession> {
     const loaded = await thread.read()
-    const instructions = SystemPrompt.compose({
-      basePrompt: runtime.basePrompt,
-      catalog: runtime.catalog,
-      loadedPlugins: loaded,
-      view: runtime.view
-    })
-    return new GatewaySession(runtime, thread, id, instructions, onLoaded)
+    const cache = derivedOf(runtime).instructions
+    let instructions = cache.get(loaded)
+    if (instructions === undefined) {
+      instructions = SystemPrompt.compose({
+        basePrompt: runtime.basePrompt,
+        catalog: runtime.catalog,
+        loadedPlugins: loaded,
+        view: runtime.view
+      })
+      cache.set(loaded, instructions)
+    }
+    return new GatewaySession(runtime, thread, id, era, instructions, onLoaded)
   }
 
-  /** Serves the session over `transport` (stdio, or one HTTP session's transport). */
-  connect(transport: Transport): Promise<void> {
-    return this.server.connect(transport)
-  }
-
-  /** Tells the client the list changed (a load made by another session of the same thread). */
+  /**
+   * Tells the client the list changed (a load on its thread): a 2025-era session by a notification
+   * of its own; a 2026-07-28 instance by one its serving entry routes onto the client's
+   * `subscriptions/listen` streams (on stdio; none open: nothing is sent).
+   */
   notifyListChanged(): void {
     this.server.sendToolListChanged().catch(() => {})
   }
@@ -163,20 +201,22 @@ export class GatewaySession {
     try {
       return await this.thread.read()
     } catch (error) {
-      throw new SdkMcpError(
-        ErrorCode.InternalError,
+      throw new ProtocolError(
+        ProtocolErrorCode.InternalError,
         `The thread's loaded plugins cannot be read: ${describeError(error)}`
       )
     }
   }
 
-  /** The session's list for `loaded`, computed again only when the thread changed. */
+  /** The list for `loaded`, computed once per loaded set (threads keep an unchanged set's array). */
   private offer(loaded: LoadedPlugins.LoadedPlugins): ReadonlyArray<Offer.OfferedTool> {
-    if (loaded !== this.cachedFor) {
-      this.cachedOffer = CallTool.offer(this.runtime.catalog, loaded, this.runtime.view)
-      this.cachedFor = loaded
+    const cache = derivedOf(this.runtime).offers
+    let offer = cache.get(loaded)
+    if (offer === undefined) {
+      offer = CallTool.offer(this.runtime.catalog, loaded, this.runtime.view)
+      cache.set(loaded, offer)
     }
-    return this.cachedOffer
+    return offer
   }
 
   private async call(name: string, args: unknown, extra: Extra): Promise<CallResult> {
@@ -233,7 +273,11 @@ export class GatewaySession {
         })
       }
       if (this.thread.kind !== "none") {
-        await extra.sendNotification({ method: "notifications/tools/list_changed" }).catch(() => {})
+        // A 2025-era session is told on the call's own stream; on 2026-07-28 that stream carries
+        // only the request's own notifications, and the thread's listen streams are told instead.
+        if (this.era === "legacy") {
+          await extra.mcpReq.notify({ method: "notifications/tools/list_changed" }).catch(() => {})
+        }
         this.onLoaded(this)
       }
     }
@@ -298,19 +342,19 @@ export class GatewaySession {
       capabilities: rt.capabilities,
       shared: rt.shared,
       logger: rt.logger,
-      signal: extra.signal
+      signal: extra.mcpReq.signal
     })
-    const token = extra._meta?.progressToken
+    const token = extra.mcpReq._meta?.progressToken
     if (token === undefined) return base
     return {
       ...base,
       toolCall: {
-        id: String(extra.requestId),
+        id: String(extra.mcpReq.id),
         name: tool,
         progress: (p: ToolProgress) => {
           if (ended()) return
-          extra
-            .sendNotification({
+          extra.mcpReq
+            .notify({
               method: "notifications/progress",
               params: {
                 progressToken: token,

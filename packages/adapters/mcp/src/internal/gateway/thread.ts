@@ -5,6 +5,7 @@
  * any process, sees its loads; or nothing, for a request that opened no session and named no
  * thread, which starts empty and forgets its loads with its answer.
  */
+import { randomUUID } from "node:crypto"
 import { LoadedPlugins, type LoadedPluginsStore } from "@plugboard/core"
 import { Cause, Effect, Exit } from "effect"
 
@@ -14,6 +15,11 @@ export interface Thread {
   readonly kind: "session" | "kept" | "none"
   /** The thread key, for a kept thread. */
   readonly key?: string | undefined
+  /**
+   * Who else is on this thread, for telling them of a load: `kept:<key>` for a kept thread (every
+   * connection naming the key), a fresh id for a thread held in memory.
+   */
+  readonly id: string
   /** The thread's loaded plugins now (a kept thread's, others' loads included). */
   readonly read: () => Promise<LoadedPlugins.LoadedPlugins>
   /** Adds names (the union); resolves with the set after. Rejects with the store's error. */
@@ -32,6 +38,7 @@ export const sessionThread = (): Thread => {
   let loaded = LoadedPlugins.empty
   return {
     kind: "session",
+    id: `session:${randomUUID()}`,
     read: async () => loaded,
     add: async (names) => {
       loaded = LoadedPlugins.add(loaded, names)
@@ -39,6 +46,9 @@ export const sessionThread = (): Thread => {
     }
   }
 }
+
+/** The `id` of the kept thread `key`. */
+export const keptId = (key: string): string => `kept:${key}`
 
 /** A thread kept in `store` under `key` (checked by the store: an invalid key rejects). */
 export const keptThread = (store: LoadedPluginsStore.LoadedPluginsStoreService, key: string): Thread => {
@@ -53,6 +63,7 @@ export const keptThread = (store: LoadedPluginsStore.LoadedPluginsStoreService, 
   return {
     kind: "kept",
     key,
+    id: keptId(key),
     // The boundary between the gateway's plain async code and the store's Effect API.
     read: () => run(Effect.map(store.get(key), settle)),
     add: (names) => run(Effect.map(store.add(key, names), settle))
