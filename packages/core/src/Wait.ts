@@ -8,13 +8,19 @@
  * the user said no or never answered, live here, once, for every front door.
  */
 import { Schema } from "effect"
+import { Journal } from "./ProgramWait.js"
 
-/** A tool asks to run: which tool of which plugin, with which arguments, and why it waits. */
+/**
+ * A tool asks to run: which tool of which plugin, with which arguments, and why it waits. A call a
+ * code-mode program made carries the program's journal (`ProgramWait`), which the resumed turn
+ * replays; it is kept with the wait, never shown in its frame.
+ */
 export const ApprovalRequest = Schema.TaggedStruct("approval", {
   plugin: Schema.String,
   tool: Schema.String,
   args: Schema.Unknown,
-  reason: Schema.String
+  reason: Schema.String,
+  program: Schema.optional(Journal)
 })
 
 /** A form to fill: a JSON Schema of an object, and the question it answers. */

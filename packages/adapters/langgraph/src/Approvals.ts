@@ -11,7 +11,7 @@
  * first; on resume, the others are not run and the model is told to call them again, so each
  * asks on its own. No call that needs approval ever runs without its own answer.
  */
-import { Approval, Wait } from "@plugboard/core"
+import { Approval, ProgramWait, Wait } from "@plugboard/core"
 
 /** What the host tells the agent about approvals for one turn. */
 export interface ApprovalOption {
@@ -41,16 +41,6 @@ export interface ApprovalOption {
     | undefined
 }
 
-/** JSON with object keys sorted: two argument objects with the same content compare equal. */
-const canonical = (value: unknown): string =>
-  JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        )
-      : v
-  ) ?? "undefined"
-
 /** The approval request a stopped batch asks, with the model's call id it is for. */
 export class ApprovalNeeded extends Error {
   override readonly name = "ApprovalNeeded"
@@ -72,6 +62,22 @@ export interface GatedCall {
   readonly approval?: Approval.ToolRef | undefined
 }
 
+/** What to ask the user before `gated` runs, or undefined when it runs without asking. */
+export const requestFor = (
+  operator: Approval.OperatorList,
+  gated: GatedCall
+): typeof Wait.ApprovalRequest.Type | undefined => {
+  const { call, approval } = gated
+  if (approval === undefined || !Approval.needsApproval(approval, operator)) return undefined
+  return {
+    _tag: "approval",
+    plugin: approval.plugin,
+    tool: call.name,
+    args: call.args,
+    reason: Approval.reasonOf(approval, operator)
+  }
+}
+
 /** What the gate decided for a call of the batch: run as planned, or answer with `content`. */
 export type GateDecision = { readonly _tag: "run" } | { readonly _tag: "answer"; readonly content: string }
 
@@ -90,29 +96,22 @@ export const gate = (
   )
   const first = needs.indexOf(true)
   const resumed = option.resume
-  const asked = resumed === undefined ? undefined : canonical(resumed.request.args)
   // The call the wait was about is answered as the user answered it, even if the rule changed
-  // since (an operator's list edited across a restart): a denied call never runs.
+  // since (an operator's list edited across a restart): a denied call never runs. A program's
+  // wait is answered inside its program (`CodeRun.ts`), not here.
   const at =
-    resumed === undefined
+    resumed === undefined || resumed.request.program !== undefined
       ? -1
       : calls.findIndex(
           (c) =>
             c.approval !== undefined &&
-            c.call.name === resumed.request.tool &&
-            c.approval?.plugin === resumed.request.plugin &&
-            canonical(c.call.args) === asked
+            c.approval.plugin === resumed.request.plugin &&
+            ProgramWait.sameCall({ tool: c.call.name, args: c.call.args }, resumed.request)
         )
   if (at < 0 && first < 0) return calls.map(() => run)
   if (resumed === undefined || at < 0) {
-    const { call, approval } = calls[first]!
-    throw new ApprovalNeeded(call.id, {
-      _tag: "approval",
-      plugin: approval!.plugin,
-      tool: call.name,
-      args: call.args,
-      reason: Approval.reasonOf(approval!, option.operator)
-    })
+    const asked = calls[first]!
+    throw new ApprovalNeeded(asked.call.id, requestFor(option.operator, asked)!)
   }
   const refusal = Wait.refusalText(resumed.answer)
   return calls.map((_, i): GateDecision => {

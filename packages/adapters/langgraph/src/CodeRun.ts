@@ -8,8 +8,12 @@
  *
  * A turn bound reached inside a program ends the turn exactly as it does outside one: the program
  * is stopped and the bound's error is thrown from the tool step once the sandbox has returned.
+ *
+ * A call that needs its user's approval stops the program to wait, with the journal of what its
+ * earlier calls answered, and the resumed turn replays it (core's `ProgramWait`,
+ * docs/waiting.md#programs-that-wait).
  */
-import { CodeMode, type CodeSandbox, describe, ToolCall } from "@plugboard/core"
+import { CodeMode, type CodeSandbox, describe, ProgramWait, ToolCall, Wait, WaitStore } from "@plugboard/core"
 import { Effect, Either } from "effect"
 import type { AgentRuntime } from "./Runtime.js"
 import type { Performed, Planned } from "./ToolNode.js"
@@ -22,19 +26,39 @@ export interface CodeModeOption {
   readonly bounds?: CodeSandbox.Bounds | undefined
 }
 
-/** What a program came to, as the `run_code` call is answered. */
-export interface ProgramAnswer {
-  readonly text: string
-  readonly outcome: "ok" | "tool_error"
-}
+/** What a program came to, as the `run_code` call is answered, or the approval it stopped to wait for. */
+export type ProgramAnswer =
+  | { readonly text: string; readonly outcome: "ok" | "tool_error"; readonly waits?: undefined }
+  | { readonly waits: typeof Wait.ApprovalRequest.Type }
+
+/** What a call the program made came to: performed, or stopped before it ran to ask its user. */
+export type ProgramCallResult = Performed | { readonly waits: typeof Wait.ApprovalRequest.Type }
 
 /** What the tool step lends a program: how one of its calls is performed, and the turn's signal. */
 export interface ProgramHost {
   /** The `run_code` call's event, under which the program's calls are reported. */
   readonly parentEventId: string
   readonly signal: AbortSignal
-  /** Performs a call the gate decided, as the tool step performs a direct one. */
-  readonly call: (call: Planned["call"], decided: ToolCall.Plan) => Promise<Performed>
+  /**
+   * Performs a call the gate decided, as the tool step performs a direct one; or, unless
+   * `approved` (the user approved this very call), answers what to ask when it needs approval.
+   */
+  readonly call: (
+    call: Planned["call"],
+    decided: ToolCall.Plan,
+    approved: boolean
+  ) => Promise<ProgramCallResult>
+  /** How the program may wait for its user (`ProgramWait`); absent, the host has no waits. */
+  readonly waits?:
+    | {
+        /** Whether the program is the only call of its step: only then may it wait. */
+        readonly alone: boolean
+        /** The program's wait this turn resumes: its request (with the journal) and its answer. */
+        readonly resume?:
+          | { readonly request: typeof Wait.ApprovalRequest.Type; readonly answer: Wait.WaitAnswer }
+          | undefined
+      }
+    | undefined
 }
 
 /** Runs one program of the step `step` (see the module doc). */
@@ -55,8 +79,41 @@ export const runProgram = async (
   if (host.signal.aborted) stop.abort()
   else host.signal.addEventListener("abort", onAbort, { once: true })
   let ended: unknown
+  let waits: typeof Wait.ApprovalRequest.Type | undefined
+  let diverged: string | undefined
   let calls = 0
+  // What each call answered the program, kept for a wait (docs/waiting.md#programs-that-wait).
+  const journal: Array<ProgramWait.JournalEntry> = []
+  const resumed = host.waits?.resume
+  let cursor =
+    resumed?.request.program === undefined
+      ? undefined
+      : ProgramWait.replay(resumed.request.program, resumed.request)
+  const answered = (tool: string, args: unknown, answer: CodeSandbox.CallAnswer): CodeSandbox.CallAnswer => {
+    journal.push({ tool, args, answer })
+    return answer
+  }
+  const halt = (error: string): CodeSandbox.CallAnswer => {
+    stop.abort()
+    return { ok: false, error }
+  }
   const call = async (ref: CodeSandbox.ToolRef, args: unknown): Promise<CodeSandbox.CallAnswer> => {
+    let approved = false
+    if (cursor !== undefined) {
+      const replayed = ProgramWait.next(cursor, { tool: ref.name, args })
+      cursor = replayed.cursor
+      const { step: at } = replayed
+      if (at._tag === "replayed") return answered(ref.name, args, at.answer)
+      if (at._tag === "diverged") {
+        diverged = at.message
+        return halt(at.message)
+      }
+      if (at._tag === "waited") {
+        const refusal = Wait.refusalText(resumed!.answer)
+        if (refusal !== undefined) return answered(ref.name, args, { ok: false, error: refusal })
+        approved = true
+      }
+    }
     calls += 1
     const nested = {
       id: `${host.parentEventId}/${calls}`,
@@ -65,23 +122,43 @@ export const runProgram = async (
     }
     try {
       const told = guardToolCall(rt, ref.name, args)
-      if (told !== undefined) return { ok: false, error: told }
-      const performed = await host.call(nested, ToolCall.planProgramCall(step, ref, args))
-      return ToolCall.isSuccess(performed.outcome)
-        ? { ok: true, value: CodeMode.callValue(performed.output) }
-        : { ok: false, error: performed.output }
+      if (told !== undefined) return answered(ref.name, args, { ok: false, error: told })
+      const performed = await host.call(nested, ToolCall.planProgramCall(step, ref, args), approved)
+      if ("waits" in performed) return waitFor(ref.name, args, performed.waits)
+      return answered(
+        ref.name,
+        args,
+        ToolCall.isSuccess(performed.outcome)
+          ? { ok: true, value: CodeMode.callValue(performed.output) }
+          : { ok: false, error: performed.output }
+      )
     } catch (error) {
       // A turn bound: the program stops, and the tool step throws it as for a direct call.
       ended = error
-      stop.abort()
-      return { ok: false, error: describe(error) }
+      return halt(describe(error))
     }
+  }
+  /** The call needs approval: the program stops to wait, when it may; else the call is refused. */
+  const waitFor = (
+    tool: string,
+    args: unknown,
+    asked: typeof Wait.ApprovalRequest.Type
+  ): CodeSandbox.CallAnswer => {
+    if (host.waits?.alone !== true) return answered(tool, args, { ok: false, error: ProgramWait.NOT_ALONE })
+    const request = { ...asked, program: { calls: [...journal] } }
+    if (JSON.stringify(request).length > WaitStore.MAX_JSON_LENGTH)
+      return answered(tool, args, { ok: false, error: ProgramWait.TOO_LARGE(WaitStore.MAX_JSON_LENGTH) })
+    waits = request
+    return halt("waiting for the user's approval")
   }
   try {
     const result = await Effect.runPromise(
       Effect.either(codeMode.sandbox.run({ code, tools, call, bounds, signal: stop.signal }))
     )
     if (ended !== undefined) throw ended
+    if (waits !== undefined) return { waits }
+    const unfinished = diverged ?? (cursor === undefined ? undefined : ProgramWait.unfinished(cursor))
+    if (unfinished !== undefined) return { text: unfinished, outcome: "tool_error" }
     return Either.isRight(result)
       ? { text: CodeMode.resultText(result.right), outcome: "ok" }
       : { text: CodeMode.failure(result.left, bounds), outcome: "tool_error" }

@@ -29,7 +29,7 @@ import {
   type Wait
 } from "@plugboard/core"
 import { Effect, Either } from "effect"
-import { ApprovalNeeded, gate } from "./Approvals.js"
+import { ApprovalNeeded, type ApprovalOption, gate, requestFor } from "./Approvals.js"
 import { runProgram } from "./CodeRun.js"
 import type { Emitter } from "./Events.js"
 import { keptResults } from "./KeptResults.js"
@@ -187,9 +187,13 @@ const leaveOutFailedInits = async (
   })
 }
 
-/** What a program is told when it calls a tool that needs approval. */
-export const PROGRAM_CANNOT_WAIT =
-  "Not run: this tool needs the user's approval, which a program cannot ask for. Call it directly instead."
+/** The resumed wait, when it was a program's (its request carries the program's journal). */
+const programResume = (resume: ApprovalOption["resume"]): ApprovalOption["resume"] =>
+  resume?.request.program === undefined ? undefined : resume
+
+/** What the `run_code` call's event says when its program stopped to wait. */
+const waitingText = (request: typeof Wait.ApprovalRequest.Type): string =>
+  `Waiting: the program's call to '${request.tool}' needs the user's approval; it runs again once they answer.`
 
 /** What a tool step adds to the state: its ToolMessages and the plugins its loads added. */
 export interface ToolStepUpdate {
@@ -313,8 +317,22 @@ export const makeToolNode = (rt: AgentRuntime, emitter: Emitter) => {
         const ran = await runProgram(rt, step, p.program, {
           parentEventId: eventId,
           signal: context.signal,
-          call: (call, decided) => perform(unlessWaits(planned(call, decided)), eventId)
+          call: async (call, decided, approved) => {
+            const nested = planned(call, decided)
+            const asked =
+              approved || approval === undefined ? undefined : requestFor(approval.operator, nested)
+            return asked === undefined ? perform(nested, eventId) : { waits: asked }
+          },
+          waits:
+            approval === undefined
+              ? undefined
+              : { alone: calls.length === 1, resume: programResume(approval.resume) }
         })
+        if (ran.waits !== undefined) {
+          // The program stopped to wait: its step ends here, unanswered, and the turn waits.
+          emitter.toolDone(eventId, p.call.name, p.call.args, waitingText(ran.waits), false, writer)
+          throw new ApprovalNeeded(p.call.id, ran.waits)
+        }
         return { content: ran.text, output: ran.text, outcome: ran.outcome }
       }
       if (p.run === undefined)
@@ -361,21 +379,6 @@ export const makeToolNode = (rt: AgentRuntime, emitter: Emitter) => {
         rt.logger.warn("tool handler failed", { tool: p.call.name, error: describe(error) })
         const failed = ToolCall.handlerFailed(p.call.name, error)
         return { content: failed.content, output: failed.content, outcome: failed.outcome }
-      }
-    }
-
-    /** A program's call to a tool that needs approval does not run: programs do not wait (yet). */
-    const unlessWaits = (p: Planned): Planned => {
-      try {
-        gate(approval === undefined ? undefined : { operator: approval.operator }, [p])
-        return p
-      } catch (error) {
-        if (!(error instanceof ApprovalNeeded)) throw error
-        return {
-          call: p.call,
-          plugin: p.plugin,
-          answer: { content: PROGRAM_CANNOT_WAIT, outcome: "refused" }
-        }
       }
     }
 

@@ -45,7 +45,7 @@ export {
   holdThread,
   type ThreadLockOption
 } from "./ThreadLock.js"
-export { type Outcome, PROGRAM_CANNOT_WAIT, type ToolArtifact } from "./ToolNode.js"
+export type { Outcome, ToolArtifact } from "./ToolNode.js"
 export {
   runTurn,
   streamTurn,
