@@ -17,6 +17,7 @@ export {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_SESSION_IDLE_MS,
+  GATEWAY_CACHE_HINT,
   type Gateway,
   type GatewayConnection,
   GatewayHttp,

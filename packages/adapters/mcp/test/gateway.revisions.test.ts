@@ -1,0 +1,187 @@
+/**
+ * The gateway serves both eras of MCP to real SDK clients in the same run: the SDK v2 client
+ * (`@modelcontextprotocol/client`) negotiating 2026-07-28 (`server/discover`, then every request
+ * with its `_meta` envelope; told of a load on its `subscriptions/listen` stream) and the v1 client
+ * (`@modelcontextprotocol/sdk`) on 2025-11-25 (`initialize`; told on its session). In memory (the
+ * stdio entry, `Gateway.connect`) and over real HTTP (`GatewayHttp`): each lists the meta-tools,
+ * loads, sees the tools appended, calls one; a thread shared by both eras tells each of the other's
+ * loads; the cache hints of `tools/list` read off the wire.
+ */
+import {
+  Client as ClientV2,
+  InMemoryTransport,
+  StreamableHTTPClientTransport
+} from "@modelcontextprotocol/client"
+import { Catalog, LoadedPluginsStore } from "@plugboard/core"
+import { afterEach, describe, expect, it } from "vitest"
+import { GATEWAY_CACHE_HINT, makeGateway } from "../src/index.js"
+import {
+  deferred,
+  firstText,
+  httpClient,
+  listen,
+  memoryClient,
+  rawPost,
+  toolNames,
+  weather
+} from "./fixtures/gateway.js"
+
+const catalog = Catalog.unsafeMake([weather])
+const META = ["list_capabilities", "load_capability", "call_tool"]
+const WEATHER_TOOLS = [...META, "get_current_weather", "get_weather_forecast"]
+const MODERN = "2026-07-28"
+
+const cleanups: Array<() => Promise<unknown>> = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+const gatewayOf = () => {
+  const gateway = makeGateway({ catalog, did: "did:key:test", threads: LoadedPluginsStore.makeMemory() })
+  cleanups.push(() => gateway.close())
+  return gateway
+}
+
+/**
+ * A v2 client that negotiates (`auto`: `server/discover` first), listening for tool-list changes
+ * once connected; `next()` waits for the next `list_changed` on that stream.
+ */
+const modernClient = async (transport: Parameters<ClientV2["connect"]>[0]) => {
+  const client = new ClientV2({ name: "sdk-v2", version: "2.4.0" }, { versionNegotiation: { mode: "auto" } })
+  let waiting = deferred()
+  let told = 0
+  client.setNotificationHandler("notifications/tools/list_changed", () => {
+    told++
+    waiting.resolve()
+    waiting = deferred()
+  })
+  await client.connect(transport)
+  cleanups.push(() => client.close())
+  // Resolves once the gateway acknowledged it: a load after this is heard.
+  const subscription = await client.listen({ toolsListChanged: true })
+  return { client, subscription, next: () => waiting.promise, told: () => told }
+}
+
+/** Loads weather, waits to be told, and checks the list grew by its tools, then calls one. */
+const loadAndCall = async (
+  client: { callTool: ClientV2["callTool"]; listTools: () => Promise<{ tools: Array<{ name: string }> }> },
+  told: () => Promise<void>
+) => {
+  expect(toolNames(await client.listTools())).toEqual(META)
+  const heard = told()
+  const load = await client.callTool({ name: "load_capability", arguments: { names: ["weather"] } })
+  expect(JSON.parse(firstText(load)).newlyLoaded).toEqual(["weather"])
+  await heard
+  expect(toolNames(await client.listTools())).toEqual(WEATHER_TOOLS)
+  const answer = await client.callTool({ name: "get_current_weather", arguments: { city: "Oslo" } })
+  expect(JSON.parse(firstText(answer))).toMatchObject({ city: "Oslo", source: "offline fixture" })
+}
+
+describe("in memory (the stdio entry): each client in its own era", () => {
+  it("the v2 client negotiates 2026-07-28, the v1 client 2025-11-25; each loads and sees its tools appended", async () => {
+    const gateway = gatewayOf()
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await gateway.connect(serverSide)
+    const modern = await modernClient(clientSide)
+    expect(modern.client.getNegotiatedProtocolVersion()).toBe(MODERN)
+    expect(modern.client.getInstructions()).toContain("## Available Capabilities")
+    expect(modern.subscription.honoredFilter).toEqual({ toolsListChanged: true })
+    await loadAndCall(modern.client, modern.next)
+
+    const legacy = await memoryClient(gateway)
+    cleanups.push(() => legacy.client.close())
+    // Its own connection, its own thread: nothing loaded yet.
+    await loadAndCall(legacy.client, legacy.listChanged.next)
+    expect(legacy.versions()).toEqual(["2025-11-25"])
+  })
+
+  it("a kept thread shared by both eras: a load in either is told to the other", async () => {
+    const gateway = gatewayOf()
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await gateway.connect(serverSide, { thread: "both" })
+    const modern = await modernClient(clientSide)
+    const legacy = await memoryClient(gateway, "both")
+    cleanups.push(() => legacy.client.close())
+    const legacyTold = legacy.listChanged.next()
+    const modernTold = modern.next()
+    await modern.client.callTool({ name: "load_capability", arguments: { names: ["weather"] } })
+    await Promise.all([legacyTold, modernTold])
+    expect(toolNames(await legacy.client.listTools())).toEqual(WEATHER_TOOLS)
+    expect(modern.told()).toBe(1)
+  })
+})
+
+describe("over Streamable HTTP: each request routed by its era", () => {
+  it("the v2 client on 2026-07-28 (thread in the URL) and the v1 client's session, in one server", async () => {
+    const { url } = await listen(gatewayOf())
+    const modern = await modernClient(new StreamableHTTPClientTransport(new URL(`${url}?thread=modern`)))
+    expect(modern.client.getNegotiatedProtocolVersion()).toBe(MODERN)
+    await loadAndCall(modern.client, modern.next)
+
+    const legacy = await httpClient(url)
+    cleanups.push(() => legacy.client.close())
+    expect(legacy.transport.protocolVersion).toBe("2025-11-25")
+    await loadAndCall(legacy.client, legacy.listChanged.next)
+  })
+
+  it("a thread named by both eras: a v1 session's load is heard on the v2 client's listen stream, and back", async () => {
+    const { url } = await listen(gatewayOf())
+    const modern = await modernClient(new StreamableHTTPClientTransport(new URL(`${url}?thread=shared`)))
+    const legacy = await httpClient(`${url}?thread=shared`)
+    cleanups.push(() => legacy.client.close())
+    const heard = modern.next()
+    await legacy.client.callTool({ name: "load_capability", arguments: { names: ["weather"] } })
+    await heard
+    expect(toolNames(await modern.client.listTools())).toEqual(WEATHER_TOOLS)
+    // A thread of another name heard nothing, and lists what it loaded: nothing.
+    const other = await modernClient(new StreamableHTTPClientTransport(new URL(`${url}?thread=other`)))
+    expect(toolNames(await other.client.listTools())).toEqual(META)
+    expect(other.told()).toBe(0)
+  })
+
+  it("2026-07-28 requests that name no thread share the endpoint's thread; a 2025 session keeps its own", async () => {
+    const { url } = await listen(gatewayOf())
+    const first = await modernClient(new StreamableHTTPClientTransport(new URL(url)))
+    const second = await modernClient(new StreamableHTTPClientTransport(new URL(url)))
+    const heard = second.next()
+    await first.client.callTool({ name: "load_capability", arguments: { names: ["weather"] } })
+    await heard
+    expect(toolNames(await second.client.listTools())).toEqual(WEATHER_TOOLS)
+    const legacy = await httpClient(url)
+    cleanups.push(() => legacy.client.close())
+    expect(toolNames(await legacy.client.listTools())).toEqual(META)
+  })
+
+  it("tools/list on 2026-07-28 says on the wire: complete, ttlMs 0, cacheScope private; the 2025 answer carries neither", async () => {
+    const { url } = await listen(gatewayOf())
+    const envelope = {
+      "io.modelcontextprotocol/protocolVersion": MODERN,
+      "io.modelcontextprotocol/clientInfo": { name: "raw", version: "0" },
+      "io.modelcontextprotocol/clientCapabilities": {}
+    }
+    const modern = await rawPost(
+      url,
+      { jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: envelope } },
+      { "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/list" }
+    )
+    expect(modern.status).toBe(200)
+    expect(modern.json.result).toMatchObject({ resultType: "complete", ...GATEWAY_CACHE_HINT })
+    expect(GATEWAY_CACHE_HINT).toEqual({ ttlMs: 0, cacheScope: "private" })
+    expect(toolNames(modern.json.result)).toEqual(META)
+    const legacy = await rawPost(url, { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} })
+    expect(legacy.json.result.ttlMs).toBeUndefined()
+    expect(legacy.json.result.cacheScope).toBeUndefined()
+  })
+
+  it("a 2026-07-28 request naming a bad thread key is refused as a 2025 one is, with nothing loaded", async () => {
+    const { url } = await listen(gatewayOf())
+    const client = new ClientV2(
+      { name: "sdk-v2", version: "2.4.0" },
+      { versionNegotiation: { mode: "auto" } }
+    )
+    await expect(
+      client.connect(
+        new StreamableHTTPClientTransport(new URL(`${url}?thread=${encodeURIComponent("no spaces")}`))
+      )
+    ).rejects.toThrow(/Bad thread key|400/)
+  })
+})
