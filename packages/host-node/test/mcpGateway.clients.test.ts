@@ -1,9 +1,10 @@
 /**
  * `plugboard mcp` driven by real MCP clients from the npm registry, none written here: the official
- * SDK client v1 (`@modelcontextprotocol/sdk`) and v2 (`@modelcontextprotocol/client`), each over
- * stdio (the client starts the gateway, as Claude Code or Cursor do) and over Streamable HTTP; and
- * the MCP Inspector's CLI, whose every command is a fresh connection (over stdio, a fresh process).
- * Each connects, lists the meta-tools only, loads the weather plugin, sees its tools (after
+ * SDK client v1 (`@modelcontextprotocol/sdk`, MCP 2025-11-25) and v2 (`@modelcontextprotocol/client`,
+ * on 2025-11-25 by default and on 2026-07-28 when it negotiates), each over stdio (the client starts
+ * the gateway, as Claude Code or Cursor do) and over Streamable HTTP; and the MCP Inspector's CLI,
+ * whose every command is a fresh connection (over stdio, a fresh process). Each connects (the
+ * revision asserted), lists the meta-tools only, loads the weather plugin, sees its tools (after
  * `list_changed`, or through `call_tool`), calls one and reads the answer.
  */
 import { mkdtempSync, rmSync } from "node:fs"
@@ -39,6 +40,28 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
+/**
+ * The protocol version the server answered `initialize` with, read off the client's transport as
+ * the messages arrive (the v1 client keeps it to itself).
+ */
+const initializedWith = (transport: {
+  start: () => Promise<void>
+  onmessage?: ((...args: never[]) => void) | undefined
+}) => {
+  let version: string | undefined
+  const start = transport.start.bind(transport)
+  transport.start = () => {
+    const handler = transport.onmessage as ((...args: unknown[]) => void) | undefined
+    transport.onmessage = ((...args: unknown[]) => {
+      const v = (args[0] as { result?: { protocolVersion?: unknown } }).result?.protocolVersion
+      if (typeof v === "string") version = v
+      handler?.(...args)
+    }) as never
+    return start()
+  }
+  return () => version
+}
+
 const names = (listed: { tools: ReadonlyArray<{ name: string }> }) => listed.tools.map((t) => t.name)
 const text = (result: unknown) => (result as { content: Array<{ text: string }> }).content[0]!.text
 const WEATHER_TOOLS = [...META, "get_current_weather", "get_weather_forecast"]
@@ -66,8 +89,11 @@ describe("the official SDK client v1", () => {
   it("over stdio: the client starts the gateway", async () => {
     const client = new ClientV1({ name: "sdk-v1", version: "1.32" })
     const { command, args } = gatewayCommand(WEATHER)
-    await client.connect(new StdioV1({ command, args, cwd: dir, env: cleanEnv(dir), stderr: "pipe" }))
+    const transport = new StdioV1({ command, args, cwd: dir, env: cleanEnv(dir), stderr: "pipe" })
+    const version = initializedWith(transport)
+    await client.connect(transport)
     try {
+      expect(version()).toBe("2025-11-25")
       await drive(client)
     } finally {
       await client.close()
@@ -76,8 +102,10 @@ describe("the official SDK client v1", () => {
 
   it("over Streamable HTTP", async () => {
     const client = new ClientV1({ name: "sdk-v1", version: "1.32" })
-    await client.connect(new HttpV1(new URL(http.url)))
+    const transport = new HttpV1(new URL(http.url))
+    await client.connect(transport)
     try {
+      expect(transport.protocolVersion).toBe("2025-11-25")
       await drive(client)
     } finally {
       await client.close()
@@ -126,11 +154,12 @@ describe("the official SDK client v2", () => {
     expect(JSON.parse(text(answer)).days).toHaveLength(3)
   }
 
-  it("over stdio (it probes server/discover on a throwaway process, then falls back to initialize)", async () => {
+  it("over stdio (by default it speaks 2025-11-25: initialize, no probe)", async () => {
     const v2 = clientV2()
     const { command, args } = gatewayCommand(WEATHER)
     await v2.client.connect(new StdioV2({ command, args, cwd: dir, env: cleanEnv(dir), stderr: "pipe" }))
     try {
+      expect(v2.client.getNegotiatedProtocolVersion()).toBe("2025-11-25")
       await drive(v2)
     } finally {
       await v2.client.close()
@@ -141,10 +170,51 @@ describe("the official SDK client v2", () => {
     const v2 = clientV2()
     await v2.client.connect(new HttpV2(new URL(http.url)))
     try {
+      expect(v2.client.getNegotiatedProtocolVersion()).toBe("2025-11-25")
       await drive(v2)
     } finally {
       await v2.client.close()
     }
+  })
+})
+
+describe("the official SDK client v2 on MCP 2026-07-28 (it negotiates: server/discover first)", () => {
+  /** A client that negotiates, and is told of a load on the subscriptions/listen stream it opens. */
+  const drive = async (connect: (client: ClientV2) => Promise<void>) => {
+    const client = new ClientV2(
+      { name: "sdk-v2", version: "2.4.0" },
+      { versionNegotiation: { mode: "auto" } }
+    )
+    let told = deferred()
+    client.setNotificationHandler("notifications/tools/list_changed", () => told.resolve())
+    await connect(client)
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28")
+      expect(client.getInstructions()).toContain("list_capabilities")
+      const subscription = await client.listen({ toolsListChanged: true })
+      expect(subscription.honoredFilter).toEqual({ toolsListChanged: true })
+      expect(names(await client.listTools())).toEqual(META)
+      const load = await client.callTool({ name: "load_capability", arguments: { names: ["weather"] } })
+      expect(JSON.parse(text(load)).newlyLoaded).toEqual(["weather"])
+      await told.promise
+      told = deferred()
+      expect(names(await client.listTools())).toEqual(WEATHER_TOOLS)
+      const answer = await client.callTool({ name: "get_current_weather", arguments: { city: "Lima" } })
+      expect(JSON.parse(text(answer))).toMatchObject({ city: "Lima", source: "offline fixture" })
+    } finally {
+      await client.close()
+    }
+  }
+
+  it("over stdio (the probe runs on a throwaway process, then the client's own speaks 2026-07-28)", async () => {
+    const { command, args } = gatewayCommand(WEATHER)
+    await drive((client) =>
+      client.connect(new StdioV2({ command, args, cwd: dir, env: cleanEnv(dir), stderr: "pipe" }))
+    )
+  }, 60_000)
+
+  it("over Streamable HTTP, the thread named in the URL (the revision has no sessions)", async () => {
+    await drive((client) => client.connect(new HttpV2(new URL(`${http.url}?thread=modern`))))
   })
 })
 
