@@ -5,21 +5,20 @@
  * page by page, and refreshes them on `notifications/tools/list_changed`. When and how long a
  * connection lives is the pool's business (`Pool.ts`); a connection only reports that it closed.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import {
-  ElicitRequestSchema,
+  Client,
   type ElicitResult,
-  ErrorCode,
-  ResultSchema,
-  McpError as SdkMcpError,
-  ToolListChangedNotificationSchema
-} from "@modelcontextprotocol/sdk/types.js"
+  type ProtocolEra,
+  ProtocolError,
+  ProtocolErrorCode,
+  type RequestOptions,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  type StandardSchemaV1,
+  StreamableHTTPClientTransport,
+  type Transport
+} from "@modelcontextprotocol/client"
 import type { RuntimeLogger, Wait } from "@plugboard/core"
 import { describeError, isMcpError, McpError, type McpErrorReason } from "./McpError.js"
 import { type StdioTransport, stdioTransport } from "./StdioTransport.js"
@@ -36,6 +35,24 @@ const MAX_TOOL_PAGES = 1_000
  * `ResultPages`); past it the connection is closed and the call fails saying why.
  */
 const MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+
+/**
+ * How long a listing stays fresh, and who may share it (2026-07-28 `ttlMs`, `cacheScope`):
+ * `public` may serve any user, `private` only the authorization context that listed it.
+ */
+export interface ListHints {
+  readonly ttlMs?: number | undefined
+  readonly cacheScope?: "public" | "private" | undefined
+}
+
+/** The hints of a list result; a field of the wrong type is left out (as absent). */
+const readHints = (result: Record<string, unknown>): ListHints => {
+  const { ttlMs, cacheScope } = result
+  return {
+    ...(typeof ttlMs === "number" && Number.isFinite(ttlMs) && ttlMs >= 0 ? { ttlMs } : {}),
+    ...(cacheScope === "public" || cacheScope === "private" ? { cacheScope } : {})
+  }
+}
 
 /** What the pool hears from a connection. */
 export interface ConnectionEvents {
@@ -140,25 +157,73 @@ const readTool = (raw: unknown): McpToolDescription | string => {
  * 404; many servers (the reference "everything" server among them) answer 400 naming the
  * session. Either way the request was refused unread, and a new session is the cure.
  */
-const sessionGone = (error: StreamableHTTPError): boolean =>
-  error.code === 404 || (error.code === 400 && /session/i.test(error.message))
+const sessionGone = (error: SdkHttpError): boolean =>
+  error.status === 404 || (error.status === 400 && /session/i.test(error.message))
 
-/** An error's words, with the HTTP status when the server answered one (the SDK leaves it out of the message). */
-const errorText = (error: unknown): string =>
-  error instanceof StreamableHTTPError && typeof error.code === "number" && error.code > 0
-    ? `HTTP ${error.code}: ${describeError(error)}`
-    : describeError(error)
+/**
+ * An error's words, with the HTTP status when the server answered one, and the body it sent
+ * when the SDK's message leaves it out (a refused `server/discover` probe).
+ */
+const errorText = (error: unknown): string => {
+  if (!(error instanceof SdkHttpError) || typeof error.status !== "number" || error.status <= 0) {
+    return describeError(error)
+  }
+  const words = describeError(error)
+  const body = typeof error.data.text === "string" ? error.data.text.trim() : ""
+  return `HTTP ${error.status}: ${words}${body === "" || words.includes(body) ? "" : ` (${bounded(body)})`}`
+}
 
 /** The request failed because the HTTP session is gone: sending it again on a new one is safe. */
 export const isSessionExpired = (error: unknown): boolean =>
-  isMcpError(error) && error.cause instanceof StreamableHTTPError && sessionGone(error.cause)
+  isMcpError(error) && error.cause instanceof SdkHttpError && sessionGone(error.cause)
 
 /**
  * The server refused the request's credentials (HTTP 401), unread: with a renewed token, sending
  * it again is safe.
  */
 export const isUnauthorized = (error: unknown): boolean =>
-  isMcpError(error) && error.cause instanceof StreamableHTTPError && error.cause.code === 401
+  isMcpError(error) && error.cause instanceof SdkHttpError && error.cause.status === 401
+
+/** A server's words in a message, bounded: some servers answer with a whole validation dump. */
+const bounded = (text: string): string => (text.length > 1_000 ? `${text.slice(0, 1_000)}…` : text)
+
+const inputKinds: Record<string, string> = {
+  sampling: "a completion from the client's model (sampling/createMessage)",
+  "sampling/createMessage": "a completion from the client's model (sampling/createMessage)",
+  roots: "the client's roots (roots/list)",
+  "roots/list": "the client's roots (roots/list)",
+  elicitation: "a kind of question to the user plugboard does not ask (URL elicitation)"
+}
+
+/**
+ * What a server asked of the client that plugboard cannot give (sampling, roots), named for the
+ * model; undefined for any other error. On 2026-07-28 an SDK v2 server refuses it itself, with
+ * `-32021` (the capability is not declared); a server that sends it anyway in `input_required`
+ * finds no handler in the SDK's client (`CapabilityNotSupported`).
+ */
+const unanswerableInput = (error: unknown): string | undefined => {
+  if (error instanceof ProtocolError && error.code === ProtocolErrorCode.MissingRequiredClientCapability) {
+    const required = isRecord(error.data) ? error.data.requiredCapabilities : undefined
+    const kinds = isRecord(required)
+      ? Object.keys(required).map((k) => inputKinds[k] ?? `the '${k}' capability`)
+      : []
+    return kinds.length === 0 ? "a client capability plugboard does not declare" : kinds.join(" and ")
+  }
+  if (!(error instanceof SdkError) || error.code !== SdkErrorCode.CapabilityNotSupported) return undefined
+  const method = isRecord(error.data) ? error.data.method : undefined
+  if (typeof method !== "string") return undefined
+  return inputKinds[method] ?? `an answer to '${method}'`
+}
+
+/** Any JSON object as a result: `Results.toToolOutput` and `listTools` check each field themselves. */
+const anyResult: StandardSchemaV1<unknown, Record<string, unknown>> = {
+  "~standard": {
+    version: 1,
+    vendor: "plugboard",
+    validate: (value) =>
+      isRecord(value) ? { value } : { issues: [{ message: "The result is not a JSON object." }] }
+  }
+}
 
 /** The longest delay a timer takes (2^31 - 1 ms). */
 const MAX_TIMER_MS = 2_147_483_647
@@ -174,7 +239,7 @@ const pausedTimeout = (controller: AbortController, ms: number) => {
   const arm = () => {
     since = Date.now()
     timer = setTimeout(
-      () => controller.abort(new SdkMcpError(ErrorCode.RequestTimeout, "Request timed out", { timeout: ms })),
+      () => controller.abort(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout: ms })),
       left
     )
   }
@@ -209,6 +274,10 @@ export class McpConnection {
   /** The server sent a message over `MAX_MESSAGE_BYTES`: the SDK closed the connection. */
   private overflowed = false
   private useHeaders: Readonly<Record<string, string>> = {}
+  /** Negotiation is off: the server exited on `server/discover` once (`open`). */
+  private readonly legacyOnly: boolean
+  /** The connect failed because the child exited while it was being probed. */
+  private diedOnProbe = false
   private closeReason: CloseReason | undefined
   private closing: Promise<void> | undefined
   private ended = false
@@ -222,10 +291,13 @@ export class McpConnection {
   private readonly askers = new Set<(question: Wait.InputQuestion) => Promise<Wait.InputAnswer>>()
   /** The tools this connection last listed. */
   tools: ReadonlyArray<McpToolDescription> | undefined
+  /** The freshness the server gave that listing (2026-07-28; empty from a 2025 server). */
+  listHints: ListHints = {}
   serverInfo: McpDescription["serverInfo"] = { name: "" }
   instructions: string | undefined
 
-  private constructor(params: ConnectionParams) {
+  private constructor(params: ConnectionParams, legacyOnly: boolean) {
+    this.legacyOnly = legacyOnly
     this.server = params.server
     this.logger = params.logger
     this.events = params.events
@@ -234,7 +306,12 @@ export class McpConnection {
     // Form elicitation only: a server may ask the user for values during a call (docs/waiting.md).
     this.client = new Client(
       { name: params.clientInfo.name, version: params.clientInfo.version },
-      { capabilities: { elicitation: { form: {} } } }
+      {
+        capabilities: { elicitation: { form: {} } },
+        // The protocol revision is negotiated at connect (`connect()`): `server/discover` first,
+        // `initialize` for a server that does not know it.
+        versionNegotiation: { mode: legacyOnly ? "legacy" : "auto" }
+      }
     )
     // Transport errors (an SSE stream lost, a stray response) surface as failed requests or as
     // a close; here they are only worth a debug line, and must never reach 'error' listeners.
@@ -247,8 +324,13 @@ export class McpConnection {
       })
     }
     this.client.onclose = () => this.onClosed()
-    this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refreshTools())
-    this.client.setRequestHandler(ElicitRequestSchema, (request) => this.elicit(request.params))
+    this.client.setNotificationHandler("notifications/tools/list_changed", () => this.refreshTools())
+    // On 2025 revisions a server sends `elicitation/create` as a request of its own; on 2026-07-28
+    // it answers `input_required`, and the SDK fulfils the embedded request through this same
+    // handler before retrying the call (docs/mounting.md#protocol-revisions).
+    this.client.setRequestHandler("elicitation/create", (request) =>
+      this.elicit(request.params as Record<string, unknown>)
+    )
   }
 
   /**
@@ -284,9 +366,34 @@ export class McpConnection {
    * `timeout` when initialize takes too long.
    */
   static async open(params: ConnectionParams, timeoutMs: number): Promise<McpConnection> {
-    const connection = new McpConnection(params)
-    await connection.connect(timeoutMs)
-    return connection
+    const started = Date.now()
+    const connection = new McpConnection(params, false)
+    try {
+      await connection.connect(timeoutMs)
+      return connection
+    } catch (error) {
+      // A stdio server that exits on the `server/discover` probe (some SDKs end on any request
+      // before `initialize`) is started again and spoken to on the 2025 revisions alone.
+      if (!connection.diedOnProbe) throw error
+      params.logger.debug(
+        `MCP server '${params.server.name}' exited on server/discover; it is restarted on the 2025 revisions.`,
+        { server: params.server.name }
+      )
+      await connection.closing
+      const legacy = new McpConnection(params, true)
+      await legacy.connect(Math.max(1, timeoutMs - (Date.now() - started)))
+      return legacy
+    }
+  }
+
+  /** The protocol revision this connection negotiated (e.g. `2026-07-28`, `2025-11-25`). */
+  get protocolVersion(): string | undefined {
+    return this.client.getNegotiatedProtocolVersion()
+  }
+
+  /** `modern` (2026-07-28 and later, `server/discover`) or `legacy` (`initialize`). */
+  get protocolEra(): ProtocolEra | undefined {
+    return this.client.getProtocolEra()
   }
 
   /** Open, and not closing. */
@@ -330,15 +437,36 @@ export class McpConnection {
   }
 
   private async connect(timeoutMs: number): Promise<void> {
+    // On stdio a `server/discover` probe left unanswered means a 2025 server, and the SDK then
+    // sends `initialize`: the deadline bounds probe and handshake together, so a silent server
+    // still fails within `timeoutMs` (the SDK's probe takes no signal; the handshake does).
+    const started = Date.now()
+    const deadline = new AbortController()
+    const timer = setTimeout(
+      () =>
+        deadline.abort(
+          new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout: timeoutMs })
+        ),
+      Math.max(1, timeoutMs)
+    )
     try {
-      await this.client.connect(this.transport, { timeout: timeoutMs })
+      await this.client.connect(this.transport, { timeout: timeoutMs, signal: deadline.signal })
     } catch (error) {
+      this.diedOnProbe =
+        !this.legacyOnly &&
+        this.server.transport.kind === "stdio" &&
+        this.exit !== undefined &&
+        this.client.getProtocolEra() === undefined &&
+        Date.now() - started < timeoutMs &&
+        !(error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
       // Not awaited: the caller should hear why now (what the error says was already gathered).
       // A server that never answered is stopped without the grace after its stdin ends, and the
       // pool's close() waits until it and its process group are gone (`events.stopping`).
       this.closeReason = "abandoned"
       void this.shutdown()
       throw this.connectError(error, timeoutMs)
+    } finally {
+      clearTimeout(timer)
     }
     const info = this.client.getServerVersion()
     this.serverInfo = {
@@ -348,9 +476,28 @@ export class McpConnection {
     }
     this.opened = true
     this.interceptProgress()
+    await this.listenForChanges(timeoutMs)
     const instructions = this.client.getInstructions()
     this.instructions = typeof instructions === "string" ? instructions : undefined
     this.logger.debug(`MCP server '${this.server.name}' connected.`, { server: this.server.name })
+  }
+
+  /**
+   * On 2026-07-28 a server's `tools/list_changed` reaches only a client that opened a
+   * `subscriptions/listen` stream; on 2025 revisions it arrives unasked. A server that does not
+   * let us listen still works: its list is relisted when its `ttlMs` runs out (`Pool.ts`).
+   */
+  private async listenForChanges(timeoutMs: number): Promise<void> {
+    if (this.client.getProtocolEra() !== "modern") return
+    if (this.client.getServerCapabilities()?.tools?.listChanged !== true) return
+    try {
+      await this.client.listen({ toolsListChanged: true }, { timeout: Math.max(1, timeoutMs) })
+    } catch (error) {
+      this.logger.debug(
+        `MCP server '${this.server.name}' did not open subscriptions/listen: ${describeError(error)}`,
+        { server: this.server.name }
+      )
+    }
   }
 
   private where(): string {
@@ -371,7 +518,12 @@ export class McpConnection {
     const fail = (reason: McpErrorReason, message: string) =>
       new McpError({ reason, server, message, cause: error })
     const code = (error as { code?: unknown } | null)?.code
-    if (typeof code === "string" && this.server.transport.kind === "stdio" && this.exit === undefined) {
+    if (
+      typeof code === "string" &&
+      !(error instanceof SdkError) &&
+      this.server.transport.kind === "stdio" &&
+      this.exit === undefined
+    ) {
       const why =
         code === "ENOENT"
           ? `command '${this.server.transport.command}' was not found`
@@ -380,13 +532,13 @@ export class McpConnection {
             : describeError(error)
       return fail("unreachable", `MCP server '${server}' could not be started: ${why} (${code}).`)
     }
-    if (error instanceof SdkMcpError && error.code === ErrorCode.RequestTimeout) {
+    if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
       return fail(
         "timeout",
         `MCP server '${server}'${this.where()} did not finish initializing within ${timeoutMs} ms.${this.stderr.text()}`
       )
     }
-    if (error instanceof SdkMcpError && error.code === ErrorCode.ConnectionClosed) {
+    if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) {
       return fail(
         "unreachable",
         `MCP server '${server}'${this.where()} ${this.death()} before it finished initializing.${this.stderr.text()}`
@@ -417,22 +569,42 @@ export class McpConnection {
         `MCP server '${server}': ${what} was cut short: the connection was closed (${closeText[this.closeReason]}).`
       )
     }
-    if (error instanceof SdkMcpError) {
-      if (error.code === ErrorCode.RequestTimeout) {
+    const input = unanswerableInput(error)
+    if (input !== undefined) {
+      return fail(
+        "protocol",
+        `MCP server '${server}' needs ${input} to finish ${what}, and plugboard cannot give it: only a form question to the user (elicitation) is answered (docs/mounting.md#protocol-revisions).`
+      )
+    }
+    if (error instanceof SdkError && !(error instanceof SdkHttpError)) {
+      if (error.code === SdkErrorCode.RequestTimeout) {
         return fail(
           "timeout",
           `MCP server '${server}' did not answer ${what} within ${context.budgetMs} ms; the request was cancelled (notifications/cancelled).`
         )
       }
-      if (error.code === ErrorCode.ConnectionClosed) {
+      if (error.code === SdkErrorCode.ConnectionClosed) {
         return fail(
           "crashed",
           `MCP server '${server}'${this.where()} ${this.death()} during ${what}.${this.stderr.text()}`
         )
       }
+      if (error.code === SdkErrorCode.InputRequiredRoundsExceeded) {
+        return fail(
+          "protocol",
+          `MCP server '${server}' kept asking for input during ${what} (${bounded(error.message)}); the call was given up.`
+        )
+      }
+      if (error.code !== SdkErrorCode.InvalidResult) {
+        return fail("protocol", `MCP server '${server}': ${what} failed: ${bounded(describeError(error))}`)
+      }
+    }
+    if (error instanceof ProtocolError || (error instanceof SdkError && !(error instanceof SdkHttpError))) {
       // The server's own words, bounded: some servers answer with a whole validation dump.
-      const said = error.message.length > 1_000 ? `${error.message.slice(0, 1_000)}…` : error.message
-      return fail("protocol", `MCP server '${server}' answered ${what} with an error: ${said}`)
+      return fail(
+        "protocol",
+        `MCP server '${server}' answered ${what} with an error: ${bounded(error.message)}`
+      )
     }
     if (this.ended || this.exit !== undefined) {
       return fail(
@@ -440,10 +612,10 @@ export class McpConnection {
         `MCP server '${server}'${this.where()} ${this.death()} during ${what}.${this.stderr.text()}`
       )
     }
-    if (error instanceof StreamableHTTPError) {
-      // The session is gone, or the answer was no MCP answer at all (-1): this session is of no
-      // more use. Other statuses are the server's answer to this one request.
-      if (sessionGone(error) || error.code === undefined || error.code < 0) this.abandon()
+    if (error instanceof SdkHttpError) {
+      // The session is gone, or the answer was no MCP answer at all: this session is of no more
+      // use. Other statuses are the server's answer to this one request.
+      if (sessionGone(error) || error.code === SdkErrorCode.ClientHttpUnexpectedContent) this.abandon()
       return fail("unreachable", `MCP server '${server}'${this.where()} refused ${what}: ${errorText(error)}`)
     }
     if (this.server.transport.kind === "http" && error instanceof TypeError) {
@@ -517,7 +689,7 @@ export class McpConnection {
     }
     try {
       if (context.signal?.aborted === true) throw context.signal.reason
-      if (!this.isOpen) throw new SdkMcpError(ErrorCode.ConnectionClosed, "Connection closed")
+      if (!this.isOpen) throw new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed")
       return await send(
         {
           timeout: clock === undefined ? Math.max(1, context.timeoutMs) : MAX_TIMER_MS,
@@ -582,7 +754,7 @@ export class McpConnection {
               ...(meta.progressToken === undefined ? {} : { _meta: meta })
             }
           },
-          ResultSchema,
+          anyResult,
           options
         ),
       context
@@ -596,6 +768,7 @@ export class McpConnection {
     const seen = new Set<string>()
     const cursors = new Set<string>()
     let cursor: string | undefined
+    let hints: ListHints = {}
     for (let page = 0; ; page++) {
       if (page >= MAX_TOOL_PAGES) {
         throw new McpError({
@@ -608,18 +781,19 @@ export class McpConnection {
       let result: Record<string, unknown>
       try {
         result = await this.request(
-          (options) => this.client.request({ method: "tools/list", params }, ResultSchema, options),
+          (options) => this.client.request({ method: "tools/list", params }, anyResult, options),
           { ...context, timeoutMs: deadline - Date.now() }
         )
       } catch (error) {
         // A server with no tools (only prompts or resources) may not know the method at all.
         const cause = isMcpError(error) ? error.cause : undefined
-        if (page === 0 && cause instanceof SdkMcpError && cause.code === ErrorCode.MethodNotFound) {
+        if (page === 0 && cause instanceof ProtocolError && cause.code === ProtocolErrorCode.MethodNotFound) {
           result = { tools: [] }
         } else {
           throw error
         }
       }
+      if (page === 0) hints = readHints(result)
       if (!Array.isArray(result.tools)) {
         throw new McpError({
           reason: "protocol",
@@ -658,6 +832,7 @@ export class McpConnection {
       cursor = next
     }
     this.tools = tools
+    this.listHints = hints
     this.events.toolsListed(this, tools, listChanged)
     return tools
   }

@@ -8,6 +8,7 @@
  */
 import { describe, type RuntimeLogger, silentLogger, type ToolOutput } from "@plugboard/core"
 import { isSessionExpired, McpConnection } from "./Connection.js"
+import { Listings } from "./Listings.js"
 import { McpError } from "./McpError.js"
 import { toToolOutput } from "./Results.js"
 import type { McpDescription, McpRequestOptions, McpServerConfig, McpToolDescription } from "./Types.js"
@@ -21,7 +22,25 @@ export interface McpPoolOptions {
   readonly logger?: RuntimeLogger
   /** How plugboard introduces itself in `initialize` (default `plugboard`). */
   readonly clientInfo?: { readonly name: string; readonly version: string }
+  /**
+   * The clock of the tool-list memory (`ttlMs`, `Listings.ts`), in epoch ms (default
+   * `Date.now`); tests pass a controllable one.
+   */
+  readonly now?: (() => number) | undefined
 }
+
+/** What a connection says about its server, with the tools it just listed. */
+const describeConnection = (
+  connection: McpConnection,
+  tools: ReadonlyArray<McpToolDescription>
+): McpDescription => ({
+  serverInfo: connection.serverInfo,
+  ...(connection.instructions === undefined ? {} : { instructions: connection.instructions }),
+  tools,
+  ...(connection.protocolVersion === undefined ? {} : { protocolVersion: connection.protocolVersion }),
+  ...(connection.listHints.ttlMs === undefined ? {} : { ttlMs: connection.listHints.ttlMs }),
+  ...(connection.listHints.cacheScope === undefined ? {} : { cacheScope: connection.listHints.cacheScope })
+})
 
 /** The default idle period before a connection is closed. */
 export const DEFAULT_IDLE_MS = 300_000
@@ -94,6 +113,7 @@ export class McpPool {
     (serverName: string, tools: ReadonlyArray<McpToolDescription>) => void
   >()
   private readonly fingerprints = new WeakMap<McpServerConfig, string>()
+  private readonly listings: Listings
   private closing: Promise<void> | undefined
   /** Connections closing (a failed open's included): `close()` waits until each is closed. */
   private readonly stopping = new Set<Promise<void>>()
@@ -102,14 +122,19 @@ export class McpPool {
     this.idleMs = options.idleMs === undefined ? DEFAULT_IDLE_MS : checkTimeout(options.idleMs, "idleMs")
     this.logger = options.logger ?? silentLogger
     this.clientInfo = options.clientInfo ?? { name: "plugboard", version: "0.1.0" }
+    this.listings = new Listings(options.now ?? Date.now)
   }
 
   /**
-   * Connects (or reuses the open connection) and returns the server's `initialize` answer and
-   * every page of `tools/list`, all within `options.timeoutMs ?? server.timeoutMs`.
+   * Connects (or reuses the open connection) and returns the server's `initialize` (or
+   * `server/discover`) answer and every page of `tools/list`, all within
+   * `options.timeoutMs ?? server.timeoutMs`. A list the server gave a `ttlMs` is served again
+   * without a request while it holds (`Listings.ts`).
    */
   async describe(server: McpServerConfig, options: McpRequestOptions = {}): Promise<McpDescription> {
     checkServer(server)
+    const kept = this.listings.get(server.name, options.connectionKey, this.fingerprint(server))
+    if (kept !== undefined) return kept
     const budget = checkTimeout(options.timeoutMs ?? server.timeoutMs, "timeoutMs")
     const deadline = Date.now() + budget
     for (let attempt = 0; ; attempt++) {
@@ -121,11 +146,7 @@ export class McpPool {
           budgetMs: budget,
           signal: options.signal
         })
-        return {
-          serverInfo: connection.serverInfo,
-          ...(connection.instructions === undefined ? {} : { instructions: connection.instructions }),
-          tools
-        }
+        return describeConnection(connection, tools)
       } catch (error) {
         if (attempt === 0 && isSessionExpired(error)) continue
         throw error
@@ -170,6 +191,8 @@ export class McpPool {
           onProgress: options.onProgress,
           onElicit: options.onElicit
         })
+        // A kept list whose ttl ran out is read again, without delaying this answer.
+        if (this.listings.takeExpired(server.name, options.connectionKey)) connection.listInBackground()
         return toToolOutput(result)
       } catch (error) {
         // A server that restarted no longer knows our HTTP session; it never saw the request,
@@ -348,8 +371,16 @@ export class McpPool {
           events: {
             closed: (connection) => this.onClosed(entry, connection),
             stopping: (done) => this.track(done),
-            toolsListed: (_connection, tools, listChanged) =>
+            toolsListed: (connection, tools, listChanged) => {
+              this.listings.put(
+                server.name,
+                options.connectionKey,
+                entry.fingerprint,
+                describeConnection(connection, tools),
+                connection.listHints
+              )
               this.onToolsListed(server.name, tools, listChanged)
+            }
           }
         },
         server.timeoutMs

@@ -16,10 +16,13 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { readdir, readFile } from "node:fs/promises"
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import {
+  type JSONRPCMessage,
+  ReadBuffer,
+  serializeMessage,
+  type Transport
+} from "@modelcontextprotocol/client"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio"
 
 /** How long each step of stopping a server waits before the next (the SDK's own 2 s). */
 export const STOP_GRACE_MS = 2_000
@@ -112,6 +115,15 @@ export class GroupStdioTransport implements Transport {
   /** The child's process id (its group's id too), once spawned. */
   get pid(): number | undefined {
     return this.child?.pid
+  }
+
+  /**
+   * Always null (stderr goes to `onStderr`). With `pid`, it marks this transport as stdio to the
+   * SDK's version negotiation: a `server/discover` probe left unanswered then means a 2025
+   * server (it falls back to `initialize`), not an outage.
+   */
+  get stderr(): null {
+    return null
   }
 
   start(): Promise<void> {

@@ -59,7 +59,7 @@ export interface McpServerConfig {
 /** A tool as the server lists it: core's description of a source's tool. */
 export interface McpToolDescription extends CatalogSource.SourceToolDescription {}
 
-/** What a server says about itself: its `initialize` answer and every page of `tools/list`. */
+/** What a server says about itself: its `initialize` (or `server/discover`) answer and every page of `tools/list`. */
 export interface McpDescription {
   readonly serverInfo: {
     readonly name: string
@@ -68,6 +68,15 @@ export interface McpDescription {
   }
   readonly instructions?: string | undefined
   readonly tools: ReadonlyArray<McpToolDescription>
+  /**
+   * The protocol revision the connection negotiated: `2026-07-28` (or later) with a server that
+   * answers `server/discover`, a 2025 one (`2025-11-25`, ...) through `initialize`.
+   */
+  readonly protocolVersion?: string | undefined
+  /** How long the list stays fresh, in ms (2026-07-28 `ttlMs`; absent from a 2025 server). */
+  readonly ttlMs?: number | undefined
+  /** Who may share the list (2026-07-28): `public` any user, `private` only the one who listed it. */
+  readonly cacheScope?: "public" | "private" | undefined
 }
 
 /** A progress notification of a call in flight. */

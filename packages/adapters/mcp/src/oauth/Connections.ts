@@ -16,12 +16,12 @@
 import { randomBytes } from "node:crypto"
 import {
   exchangeAuthorization,
+  type FetchLike,
+  type OAuthTokens,
   refreshAuthorization,
   registerClient,
   startAuthorization
-} from "@modelcontextprotocol/sdk/client/auth.js"
-import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js"
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
+} from "@modelcontextprotocol/client"
 import { ConnectionStore as Store, type TokenVault } from "@plugboard/core"
 import { Effect, Either } from "effect"
 import { describeError } from "../McpError.js"

@@ -5,26 +5,19 @@
  * one); check that the metadata names this server as the resource; read the authorization
  * server's metadata (RFC 8414, or OpenID Connect discovery) and check it offers the
  * authorization-code flow with PKCE S256 under the issuer it claims. The SDK's helpers
- * (`@modelcontextprotocol/sdk/client/auth.js`) do the HTTP; this module adds the checks and the
+ * (`@modelcontextprotocol/client`) do the HTTP; this module adds the checks and the
  * errors a user can act on.
  */
 import {
-  buildDiscoveryUrls,
-  discoverOAuthProtectedResourceMetadata,
-  extractWWWAuthenticateParams
-} from "@modelcontextprotocol/sdk/client/auth.js"
-import {
   type AuthorizationServerMetadata,
-  OAuthMetadataSchema,
-  type OAuthProtectedResourceMetadata,
-  OpenIdProviderMetadataSchema
-} from "@modelcontextprotocol/sdk/shared/auth.js"
-import {
+  buildDiscoveryUrls,
   checkResourceAllowed,
+  discoverOAuthProtectedResourceMetadata,
+  extractWWWAuthenticateParams,
+  type FetchLike,
+  type OAuthProtectedResourceMetadata,
   resourceUrlFromServerUrl
-} from "@modelcontextprotocol/sdk/shared/auth-utils.js"
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
+} from "@modelcontextprotocol/client"
 import { Effect } from "effect"
 import { describeError } from "../McpError.js"
 import { OAuthError } from "./OAuthError.js"
@@ -61,6 +54,13 @@ const unreachable = (server: string, message: string, cause?: unknown) =>
   new OAuthError({ reason: "unreachable", server, message, cause })
 const invalid = (server: string, message: string) => new OAuthError({ reason: "invalid", server, message })
 
+/**
+ * The revision the unauthenticated probe offers: a 2025 `initialize` is what every server of
+ * either era answers (a 2026-07-28 server serves `initialize` too, and a refused one answers 401
+ * before reading the body either way).
+ */
+const PROBE_PROTOCOL_VERSION = "2025-11-25"
+
 /** The unauthenticated first request: an `initialize`, as a client would send it. */
 const probe = (target: DiscoverTarget, fetchFn: FetchLike) =>
   Effect.tryPromise({
@@ -73,7 +73,7 @@ const probe = (target: DiscoverTarget, fetchFn: FetchLike) =>
           id: 0,
           method: "initialize",
           params: {
-            protocolVersion: LATEST_PROTOCOL_VERSION,
+            protocolVersion: PROBE_PROTOCOL_VERSION,
             capabilities: {},
             clientInfo: { name: "plugboard", version: "0.1.0" }
           }
@@ -106,10 +106,34 @@ const readAuthorizationServer = async (
       throw new Error(`HTTP ${response.status} from ${url.href}`)
     }
     const json: unknown = await response.json()
-    const schema = type === "oauth" ? OAuthMetadataSchema : OpenIdProviderMetadataSchema
-    return schema.parse(json) as AuthorizationServer
+    return readMetadata(json, type, url)
   }
   return undefined
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * The metadata document, every field kept, once the fields the flow relies on have their types
+ * (RFC 8414 §2; OpenID Discovery §3 for `oidc`, which also requires `jwks_uri`).
+ */
+const readMetadata = (json: unknown, type: "oauth" | "oidc", url: URL): AuthorizationServer => {
+  const bad = (what: string) => new Error(`the metadata at ${url.href} ${what}`)
+  if (!isRecord(json)) throw bad("is not a JSON object")
+  for (const field of ["issuer", "authorization_endpoint", "token_endpoint"]) {
+    if (typeof json[field] !== "string") throw bad(`has no '${field}' string`)
+  }
+  if (type === "oidc" && typeof json.jwks_uri !== "string") throw bad("has no 'jwks_uri' string")
+  const types = json.response_types_supported
+  if (!Array.isArray(types) || !types.every((t) => typeof t === "string")) {
+    throw bad("has no 'response_types_supported' list")
+  }
+  const methods = json.code_challenge_methods_supported
+  if (methods !== undefined && !(Array.isArray(methods) && methods.every((m) => typeof m === "string"))) {
+    throw bad("has a 'code_challenge_methods_supported' that is not a list of strings")
+  }
+  return json as unknown as AuthorizationServer
 }
 
 const sameIssuer = (a: string, b: string): boolean => a.replace(/\/+$/, "") === b.replace(/\/+$/, "")

@@ -4,7 +4,7 @@
  * one POST on `fetch`, authenticated as the token endpoint is (client_secret_basic for a client
  * with a secret, else the client_id in the body).
  */
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { FetchLike } from "@modelcontextprotocol/client"
 import { describe } from "@plugboard/core"
 import type { AuthorizationServer } from "./Metadata.js"
 import type { Client } from "./Secret.js"

@@ -1,0 +1,165 @@
+/**
+ * The protocol revisions, in one run (docs/mounting.md#protocol-revisions): the adapter speaks
+ * 2026-07-28 to a server on the SDK v2 (`fixtures/modern-server.mjs`) and a 2025 revision to
+ * the reference `server-everything`, on the same pool; the list a server gives a `ttlMs` is
+ * served again until its ttl runs out, and shared across users only when `public`; an
+ * `input_required` question reaches the call's `onElicit`, and one plugboard cannot answer
+ * (sampling, roots) fails the call with a clear error.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { ToolOutput, type Wait } from "@plugboard/core"
+import { afterAll, describe, expect, it } from "vitest"
+import { McpPool } from "../src/Pool.js"
+import type { McpServerConfig } from "../src/Types.js"
+import { everythingEntry, modernFixture, stdioServer } from "./fixtures/servers.js"
+
+const text = (output: ToolOutput.ToolOutput): string => ToolOutput.toText(output)
+const names = (description: { tools: ReadonlyArray<{ name: string }> }) =>
+  description.tools.map((t) => t.name)
+
+const pools: Array<McpPool> = []
+const dir = mkdtempSync(join(tmpdir(), "plugboard-revisions-"))
+afterAll(async () => {
+  await Promise.all(pools.map((p) => p.close()))
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** A pool on a clock the test moves. */
+const clocked = () => {
+  const clock = { now: 1_000_000 }
+  const pool = new McpPool({ now: () => clock.now })
+  pools.push(pool)
+  return { pool, clock }
+}
+
+const modern = (name: string, env: Record<string, string> = {}): McpServerConfig =>
+  stdioServer(name, [modernFixture], { env })
+
+describe("protocol revisions", () => {
+  it("speaks 2026-07-28 to the SDK v2 server and a 2025 revision to server-everything, in one pool", async () => {
+    const { pool } = clocked()
+    const v2 = modern("modern")
+    const everything = stdioServer("everything", [everythingEntry()])
+    const [mine, theirs] = await Promise.all([pool.describe(v2), pool.describe(everything)])
+    expect(mine.protocolVersion).toBe("2026-07-28")
+    expect(mine.serverInfo).toMatchObject({ name: "modern-fixture", version: "2.0.0" })
+    expect(names(mine)).toEqual(["echo", "grow", "ask_name", "sample", "roots"])
+    expect(theirs.protocolVersion).toMatch(/^2025-\d\d-\d\d$/)
+    expect(names(theirs)).toContain("echo")
+    // A 2025 list carries no freshness; a 2026-07-28 one does (the SDK's default, 0 ms: stale at once).
+    expect(theirs.ttlMs).toBeUndefined()
+    expect(mine.ttlMs).toBe(0)
+    expect(text(await pool.call(v2, "echo", { text: "over 2026" }))).toBe("echo: over 2026")
+    expect(text(await pool.call(everything, "echo", { message: "over 2025" }))).toContain("over 2025")
+  })
+})
+
+describe("ttlMs and cacheScope drive the tools-list memory", () => {
+  it("serves a list again while its ttl holds, and lists afresh after it", async () => {
+    const { pool, clock } = clocked()
+    const server = modern("kept", { FIXTURE_TTL_MS: "60000" })
+    const first = await pool.describe(server)
+    expect(first.ttlMs).toBe(60_000)
+    expect(names(first)).not.toContain("grown-1")
+    // The server's list changes, silently (it claims no listChanged).
+    expect(text(await pool.call(server, "grow", {}))).toBe("added grown-1")
+    clock.now += 59_999
+    expect(names(await pool.describe(server))).not.toContain("grown-1")
+    clock.now += 1
+    expect(names(await pool.describe(server))).toContain("grown-1")
+  })
+
+  it("lists every time a list that is stale at once (ttlMs 0)", async () => {
+    const { pool } = clocked()
+    const server = modern("fresh")
+    expect(names(await pool.describe(server))).not.toContain("grown-1")
+    await pool.call(server, "grow", {})
+    expect(names(await pool.describe(server))).toContain("grown-1")
+  })
+
+  it("a call after the ttl ran out relists in the background: currentTools catches up", async () => {
+    const { pool, clock } = clocked()
+    const server = modern("background", { FIXTURE_TTL_MS: "1000" })
+    await pool.describe(server)
+    await pool.call(server, "grow", {})
+    expect(pool.currentTools("background")?.map((t) => t.name)).not.toContain("grown-1")
+    clock.now += 1_000
+    const changed = new Promise<ReadonlyArray<string>>((resolve) => {
+      const stop = pool.onToolsChanged((name, tools) => {
+        if (name !== "background") return
+        stop()
+        resolve(tools.map((t) => t.name))
+      })
+    })
+    await pool.call(server, "echo", { text: "after the ttl" })
+    expect(await changed).toContain("grown-1")
+  })
+
+  it("a private list serves only the user who listed it; a public one serves every user", async () => {
+    for (const scope of ["private", "public"] as const) {
+      const { pool } = clocked()
+      const state = join(dir, `${scope}.count`)
+      const server = modern(`scoped-${scope}`, {
+        FIXTURE_TTL_MS: "60000",
+        FIXTURE_CACHE_SCOPE: scope,
+        FIXTURE_STATE: state
+      })
+      const alice = { connectionKey: "alice" }
+      const bob = { connectionKey: "bob" }
+      expect((await pool.describe(server, alice)).cacheScope).toBe(scope)
+      await pool.call(server, "grow", {}, alice)
+      const bobs = names(await pool.describe(server, bob))
+      // Public: bob is served alice's kept list (the grown tool is not in it yet). Private: bob's
+      // own connection lists, and sees the change.
+      if (scope === "public") expect(bobs).not.toContain("grown-1")
+      else expect(bobs).toContain("grown-1")
+      expect(names(await pool.describe(server, alice))).not.toContain("grown-1")
+    }
+  })
+})
+
+describe("input_required (2026-07-28)", () => {
+  const { pool } = clocked()
+  const server = modern("asking")
+
+  it("reaches the call's onElicit, and the server receives the answer on that call", async () => {
+    const asked: Array<Wait.InputQuestion> = []
+    const output = await pool.call(
+      server,
+      "ask_name",
+      {},
+      {
+        onElicit: async (question) => {
+          asked.push(question)
+          return { _tag: "values", values: { name: "Ada" } }
+        }
+      }
+    )
+    expect(text(output)).toBe("hello Ada")
+    expect(asked).toHaveLength(1)
+    expect(asked[0]?.message).toBe("What is your name?")
+    expect(asked[0]?.schema).toMatchObject({ type: "object", properties: { name: { type: "string" } } })
+  })
+
+  it("a declined question, or a call that cannot ask, goes back as decline", async () => {
+    const declined = await pool.call(server, "ask_name", {}, { onElicit: async () => ({ _tag: "declined" }) })
+    expect(text(declined)).toBe("no name (decline)")
+    expect(text(await pool.call(server, "ask_name", {}))).toBe("no name (decline)")
+  })
+
+  it("a question plugboard cannot answer (sampling, roots) fails the call clearly, without a hang", async () => {
+    await expect(pool.call(server, "sample", {})).rejects.toMatchObject({
+      reason: "protocol",
+      tool: "sample",
+      message: expect.stringContaining(
+        "MCP server 'asking' needs a completion from the client's model (sampling/createMessage) to finish the call of tool 'sample', and plugboard cannot give it"
+      )
+    })
+    await expect(pool.call(server, "roots", {})).rejects.toMatchObject({
+      reason: "protocol",
+      message: expect.stringContaining("needs the client's roots (roots/list)")
+    })
+  })
+})
