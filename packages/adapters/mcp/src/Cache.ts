@@ -5,6 +5,11 @@
  * url and headers), not what plugboard does with the answer (manifest, tool policy, timeout), so
  * editing an override never refetches and changing an argument always does.
  *
+ * A list a 2026-07-28 server gave a `ttlMs` does not outlive it on disk either: the entry records
+ * when it expires, and an expired entry is no hit (the server is asked again) but still the
+ * fallback when the server cannot answer (docs/mounting.md#protocol-revisions). A 2025 server's
+ * list carries no ttl and stays until its config changes or `--refresh`.
+ *
  * A cache is never a reason to fail: a file that is corrupt, unreadable, from another version or
  * for another config is treated as absent (with a warning naming it) and replaced at the next
  * successful fetch.
@@ -13,6 +18,7 @@ import { createHash, randomBytes } from "node:crypto"
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { describe, isPluginName } from "@plugboard/core"
+import { MAX_LIST_TTL_MS } from "./Listings.js"
 import type { McpDescription, McpServerConfig, McpToolDescription } from "./Types.js"
 
 /** The cache directory a host uses unless told otherwise (relative to its working directory). */
@@ -29,6 +35,8 @@ export interface CacheEntry {
   readonly name: string
   /** ISO 8601. */
   readonly fetchedAt: string
+  /** ISO 8601: `fetchedAt` plus the list's `ttlMs`, when the server gave one. */
+  readonly expiresAt?: string | undefined
   readonly description: McpDescription
 }
 
@@ -37,6 +45,8 @@ export interface CacheRead {
   readonly entry?: CacheEntry | undefined
   /** Why a file that exists was not used; names the file. */
   readonly warning?: string | undefined
+  /** The entry's `expiresAt` has passed: ask the server, and keep the entry as the fallback. */
+  readonly expired?: boolean | undefined
 }
 
 /** JSON with object keys sorted at every level, so equal configs hash equally whatever their order. */
@@ -100,6 +110,9 @@ const isDescription = (u: unknown): u is McpDescription =>
   optionalString(u.serverInfo.title) &&
   optionalString(u.serverInfo.version) &&
   optionalString(u.instructions) &&
+  optionalString(u.protocolVersion) &&
+  (u.ttlMs === undefined || (typeof u.ttlMs === "number" && u.ttlMs >= 0)) &&
+  (u.cacheScope === undefined || u.cacheScope === "public" || u.cacheScope === "private") &&
   Array.isArray(u.tools) &&
   u.tools.every(isTool)
 
@@ -107,7 +120,11 @@ const isDescription = (u: unknown): u is McpDescription =>
  * Reads a server's entry. Absent: `{}`. Present but unusable (not JSON, not an entry, another
  * version, another config's key, another server's name): `{ warning }`. Never throws.
  */
-export const read = async (cacheDir: string, server: McpServerConfig): Promise<CacheRead> => {
+export const read = async (
+  cacheDir: string,
+  server: McpServerConfig,
+  now: Date = new Date()
+): Promise<CacheRead> => {
   if (!isPluginName(server.name)) {
     return { warning: `MCP server name '${server.name}' is not kebab-case; it is not cached.` }
   }
@@ -136,11 +153,14 @@ export const read = async (cacheDir: string, server: McpServerConfig): Promise<C
   if (
     value.name !== server.name ||
     typeof value.fetchedAt !== "string" ||
+    !optionalString(value.expiresAt) ||
     !isDescription(value.description)
   ) {
     return ignored("is not a complete cache entry")
   }
-  return { entry: value as unknown as CacheEntry }
+  const entry = value as unknown as CacheEntry
+  const expires = entry.expiresAt === undefined ? Number.NaN : Date.parse(entry.expiresAt)
+  return now.getTime() >= expires ? { entry, expired: true } : { entry }
 }
 
 /** Only the fields of a description, so nothing else a server sent is written to disk. */
@@ -151,6 +171,9 @@ const pick = (d: McpDescription): McpDescription => ({
     ...(d.serverInfo.version === undefined ? {} : { version: d.serverInfo.version })
   },
   ...(d.instructions === undefined ? {} : { instructions: d.instructions }),
+  ...(d.protocolVersion === undefined ? {} : { protocolVersion: d.protocolVersion }),
+  ...(d.ttlMs === undefined ? {} : { ttlMs: d.ttlMs }),
+  ...(d.cacheScope === undefined ? {} : { cacheScope: d.cacheScope }),
   tools: d.tools.map((t) => ({
     name: t.name,
     ...(t.title === undefined ? {} : { title: t.title }),
@@ -177,6 +200,9 @@ export const write = async (
     key: cacheKey(server),
     name: server.name,
     fetchedAt: now.toISOString(),
+    ...(description.ttlMs === undefined
+      ? {}
+      : { expiresAt: new Date(now.getTime() + Math.min(description.ttlMs, MAX_LIST_TTL_MS)).toISOString() }),
     description: pick(description)
   }
   await mkdir(cacheDir, { recursive: true })

@@ -35,6 +35,8 @@ export interface DiscoverOptions {
    * caller), on a connection of the oracle's own. Without it, such a server is asked with none.
    */
   readonly signer?: Signer | undefined
+  /** The clock of the cache entries' `expiresAt` (epoch ms; default `Date.now`); tests pass their own. */
+  readonly now?: (() => number) | undefined
 }
 
 /** What discovery learned about one server. */
@@ -127,9 +129,9 @@ const failureOf = (server: McpServerConfig, cause: unknown): string =>
 
 /**
  * Describes every server: from the cache on a hit (no process is started, no request sent),
- * else from the server (then cached). Results are in the order of `servers`. Never rejects for
- * a server's failure: a server that fails with a cached description keeps it (with a warning),
- * one that fails without gets `error`.
+ * else from the server (then cached); an entry past the `ttlMs` its server gave is no hit.
+ * Results are in the order of `servers`. Never rejects for a server's failure: a server that
+ * fails with a cached description keeps it (with a warning), one that fails without gets `error`.
  */
 export const discover = async (
   servers: ReadonlyArray<McpServerConfig>,
@@ -142,9 +144,10 @@ export const discover = async (
 
   const one = async (server: McpServerConfig): Promise<Discovered> => {
     const warnings: string[] = []
-    const cached = await Cache.read(options.cacheDir, server)
+    const clock = options.now ?? Date.now
+    const cached = await Cache.read(options.cacheDir, server, new Date(clock()))
     if (cached.warning !== undefined) warnings.push(cached.warning)
-    if (cached.entry !== undefined && options.refresh !== true) {
+    if (cached.entry !== undefined && cached.expired !== true && options.refresh !== true) {
       return { server, description: cached.entry.description, fromCache: true, warnings }
     }
     let description: McpDescription
@@ -153,13 +156,15 @@ export const discover = async (
     } catch (cause) {
       const error = failureOf(server, cause)
       if (cached.entry !== undefined) {
-        warnings.push(`${error} Using its tool list cached at ${cached.entry.fetchedAt}.`)
+        warnings.push(
+          `${error} Using its tool list cached at ${cached.entry.fetchedAt}${cached.expired === true ? `, past the ttl the server gave it (${cached.entry.expiresAt})` : ""}.`
+        )
         return { server, description: cached.entry.description, fromCache: true, warnings }
       }
       return { server, fromCache: false, error, warnings }
     }
     try {
-      await Cache.write(options.cacheDir, server, description)
+      await Cache.write(options.cacheDir, server, description, new Date(clock()))
     } catch (cause) {
       warnings.push(
         `The tool list of MCP server '${server.name}' could not be cached in ${options.cacheDir}: ${describe(cause)}`

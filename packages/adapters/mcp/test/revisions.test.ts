@@ -11,6 +11,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ToolOutput, type Wait } from "@plugboard/core"
 import { afterAll, describe, expect, it } from "vitest"
+import * as Cache from "../src/Cache.js"
+import * as Discovery from "../src/Discovery.js"
 import { McpPool } from "../src/Pool.js"
 import type { McpServerConfig } from "../src/Types.js"
 import { everythingEntry, modernFixture, stdioServer } from "./fixtures/servers.js"
@@ -161,5 +163,47 @@ describe("input_required (2026-07-28)", () => {
       reason: "protocol",
       message: expect.stringContaining("needs the client's roots (roots/list)")
     })
+  })
+})
+
+describe("ttlMs on disk (Cache.ts, Discovery.ts)", () => {
+  it("a cached description is a hit while its ttl holds, is asked again after it, and stays the fallback", async () => {
+    const { pool, clock } = clocked()
+    const cacheDir = join(dir, "cache")
+    const server = modern("on-disk", { FIXTURE_TTL_MS: "60000" })
+    const now = () => clock.now
+    const [first] = await Discovery.discover([server], { pool, cacheDir, now })
+    expect(first?.fromCache).toBe(false)
+    const { entry } = await Cache.read(cacheDir, server, new Date(clock.now))
+    expect(entry?.expiresAt).toBe(new Date(clock.now + 60_000).toISOString())
+    expect(entry?.description).toMatchObject({ protocolVersion: "2026-07-28", ttlMs: 60_000 })
+    await pool.call(server, "grow", {})
+    clock.now += 59_999
+    const [hit] = await Discovery.discover([server], { pool, cacheDir, now })
+    expect(hit?.fromCache).toBe(true)
+    expect(names(hit!.description!)).not.toContain("grown-1")
+    clock.now += 1
+    const [asked] = await Discovery.discover([server], { pool, cacheDir, now })
+    expect(asked?.fromCache).toBe(false)
+    expect(names(asked!.description!)).toContain("grown-1")
+    // Expired, and the server cannot be started: the expired entry still serves, with a warning.
+    clock.now += 60_000
+    const broken = {
+      ...server,
+      transport: { ...server.transport, command: join(dir, "missing") }
+    } as McpServerConfig
+    await Cache.write(cacheDir, broken, asked!.description!, new Date(clock.now - 60_000))
+    const [fallback] = await Discovery.discover([broken], { pool, cacheDir, now })
+    expect(fallback?.fromCache).toBe(true)
+    expect(fallback?.warnings.join(" ")).toContain("past the ttl the server gave it")
+  })
+
+  it("a 2025 server's description has no expiry", async () => {
+    const cacheDir = join(dir, "cache-2025")
+    const server = stdioServer("everything-disk", [everythingEntry()])
+    await Cache.write(cacheDir, server, { serverInfo: { name: "e" }, tools: [] }, new Date(0))
+    const read = await Cache.read(cacheDir, server, new Date(8.64e15))
+    expect(read.entry?.expiresAt).toBeUndefined()
+    expect(read.expired).toBeUndefined()
   })
 })
