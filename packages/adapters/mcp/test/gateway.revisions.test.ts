@@ -21,6 +21,7 @@ import {
   httpClient,
   listen,
   memoryClient,
+  probes,
   rawPost,
   toolNames,
   weather
@@ -95,18 +96,64 @@ describe("in memory (the stdio entry): each client in its own era", () => {
   })
 
   it("a kept thread shared by both eras: a load in either is told to the other", async () => {
-    const gateway = gatewayOf()
+    const plugins = Catalog.unsafeMake([weather, probes({ started: () => {}, aborted: () => {} })])
+    const gateway = makeGateway({
+      catalog: plugins,
+      did: "did:key:test",
+      threads: LoadedPluginsStore.makeMemory()
+    })
+    cleanups.push(() => gateway.close())
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
     await gateway.connect(serverSide, { thread: "both" })
     const modern = await modernClient(clientSide)
     const legacy = await memoryClient(gateway, "both")
     cleanups.push(() => legacy.client.close())
+    // 2026-07-28 loads: the 2025 session is told on its own.
     const legacyTold = legacy.listChanged.next()
-    const modernTold = modern.next()
     await modern.client.callTool({ name: "load_capability", arguments: { names: ["weather"] } })
-    await Promise.all([legacyTold, modernTold])
+    await legacyTold
     expect(toolNames(await legacy.client.listTools())).toEqual(WEATHER_TOOLS)
-    expect(modern.told()).toBe(1)
+    // 2025 loads: the 2026-07-28 client hears it on its listen stream.
+    const modernTold = modern.next()
+    await legacy.client.callTool({ name: "load_capability", arguments: { names: ["probe"] } })
+    await modernTold
+    expect(toolNames(await modern.client.listTools())).toEqual([
+      ...WEATHER_TOOLS,
+      "wait_for_abort",
+      "count_up",
+      "blocks"
+    ])
+  })
+
+  it("on 2026-07-28 the client's cancellation aborts the handler, and its progress token gets the progress", async () => {
+    const started = deferred()
+    const aborted = deferred<unknown>()
+    const plugins = Catalog.unsafeMake([
+      probes({ started: () => started.resolve(), aborted: (reason) => aborted.resolve(reason) })
+    ])
+    const gateway = makeGateway({ catalog: plugins, did: "did:key:test" })
+    cleanups.push(() => gateway.close())
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await gateway.connect(serverSide)
+    const { client } = await modernClient(clientSide)
+    await client.callTool({ name: "load_capability", arguments: { names: ["probe"] } })
+    const controller = new AbortController()
+    const call = client.callTool({ name: "wait_for_abort", arguments: {} }, { signal: controller.signal })
+    call.catch(() => {})
+    await started.promise
+    controller.abort("the user stopped it")
+    await aborted.promise
+    await expect(call).rejects.toThrow()
+    const progress: Array<unknown> = []
+    const counted = await client.callTool(
+      { name: "count_up", arguments: { steps: 2 } },
+      { onprogress: (p) => progress.push(p) }
+    )
+    expect(firstText(counted)).toBe("counted to 2")
+    expect(progress).toEqual([
+      { progress: 1, total: 2, message: "step 1" },
+      { progress: 2, total: 2, message: "step 2" }
+    ])
   })
 })
 
@@ -136,6 +183,37 @@ describe("over Streamable HTTP: each request routed by its era", () => {
     const other = await modernClient(new StreamableHTTPClientTransport(new URL(`${url}?thread=other`)))
     expect(toolNames(await other.client.listTools())).toEqual(META)
     expect(other.told()).toBe(0)
+  })
+
+  it("on 2026-07-28 over HTTP: progress streams on the call's own response, and a cancelled call aborts its handler", async () => {
+    const started = deferred()
+    const aborted = deferred<unknown>()
+    const plugins = Catalog.unsafeMake([
+      probes({ started: () => started.resolve(), aborted: (reason) => aborted.resolve(reason) })
+    ])
+    const gateway = makeGateway({
+      catalog: plugins,
+      did: "did:key:test",
+      threads: LoadedPluginsStore.makeMemory()
+    })
+    cleanups.push(() => gateway.close())
+    const { url } = await listen(gateway)
+    const { client } = await modernClient(new StreamableHTTPClientTransport(new URL(`${url}?thread=probe`)))
+    await client.callTool({ name: "load_capability", arguments: { names: ["probe"] } })
+    const progress: Array<unknown> = []
+    const counted = await client.callTool(
+      { name: "count_up", arguments: { steps: 3 } },
+      { onprogress: (p) => progress.push(p) }
+    )
+    expect(firstText(counted)).toBe("counted to 3")
+    expect(progress).toHaveLength(3)
+    const controller = new AbortController()
+    const call = client.callTool({ name: "wait_for_abort", arguments: {} }, { signal: controller.signal })
+    call.catch(() => {})
+    await started.promise
+    controller.abort("the user stopped it")
+    await aborted.promise
+    await expect(call).rejects.toThrow()
   })
 
   it("2026-07-28 requests that name no thread share the endpoint's thread; a 2025 session keeps its own", async () => {
@@ -172,7 +250,7 @@ describe("over Streamable HTTP: each request routed by its era", () => {
     expect(legacy.json.result.cacheScope).toBeUndefined()
   })
 
-  it("a 2026-07-28 request naming a bad thread key is refused as a 2025 one is, with nothing loaded", async () => {
+  it("a 2026-07-28 client naming a bad thread key is refused (400) as a 2025 one is", async () => {
     const { url } = await listen(gatewayOf())
     const client = new ClientV2(
       { name: "sdk-v2", version: "2.4.0" },
