@@ -15,7 +15,7 @@ import * as Cache from "../src/Cache.js"
 import * as Discovery from "../src/Discovery.js"
 import { McpPool } from "../src/Pool.js"
 import type { McpServerConfig } from "../src/Types.js"
-import { everythingEntry, modernFixture, stdioServer } from "./fixtures/servers.js"
+import { everythingEntry, httpServer, modernFixture, startProcess, stdioServer } from "./fixtures/servers.js"
 
 const text = (output: ToolOutput.ToolOutput): string => ToolOutput.toText(output)
 const names = (description: { tools: ReadonlyArray<{ name: string }> }) =>
@@ -205,5 +205,30 @@ describe("ttlMs on disk (Cache.ts, Discovery.ts)", () => {
     const read = await Cache.read(cacheDir, server, new Date(8.64e15))
     expect(read.entry?.expiresAt).toBeUndefined()
     expect(read.expired).toBeUndefined()
+  })
+})
+
+describe("2026-07-28 over Streamable HTTP (the SDK v2's createMcpHandler)", () => {
+  it("negotiates the revision, lists, calls with the use's headers, and asks through input_required", async () => {
+    const started = await startProcess([modernFixture, "--http"], /listening (\d+)/)
+    try {
+      const { pool } = clocked()
+      const server = httpServer("modern-http", `http://127.0.0.1:${started.ready[1]}/mcp`)
+      const description = await pool.describe(server)
+      expect(description.protocolVersion).toBe("2026-07-28")
+      expect(names(description)).toContain("whoami")
+      expect(text(await pool.call(server, "echo", { text: "over HTTP" }))).toBe("echo: over HTTP")
+      const alice = { connectionKey: "alice", headers: { "x-user": "alice" } }
+      expect(text(await pool.call(server, "whoami", {}, alice))).toBe("user alice")
+      const answered = await pool.call(
+        server,
+        "ask_name",
+        {},
+        { onElicit: async () => ({ _tag: "values", values: { name: "Grace" } }) }
+      )
+      expect(text(answered)).toBe("hello Grace")
+    } finally {
+      await started.stop()
+    }
   })
 })
