@@ -426,6 +426,8 @@ export const make = (options: ConnectionsOptions): Connections => {
             metadata: meta.authorizationServer,
             clientInformation: record.client,
             authorizationCode: code,
+            // The SDK v2 checks RFC 9207 again (it refuses a missing `iss` where it is supported).
+            ...(typeof query.iss === "string" ? { iss: query.iss } : {}),
             codeVerifier: pending.codeVerifier,
             redirectUri: pending.redirectUri,
             resource: meta.resource,
