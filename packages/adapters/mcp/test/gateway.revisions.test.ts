@@ -64,7 +64,11 @@ const modernClient = async (transport: Parameters<ClientV2["connect"]>[0]) => {
 
 /** Loads weather, waits to be told, and checks the list grew by its tools, then calls one. */
 const loadAndCall = async (
-  client: { callTool: ClientV2["callTool"]; listTools: () => Promise<{ tools: Array<{ name: string }> }> },
+  // Either SDK's client: only what both have in common.
+  client: {
+    callTool: (params: { name: string; arguments?: Record<string, unknown> }) => Promise<unknown>
+    listTools: () => Promise<{ tools: Array<{ name: string }> }>
+  },
   told: () => Promise<void>
 ) => {
   expect(toolNames(await client.listTools())).toEqual(META)
