@@ -233,7 +233,7 @@ describe("over Streamable HTTP: each request routed by its era", () => {
     expect(toolNames(await legacy.client.listTools())).toEqual(META)
   })
 
-  it("tools/list on 2026-07-28 says on the wire: complete, ttlMs 0, cacheScope private; the 2025 answer carries neither", async () => {
+  it("tools/list and server/discover on 2026-07-28 say on the wire: complete, ttlMs 0, cacheScope private; the 2025 answer carries neither", async () => {
     const { url } = await listen(gatewayOf())
     const envelope = {
       "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -249,6 +249,13 @@ describe("over Streamable HTTP: each request routed by its era", () => {
     expect(modern.json.result).toMatchObject({ resultType: "complete", ...GATEWAY_CACHE_HINT })
     expect(GATEWAY_CACHE_HINT).toEqual({ ttlMs: 0, cacheScope: "private" })
     expect(toolNames(modern.json.result)).toEqual(META)
+    const discovered = await rawPost(
+      url,
+      { jsonrpc: "2.0", id: 3, method: "server/discover", params: { _meta: envelope } },
+      { "MCP-Protocol-Version": MODERN, "Mcp-Method": "server/discover" }
+    )
+    expect(discovered.json.result).toMatchObject({ supportedVersions: [MODERN], ...GATEWAY_CACHE_HINT })
+    expect(discovered.json.result.instructions).toContain("list_capabilities")
     const legacy = await rawPost(url, { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} })
     expect(legacy.json.result.ttlMs).toBeUndefined()
     expect(legacy.json.result.cacheScope).toBeUndefined()

@@ -3,7 +3,9 @@
  * the catalog served as an MCP server (docs/mcp-gateway.md). The composition only: the catalog
  * booted as serve boots it (`CatalogBoot`), the gateway of `@plugboard/mcp` over it, the SQLite
  * store of threads named by key (`<data>/loaded-plugins.sqlite`), and a transport: stdio (the
- * default: the client starts this process), or Streamable HTTP at `/mcp`.
+ * default: the client starts this process), or Streamable HTTP at `/mcp`. Either serves MCP
+ * 2026-07-28 and the 2025 revisions, each client in the era it opens with
+ * (docs/mcp-gateway.md#revisions).
  *
  * The credential: HTTP on a loopback address needs none (only local processes reach it, and a
  * browser page of another site is refused by Host and Origin); bound to any other address, every
@@ -318,7 +320,7 @@ const serveStdio = async (
   })
   const connection = await gateway.stdio({ stdin, stdout: streams?.stdout, thread: options.thread })
   io.err(
-    `plugboard mcp: ${summary} over stdio; thread: ${options.thread === undefined ? "this session's (in memory)" : `'${options.thread}' (kept)`}\n`
+    `plugboard mcp: ${summary} over stdio (MCP 2026-07-28 or 2025-11-25, as the client opens); thread: ${options.thread === undefined ? "this process's (in memory)" : `'${options.thread}' (kept)`}\n`
   )
   await Promise.race([ended, connection.closed, streams?.stop ?? signalled()])
   // Answers to requests sent just before the client closed its end still go out.
@@ -372,7 +374,8 @@ const serveHttp = async (
       `plugboard mcp listening on ${url}`,
       `  plugins     ${summary}`,
       `  credential  ${token === undefined ? "none (loopback only)" : "Authorization: Bearer <token> on every request"}`,
-      "  threads     a session's own; or name one: ?thread=<id> or X-Plugboard-Thread: <id>",
+      "  revisions   2026-07-28 and 2025-11-25 (each client in the one it opens with)",
+      "  threads     a 2025 session's own, or the endpoint's on 2026-07-28; or name one: ?thread=<id> or X-Plugboard-Thread: <id>",
       ""
     ].join("\n")
   )
