@@ -261,6 +261,36 @@ describe("over Streamable HTTP: each request routed by its era", () => {
     expect(legacy.json.result.cacheScope).toBeUndefined()
   })
 
+  it("a revision it does not serve, or a 2026-07-28 header without the envelope: the SDK's errors, said", async () => {
+    const { url } = await listen(gatewayOf())
+    const future = await rawPost(
+      url,
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: {
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+            "io.modelcontextprotocol/clientCapabilities": {}
+          }
+        }
+      },
+      { "MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/list" }
+    )
+    expect(future.status).toBe(400)
+    expect(future.json.error.code).toBe(-32022)
+    expect(future.json.error.data.supported).toEqual([MODERN])
+    const bare = await rawPost(
+      url,
+      { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} },
+      { "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/list" }
+    )
+    expect(bare.status).toBe(400)
+    expect(bare.json.error.code).toBe(-32602)
+    expect(bare.json.error.message).toMatch(/envelope|_meta/)
+  })
+
   it("a 2026-07-28 client naming a bad thread key is refused (400) as a 2025 one is", async () => {
     const { url } = await listen(gatewayOf())
     const client = new ClientV2(
