@@ -1,6 +1,7 @@
 /**
- * One live connection to one MCP server, over the official SDK's `Client`: a stdio child process
- * or a Streamable HTTP session. It turns every way a request can fail into an `McpError` that
+ * One live connection to one MCP server, over the official SDK v2's `Client`: a stdio child
+ * process or a Streamable HTTP session, on the protocol revision negotiated at connect (2026-07-28
+ * through `server/discover`, else a 2025 one through `initialize`; docs/mounting.md#protocol-revisions). It turns every way a request can fail into an `McpError` that
  * says what happened (a stdio child's exit code and last stderr lines when it died), lists tools
  * page by page, and refreshes them on `notifications/tools/list_changed`. When and how long a
  * connection lives is the pool's business (`Pool.ts`); a connection only reports that it closed.
@@ -15,18 +16,22 @@ import {
   SdkError,
   SdkErrorCode,
   SdkHttpError,
-  type StandardSchemaV1,
   StreamableHTTPClientTransport,
   type Transport
 } from "@modelcontextprotocol/client"
 import type { RuntimeLogger, Wait } from "@plugboard/core"
+import { anyResult, isRecord, type ListHints, readHints, readTool } from "./internal/connection/answers.js"
+import { bounded, errorText, sessionGone, unanswerableInput } from "./internal/connection/errors.js"
+import { StderrTail } from "./internal/connection/stderr.js"
+import { MAX_TIMER_MS, pausedTimeout } from "./internal/connection/timeout.js"
 import { describeError, isMcpError, McpError, type McpErrorReason } from "./McpError.js"
 import { type StdioTransport, stdioTransport } from "./StdioTransport.js"
+
 import type { McpDescription, McpProgress, McpServerConfig, McpToolDescription } from "./Types.js"
 
-/** Lines of a stdio server's stderr kept for error messages. */
-const STDERR_LINES = 20
-const STDERR_LINE_CHARS = 500
+export type { ListHints } from "./internal/connection/answers.js"
+export { isSessionExpired, isUnauthorized } from "./internal/connection/errors.js"
+
 /** A server answering page after page forever is refused past this many pages of tools/list. */
 const MAX_TOOL_PAGES = 1_000
 /**
@@ -35,24 +40,6 @@ const MAX_TOOL_PAGES = 1_000
  * `ResultPages`); past it the connection is closed and the call fails saying why.
  */
 const MAX_MESSAGE_BYTES = 32 * 1024 * 1024
-
-/**
- * How long a listing stays fresh, and who may share it (2026-07-28 `ttlMs`, `cacheScope`):
- * `public` may serve any user, `private` only the authorization context that listed it.
- */
-export interface ListHints {
-  readonly ttlMs?: number | undefined
-  readonly cacheScope?: "public" | "private" | undefined
-}
-
-/** The hints of a list result; a field of the wrong type is left out (as absent). */
-const readHints = (result: Record<string, unknown>): ListHints => {
-  const { ttlMs, cacheScope } = result
-  return {
-    ...(typeof ttlMs === "number" && Number.isFinite(ttlMs) && ttlMs >= 0 ? { ttlMs } : {}),
-    ...(cacheScope === "public" || cacheScope === "private" ? { cacheScope } : {})
-  }
-}
 
 /** What the pool hears from a connection. */
 export interface ConnectionEvents {
@@ -104,162 +91,6 @@ const closeText: Record<CloseReason, string> = {
   pool: "the MCP pool was closed",
   replaced: "the server's config changed",
   abandoned: "the server could not be reached"
-}
-
-/** The last lines a child wrote to stderr, bounded in lines and in line length. */
-class StderrTail {
-  private readonly lines: Array<string> = []
-  private partial = ""
-
-  push(chunk: unknown): void {
-    const text = this.partial + String(chunk)
-    const parts = text.split(/\r?\n/)
-    this.partial = (parts.pop() ?? "").slice(-4 * STDERR_LINE_CHARS)
-    for (const line of parts) {
-      if (line.trim() === "") continue
-      this.lines.push(line.length > STDERR_LINE_CHARS ? `${line.slice(0, STDERR_LINE_CHARS)}…` : line)
-      if (this.lines.length > STDERR_LINES) this.lines.shift()
-    }
-  }
-
-  text(): string {
-    const all =
-      this.partial.trim() === "" ? this.lines : [...this.lines, this.partial.slice(0, STDERR_LINE_CHARS)]
-    return all.length === 0 ? "" : ` Its last stderr lines:\n  ${all.slice(-STDERR_LINES).join("\n  ")}`
-  }
-}
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-/**
- * Reads one listed tool defensively: the SDK's own result schema would refuse the whole list
- * for one bad tool, and a server with one broken tool should still offer the others.
- */
-const readTool = (raw: unknown): McpToolDescription | string => {
-  if (!isRecord(raw)) return "a tool that is not an object"
-  const name = raw.name
-  if (typeof name !== "string" || name.trim() === "") return "a tool without a name"
-  if (!isRecord(raw.inputSchema)) return `tool '${name}' without an inputSchema object`
-  return {
-    name,
-    ...(typeof raw.title === "string" ? { title: raw.title } : {}),
-    ...(typeof raw.description === "string" ? { description: raw.description } : {}),
-    inputSchema: raw.inputSchema,
-    ...(isRecord(raw.annotations) && raw.annotations.destructiveHint === true
-      ? { destructiveHint: true }
-      : {})
-  }
-}
-
-/**
- * The server no longer knows the HTTP session (it restarted, or expired it). The protocol says
- * 404; many servers (the reference "everything" server among them) answer 400 naming the
- * session. Either way the request was refused unread, and a new session is the cure.
- */
-const sessionGone = (error: SdkHttpError): boolean =>
-  error.status === 404 || (error.status === 400 && /session/i.test(error.message))
-
-/**
- * An error's words, with the HTTP status when the server answered one, and the body it sent
- * when the SDK's message leaves it out (a refused `server/discover` probe).
- */
-const errorText = (error: unknown): string => {
-  if (!(error instanceof SdkHttpError) || typeof error.status !== "number" || error.status <= 0) {
-    return describeError(error)
-  }
-  const words = describeError(error)
-  const body = typeof error.data.text === "string" ? error.data.text.trim() : ""
-  return `HTTP ${error.status}: ${words}${body === "" || words.includes(body) ? "" : ` (${bounded(body)})`}`
-}
-
-/** The request failed because the HTTP session is gone: sending it again on a new one is safe. */
-export const isSessionExpired = (error: unknown): boolean =>
-  isMcpError(error) && error.cause instanceof SdkHttpError && sessionGone(error.cause)
-
-/**
- * The server refused the request's credentials (HTTP 401), unread: with a renewed token, sending
- * it again is safe.
- */
-export const isUnauthorized = (error: unknown): boolean =>
-  isMcpError(error) && error.cause instanceof SdkHttpError && error.cause.status === 401
-
-/** A server's words in a message, bounded: some servers answer with a whole validation dump. */
-const bounded = (text: string): string => (text.length > 1_000 ? `${text.slice(0, 1_000)}…` : text)
-
-const inputKinds: Record<string, string> = {
-  sampling: "a completion from the client's model (sampling/createMessage)",
-  "sampling/createMessage": "a completion from the client's model (sampling/createMessage)",
-  roots: "the client's roots (roots/list)",
-  "roots/list": "the client's roots (roots/list)",
-  elicitation: "a kind of question to the user plugboard does not ask (URL elicitation)"
-}
-
-/**
- * What a server asked of the client that plugboard cannot give (sampling, roots), named for the
- * model; undefined for any other error. On 2026-07-28 an SDK v2 server refuses it itself, with
- * `-32021` (the capability is not declared); a server that sends it anyway in `input_required`
- * finds no handler in the SDK's client (`CapabilityNotSupported`).
- */
-const unanswerableInput = (error: unknown): string | undefined => {
-  if (error instanceof ProtocolError && error.code === ProtocolErrorCode.MissingRequiredClientCapability) {
-    const required = isRecord(error.data) ? error.data.requiredCapabilities : undefined
-    const kinds = isRecord(required)
-      ? Object.keys(required).map((k) => inputKinds[k] ?? `the '${k}' capability`)
-      : []
-    return kinds.length === 0 ? "a client capability plugboard does not declare" : kinds.join(" and ")
-  }
-  if (!(error instanceof SdkError) || error.code !== SdkErrorCode.CapabilityNotSupported) return undefined
-  const method = isRecord(error.data) ? error.data.method : undefined
-  if (typeof method !== "string") return undefined
-  return inputKinds[method] ?? `an answer to '${method}'`
-}
-
-/** Any JSON object as a result: `Results.toToolOutput` and `listTools` check each field themselves. */
-const anyResult: StandardSchemaV1<unknown, Record<string, unknown>> = {
-  "~standard": {
-    version: 1,
-    vendor: "plugboard",
-    validate: (value) =>
-      isRecord(value) ? { value } : { issues: [{ message: "The result is not a JSON object." }] }
-  }
-}
-
-/** The longest delay a timer takes (2^31 - 1 ms). */
-const MAX_TIMER_MS = 2_147_483_647
-
-/**
- * A request's timeout of `ms` that can be paused: at the end it aborts `controller` with the
- * SDK's own timeout error (so the request fails `timeout` as one the SDK timed out would).
- */
-const pausedTimeout = (controller: AbortController, ms: number) => {
-  let left = Math.max(1, ms)
-  let since = Date.now()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const arm = () => {
-    since = Date.now()
-    timer = setTimeout(
-      () => controller.abort(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout: ms })),
-      left
-    )
-  }
-  arm()
-  let paused = 0
-  let stopped = false
-  return {
-    pause: () => {
-      if (paused++ > 0) return
-      clearTimeout(timer)
-      left = Math.max(1, left - (Date.now() - since))
-    },
-    resume: () => {
-      if (--paused === 0 && !stopped && !controller.signal.aborted) arm()
-    },
-    stop: () => {
-      stopped = true
-      clearTimeout(timer)
-    }
-  }
 }
 
 /** A live connection to one server. Build it with {@link McpConnection.open}. */

@@ -121,17 +121,20 @@ describe("elicitation on a call in flight", () => {
   })
 
   it("the call's timeout pauses while its user is asked, and still ends a call that never answers", async () => {
-    const quick = { ...asking, name: "asking-quick", timeoutMs: 300 }
+    // The call's own budget, on a connection already open: what is timed is the call, not the
+    // start of a process (which alone may take 300 ms on a loaded machine).
+    await pool.describe(asking)
+    const quick = { timeoutMs: 300 }
     // The user takes longer than the whole call may (the timeout elapses twice over) to answer.
     const slowUser = async (): Promise<Wait.InputAnswer> => {
       await new Promise((r) => setTimeout(r, 700))
       return { _tag: "values", values: { name: "Slow", age: 90 } }
     }
-    const output = await pool.call(quick, "ask_name", {}, { onElicit: slowUser })
+    const output = await pool.call(asking, "ask_name", {}, { ...quick, onElicit: slowUser })
     expect(text(output)).toBe(
       `elicited: ${JSON.stringify({ action: "accept", content: { name: "Slow", age: 90 } })}`
     )
-    await expect(pool.call(quick, "stall", {}, { onElicit: slowUser })).rejects.toMatchObject({
+    await expect(pool.call(asking, "stall", {}, { ...quick, onElicit: slowUser })).rejects.toMatchObject({
       reason: "timeout",
       message: expect.stringContaining("did not answer the call of tool 'stall' within 300 ms")
     })

@@ -111,8 +111,9 @@ const DEFAULT_FLOW_TTL_MS = 10 * 60_000
 const FINAL_ERRORS = new Set(["invalid_grant", "invalid_client", "unauthorized_client", "invalid_scope"])
 
 const oauthCode = (error: unknown): string | undefined => {
-  const code = (error as { errorCode?: unknown } | undefined)?.errorCode
-  return typeof code === "string" ? code : undefined
+  // The SDK v2's `OAuthError` carries the RFC 6749 code in `code` (the v1 one in `errorCode`).
+  const { code, errorCode } = (error ?? {}) as { code?: unknown; errorCode?: unknown }
+  return typeof code === "string" ? code : typeof errorCode === "string" ? errorCode : undefined
 }
 
 /** Bounded, single-line text from another party (an error description), so it cannot flood a log. */
