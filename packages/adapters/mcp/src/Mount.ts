@@ -52,6 +52,12 @@ export interface MountedMcpServers {
   readonly warnings: ReadonlyArray<string>
   /** The servers of the config. */
   readonly servers: ReadonlyArray<McpServerConfig>
+  /**
+   * The protocol revision each listed server spoke (`2026-07-28`, `2025-11-25`, ...), by server
+   * name, as its boot listing (or the cache entry it came from) recorded it; a server without
+   * one (unreachable, or cached before plugboard recorded it) is absent.
+   */
+  readonly protocolVersions?: Readonly<Record<string, string>> | undefined
   /** The pool the tools call through; absent when no server was mounted. */
   readonly pool?: McpPool | undefined
   /** Closes every connection (stops stdio servers). Idempotent. */
@@ -112,11 +118,17 @@ export const mountMcpServers = async (
     if (d.error !== undefined)
       warnings.push(`${d.error} Its plugin '${d.server.name}' is listed as unavailable.`)
   }
+  const protocolVersions: Record<string, string> = {}
+  for (const d of discovered) {
+    const version = d.description?.protocolVersion
+    if (version !== undefined) protocolVersions[d.server.name] = version
+  }
   let closed: Promise<void> | undefined
   return {
     ...base,
     specs: mcpSpecs(discovered, { pool, logger, oauth: options.oauth }),
     warnings,
+    protocolVersions,
     pool,
     close: () => {
       closed ??= pool.close()

@@ -13,6 +13,7 @@ import { ToolOutput, type Wait } from "@plugboard/core"
 import { afterAll, describe, expect, it } from "vitest"
 import * as Cache from "../src/Cache.js"
 import * as Discovery from "../src/Discovery.js"
+import { mountMcpServers } from "../src/Mount.js"
 import { McpPool } from "../src/Pool.js"
 import type { McpServerConfig } from "../src/Types.js"
 import { everythingEntry, httpServer, modernFixture, startProcess, stdioServer } from "./fixtures/servers.js"
@@ -229,6 +230,27 @@ describe("2026-07-28 over Streamable HTTP (the SDK v2's createMcpHandler)", () =
       expect(text(answered)).toBe("hello Grace")
     } finally {
       await started.stop()
+    }
+  })
+})
+
+describe("mountMcpServers", () => {
+  it("says which revision each mounted server spoke (for the host's report)", async () => {
+    const mounted = await mountMcpServers(
+      {
+        mcpServers: {
+          modern: { command: process.execPath, args: [modernFixture] },
+          everything: { command: process.execPath, args: [everythingEntry()] }
+        }
+      },
+      { cacheDir: join(dir, "mount-cache") }
+    )
+    try {
+      expect(mounted.errors).toEqual([])
+      expect(mounted.protocolVersions?.modern).toBe("2026-07-28")
+      expect(mounted.protocolVersions?.everything).toMatch(/^2025-\d\d-\d\d$/)
+    } finally {
+      await mounted.close()
     }
   })
 })
