@@ -15,7 +15,7 @@ import * as Cache from "../src/Cache.js"
 import * as Discovery from "../src/Discovery.js"
 import { mountMcpServers } from "../src/Mount.js"
 import { McpPool } from "../src/Pool.js"
-import type { McpServerConfig } from "../src/Types.js"
+import type { McpProgress, McpServerConfig } from "../src/Types.js"
 import { everythingEntry, httpServer, modernFixture, startProcess, stdioServer } from "./fixtures/servers.js"
 
 const text = (output: ToolOutput.ToolOutput): string => ToolOutput.toText(output)
@@ -48,7 +48,7 @@ describe("protocol revisions", () => {
     const [mine, theirs] = await Promise.all([pool.describe(v2), pool.describe(everything)])
     expect(mine.protocolVersion).toBe("2026-07-28")
     expect(mine.serverInfo).toMatchObject({ name: "modern-fixture", version: "2.0.0" })
-    expect(names(mine)).toEqual(["echo", "grow", "ask_name", "sample", "roots"])
+    expect(names(mine)).toEqual(["echo", "grow", "steps", "ask_name", "sample", "roots"])
     expect(theirs.protocolVersion).toMatch(/^2025-\d\d-\d\d$/)
     expect(names(theirs)).toContain("echo")
     // A 2025 list carries no freshness; a 2026-07-28 one does (the SDK's default, 0 ms: stale at once).
@@ -56,6 +56,9 @@ describe("protocol revisions", () => {
     expect(mine.ttlMs).toBe(0)
     expect(text(await pool.call(v2, "echo", { text: "over 2026" }))).toBe("echo: over 2026")
     expect(text(await pool.call(everything, "echo", { message: "over 2025" }))).toContain("over 2025")
+    const progress: Array<McpProgress> = []
+    expect(text(await pool.call(v2, "steps", {}, { onProgress: (p) => progress.push(p) }))).toBe("stepped")
+    expect(progress).toEqual([1, 2, 3].map((n) => ({ progress: n, total: 3, message: `step ${n}` })))
   })
 })
 
@@ -228,6 +231,11 @@ describe("2026-07-28 over Streamable HTTP (the SDK v2's createMcpHandler)", () =
         { onElicit: async () => ({ _tag: "values", values: { name: "Grace" } }) }
       )
       expect(text(answered)).toBe("hello Grace")
+      const progress: Array<McpProgress> = []
+      expect(text(await pool.call(server, "steps", {}, { onProgress: (p) => progress.push(p) }))).toBe(
+        "stepped"
+      )
+      expect(progress.map((p) => p.progress)).toEqual([1, 2, 3])
     } finally {
       await started.stop()
     }
