@@ -182,11 +182,8 @@ export class GatewayHttp {
       }
     }
 
-    const request = webRequest(
-      req,
-      res,
-      new URL(req.url ?? "/", `http://${first(req.headers.host) ?? "localhost"}`)
-    )
+    // The SDK reads the headers and the body, not the URL's host: a Host that is no URL's is no error.
+    const request = webRequest(req, res, url)
     // A 2026-07-28 request has no session: an Mcp-Session-Id it carries is ignored, as the revision says.
     if (req.method === "POST" && !(await isLegacyRequest(request, body))) {
       return this.serveModern(key, request, res, body)
