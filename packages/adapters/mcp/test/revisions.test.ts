@@ -62,6 +62,23 @@ describe("protocol revisions", () => {
   })
 })
 
+describe("tools/list_changed on 2026-07-28", () => {
+  it("reaches the client through its subscriptions/listen stream, and the list is read again", async () => {
+    const { pool } = clocked()
+    const server = modern("announcing", { FIXTURE_LIST_CHANGED: "1" })
+    expect((await pool.describe(server)).protocolVersion).toBe("2026-07-28")
+    const changed = new Promise<ReadonlyArray<string>>((resolve) => {
+      const stop = pool.onToolsChanged((name, tools) => {
+        if (name !== "announcing") return
+        stop()
+        resolve(tools.map((t) => t.name))
+      })
+    })
+    await pool.call(server, "grow", {})
+    expect(await changed).toContain("grown-1")
+  })
+})
+
 describe("ttlMs and cacheScope drive the tools-list memory", () => {
   it("serves a list again while its ttl holds, and lists afresh after it", async () => {
     const { pool, clock } = clocked()
