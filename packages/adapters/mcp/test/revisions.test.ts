@@ -8,7 +8,8 @@
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { ToolOutput, type Wait } from "@plugboard/core"
 import { afterAll, describe, expect, it } from "vitest"
 import * as Cache from "../src/Cache.js"
@@ -16,12 +17,20 @@ import * as Discovery from "../src/Discovery.js"
 import { mountMcpServers } from "../src/Mount.js"
 import { McpPool } from "../src/Pool.js"
 import type { McpProgress, McpServerConfig } from "../src/Types.js"
-import { everythingEntry, httpServer, modernFixture, startProcess, stdioServer } from "./fixtures/servers.js"
+import {
+  everythingEntry,
+  httpServer,
+  modernFixture,
+  recordingLogger,
+  startProcess,
+  stdioServer
+} from "./fixtures/servers.js"
 
 const text = (output: ToolOutput.ToolOutput): string => ToolOutput.toText(output)
 const names = (description: { tools: ReadonlyArray<{ name: string }> }) =>
   description.tools.map((t) => t.name)
 
+const here = dirname(fileURLToPath(import.meta.url))
 const pools: Array<McpPool> = []
 const dir = mkdtempSync(join(tmpdir(), "plugboard-revisions-"))
 afterAll(async () => {
@@ -59,6 +68,22 @@ describe("protocol revisions", () => {
     const progress: Array<McpProgress> = []
     expect(text(await pool.call(v2, "steps", {}, { onProgress: (p) => progress.push(p) }))).toBe("stepped")
     expect(progress).toEqual([1, 2, 3].map((n) => ({ progress: n, total: 3, message: `step ${n}` })))
+  })
+})
+
+describe("a stdio server that exits on the probe", () => {
+  it("is started again and spoken to on the 2025 revisions", async () => {
+    const logger = recordingLogger()
+    const pool = new McpPool({ logger })
+    pools.push(pool)
+    const server = stdioServer("exits-on-probe", [join(here, "fixtures/exits-on-probe.mjs")])
+    const description = await pool.describe(server)
+    expect(logger.lines.map((l) => l.message)).toContain(
+      "MCP server 'exits-on-probe' exited on server/discover; it is restarted on the 2025 revisions."
+    )
+    expect(description.protocolVersion).toBe("2025-11-25")
+    expect(names(description)).toEqual(["ping"])
+    expect(text(await pool.call(server, "ping", {}))).toBe("pong")
   })
 })
 
