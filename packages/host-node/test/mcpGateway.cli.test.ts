@@ -4,13 +4,14 @@
  * short token, a catalog that does not boot, with serve's very lines); and off loopback, with its
  * token, an unauthenticated request is refused while the token's holder is served.
  */
+import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { META, runCliWith, startHttpGateway, WEATHER } from "./mcpGatewayHelpers.js"
+import { cleanEnv, gatewayCommand, META, runCliWith, startHttpGateway, WEATHER } from "./mcpGatewayHelpers.js"
 
 let dir: string
 beforeAll(() => {
@@ -134,5 +135,89 @@ describe("HTTP off loopback, with its token", () => {
     } finally {
       expect(await gateway.stop()).toBe(0)
     }
+  }, 60_000)
+})
+
+describe("over stdio, a client that closes its end right after its requests", () => {
+  /** Writes `messages` to a fresh gateway's stdin, ends it at once, and reads every line it answers. */
+  const oneShot = (messages: ReadonlyArray<unknown>) =>
+    new Promise<{ code: number | null; answers: Array<Record<string, unknown>> }>((resolve) => {
+      const { command, args } = gatewayCommand(WEATHER)
+      const child = spawn(command, args, { cwd: dir, env: cleanEnv(dir), stdio: ["pipe", "pipe", "ignore"] })
+      let out = ""
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString("utf8")
+      })
+      child.once("exit", (code) =>
+        resolve({
+          code,
+          answers: out
+            .split("\n")
+            .filter((l) => l.trim() !== "")
+            .map((l) => JSON.parse(l))
+        })
+      )
+      child.stdin.end(messages.map((m) => `${JSON.stringify(m)}\n`).join(""))
+    })
+  const envelope = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": { name: "one-shot", version: "0" },
+    "io.modelcontextprotocol/clientCapabilities": {}
+  }
+
+  it("gets every answer before the gateway exits, on 2025-11-25 and on 2026-07-28", async () => {
+    const legacy = await oneShot([
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "one-shot", version: "0" }
+        }
+      },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "load_capability", arguments: { names: ["weather"] } }
+      },
+      { jsonrpc: "2.0", id: 3, method: "tools/list", params: {} }
+    ])
+    expect(legacy.code).toBe(0)
+    const byId = (answers: Array<Record<string, unknown>>, id: number) =>
+      answers.find((a) => a.id === id)?.result as Record<string, unknown> & { tools: Array<{ name: string }> }
+    expect(byId(legacy.answers, 1).protocolVersion).toBe("2025-11-25")
+    // The requests run at once (JSON-RPC does not order them): each is answered, the load done.
+    const loaded = (answers: Array<Record<string, unknown>>) =>
+      JSON.parse((byId(answers, 2).content as Array<{ text: string }>)[0]!.text).newlyLoaded
+    expect(loaded(legacy.answers)).toEqual(["weather"])
+    expect(
+      byId(legacy.answers, 3)
+        .tools.map((t) => t.name)
+        .slice(0, 3)
+    ).toEqual(META)
+
+    const modern = await oneShot([
+      { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: envelope } },
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { _meta: envelope, name: "load_capability", arguments: { names: ["weather"] } }
+      },
+      { jsonrpc: "2.0", id: 3, method: "tools/list", params: { _meta: envelope } }
+    ])
+    expect(modern.code).toBe(0)
+    expect(byId(modern.answers, 1).supportedVersions).toEqual(["2026-07-28"])
+    expect(loaded(modern.answers)).toEqual(["weather"])
+    expect(
+      byId(modern.answers, 3)
+        .tools.map((t) => t.name)
+        .slice(0, 3)
+    ).toEqual(META)
+    expect(byId(modern.answers, 3)).toMatchObject({ resultType: "complete", ttlMs: 0, cacheScope: "private" })
   }, 60_000)
 })

@@ -3,6 +3,8 @@
  * grows, the gate (through direct calls and `call_tool`), threads held by a session and kept by
  * key, cancellation and progress seen from the handler, and blocks passed as the tool gave them.
  */
+
+import { PassThrough } from "node:stream"
 import {
   Access,
   CallTool,
@@ -283,5 +285,63 @@ describe("what the handler is given", () => {
       ],
       structuredContent: { n: 1 }
     })
+  })
+})
+
+describe("over stdio (Gateway.stdio)", () => {
+  it("a call in flight when the client closes its end is still answered, before the host closes the connection", async () => {
+    const gate = deferred()
+    const started = deferred()
+    const slow = definePlugin({
+      name: "slow",
+      manifest: {
+        title: "Slow",
+        summary: "A tool that answers when the test says.",
+        whenToUse: ["Testing."],
+        visibility: "always"
+      },
+      tools: [
+        defineTool({
+          name: "when_told",
+          description: "Answers once the test opens its gate.",
+          input: Schema.Struct({}),
+          handler: async () => {
+            started.resolve()
+            await gate.promise
+            return "told"
+          }
+        })
+      ]
+    })
+    const gateway = gatewayOf({ catalog: Catalog.unsafeMake([slow]), did: "did:key:test" })
+    const stdin = new PassThrough()
+    const stdout = new PassThrough()
+    let out = ""
+    stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8")
+    })
+    const connection = await gateway.stdio({ stdin, stdout })
+    const answered = (id: number) =>
+      out
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .map((l) => JSON.parse(l) as { id?: number; result?: { content?: Array<{ text: string }> } })
+        .find((m) => m.id === id)
+    stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "0" } } })}\n`
+    )
+    stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`)
+    stdin.end(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "when_told", arguments: {} } })}\n`
+    )
+    await started.promise
+    // The input's end is read before the call may answer (the SDK's transport would close on it).
+    if (!stdin.readableEnded) await new Promise((resolve) => stdin.once("end", resolve))
+    await new Promise((resolve) => setImmediate(resolve))
+    gate.resolve()
+    await connection.settled()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(answered(2)?.result?.content?.[0]?.text).toBe("told")
+    await connection.close()
   })
 })
