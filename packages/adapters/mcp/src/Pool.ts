@@ -133,9 +133,13 @@ export class McpPool {
    */
   async describe(server: McpServerConfig, options: McpRequestOptions = {}): Promise<McpDescription> {
     checkServer(server)
-    const kept = this.listings.get(server.name, options.connectionKey, this.fingerprint(server))
-    if (kept !== undefined) return kept
     const budget = checkTimeout(options.timeoutMs ?? server.timeoutMs, "timeoutMs")
+    // A closed pool serves nothing, kept lists included (`acquire` says it is closed).
+    const kept =
+      this.closing === undefined
+        ? this.listings.get(server.name, options.connectionKey, this.fingerprint(server))
+        : undefined
+    if (kept !== undefined) return kept
     const deadline = Date.now() + budget
     for (let attempt = 0; ; attempt++) {
       const { entry, connection } = await this.acquire(server, options, deadline, budget, undefined)

@@ -117,6 +117,10 @@ describe("ttlMs and cacheScope drive the tools-list memory", () => {
     expect(names(await pool.describe(server))).not.toContain("grown-1")
     clock.now += 1
     expect(names(await pool.describe(server))).toContain("grown-1")
+    // A bad timeout is refused even when a kept list could answer; a closed pool serves none.
+    await expect(pool.describe(server, { timeoutMs: -1 })).rejects.toThrow(TypeError)
+    await pool.close()
+    await expect(pool.describe(server)).rejects.toMatchObject({ reason: "closed" })
   })
 
   it("lists every time a list that is stale at once (ttlMs 0)", async () => {
