@@ -457,7 +457,12 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
           options.turnEnds.record(end)
           // The run's `done` says how it ended, with the answer as far as it went when cut short.
           const turnEnd: TurnEnd = { outcome, end, abortReason }
-          if (log !== undefined) sink?.done(yield* log.end(end), turnEnd)
+          // Ended whether or not anyone listens (a resume the host starts has no sink): `sink?.done(
+          // yield* …)` would skip the end with the sink, and the run would never end.
+          if (log !== undefined) {
+            const done = yield* log.end(end)
+            sink?.done(done, turnEnd)
+          }
           yield* Deferred.succeed(ended, turnEnd)
         })
         yield* body.pipe(
