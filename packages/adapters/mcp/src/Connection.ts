@@ -331,6 +331,22 @@ export class McpConnection {
     }
   }
 
+  /**
+   * How the server learns a request was cancelled: `notifications/cancelled`, except over HTTP on
+   * 2026-07-28, where the SDK closes the request's own stream instead (the revision's rule).
+   */
+  private cancelledBy(): string {
+    return this.server.transport.kind === "http" && this.protocolEra === "modern"
+      ? "its HTTP stream was closed"
+      : "notifications/cancelled"
+  }
+
+  private cancelled(): string {
+    return this.cancelledBy() === "notifications/cancelled"
+      ? "the server was sent notifications/cancelled"
+      : "its HTTP stream was closed, which tells the server"
+  }
+
   private where(): string {
     const config = this.server.transport
     return config.kind === "http" ? ` at ${config.url}` : ` (${config.command})`
@@ -389,10 +405,7 @@ export class McpConnection {
     const fail = (reason: McpErrorReason, message: string) =>
       new McpError({ reason, server, tool: context.tool, message, cause: error })
     if (context.signal?.aborted === true) {
-      return fail(
-        "aborted",
-        `MCP server '${server}': ${what} was aborted; the server was sent notifications/cancelled.`
-      )
+      return fail("aborted", `MCP server '${server}': ${what} was aborted; ${this.cancelled()}.`)
     }
     if (this.closeReason !== undefined && this.closeReason !== "abandoned") {
       return fail(
@@ -411,7 +424,7 @@ export class McpConnection {
       if (error.code === SdkErrorCode.RequestTimeout) {
         return fail(
           "timeout",
-          `MCP server '${server}' did not answer ${what} within ${context.budgetMs} ms; the request was cancelled (notifications/cancelled).`
+          `MCP server '${server}' did not answer ${what} within ${context.budgetMs} ms; the request was cancelled (${this.cancelledBy()}).`
         )
       }
       if (error.code === SdkErrorCode.ConnectionClosed) {

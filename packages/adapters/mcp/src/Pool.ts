@@ -209,6 +209,15 @@ export class McpPool {
     }
   }
 
+  /**
+   * The protocol revision the open connection to this server (and connection key) speaks, e.g.
+   * `2026-07-28` or `2025-11-25`; undefined while none is open.
+   */
+  protocolVersion(serverName: string, connectionKey?: string): string | undefined {
+    const connection = this.entries.get(`${serverName}\u0000${connectionKey ?? ""}`)?.connection
+    return connection?.isOpen === true ? connection.protocolVersion : undefined
+  }
+
   /** The tools a connection to this server last listed; undefined if none was listed in this process. */
   currentTools(serverName: string): ReadonlyArray<McpToolDescription> | undefined {
     return this.tools.get(serverName)

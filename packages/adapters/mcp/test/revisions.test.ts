@@ -64,6 +64,8 @@ describe("protocol revisions", () => {
     expect(theirs.ttlMs).toBeUndefined()
     expect(mine.ttlMs).toBe(0)
     expect(text(await pool.call(v2, "echo", { text: "over 2026" }))).toBe("echo: over 2026")
+    expect(pool.protocolVersion("modern")).toBe("2026-07-28")
+    expect(pool.protocolVersion("modern", "someone-else")).toBeUndefined()
     expect(text(await pool.call(everything, "echo", { message: "over 2025" }))).toContain("over 2025")
     const progress: Array<McpProgress> = []
     expect(text(await pool.call(v2, "steps", {}, { onProgress: (p) => progress.push(p) }))).toBe("stepped")
@@ -282,6 +284,25 @@ describe("2026-07-28 over Streamable HTTP (the SDK v2's createMcpHandler)", () =
         "stepped"
       )
       expect(progress.map((p) => p.progress)).toEqual([1, 2, 3])
+      // Cancelled on 2026-07-28 over HTTP: the SDK closes the request's stream.
+      const controller = new AbortController()
+      const aborted = pool.call(
+        server,
+        "ask_name",
+        {},
+        {
+          signal: controller.signal,
+          onElicit: async () => {
+            controller.abort(new Error("the user left"))
+            return { _tag: "declined" }
+          }
+        }
+      )
+      await expect(aborted).rejects.toMatchObject({
+        reason: "aborted",
+        message:
+          "MCP server 'modern-http': the call of tool 'ask_name' was aborted; its HTTP stream was closed, which tells the server."
+      })
     } finally {
       await started.stop()
     }
