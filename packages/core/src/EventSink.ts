@@ -113,13 +113,15 @@ export const RunEvent = Schema.TaggedStruct("run", {
  * The run stops for its user (issue 40, docs/waiting.md). Kind `approval`: a tool call waits for
  * approval; the run's `done` follows (`interrupted`, reason `waiting`). Kind `input`: a tool call
  * in flight (an MCP server's elicitation) asks a question, `message`, with a form, `schema`; the
- * run goes on once it is answered. Either way `POST /runs/:runId/resume` answers the wait.
+ * run goes on once it is answered. Either way `POST /runs/:runId/resume` answers the wait. Kind
+ * `connect`: a load waits for the user to connect an account at `url`; the host answers it when
+ * the connection is made (docs/waiting.md#connect-waits).
  * Clients that do not know the event ignore it (the QiForge client SDK 1.4 does).
  */
 export const Waiting = Schema.TaggedStruct("waiting", {
   waitId: Schema.String,
   runId: Schema.String,
-  kind: Schema.Literal("approval", "input"),
+  kind: Schema.Literal("approval", "input", "connect"),
   plugin: Schema.String,
   /** The tool of the call that waits (or that asks, for `input`). */
   tool: Schema.String,
@@ -129,6 +131,8 @@ export const Waiting = Schema.TaggedStruct("waiting", {
   message: Schema.optional(Schema.String),
   /** `input`: a JSON Schema of an object, the form the answer's `values` must fit. */
   schema: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  /** `connect`: the link that starts the user's connection; the host resumes the run once it is made. */
+  url: Schema.optional(Schema.String),
   /** ISO-8601 time after which the host answers the wait itself (`timed-out`). */
   deadline: Schema.String
 })

@@ -30,11 +30,21 @@ export const InputRequest = Schema.TaggedStruct("input", {
   schema: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 })
 
-/** An account to connect: the URL that starts the flow. */
+/**
+ * An account to connect: the URL that starts the flow, and why the plugin needs it. A turn that
+ * loads a plugin its user has not connected waits with it (`Connect.waitOf`); the host answers it
+ * `connected` when the user's connection is made.
+ */
 export const ConnectRequest = Schema.TaggedStruct("connect", {
   plugin: Schema.String,
-  url: Schema.String
+  url: Schema.String,
+  reason: Schema.optional(Schema.String)
 })
+
+/** What a run that ends waiting asks: an approval or a connect (an `input` wait stays on its live call). */
+export const RunWaitRequest = Schema.Union(ApprovalRequest, ConnectRequest)
+/** What a run that ends waiting asks: an approval or a connect (an `input` wait stays on its live call). */
+export type RunWaitRequest = typeof RunWaitRequest.Type
 
 /** What a waiting run asks its user. */
 export const WaitRequest = Schema.Union(ApprovalRequest, InputRequest, ConnectRequest)
@@ -55,7 +65,7 @@ export const Values = Schema.TaggedStruct("values", {
 /** The user declined to fill the form (an MCP elicitation's `decline`). */
 export const Declined = Schema.TaggedStruct("declined", {})
 
-/** The user finished connecting. */
+/** The user's connection was made (only the host records it, from the OAuth callback). */
 export const Connected = Schema.TaggedStruct("connected", {})
 
 /** Nobody answered before the wait's deadline. Only the host records it, never a client. */
@@ -75,10 +85,12 @@ const FITS: Readonly<Record<WaitRequest["_tag"], ReadonlyArray<WaitAnswer["_tag"
 
 /**
  * Why `answer` cannot answer `request`, as a sentence for the client, or undefined when it fits.
- * A client never sends `timed-out`: `fromClient` says so.
+ * A client never sends `timed-out` or `connected`: `fromClient` says so.
  */
 export const misfit = (request: WaitRequest, answer: WaitAnswer, fromClient: boolean): string | undefined => {
   if (fromClient && answer._tag === "timed-out") return "a client cannot answer a wait with 'timed-out'"
+  if (fromClient && answer._tag === "connected")
+    return "a client cannot answer a wait with 'connected': the host records it when the connection is made"
   if (!FITS[request._tag].includes(answer._tag)) {
     const wanted = FITS[request._tag].filter((tag) => tag !== "timed-out")
     return `a wait for ${request._tag} is answered with ${wanted.map((t) => `'${t}'`).join(" or ")}, not '${answer._tag}'`

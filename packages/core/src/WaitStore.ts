@@ -60,7 +60,7 @@ export type AnswerOutcome =
   | { readonly _tag: "answered"; readonly record: WaitRecord }
   | { readonly _tag: "already"; readonly record: WaitRecord }
 
-/** Who records a timeout. */
+/** Who records a timeout, or a connection made. */
 export const HOST = "host"
 
 /** The operations of the port. */
@@ -71,7 +71,7 @@ export interface WaitStoreService {
   readonly get: (did: string, waitId: string) => Effect.Effect<WaitRecord | undefined, WaitStoreError>
   /**
    * Answers the user's wait at `atMs`, once. `by` is the user's DID for a client's answer and
-   * `HOST` for `timed-out`. A misfit answer is `invalid`; a client's answer at or after the
+   * `HOST` for `timed-out` or `connected`. A misfit answer is `invalid`; a client's answer at or after the
    * deadline of a wait still open is `expired`; an answered wait gives `already` with the first.
    */
   readonly answer: (
@@ -83,6 +83,11 @@ export interface WaitStoreService {
   ) => Effect.Effect<AnswerOutcome, WaitStoreError>
   /** The user's waits, answered or not, oldest first (at most `limit`, default 100). */
   readonly list: (did: string, limit?: number) => Effect.Effect<ReadonlyArray<WaitRecord>, WaitStoreError>
+  /** The user's waits not answered yet, oldest first (at most `limit`, default 100). */
+  readonly unanswered: (
+    did: string,
+    limit?: number
+  ) => Effect.Effect<ReadonlyArray<WaitRecord>, WaitStoreError>
   /** Every user's open waits whose deadline is at or before `nowMs`, oldest deadline first. */
   readonly due: (
     nowMs: number,
@@ -197,8 +202,9 @@ export const admit = (
   atMs: number
 ): WaitStoreError | undefined => {
   const fromClient = by !== HOST
-  if (!fromClient && answer._tag !== "timed-out")
-    return invalid("only a 'timed-out' answer is recorded by the host")
+  // The host records what only it can see: the deadline passed, or the user's connection was made.
+  if (!fromClient && answer._tag !== "timed-out" && answer._tag !== "connected")
+    return invalid("only a 'timed-out' or 'connected' answer is recorded by the host")
   const misfit = Wait.misfit(stored.request, answer, fromClient)
   if (misfit !== undefined) return invalid(misfit)
   if (fromClient && by !== stored.did) return invalid("a wait is answered by its own user")
@@ -247,6 +253,15 @@ export const makeMemory = (): WaitStoreService => {
         const n = yield* validateLimit(limit)
         return [...waits.values()]
           .filter((w) => w.did === did)
+          .sort((a, b) => a.createdAtMs - b.createdAtMs || (a.waitId < b.waitId ? -1 : 1))
+          .slice(0, n)
+      }),
+    unanswered: (did, limit) =>
+      Effect.gen(function* () {
+        yield* validateKey(did, "x")
+        const n = yield* validateLimit(limit)
+        return [...waits.values()]
+          .filter((w) => w.did === did && w.answered === undefined)
           .sort((a, b) => a.createdAtMs - b.createdAtMs || (a.waitId < b.waitId ? -1 : 1))
           .slice(0, n)
       }),

@@ -11,7 +11,7 @@ const input: Wait.WaitRequest = { _tag: "input", plugin: "p", message: "m", sche
 const connect: Wait.WaitRequest = { _tag: "connect", plugin: "p", url: "https://example.com" }
 
 describe("Wait", () => {
-  it("each request takes its own kind of answer, and a timeout from the host only", () => {
+  it("each request takes its own kind of answer, and a timeout or a connection from the host only", () => {
     const answers: ReadonlyArray<Wait.WaitAnswer> = [
       { _tag: "decision", approved: true },
       { _tag: "values", values: {} },
@@ -23,8 +23,10 @@ describe("Wait", () => {
       answers.filter((a) => Wait.misfit(request, a, fromClient) === undefined).map((a) => a._tag)
     expect(fits(approval, true)).toEqual(["decision"])
     expect(fits(input, true)).toEqual(["values", "declined"])
-    expect(fits(connect, true)).toEqual(["connected"])
+    // The host records a connection made; a client cannot claim one.
+    expect(fits(connect, true)).toEqual([])
     expect(fits(approval, false)).toEqual(["decision", "timed-out"])
+    expect(fits(connect, false)).toEqual(["connected", "timed-out"])
     expect(Wait.misfit(input, { _tag: "decision", approved: true }, true)).toBe(
       "a wait for input is answered with 'values' or 'declined', not 'decision'"
     )

@@ -111,6 +111,8 @@ export interface ServerConfig {
   readonly approvalTools: Approval.OperatorList
   /** `WAIT_TIMEOUT_MS`: how long a wait stays open before the host answers it `timed-out`. */
   readonly waitTimeoutMs: number
+  /** `CONNECT_WAITS`: a load of a plugin the user has not connected waits for the connection (docs/waiting.md#connect-waits). */
+  readonly connectWaits: boolean
   /** `LOAD_BUDGET_TOKENS`: a plugin whose load costs more is not loaded (docs/spec/token-budget.md#the-load-budget). */
   readonly loadBudgetTokens: number
   /** `TOOL_RESULT_MAX_CHARS`: a longer tool answer enters the thread as its first page (core's `ResultPages`). */
@@ -416,6 +418,12 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     default: "600000",
     meaning:
       "How long a run waits for its user's answer (an approval); then the host answers it timed-out and the model is told the tool did not run"
+  },
+  {
+    name: "CONNECT_WAITS",
+    default: "off",
+    meaning:
+      "on: a streamed turn that loads a plugin its user has not connected waits for the connection (a connect wait, resumed once the user connects; docs/waiting.md#connect-waits); off: the load answers the model with the link. Turn it on when your front ends render waiting frames"
   },
   {
     name: "PRELOAD",
@@ -936,6 +944,7 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
             : Either.map(destructive, (d): Approval.OperatorList => ({ ...list.right, destructive: d }))
       ),
       waitTimeoutMs: integer("WAIT_TIMEOUT_MS", 600_000, 1, 2_592_000_000),
+      connectWaits: boolean("CONNECT_WAITS", false),
       loadBudgetTokens: integer("LOAD_BUDGET_TOKENS", TokenBudget.DEFAULT_LOAD_BUDGET_TOKENS, 1),
       toolResultMaxChars: integer(
         "TOOL_RESULT_MAX_CHARS",

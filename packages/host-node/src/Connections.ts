@@ -259,7 +259,15 @@ const page = (status: number, title: string, text: string) =>
   )
 
 /** The four routes' handlers (see the module doc); every one 404s when no server uses OAuth. */
-export const connectionRoutes = (host: HostConnections | undefined, logger: RuntimeLogger) => {
+export const connectionRoutes = (
+  host: HostConnections | undefined,
+  logger: RuntimeLogger,
+  /**
+   * The user's connection to `plugin`'s server was made: the turn service resumes their runs that
+   * wait for it (`TurnWaits.connected`, docs/waiting.md#connect-waits), answering how many.
+   */
+  connected?: ((did: string, plugin: string) => Effect.Effect<number>) | undefined
+) => {
   const noOAuth = new HttpFailure({
     status: 404,
     message: "No MCP server of this host signs its users in with OAuth.",
@@ -321,10 +329,12 @@ export const connectionRoutes = (host: HostConnections | undefined, logger: Runt
     // (docs/oauth.md#the-tool-list); a failure leaves the connection made.
     const config = host.servers.get(server)
     const cached = config === undefined ? false : yield* Effect.promise(() => host.cacheList(config, user))
+    const plugin = host.plugins.get(server)
+    const resumed = plugin === undefined || connected === undefined ? 0 : yield* connected(user, plugin)
     return page(
       200,
       "Connected",
-      `Your account is connected to '${server}'.${cached ? " Its tools are offered once the host restarts." : ""} You can close this page.`
+      `Your account is connected to '${server}'.${cached ? " Its tools are offered once the host restarts." : ""}${resumed > 0 ? " The conversation that waited for it goes on." : ""} You can close this page.`
     )
   })
 

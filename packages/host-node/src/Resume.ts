@@ -63,8 +63,8 @@ export const waitView = (w: WaitStore.WaitRecord) => ({
     w.answered === undefined
       ? null
       : { answer: w.answered.answer, by: w.answered.by, at: iso(w.answered.atMs) },
-  /** The run that continues the turn once an approval is answered (an input wait's run goes on). */
-  resumedRunId: w.request._tag === "approval" ? resumedRunIdOf(w.waitId) : null
+  /** The run that continues the turn once an approval or connect is answered (an input wait's run goes on). */
+  resumedRunId: w.request._tag === "input" ? null : resumedRunIdOf(w.waitId)
 })
 
 const noWait = (runId: string) =>

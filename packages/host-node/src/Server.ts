@@ -178,6 +178,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
         live: parts.live,
         turnEnds,
         approvalTools: config.approvalTools,
+        connectWaits: config.connectWaits,
         waits: ports.waits === undefined ? undefined : { store: ports.waits, timeoutMs: config.waitTimeoutMs }
       }),
       turnScope
@@ -217,7 +218,9 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     heartbeatMs: config.heartbeatMs
   })
 
-  const oauth = connectionRoutes(parts.connections, logger)
+  const oauth = connectionRoutes(parts.connections, logger, (did, plugin) =>
+    turns.waits === undefined ? Effect.succeed(0) : turns.waits.connected(did, plugin)
+  )
 
   const notFound = (method: string, path: string) =>
     new HttpFailure({ status: 404, message: `Cannot ${method} ${path.slice(0, 200)}`, error: "Not Found" })

@@ -19,7 +19,7 @@
  */
 import { createHash, randomUUID } from "node:crypto"
 import type { EventSink, RuntimeLogger, Wait } from "@plugboard/core"
-import { describe, WaitStore } from "@plugboard/core"
+import { describe, MetaTools, WaitStore } from "@plugboard/core"
 import { Clock, Deferred, Effect, Exit, Fiber, Runtime, Schedule, type Scope } from "effect"
 import type { TurnOutcome } from "./Turns.js"
 
@@ -57,7 +57,7 @@ export interface TurnResume {
   readonly waitId: string
   /** The resumed run's id (`resumedRunIdOf`). */
   readonly runId: string
-  readonly request: typeof Wait.ApprovalRequest.Type
+  readonly request: Wait.RunWaitRequest
   readonly answer: Wait.WaitAnswer
 }
 
@@ -91,7 +91,7 @@ export interface TurnWaits<S, T, E> {
     readonly did: string
     readonly runId: string
     readonly sessionId: string
-    readonly request: typeof Wait.ApprovalRequest.Type
+    readonly request: Wait.RunWaitRequest
     /** Given to the resumed turn when the host answers the wait at its deadline. */
     readonly context: S
   }) => Effect.Effect<WaitStore.WaitRecord, WaitStore.WaitStoreError>
@@ -116,6 +116,12 @@ export interface TurnWaits<S, T, E> {
    * (`waitId` when given, else the oldest), or undefined.
    */
   readonly liveInput: (did: string, runId: string, waitId?: string) => string | undefined
+  /**
+   * The user's connection to `plugin`'s server was made: answers each of their open `connect`
+   * waits for it `connected` (by the host), which resumes its run. Resolves with how many it
+   * answered; never fails (a failure is logged, the waits then end at their deadline).
+   */
+  readonly connected: (did: string, plugin: string) => Effect.Effect<number>
 }
 
 /**
@@ -150,7 +156,6 @@ export const make = <S, T, E>(
             live.get(waitId)?.deliver(given)
           return { outcome }
         }
-        if (record.request._tag !== "approval") return { outcome }
         const started = yield* start({
           did,
           sessionId: record.sessionId,
@@ -169,6 +174,38 @@ export const make = <S, T, E>(
               error: describe(error)
             })
           )
+        )
+      )
+
+    const connected: TurnWaits<S, T, E>["connected"] = (did, plugin) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const open = (yield* store.unanswered(did, WaitStore.MAX_LIMIT)).filter(
+          (w) => w.request._tag === "connect" && w.request.plugin === plugin && w.deadlineMs > now
+        )
+        // Each wait on its own: one that cannot be resumed leaves the others resumed.
+        yield* Effect.forEach(
+          open,
+          (w) =>
+            answer(did, w.waitId, { _tag: "connected" }, WaitStore.HOST, hostContext).pipe(
+              Effect.catchAll((error) =>
+                Effect.sync(() =>
+                  logger.error("a connect wait could not be answered", {
+                    waitId: w.waitId,
+                    error: describe(error)
+                  })
+                )
+              )
+            ),
+          { discard: true }
+        )
+        return open.length
+      }).pipe(
+        Effect.catchAll((error) =>
+          Effect.sync(() => {
+            logger.error("the connect waits could not be answered", { plugin, error: describe(error) })
+            return 0
+          })
         )
       )
 
@@ -273,7 +310,7 @@ export const make = <S, T, E>(
       Effect.repeat(sweep, Schedule.spaced(options.sweepEveryMs ?? sweepInterval(options.timeoutMs))),
       scope
     )
-    return { open, answer, sweep, ask, liveInput }
+    return { open, answer, sweep, ask, liveInput, connected }
   })
 
 /** How often the due waits are swept for a timeout of `timeoutMs`. */
@@ -315,23 +352,43 @@ export const announce = <S, T, E>(
   const request = outcome.wait
   return waits.open({ did: turn.did, runId, sessionId: turn.sessionId, request, context: turn.context }).pipe(
     Effect.map((opened) => {
-      turn.record({
-        _tag: "waiting",
-        waitId: opened.waitId,
-        runId,
-        kind: "approval",
-        plugin: request.plugin,
-        tool: request.tool,
-        args: request.args,
-        reason: request.reason,
-        deadline: new Date(opened.deadlineMs).toISOString()
-      })
+      const deadline = new Date(opened.deadlineMs).toISOString()
+      const { waitId } = opened
+      turn.record(
+        request._tag === "approval"
+          ? {
+              _tag: "waiting",
+              waitId,
+              runId,
+              kind: "approval",
+              plugin: request.plugin,
+              tool: request.tool,
+              args: request.args,
+              reason: request.reason,
+              deadline
+            }
+          : {
+              _tag: "waiting",
+              waitId,
+              runId,
+              kind: "connect",
+              plugin: request.plugin,
+              tool: MetaTools.LOAD_CAPABILITY,
+              args: { names: [request.plugin] },
+              reason:
+                request.reason ?? `the plugin '${request.plugin}' needs the user to connect their account`,
+              url: request.url,
+              deadline
+            }
+      )
       return outcome
     }),
     Effect.catchAll((error) =>
       Effect.sync(() => {
         turn.logger.error("a wait could not be opened", { runId, error: error.message })
-        return failed("The approval this turn needs could not be recorded.", "turn-failed", true)
+        const what =
+          request._tag === "approval" ? "The approval this turn needs" : "The connection this turn waits for"
+        return failed(`${what} could not be recorded.`, "turn-failed", true)
       })
     )
   )

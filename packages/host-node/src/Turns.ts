@@ -27,7 +27,6 @@ import {
   type Wait
 } from "@plugboard/core"
 import {
-  ApprovalNeeded,
   type ApprovalOption,
   type ClientToolsOption,
   type CodeModeOption,
@@ -41,7 +40,8 @@ import {
   type TurnInput,
   type TurnResult,
   type TurnSaver,
-  textOf
+  textOf,
+  WaitNeeded
 } from "@plugboard/langgraph"
 import { ModelCallTimeout } from "@plugboard/models"
 
@@ -74,6 +74,8 @@ export interface AgentDeps {
   readonly codeMode?: CodeModeOption | undefined
   /** The tools the operator makes wait for approval (`APPROVAL_TOOLS`), beside those defined so. */
   readonly approvalTools?: Approval.OperatorList | undefined
+  /** `CONNECT_WAITS=on`: a load of a plugin the user has not connected waits for the connection. */
+  readonly connectWaits?: boolean | undefined
 }
 
 /** One agent run: what the turn service resolved for it. */
@@ -92,9 +94,7 @@ export interface AgentRun {
   /** The user's message; absent when the turn resumes a wait (`resume`), which adds none. */
   readonly message?: string | undefined
   /** The wait this turn resumes: what it asked and its answer (docs/waiting.md). */
-  readonly resume?:
-    | { readonly request: typeof Wait.ApprovalRequest.Type; readonly answer: Wait.WaitAnswer }
-    | undefined
+  readonly resume?: { readonly request: Wait.RunWaitRequest; readonly answer: Wait.WaitAnswer } | undefined
   /**
    * Asks the user for a call in flight (an MCP elicitation): an `input` wait on the live call
    * (`TurnWaits.ask`); absent when the turn cannot wait (a JSON turn, no wait store).
@@ -140,7 +140,7 @@ export interface TurnOutcome {
   readonly messageId?: string | undefined
   readonly error?: TurnFailure | undefined
   /** What the turn waits for (a `waiting` turn's). */
-  readonly wait?: typeof Wait.ApprovalRequest.Type | undefined
+  readonly wait?: Wait.RunWaitRequest | undefined
   readonly timings: { readonly load: number; readonly save: number; readonly agent: number }
 }
 
@@ -223,7 +223,10 @@ export const runAgent = (
           approval: {
             operator: deps.approvalTools ?? Approval.NONE,
             resume: run.resume,
-            ...(run.ask === undefined ? {} : { ask: run.ask })
+            // A turn that can wait (`ask`: a run on a host with a wait store) waits for a connect,
+            // when the operator says so, rather than answering the load with the link
+            // (docs/waiting.md#connect-waits).
+            ...(run.ask === undefined ? {} : { ask: run.ask, connect: deps.connectWaits === true })
           }
         },
         ...(run.clientTools === undefined ? {} : { clientTools: run.clientTools }),
@@ -257,8 +260,7 @@ export const runAgent = (
       }
     } catch (error) {
       // The thread is saved at the call that waits; the turn service opens the wait.
-      if (error instanceof ApprovalNeeded)
-        return { status: "waiting", wait: error.request, timings: timings() }
+      if (error instanceof WaitNeeded) return { status: "waiting", wait: error.request, timings: timings() }
       if (run.signal.aborted) return { status: "aborted", timings: timings() }
       deps.logger.error("turn failed", { sessionId: run.sessionId, error: describe(error) })
       return { status: "failed", error: failureOf(error), timings: timings() }

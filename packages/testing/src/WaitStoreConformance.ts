@@ -200,7 +200,7 @@ export const run = (
         expect(reasonOf(yield* Effect.exit(s.answer(ALICE, "w1", values, ALICE, 2_000)))).toBe("invalid")
         expect(reasonOf(yield* Effect.exit(s.answer(ALICE, "w2", approve, ALICE, 2_000)))).toBe("invalid")
         expect(reasonOf(yield* Effect.exit(s.answer(ALICE, "w3", values, ALICE, 2_000)))).toBe("invalid")
-        // A client never answers timed-out; the host never answers anything else.
+        // A client never answers timed-out or connected; the host answers nothing else.
         expect(reasonOf(yield* Effect.exit(s.answer(ALICE, "w1", timedOut, ALICE, 2_000)))).toBe("invalid")
         expect(reasonOf(yield* Effect.exit(s.answer(ALICE, "w1", approve, Store.HOST, 2_000)))).toBe(
           "invalid"
@@ -209,7 +209,10 @@ export const run = (
         expect(reasonOf(yield* Effect.exit(s.answer(ALICE, "w1", approve, BOB, 2_000)))).toBe("invalid")
         for (const id of ["w1", "w2", "w3"]) expect((yield* s.get(ALICE, id))?.answered).toBeUndefined()
         expect((yield* s.answer(ALICE, "w2", values, ALICE, 2_000))._tag).toBe("answered")
-        expect((yield* s.answer(ALICE, "w3", { _tag: "connected" }, ALICE, 2_000))._tag).toBe("answered")
+        expect(reasonOf(yield* Effect.exit(s.answer(ALICE, "w3", { _tag: "connected" }, ALICE, 2_000)))).toBe(
+          "invalid"
+        )
+        expect((yield* s.answer(ALICE, "w3", { _tag: "connected" }, Store.HOST, 2_000))._tag).toBe("answered")
       })
     )
 
@@ -238,6 +241,22 @@ export const run = (
         expect(listed.map((w) => w.waitId)).toEqual(["w-early", "w-late"])
         expect(listed[1]!.answered).toEqual({ answer: approve, by: ALICE, atMs: 4_000 })
         expect((yield* s.list(ALICE, 1)).map((w) => w.waitId)).toEqual(["w-early"])
+      })
+    )
+
+    test(
+      "unanswered holds only the user's waits not answered yet, oldest first",
+      Effect.gen(function* () {
+        const s = yield* store
+        yield* s.open(wait("w-late", { createdAtMs: 3_000, deadlineMs: 9_000 }))
+        yield* s.open(wait("w-early", { createdAtMs: 2_000, deadlineMs: 9_000 }))
+        yield* s.open(wait("w-mid", { createdAtMs: 2_500, deadlineMs: 9_000 }))
+        yield* s.open(wait("w-bob", { did: BOB }))
+        yield* s.answer(ALICE, "w-mid", approve, ALICE, 4_000)
+        expect((yield* s.unanswered(ALICE)).map((w) => w.waitId)).toEqual(["w-early", "w-late"])
+        expect((yield* s.unanswered(ALICE, 1)).map((w) => w.waitId)).toEqual(["w-early"])
+        expect((yield* s.unanswered(BOB)).map((w) => w.waitId)).toEqual(["w-bob"])
+        expect(reasonOf(yield* Effect.exit(s.unanswered(ALICE, 0)))).toBe("invalid")
       })
     )
 

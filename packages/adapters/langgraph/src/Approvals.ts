@@ -1,7 +1,7 @@
 /**
  * The tool step's approval gate (issue 40, docs/waiting.md): a batch of calls that holds a call
  * core's `Approval` rule says needs approval stops before any of its calls runs, with
- * `ApprovalNeeded`; the turn saves the thread as it is (the model's answer with its calls
+ * `WaitNeeded`; the turn saves the thread as it is (the model's answer with its calls
  * unanswered) and ends waiting. A turn that resumes the wait (`ApprovalOption.resume`) runs the
  * same batch again: the call that waited runs when approved, and otherwise is answered with core's
  * refusal ("not approved" / "no answer"). The answer serves that one batch, the turn's first tool
@@ -22,9 +22,12 @@ export interface ApprovalOption {
    * thread's waiting batch with that plugin, tool and arguments (the wait's record holds no call
    * id; the user approved exactly that call).
    */
-  readonly resume?:
-    | { readonly request: typeof Wait.ApprovalRequest.Type; readonly answer: Wait.WaitAnswer }
-    | undefined
+  readonly resume?: { readonly request: Wait.RunWaitRequest; readonly answer: Wait.WaitAnswer } | undefined
+  /**
+   * Whether a load of a plugin the user has not connected waits for them to connect (a `connect`
+   * wait: the turn can wait), rather than answering the model with the link.
+   */
+  readonly connect?: boolean | undefined
   /**
    * Asks the user a question on behalf of a call in flight (an MCP elicitation), as an `input`
    * wait that stays on the live call: the host emits the `waiting` frame and resolves with the
@@ -41,14 +44,21 @@ export interface ApprovalOption {
     | undefined
 }
 
-/** The approval request a stopped batch asks, with the model's call id it is for. */
-export class ApprovalNeeded extends Error {
-  override readonly name = "ApprovalNeeded"
+/**
+ * What a stopped batch asks its user, with the model's call id it is for: an approval, or a
+ * connect (a load of a plugin the user has not connected, `Connect.waitOf`).
+ */
+export class WaitNeeded extends Error {
+  override readonly name = "WaitNeeded"
   constructor(
     readonly callId: string,
-    readonly request: typeof Wait.ApprovalRequest.Type
+    readonly request: Wait.RunWaitRequest
   ) {
-    super(`the call '${request.tool}' of '${request.plugin}' waits for its user's approval`)
+    super(
+      request._tag === "approval"
+        ? `the call '${request.tool}' of '${request.plugin}' waits for its user's approval`
+        : `the load of '${request.plugin}' waits for its user to connect their account`
+    )
   }
 }
 
@@ -82,7 +92,7 @@ export const requestFor = (
 export type GateDecision = { readonly _tag: "run" } | { readonly _tag: "answer"; readonly content: string }
 
 /**
- * The gate for one batch: a decision per call, in order, or `ApprovalNeeded` thrown for the
+ * The gate for one batch: a decision per call, in order, or `WaitNeeded` thrown for the
  * batch's first call that needs approval when the turn resumes none of them.
  */
 export const gate = (
@@ -99,19 +109,23 @@ export const gate = (
   // The call the wait was about is answered as the user answered it, even if the rule changed
   // since (an operator's list edited across a restart): a denied call never runs. A program's
   // wait is answered inside its program (`CodeRun.ts`), not here.
+  const asked =
+    resumed?.request._tag === "approval" && resumed.request.program === undefined
+      ? resumed.request
+      : undefined
   const at =
-    resumed === undefined || resumed.request.program !== undefined
+    asked === undefined
       ? -1
       : calls.findIndex(
           (c) =>
             c.approval !== undefined &&
-            c.approval.plugin === resumed.request.plugin &&
-            ProgramWait.sameCall({ tool: c.call.name, args: c.call.args }, resumed.request)
+            c.approval.plugin === asked.plugin &&
+            ProgramWait.sameCall({ tool: c.call.name, args: c.call.args }, asked)
         )
   if (at < 0 && first < 0) return calls.map(() => run)
   if (resumed === undefined || at < 0) {
-    const asked = calls[first]!
-    throw new ApprovalNeeded(asked.call.id, requestFor(option.operator, asked)!)
+    const call = calls[first]!
+    throw new WaitNeeded(call.call.id, requestFor(option.operator, call)!)
   }
   const refusal = Wait.refusalText(resumed.answer)
   return calls.map((_, i): GateDecision => {

@@ -17,6 +17,7 @@ import {
 import type { LangGraphRunnableConfig } from "@langchain/langgraph"
 import {
   type Approval,
+  Connect,
   describe,
   LoadedPlugins,
   MetaTools,
@@ -29,7 +30,7 @@ import {
   type Wait
 } from "@plugboard/core"
 import { Effect, Either } from "effect"
-import { ApprovalNeeded, type ApprovalOption, gate, requestFor } from "./Approvals.js"
+import { type ApprovalOption, gate, requestFor, WaitNeeded } from "./Approvals.js"
 import { runProgram } from "./CodeRun.js"
 import type { Emitter } from "./Events.js"
 import { keptResults } from "./KeptResults.js"
@@ -188,8 +189,10 @@ const leaveOutFailedInits = async (
 }
 
 /** The resumed wait, when it was a program's (its request carries the program's journal). */
-const programResume = (resume: ApprovalOption["resume"]): ApprovalOption["resume"] =>
-  resume?.request.program === undefined ? undefined : resume
+const programResume = (resume: ApprovalOption["resume"]) =>
+  resume?.request._tag === "approval" && resume.request.program !== undefined
+    ? { request: resume.request, answer: resume.answer }
+    : undefined
 
 /** What the `run_code` call's event says when its program stopped to wait. */
 const waitingText = (request: typeof Wait.ApprovalRequest.Type): string =>
@@ -331,7 +334,7 @@ export const makeToolNode = (rt: AgentRuntime, emitter: Emitter) => {
         if (ran.waits !== undefined) {
           // The program stopped to wait: its step ends here, unanswered, and the turn waits.
           emitter.toolDone(eventId, p.call.name, p.call.args, waitingText(ran.waits), false, writer)
-          throw new ApprovalNeeded(p.call.id, ran.waits)
+          throw new WaitNeeded(p.call.id, ran.waits)
         }
         return { content: ran.text, output: ran.text, outcome: ran.outcome }
       }
@@ -400,7 +403,18 @@ export const makeToolNode = (rt: AgentRuntime, emitter: Emitter) => {
       })
       return planned(call, decided)
     })
-    // A call that needs approval stops the batch before any call runs (`ApprovalNeeded`), unless
+    // A load of a plugin its user has not connected stops the batch before any call runs, when
+    // the turn can wait (a `connect` wait, docs/waiting.md#connect-waits): the host resumes it
+    // once the connection is made. A turn resuming that wait answers the load with the link.
+    if (approval !== undefined && rt.request.approval?.connect === true) {
+      const resumed = approval.resume?.request._tag === "connect" ? approval.resume.request.plugin : undefined
+      const results = [...loads.byCall].flatMap(([i, r]) =>
+        Either.isRight(r) ? [[i, r.right.results] as const] : []
+      )
+      const waits = Connect.waitOf(results, step.pending ?? Connect.NONE, resumed)
+      if (waits !== undefined) throw new WaitNeeded(asPlanned[waits.call]!.call.id, waits.request)
+    }
+    // A call that needs approval stops the batch before any call runs (`WaitNeeded`), unless
     // this turn resumes its wait.
     const gated = gate(approval, asPlanned)
     const plans = asPlanned.map((p, i): Planned => {

@@ -5,7 +5,7 @@
 import { type AIMessage, HumanMessage } from "@langchain/core/messages"
 import type { EventSink, GraphState } from "@plugboard/core"
 import { TURN_OUTCOME, type TurnOutcome } from "./AgentLoop.js"
-import { ApprovalNeeded } from "./Approvals.js"
+import { WaitNeeded } from "./Approvals.js"
 import { repairCutOff } from "./CutOff.js"
 import type { MainAgent } from "./MainAgent.js"
 import { INTERRUPTED_CALL } from "./ModelNode.js"
@@ -131,7 +131,7 @@ export const runTurn = async (agent: MainAgent, input: TurnInput): Promise<TurnR
     return { answer: textOf(message), message, events, state }
   } catch (error) {
     // A turn that waits is not cut: its thread keeps the calls that wait, unanswered.
-    if (error instanceof ApprovalNeeded) completed = true
+    if (error instanceof WaitNeeded) completed = true
     throw error
   } finally {
     // An aborted turn ends while handlers may still run: their calls end now, for this turn.
@@ -189,7 +189,7 @@ export async function* streamTurn(
     completed = true
   } catch (error) {
     // A turn that waits is not cut: its thread keeps the calls that wait, unanswered.
-    if (error instanceof ApprovalNeeded) completed = true
+    if (error instanceof WaitNeeded) completed = true
     // An aborted turn ends while handlers may still run: their calls end in the stream too,
     // before the error (and in the sink, as every event).
     for (const event of agent.events.interrupt(INTERRUPTED_CALL)) {

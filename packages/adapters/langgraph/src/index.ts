@@ -6,7 +6,7 @@
 /** LangGraph's in-memory checkpointer: the embedded default and the one tests use. */
 export { MemorySaver } from "@langchain/langgraph"
 export { STALE_RESUME } from "./AgentLoop.js"
-export { ApprovalNeeded, type ApprovalOption, ASK_AGAIN } from "./Approvals.js"
+export { type ApprovalOption, ASK_AGAIN, WaitNeeded } from "./Approvals.js"
 export type { CodeModeOption } from "./CodeRun.js"
 export { CANCELLED_CALL, CUT_OFF, danglingCalls } from "./CutOff.js"
 export { DelegatingCheckpointSaver } from "./DelegatingCheckpointSaver.js"

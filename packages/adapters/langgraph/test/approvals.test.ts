@@ -6,13 +6,13 @@ import { ScriptedChatModel } from "@plugboard/models"
 import { Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import {
-  ApprovalNeeded,
   type ApprovalOption,
   ASK_AGAIN,
   createMainAgent,
   runTurn,
   STALE_RESUME,
-  streamTurn
+  streamTurn,
+  WaitNeeded
 } from "../src/index.js"
 
 const ran: Array<string> = []
@@ -54,13 +54,17 @@ const agent = (model: ScriptedChatModel, saver: MemorySaver, approval: ApprovalO
 const toolMessages = (messages: ReadonlyArray<unknown>) =>
   messages.filter((m) => ToolMessage.isInstance(m)) as Array<ToolMessage>
 
-const waitOf = async (turn: Promise<unknown>): Promise<ApprovalNeeded> => {
+const waitOf = async (
+  turn: Promise<unknown>
+): Promise<WaitNeeded & { readonly request: typeof Wait.ApprovalRequest.Type }> => {
   const error = await turn.then(
     () => undefined,
     (e: unknown) => e
   )
-  if (!(error instanceof ApprovalNeeded)) throw new Error(`expected a wait, got ${String(error)}`)
-  return error
+  if (!(error instanceof WaitNeeded)) throw new Error(`expected a wait, got ${String(error)}`)
+  const { request } = error
+  if (request._tag !== "approval") throw new Error(`expected an approval, got ${request._tag}`)
+  return Object.assign(error, { request })
 }
 
 describe("approvals in the agent loop", () => {
@@ -260,5 +264,104 @@ describe("approvals in the agent loop", () => {
     })
     expect((await runTurn(a, { message: "Pay" })).answer).toBe("Paid.")
     expect(ran).toEqual(["pay 2"])
+  })
+})
+
+describe("connect waits (docs/waiting.md#connect-waits)", () => {
+  const notes: Plugin = {
+    name: "notes",
+    manifest: { title: "Notes", summary: "Notes of the user's account.", whenToUse: ["To read notes."] },
+    tools: [
+      {
+        name: "read_notes",
+        description: "Reads the notes.",
+        input: Schema.Struct({}),
+        handler: () => "my notes"
+      }
+    ]
+  }
+  const connectCatalog = Either.getOrThrow(Catalog.make([notes]))
+  const needs = {
+    reason: "notes signs each user in with OAuth.",
+    url: "https://host.example/oauth/start?ticket=t"
+  }
+  const connectAgent = (
+    model: ScriptedChatModel,
+    saver: MemorySaver,
+    approval: ApprovalOption,
+    pending: ReadonlyMap<string, { reason: string; url: string }>
+  ) =>
+    createMainAgent({
+      catalog: connectCatalog,
+      model,
+      checkpointer: saver,
+      request: { did: "did:key:zUser", sessionId: "s1", requestId: "r1", approval, pending }
+    })
+  const loadNotes = { tool: "load_capability", args: { names: ["notes"] } }
+
+  it("a load of a plugin the user has not connected stops the batch with a connect request, when the turn can wait", async () => {
+    const model = ScriptedChatModel.script([loadNotes, "Connected."])
+    const saver = new MemorySaver()
+    const pending = new Map([["notes", needs]])
+    const error = await runTurn(
+      await connectAgent(model, saver, { operator: Approval.NONE, connect: true }, pending),
+      {
+        message: "Read my notes"
+      }
+    ).then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    expect(error).toBeInstanceOf(WaitNeeded)
+    expect((error as WaitNeeded).request).toEqual({
+      _tag: "connect",
+      plugin: "notes",
+      url: needs.url,
+      reason: needs.reason
+    })
+    // Connected: the host no longer lists notes pending, and the resumed batch loads it.
+    const resumed = await connectAgent(
+      model,
+      saver,
+      {
+        operator: Approval.NONE,
+        connect: true,
+        resume: { request: (error as WaitNeeded).request, answer: { _tag: "connected" } }
+      },
+      new Map()
+    )
+    const done = await runTurn(resumed, {})
+    expect(done.answer).toBe("Connected.")
+    expect(done.state.loadedPlugins).toEqual(["notes"])
+  })
+
+  it("timed out: the resumed load is answered with the link and does not wait again; without `connect`, no load waits", async () => {
+    const model = ScriptedChatModel.script([loadNotes, "Here is the link.", loadNotes, "Link again."])
+    const saver = new MemorySaver()
+    const pending = new Map([["notes", needs]])
+    const error = (await runTurn(
+      await connectAgent(model, saver, { operator: Approval.NONE, connect: true }, pending),
+      { message: "Read my notes" }
+    ).then(
+      () => undefined,
+      (e: unknown) => e
+    )) as WaitNeeded
+    const resumed = await connectAgent(
+      model,
+      saver,
+      {
+        operator: Approval.NONE,
+        connect: true,
+        resume: { request: error.request, answer: { _tag: "timed-out" } }
+      },
+      pending
+    )
+    const done = await runTurn(resumed, {})
+    expect(done.answer).toBe("Here is the link.")
+    const told = toolMessages(done.state.messages).at(-1)!
+    expect(String(told.content)).toContain(needs.url)
+    expect(done.state.loadedPlugins).toEqual([])
+    const off = await connectAgent(model, saver, { operator: Approval.NONE }, pending)
+    expect((await runTurn(off, { message: "Again" })).answer).toBe("Link again.")
   })
 })

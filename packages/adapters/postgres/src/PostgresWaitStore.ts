@@ -150,6 +150,19 @@ export const makeWaitStore = (db: PgDatabaseService): WaitStore.WaitStoreService
         )
         return result.rows.map(toRecord)
       }),
+    unanswered: (did, limit) =>
+      Effect.gen(function* () {
+        yield* WaitStore.validateKey(did, "x")
+        const n = yield* WaitStore.validateLimit(limit)
+        const result = yield* sql(
+          query<Row>(
+            db,
+            `SELECT ${COLUMNS} FROM ${s}.waits WHERE owner = $1 AND answered_at IS NULL ORDER BY created_at, wait_id LIMIT $2`,
+            [ownerKey(did), n]
+          )
+        )
+        return result.rows.map(toRecord)
+      }),
     due: (nowMs, limit) =>
       Effect.gen(function* () {
         if (typeof nowMs !== "number" || !Number.isSafeInteger(nowMs) || nowMs < 0)

@@ -141,6 +141,9 @@ export const makeWaitStore = (
     const selectUser = db.prepare<[string, number], Row>(
       `SELECT ${COLUMNS} FROM waits WHERE user_did = ? ORDER BY created_at, wait_id LIMIT ?`
     )
+    const selectUnanswered = db.prepare<[string, number], Row>(
+      `SELECT ${COLUMNS} FROM waits WHERE user_did = ? AND answered_at IS NULL ORDER BY created_at, wait_id LIMIT ?`
+    )
     const selectDue = db.prepare<[number, number], { wait_id: string; user_did: string }>(
       `SELECT wait_id, user_did FROM waits WHERE answered_at IS NULL AND deadline <= ?
        ORDER BY deadline, wait_id LIMIT ?`
@@ -218,6 +221,12 @@ export const makeWaitStore = (
           yield* WaitStore.validateKey(did, "x")
           const n = yield* WaitStore.validateLimit(limit)
           return yield* attempt("cannot be read", () => selectUser.all(did, n).map(toRecord))
+        }),
+      unanswered: (did, limit) =>
+        Effect.gen(function* () {
+          yield* WaitStore.validateKey(did, "x")
+          const n = yield* WaitStore.validateLimit(limit)
+          return yield* attempt("cannot be read", () => selectUnanswered.all(did, n).map(toRecord))
         }),
       due: (nowMs, limit) =>
         Effect.gen(function* () {

@@ -81,16 +81,17 @@ const configFile = () => {
   return file
 }
 
-const boot = async () => {
+const boot = async (steps: Array<ScriptStep> = script, env: Record<string, string> = {}) => {
   app = await createOracleApp({
     plugins: [],
     logger,
-    model: ScriptedChatModel.script(script),
+    model: ScriptedChatModel.script(steps),
     env: {
       PLUGBOARD_DATA_DIR: dir,
       THROTTLE_LIMIT: "1000",
       MCP_CONFIG: configFile(),
-      CONNECTIONS_KEY: key
+      CONNECTIONS_KEY: key,
+      ...env
     }
   })
   url = (await app.listen(0, "127.0.0.1")).url
@@ -296,6 +297,52 @@ describe.skipIf(missing !== undefined)(
       }
       const listed = await api("/connections", { headers: await headersFor(dave.signer, app!.oracleDid) })
       expect(listed.body.connections).toMatchObject([{ server: "notes", plugin: "notes", connected: true }])
+    }, 120_000)
+
+    it("CONNECT_WAITS=on: the turn waits for the connect; the consent in the browser resumes it, and the resumed run calls as that user", async () => {
+      await app!.close(2_000)
+      app = undefined
+      await boot(turnSteps, { CONNECT_WAITS: "on" })
+      const erin = await user(app!.oracleDid)
+      const body = await turn(erin.headers, "who am I?")
+      const frames = body
+        .split("\n\n")
+        .filter((f) => f.includes("data: "))
+        .map((f) => ({
+          event: f.match(/event: (\S+)/)?.[1],
+          data: JSON.parse(f.slice(f.indexOf("data: ") + 6))
+        }))
+      const waiting = frames.find((f) => f.event === "waiting")?.data
+      expect(waiting).toMatchObject({
+        kind: "connect",
+        plugin: "notes",
+        tool: "load_capability",
+        reason: expect.stringContaining("has not connected")
+      })
+      expect(waiting.url).toMatch(new RegExp(`^${url}/oauth/start\\?ticket=`))
+      expect(frames.at(-1)?.data).toMatchObject({ status: "interrupted", reason: "waiting" })
+      const runId: string = waiting.runId
+      const before = await api(`/runs/${runId}/waits`, { headers: erin.headers })
+      expect(before.body.waits[0]).toMatchObject({
+        answered: null,
+        request: { _tag: "connect", plugin: "notes" }
+      })
+      mcp.seen.length = 0
+      expect(await signIn(browser, waiting.url, `${url}/oauth/callback`, "erin")).toBe(
+        "Your account is connected to 'notes'. The conversation that waited for it goes on. You can close this page."
+      )
+      const after = await api(`/runs/${runId}/waits`, { headers: erin.headers })
+      expect(after.body.waits[0].answered).toMatchObject({ answer: { _tag: "connected" }, by: "host" })
+      // The resumed run (named by the audit record) streams the load and the call as erin.
+      const resumed = await fetch(`${url}/runs/${after.body.waits[0].resumedRunId}?after=0`, {
+        headers: erin.headers
+      })
+      const text = await resumed.text()
+      outputs.push(text)
+      expect(answerIn(text)).toBe("whoami said: you are erin")
+      expect(mcp.seen).toEqual(["erin"])
+      // A second callback for the same user starts nothing more: the wait is answered.
+      expect((await api(`/runs/${runId}/waits`, { headers: erin.headers })).body.waits).toHaveLength(1)
     }, 120_000)
 
     it("no access or refresh token in any log line, SSE frame, /health/plugins, console or connections answer", async () => {
