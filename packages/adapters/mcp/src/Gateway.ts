@@ -29,6 +29,7 @@ import {
   type ToolCall
 } from "@plugboard/core"
 import { GatewayHttp, type HttpOptions, type Listener } from "./internal/gateway/http.js"
+import { Questions } from "./internal/gateway/questions.js"
 import { type GatewayRuntime, GatewaySession } from "./internal/gateway/session.js"
 import { keptId, keptThread, noThread, sessionThread, type Thread } from "./internal/gateway/thread.js"
 import { describeError } from "./McpError.js"
@@ -134,7 +135,8 @@ export const makeGateway = (options: GatewayOptions): Gateway => {
     basePrompt: options.basePrompt ?? "",
     invocations: options.invocations,
     ranking: options.ranking,
-    pending: options.pending
+    pending: options.pending,
+    questions: new Questions()
   }
 
   let store: Promise<LoadedPluginsStore.LoadedPluginsStoreService> | undefined
@@ -283,6 +285,7 @@ export const makeGateway = (options: GatewayOptions): Gateway => {
       ])
       handlers.clear()
       connections.clear()
+      runtime.questions.close()
     }
   }
 }

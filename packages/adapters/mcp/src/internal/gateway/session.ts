@@ -19,6 +19,7 @@
  */
 import {
   type CallToolResult,
+  type InputRequiredResult,
   type ListToolsResult,
   ProtocolError,
   ProtocolErrorCode,
@@ -39,10 +40,12 @@ import {
   type RuntimeLogger,
   SystemPrompt,
   ToolCall,
+  type ToolCallInfo,
   type ToolProgress
 } from "@plugboard/core"
 import { describeError } from "../../McpError.js"
 import { answerResult, type CallResult, executedResult, listedTool } from "./answers.js"
+import { clientElicits, QUESTION_TTL_MS, type Questions } from "./questions.js"
 import type { Thread } from "./thread.js"
 
 /** Which revisions an instance serves: the 2025 family (`initialize`), or 2026-07-28 and later. */
@@ -74,6 +77,8 @@ export interface GatewayRuntime {
     | undefined
   /** The plugins the user must connect an account for first (core's `Connect`), read before each call. */
   readonly pending?: (() => Promise<Connect.Pending>) | undefined
+  /** The calls waiting for their client's answer to a question, by `requestState`. */
+  readonly questions: Questions
 }
 
 type Extra = ServerContext
@@ -131,7 +136,9 @@ export class GatewaySession {
     this.server.setRequestHandler("tools/call", (request, ctx) =>
       this.counted(
         async () =>
-          (await this.call(request.params.name, request.params.arguments ?? {}, ctx)) as CallToolResult
+          (await this.call(request.params.name, request.params.arguments ?? {}, ctx)) as
+            | CallToolResult
+            | InputRequiredResult
       )
     )
   }
@@ -219,7 +226,18 @@ export class GatewaySession {
     return offer
   }
 
-  private async call(name: string, args: unknown, extra: Extra): Promise<CallResult> {
+  private async call(name: string, args: unknown, extra: Extra): Promise<CallResult | InputRequiredResult> {
+    // A round answering a question goes on with the call that asked it (questions.ts).
+    const state = extra.mcpReq.requestState()
+    if (typeof state === "string") {
+      return (
+        this.runtime.questions.resume(state, extra) ??
+        answerResult({
+          content: `This answers a question no call waits on any more (answered already, or not within ${QUESTION_TTL_MS / 60_000} minutes): call '${name}' again.`,
+          outcome: "refused"
+        })
+      )
+    }
     const { catalog, view } = this.runtime
     const loaded = await this.read()
     // Only the meta-tools read it: a loaded tool's call to a server not connected fails on its own.
@@ -242,22 +260,30 @@ export class GatewaySession {
     if (decided._tag === "Program") return answerResult(ToolCall.noHandler(name))
     const target = ToolCall.catalogTool(catalog, decided.tool)
     if (target === undefined) return answerResult(ToolCall.noHandler(decided.tool.name))
-    let ended = false
-    const context = await this.context(loaded, decided.tool.name, extra, () => ended)
-    try {
-      // No count of invalid calls: the client's agent, not the gateway, has turns.
-      const executed = await ToolCall.execute(
-        decided.tool.name,
-        target.tool.input,
-        target.tool.handler,
-        decided.args,
-        undefined,
-        context
-      )
-      return executedResult(executed)
-    } finally {
-      ended = true
+    const run = async (asking?: {
+      readonly ask: NonNullable<ToolCallInfo["ask"]>
+      readonly signal: AbortSignal
+    }): Promise<CallResult> => {
+      let ended = false
+      const context = await this.context(loaded, decided.tool.name, extra, () => ended, asking)
+      try {
+        // No count of invalid calls: the client's agent, not the gateway, has turns.
+        const executed = await ToolCall.execute(
+          decided.tool.name,
+          target.tool.input,
+          target.tool.handler,
+          decided.args,
+          undefined,
+          context
+        )
+        return executedResult(executed)
+      } finally {
+        ended = true
+      }
     }
+    // A client that answers elicitation can be asked the tool's questions; any other declines them.
+    if (!clientElicits(extra, this.server.getClientCapabilities())) return run()
+    return this.runtime.questions.start((ask, signal) => run({ ask, signal }), extra)
   }
 
   /** `load_capability`: the load is kept in the thread, then announced, then answered. */
@@ -330,7 +356,8 @@ export class GatewaySession {
     loaded: LoadedPlugins.LoadedPlugins,
     tool: string,
     extra: Extra,
-    ended: () => boolean
+    ended: () => boolean,
+    asking?: { readonly ask: NonNullable<ToolCallInfo["ask"]>; readonly signal: AbortSignal }
   ): Promise<RuntimeContext> {
     const rt = this.runtime
     const invocations = rt.invocations === undefined ? undefined : await rt.invocations()
@@ -342,17 +369,19 @@ export class GatewaySession {
       capabilities: rt.capabilities,
       shared: rt.shared,
       logger: rt.logger,
-      signal: extra.mcpReq.signal
+      signal: asking?.signal ?? extra.mcpReq.signal // a call that asks outlives its first round
     })
     const token = extra.mcpReq._meta?.progressToken
-    if (token === undefined) return base
+    if (token === undefined && asking === undefined) return base
     return {
       ...base,
       toolCall: {
         id: String(extra.mcpReq.id),
         name: tool,
+        ...(asking === undefined ? {} : { ask: asking.ask }),
+        // Progress goes on the first round's stream, while it is open.
         progress: (p: ToolProgress) => {
-          if (ended()) return
+          if (ended() || token === undefined || extra.mcpReq.signal.aborted) return
           extra.mcpReq
             .notify({
               method: "notifications/progress",
