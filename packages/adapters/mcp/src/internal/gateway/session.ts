@@ -350,7 +350,8 @@ export class GatewaySession {
    * The context a handler runs with: the gateway user, the thread's loads, the client's
    * cancellation as the abort signal, and, when the client sent a progress token, the tool's
    * progress (an upstream server's notifications, relayed by the pool) sent to it until the call
-   * ends. Without a token there is no `toolCall.progress`, so an upstream call asks for none.
+   * ends; when the client answers elicitation, `toolCall.ask` (questions.ts). With neither there is
+   * no `toolCall`, so an upstream call asks for no progress.
    */
   private async context(
     loaded: LoadedPlugins.LoadedPlugins,
