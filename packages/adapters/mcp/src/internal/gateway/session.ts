@@ -350,8 +350,7 @@ export class GatewaySession {
    * The context a handler runs with: the gateway user, the thread's loads, the client's
    * cancellation as the abort signal, and, when the client sent a progress token, the tool's
    * progress (an upstream server's notifications, relayed by the pool) sent to it until the call
-   * ends; when the client answers elicitation, `toolCall.ask` (questions.ts). With neither there is
-   * no `toolCall`, so an upstream call asks for no progress.
+   * ends; when the client answers elicitation, `toolCall.ask` (questions.ts). With neither, none.
    */
   private async context(
     loaded: LoadedPlugins.LoadedPlugins,
