@@ -123,6 +123,11 @@ export const client = (token: string) => {
         `/runs/${encodeURIComponent(runId)}/resume`,
         body
       ),
+    /** The run's wait and how it was answered (`GET /runs/:runId/waits`, docs/waiting.md). */
+    waits: (runId: string) =>
+      send<{
+        waits: ReadonlyArray<{ answered: { by?: string } | null; resumedRunId: string | null }>
+      }>("GET", `/runs/${encodeURIComponent(runId)}/waits`),
     /** Rejoins a run after frame `after` (`GET /runs/:id?after=N`). */
     rejoin: async (runId: string, after: number) => {
       const response = await fetch(`/runs/${encodeURIComponent(runId)}?after=${after}`, {

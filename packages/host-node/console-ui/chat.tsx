@@ -43,11 +43,14 @@ interface Turn {
 }
 
 /**
- * What a run waits for (docs/waiting.md): an approval, as the Approve / Deny box shows it, or a
- * question a call in flight asks (`input`), as a form.
+ * What a run waits for (docs/waiting.md): an approval, as the Approve / Deny box shows it, a
+ * question a call in flight asks (`input`), as a form, or an account to connect (`connect`), as a
+ * link; the host resumes that run once the user connected, and the console follows it.
  */
 interface WaitView {
-  readonly kind: "approval" | "input"
+  readonly kind: "approval" | "input" | "connect"
+  /** `connect`: the link that starts the user's connection. */
+  readonly url?: string | undefined
   readonly waitId: string
   readonly runId: string
   /** `input`: the question and its form's JSON Schema. */
@@ -300,7 +303,8 @@ export const ChatTab = (props: {
           update(key, (t) => ({
             ...t,
             waiting: {
-              kind: d.kind === "input" ? "input" : "approval",
+              kind: d.kind === "input" ? "input" : d.kind === "connect" ? "connect" : "approval",
+              url: typeof d.url === "string" ? d.url : undefined,
               waitId: String(d.waitId ?? ""),
               message: typeof d.message === "string" ? d.message : undefined,
               schema: d.schema,
@@ -421,6 +425,32 @@ export const ChatTab = (props: {
     }
   }
 
+  /**
+   * A connect wait (docs/waiting.md#connect-waits): the user connects in another tab; the host
+   * answers the wait and resumes the run, which this polls for and then streams into the turn.
+   */
+  const awaitConnect = async (key: string, wait: WaitView) => {
+    const id = props.sessionId
+    if (id === undefined) return
+    update(key, (t) => ({ ...t, waiting: { ...wait, state: "sending" } }))
+    const until = Date.parse(wait.deadline)
+    while (Number.isNaN(until) || Date.now() < until + 5_000) {
+      try {
+        const [record] = (await api.waits(wait.runId)).waits
+        if (record?.answered !== null && record?.answered !== undefined && record.resumedRunId !== null) {
+          update(key, (t) => ({ ...t, waiting: undefined, status: "running" }))
+          await follow(id, key, record.resumedRunId, 0, undefined, loaded)
+          return
+        }
+      } catch (e) {
+        update(key, (t) => ({ ...t, waiting: { ...wait, state: "open", error: (e as Error).message } }))
+        return
+      }
+      await sleep(1_000)
+    }
+    update(key, (t) => ({ ...t, waiting: { ...wait, state: "open" } }))
+  }
+
   const send = async () => {
     const message = text.trim()
     if (message === "" || busy) return
@@ -525,7 +555,38 @@ export const ChatTab = (props: {
                   {t.answer}
                 </p>
               )}
-              {t.waiting === undefined ? null : t.waiting.kind === "input" ? (
+              {t.waiting === undefined ? null : t.waiting.kind === "connect" ? (
+                <fieldset
+                  class="waiting"
+                  aria-label="Connect"
+                  data-state={t.waiting.state}
+                  data-run={t.waiting.runId}
+                >
+                  <p>
+                    ⏸ <code>{t.waiting.plugin}</code> needs you to connect your account: {t.waiting.reason}
+                  </p>
+                  <p>
+                    <a
+                      href={t.waiting.url}
+                      target="_blank"
+                      rel="noopener noreferrer"
+                      data-connect-wait={t.waiting.plugin}
+                      onClick={() => t.waiting !== undefined && void awaitConnect(t.key, t.waiting)}
+                    >
+                      Connect
+                    </a>{" "}
+                    <span class="muted">
+                      The conversation goes on once you connect (before{" "}
+                      {new Date(t.waiting.deadline).toLocaleString()}).
+                    </span>
+                  </p>
+                  {t.waiting.error === undefined ? null : (
+                    <p class="error" role="alert">
+                      {t.waiting.error}
+                    </p>
+                  )}
+                </fieldset>
+              ) : t.waiting.kind === "input" ? (
                 <fieldset
                   class="waiting"
                   aria-label="Question"

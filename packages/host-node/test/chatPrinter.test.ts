@@ -1,5 +1,6 @@
 /** How `plugboard chat` prints a stream's events. */
 import { describe, expect, it } from "vitest"
+import { type ChatClient, chatTurn } from "../src/cli/ChatClient.js"
 import { eventPrinter, printEvent } from "../src/cli/Sse.js"
 
 const at = "2026-11-22T00:00:00.000Z"
@@ -26,5 +27,47 @@ describe("the chat client's printer", () => {
     expect(out).toContain("… Loading weather.\n")
     expect(out).toContain("It is sunny.")
     expect(out.trimEnd().endsWith("← done")).toBe(true)
+  })
+
+  it("a connect wait prints its link and where the run goes on; the chat never asks to approve it", async () => {
+    const waiting = {
+      _tag: "waiting" as const,
+      waitId: "wait_1",
+      runId: "run_1",
+      kind: "connect" as const,
+      plugin: "notes",
+      tool: "load_capability",
+      args: { names: ["notes"] },
+      reason: "notes signs each user in with OAuth.",
+      url: "https://oracle.example/oauth/start?ticket=t",
+      deadline: at
+    }
+    const line = printEvent(waiting)
+    expect(line).toBe(
+      "⏸ notes needs you to connect your account: open https://oracle.example/oauth/start?ticket=t — the conversation goes on once you do (GET /runs/run_1/waits names the run that continues it)\n"
+    )
+    const asked: Array<string> = []
+    const out: Array<string> = []
+    const client = {
+      stream: async function* () {
+        yield waiting
+        yield { _tag: "done" as const, status: "interrupted" as const, reason: "waiting" }
+      },
+      resume: () => {
+        throw new Error("a connect wait is not resumed by the chat")
+      }
+    } as unknown as ChatClient
+    await chatTurn(
+      client,
+      "s1",
+      "read my notes",
+      (t) => out.push(t),
+      async (q) => {
+        asked.push(q)
+        return "y"
+      }
+    )
+    expect(asked).toEqual([])
+    expect(out.join("")).toContain(line)
   })
 })

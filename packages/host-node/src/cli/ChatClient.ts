@@ -242,6 +242,11 @@ export const chatTurn = async (
       else out(print(event))
     }
     if (waiting === undefined) return ok
+    // A connect is answered by the host once the user connects, not on the terminal: say where.
+    if (waiting.kind === "connect") {
+      out(printEvent(waiting))
+      return ok
+    }
     const question = `⏸ ${waiting.tool} (${waiting.plugin}) wants to run with ${JSON.stringify(waiting.args)}. Approve? [y/n, or "n <why>"] `
     let decision: Decision | undefined
     while (ask !== undefined && decision === undefined) {

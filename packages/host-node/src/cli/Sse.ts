@@ -55,7 +55,9 @@ export const printEvent = (event: EventSink.AgentEvent): string => {
       // What a chat that cannot ask (no terminal) prints: how to answer (docs/waiting.md).
       return event.kind === "input"
         ? `⏸ ${event.tool} (${event.plugin}) asks: ${event.message ?? ""} — answer with POST /runs/${event.runId}/resume {"values": {…}} or {"decline": true}\n`
-        : `⏸ ${event.tool} (${event.plugin}) waits for your approval: POST /runs/${event.runId}/resume\n`
+        : event.kind === "connect"
+          ? `⏸ ${event.plugin} needs you to connect your account: open ${event.url ?? "(no link)"} — the conversation goes on once you do (GET /runs/${event.runId}/waits names the run that continues it)\n`
+          : `⏸ ${event.tool} (${event.plugin}) waits for your approval: POST /runs/${event.runId}/resume\n`
   }
 }
 

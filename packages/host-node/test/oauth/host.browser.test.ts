@@ -29,6 +29,8 @@ import { signIn } from "./fixtures/browserFlow.js"
 import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js"
 
 const missing = chromiumMissing()
+/** The console page has booted (its module ran). */
+const READY = () => document.documentElement.dataset.ready === "true"
 
 let auth: AuthServer
 let mcp: ProtectedMcpServer
@@ -302,7 +304,7 @@ describe.skipIf(missing !== undefined)(
     it("CONNECT_WAITS=on: the turn waits for the connect; the consent in the browser resumes it, and the resumed run calls as that user", async () => {
       await app!.close(2_000)
       app = undefined
-      await boot(turnSteps, { CONNECT_WAITS: "on" })
+      await boot([...turnSteps, ...turnSteps], { CONNECT_WAITS: "on" })
       const erin = await user(app!.oracleDid)
       const body = await turn(erin.headers, "who am I?")
       const frames = body
@@ -343,6 +345,43 @@ describe.skipIf(missing !== undefined)(
       expect(mcp.seen).toEqual(["erin"])
       // A second callback for the same user starts nothing more: the wait is answered.
       expect((await api(`/runs/${runId}/waits`, { headers: erin.headers })).body.waits).toHaveLength(1)
+    }, 120_000)
+
+    it("CONNECT_WAITS=on in the console: the turn shows a Connect link; after the consent in its tab, the resumed run streams into the same turn", async () => {
+      const gina = await user(app!.oracleDid)
+      const token = gina.headers.authorization.slice("Bearer ".length)
+      const context = await browser.newContext()
+      await context.route(/^https?:\/\/(?!127\.0\.0\.1)/, (route) => route.abort())
+      try {
+        const page = await context.newPage()
+        await page.goto(`${url}/console#token=${encodeURIComponent(token)}`)
+        await page.waitForFunction(READY)
+        await page.getByLabel("Message").fill("who am I?")
+        await page.keyboard.press("Enter")
+        const box = page.getByRole("group", { name: "Connect" })
+        await box.waitFor()
+        expect(await box.textContent()).toContain("notes needs you to connect your account")
+        expect(await page.getByRole("button", { name: "Approve" }).count()).toBe(0)
+        mcp.seen.length = 0
+        const [signInTab] = await Promise.all([
+          context.waitForEvent("page"),
+          page.click("a[data-connect-wait=notes]")
+        ])
+        await signInTab.waitForSelector('input[name="login"]')
+        await signInTab.fill('input[name="login"]', "gina")
+        await signInTab.fill('input[name="password"]', "any password")
+        await signInTab.click('button[type="submit"]')
+        await signInTab.waitForSelector('button:has-text("Continue")')
+        await signInTab.click('button:has-text("Continue")')
+        await signInTab.waitForURL((u) => u.href.startsWith(`${url}/oauth/callback`))
+        await page.locator('.turn[data-status="finished"]').waitFor()
+        expect(await page.locator(".turn").count()).toBe(1)
+        expect(await page.getByTestId("answer").textContent()).toContain("whoami said: you are gina")
+        expect(mcp.seen).toEqual(["gina"])
+        outputs.push(await page.content())
+      } finally {
+        await context.close()
+      }
     }, 120_000)
 
     it("no access or refresh token in any log line, SSE frame, /health/plugins, console or connections answer", async () => {
