@@ -9,6 +9,8 @@
  *   the user and server, so no session is needed. Answers a small HTML page: connected, or why not;
  * - `GET /connections`: each OAuth server of the config and the caller's connection to it, never a token;
  * - `DELETE /connections/:server`: revokes where the authorization server supports it, and forgets;
+ * - `GET /oauth/client-metadata.json` (public): the host's Client ID Metadata Document, its
+ *   client_id where `PUBLIC_URL` is https (docs/oauth.md#client-identity); 404 otherwise;
  * - `GET /oauth/start?ticket=` (public): the link a user who has not connected is given (core's
  *   `Connect`: in `list_capabilities` and `load_capability`'s answer). The ticket is sealed with
  *   the host's key, names the user and server and expires after `START_TICKET_TTL_MS`; opening
@@ -28,6 +30,7 @@ import {
   TokenVault
 } from "@plugboard/core"
 import {
+  ClientMetadata,
   cacheToolList,
   type McpPool,
   type McpServerConfig,
@@ -84,6 +87,11 @@ export interface HostConnections {
    * caches its tool list as that user, for the next boot; true when it did. Never rejects.
    */
   readonly cacheList: (server: McpServerConfig, user: string) => Promise<boolean>
+  /**
+   * The host's Client ID Metadata Document, or undefined where its public URL is not https (then
+   * every authorization server is asked to register a client instead).
+   */
+  readonly clientMetadata: () => ClientMetadata.ClientMetadataDocument | undefined
   /** The link that starts `user`'s flow for `server` in a browser (`GET /oauth/start`). */
   readonly startLink: (user: string, server: string) => string
   /** Opens a start link's ticket: the user and server, or why not. */
@@ -144,15 +152,23 @@ export const makeHostConnections = (input: HostConnectionsInput): HostConnection
     `connect your account to '${server}' (POST /connections/${server}, or the console's Connect button) and try again`
   let built: OAuthConnections.Connections | undefined
   const now = input.now ?? Date.now
+  const clientMetadataUrl = () => ClientMetadata.urlFor(input.publicUrl())
   const get = () => {
     built ??= OAuthConnections.make({
       vault: TokenVault.make(input.store, input.cipher),
       cipher: input.cipher,
       redirectUri: `${input.publicUrl()}${CALLBACK_PATH}`,
+      clientMetadataUrl: clientMetadataUrl(),
       servers: configured,
       connectHint
     })
     return built
+  }
+  const clientMetadata = () => {
+    const clientId = clientMetadataUrl()
+    return clientId === undefined
+      ? undefined
+      : ClientMetadata.document({ clientId, redirectUri: `${input.publicUrl()}${CALLBACK_PATH}` })
   }
   const startLink = (user: string, server: string) =>
     `${input.publicUrl()}${START_PATH}?ticket=${encodeURIComponent(
@@ -160,6 +176,7 @@ export const makeHostConnections = (input: HostConnectionsInput): HostConnection
     )}`
   return {
     plugins: input.plugins,
+    clientMetadata,
     startLink,
     openTicket: (ticket) => {
       const opened = input.cipher.open(ticket, TICKET_CONTEXT)
@@ -368,5 +385,19 @@ export const connectionRoutes = (
     return json({ server: server.name, removed: done.removed, revocation: done.revocation })
   })
 
-  return { start, startFromLink, callback, list, remove }
+  // Public and cacheable: authorization servers fetch it (and cache it) to learn this client.
+  const clientMetadata = Effect.gen(function* () {
+    if (host === undefined) return yield* noOAuth
+    const document = host.clientMetadata()
+    if (document === undefined)
+      return yield* new HttpFailure({
+        status: 404,
+        message:
+          "This host publishes no client metadata document: its PUBLIC_URL is not https, so authorization servers are asked to register a client instead.",
+        error: "no-client-metadata"
+      })
+    return json(document, 200, { "cache-control": "public, max-age=3600" })
+  })
+
+  return { start, startFromLink, callback, list, remove, clientMetadata }
 }

@@ -56,6 +56,8 @@ export const BUILTIN_ROUTES = {
   oauthCallback: ["GET", "/oauth/callback", "public"],
   // The link a user who has not connected is given: its sealed ticket names the user.
   oauthStart: ["GET", "/oauth/start", "public"],
+  // The host's Client ID Metadata Document, fetched by authorization servers (docs/oauth.md).
+  oauthClientMetadata: ["GET", "/oauth/client-metadata.json", "public"],
   // The dev console (docs/console.md): the page is public, its data behind the pipeline.
   console: ["GET", "/console", "public"],
   consoleCatalog: ["GET", "/console/api/catalog", "private"],

@@ -315,7 +315,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
 
   type Public = Extract<
     BuiltinRoute,
-    "root" | "health" | "models" | "console" | "oauthCallback" | "oauthStart"
+    "root" | "health" | "models" | "console" | "oauthCallback" | "oauthStart" | "oauthClientMetadata"
   >
   const publicHandlers: Record<Public, HttpRouter.Route.Handler<HttpFailure, never>> = {
     root,
@@ -323,7 +323,8 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     models,
     console: consoleApi.page,
     oauthCallback: oauth.callback,
-    oauthStart: oauth.startFromLink
+    oauthStart: oauth.startFromLink,
+    oauthClientMetadata: oauth.clientMetadata
   }
   const privateHandlers: Record<
     Exclude<BuiltinRoute, Public>,

@@ -44,6 +44,8 @@ export {
 } from "./Mount.js"
 /** The AES-256-GCM cipher sealing users' OAuth connections at rest (`CONNECTIONS_KEY`). */
 export * as ConnectionsCipher from "./oauth/Cipher.js"
+/** The host's Client ID Metadata Document: its client identity where an authorization server fetches it. */
+export * as ClientMetadata from "./oauth/ClientMetadata.js"
 /** Each user's OAuth connections to remote MCP servers: the flow with PKCE, refresh, revocation. */
 export * as OAuthConnections from "./oauth/Connections.js"
 export { cacheToolList, type ListingOptions } from "./oauth/Listing.js"

@@ -5,8 +5,9 @@
  * per server, so a user's token is only ever read under that user's DID.
  *
  * The flow: `start(user, server)` discovers the server's authorization server (`Metadata.ts`),
- * gets a client identity (the operator's preregistered client, else dynamic registration RFC 7591
- * for this user), keeps the PKCE verifier in the user's record and returns the URL to open. The
+ * gets a client identity (the operator's preregistered client, else the host's Client ID Metadata
+ * Document where the authorization server supports it, else dynamic registration RFC 7591 for this
+ * user; docs/oauth.md#client-identity), keeps the PKCE verifier in the user's record and returns the URL to open. The
  * authorization server sends the browser back to the host's redirect URI with `code` and
  * `state`; `complete` opens the state (sealed with the host's key, naming the user and server, so
  * the callback needs no session), checks it against the flow in flight, exchanges the code and
@@ -25,6 +26,7 @@ import {
 import { ConnectionStore as Store, type TokenVault } from "@plugboard/core"
 import { Effect, Either } from "effect"
 import { describeError } from "../McpError.js"
+import { clientIdProblem } from "./ClientMetadata.js"
 import { discover, type ServerMetadata } from "./Metadata.js"
 import { OAuthError } from "./OAuthError.js"
 import { type Revocation, revoke } from "./Revoke.js"
@@ -51,6 +53,12 @@ export interface ConnectionsOptions {
   /** Where the authorization server sends the browser back (the host's `/oauth/callback`). */
   readonly redirectUri: string
   readonly servers: ReadonlyArray<OAuthServerConfig>
+  /**
+   * The https URL where the host serves its Client ID Metadata Document (`ClientMetadata.urlFor`),
+   * listing `redirectUri`. Used as the client_id with every authorization server that advertises
+   * `client_id_metadata_document_supported`, instead of registering; without it, registration.
+   */
+  readonly clientMetadataUrl?: string | undefined
   /** The client's name shown on consent screens when registering (default `plugboard`). */
   readonly clientName?: string | undefined
   /** Refresh this long before expiry (default 60 s). */
@@ -72,6 +80,8 @@ export interface ConnectionStatus {
   readonly scope?: string | undefined
   /** Why a stored record is not usable, when it is not. */
   readonly problem?: string | undefined
+  /** The client identity the connection was made with (`Secret.Client`'s `source`). */
+  readonly identity?: Secret.Client["source"] | undefined
 }
 
 /** What `disconnect` did. */
@@ -120,8 +130,22 @@ const oauthCode = (error: unknown): string | undefined => {
 const quote = (text: string | undefined): string =>
   text === undefined ? "" : text.replace(/[\r\n\t]+/g, " ").slice(0, 200)
 
+/**
+ * For a client whose identity is a metadata document the authorization server no longer accepts
+ * (`invalid_client`: it could not fetch it, or refused what it says), where to look.
+ */
+const documentHint = (client: Secret.Client, cause: unknown): string =>
+  client.source === "metadata-document" && oauthCode(cause) === "invalid_client"
+    ? `; it did not accept this host's client metadata document ${client.client_id}: check that it is served there (GET, public, over https) and lists this host's callback`
+    : ""
+
 /** The connections over a vault. */
 export const make = (options: ConnectionsOptions): Connections => {
+  const metadataUrl = options.clientMetadataUrl
+  if (metadataUrl !== undefined) {
+    const problem = clientIdProblem(metadataUrl)
+    if (problem !== undefined) throw new RangeError(`clientMetadataUrl ${problem}`)
+  }
   const servers = new Map(options.servers.map((s) => [s.name, s]))
   const fetchFn: FetchLike = options.fetch ?? ((url, init) => fetch(url, init))
   const now = options.now ?? Date.now
@@ -242,6 +266,13 @@ export const make = (options: ConnectionsOptions): Connections => {
         source: "configured" as const
       })
     }
+    // The MCP authorization spec prefers the metadata document to registration where both are offered.
+    if (
+      metadataUrl !== undefined &&
+      meta.authorizationServer.client_id_metadata_document_supported === true
+    ) {
+      return Effect.succeed({ client_id: metadataUrl, source: "metadata-document" as const })
+    }
     if (
       existing !== undefined &&
       existing.issuer === meta.issuer &&
@@ -255,7 +286,11 @@ export const make = (options: ConnectionsOptions): Connections => {
         new OAuthError({
           reason: "invalid",
           server: config.name,
-          message: `the authorization server ${meta.issuer} of MCP server '${config.name}' offers no dynamic client registration; register a client there and set its clientId in the server's oauth config`
+          message: `the authorization server ${meta.issuer} of MCP server '${config.name}' offers no dynamic client registration${
+            meta.authorizationServer.client_id_metadata_document_supported === true
+              ? ", and this host has no https client metadata document for it to fetch (set PUBLIC_URL to the host's https address)"
+              : " nor client metadata documents"
+          }; register a client there and set its clientId in the server's oauth config`
         })
       )
     }
@@ -437,7 +472,7 @@ export const make = (options: ConnectionsOptions): Connections => {
         catch: (cause) =>
           refusedFlow(
             server,
-            `the authorization server of '${server}' refused the code (${describeError(cause)})`,
+            `the authorization server of '${server}' refused the code (${describeError(cause)})${documentHint(record.client, cause)}`,
             cause
           )
       })
@@ -492,7 +527,7 @@ export const make = (options: ConnectionsOptions): Connections => {
         yield* save(user, server, rest)
         return yield* needsConnect(
           server,
-          `the authorization server refused to renew the connection (${code})`,
+          `the authorization server refused to renew the connection (${code})${documentHint(record.client, outcome.left)}`,
           outcome.left
         )
       }
@@ -594,7 +629,8 @@ export const make = (options: ConnectionsOptions): Connections => {
             connected: record?.tokens !== undefined,
             updatedAtMs,
             ...(record?.tokens?.expiresAtMs === undefined ? {} : { expiresAtMs: record.tokens.expiresAtMs }),
-            ...(record?.tokens?.scope === undefined ? {} : { scope: record.tokens.scope })
+            ...(record?.tokens?.scope === undefined ? {} : { scope: record.tokens.scope }),
+            ...(record === undefined ? {} : { identity: record.client.source })
           })
         })
       )

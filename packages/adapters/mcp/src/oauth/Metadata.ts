@@ -24,11 +24,14 @@ import { OAuthError } from "./OAuthError.js"
 
 /**
  * An authorization server's metadata with the fields of it the flow reads beyond the SDK's types
- * (the SDK's own OpenID discovery drops them: RFC 7009's endpoint, RFC 9207's flag).
+ * (the SDK's own OpenID discovery drops them: RFC 7009's endpoint, RFC 9207's flag, the
+ * Client ID Metadata Document flag).
  */
 export type AuthorizationServer = AuthorizationServerMetadata & {
   readonly revocation_endpoint?: string | undefined
   readonly authorization_response_iss_parameter_supported?: boolean | undefined
+  /** It fetches a client's metadata document from its URL client_id (draft-ietf-oauth-client-id-metadata-document). */
+  readonly client_id_metadata_document_supported?: boolean | undefined
 }
 
 /** What discovery found for one server. */

@@ -1,7 +1,7 @@
 /**
  * What one user's connection to one server keeps, as the JSON the vault seals: the authorization
  * server it was made with, the resource indicator, the client identity (registered for this user,
- * or the operator's preregistered one), the tokens once connected, and the PKCE verifier of a
+ * the operator's preregistered one, or the host's client metadata document), the tokens once connected, and the PKCE verifier of a
  * flow in flight. Decoded with a schema on every read, so a record of another shape (an older
  * format, a foreign writer) is reported, never half-used.
  */
@@ -11,8 +11,11 @@ import { Either, ParseResult, Schema } from "effect"
 export const Client = Schema.Struct({
   client_id: Schema.String,
   client_secret: Schema.optional(Schema.String),
-  /** How it was obtained: `registered` (RFC 7591, for this user) or `configured` (preregistered). */
-  source: Schema.Literal("registered", "configured"),
+  /**
+   * How it was obtained: `registered` (RFC 7591, for this user), `configured` (preregistered) or
+   * `metadata-document` (the client_id is the URL of the host's Client ID Metadata Document).
+   */
+  source: Schema.Literal("registered", "configured", "metadata-document"),
   /** The redirect URI a registered client was registered with (another one needs a new registration). */
   redirect_uri: Schema.optional(Schema.String)
 })
