@@ -14,13 +14,9 @@
  * - A document the authorization server refuses (another client_id): the user sees its error, no
  *   token is issued, and once the document is right the next start connects.
  */
-import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:https"
 import type { AddressInfo } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { ConnectionStore, TokenVault } from "@plugboard/core"
 import {
   ClientMetadata,
@@ -38,51 +34,16 @@ import { chromiumMissing, launch } from "../console/browser.js"
 import { type AuthServer, startAuthServer } from "./fixtures/authServer.js"
 import { signIn } from "./fixtures/browserFlow.js"
 import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js"
+import { type Certificate, makeCertificate } from "./fixtures/tls.js"
 
 const missing = chromiumMissing()
 const ALICE = "did:key:z6MkAlice"
 const closers: Array<() => Promise<void>> = []
 let browser: Browser
 let pool: McpPool
-let tls: { key: string; cert: string }
+let tls: Certificate
 
 const run = <A>(effect: Effect.Effect<A, OAuthError>) => Effect.runPromise(effect)
-
-/** A self-signed certificate for 127.0.0.1, made with the openssl CLI for this run. */
-const makeCertificate = (): { key: string; cert: string } => {
-  const dir = mkdtempSync(join(tmpdir(), "plugboard-cimd-"))
-  try {
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=127.0.0.1",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-        "-keyout",
-        join(dir, "key.pem"),
-        "-out",
-        join(dir, "cert.pem")
-      ],
-      { stdio: "ignore" }
-    )
-    return {
-      key: readFileSync(join(dir, "key.pem"), "utf8"),
-      cert: readFileSync(join(dir, "cert.pem"), "utf8")
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
 
 /**
  * The client's public side over TLS, as a host with an https `PUBLIC_URL` serves it: the
