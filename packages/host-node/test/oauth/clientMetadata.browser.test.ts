@@ -9,6 +9,7 @@
  * - An authorization server that advertises the documents: the client_id is the document's URL,
  *   the server fetched it, no registration request was made, the user's call runs as them, the
  *   refresh works with that identity, and the record says which identity was used.
+ * - A preregistered client in the server's config wins over the document.
  * - One that does not advertise them: dynamic registration, the document never fetched.
  * - A host without an https document (an http `PUBLIC_URL`): registration, even where supported.
  * - A document the authorization server refuses (another client_id): the user sees its error, no
@@ -105,15 +106,31 @@ interface Setup {
   readonly connections: OAuthConnections.Connections
 }
 
-const setUp = async (opts: { advertise: boolean; useDocument: boolean }): Promise<Setup> => {
+const setUp = async (opts: {
+  advertise: boolean
+  useDocument: boolean
+  /** A client preregistered at the authorization server and named in the server's config. */
+  preregistered?: string
+}): Promise<Setup> => {
   let connections: OAuthConnections.Connections | undefined
   const side = await startClientSide(() => connections!)
   const mcp = await startMcpServer()
   closers.push(mcp.close)
-  const auth = await startAuthServer(
-    () => mcp.url,
-    opts.advertise ? { clientIdMetadataDocument: { ca: tls.cert } } : {}
-  )
+  const auth = await startAuthServer(() => mcp.url, {
+    ...(opts.advertise ? { clientIdMetadataDocument: { ca: tls.cert } } : {}),
+    ...(opts.preregistered === undefined
+      ? {}
+      : {
+          clients: [
+            {
+              client_id: opts.preregistered,
+              token_endpoint_auth_method: "none",
+              redirect_uris: [side.callbackUrl],
+              grant_types: ["authorization_code", "refresh_token"]
+            }
+          ]
+        })
+  })
   closers.push(auth.close)
   await mcp.serve(auth.issuer)
   const cipher = ConnectionsCipher.make(new Uint8Array(randomBytes(32)))
@@ -122,7 +139,7 @@ const setUp = async (opts: { advertise: boolean; useDocument: boolean }): Promis
     cipher,
     redirectUri: side.callbackUrl,
     clientMetadataUrl: opts.useDocument ? side.documentUrl : undefined,
-    servers: [{ name: "notes", url: mcp.url }]
+    servers: [{ name: "notes", url: mcp.url, clientId: opts.preregistered }]
   })
   return { mcp, auth, side, connections }
 }
@@ -224,6 +241,17 @@ describe.skipIf(missing !== undefined)(
       expect(renewed).not.toBe(before)
       expect(JSON.parse(await whoami(setup, ALICE)).content[0].text).toContain("alice")
       expect(registrations(setup.auth)).toBe(0)
+    }, 120_000)
+
+    it("a preregistered client in the config wins over the document", async () => {
+      const setup = await setUp({ advertise: true, useDocument: true, preregistered: "plugboard-operator" })
+      const { url, text } = await connect(setup, "alice")
+      expect(url.searchParams.get("client_id")).toBe("plugboard-operator")
+      expect(text).toBe("connected notes")
+      expect(setup.side.hits()).toBe(0)
+      expect(registrations(setup.auth)).toBe(0)
+      const [status] = await run(setup.connections.list(ALICE))
+      expect(status).toMatchObject({ connected: true, identity: "configured" })
     }, 120_000)
 
     it("registers dynamically where the server does not advertise documents", async () => {
