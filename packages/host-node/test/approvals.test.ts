@@ -243,7 +243,9 @@ describe("a run that waits for approval", () => {
     expect(late.body.wait.answered).toMatchObject({ answer: { _tag: "timed-out" }, by: "host" })
     expect(ran).toEqual([])
     // The run the host resumed (no client listening) ends, and a client rejoining it reads to its `done`.
-    const rejoined = await fetch(`${s.url}/runs/${late.body.wait.resumedRunId}?after=0`, { headers: u.headers })
+    const rejoined = await fetch(`${s.url}/runs/${late.body.wait.resumedRunId}?after=0`, {
+      headers: u.headers
+    })
     const frames = await collect(readSse(rejoined.body!))
     expect(frames.find((e) => e._tag === "tool_call" && e.status === "done")).toMatchObject({
       toolName: "pay",
