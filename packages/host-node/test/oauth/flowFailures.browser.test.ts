@@ -151,7 +151,7 @@ describe.skipIf(missing !== undefined)("OAuth flow failures (oidc-provider, SDK 
     const refused = await failure(bare.connections.start(ALICE, "notes"))
     expect(refused.reason).toBe("invalid")
     expect(refused.message).toBe(
-      `the authorization server ${bare.auth.issuer} of MCP server 'notes' offers no dynamic client registration; register a client there and set its clientId in the server's oauth config`
+      `the authorization server ${bare.auth.issuer} of MCP server 'notes' offers no dynamic client registration nor client metadata documents; register a client there and set its clientId in the server's oauth config`
     )
 
     const setup = await setUp(

@@ -20,12 +20,12 @@ import {
   type FetchLike,
   type OAuthTokens,
   refreshAuthorization,
-  registerClient,
   startAuthorization
 } from "@modelcontextprotocol/client"
 import { ConnectionStore as Store, type TokenVault } from "@plugboard/core"
 import { Effect, Either } from "effect"
 import { describeError } from "../McpError.js"
+import * as ClientIdentity from "./ClientIdentity.js"
 import { clientIdProblem } from "./ClientMetadata.js"
 import { discover, type ServerMetadata } from "./Metadata.js"
 import { OAuthError } from "./OAuthError.js"
@@ -129,15 +129,6 @@ const oauthCode = (error: unknown): string | undefined => {
 /** Bounded, single-line text from another party (an error description), so it cannot flood a log. */
 const quote = (text: string | undefined): string =>
   text === undefined ? "" : text.replace(/[\r\n\t]+/g, " ").slice(0, 200)
-
-/**
- * For a client whose identity is a metadata document the authorization server no longer accepts
- * (`invalid_client`: it could not fetch it, or refused what it says), where to look.
- */
-const documentHint = (client: Secret.Client, cause: unknown): string =>
-  client.source === "metadata-document" && oauthCode(cause) === "invalid_client"
-    ? `; it did not accept this host's client metadata document ${client.client_id}: check that it is served there (GET, public, over https) and lists this host's callback`
-    : ""
 
 /** The connections over a vault. */
 export const make = (options: ConnectionsOptions): Connections => {
@@ -258,72 +249,17 @@ export const make = (options: ConnectionsOptions): Connections => {
     meta: ServerMetadata,
     existing: Secret.Secret | undefined,
     scope: string | undefined
-  ): Effect.Effect<Secret.Client, OAuthError> => {
-    if (config.clientId !== undefined) {
-      return Effect.succeed({
-        client_id: config.clientId,
-        ...(config.clientSecret === undefined ? {} : { client_secret: config.clientSecret }),
-        source: "configured" as const
-      })
-    }
-    // The MCP authorization spec prefers the metadata document to registration where both are offered.
-    if (
-      metadataUrl !== undefined &&
-      meta.authorizationServer.client_id_metadata_document_supported === true
-    ) {
-      return Effect.succeed({ client_id: metadataUrl, source: "metadata-document" as const })
-    }
-    if (
-      existing !== undefined &&
-      existing.issuer === meta.issuer &&
-      existing.client.source === "registered" &&
-      existing.client.redirect_uri === options.redirectUri
-    ) {
-      return Effect.succeed(existing.client)
-    }
-    if (meta.authorizationServer.registration_endpoint === undefined) {
-      return Effect.fail(
-        new OAuthError({
-          reason: "invalid",
-          server: config.name,
-          message: `the authorization server ${meta.issuer} of MCP server '${config.name}' offers no dynamic client registration${
-            meta.authorizationServer.client_id_metadata_document_supported === true
-              ? ", and this host has no https client metadata document for it to fetch (set PUBLIC_URL to the host's https address)"
-              : " nor client metadata documents"
-          }; register a client there and set its clientId in the server's oauth config`
-        })
-      )
-    }
-    return Effect.tryPromise({
-      try: () =>
-        registerClient(meta.issuer, {
-          metadata: meta.authorizationServer,
-          clientMetadata: {
-            client_name: options.clientName ?? "plugboard",
-            redirect_uris: [options.redirectUri],
-            grant_types: ["authorization_code", "refresh_token"],
-            response_types: ["code"],
-            token_endpoint_auth_method: "none",
-            ...(scope === undefined ? {} : { scope })
-          },
-          fetchFn
-        }),
-      catch: (cause) =>
-        new OAuthError({
-          reason: "refused",
-          server: config.name,
-          message: `the authorization server ${meta.issuer} refused to register plugboard as a client of MCP server '${config.name}' (${describeError(cause)})`,
-          cause
-        })
-    }).pipe(
-      Effect.map((info) => ({
-        client_id: info.client_id,
-        ...(info.client_secret === undefined ? {} : { client_secret: info.client_secret }),
-        source: "registered" as const,
-        redirect_uri: options.redirectUri
-      }))
-    )
-  }
+  ) =>
+    ClientIdentity.clientFor({
+      server: config,
+      meta,
+      existing,
+      scope,
+      redirectUri: options.redirectUri,
+      clientMetadataUrl: metadataUrl,
+      clientName: options.clientName ?? "plugboard",
+      fetchFn
+    })
 
   const scopeFor = (config: OAuthServerConfig, meta: ServerMetadata): string | undefined => {
     if (config.scopes !== undefined) return config.scopes.join(" ") || undefined
@@ -472,7 +408,7 @@ export const make = (options: ConnectionsOptions): Connections => {
         catch: (cause) =>
           refusedFlow(
             server,
-            `the authorization server of '${server}' refused the code (${describeError(cause)})${documentHint(record.client, cause)}`,
+            `the authorization server of '${server}' refused the code (${describeError(cause)})${ClientIdentity.documentHint(record.client, oauthCode(cause))}`,
             cause
           )
       })
@@ -527,7 +463,7 @@ export const make = (options: ConnectionsOptions): Connections => {
         yield* save(user, server, rest)
         return yield* needsConnect(
           server,
-          `the authorization server refused to renew the connection (${code})${documentHint(record.client, outcome.left)}`,
+          `the authorization server refused to renew the connection (${code})${ClientIdentity.documentHint(record.client, code)}`,
           outcome.left
         )
       }
