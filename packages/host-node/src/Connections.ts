@@ -372,7 +372,9 @@ export const connectionRoutes = (
           ...(c === undefined ? {} : { updatedAt: new Date(c.updatedAtMs).toISOString() }),
           ...(c?.expiresAtMs === undefined ? {} : { expiresAt: new Date(c.expiresAtMs).toISOString() }),
           ...(c?.scope === undefined ? {} : { scope: c.scope }),
-          ...(c?.problem === undefined ? {} : { problem: c.problem })
+          ...(c?.problem === undefined ? {} : { problem: c.problem }),
+          // Which client identity the connection uses (docs/oauth.md#client-identity).
+          ...(c?.identity === undefined ? {} : { identity: c.identity })
         }
       })
     return json({ connections }, 200, { "cache-control": "no-store" })

@@ -104,7 +104,9 @@ describe.skipIf(missing !== undefined)("the host's client metadata document", ()
     expect(auth.fetched).toContain(documentUrl)
     expect(registrations()).toBe(before)
     const listed = await call(`${running.url}/connections`, { headers: alice.headers })
-    expect(listed.body.connections).toMatchObject([{ server: "notes", connected: true }])
+    expect(listed.body.connections).toMatchObject([
+      { server: "notes", connected: true, identity: "metadata-document" }
+    ])
   }, 120_000)
 
   it("an http public URL: no document (404 saying why), and the host registers a client instead", async () => {
@@ -119,6 +121,10 @@ describe.skipIf(missing !== undefined)("the host's client metadata document", ()
     expect(started.status).toBe(200)
     expect(new URL(started.body.url).searchParams.get("client_id")).not.toContain("client-metadata.json")
     expect(registrations()).toBe(before + 1)
+    const listed = await call(`${running.url}/connections`, { headers: bob.headers })
+    expect(listed.body.connections).toMatchObject([
+      { server: "notes", connected: false, identity: "registered" }
+    ])
   }, 120_000)
 
   it("a host without OAuth servers has no document", async () => {
