@@ -8,7 +8,8 @@
  *
  * - An authorization server that advertises the documents: the client_id is the document's URL,
  *   the server fetched it, no registration request was made, the user's call runs as them, the
- *   refresh works with that identity, and the record says which identity was used.
+ *   refresh works with that identity, and the record says which identity was used; once the
+ *   server stops accepting that client, the renewal is `needs-connect` naming the document.
  * - A preregistered client in the server's config wins over the document.
  * - One that does not advertise them: dynamic registration, the document never fetched.
  * - A host without an https document (an http `PUBLIC_URL`): registration, even where supported.
@@ -106,6 +107,9 @@ interface Setup {
   readonly connections: OAuthConnections.Connections
 }
 
+/** Whether the authorization server accepts the document's client (turned off to refuse it). */
+let allowDocument = true
+
 const setUp = async (opts: {
   advertise: boolean
   useDocument: boolean
@@ -117,7 +121,7 @@ const setUp = async (opts: {
   const mcp = await startMcpServer()
   closers.push(mcp.close)
   const auth = await startAuthServer(() => mcp.url, {
-    ...(opts.advertise ? { clientIdMetadataDocument: { ca: tls.cert } } : {}),
+    ...(opts.advertise ? { clientIdMetadataDocument: { ca: tls.cert, allow: () => allowDocument } } : {}),
     ...(opts.preregistered === undefined
       ? {}
       : {
@@ -241,6 +245,18 @@ describe.skipIf(missing !== undefined)(
       expect(renewed).not.toBe(before)
       expect(JSON.parse(await whoami(setup, ALICE)).content[0].text).toContain("alice")
       expect(registrations(setup.auth)).toBe(0)
+      // The server stops accepting the client: the renewal is needs-connect, naming the document.
+      allowDocument = false
+      try {
+        const refused = await Effect.runPromise(Effect.flip(setup.connections.renew(ALICE, "notes")))
+        expect(refused.reason).toBe("needs-connect")
+        expect(refused.message).toContain("(invalid_client)")
+        expect(refused.message).toContain(
+          `it did not accept this host's client metadata document ${setup.side.documentUrl}`
+        )
+      } finally {
+        allowDocument = true
+      }
     }, 120_000)
 
     it("a preregistered client in the config wins over the document", async () => {
