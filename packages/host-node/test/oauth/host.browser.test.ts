@@ -21,7 +21,7 @@ import { ScriptedChatModel, type ScriptStep } from "@plugboard/models"
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createOracleApp, type OracleApp } from "../../src/index.js"
-import { chromiumMissing, launch } from "../console/browser.js"
+import { chromiumMissing, launch, type PageDocument } from "../console/browser.js"
 import { bootLines, call, headersFor, newSession, user } from "../helpers.js"
 import { answerTo, toolText } from "../mcpHelpers.js"
 import { type AuthServer, startAuthServer } from "./fixtures/authServer.js"
@@ -29,6 +29,8 @@ import { signIn } from "./fixtures/browserFlow.js"
 import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js"
 
 const missing = chromiumMissing()
+// The page-side predicate below runs in the page; this project type-checks without DOM types.
+declare const document: PageDocument
 /** The console page has booted (its module ran). */
 const READY = () => document.documentElement.dataset.ready === "true"
 
