@@ -76,6 +76,20 @@ export const makeWaitStore = (db: PgDatabaseService): WaitStore.WaitStoreService
       ),
       (result) => (result.rows[0] === undefined ? undefined : toRecord(result.rows[0]))
     )
+  /** The user's waits, oldest first, with the extra condition `where` (a fixed SQL fragment). */
+  const selectUser = (did: string, limit: number | undefined, where: string) =>
+    Effect.gen(function* () {
+      yield* WaitStore.validateKey(did, "x")
+      const n = yield* WaitStore.validateLimit(limit)
+      const result = yield* sql(
+        query<Row>(
+          db,
+          `SELECT ${COLUMNS} FROM ${s}.waits WHERE owner = $1${where} ORDER BY created_at, wait_id LIMIT $2`,
+          [ownerKey(did), n]
+        )
+      )
+      return result.rows.map(toRecord)
+    })
   return {
     open: (wait) =>
       Effect.flatMap(WaitStore.validateNew(wait), (w) =>
@@ -137,32 +151,8 @@ export const makeWaitStore = (db: PgDatabaseService): WaitStore.WaitStoreService
           )
         return { _tag: "already", record: first } as const
       }),
-    list: (did, limit) =>
-      Effect.gen(function* () {
-        yield* WaitStore.validateKey(did, "x")
-        const n = yield* WaitStore.validateLimit(limit)
-        const result = yield* sql(
-          query<Row>(
-            db,
-            `SELECT ${COLUMNS} FROM ${s}.waits WHERE owner = $1 ORDER BY created_at, wait_id LIMIT $2`,
-            [ownerKey(did), n]
-          )
-        )
-        return result.rows.map(toRecord)
-      }),
-    unanswered: (did, limit) =>
-      Effect.gen(function* () {
-        yield* WaitStore.validateKey(did, "x")
-        const n = yield* WaitStore.validateLimit(limit)
-        const result = yield* sql(
-          query<Row>(
-            db,
-            `SELECT ${COLUMNS} FROM ${s}.waits WHERE owner = $1 AND answered_at IS NULL ORDER BY created_at, wait_id LIMIT $2`,
-            [ownerKey(did), n]
-          )
-        )
-        return result.rows.map(toRecord)
-      }),
+    list: (did, limit) => selectUser(did, limit, ""),
+    unanswered: (did, limit) => selectUser(did, limit, " AND answered_at IS NULL"),
     due: (nowMs, limit) =>
       Effect.gen(function* () {
         if (typeof nowMs !== "number" || !Number.isSafeInteger(nowMs) || nowMs < 0)

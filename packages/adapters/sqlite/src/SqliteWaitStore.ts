@@ -150,6 +150,13 @@ export const makeWaitStore = (
     )
     const attempt = <A>(doing: string, f: () => A) =>
       Effect.try({ try: f, catch: (error) => failure(filename, doing, error) })
+    /** The user's waits the statement `select` reads, oldest first. */
+    const readUser = (select: typeof selectUser, did: string, limit: number | undefined) =>
+      Effect.gen(function* () {
+        yield* WaitStore.validateKey(did, "x")
+        const n = yield* WaitStore.validateLimit(limit)
+        return yield* attempt("cannot be read", () => select.all(did, n).map(toRecord))
+      })
 
     const service: WaitStore.WaitStoreService = {
       open: (wait) =>
@@ -216,18 +223,8 @@ export const makeWaitStore = (
           )
           return outcome._tag === "refused" ? yield* Effect.fail(outcome.error) : outcome
         }),
-      list: (did, limit) =>
-        Effect.gen(function* () {
-          yield* WaitStore.validateKey(did, "x")
-          const n = yield* WaitStore.validateLimit(limit)
-          return yield* attempt("cannot be read", () => selectUser.all(did, n).map(toRecord))
-        }),
-      unanswered: (did, limit) =>
-        Effect.gen(function* () {
-          yield* WaitStore.validateKey(did, "x")
-          const n = yield* WaitStore.validateLimit(limit)
-          return yield* attempt("cannot be read", () => selectUnanswered.all(did, n).map(toRecord))
-        }),
+      list: (did, limit) => readUser(selectUser, did, limit),
+      unanswered: (did, limit) => readUser(selectUnanswered, did, limit),
       due: (nowMs, limit) =>
         Effect.gen(function* () {
           if (typeof nowMs !== "number" || !Number.isSafeInteger(nowMs) || nowMs < 0)
