@@ -47,16 +47,15 @@ import {
   mcpSpecs
 } from "@plugboard/mcp"
 import { examplePlugins } from "../examples/catalog/index.js"
-// The SDK as the adapters package resolves it: the very module instance the gateway runs.
-import { Client } from "../packages/adapters/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js"
-import { StdioClientTransport } from "../packages/adapters/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.js"
-import { StreamableHTTPClientTransport } from "../packages/adapters/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.js"
-import { InMemoryTransport } from "../packages/adapters/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/inMemory.js"
-import { Server } from "../packages/adapters/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/server/index.js"
+// The SDK v2 as the adapters package resolves it: the very module instances the gateway runs
+// (its server side) and the pool uses (its client side).
 import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema
-} from "../packages/adapters/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/types.js"
+  Client,
+  InMemoryTransport,
+  StreamableHTTPClientTransport
+} from "../packages/adapters/mcp/node_modules/@modelcontextprotocol/client/dist/index.mjs"
+import { StdioClientTransport } from "../packages/adapters/mcp/node_modules/@modelcontextprotocol/client/dist/stdio.mjs"
+import { Server } from "../packages/adapters/mcp/node_modules/@modelcontextprotocol/server/dist/index.mjs"
 
 const CALLS = Number(process.env.BENCH_GATEWAY_CALLS ?? 2_000)
 const SESSIONS = Number(process.env.BENCH_GATEWAY_SESSIONS ?? 1_000)
@@ -183,9 +182,9 @@ const openRound = async (dir: string, server: McpServerConfig, cacheDir: string,
   await upstream.connect(new StdioClientTransport({ command: t.command, args: [...t.args], stderr: "pipe" }))
   closers.push(() => upstream.close())
   const floor = new Server({ name: "floor", version: "0" }, { capabilities: { tools: {} } })
-  floor.setRequestHandler(ListToolsRequestSchema, () => upstream.listTools())
-  floor.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    upstream.callTool(request.params, undefined, { signal: extra.signal })
+  floor.setRequestHandler("tools/list", () => upstream.listTools())
+  floor.setRequestHandler("tools/call", (request, ctx) =>
+    upstream.callTool(request.params, { signal: ctx.mcpReq.signal })
   )
   const [floorClientSide, floorServerSide] = InMemoryTransport.createLinkedPair()
   await floor.connect(floorServerSide)
@@ -418,7 +417,7 @@ export default async (): Promise<void> => {
     if (parsed.errors.length > 0) fail(parsed.errors.join("; "))
     const cacheDir = join(dir, "mcp-cache")
     console.log(
-      `server-everything ${version(everythingPackage)} over stdio, @modelcontextprotocol/sdk ${version(join(root, "packages/adapters/mcp/node_modules/@modelcontextprotocol/sdk/package.json"))}, Node ${process.version}`
+      `server-everything ${version(everythingPackage)} over stdio, @modelcontextprotocol/client and server ${version(join(root, "packages/adapters/mcp/node_modules/@modelcontextprotocol/client/package.json"))}, Node ${process.version}`
     )
     await warmCalls(dir, parsed.servers[0]!, cacheDir, serversFile)
     await sessions(dir)
