@@ -91,7 +91,26 @@ CREATE TABLE IF NOT EXISTS sessions (
 );
 CREATE INDEX IF NOT EXISTS sessions_by_activity ON sessions (updated_at DESC, created_at DESC, session_id);
 CREATE TABLE IF NOT EXISTS plugboard_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS connections (
+  server TEXT PRIMARY KEY,
+  sealed TEXT NOT NULL,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
 `
+
+/**
+ * Tables added after schema version 1 without a version of their own: created on open when
+ * missing, so a file of an earlier build gains them, and a build that predates them still opens a
+ * file that has them (it ignores the table): a user's snapshot moves between hosts of both builds.
+ */
+const ADDED_TABLES = ["connections"] as const
+
+const missingAddedTable = (db: BetterSqlite3.Database): boolean => {
+  const present = new Set(
+    db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as Array<string>
+  )
+  return ADDED_TABLES.some((table) => !present.has(table))
+}
 
 /** A write waiting for its group's commit. */
 interface QueuedWrite {
@@ -178,7 +197,7 @@ export class Database {
           })
         }
       }
-      if (version < SCHEMA_VERSION) {
+      if (version < SCHEMA_VERSION || missingAddedTable(db)) {
         db.transaction(() => {
           db!.exec(SCHEMA)
           db!.pragma(`user_version = ${SCHEMA_VERSION}`)

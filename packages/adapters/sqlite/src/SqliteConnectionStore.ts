@@ -2,11 +2,12 @@
  * The `ConnectionStore` port on one SQLite file of its own (`<data>/connections.sqlite`): each
  * user's sealed connection records (OAuth tokens of remote MCP servers, docs/oauth.md#at-rest).
  *
- * Why a file of its own and not the per-user databases: a connection is read on the tool-call
- * path of every turn and written by the OAuth callback, which arrives from a browser with no
- * session, and the per-user files are opened and replicated on the turn's own schedule. Rows are
- * keyed by the user's DID and hold only what `TokenVault` sealed (bound to that DID), so the file
- * holds nothing readable without the operator's key, and a row moved to another DID does not open.
+ * Who uses it: the gateway (`plugboard mcp`, one local user, no Matrix sync). `plugboard serve`
+ * keeps each user's records in that user's own database instead (`UserConnectionStore`), which
+ * Matrix sync carries to another host, and moves the rows of an earlier host's file there. Rows
+ * are keyed by the user's DID and hold only what `TokenVault` sealed (bound to that DID), so the
+ * file holds nothing readable without the operator's key, and a row moved to another DID does not
+ * open.
  *
  * A file that cannot be a store (not SQLite, damaged, another application's, a newer schema)
  * fails the layer with `unavailable` naming the file; it is never modified, moved or deleted.

@@ -3,7 +3,8 @@
  * the SessionStore port on the same per-user database, and the registry that maps user DIDs
  * to database files; the RunStore port on a shared file of its own (`runs.sqlite`); and the
  * LoadedPluginsStore port, the MCP gateway's threads kept by key (`loaded-plugins.sqlite`); and the
- * ConnectionStore port, users' sealed OAuth connections (`connections.sqlite`); and the WaitStore
+ * ConnectionStore port, users' sealed OAuth connections (in each user's database, or in a host file
+ * of its own, `connections.sqlite`, for the gateway); and the WaitStore
  * port, the waits of runs that wait for their user (`waits.sqlite`).
  */
 export { Database, type DatabaseOptions, SCHEMA_VERSION } from "./Database.js"
@@ -71,6 +72,11 @@ export {
   WAITS_SCHEMA_VERSION,
   waitsFile
 } from "./SqliteWaitStore.js"
+export {
+  layerUserConnectionStore,
+  makeUserConnectionStore,
+  type UserConnectionStoreOptions
+} from "./UserConnectionStore.js"
 export {
   databaseFileName,
   type OpenReport,
