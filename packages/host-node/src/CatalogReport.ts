@@ -42,6 +42,11 @@ export interface PluginRow {
   /** Why the plugin cannot be used (an MCP server unreachable with nothing cached), or null. */
   readonly unavailable: string | null
   /**
+   * The MCP revision an MCP plugin's tool list was negotiated on (docs/mounting.md#protocol-revisions),
+   * fresh or cached; null for other plugins and for a server never reached.
+   */
+  readonly protocolVersion: string | null
+  /**
    * The effective manifest (after the operator's overrides), its fields in the order of
    * docs/spec/manifest.md#fields.
    */
@@ -372,6 +377,7 @@ export const buildReport = (catalog: Catalog.Catalog, input: ReportInput): Inspe
         examples: e.manifest.examples?.length ?? 0,
         source: e.source?.kind ?? "typescript",
         unavailable: e.unavailable ?? null,
+        protocolVersion: e.source?.kind === "mcp" ? (e.source.protocolVersion ?? null) : null,
         manifest: effectiveManifest(e.manifest),
         overrides: (e.overrides ?? []).map((c) => ({
           field: c.field,

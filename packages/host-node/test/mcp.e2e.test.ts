@@ -120,7 +120,7 @@ describe("MCP servers as plugins, end to end", () => {
 
   it("lists the server, loads it, and runs its tool over MCP; the answer reaches the model", async () => {
     const entry = running.app.catalog.byName.get("everything")!
-    expect(entry.source).toEqual({ kind: "mcp", server: "everything" })
+    expect(entry.source).toEqual({ kind: "mcp", server: "everything", protocolVersion: "2025-11-25" })
     expect(entry.tools.map((t) => t.name)).toContain("echo")
     expect(running.app.catalog.byName.get("missing")?.unavailable).toMatch(
       /could not be started|ENOENT|spawn/

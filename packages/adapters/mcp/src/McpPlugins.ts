@@ -168,7 +168,13 @@ export const mcpSpecs = (
     const pool = options.pool
     const common = {
       name: server.name,
-      source: { kind: "mcp" as const, server: server.name },
+      source: {
+        kind: "mcp" as const,
+        server: server.name,
+        ...(description?.protocolVersion === undefined
+          ? {}
+          : { protocolVersion: description.protocolVersion })
+      },
       ...(server.manifest === undefined ? {} : { override: server.manifest }),
       ...(server.tools === undefined ? {} : { policy: server.tools })
     }

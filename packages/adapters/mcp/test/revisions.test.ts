@@ -324,6 +324,10 @@ describe("mountMcpServers", () => {
       expect(mounted.errors).toEqual([])
       expect(mounted.protocolVersions?.modern).toBe("2026-07-28")
       expect(mounted.protocolVersions?.everything).toMatch(/^2025-\d\d-\d\d$/)
+      // The catalog's entries carry it on their source, where the host's report reads it.
+      const sources = Object.fromEntries(mounted.specs.map((s) => [s.name, s.source]))
+      expect(sources.modern).toEqual({ kind: "mcp", server: "modern", protocolVersion: "2026-07-28" })
+      expect(sources.everything).toMatchObject({ protocolVersion: mounted.protocolVersions?.everything })
     } finally {
       await mounted.close()
     }

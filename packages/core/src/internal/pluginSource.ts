@@ -13,6 +13,12 @@ export type PluginSource =
   | {
       readonly kind: "mcp"
       readonly server: string
+      /**
+       * The MCP revision the server's description was negotiated on (`2026-07-28`, `2025-11-25`,
+       * ...), fresh at boot or from the cache; absent when the server was not reached and nothing
+       * was cached, or a cache written before revisions were kept.
+       */
+      readonly protocolVersion?: string | undefined
       readonly overrides?: ReadonlyArray<ManifestOverrides.ManifestChange> | undefined
     }
   | {

@@ -43,6 +43,7 @@ const PluginRow = Schema.Struct({
   examples: Count,
   source: Schema.Literal("typescript", "mcp", "skill"),
   unavailable: Schema.NullOr(Schema.String),
+  protocolVersion: Schema.NullOr(Schema.String),
   manifest: Schema.Struct({
     title: Schema.String,
     summary: Schema.String,

@@ -86,6 +86,8 @@ describe("inspect --mcp", () => {
     expect(server).toMatchObject({
       source: "mcp",
       unavailable: null,
+      // server-everything 2026.8.31 is on the SDK v1: it answers server/discover "method not found".
+      protocolVersion: "2025-11-25",
       category: "data",
       visibility: "on-demand"
     })
@@ -94,6 +96,7 @@ describe("inspect --mcp", () => {
     const gone = report.plugins.find((p) => p.name === "gone")!
     expect(gone.source).toBe("mcp")
     expect(gone.unavailable).toMatch(/gone/)
+    expect(gone.protocolVersion).toBeNull()
     expect(report.warnings.some((w) => w.startsWith("[boot-warning]") && w.includes("gone"))).toBe(true)
     expect(starts()).toBe(1)
   }, 60_000)
@@ -102,6 +105,8 @@ describe("inspect --mcp", () => {
     const cached = decodeReport((await inspect(WEATHER, "--mcp", config, "--json")).stdout)
     expect(starts()).toBe(1)
     expect(cached.plugins.find((p) => p.name === "everything")!.tools).toBeGreaterThan(5)
+    // The revision comes from the cache file too.
+    expect(cached.plugins.find((p) => p.name === "everything")!.protocolVersion).toBe("2025-11-25")
     await inspect(WEATHER, "--mcp", config, "--json", "--refresh")
     expect(starts()).toBe(2)
   }, 60_000)
