@@ -20,6 +20,27 @@ export interface NeedsConnect {
   readonly reason: string
   /** The link that starts the connection in the user's browser. */
   readonly url: string
+  /**
+   * The plugin is unavailable for want of a tool list that only a connected user's token can
+   * read (an `auth: "oauth"` MCP server nobody has connected yet, docs/oauth.md#the-tool-list):
+   * connecting is then what makes it available, so its `unavailable` gives way to this (listed
+   * needs-connect with the link, and `load_capability` answers the link). Without it, a plugin
+   * unavailable to everyone stays so, whatever the user connects.
+   */
+  readonly unlisted?: boolean | undefined
+}
+
+/**
+ * What the user is told about `entry`'s plugin: its pending connect, unless the plugin is
+ * unavailable for another reason than a list a connect reads (`NeedsConnect.unlisted`).
+ */
+export const connectFor = (
+  pending: Pending,
+  plugin: string,
+  unavailable: string | undefined
+): NeedsConnect | undefined => {
+  const needs = pending.get(plugin)
+  return needs !== undefined && (unavailable === undefined || needs.unlisted === true) ? needs : undefined
 }
 
 /** The plugins this user must connect an account for first, by plugin name. */

@@ -217,8 +217,11 @@ const listing = (
 ): CapabilityListing => {
   const m = entry.manifest
   const denied = view.open ? undefined : view.denied.get(entry.name)
-  // Unavailable to everyone or not granted says more than "connect": those come first.
-  const needsConnect = (entry.unavailable ?? denied) ? undefined : pending.get(entry.name)
+  // Not granted, or unavailable to everyone, says more than "connect": those come first, unless
+  // the plugin waits for a list only a connected user reads (`Connect.NeedsConnect.unlisted`).
+  const needsConnect =
+    denied === undefined ? Connect.connectFor(pending, entry.name, entry.unavailable) : undefined
+  const unavailable = needsConnect === undefined ? (entry.unavailable ?? denied) : undefined
   return {
     name: entry.name,
     title: m.title,
@@ -230,7 +233,7 @@ const listing = (
     stability: m.stability,
     warning: m.stability === "experimental" ? EXPERIMENTAL_WARNING : undefined,
     score: score === undefined ? undefined : Math.round(score * 1000) / 1000,
-    unavailable: entry.unavailable ?? denied,
+    unavailable,
     ...(needsConnect === undefined ? {} : { needsConnect })
   }
 }
@@ -454,7 +457,10 @@ export const loadCapability = (
           message: `Plugin '${name}' is internal to the runtime (silent) and cannot be loaded.`,
           suggestions: []
         })
-      } else if (entry.unavailable !== undefined) {
+      } else if (
+        entry.unavailable !== undefined &&
+        Connect.connectFor(pending, name, entry.unavailable) === undefined
+      ) {
         results.push({
           name,
           status: "error",

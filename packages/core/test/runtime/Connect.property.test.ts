@@ -4,11 +4,11 @@
  * never listed as loaded, its listing and its refusal carry the reason and the link, and every
  * other plugin is listed and loaded exactly as with nothing pending.
  */
-import { Connect, MetaTools } from "@plugboard/core"
+import { Catalog, Connect, MetaTools } from "@plugboard/core"
 import { Either } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { smallCatalog } from "./fixtures.js"
+import { smallCatalog, smallPlugins } from "./fixtures.js"
 
 const catalog = smallCatalog()
 const discoverable = ["lab", "maps", "memory", "notes", "weather"]
@@ -88,5 +88,37 @@ describe("Connect: needs-connect in list_capabilities and load_capability", () =
       connectUrl: "https://oracle.test/oauth/start?ticket=t",
       suggestions: []
     })
+  })
+
+  it("a plugin unavailable for want of its tool list is needs-connect when the pending connect says unlisted; unavailable otherwise", () => {
+    const why = "MCP server 'notes' signs each user in with OAuth: no list is cached yet."
+    const unlisted = Catalog.unsafeMake(
+      smallPlugins().map((p) => (p.name === "notes" ? { ...p, tools: [], unavailable: why } : p))
+    )
+    const needs = {
+      reason: "Not connected; its tools are listed once a user connects.",
+      url: "https://oracle.test/c"
+    }
+    for (const [pending, expected] of [
+      [new Map([["notes", { ...needs, unlisted: true }]]), "needs-connect"],
+      [new Map([["notes", needs]]), "unavailable"],
+      [Connect.NONE, "unavailable"]
+    ] as const) {
+      const listed = right(MetaTools.listCapabilities(unlisted, [], {}, undefined, undefined, pending))
+      const notes = listed.plugins.find((p) => p.name === "notes")!
+      const loaded = right(
+        MetaTools.loadCapability(unlisted, [], { names: ["notes"] }, [], undefined, pending)
+      )
+      expect(loaded.newlyLoaded).toEqual([])
+      expect(loaded.results[0]).toMatchObject({ status: "error", error: expected })
+      if (expected === "needs-connect") {
+        expect(notes.needsConnect).toEqual(pending.get("notes"))
+        expect(notes.unavailable).toBeUndefined()
+        expect(loaded.results[0]).toMatchObject({ connectUrl: needs.url })
+      } else {
+        expect(notes.needsConnect).toBeUndefined()
+        expect(notes.unavailable).toBe(why)
+      }
+    }
   })
 })
