@@ -29,9 +29,9 @@ import * as Postgres from "@plugboard/postgres"
 import * as Redis from "@plugboard/redis"
 import {
   connectionsFile,
-  layerConnectionStore,
   layerRunStore,
   layerSessionStore,
+  layerUserConnectionStore,
   layerUserDatabases,
   layerWaitStore,
   UserDatabases,
@@ -244,10 +244,11 @@ export const portLayers = ({ config, options, logger, identity, onWrite }: PortL
     pg === undefined
       ? layerWaitStore({ filename: join(dirname(config.runsDatabasePath), WAITS_FILE_NAME) })
       : Layer.provide(Postgres.layerWaitStore, pg),
-    // Users' sealed OAuth connections (docs/oauth.md#at-rest): `<data>/connections.sqlite`, or
-    // Postgres' `connections` table, where every host reads them.
+    // Users' sealed OAuth connections (docs/oauth.md#at-rest): in each user's own database, which
+    // Matrix sync carries to another host (an earlier host's `<data>/connections.sqlite` is moved
+    // there user by user), or Postgres' `connections` table, where every host reads them.
     pg === undefined
-      ? layerConnectionStore({ filename: connectionsFile(config.dataDir) })
+      ? layerUserConnectionStore({ legacyFilename: connectionsFile(config.dataDir) })
       : Layer.provide(Postgres.layerConnectionStore, pg),
     checkpointerLayer
   ).pipe(

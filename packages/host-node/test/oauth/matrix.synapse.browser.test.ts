@@ -1,0 +1,272 @@
+/**
+ * A user's OAuth connections travel with the user through Matrix sync (docs/oauth.md#at-rest,
+ * docs/oauth.md#in-the-host). Real components only: a Synapse homeserver
+ * (scripts/synapse/synapse.sh), oidc-provider as the authorization server, the official SDK's
+ * bearer-auth MCP server, the consent clicked in Chromium, and three `createOracleApp` hosts with
+ * data folders of their own, one oracle identity and one Matrix account.
+ *
+ * Shown: alice connects through host A; A's close uploads her database to Synapse; the snapshot
+ * downloaded back from Synapse (and decompressed) holds A's sealed record and no access or refresh
+ * token; host B, with the same `CONNECTIONS_KEY`, restores her and her turn calls the MCP server
+ * as alice without a new connect; host C, with another key, restores her too and finds her
+ * `needs-connect` (nothing sent to the server, no crash). No token the authorization server
+ * issued appears in any log line, raw SSE body, `/health/plugins`, console API or connections
+ * answer, nor in the snapshot.
+ */
+import { randomBytes, randomUUID } from "node:crypto"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { DatabaseSync } from "node:sqlite"
+import { gunzipSync } from "node:zlib"
+import type { RuntimeLogger } from "@plugboard/core"
+import { type MatrixAccount, matrixSnapshotStore, registerWithSharedSecret } from "@plugboard/matrix"
+import { ScriptedChatModel, type ScriptStep } from "@plugboard/models"
+import { databaseFileName, storageKey } from "@plugboard/sqlite"
+import { generateSigner, type Signer } from "@plugboard/ucan"
+import type { Browser } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { SKIP_REASON, synapseEnv } from "../../../adapters/matrix/test/helpers.js"
+import { createOracleApp, type OracleApp } from "../../src/index.js"
+import { chromiumMissing, launch } from "../console/browser.js"
+import { call, headersFor, newSession } from "../helpers.js"
+import { answerTo, toolText } from "../mcpHelpers.js"
+import { type AuthServer, startAuthServer } from "./fixtures/authServer.js"
+import { signIn } from "./fixtures/browserFlow.js"
+import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js"
+
+const env = synapseEnv()
+const missing = chromiumMissing()
+const skip = env === undefined || missing !== undefined
+const why = env === undefined ? SKIP_REASON : (missing ?? "")
+
+let auth: AuthServer
+let mcp: ProtectedMcpServer
+let browser: Browser
+let account: MatrixAccount
+let oracle: Signer
+let dir: string
+const apps: Array<OracleApp> = []
+const key = randomBytes(32).toString("base64")
+/** Every access and refresh token the authorization server issued during this test. */
+const issued = new Set<string>()
+/** Every text the hosts produced: log lines, raw SSE bodies, API answers, pages, the snapshot. */
+const outputs: Array<string> = []
+const logger: RuntimeLogger = {
+  debug: (message, fields) => outputs.push(JSON.stringify(["debug", message, fields])),
+  info: (message, fields) => outputs.push(JSON.stringify(["info", message, fields])),
+  warn: (message, fields) => outputs.push(JSON.stringify(["warn", message, fields])),
+  error: (message, fields) => outputs.push(JSON.stringify(["error", message, fields]))
+}
+
+/** Each turn: load notes, call whoami, answer with what it said (or what the load said). */
+const turnSteps: Array<ScriptStep> = [
+  { tool: "load_capability", args: { names: ["notes"] } },
+  (t) =>
+    toolText(answerTo(t, "load_capability")).includes("needs-connect")
+      ? `load said: ${toolText(answerTo(t, "load_capability"))}`
+      : { tool: "whoami", args: {} },
+  (t) => `whoami said: ${toolText(answerTo(t, "whoami"))}`
+]
+
+/** A host with a data folder of its own, the shared oracle, Matrix account and tool-list cache. */
+const host = async (name: string, connectionsKey: string) => {
+  const config = join(dir, "mcp.json")
+  writeFileSync(config, JSON.stringify({ mcpServers: { notes: { url: mcp.url, auth: "oauth" } } }))
+  const data = join(dir, name)
+  const app = await createOracleApp({
+    plugins: [],
+    identity: { signer: oracle },
+    logger,
+    model: ScriptedChatModel.script(turnSteps),
+    env: {
+      PLUGBOARD_DATA_DIR: data,
+      MCP_CACHE_DIR: join(dir, "mcp-cache"),
+      MCP_CONFIG: config,
+      CONNECTIONS_KEY: connectionsKey,
+      MATRIX_BASE_URL: account.baseUrl,
+      MATRIX_USER_ID: account.userId,
+      MATRIX_ACCESS_TOKEN: account.accessToken,
+      MATRIX_REQUEST_TIMEOUT_MS: "10000",
+      THROTTLE_LIMIT: "1000"
+    }
+  })
+  apps.push(app)
+  const url = (await app.listen(0, "127.0.0.1")).url
+  /** A call whose answer joins `outputs`. */
+  const api = async (path: string, init: Parameters<typeof call>[1] = {}) => {
+    const r = await call(`${url}${path}`, init)
+    outputs.push(typeof r.body === "string" ? r.body : JSON.stringify(r.body))
+    return r
+  }
+  /** One turn as the raw SSE body. */
+  const turn = async (headers: Record<string, string>, message: string): Promise<string> => {
+    const session = await newSession(url, headers)
+    const response = await fetch(`${url}/messages/${session}`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ message, stream: true })
+    })
+    const body = await response.text()
+    outputs.push(body)
+    return body
+  }
+  const close = async () => {
+    apps.splice(apps.indexOf(app), 1)
+    await app.close(5_000)
+  }
+  return { app, url, data, api, turn, close }
+}
+
+/** The connections table of the SQLite database at `file`. */
+const connectionsOf = (file: string): Array<{ server: string; sealed: string }> => {
+  const db = new DatabaseSync(file, { readOnly: true })
+  try {
+    return db.prepare("SELECT server, sealed FROM connections ORDER BY server").all() as unknown as Array<{
+      server: string
+      sealed: string
+    }>
+  } finally {
+    db.close()
+  }
+}
+
+/** A SQLite database given as bytes, written to a file of its own. */
+const asFile = (bytes: Uint8Array): string => {
+  const file = join(dir, `snapshot-${randomUUID()}.sqlite`)
+  writeFileSync(file, bytes)
+  return file
+}
+
+/**
+ * Every value of every row of every table of the database at `file`, as text (a blob as latin1):
+ * a grep of the raw pages alone could miss a text split across an overflow page.
+ */
+const everyValue = (file: string): string => {
+  const db = new DatabaseSync(file, { readOnly: true })
+  try {
+    const tables = db
+      .prepare("SELECT name FROM sqlite_schema WHERE type = 'table'")
+      .all() as unknown as Array<{
+      name: string
+    }>
+    const texts: Array<string> = []
+    for (const { name } of tables) {
+      for (const row of db.prepare(`SELECT * FROM "${name.replaceAll('"', '""')}"`).all()) {
+        for (const value of Object.values(row))
+          texts.push(value instanceof Uint8Array ? Buffer.from(value).toString("latin1") : String(value))
+      }
+    }
+    return texts.join("\n")
+  } finally {
+    db.close()
+  }
+}
+
+beforeAll(async () => {
+  if (skip) return
+  account = await registerWithSharedSecret({
+    baseUrl: env?.url ?? "",
+    sharedSecret: env?.secret ?? "",
+    username: `oracle-oauth-${randomUUID().slice(0, 8)}`,
+    password: randomUUID()
+  })
+  oracle = await generateSigner()
+  mcp = await startMcpServer()
+  auth = await startAuthServer(() => mcp.url)
+  await mcp.serve(auth.issuer)
+  auth.provider.on("grant.success", (ctx: { body?: { access_token?: string; refresh_token?: string } }) => {
+    for (const token of [ctx.body?.access_token, ctx.body?.refresh_token]) if (token) issued.add(token)
+  })
+  browser = await launch()
+  dir = mkdtempSync(join(tmpdir(), "plugboard-oauth-matrix-"))
+}, 120_000)
+
+afterAll(async () => {
+  if (skip) return
+  for (const app of apps.splice(0)) await app.close(2_000)
+  await browser?.close()
+  await mcp?.close()
+  await auth?.close()
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+})
+
+describe.skipIf(skip)(`OAuth connections through Matrix sync${skip ? ` — SKIPPED: ${why}` : ""}`, () => {
+  it("a connection made on host A travels sealed in the snapshot; B (same key) calls as the user, C (another key) asks to connect", async () => {
+    const alice = await generateSigner()
+    const room = matrixSnapshotStore(account, { requestTimeoutMs: 10_000 })
+    const roomKey = storageKey(alice.did())
+
+    // Host A: alice connects her account through A's routes and A's callback.
+    const a = await host("a", key)
+    const headersA = await headersFor(alice, a.app.oracleDid)
+    const started = await a.api("/connections/notes", { method: "POST", headers: headersA })
+    expect(started.status).toBe(200)
+    const page = await signIn(browser, started.body.url, `${a.url}/oauth/callback`, "alice")
+    outputs.push(page)
+    expect(page).toContain("Your account is connected to 'notes'.")
+    expect((await a.api("/connections", { headers: headersA })).body.connections).toMatchObject([
+      { server: "notes", connected: true }
+    ])
+    // Closing A flushes her database into the room.
+    await a.close()
+    // A's own file holds one sealed record (no token text, docs/oauth.md#at-rest).
+    const local = connectionsOf(join(a.data, "users", databaseFileName(alice.did())))
+    expect(local.map((r) => r.server)).toEqual(["notes"])
+    expect(local[0]?.sealed.startsWith("pbc1.")).toBe(true)
+    const pointer = await room.readPointer(await room.room(roomKey, { create: false }), roomKey)
+    const compressed = await room.download(pointer.mxc)
+    const snapshot = gunzipSync(compressed)
+    expect(snapshot.subarray(0, 15).toString("latin1")).toBe("SQLite format 3")
+    const file = asFile(snapshot)
+    const values = everyValue(file)
+    const raw = snapshot.toString("latin1")
+    outputs.push(raw, values, Buffer.from(compressed).toString("latin1"))
+    // The sealed record is in the snapshot, as A wrote it; no token is, in its pages or its rows.
+    expect(connectionsOf(file)).toEqual(local)
+    expect(values).toContain(local[0]!.sealed)
+    expect(issued.size).toBeGreaterThanOrEqual(2)
+    for (const token of issued) {
+      expect(raw.includes(token), "a token in the Matrix snapshot's pages").toBe(false)
+      expect(values.includes(token), "a token in the Matrix snapshot's rows").toBe(false)
+    }
+
+    // Host B: another data folder, the same key. Alice's first request restores her from the
+    // room, and her turn calls whoami with her token: no connect on B.
+    const b = await host("b", key)
+    const headersB = await headersFor(alice, b.app.oracleDid)
+    const listedB = await b.api("/connections", { headers: headersB })
+    expect(listedB.body.connections).toMatchObject([{ server: "notes", connected: true }])
+    const seenBefore = mcp.seen.length
+    const bodyB = await b.turn(headersB, "who am I?")
+    expect(bodyB).toContain('"output":"you are alice"')
+    expect(mcp.seen.slice(seenBefore)).toContain("alice")
+    expect(mcp.seen.at(-1)).toBe("alice")
+    expect(outputs.some((l) => l.includes("[matrix-sync] restored") && l.includes(alice.did()))).toBe(true)
+    expect((await b.api("/health/plugins", { headers: headersB })).status).toBe(200)
+    for (const path of ["/console/api/catalog", "/console/api/offer"]) {
+      expect((await b.api(path, { headers: headersB })).status).toBe(200)
+    }
+    await b.close()
+
+    // Host C: another data folder and another key. The restored record does not open there:
+    // alice is asked to connect, and nothing reaches the MCP server.
+    const c = await host("c", randomBytes(32).toString("base64"))
+    const headersC = await headersFor(alice, c.app.oracleDid)
+    const listedC = await c.api("/connections", { headers: headersC })
+    expect(listedC.status).toBe(200)
+    expect(listedC.body.connections).toMatchObject([{ server: "notes", connected: false }])
+    const seenAtC = mcp.seen.length
+    const bodyC = await c.turn(headersC, "who am I?")
+    expect(bodyC).toContain("needs-connect")
+    expect(bodyC).toContain("/oauth/start?ticket=")
+    expect(mcp.seen.length).toBe(seenAtC)
+    expect((await c.api("/health/plugins", { headers: headersC })).status).toBe(200)
+    await c.close()
+
+    // Every output of the three hosts, and the snapshot, without a token.
+    const all = outputs.join("\n")
+    expect(all).toContain("you are alice")
+    for (const token of issued) expect(all.includes(token), "a token in the hosts' outputs").toBe(false)
+  }, 240_000)
+})
