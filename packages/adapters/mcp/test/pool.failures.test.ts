@@ -132,7 +132,9 @@ describe("a call that hangs", () => {
     const error = await failure(pool.call(server, "hang", {}, { signal: AbortSignal.abort() }))
     expect(error.reason).toBe("aborted")
     expect(error.message).toContain("was aborted before it was sent")
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    // A call after it on the same connection: the server reads its stdin in order, so a `hang`
+    // sent before would be in its log by the time this answers.
+    await pidOf(pool, server)
     expect(readLog(log).some((e) => e.event === "hang")).toBe(false)
   })
 })
@@ -276,10 +278,10 @@ describe("connections", () => {
   })
 
   it("close() ends every child and cuts calls in flight; later calls are refused clearly", async () => {
-    const { pool, server } = setup()
+    const { pool, server, log } = setup()
     const pid = await pidOf(pool, server)
     const inFlight = failure(pool.call(server, "hang", {}))
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    await waitFor(() => readLog(log).some((e) => e.event === "hang"), 5_000, "the call to reach the server")
     await Promise.all([pool.close(), pool.close()])
     expect(alive(pid)).toBe(false)
     const cut = await inFlight
