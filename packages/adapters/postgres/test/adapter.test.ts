@@ -5,7 +5,7 @@
  * port's typed error and no password in it. Two pools on one schema stand for two hosts.
  */
 import { Clock, type CreditLedger, RunStore, SessionStore } from "@plugboard/core"
-import { Chunk, Duration, Effect, Exit, Fiber, Option, Stream } from "effect"
+import { Chunk, Effect, Exit, Fiber, Option, Queue, Stream } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import {
   makeCheckpointer,
@@ -93,10 +93,15 @@ describe.skipIf(POSTGRES_URL === undefined)(
           yield* a.create({ runId: "r", sessionId: "s", did: ALICE, requestId: "q" })
           yield* a.start(ALICE, "r")
           yield* a.append(ALICE, "r", { event: "message", data: { content: "Hel" } })
-          const follower = yield* Effect.fork(Stream.runCollect(b.follow(ALICE, "r", 0)))
-          yield* Effect.sleep(Duration.millis(200))
+          // Each write waits until B has seen the frame before it: B is waiting again, and only a
+          // notification can bring it the next one.
+          const seen = yield* Queue.unbounded<number>()
+          const follower = yield* Effect.fork(
+            Stream.runCollect(Stream.tap(b.follow(ALICE, "r", 0), (f) => Queue.offer(seen, f.id)))
+          )
+          expect(yield* Queue.take(seen)).toBe(1)
           yield* a.append(ALICE, "r", { event: "message", data: { content: "lo" } })
-          yield* Effect.sleep(Duration.millis(50))
+          expect(yield* Queue.take(seen)).toBe(2)
           yield* a.end(ALICE, "r", { status: "interrupted" })
           const frames = Chunk.toReadonlyArray(
             yield* Fiber.join(follower).pipe(

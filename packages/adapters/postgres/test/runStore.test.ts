@@ -8,7 +8,7 @@
 import { Clock, type RunStore } from "@plugboard/core"
 import { makeRunFanout } from "@plugboard/redis"
 import { RunStoreConformance } from "@plugboard/testing"
-import { Chunk, Effect, Fiber, Layer, type Scope, Stream } from "effect"
+import { Chunk, Effect, Fiber, Layer, Queue, type Scope, Stream } from "effect"
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import {
@@ -38,10 +38,15 @@ const followAcrossHosts = (fanouts?: () => Effect.Effect<RunStore.FrameFanout, n
       yield* a.create({ runId: "r", sessionId: "s", did: ALICE, requestId: "q" })
       yield* a.start(ALICE, "r")
       yield* a.append(ALICE, "r", { event: "message", data: { content: "one " } })
-      const follower = yield* Effect.fork(Stream.runCollect(b.follow(ALICE, "r", 0)))
-      yield* Effect.sleep("200 millis")
+      // Each append waits until the follower has seen the frame before it, so it is waiting
+      // again (its poll a minute away): only a wake-up can bring it the next one.
+      const seen = yield* Queue.unbounded<number>()
+      const follower = yield* Effect.fork(
+        Stream.runCollect(Stream.tap(b.follow(ALICE, "r", 0), (f) => Queue.offer(seen, f.id)))
+      )
+      expect(yield* Queue.take(seen)).toBe(1)
       yield* a.append(ALICE, "r", { event: "message", data: { content: "two " } })
-      yield* Effect.sleep("50 millis")
+      expect(yield* Queue.take(seen)).toBe(2)
       yield* a.append(ALICE, "r", { event: "message", data: { content: "three" } })
       yield* a.end(ALICE, "r", { status: "finished" })
       const frames = Chunk.toReadonlyArray(
@@ -92,12 +97,14 @@ describe.skipIf(POSTGRES_URL === undefined)(
             yield* store.end(ALICE, "r", { status: "finished" })
           })
         ).pipe(Effect.provide(Clock.layer), Effect.runPromise)
-        // Notifications are delivered at commit; give the listening connection a moment, and any
-        // extra notification the time to arrive too.
-        for (let waited = 0; heard.length < 2 && waited < 5_000; waited += 20)
-          await new Promise((r) => setTimeout(r, 20))
-        await new Promise((r) => setTimeout(r, 200))
-        expect(heard.map((payload) => payload.split(" ")[0])).toEqual(["3", "4"])
+        // Notifications reach a listener in commit order: one sent after the store's commits is a
+        // fence, and every notification of theirs (an extra one too) has arrived before it.
+        const fenced = new Promise<void>((resolve) =>
+          listener.on("notification", (n) => n.payload === "fence" && resolve())
+        )
+        await listener.query("SELECT pg_notify($1, 'fence')", [channelOf(schema)])
+        await fenced
+        expect(heard.map((payload) => payload.split(" ")[0])).toEqual(["3", "4", "fence"])
       } finally {
         await listener.end()
       }

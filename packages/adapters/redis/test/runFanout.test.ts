@@ -4,7 +4,7 @@
  * store both hosts read (core's memory RunStore standing in for a shared one).
  */
 import { Clock, RunStore } from "@plugboard/core"
-import { Chunk, Effect, Fiber, Stream } from "effect"
+import { Chunk, Effect, Fiber, Queue, Stream } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeRunFanout } from "../src/index.js"
 import { connection, deleteKeys, freshPrefix, REDIS_URL, SKIP_REASON } from "./helpers.js"
@@ -39,12 +39,19 @@ describe.skipIf(REDIS_URL === undefined)(
                 lastFrameId: frames.at(-1)?.id ?? after
               }))
             // No pollMs: without the fan-out this follower would wait forever.
+            // Each append waits until the follower has seen the frame before it: it is waiting
+            // again, and only host A's announcement can bring it the next one.
+            const seen = yield* Queue.unbounded<number>()
             const follower = yield* Effect.fork(
-              Stream.runCollect(RunStore.followLog(0, { read, subscribe: hostB.subscribe(ALICE, "r") }))
+              Stream.runCollect(
+                Stream.tap(RunStore.followLog(0, { read, subscribe: hostB.subscribe(ALICE, "r") }), (f) =>
+                  Queue.offer(seen, f.id)
+                )
+              )
             )
-            yield* Effect.sleep("100 millis")
+            expect(yield* Queue.take(seen)).toBe(1)
             yield* appendOnA("two ")
-            yield* Effect.sleep("20 millis")
+            expect(yield* Queue.take(seen)).toBe(2)
             yield* appendOnA("three")
             const done = yield* store.end(ALICE, "r", { status: "finished" })
             yield* hostA.publish(ALICE, "r", done.id)
