@@ -1,5 +1,5 @@
 import { RunStoreConformance } from "@plugboard/testing"
-import { Chunk, Effect, Option, Stream } from "effect"
+import { Chunk, Effect, Fiber, Option, Stream } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import * as Clock from "../src/Clock.js"
@@ -30,7 +30,12 @@ describe("RunStore helpers", () => {
     const woke = await Effect.runPromise(
       Effect.scoped(
         Effect.flatMap(notifier.subscribe("did:key:a", "r"), (sub) =>
-          Effect.race(Effect.as(sub.awaitBeyond(0), "woken"), Effect.as(Effect.sleep(20), "slept"))
+          Effect.gen(function* () {
+            // A wake-up kept for it would let the wait end at once: give it every chance to.
+            const waiting = yield* Effect.fork(sub.awaitBeyond(0))
+            for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+            return Option.isNone(yield* Fiber.poll(waiting)) ? "slept" : "woken"
+          })
         )
       )
     )

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { Clock, RunStore } from "@plugboard/core"
 import { RunStoreConformance } from "@plugboard/testing"
 import BetterSqlite3 from "better-sqlite3"
-import { Chunk, Effect, Exit, Fiber, Layer, Option, Stream } from "effect"
+import { Chunk, Effect, Exit, Fiber, Layer, Option, Queue, Stream } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { layerRunStore, makeRunStore, RUNS_APPLICATION_ID, runsFile } from "../src/index.js"
 import { tempDir } from "./helpers.js"
@@ -217,11 +217,16 @@ describe("SqliteRunStore", () => {
           // A poll far longer than the test: only the notifier can wake the follower in time.
           const s = yield* makeRunStore({ filename, pollMs: 600_000 })
           yield* s.create({ runId: "r", sessionId: "s", did: ALICE, requestId: "q" })
-          const follower = yield* Effect.fork(Stream.runCollect(s.follow(ALICE, "r", 0)))
-          yield* Effect.sleep(20)
           yield* s.append(ALICE, "r", message("a"))
-          yield* Effect.sleep(20)
+          // Each later write waits until the follower has seen the frame before it: it is waiting
+          // again, and only the commit's notification can bring it the next one.
+          const seen = yield* Queue.unbounded<number>()
+          const follower = yield* Effect.fork(
+            Stream.runCollect(Stream.tap(s.follow(ALICE, "r", 0), (f) => Queue.offer(seen, f.id)))
+          )
+          expect(yield* Queue.take(seen)).toBe(1)
           yield* s.append(ALICE, "r", message("b"))
+          expect(yield* Queue.take(seen)).toBe(2)
           yield* s.end(ALICE, "r", { status: "finished" })
           const frames = yield* Fiber.join(follower).pipe(Effect.timeout("5 seconds"))
           return [Chunk.toReadonlyArray(frames), yield* s.frames(ALICE, "r", 0)] as const

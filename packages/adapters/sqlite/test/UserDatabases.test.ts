@@ -125,14 +125,19 @@ describe("UserDatabaseRegistry connection cache", () => {
     const held = new Promise<void>((resolve) => {
       release = resolve
     })
+    let opened!: () => void
+    const inUse = new Promise<void>((resolve) => {
+      opened = resolve
+    })
     const turn = r.withTurn("busy-user", async () => {
       const first = await r.use("busy-user", "read", (db) => db)
+      opened()
       await held
       // The very same connection, although three other users came and went meanwhile.
       const second = await r.use("busy-user", "read", (db) => db)
       return first === second && !second.isClosed
     })
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    await inUse
     for (const did of ["x", "y", "z"]) await r.use(did, "read", () => 1)
     // Each idle user's connection was closed right after use; busy-user's one stayed open.
     expect(r.openCount).toBe(1)
