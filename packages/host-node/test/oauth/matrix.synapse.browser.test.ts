@@ -2,15 +2,16 @@
  * A user's OAuth connections travel with the user through Matrix sync (docs/oauth.md#at-rest,
  * docs/oauth.md#in-the-host). Real components only: a Synapse homeserver
  * (scripts/synapse/synapse.sh), oidc-provider as the authorization server, the official SDK's
- * bearer-auth MCP server, the consent clicked in Chromium, and three `createOracleApp` hosts with
+ * bearer-auth MCP server, the consent clicked in Chromium, and four `createOracleApp` hosts with
  * data folders of their own, one oracle identity and one Matrix account.
  *
  * Shown: alice connects through host A; A's close uploads her database to Synapse; the snapshot
  * downloaded back from Synapse (and decompressed) holds A's sealed record and no access or refresh
  * token; host B, with the same `CONNECTIONS_KEY`, restores her and her turn calls the MCP server
  * as alice without a new connect; host C, with another key, restores her too and finds her
- * `needs-connect` (nothing sent to the server, no crash). No token the authorization server
- * issued appears in any log line, raw SSE body, `/health/plugins`, console API or connections
+ * `needs-connect` (nothing sent to the server, no crash); host D, with the same key, disconnects
+ * her, and the next snapshot holds neither the record nor a piece of its sealed text. No token the
+ * authorization server issued appears in any log line, raw SSE body, `/health/plugins`, console API or connections
  * answer, nor in the snapshot.
  */
 import { randomBytes, randomUUID } from "node:crypto"
@@ -192,10 +193,18 @@ afterAll(async () => {
 })
 
 describe.skipIf(skip)(`OAuth connections through Matrix sync${skip ? ` — SKIPPED: ${why}` : ""}`, () => {
-  it("a connection made on host A travels sealed in the snapshot; B (same key) calls as the user, C (another key) asks to connect", async () => {
+  it("a connection made on host A travels sealed in the snapshot; B (same key) calls as the user, C (another key) asks to connect, D's disconnect leaves none in the room", async () => {
     const alice = await generateSigner()
     const room = matrixSnapshotStore(account, { requestTimeoutMs: 10_000 })
     const roomKey = storageKey(alice.did())
+    /** The snapshot the room's pointer names now, downloaded from Synapse and decompressed. */
+    const latestSnapshot = async () => {
+      const pointer = await room.readPointer(await room.room(roomKey, { create: false }), roomKey)
+      const compressed = await room.download(pointer.mxc)
+      const snapshot = gunzipSync(compressed)
+      expect(snapshot.subarray(0, 15).toString("latin1")).toBe("SQLite format 3")
+      return { file: asFile(snapshot), raw: snapshot.toString("latin1"), compressed }
+    }
 
     // Host A: alice connects her account through A's routes and A's callback.
     const a = await host("a", key)
@@ -214,13 +223,8 @@ describe.skipIf(skip)(`OAuth connections through Matrix sync${skip ? ` — SKIPP
     const local = connectionsOf(join(a.data, "users", databaseFileName(alice.did())))
     expect(local.map((r) => r.server)).toEqual(["notes"])
     expect(local[0]?.sealed.startsWith("pbc1.")).toBe(true)
-    const pointer = await room.readPointer(await room.room(roomKey, { create: false }), roomKey)
-    const compressed = await room.download(pointer.mxc)
-    const snapshot = gunzipSync(compressed)
-    expect(snapshot.subarray(0, 15).toString("latin1")).toBe("SQLite format 3")
-    const file = asFile(snapshot)
+    const { file, raw, compressed } = await latestSnapshot()
     const values = everyValue(file)
-    const raw = snapshot.toString("latin1")
     outputs.push(raw, values, Buffer.from(compressed).toString("latin1"))
     // The sealed record is in the snapshot, as A wrote it; no token is, in its pages or its rows.
     expect(connectionsOf(file)).toEqual(local)
@@ -264,7 +268,28 @@ describe.skipIf(skip)(`OAuth connections through Matrix sync${skip ? ` — SKIPP
     expect((await c.api("/health/plugins", { headers: headersC })).status).toBe(200)
     await c.close()
 
-    // Every output of the three hosts, and the snapshot, without a token.
+    // Host D, the same key: alice disconnects. The next snapshot holds no record, and no piece of
+    // the sealed text the room held before (the database zeroes what it deletes).
+    const before = await latestSnapshot()
+    const [held] = connectionsOf(before.file)
+    expect(held?.server).toBe("notes")
+    const pieces = (text: string) =>
+      Array.from({ length: Math.floor(text.length / 32) }, (_, i) => text.slice(i * 32, i * 32 + 32))
+    // Most pieces are found in the pages while the record is there (a record longer than a page
+    // is split, so a piece across a page boundary is not).
+    const found = pieces(held!.sealed).filter((piece) => before.raw.includes(piece)).length
+    expect(found).toBeGreaterThan(pieces(held!.sealed).length / 2)
+    const d = await host("d", key)
+    const headersD = await headersFor(alice, d.app.oracleDid)
+    const removed = await d.api("/connections/notes", { method: "DELETE", headers: headersD })
+    expect(removed.body).toMatchObject({ server: "notes", removed: true })
+    await d.close()
+    const after = await latestSnapshot()
+    outputs.push(after.raw)
+    expect(connectionsOf(after.file)).toEqual([])
+    expect(pieces(held!.sealed).filter((piece) => after.raw.includes(piece))).toEqual([])
+
+    // Every output of the four hosts, and the snapshots, without a token.
     const all = outputs.join("\n")
     expect(all).toContain("you are alice")
     for (const token of issued) expect(all.includes(token), "a token in the hosts' outputs").toBe(false)
