@@ -39,6 +39,7 @@ import {
 } from "@plugboard/core"
 import type { CodeModeOption } from "@plugboard/langgraph"
 import { MatrixSyncEngine, matrixSnapshotStore, type SnapshotStore } from "@plugboard/matrix"
+import type { McpDescription, McpServerConfig } from "@plugboard/mcp"
 import { makeChatModel, withCallBounds } from "@plugboard/models"
 import { UserDatabases } from "@plugboard/sqlite"
 import { loadOrCreateSigner, type Signer } from "@plugboard/ucan"
@@ -54,6 +55,7 @@ import {
   oauthPlugins
 } from "./Connections.js"
 import { CREDITS_LEDGER_KEY, CREDITS_PLUGIN_NAME } from "./credits/CreditsPlugin.js"
+import * as LiveCatalog from "./LiveCatalog.js"
 import { consoleLogger, makeConsoleLogger } from "./Logger.js"
 import { appendsInCallOrder } from "./OrderedRuns.js"
 import type { StageTimings } from "./Pipeline.js"
@@ -158,6 +160,10 @@ export interface OracleAppOptions {
 export interface OracleApp {
   readonly oracleDid: string
   readonly config: ServerConfig.ServerConfig
+  /**
+   * The catalog turns start with now: the one boot built, until an OAuth server's first connect
+   * lists its tools and a rebuilt catalog replaces it (docs/oauth.md#the-tool-list).
+   */
   readonly catalog: Catalog.Catalog
   /** Whether the credit check runs (the `credits` plugin is loaded and credits are not disabled). */
   readonly creditsEnabled: boolean
@@ -306,6 +312,8 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     ])
   }
   const { checkpointer: portCheckpointer, connectionStore, ...opened } = portsExit.value
+  // The catalog turns start with (LiveCatalog.ts), made once the ranking is chosen, below.
+  let catalogs: LiveCatalog.LiveCatalog | undefined
   // Built on first use: without PUBLIC_URL the redirect is on the listen address, known at `listen`.
   hostConnections =
     config.connectionsCipher === undefined
@@ -319,7 +327,9 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
           pool: sources.pool,
           cacheDir: config.mcpCacheDir,
           logger,
-          ...oauthPlugins(catalog, sources.servers)
+          ...oauthPlugins(catalog, sources.servers),
+          offer: async (server, description) =>
+            catalogs === undefined ? false : offerListed(server, description)
         })
 
   // Runs on a store other hosts share (`DATABASE_URL`, or the host's `runs`) and a lock they
@@ -384,6 +394,46 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     })
   }
   const ranking = fused?.ranking ?? Ranking.lexical(catalog)
+  catalogs = LiveCatalog.make({ catalog, ranking })
+  // An OAuth server's tool list read at its first connect (FirstListing.ts): the catalog is built
+  // again as boot built it (CatalogRelist.ts), with its ranking, and replaces the current one for
+  // the turns that start after; a turn in flight keeps its own.
+  const offerListed = async (server: McpServerConfig, description: McpDescription): Promise<boolean> => {
+    const cell = catalogs!
+    const relist = booted.right.relist
+    if (relist === undefined) return false
+    const before = cell.current()
+    const rebuilt = relist(before.catalog, server, description)
+    const next = Either.isRight(rebuilt) ? rebuilt.right : rebuilt.left.catalog
+    let nextRanking: Ranking.Ranking | undefined = Ranking.lexical(next)
+    if (fused !== undefined) {
+      const ranked = await fused.forCatalog(next)
+      if (Either.isLeft(ranked))
+        logger.warn(
+          "the catalog rebuilt with an OAuth server's tools is ranked as before: its embedder failed",
+          {
+            server: server.name,
+            error: ranked.left.message
+          }
+        )
+      nextRanking = Either.isRight(ranked) ? ranked.right : before.ranking
+    }
+    cell.replace({ catalog: next, ranking: nextRanking })
+    const entry = next.byName.get(server.name)
+    if (Either.isLeft(rebuilt) || entry?.unavailable !== undefined) {
+      logger.warn(Either.isLeft(rebuilt) ? rebuilt.left.reason : (entry?.unavailable ?? ""), {
+        server: server.name,
+        plugin: server.name
+      })
+      return false
+    }
+    logger.info("an OAuth server's plugin is offered: its tool list was read when a user connected", {
+      server: server.name,
+      plugin: server.name,
+      tools: entry?.tools.length ?? 0
+    })
+    return true
+  }
 
   let codeMode: CodeModeOption | undefined
   if (config.codeMode === "on") {
@@ -414,7 +464,13 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
       : Checkpointer.withOverride(portCheckpointer, options.hooks.checkpointerForUser)
   const saverFor = checkpointer.forUser
   // A run cut by a crash (or a dead host) gets its question back in its thread (ThreadRepair.ts).
-  const repairDeps = (): ThreadRepairDeps => ({ runs: ports.runs, saverFor, catalog, model, logger })
+  const repairDeps = (): ThreadRepairDeps => ({
+    runs: ports.runs,
+    saverFor,
+    catalog: catalogs?.current().catalog ?? catalog,
+    model,
+    logger
+  })
   if (!manyHosts) {
     const interrupted = await runtime.runPromise(Effect.either(ports.runs.interruptUnfinished()))
     if (Either.isRight(interrupted) && interrupted.right.length > 0) {
@@ -478,6 +534,7 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
     runtime,
     config,
     catalog,
+    catalogs,
     routes,
     shared,
     logger,
@@ -535,10 +592,13 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
   const ledgerCall = <A>(effect: Effect.Effect<A, CreditLedger.CreditLedgerError>) =>
     Effect.runPromise(Effect.mapError(effect, (e) => new Error(e.message)))
 
+  const current = catalogs
   return {
     oracleDid,
     config,
-    catalog,
+    get catalog() {
+      return current.current().catalog
+    },
     creditsEnabled,
     credits: {
       balance: (did) => ledgerCall(ports.ledger.balance(did)),

@@ -6,6 +6,7 @@
  */
 import { Catalog, CodeMode, type Plugin, type RuntimeLogger, type TokenCounter } from "@plugboard/core"
 import { Either } from "effect"
+import { type Relist, relister } from "./CatalogRelist.js"
 import { bootWarnings } from "./CatalogWarnings.js"
 import { type ManifestOverridesInput, readManifestOverrides } from "./ManifestOverridesFile.js"
 import { loadSources, type Sources, type SourcesOptions } from "./Sources.js"
@@ -33,6 +34,11 @@ export interface BootedCatalog {
    * `/health/plugins` and the console print about it. The sources' own are in `sources.warnings`.
    */
   readonly warnings: ReadonlyArray<string>
+  /**
+   * Builds a catalog again as boot did, with an MCP server's tool list read after boot (an
+   * OAuth server's first connect, `CatalogRelist.ts`); absent when no MCP server is mounted.
+   */
+  readonly relist?: Relist | undefined
 }
 
 /** Why boot stopped: the `[boot-error]` lines, in the order serve prints them, and the warnings. */
@@ -73,7 +79,19 @@ export const bootCatalog = async (
   // The same list inspect prints (CatalogWarnings.ts), oversized operating guides included.
   const catalogWarnings = await bootWarnings(built.right, options.counter)
   for (const warning of catalogWarnings) options.logger?.warn(warning)
-  return Either.right({ catalog: built.right, sources, warnings: catalogWarnings })
+  const relist = relister({
+    plugins,
+    sources,
+    manifestOverrides: overrides.overrides,
+    loadBudgetTokens: options.loadBudgetTokens,
+    tokenCounter: options.tokenCounter
+  })
+  return Either.right({
+    catalog: built.right,
+    sources,
+    warnings: catalogWarnings,
+    ...(relist === undefined ? {} : { relist })
+  })
 }
 
 /**

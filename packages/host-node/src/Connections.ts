@@ -25,13 +25,12 @@ import {
   type Catalog,
   type Connect,
   type ConnectionStore,
-  describe,
   type RuntimeLogger,
   TokenVault
 } from "@plugboard/core"
 import {
   ClientMetadata,
-  cacheToolList,
+  type McpDescription,
   type McpPool,
   type McpServerConfig,
   OAuthConnections,
@@ -39,6 +38,7 @@ import {
   oauthServers
 } from "@plugboard/mcp"
 import { Effect, Either } from "effect"
+import { type Listed, makeFirstListing } from "./FirstListing.js"
 import { HttpFailure, json, searchParams } from "./Http.js"
 import { RequestUser } from "./Routes.js"
 
@@ -70,6 +70,11 @@ export interface HostConnectionsInput {
   readonly plugins: ReadonlyMap<string, string>
   /** The OAuth servers whose plugin is unavailable since boot: no tool list was cached. */
   readonly unlisted: ReadonlySet<string>
+  /**
+   * Puts a server's plugin in the catalog once its list was read at a first connect
+   * (`FirstListing.ts`); without it, the list is cached for the next boot only.
+   */
+  readonly offer?: ((server: McpServerConfig, description: McpDescription) => Promise<boolean>) | undefined
   readonly now?: (() => number) | undefined
 }
 
@@ -84,9 +89,9 @@ export interface HostConnections {
   readonly plugins: ReadonlyMap<string, string>
   /**
    * After `user` connected `server`: when its plugin is unavailable since boot (no list cached),
-   * caches its tool list as that user, for the next boot; true when it did. Never rejects.
+   * reads its tool list as that user, caches it and offers the plugin (`FirstListing.ts`). Never rejects.
    */
-  readonly cacheList: (server: McpServerConfig, user: string) => Promise<boolean>
+  readonly cacheList: (server: McpServerConfig, user: string) => Promise<Listed>
   /**
    * The host's Client ID Metadata Document, or undefined where its public URL is not https (then
    * every authorization server is asked to register a client instead).
@@ -152,6 +157,7 @@ export const makeHostConnections = (input: HostConnectionsInput): HostConnection
     `connect your account to '${server}' (POST /connections/${server}, or the console's Connect button) and try again`
   let built: OAuthConnections.Connections | undefined
   const now = input.now ?? Date.now
+  const listing = makeFirstListing(input)
   const clientMetadataUrl = () => ClientMetadata.urlFor(input.publicUrl())
   const get = () => {
     built ??= OAuthConnections.make({
@@ -197,38 +203,19 @@ export const makeHostConnections = (input: HostConnectionsInput): HostConnection
       const pending = new Map<string, Connect.NeedsConnect>()
       for (const [server, plugin] of input.plugins) {
         if (connected.has(server)) continue
+        // A plugin unavailable for want of its list is listed needs-connect too: a connect reads it.
+        const unlisted = listing.waits(server)
         pending.set(plugin, {
-          reason: `MCP server '${server}' signs each user in with OAuth, and this user has not connected an account to it.`,
-          url: startLink(user, server)
+          reason: `MCP server '${server}' signs each user in with OAuth, and this user has not connected an account to it.${unlisted ? " Its tools are listed once a user connects." : ""}`,
+          url: startLink(user, server),
+          ...(unlisted ? { unlisted: true } : {})
         })
       }
       return pending
     },
     servers: new Map(input.servers.map((s) => [s.name, s])),
     connectHint,
-    cacheList: async (server, user) => {
-      if (input.pool === undefined || built === undefined || !input.unlisted.has(server.name)) return false
-      return cacheToolList(server, user, {
-        connections: built,
-        pool: input.pool,
-        cacheDir: input.cacheDir
-      }).then(
-        () => {
-          input.logger.warn(
-            "the tool list of an OAuth server was cached with a connected user's token: its plugin is offered from the host's next start",
-            { server: server.name }
-          )
-          return true
-        },
-        (error: unknown) => {
-          input.logger.warn("the tool list of an OAuth server could not be cached", {
-            server: server.name,
-            error: describe(error)
-          })
-          return false
-        }
-      )
-    },
+    cacheList: async (server, user) => (built === undefined ? undefined : listing.list(server, user, built)),
     get
   }
 }
@@ -261,6 +248,14 @@ const STATUS: Record<OAuthError["reason"], number> = {
 
 const oauthFailure = (error: OAuthError) =>
   new HttpFailure({ status: STATUS[error.reason], message: error.message, error: `oauth-${error.reason}` })
+
+/** What the callback's page says of a first listing (`FirstListing.ts`). */
+const LISTED_TEXT: Record<NonNullable<Listed> | "none", string> = {
+  offered: " Its tools are offered from now on.",
+  refused: " Its tools could not be offered: the host's log and /health/plugins say why.",
+  cached: " Its tools are offered once the host restarts.",
+  none: ""
+}
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
@@ -345,13 +340,14 @@ export const connectionRoutes = (
     // The connected user's listing is what discovery reads from the next mount on
     // (docs/oauth.md#the-tool-list); a failure leaves the connection made.
     const config = host.servers.get(server)
-    const cached = config === undefined ? false : yield* Effect.promise(() => host.cacheList(config, user))
+    const listed =
+      config === undefined ? undefined : yield* Effect.promise(() => host.cacheList(config, user))
     const plugin = host.plugins.get(server)
     const resumed = plugin === undefined || connected === undefined ? 0 : yield* connected(user, plugin)
     return page(
       200,
       "Connected",
-      `Your account is connected to '${server}'.${cached ? " Its tools are offered once the host restarts." : ""}${resumed > 0 ? " The conversation that waited for it goes on." : ""} You can close this page.`
+      `Your account is connected to '${server}'.${LISTED_TEXT[listed ?? "none"]}${resumed > 0 ? " The conversation that waited for it goes on." : ""} You can close this page.`
     )
   })
 

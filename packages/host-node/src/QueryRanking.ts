@@ -19,6 +19,13 @@ export interface LoadedRanking {
   /** The embedder's name (`EmbedderService.name`) and how many plugins it embedded. */
   readonly embedder: string
   readonly plugins: number
+  /**
+   * The same embedder's fused ranking of another catalog (one rebuilt after boot, `CatalogRelist.ts`):
+   * its discoverable plugins embedded again. Fails with the embedder's error.
+   */
+  readonly forCatalog: (
+    catalog: Catalog.Catalog
+  ) => Promise<Either.Either<Ranking.Ranking, Embedder.EmbedderError>>
   readonly close: () => Promise<void>
 }
 
@@ -66,6 +73,10 @@ export const loadQueryRanking = async (
     ranking,
     embedder: embedder.name,
     plugins: catalog.entries.filter((e) => e.discoverable).length,
+    forCatalog: (other) =>
+      Effect.runPromise(
+        Effect.either(Ranking.fusedForCatalog(other).pipe(Effect.provideService(Embedder.Embedder, embedder)))
+      ),
     close
   })
 }

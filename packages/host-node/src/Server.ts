@@ -36,6 +36,7 @@ import { connectionRoutes, type HostConnections } from "./Connections.js"
 import * as ConsoleData from "./console/ConsoleData.js"
 import * as ConsoleRoutes from "./console/ConsoleRoutes.js"
 import { errorBody, failureResponse, HttpFailure, json, MAX_PATH_PARAM_LENGTH } from "./Http.js"
+import type { LiveCatalog } from "./LiveCatalog.js"
 import { shortDid } from "./Logger.js"
 import { messageRoutes } from "./Messages.js"
 import { makeListener } from "./NodeListener.js"
@@ -56,7 +57,14 @@ export interface ServerParts {
    */
   readonly runtime: ManagedRuntime.ManagedRuntime<never, unknown>
   readonly config: ServerConfig
+  /** The catalog boot built. */
   readonly catalog: Catalog.Catalog
+  /**
+   * The catalog as it is now (`LiveCatalog.ts`: replaced after an OAuth server's first connect
+   * lists its tools): each turn, `/health`, `/health/plugins` and the console read it; `catalog`
+   * and `ranking` when absent.
+   */
+  readonly catalogs?: LiveCatalog | undefined
   readonly routes: ReadonlyArray<OwnedRoute>
   readonly shared: Readonly<Record<string, unknown>>
   readonly logger: RuntimeLogger
@@ -143,6 +151,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     Scope.extend(
       TurnService.make({
         catalog: parts.catalog,
+        current: parts.catalogs?.current,
         model: parts.model,
         shared: parts.shared,
         logger,
@@ -225,6 +234,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
   const notFound = (method: string, path: string) =>
     new HttpFailure({ status: 404, message: `Cannot ${method} ${path.slice(0, 200)}`, error: "Not Found" })
 
+  const catalogNow = () => parts.catalogs?.current().catalog ?? parts.catalog
   const info = modelInfo(parts.model, parts.modelProvider)
   const health = Effect.sync(() =>
     json({
@@ -232,7 +242,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
       oracleDid: parts.oracleDid,
       name: parts.oracleName,
       model: info,
-      plugins: parts.catalog.entries.length,
+      plugins: catalogNow().entries.length,
       credits: parts.creditsEnabled,
       uptimeSeconds: Math.round((Date.now() - started) / 1000),
       // How turns ended since boot, cut ones by reason (a bound that fires shows here).
@@ -249,15 +259,17 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     })
   )
   const models = Effect.sync(() => json({ default: info.id, models: [info] }))
-  // The boot report, built on the first request (it counts tokens) and kept: the catalog is fixed.
-  let bootReport: Promise<BootReport.Report> | undefined
+  // The boot report, built on the first request (it counts tokens) and kept for its catalog.
+  const bootReports = new WeakMap<Catalog.Catalog, Promise<BootReport.Report>>()
   const bootReportFor = (grants: Access.Grants | undefined) =>
-    Effect.promise(() => {
-      bootReport ??= BootReport.make(parts.catalog)
-      return bootReport
-    }).pipe(
-      Effect.map((report) => json(BootReport.forView(report, BootReport.viewFor(parts.catalog, grants))))
-    )
+    Effect.suspend(() => {
+      const catalog = catalogNow()
+      return Effect.promise(() => {
+        const made = bootReports.get(catalog) ?? BootReport.make(catalog)
+        bootReports.set(catalog, made)
+        return made
+      }).pipe(Effect.map((report) => json(BootReport.forView(report, BootReport.viewFor(catalog, grants)))))
+    })
   // Public: shaped for a caller who was granted nothing; behind auth: for the user's grants.
   const healthPlugins = bootReportFor(undefined)
   const healthPluginsPrivate = Effect.flatMap(RequestUser, (user) => bootReportFor(user.capabilities))
@@ -265,13 +277,24 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
   // The dev console: on when CONSOLE says so, else when the server listens on loopback (decided
   // at `listen`, which may be given another host than HOST).
   let consoleOn = ConsoleRoutes.enabled(config.console, config.host)
-  const consoleData = ConsoleData.make({
-    catalog: parts.catalog,
-    oracleName: parts.oracleName,
-    basePrompt: parts.basePrompt
-  })
+  // The console's data of the current catalog, made once per catalog.
+  const consoles = new WeakMap<Catalog.Catalog, ConsoleData.ConsoleData>()
+  const consoleNow = () => {
+    const catalog = catalogNow()
+    const made =
+      consoles.get(catalog) ??
+      ConsoleData.make({ catalog, oracleName: parts.oracleName, basePrompt: parts.basePrompt })
+    consoles.set(catalog, made)
+    return made
+  }
+  const consoleData: ConsoleData.ConsoleData = {
+    catalog: (view) => consoleNow().catalog(view),
+    budget: (view) => consoleNow().budget(view),
+    search: (query, view) => consoleNow().search(query, view),
+    offer: (loaded, view) => consoleNow().offer(loaded, view)
+  }
   // Each answer shaped for the requesting user's grants (docs/plugins.md#requiring-capabilities).
-  const userView = Effect.map(RequestUser, (user) => Access.view(parts.catalog, user.capabilities))
+  const userView = Effect.map(RequestUser, (user) => Access.view(catalogNow(), user.capabilities))
   const consoleApi = ConsoleRoutes.consoleHandlers(consoleData, parts.oracleName, userView)
   const consoleThread = Effect.flatMap(Effect.zip(sessions.thread, userView), ([{ loadedPlugins }, view]) =>
     Effect.map(
@@ -279,7 +302,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
         try: () =>
           consoleData.offer(
             loadedPlugins.filter((n) => {
-              const entry = parts.catalog.byName.get(n)
+              const entry = catalogNow().byName.get(n)
               return entry?.discoverable === true && Access.allowsPlugin(view, entry)
             }),
             view
@@ -383,7 +406,7 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
             : guarded(
                 Effect.flatMap(RequestUser, (user) => {
                   // A plugin the user may not use (docs/plugins.md#requiring-capabilities) answers 403.
-                  const denied = Access.view(parts.catalog, user.capabilities).denied.get(r.owner)
+                  const denied = Access.view(catalogNow(), user.capabilities).denied.get(r.owner)
                   return denied === undefined
                     ? pluginHandler(r, pluginOptions(Option.some(user.did)))
                     : Effect.fail(

@@ -8,10 +8,12 @@
 import { resolve } from "node:path"
 import { CatalogSource, type Plugin, type RuntimeLogger } from "@plugboard/core"
 import {
+  type McpDescription,
   type McpPool,
   type McpServerConfig,
   type McpServersInput,
   type MountedMcpServers,
+  mcpSpecs,
   mintInvocations,
   mountMcpServers,
   type OAuthConnections
@@ -72,6 +74,17 @@ export interface Sources {
   readonly toolsSettled?: (() => Promise<void> | undefined) | undefined
   /** The MCP servers' pool (an OAuth server's tool list is cached through it); absent without MCP. */
   readonly pool?: McpPool | undefined
+  /**
+   * The derived plugins again, by the same rules and in the same order, with MCP server
+   * `server`'s plugin made from `next`: its tool list read after boot (an OAuth server's first
+   * connect, docs/oauth.md#the-tool-list), or a new reason it is unavailable. Absent without MCP.
+   */
+  readonly rederive?:
+    | ((
+        server: McpServerConfig,
+        next: { readonly description: McpDescription } | { readonly unavailable: string }
+      ) => CatalogSource.DerivedPlugins)
+    | undefined
   /** Closes every MCP connection (kills stdio servers). Idempotent. */
   readonly close: () => Promise<void>
 }
@@ -147,10 +160,8 @@ export const loadSources = async (
 
   const taken: string[] = []
   for (const p of others) for (const t of p.tools ?? []) if (typeof t?.name === "string") taken.push(t.name)
-  const derived = CatalogSource.toPlugins(specs, {
-    takenToolNames: taken,
-    checkSchema: makeJsonSchemaCheck().check
-  })
+  const toPluginsOptions = { takenToolNames: taken, checkSchema: makeJsonSchemaCheck().check }
+  const derived = CatalogSource.toPlugins(specs, toPluginsOptions)
   errors.push(...derived.errors)
   warnings.push(...derived.warnings)
 
@@ -162,7 +173,25 @@ export const loadSources = async (
     warnings: warnings.map((w) => `[boot-warning] ${w}`),
     servers,
     runnableSkills,
-    ...(pool === undefined ? {} : { pool, toolsSettled: () => pool.toolsSettled(LIST_CHANGED_WAIT_MS) }),
+    ...(pool === undefined
+      ? {}
+      : {
+          pool,
+          toolsSettled: () => pool.toolsSettled(LIST_CHANGED_WAIT_MS),
+          rederive: (server, next) => {
+            const at = specs.findIndex((s) => s.source.kind === "mcp" && s.source.server === server.name)
+            if (at < 0) throw new RangeError(`MCP server '${server.name}' is not a source of this catalog.`)
+            const spec =
+              "description" in next
+                ? mcpSpecs([{ server, description: next.description, fromCache: true, warnings: [] }], {
+                    pool,
+                    logger: options.logger,
+                    oauth: options.oauth
+                  })[0]!
+                : { ...specs[at]!, unavailable: next.unavailable }
+            return CatalogSource.toPlugins(specs.with(at, spec), toPluginsOptions)
+          }
+        }),
     ...(forwarding.length === 0
       ? {}
       : {

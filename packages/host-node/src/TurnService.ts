@@ -211,19 +211,25 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
             message: `Session '${sessionId}' not found`
           })
         }
+        // The turn's catalog, kept to its end: a rebuild replaces it for later turns only.
+        const turnCatalog = options.current?.()
+        const deps: AgentDeps =
+          turnCatalog === undefined
+            ? options
+            : { ...options, catalog: turnCatalog.catalog, ranking: turnCatalog.ranking }
         const opened = yield* Effect.gen(function* () {
           // 2. The request's scope, built once: the client's tool names are checked against it.
           const settling = options.toolsSettled?.()
           if (settling !== undefined) yield* Effect.promise(() => settling)
           const scope = yield* Effect.promise(() =>
             makeRequestScope({
-              catalog: options.catalog,
+              catalog: deps.catalog,
               request: { userDid: did, sessionId, shared: options.shared },
               logger
             })
           )
           const checked = ClientTools.validate(
-            options.catalog,
+            deps.catalog,
             { tools: request.tools, agActions: request.agActions },
             { checkSchema: jsonSchemaCheck.check, requestTools: scope.tools }
           )
@@ -359,7 +365,7 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
                 }
               : yield* Effect.promise(() =>
                   runAgent(
-                    options,
+                    deps,
                     {
                       saver: opened.saver,
                       scope: opened.scope,

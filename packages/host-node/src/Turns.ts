@@ -44,10 +44,17 @@ import {
   WaitNeeded
 } from "@plugboard/langgraph"
 import { ModelCallTimeout } from "@plugboard/models"
+import type { CatalogNow } from "./LiveCatalog.js"
 
 /** What every turn's agent shares (built once at boot). */
 export interface AgentDeps {
+  /** The catalog boot built; a turn runs on `current()`'s when given (`LiveCatalog.ts`). */
   readonly catalog: Catalog.Catalog
+  /**
+   * The catalog and ranking a turn takes when it starts, and keeps to its end (a rebuild after
+   * an OAuth server's first connect replaces them for later turns); `catalog`/`ranking` when absent.
+   */
+  readonly current?: (() => CatalogNow) | undefined
   readonly model: BaseChatModel
   readonly logger: RuntimeLogger
   readonly basePrompt?: string | undefined

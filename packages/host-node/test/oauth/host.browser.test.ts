@@ -181,11 +181,12 @@ describe.skipIf(missing !== undefined)(
       const before = await api("/connections", { headers: alice.headers })
       expect(before.status).toBe(200)
       expect(before.body).toEqual({ connections: [{ server: "notes", plugin: "notes", connected: false }] })
+      // The first connect reads the tool list and offers the plugin (docs/oauth.md#the-tool-list).
       expect(await connect(alice.headers, "alice")).toBe(
-        "Your account is connected to 'notes'. Its tools are offered once the host restarts. You can close this page."
+        "Your account is connected to 'notes'. Its tools are offered from now on. You can close this page."
       )
       expect(await connect(bob.headers, "bob")).toBe(
-        "Your account is connected to 'notes'. Its tools are offered once the host restarts. You can close this page."
+        "Your account is connected to 'notes'. You can close this page."
       )
       const listed = await api("/connections", { headers: alice.headers })
       expect(listed.body.connections).toMatchObject([{ server: "notes", connected: true }])
@@ -216,7 +217,7 @@ describe.skipIf(missing !== undefined)(
       await app!.close(2_000)
       app = undefined
       await boot()
-      // The callback cached the tool list as the first connected user: the plugin is available.
+      // The first callback cached the tool list: the plugin is available from boot on.
       expect(app!.catalog.byName.get("notes")?.unavailable).toBeUndefined()
       mcp.seen.length = 0
       const aliceHeaders = await headersFor(alice.signer, app!.oracleDid)
