@@ -117,6 +117,14 @@ export interface Gateway {
   }) => Promise<GatewayConnection>
   /** A Streamable HTTP handler at `/mcp`, for `http.createServer` (see `GatewayHttpOptions`). */
   readonly http: (options?: HttpOptions) => GatewayHttp
+  /**
+   * Serves `catalog` from the next request on, in every session (the host built it again: an
+   * OAuth server's tool list read at its first connect, docs/oauth.md#the-tool-list), and tells
+   * every client listening that its tool list changed (`notifications/tools/list_changed`). A
+   * request under way keeps the catalog it started with. The host builds it by core's rules, so
+   * the prefix a thread was offered does not change.
+   */
+  readonly replaceCatalog: (catalog: Catalog.Catalog) => void
   /** Closes every session and HTTP handler; idempotent. The host closes the catalog's pool. */
   readonly close: () => Promise<void>
 }
@@ -255,6 +263,11 @@ export const makeGateway = (options: GatewayOptions): Gateway => {
 
   return {
     connect,
+    replaceCatalog: (catalog) => {
+      runtime.catalog = catalog
+      runtime.view = Access.view(catalog, grants)
+      for (const set of listeners.values()) for (const listener of set) listener.notifyListChanged()
+    },
     stdio: (stdioOptions = {}) => {
       // The SDK's transport closes at the end of its input, dropping requests in flight; fed
       // through a stream that stays open, it leaves the end to the host (see `Gateway.stdio`).

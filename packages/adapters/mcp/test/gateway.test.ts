@@ -159,6 +159,29 @@ describe("a session's list", () => {
   })
 })
 
+describe("a replaced catalog (Gateway.replaceCatalog)", () => {
+  it("serves the new catalog from the next request, tells the session its list changed, and keeps the thread's loads", async () => {
+    const notes = plugin("notes", ["whoami"])
+    const before = Catalog.unsafeMake([weather, { ...notes, tools: [], unavailable: "No list yet." }])
+    const gateway = gatewayOf({ catalog: before, did: "did:key:test" })
+    const { client, listChanged } = await memoryClient(gateway)
+    const load = (names: Array<string>) =>
+      client.callTool({ name: "load_capability", arguments: { names } }).then((r) => JSON.parse(firstText(r)))
+    expect((await load(["weather", "notes"])).results[1]).toMatchObject({
+      name: "notes",
+      error: "unavailable"
+    })
+    const prefix = toolNames(await client.listTools())
+    const changed = listChanged.next()
+    gateway.replaceCatalog(Catalog.unsafeMake([weather, notes]))
+    await changed
+    expect(toolNames(await client.listTools())).toEqual(prefix)
+    expect((await load(["notes"])).newlyLoaded).toEqual(["notes"])
+    expect(toolNames(await client.listTools())).toEqual([...prefix, "whoami"])
+    expect(firstText(await client.callTool({ name: "whoami", arguments: {} }))).toBe("whoami done")
+  })
+})
+
 describe("the gate", () => {
   const catalog = Catalog.unsafeMake([weather])
 

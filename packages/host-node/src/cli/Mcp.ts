@@ -225,6 +225,8 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
   })
   if (Either.isLeft(booted)) throw new OracleBootError(booted.left.errors)
   const { catalog, sources } = booted.right
+  // The catalog served now: boot's, until a first connect's tool list rebuilds it.
+  let current = catalog
   const scope = Effect.runSync(Scope.make())
   let gateway: Gateway | undefined
   try {
@@ -252,7 +254,26 @@ export const mcp = async (argv: ReadonlyArray<string>, io: CliIO, streams?: McpS
             },
       callbackPort: options.callbackPort,
       open: options.open,
-      err: io.err
+      err: io.err,
+      // A first connect's tool list (docs/oauth.md#the-tool-list): the catalog built again as boot
+      // built it, served from the next request on; every client is told its list changed.
+      offer: async (server, description) => {
+        const relist = booted.right.relist
+        if (relist === undefined || gateway === undefined) return false
+        const rebuilt = relist(current, server, description)
+        current = Either.isRight(rebuilt) ? rebuilt.right : rebuilt.left.catalog
+        gateway.replaceCatalog(current)
+        const unavailable = Either.isLeft(rebuilt)
+          ? rebuilt.left.reason
+          : current.byName.get(server.name)?.unavailable
+        if (unavailable !== undefined) logger.warn(unavailable, { server: server.name, plugin: server.name })
+        else
+          logger.info("an OAuth server's plugin is offered: its tool list was read when you connected", {
+            server: server.name,
+            plugin: server.name
+          })
+        return unavailable === undefined
+      }
     })
     const invocationsFor = sources.invocationsFor
     let minted: { readonly at: number; readonly value: Promise<Record<string, string>> } | undefined

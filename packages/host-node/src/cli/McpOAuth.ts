@@ -12,7 +12,13 @@
 import { spawn } from "node:child_process"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { Catalog, Connect, RuntimeLogger } from "@plugboard/core"
-import { ConnectionsCipher, type McpPool, type McpServerConfig, type OAuthConnections } from "@plugboard/mcp"
+import {
+  ConnectionsCipher,
+  type McpDescription,
+  type McpPool,
+  type McpServerConfig,
+  type OAuthConnections
+} from "@plugboard/mcp"
 import { connectionsFile, makeConnectionStore } from "@plugboard/sqlite"
 import { Cause, Effect, Either, Exit, Scope } from "effect"
 import { OracleBootError } from "../App.js"
@@ -25,6 +31,7 @@ import {
   START_PATH
 } from "../Connections.js"
 import { envValue } from "../EnvValue.js"
+import type { Listed } from "../FirstListing.js"
 
 /** What `gatewayOAuth` needs from `plugboard mcp`. */
 export interface GatewayOAuthInput {
@@ -45,6 +52,12 @@ export interface GatewayOAuthInput {
   /** Whether to open each link in the browser (`--open`). */
   readonly open: boolean
   readonly err: (text: string) => void
+  /**
+   * Serves the catalog built again with a server's tool list read at its first connect
+   * (docs/oauth.md#the-tool-list): true when its plugin joined it. Without it, the list is
+   * cached for the gateway's next start only.
+   */
+  readonly offer?: ((server: McpServerConfig, description: McpDescription) => Promise<boolean>) | undefined
 }
 
 /** The gateway's OAuth: the pending plugins, the calls' tokens, and the two browser routes. */
@@ -58,6 +71,14 @@ export interface GatewayOAuth {
 
 /** `<PUBLIC_URL>`-less redirect for a local user: where a stdio gateway's listener is. */
 const LOOPBACK = "127.0.0.1"
+
+/** What the callback's page says of a first listing (`FirstListing.ts`). */
+const LISTED_TEXT: Record<NonNullable<Listed> | "none", string> = {
+  offered: " Its tools are offered from now on (your MCP client is told its tool list changed).",
+  refused: " Its tools could not be offered: the gateway's log (stderr) says why.",
+  cached: " Its tools are offered once the gateway restarts (your MCP client starts it again).",
+  none: ""
+}
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
@@ -122,7 +143,8 @@ export const gatewayOAuth = async (input: GatewayOAuthInput): Promise<GatewayOAu
     pool: input.pool,
     cacheDir: input.cacheDir,
     logger: input.logger,
-    ...listed
+    ...listed,
+    offer: input.offer
   })!
 
   const handle = (request: IncomingMessage, response: ServerResponse): boolean => {
@@ -153,13 +175,13 @@ export const gatewayOAuth = async (input: GatewayOAuthInput): Promise<GatewayOAu
         return page(response, 400, "Not connected", done.left.message)
       }
       const config = host.servers.get(done.right.server)
-      const cached = config === undefined ? false : await host.cacheList(config, done.right.user)
+      const listing = config === undefined ? undefined : await host.cacheList(config, done.right.user)
       input.err(`plugboard mcp: your account is connected to '${done.right.server}'.\n`)
       return page(
         response,
         200,
         "Connected",
-        `Your account is connected to '${done.right.server}'.${cached ? " Its tools are offered once the gateway restarts (your MCP client starts it again)." : ""} You can close this page.`
+        `Your account is connected to '${done.right.server}'.${LISTED_TEXT[listing ?? "none"]} You can close this page.`
       )
     })().catch((error: unknown) => {
       if (!response.headersSent) page(response, 500, "Not connected", String(error))
@@ -214,8 +236,8 @@ export const gatewayOAuth = async (input: GatewayOAuthInput): Promise<GatewayOAu
     return found
   }
 
-  // A server with no tool list cached yet is `unavailable` (core's rule puts that before
-  // needs-connect), so no meta-tool gives its link: it is printed (and opened) at start.
+  // A server with no tool list cached yet waits for its first connect: its link is printed (and
+  // opened) at start, as the meta-tools give it (needs-connect, `Connect.NeedsConnect.unlisted`).
   if (listed.unlisted.size > 0) await pending()
 
   return {

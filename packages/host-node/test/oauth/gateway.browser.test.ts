@@ -6,8 +6,9 @@
  *
  * Shown: without CONNECTIONS_KEY the gateway refuses to boot, naming the server; the plugin is
  * needs-connect in list_capabilities and load_capability, with a link on the gateway's loopback
- * callback listener; consent there connects the local user; the gateway the client starts next
- * loads the plugin and its tool call reaches the MCP server as that user.
+ * callback listener, before any tool list is cached too; consent there connects the local user,
+ * and the first consent reads the tool list: the session is told its list changed and its call
+ * reaches the MCP server as that user; the gateway the client starts next reads the cached list.
  */
 import { randomBytes } from "node:crypto"
 import {
@@ -25,6 +26,7 @@ import { join } from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { chromiumMissing, launch } from "../console/browser.js"
@@ -121,16 +123,39 @@ describe.skipIf(missing !== undefined)(
       expect(bad.stderr).not.toContain("not a key")
     }, 120_000)
 
-    it("first start: the link is printed to stderr (no tool list yet); consent in the browser; the next start's tool call reaches the server as the local user", async () => {
+    it("first start (no tool list yet): list_capabilities gives the link, also printed to stderr; after the consent the same session is told its list changed and calls as the local user; the next start reads the cached list", async () => {
       const first = await start()
-      // Unavailable until a connected user's listing is cached: no meta-tool can give the link.
-      const listed = text(await first.client.callTool({ name: "list_capabilities", arguments: {} }))
-      expect(listed).toContain("no list is cached yet")
+      let changed: () => void = () => {}
+      const listChanged = new Promise<void>((resolve) => {
+        changed = resolve
+      })
+      first.client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed())
+      // Unavailable until a connected user lists its tools, and a connect is what does it: the
+      // meta-tools give the link (needs-connect), not "unavailable".
+      const listed = JSON.parse(
+        text(await first.client.callTool({ name: "list_capabilities", arguments: {} }))
+      )
+      expect(listed.plugins[0]).toMatchObject({
+        name: "notes",
+        loaded: false,
+        needsConnect: { reason: expect.stringContaining("Its tools are listed once a user connects.") }
+      })
+      expect(listed.plugins[0].unavailable).toBeUndefined()
       const link = await first.link("notes")
       expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/oauth\/start\?ticket=/)
+      expect(new URL(listed.plugins[0].needsConnect.url).origin).toBe(new URL(link).origin)
       expect(await signIn(browser, link, `${new URL(link).origin}/oauth/callback`, "alice")).toBe(
-        "Your account is connected to 'notes'. Its tools are offered once the gateway restarts (your MCP client starts it again). You can close this page."
+        "Your account is connected to 'notes'. Its tools are offered from now on (your MCP client is told its tool list changed). You can close this page."
       )
+      await listChanged
+      mcp.seen.length = 0
+      const now = JSON.parse(
+        text(await first.client.callTool({ name: "load_capability", arguments: { names: ["notes"] } }))
+      )
+      expect(now.results[0]).toMatchObject({ name: "notes", status: "loaded" })
+      expect((await first.client.listTools()).tools.map((t) => t.name)).toContain("whoami")
+      expect(text(await first.client.callTool({ name: "whoami", arguments: {} }))).toBe("you are alice")
+      expect(mcp.seen).toEqual(["alice"])
       await first.client.close()
 
       mcp.seen.length = 0

@@ -59,9 +59,13 @@ export type Era = "legacy" | "modern"
 export const GATEWAY_CACHE_HINT = { ttlMs: 0, cacheScope: "private" } as const
 /** What every session of a gateway shares. */
 export interface GatewayRuntime {
-  readonly catalog: Catalog.Catalog
+  /**
+   * The catalog each request starts with; the host may replace it (`Gateway.replaceCatalog`), with
+   * `view`, between requests: a request keeps the pair it started with.
+   */
+  catalog: Catalog.Catalog
   /** The gateway user's view of the catalog (`Access.view` of their grants). */
-  readonly view: Access.View
+  view: Access.View
   readonly did: string
   readonly capabilities: ReadonlyArray<Access.Capability>
   readonly shared: Readonly<Record<string, unknown>>
@@ -88,12 +92,13 @@ interface Derived {
   readonly offers: WeakMap<LoadedPlugins.LoadedPlugins, ReadonlyArray<Offer.OfferedTool>>
   readonly instructions: WeakMap<LoadedPlugins.LoadedPlugins, string>
 }
-const derived = new WeakMap<GatewayRuntime, Derived>()
-const derivedOf = (runtime: GatewayRuntime): Derived => {
-  let d = derived.get(runtime)
+const derived = new WeakMap<Catalog.Catalog, Derived>()
+// Keyed by the catalog (one runtime's, whose view is fixed per catalog): a replaced catalog starts afresh.
+const derivedOf = (catalog: Catalog.Catalog): Derived => {
+  let d = derived.get(catalog)
   if (d === undefined) {
     d = { offers: new WeakMap(), instructions: new WeakMap() }
-    derived.set(runtime, d)
+    derived.set(catalog, d)
   }
   return d
 }
@@ -177,7 +182,7 @@ export class GatewaySession {
     onLoaded: (session: GatewaySession) => void = () => {}
   ): Promise<GatewaySession> {
     const loaded = await thread.read()
-    const cache = derivedOf(runtime).instructions
+    const cache = derivedOf(runtime.catalog).instructions
     let instructions = cache.get(loaded)
     if (instructions === undefined) {
       instructions = SystemPrompt.compose({
@@ -215,12 +220,19 @@ export class GatewaySession {
     }
   }
 
-  /** The list for `loaded`, computed once per loaded set (threads keep an unchanged set's array). */
-  private offer(loaded: LoadedPlugins.LoadedPlugins): ReadonlyArray<Offer.OfferedTool> {
-    const cache = derivedOf(this.runtime).offers
+  /**
+   * The list for `loaded` in `catalog` (the runtime's now, unless a request took its own),
+   * computed once per loaded set (threads keep an unchanged set's array).
+   */
+  private offer(
+    loaded: LoadedPlugins.LoadedPlugins,
+    catalog: Catalog.Catalog = this.runtime.catalog,
+    view: Access.View = this.runtime.view
+  ): ReadonlyArray<Offer.OfferedTool> {
+    const cache = derivedOf(catalog).offers
     let offer = cache.get(loaded)
     if (offer === undefined) {
-      offer = CallTool.offer(this.runtime.catalog, loaded, this.runtime.view)
+      offer = CallTool.offer(catalog, loaded, view)
       cache.set(loaded, offer)
     }
     return offer
@@ -247,7 +259,7 @@ export class GatewaySession {
         : undefined
     const step: ToolCall.Step = {
       catalog,
-      offered: this.offer(loaded),
+      offered: this.offer(loaded, catalog, view),
       loaded,
       view,
       ...(pending === undefined ? {} : { pending })
