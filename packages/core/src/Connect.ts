@@ -31,8 +31,9 @@ export interface NeedsConnect {
 }
 
 /**
- * What the user is told about `entry`'s plugin: its pending connect, unless the plugin is
- * unavailable for another reason than a list a connect reads (`NeedsConnect.unlisted`).
+ * What the user is told about `plugin` (unavailable for `unavailable`, if set): its pending
+ * connect, unless it is unavailable for another reason than a list a connect reads
+ * (`NeedsConnect.unlisted`).
  */
 export const connectFor = (
   pending: Pending,
