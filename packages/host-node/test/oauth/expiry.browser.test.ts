@@ -110,9 +110,9 @@ describe.skipIf(missing !== undefined)("expiry and refusal through the whole ser
     const alice = await user(app!.oracleDid)
     const started = await call(`${url}/connections/notes`, { method: "POST", headers: alice.headers })
     expect(await signIn(browser, started.body.url, `${url}/oauth/callback`, "alice")).toBe(
-      "Your account is connected to 'notes'. Its tools are offered once the host restarts. You can close this page."
+      "Your account is connected to 'notes'. Its tools are offered from now on. You can close this page."
     )
-    // The callback cached the tool list; the next boot offers notes.
+    // The callback cached the tool list (and offered notes at once); the next boot reads it.
     await app!.close(2_000)
     await boot()
     const headers = await headersFor(alice.signer, app!.oracleDid)

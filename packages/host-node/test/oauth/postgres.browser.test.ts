@@ -82,7 +82,7 @@ describe.skipIf(skip)("OAuth connections on Postgres", () => {
     const started = await call(`${a.url}/connections/notes`, { method: "POST", headers: alice.headers })
     expect(started.status).toBe(200)
     expect(await signIn(browser, started.body.url, `${a.url}/oauth/callback`, "alice")).toBe(
-      "Your account is connected to 'notes'. Its tools are offered once the host restarts. You can close this page."
+      "Your account is connected to 'notes'. Its tools are offered from now on. You can close this page."
     )
     // B boots after A's callback cached the tool list, and reads alice's connection from Postgres.
     const b = await host("b")
