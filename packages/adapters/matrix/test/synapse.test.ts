@@ -215,7 +215,14 @@ describe.skipIf(env === undefined)(`Matrix sync against Synapse${env ? "" : ` â€
         // Turns keep working while the homeserver is down, and their syncs fail quietly.
         const during = await a.turn("turn during the outage")
         expect(during.messages).toHaveLength(6)
-        await new Promise((r) => setTimeout(r, 800))
+        // The failed sync is retried in the background: its line says so.
+        for (
+          let waited = 0;
+          !a.logger.lines.some((l) => l.includes("retrying in")) && waited < 10_000;
+          waited += 50
+        ) {
+          await new Promise((r) => setTimeout(r, 50))
+        }
         expect(a.logger.lines.some((l) => l.includes("retrying in"))).toBe(true)
 
         // Host C has no local database and cannot restore: it must not upload its empty state.
