@@ -14,10 +14,11 @@
  */
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
-import type { Plugin, RuntimeLogger } from "@plugboard/core"
+import { type Catalog, Offer, type Plugin, type RuntimeLogger } from "@plugboard/core"
 import { ScriptedChatModel, type ScriptedReply, type ScriptedTurn } from "@plugboard/models"
 import { Schema } from "effect"
 import type { Browser } from "playwright-core"
@@ -108,11 +109,41 @@ const model = () =>
     }
   })
 
-const boot = async (plugins: ReadonlyArray<Plugin>) => {
+/** The names core's offer gives a thread that loaded `loaded` (every user's view). */
+const offerOf = (catalog: Catalog.Catalog, loaded: ReadonlyArray<string>) =>
+  Offer.offer(catalog, loaded).map((t) => t.name)
+
+/**
+ * A stdio MCP server of no OAuth whose one tool is `whoami` too, on the official SDK (in `dir`):
+ * listed at boot, so its plugin is available before `notes` has any tool.
+ */
+const otherWhoami = (dir: string): { command: string; args: Array<string> } => {
+  const require = createRequire(import.meta.url)
+  const script = join(dir, "other.cjs")
+  writeFileSync(
+    script,
+    [
+      `const { McpServer } = require(${JSON.stringify(require.resolve("@modelcontextprotocol/sdk/server/mcp.js"))})`,
+      `const { StdioServerTransport } = require(${JSON.stringify(require.resolve("@modelcontextprotocol/sdk/server/stdio.js"))})`,
+      'const server = new McpServer({ name: "other", version: "1.0.0" })',
+      'server.registerTool("whoami", { description: "Another server\'s whoami" }, async () => ({ content: [{ type: "text", text: "other" }] }))',
+      "server.connect(new StdioServerTransport())"
+    ].join("\n")
+  )
+  return { command: process.execPath, args: [script] }
+}
+
+const boot = async (
+  plugins: ReadonlyArray<Plugin>,
+  others: (dir: string) => Record<string, unknown> = () => ({})
+) => {
   const dir = mkdtempSync(join(tmpdir(), "plugboard-oauth-first-"))
   dirs.push(dir)
   const file = join(dir, "mcp.json")
-  writeFileSync(file, JSON.stringify({ mcpServers: { notes: { url: mcp.url, auth: "oauth" } } }))
+  writeFileSync(
+    file,
+    JSON.stringify({ mcpServers: { notes: { url: mcp.url, auth: "oauth" }, ...others(dir) } })
+  )
   const app = await createOracleApp({
     plugins,
     logger,
@@ -207,6 +238,11 @@ describe.skipIf(missing !== undefined)(
       expect(app.catalog.byName.get("notes")?.unavailable).toBeUndefined()
       expect(app.catalog.byName.get("notes")?.tools.map((t) => t.name)).toEqual(["whoami"])
       expect(app.catalog.byName.get("gate")?.tools.map((t) => t.name)).toEqual(["hold"])
+      // The offer's prefix is unchanged: what a thread was offered is offered again, and a load of
+      // the new plugin appends its tools.
+      for (const loaded of [[], ["gate"]])
+        expect(offerOf(app.catalog, loaded)).toEqual(offerOf(booted, loaded))
+      expect(offerOf(app.catalog, ["notes"])).toEqual([...offerOf(booted, []), "whoami"])
       expect(logs).toContainEqual({
         level: "info",
         message: "an OAuth server's plugin is offered: its tool list was read when a user connected",
@@ -289,6 +325,28 @@ describe.skipIf(missing !== undefined)(
         expect(load).toMatchObject({ status: "error", error: "unavailable" })
         expect(load.message).toContain(reason)
       }
+    }, 180_000)
+
+    it("a server sharing a tool name with an available server's plugin stays unavailable: taking it would rename that plugin's tool", async () => {
+      const { app, url } = await boot([], (dir) => ({ other: otherWhoami(dir) }))
+      const booted = app.catalog
+      expect(booted.byName.get("other")?.tools.map((t) => t.name)).toEqual(["whoami"])
+      const frank = await user(app.oracleDid)
+      const started = await call(`${url}/connections/notes`, { method: "POST", headers: frank.headers })
+      expect(await signIn(browser, started.body.url, `${url}/oauth/callback`, "frank")).toContain(
+        "Its tools could not be offered"
+      )
+      const reason = app.catalog.byName.get("notes")?.unavailable
+      expect(reason).toBe(
+        "MCP server 'notes' listed its tools when a user connected, and they cannot join the catalog: they share tool names with 'other', whose tools would be renamed under the threads that loaded them; the host offers it from its next start (docs/oauth.md#the-tool-list)."
+      )
+      expect(app.catalog.byName.get("other")?.tools.map((t) => t.name)).toEqual(["whoami"])
+      expect(offerOf(app.catalog, ["other"])).toEqual(offerOf(booted, ["other"]))
+      expect(logs).toContainEqual({
+        level: "warn",
+        message: reason,
+        fields: { server: "notes", plugin: "notes" }
+      })
     }, 180_000)
   }
 )
