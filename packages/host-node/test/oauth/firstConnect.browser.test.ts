@@ -135,7 +135,8 @@ const otherWhoami = (dir: string): { command: string; args: Array<string> } => {
 
 const boot = async (
   plugins: ReadonlyArray<Plugin>,
-  others: (dir: string) => Record<string, unknown> = () => ({})
+  others: (dir: string) => Record<string, unknown> = () => ({}),
+  env: Record<string, string> = {}
 ) => {
   const dir = mkdtempSync(join(tmpdir(), "plugboard-oauth-first-"))
   dirs.push(dir)
@@ -148,7 +149,7 @@ const boot = async (
     plugins,
     logger,
     model: model(),
-    env: { PLUGBOARD_DATA_DIR: dir, THROTTLE_LIMIT: "1000", MCP_CONFIG: file, CONNECTIONS_KEY: key }
+    env: { PLUGBOARD_DATA_DIR: dir, THROTTLE_LIMIT: "1000", MCP_CONFIG: file, CONNECTIONS_KEY: key, ...env }
   })
   apps.push(app)
   return { app, url: (await app.listen(0, "127.0.0.1")).url }
@@ -273,6 +274,12 @@ describe.skipIf(missing !== undefined)(
       const health = await call(`${url}/health/plugins`, { headers: alice.headers })
       const reported = health.body.plugins.find((p: { name: string }) => p.name === "notes")
       expect(reported.unavailable).toBeNull()
+      // So does the console (on: the host listens on loopback).
+      const consoled = await call(`${url}/console/api/catalog`, { headers: alice.headers })
+      expect(consoled.body.plugins.find((p: { name: string }) => p.name === "notes")).toMatchObject({
+        unavailable: null,
+        tools: [expect.objectContaining({ name: "whoami" })]
+      })
     }, 180_000)
 
     it("a server whose tools collide with a plugin's stays unavailable with the reason (log, /health/plugins, the model); nothing else changes", async () => {
@@ -347,6 +354,37 @@ describe.skipIf(missing !== undefined)(
         message: reason,
         fields: { server: "notes", plugin: "notes" }
       })
+    }, 180_000)
+
+    it("CONNECT_WAITS=on: the first user's turn waits for the connect; the consent lists the tools, and the resumed run loads the plugin and calls as them", async () => {
+      const { app, url } = await boot([], () => ({}), { CONNECT_WAITS: "on" })
+      const gina = await user(app.oracleDid)
+      const session = await newSession(url, gina.headers)
+      const response = await fetch(`${url}/messages/${session}`, {
+        method: "POST",
+        headers: gina.headers,
+        body: JSON.stringify({ message: "who am I", stream: true })
+      })
+      const frames = (await response.text())
+        .split("\n\n")
+        .filter((f) => f.includes("data: "))
+        .map((f) => ({
+          event: f.match(/event: (\S+)/)?.[1],
+          data: JSON.parse(f.slice(f.indexOf("data: ") + 6))
+        }))
+      const waiting = frames.find((f) => f.event === "waiting")?.data
+      expect(waiting).toMatchObject({ kind: "connect", plugin: "notes", tool: "load_capability" })
+      mcp.seen.length = 0
+      expect(await signIn(browser, waiting.url, `${url}/oauth/callback`, "gina")).toBe(
+        "Your account is connected to 'notes'. Its tools are offered from now on. The conversation that waited for it goes on. You can close this page."
+      )
+      const waits = await call(`${url}/runs/${waiting.runId}/waits`, { headers: gina.headers })
+      const resumed = await fetch(`${url}/runs/${waits.body.waits[0].resumedRunId}?after=0`, {
+        headers: gina.headers
+      })
+      const text = await resumed.text()
+      expect(text).toContain('"output":"you are gina"')
+      expect(mcp.seen).toEqual(["gina"])
     }, 180_000)
   }
 )
