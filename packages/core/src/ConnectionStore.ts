@@ -47,6 +47,20 @@ export interface ConnectionStoreService {
     sealed: string,
     updatedAtMs: number
   ) => Effect.Effect<void, ConnectionStoreError>
+  /**
+   * A compare-and-set: writes `next` (or forgets the record, `next` undefined) only when the
+   * stored record is still `expected` (its sealed text; undefined: there is none), in one atomic
+   * step; true when it applied. Two hosts that read the same record and both write it back
+   * cannot lose one's write unseen: the second is told it did not apply, and reads again
+   * (docs/oauth.md#several-hosts). A sealed text names a version, since the vault seals each
+   * write under a fresh random IV.
+   */
+  readonly compareAndSet: (
+    user: string,
+    server: string,
+    expected: string | undefined,
+    next: { readonly sealed: string; readonly updatedAtMs: number } | undefined
+  ) => Effect.Effect<boolean, ConnectionStoreError>
   /** Forgets the user's record for `server`; true when there was one. */
   readonly remove: (user: string, server: string) => Effect.Effect<boolean, ConnectionStoreError>
   /** Every record of the user, by server name. */
@@ -94,6 +108,25 @@ export const validateRecord = (
   return Effect.void
 }
 
+/** Checks a compare-and-set's arguments (the key, the expected text, the record to write). */
+export const validateSwap = (
+  user: unknown,
+  server: unknown,
+  expected: unknown,
+  next: unknown
+): Effect.Effect<readonly [string, string], ConnectionStoreError> =>
+  Effect.flatMap(validateKey(user, server), (key) => {
+    if (expected !== undefined && typeof expected !== "string") {
+      return Effect.fail(invalid("the expected record is its sealed text, or undefined for none"))
+    }
+    if (next === undefined) return Effect.succeed(key)
+    if (typeof next !== "object" || next === null) {
+      return Effect.fail(invalid("the record to write is { sealed, updatedAtMs }, or undefined to forget it"))
+    }
+    const { sealed, updatedAtMs } = next as { sealed?: unknown; updatedAtMs?: unknown }
+    return Effect.as(validateRecord(sealed, updatedAtMs), key)
+  })
+
 /** Checks a (user, server) pair. */
 export const validateKey = (
   user: unknown,
@@ -114,6 +147,15 @@ export const makeMemory = (): ConnectionStoreService => {
           users.set(u, records)
         })
       ),
+    compareAndSet: (user, server, expected, next) =>
+      Effect.map(validateSwap(user, server, expected, next), ([u, s]) => {
+        const records = users.get(u) ?? new Map<string, StoredConnection>()
+        if (records.get(s)?.sealed !== expected) return false
+        if (next === undefined) records.delete(s)
+        else records.set(s, { server: s, sealed: next.sealed, updatedAtMs: next.updatedAtMs })
+        users.set(u, records)
+        return true
+      }),
     remove: (user, server) =>
       Effect.map(validateKey(user, server), ([u, s]) => users.get(u)?.delete(s) ?? false),
     list: (user) =>

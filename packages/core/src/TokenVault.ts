@@ -45,9 +45,39 @@ export interface ConnectionSummary {
   readonly updatedAtMs: number
 }
 
+/**
+ * A record as `read` found it, with its version: the sealed text, which each write makes anew (a
+ * fresh random IV), so a conditional write names exactly the record it was computed from. A
+ * record that does not open comes with its version and the `sealed` error, so that a caller may
+ * still replace it conditionally (a new connect over a record of another key).
+ */
+export type VersionedSecret =
+  | { readonly version: string; readonly secret: ConnectionSecret; readonly problem?: undefined }
+  | { readonly version: string; readonly secret?: undefined; readonly problem: TokenVaultError }
+
 /** The vault's operations. */
 export interface TokenVaultService {
   readonly get: (user: string, server: string) => Effect.Effect<ConnectionSecret | undefined, TokenVaultError>
+  /** The record and its version; undefined when there is none. */
+  readonly read: (user: string, server: string) => Effect.Effect<VersionedSecret | undefined, TokenVaultError>
+  /**
+   * Seals and writes `secret` only if the stored record is still `version` (undefined: none),
+   * atomically (`ConnectionStore.compareAndSet`): the new version when it applied, undefined when
+   * another writer came first (read again and decide again).
+   */
+  readonly putIf: (
+    user: string,
+    server: string,
+    version: string | undefined,
+    secret: ConnectionSecret,
+    nowMs: number
+  ) => Effect.Effect<string | undefined, TokenVaultError>
+  /** Forgets the record only if it is still `version`; true when it applied. */
+  readonly removeIf: (
+    user: string,
+    server: string,
+    version: string
+  ) => Effect.Effect<boolean, TokenVaultError>
   readonly put: (
     user: string,
     server: string,
@@ -68,37 +98,63 @@ const isObject = (value: unknown): value is ConnectionSecret =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The vault over a store and a cipher. */
-export const make = (store: Store.ConnectionStoreService, cipher: Cipher): TokenVaultService => ({
-  get: (user, server) =>
-    Effect.flatMap(Effect.mapError(store.get(user, server), fromStore), (record) => {
-      if (record === undefined) return Effect.succeed(undefined)
+export const make = (store: Store.ConnectionStoreService, cipher: Cipher): TokenVaultService => {
+  const read: TokenVaultService["read"] = (user, server) =>
+    Effect.map(Effect.mapError(store.get(user, server), fromStore), (record): VersionedSecret | undefined => {
+      if (record === undefined) return undefined
       const plain = cipher.open(record.sealed, sealContext(user, server))
       const parsed = plain === undefined ? undefined : safeParse(plain)
       return isObject(parsed)
-        ? Effect.succeed(parsed)
-        : Effect.fail(
-            new TokenVaultError({
+        ? { version: record.sealed, secret: parsed }
+        : {
+            version: record.sealed,
+            problem: new TokenVaultError({
               reason: "sealed",
               message: `the stored connection of server '${server}' does not open with this key (the key changed, or the record was moved or altered); connect again`
             })
+          }
+    })
+  const seal = (user: string, server: string, secret: ConnectionSecret) =>
+    Effect.flatMap(Effect.mapError(Store.validateKey(user, server), fromStore), () =>
+      isObject(secret)
+        ? Effect.succeed(cipher.seal(JSON.stringify(secret), sealContext(user, server)))
+        : Effect.fail(
+            new TokenVaultError({ reason: "invalid", message: "a connection secret is a JSON object" })
           )
-    }),
-  put: (user, server, secret, nowMs) =>
-    Effect.flatMap(Effect.mapError(Store.validateKey(user, server), fromStore), () => {
-      if (!isObject(secret)) {
-        return Effect.fail(
-          new TokenVaultError({ reason: "invalid", message: "a connection secret is a JSON object" })
-        )
-      }
-      const sealed = cipher.seal(JSON.stringify(secret), sealContext(user, server))
-      return Effect.mapError(store.put(user, server, sealed, nowMs), fromStore)
-    }),
-  remove: (user, server) => Effect.mapError(store.remove(user, server), fromStore),
-  list: (user) =>
-    Effect.map(Effect.mapError(store.list(user), fromStore), (records) =>
-      records.map(({ server, updatedAtMs }) => ({ server, updatedAtMs }))
     )
-})
+  return {
+    get: (user, server) =>
+      Effect.flatMap(read(user, server), (found) =>
+        found === undefined
+          ? Effect.succeed(undefined)
+          : found.problem === undefined
+            ? Effect.succeed(found.secret)
+            : Effect.fail(found.problem)
+      ),
+    read,
+    put: (user, server, secret, nowMs) =>
+      Effect.flatMap(seal(user, server, secret), (sealed) =>
+        Effect.mapError(store.put(user, server, sealed, nowMs), fromStore)
+      ),
+    putIf: (user, server, version, secret, nowMs) =>
+      Effect.flatMap(seal(user, server, secret), (sealed) =>
+        Effect.map(
+          Effect.mapError(
+            store.compareAndSet(user, server, version, { sealed, updatedAtMs: nowMs }),
+            fromStore
+          ),
+          (applied) => (applied ? sealed : undefined)
+        )
+      ),
+    removeIf: (user, server, version) =>
+      Effect.mapError(store.compareAndSet(user, server, version, undefined), fromStore),
+    remove: (user, server) => Effect.mapError(store.remove(user, server), fromStore),
+    list: (user) =>
+      Effect.map(Effect.mapError(store.list(user), fromStore), (records) =>
+        records.map(({ server, updatedAtMs }) => ({ server, updatedAtMs }))
+      )
+  }
+}
 
 const safeParse = (text: string): unknown => {
   try {

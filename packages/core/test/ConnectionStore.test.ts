@@ -56,4 +56,34 @@ describe("TokenVault over a ConnectionStore", () => {
       expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error.reason).toBe("invalid")
     }
   })
+
+  it("read gives the version; putIf and removeIf apply only over it, and a stale writer is told", async () => {
+    const store = ConnectionStore.makeMemory()
+    const vault = TokenVault.make(store, tagCipher("k1"))
+    const run = Effect.runPromise
+    const v1 = await run(vault.putIf(ALICE, "github", undefined, { n: 1 }, 1))
+    expect(v1).toBe((await run(store.get(ALICE, "github")))?.sealed)
+    expect(await run(vault.putIf(ALICE, "github", undefined, { n: 9 }, 1))).toBeUndefined()
+    const read = await run(vault.read(ALICE, "github"))
+    expect(read).toEqual({ version: v1, secret: { n: 1 } })
+    // Two writers read v1; the first one's write applies, the second's does not and changes nothing.
+    const v2 = await run(vault.putIf(ALICE, "github", v1, { n: 2 }, 2))
+    expect(v2).toBeDefined()
+    expect(await run(vault.putIf(ALICE, "github", v1, { n: 3 }, 3))).toBeUndefined()
+    expect(await run(vault.removeIf(ALICE, "github", v1!))).toBe(false)
+    expect(await run(vault.get(ALICE, "github"))).toEqual({ n: 2 })
+    expect(await run(vault.removeIf(ALICE, "github", v2!))).toBe(true)
+    expect(await run(vault.get(ALICE, "github"))).toBeUndefined()
+  })
+
+  it("a record that does not open is read with its version and the 'sealed' problem, and can be replaced over it", async () => {
+    const store = ConnectionStore.makeMemory()
+    await Effect.runPromise(TokenVault.make(store, tagCipher("old")).put(ALICE, "github", { n: 1 }, 1))
+    const vault = TokenVault.make(store, tagCipher("new"))
+    const read = await Effect.runPromise(vault.read(ALICE, "github"))
+    expect(read?.problem?.reason).toBe("sealed")
+    expect(read?.version).toBe((await Effect.runPromise(store.get(ALICE, "github")))?.sealed)
+    expect(await Effect.runPromise(vault.putIf(ALICE, "github", read!.version, { n: 2 }, 2))).toBeDefined()
+    expect(await Effect.runPromise(vault.get(ALICE, "github"))).toEqual({ n: 2 })
+  })
 })

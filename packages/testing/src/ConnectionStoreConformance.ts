@@ -10,7 +10,9 @@
  * store; its layer may be scoped. What it checks: a record reads back as written, users and
  * servers are independent (one user's records are never another's), put replaces, remove forgets,
  * list names a user's servers in order, concurrent writes to different slots all survive, and bad
- * input is refused before anything is stored (docs/oauth.md#at-rest).
+ * input is refused before anything is stored (docs/oauth.md#at-rest); `compareAndSet` applies
+ * only over the record named, of concurrent ones over one record exactly one applies, and no
+ * interleaving of conditional writes loses the last one applied (docs/oauth.md#several-hosts).
  */
 import { ConnectionStore as Store } from "@plugboard/core"
 import { Effect, Exit, type Layer } from "effect"
@@ -173,6 +175,128 @@ export const run = (
         }
       })
     )
+
+    test(
+      "compareAndSet applies only over the record it names (none, or its sealed text)",
+      Effect.gen(function* () {
+        const s = yield* store
+        const at = (sealed: string, updatedAtMs: number) => ({ sealed, updatedAtMs })
+        expect(yield* s.compareAndSet(ALICE, "github", undefined, undefined)).toBe(true)
+        expect(yield* s.compareAndSet(ALICE, "github", "v0", at("v1", 1))).toBe(false)
+        expect(yield* s.get(ALICE, "github")).toBeUndefined()
+        expect(yield* s.compareAndSet(ALICE, "github", undefined, at("v1", 1))).toBe(true)
+        expect(yield* s.compareAndSet(ALICE, "github", undefined, at("v1b", 1))).toBe(false)
+        expect(yield* s.compareAndSet(ALICE, "github", undefined, undefined)).toBe(false)
+        expect(yield* s.compareAndSet(ALICE, "github", "v1", at("v2", 2))).toBe(true)
+        expect(yield* s.get(ALICE, "github")).toEqual({ server: "github", sealed: "v2", updatedAtMs: 2 })
+        // A writer that read v1 is told its write did not apply, and nothing changes.
+        expect(yield* s.compareAndSet(ALICE, "github", "v1", at("v3", 3))).toBe(false)
+        expect(yield* s.compareAndSet(ALICE, "github", "v1", undefined)).toBe(false)
+        expect(yield* s.get(ALICE, "github")).toEqual({ server: "github", sealed: "v2", updatedAtMs: 2 })
+        // Another user's or server's record of the same text is another record.
+        expect(yield* s.compareAndSet(BOB, "github", "v2", at("x", 4))).toBe(false)
+        expect(yield* s.compareAndSet(ALICE, "linear", "v2", undefined)).toBe(false)
+        expect(yield* s.compareAndSet(ALICE, "github", "v2", undefined)).toBe(true)
+        expect(yield* s.get(ALICE, "github")).toBeUndefined()
+        expect(yield* s.list(ALICE)).toEqual([])
+      })
+    )
+
+    test(
+      "compareAndSet refuses bad input as invalid, and nothing is stored",
+      Effect.gen(function* () {
+        const s = yield* store
+        const cases: ReadonlyArray<readonly [unknown, unknown, unknown, unknown]> = [
+          ["", "github", undefined, { sealed: "x", updatedAtMs: 1 }],
+          [ALICE, "GitHub", undefined, { sealed: "x", updatedAtMs: 1 }],
+          [ALICE, "github", 7, { sealed: "x", updatedAtMs: 1 }],
+          [ALICE, "github", undefined, { sealed: "", updatedAtMs: 1 }],
+          [ALICE, "github", undefined, { sealed: "x", updatedAtMs: -1 }],
+          [ALICE, "github", undefined, { sealed: "x".repeat(Store.MAX_SEALED_LENGTH + 1), updatedAtMs: 1 }],
+          [ALICE, "github", undefined, "x"],
+          [ALICE, "github", undefined, null]
+        ]
+        for (const [user, server, expected, next] of cases) {
+          const exit = yield* Effect.exit(
+            s.compareAndSet(user as never, server as never, expected as never, next as never)
+          )
+          expect(reasonOf(exit)).toBe("invalid")
+        }
+        expect(yield* s.list(ALICE)).toEqual([])
+      })
+    )
+
+    test(
+      "of concurrent compareAndSets over one record, exactly one applies, and it is what is read",
+      Effect.gen(function* () {
+        const s = yield* store
+        yield* s.put(ALICE, "github", "v0", 1)
+        const texts = Array.from({ length: 12 }, (_, i) => `writer-${i}`)
+        const applied = yield* Effect.forEach(
+          texts,
+          (text) => s.compareAndSet(ALICE, "github", "v0", { sealed: text, updatedAtMs: 2 }),
+          { concurrency: "unbounded" }
+        )
+        const winners = texts.filter((_, i) => applied[i])
+        expect(winners).toHaveLength(1)
+        expect((yield* s.get(ALICE, "github"))?.sealed).toBe(winners[0])
+        // The same from none: exactly one creates the record.
+        const created = yield* Effect.forEach(
+          texts,
+          (text) => s.compareAndSet(BOB, "github", undefined, { sealed: text, updatedAtMs: 2 }),
+          { concurrency: "unbounded" }
+        )
+        expect(created.filter(Boolean)).toHaveLength(1)
+        expect((yield* s.get(BOB, "github"))?.sealed).toBe(texts[created.indexOf(true)])
+      })
+    )
+
+    it("interleaved writers' conditional writes never lose the last one applied (property)", () =>
+      fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.record({
+              op: fc.constantFrom("read", "read", "write", "write", "remove"),
+              writer: fc.nat({ max: 2 }),
+              server: fc.constantFrom("github", "linear")
+            }),
+            { maxLength: 25 }
+          ),
+          (ops) =>
+            runWith(
+              factory,
+              Effect.gen(function* () {
+                const s = yield* store
+                // What the store holds (the last write applied), and what each writer last read.
+                const model = new Map<string, string>()
+                const seen = new Map<string, string | undefined>()
+                for (const [i, { op, writer, server }] of ops.entries()) {
+                  const key = `${writer} ${server}`
+                  if (op === "read") {
+                    const read = (yield* s.get(ALICE, server))?.sealed
+                    expect(read).toBe(model.get(server))
+                    seen.set(key, read)
+                    continue
+                  }
+                  const expected = seen.get(key)
+                  // Each write is a new text, as each seal is (a fresh IV).
+                  const next = op === "write" ? { sealed: `w${writer}-${i}`, updatedAtMs: i } : undefined
+                  const applied = yield* s.compareAndSet(ALICE, server, expected, next)
+                  expect(applied).toBe(model.get(server) === expected)
+                  if (applied) {
+                    if (next === undefined) model.delete(server)
+                    else model.set(server, next.sealed)
+                  }
+                  seen.set(key, applied ? next?.sealed : expected)
+                }
+                for (const server of ["github", "linear"]) {
+                  expect((yield* s.get(ALICE, server))?.sealed).toBe(model.get(server))
+                }
+              })
+            )
+        ),
+        { numRuns }
+      ))
 
     it("a random sequence of puts and removes reads as a map of (user, server) (property)", () =>
       fc.assert(

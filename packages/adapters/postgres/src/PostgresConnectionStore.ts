@@ -23,6 +23,9 @@ const toRecord = (row: Row): ConnectionStore.StoredConnection => ({
   updatedAtMs: int(row.updated_at)
 })
 
+// How a sealed text is written to its column (and compared there): JSON-escaped, see `toRecord`.
+const encode = (sealed: string): string => JSON.stringify(sealed).slice(1, -1)
+
 const unavailable = (failure: PgFailure) =>
   new ConnectionStore.ConnectionStoreError({
     reason: "unavailable",
@@ -58,12 +61,40 @@ export const makeConnectionStore = (db: PgDatabaseService): ConnectionStore.Conn
                 db,
                 `INSERT INTO ${s}.connections (owner, server, sealed, updated_at) VALUES ($1, $2, $3, $4)
                  ON CONFLICT (owner, server) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at`,
-                [ownerKey(u), srv, JSON.stringify(sealed).slice(1, -1), updatedAtMs]
+                [ownerKey(u), srv, encode(sealed), updatedAtMs]
               )
             )
           )
         )
       ),
+    compareAndSet: (user, server, expected, next) =>
+      Effect.flatMap(ConnectionStore.validateSwap(user, server, expected, next), ([u, srv]) => {
+        // One statement each way: under READ COMMITTED a concurrent writer's UPDATE or DELETE
+        // waits for the row and tests `sealed` again on the version it then finds.
+        const owner = ownerKey(u)
+        const [text, params] =
+          expected === undefined
+            ? next === undefined
+              ? [`SELECT 1 FROM ${s}.connections WHERE owner = $1 AND server = $2`, [owner, srv]]
+              : [
+                  `INSERT INTO ${s}.connections (owner, server, sealed, updated_at) VALUES ($1, $2, $3, $4)
+                   ON CONFLICT (owner, server) DO NOTHING`,
+                  [owner, srv, encode(next.sealed), next.updatedAtMs]
+                ]
+            : next === undefined
+              ? [
+                  `DELETE FROM ${s}.connections WHERE owner = $1 AND server = $2 AND sealed = $3`,
+                  [owner, srv, encode(expected)]
+                ]
+              : [
+                  `UPDATE ${s}.connections SET sealed = $3, updated_at = $4
+                   WHERE owner = $1 AND server = $2 AND sealed = $5`,
+                  [owner, srv, encode(next.sealed), next.updatedAtMs, encode(expected)]
+                ]
+        return Effect.map(sql(query(db, text, params)), (result) =>
+          expected === undefined && next === undefined ? result.rows.length === 0 : (result.rowCount ?? 0) > 0
+        )
+      }),
     remove: (user, server) =>
       Effect.flatMap(ConnectionStore.validateKey(user, server), ([u, srv]) =>
         Effect.map(

@@ -109,6 +109,17 @@ export const makeConnectionStore = (
     const deleteOne = db.prepare<[string, string]>(
       "DELETE FROM connections WHERE user_did = ? AND server = ?"
     )
+    // The compare-and-set, one statement each way, so nothing comes between the test and the write.
+    const insertNew = db.prepare<[string, string, string, number]>(
+      `INSERT INTO connections (user_did, server, sealed, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (user_did, server) DO NOTHING`
+    )
+    const updateIf = db.prepare<[string, number, string, string, string]>(
+      "UPDATE connections SET sealed = ?, updated_at = ? WHERE user_did = ? AND server = ? AND sealed = ?"
+    )
+    const deleteIf = db.prepare<[string, string, string]>(
+      "DELETE FROM connections WHERE user_did = ? AND server = ? AND sealed = ?"
+    )
     const attempt = <A>(doing: string, f: () => A) =>
       Effect.try({ try: f, catch: (error) => failure(filename, doing, error) })
 
@@ -127,6 +138,19 @@ export const makeConnectionStore = (
               upsert.run(u, s, sealed, updatedAtMs)
             })
           )
+        ),
+      compareAndSet: (user, server, expected, next) =>
+        Effect.flatMap(ConnectionStore.validateSwap(user, server, expected, next), ([u, s]) =>
+          attempt("cannot be written", () => {
+            if (expected === undefined) {
+              return next === undefined
+                ? selectOne.get(u, s) === undefined
+                : insertNew.run(u, s, next.sealed, next.updatedAtMs).changes > 0
+            }
+            return next === undefined
+              ? deleteIf.run(u, s, expected).changes > 0
+              : updateIf.run(next.sealed, next.updatedAtMs, u, s, expected).changes > 0
+          })
         ),
       remove: (user, server) =>
         Effect.flatMap(ConnectionStore.validateKey(user, server), ([u, s]) =>

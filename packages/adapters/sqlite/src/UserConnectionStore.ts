@@ -54,6 +54,11 @@ const UPSERT = `INSERT INTO connections (server, sealed, updated_at) VALUES (?, 
 // (restored from another host, or written after a crash that left the old row behind).
 const UPSERT_IF_NEWER = `${UPSERT} WHERE excluded.updated_at > connections.updated_at`
 const DELETE_ONE = "DELETE FROM connections WHERE server = ?"
+// The compare-and-set, one statement each way, so nothing comes between the test and the write.
+const INSERT_NEW = `INSERT INTO connections (server, sealed, updated_at) VALUES (?, ?, ?)
+  ON CONFLICT (server) DO NOTHING`
+const UPDATE_IF = "UPDATE connections SET sealed = ?, updated_at = ? WHERE server = ? AND sealed = ?"
+const DELETE_IF = "DELETE FROM connections WHERE server = ? AND sealed = ?"
 
 const toRecord = (row: Row): ConnectionStore.StoredConnection => ({
   server: row.server,
@@ -139,6 +144,21 @@ export const makeUserConnectionStore = (
           withUser(user, server, (did, s) =>
             use(did, "write", "cannot be written", (db) => {
               db.statement(UPSERT).run(s, sealed, updatedAtMs)
+            })
+          )
+        ),
+      compareAndSet: (user, server, expected, next) =>
+        Effect.flatMap(ConnectionStore.validateSwap(user, server, expected, next), () =>
+          withUser(user, server, (did, s) =>
+            use(did, "write", "cannot be written", (db) => {
+              if (expected === undefined) {
+                return next === undefined
+                  ? db.statement(SELECT_ONE).get(s) === undefined
+                  : db.statement(INSERT_NEW).run(s, next.sealed, next.updatedAtMs).changes > 0
+              }
+              return next === undefined
+                ? db.statement(DELETE_IF).run(s, expected).changes > 0
+                : db.statement(UPDATE_IF).run(next.sealed, next.updatedAtMs, s, expected).changes > 0
             })
           )
         ),
