@@ -16,7 +16,7 @@
 import { Catalog, describe, type Plugin, type TokenCounter } from "@plugboard/core"
 import type { McpDescription, McpServerConfig } from "@plugboard/mcp"
 import { Either } from "effect"
-import type { Sources } from "./Sources.js"
+import type { Relisted, Sources } from "./Sources.js"
 
 type CatalogEntry = Catalog.CatalogEntry
 
@@ -38,6 +38,8 @@ export interface RelistRefused {
 /**
  * Builds `current` again with `server`'s plugin made from `description`: the new catalog (right),
  * or why not and the catalog with the plugin unavailable for that reason (left). Never throws.
+ * The caller serves the result: the servers relisted before stay as they were made (each call
+ * builds on the ones before it, so a second OAuth server's first connect keeps the first's tools).
  */
 export type Relist = (
   current: Catalog.Catalog,
@@ -74,8 +76,11 @@ const changedOthers = (before: Catalog.Catalog, after: Catalog.Catalog, plugin: 
 
 /** The rebuild over what boot built `input`'s catalog from; see the module doc. */
 export const relister = (input: RelistInput): Relist | undefined => {
-  const rederive = input.sources.rederive
-  if (rederive === undefined) return undefined
+  const rederiveFrom = input.sources.rederive
+  if (rederiveFrom === undefined) return undefined
+  // What the relists so far made of each server, kept for the next one (the catalog served is theirs).
+  const made = new Map<string, Relisted>()
+  const rederive = (next: Relisted) => rederiveFrom(new Map([...made, [next.server.name, next]]))
   const make = (current: Catalog.Catalog, derived: ReadonlyArray<Plugin>) =>
     Catalog.make([...input.plugins.map((p) => asBooted(p, current.byName.get(p.name))), ...derived], {
       manifestOverrides: input.manifestOverrides,
@@ -84,15 +89,17 @@ export const relister = (input: RelistInput): Relist | undefined => {
     })
   /** `current` with `server`'s plugin unavailable for `reason` (itself, should that fail). */
   const refused = (current: Catalog.Catalog, server: McpServerConfig, reason: string): RelistRefused => {
-    const derived = rederive(server, { unavailable: reason })
+    const derived = rederive({ server, unavailable: reason })
     const built = derived.errors.length > 0 ? undefined : make(current, derived.plugins)
-    return { reason, catalog: built !== undefined && Either.isRight(built) ? built.right : current }
+    if (built === undefined || Either.isLeft(built)) return { reason, catalog: current }
+    made.set(server.name, { server, unavailable: reason })
+    return { reason, catalog: built.right }
   }
   return (current, server, description) => {
     const plugin = server.name
     const prefix = `MCP server '${plugin}' listed its tools when a user connected, and they cannot join the catalog:`
     try {
-      const derived = rederive(server, { description })
+      const derived = rederive({ server, description })
       if (derived.errors.length > 0)
         return Either.left(refused(current, server, `${prefix} ${derived.errors.join(" ")}`))
       const built = make(current, derived.plugins)
@@ -107,6 +114,7 @@ export const relister = (input: RelistInput): Relist | undefined => {
             `${prefix} they share tool names with ${others.map((n) => `'${n}'`).join(", ")}, whose tools would be renamed under the threads that loaded them; the host offers it from its next start (docs/oauth.md#the-tool-list).`
           )
         )
+      made.set(server.name, { server, description })
       return Either.right(built.right)
     } catch (error) {
       return Either.left(refused(current, server, `${prefix} ${describe(error)}`))

@@ -51,6 +51,11 @@ export interface SourcesOptions {
   readonly oauth?: Pick<OAuthConnections.Connections, "headers" | "renew"> | undefined
 }
 
+/** An MCP server's plugin after boot: made from a tool list read since, or unavailable for a reason. */
+export type Relisted =
+  | { readonly server: McpServerConfig; readonly description: McpDescription }
+  | { readonly server: McpServerConfig; readonly unavailable: string }
+
 /** The derived plugins, what to print about them, and the connections they hold. */
 export interface Sources {
   readonly plugins: ReadonlyArray<Plugin>
@@ -75,16 +80,11 @@ export interface Sources {
   /** The MCP servers' pool (an OAuth server's tool list is cached through it); absent without MCP. */
   readonly pool?: McpPool | undefined
   /**
-   * The derived plugins again, by the same rules and in the same order, with MCP server
-   * `server`'s plugin made from `next`: its tool list read after boot (an OAuth server's first
-   * connect, docs/oauth.md#the-tool-list), or a new reason it is unavailable. Absent without MCP.
+   * The derived plugins again, by the same rules and in the same order, with each MCP server of
+   * `changed` (by name) made from what it says: its tool list read after boot (an OAuth server's
+   * first connect, docs/oauth.md#the-tool-list), or a new reason it is unavailable. Absent without MCP.
    */
-  readonly rederive?:
-    | ((
-        server: McpServerConfig,
-        next: { readonly description: McpDescription } | { readonly unavailable: string }
-      ) => CatalogSource.DerivedPlugins)
-    | undefined
+  readonly rederive?: ((changed: ReadonlyMap<string, Relisted>) => CatalogSource.DerivedPlugins) | undefined
   /** Closes every MCP connection (kills stdio servers). Idempotent. */
   readonly close: () => Promise<void>
 }
@@ -178,18 +178,21 @@ export const loadSources = async (
       : {
           pool,
           toolsSettled: () => pool.toolsSettled(LIST_CHANGED_WAIT_MS),
-          rederive: (server, next) => {
-            const at = specs.findIndex((s) => s.source.kind === "mcp" && s.source.server === server.name)
-            if (at < 0) throw new RangeError(`MCP server '${server.name}' is not a source of this catalog.`)
-            const spec =
-              "description" in next
-                ? mcpSpecs([{ server, description: next.description, fromCache: true, warnings: [] }], {
-                    pool,
-                    logger: options.logger,
-                    oauth: options.oauth
-                  })[0]!
-                : { ...specs[at]!, unavailable: next.unavailable }
-            return CatalogSource.toPlugins(specs.with(at, spec), toPluginsOptions)
+          rederive: (changed) => {
+            for (const name of changed.keys())
+              if (!specs.some((s) => s.source.kind === "mcp" && s.source.server === name))
+                throw new RangeError(`MCP server '${name}' is not a source of this catalog.`)
+            const respecified = specs.map((spec) => {
+              const next = spec.source.kind === "mcp" ? changed.get(spec.source.server) : undefined
+              if (next === undefined) return spec
+              return "description" in next
+                ? mcpSpecs(
+                    [{ server: next.server, description: next.description, fromCache: true, warnings: [] }],
+                    { pool, logger: options.logger, oauth: options.oauth }
+                  )[0]!
+                : { ...spec, unavailable: next.unavailable }
+            })
+            return CatalogSource.toPlugins(respecified, toPluginsOptions)
           }
         }),
     ...(forwarding.length === 0

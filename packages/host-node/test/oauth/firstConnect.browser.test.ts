@@ -14,7 +14,6 @@
  */
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
@@ -29,6 +28,7 @@ import { call, newSession, user } from "../helpers.js"
 import { type AuthServer, startAuthServer } from "./fixtures/authServer.js"
 import { signIn } from "./fixtures/browserFlow.js"
 import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js"
+import { stdioWhoami } from "./fixtures/stdioWhoami.js"
 
 const missing = chromiumMissing()
 
@@ -112,26 +112,6 @@ const model = () =>
 /** The names core's offer gives a thread that loaded `loaded` (every user's view). */
 const offerOf = (catalog: Catalog.Catalog, loaded: ReadonlyArray<string>) =>
   Offer.offer(catalog, loaded).map((t) => t.name)
-
-/**
- * A stdio MCP server of no OAuth whose one tool is `whoami` too, on the official SDK (in `dir`):
- * listed at boot, so its plugin is available before `notes` has any tool.
- */
-const otherWhoami = (dir: string): { command: string; args: Array<string> } => {
-  const require = createRequire(import.meta.url)
-  const script = join(dir, "other.cjs")
-  writeFileSync(
-    script,
-    [
-      `const { McpServer } = require(${JSON.stringify(require.resolve("@modelcontextprotocol/sdk/server/mcp.js"))})`,
-      `const { StdioServerTransport } = require(${JSON.stringify(require.resolve("@modelcontextprotocol/sdk/server/stdio.js"))})`,
-      'const server = new McpServer({ name: "other", version: "1.0.0" })',
-      'server.registerTool("whoami", { description: "Another server\'s whoami" }, async () => ({ content: [{ type: "text", text: "other" }] }))',
-      "server.connect(new StdioServerTransport())"
-    ].join("\n")
-  )
-  return { command: process.execPath, args: [script] }
-}
 
 const boot = async (
   plugins: ReadonlyArray<Plugin>,
@@ -335,7 +315,7 @@ describe.skipIf(missing !== undefined)(
     }, 180_000)
 
     it("a server sharing a tool name with an available server's plugin stays unavailable: taking it would rename that plugin's tool", async () => {
-      const { app, url } = await boot([], (dir) => ({ other: otherWhoami(dir) }))
+      const { app, url } = await boot([], (dir) => ({ other: stdioWhoami(dir) }))
       const booted = app.catalog
       expect(booted.byName.get("other")?.tools.map((t) => t.name)).toEqual(["whoami"])
       const frank = await user(app.oracleDid)
@@ -385,6 +365,33 @@ describe.skipIf(missing !== undefined)(
       const text = await resumed.text()
       expect(text).toContain('"output":"you are gina"')
       expect(mcp.seen).toEqual(["gina"])
+    }, 180_000)
+
+    it("two OAuth servers: each first connect offers its plugin, and the second keeps the first's", async () => {
+      const tasks = await startMcpServer({ tool: "whoareyou" })
+      const tasksAuth = await startAuthServer(() => tasks.url)
+      await tasks.serve(tasksAuth.issuer)
+      try {
+        const { app, url } = await boot([], () => ({ tasks: { url: tasks.url, auth: "oauth" } }))
+        const hank = await user(app.oracleDid)
+        for (const server of ["notes", "tasks"]) {
+          const started = await call(`${url}/connections/${server}`, {
+            method: "POST",
+            headers: hank.headers
+          })
+          expect(await signIn(browser, started.body.url, `${url}/oauth/callback`, "hank")).toBe(
+            `Your account is connected to '${server}'. Its tools are offered from now on. You can close this page.`
+          )
+        }
+        expect(app.catalog.byName.get("notes")?.tools.map((t) => t.name)).toEqual(["whoami"])
+        expect(app.catalog.byName.get("tasks")?.tools.map((t) => t.name)).toEqual(["whoareyou"])
+        mcp.seen.length = 0
+        expect(await turn(url, hank.headers, "who am I")).toBe("whoami said: you are hank")
+        expect(mcp.seen).toEqual(["hank"])
+      } finally {
+        await tasks.close()
+        await tasksAuth.close()
+      }
     }, 180_000)
   }
 )
