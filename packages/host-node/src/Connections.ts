@@ -38,7 +38,7 @@ import {
   oauthServers
 } from "@plugboard/mcp"
 import { Effect, Either } from "effect"
-import { type Listed, makeFirstListing } from "./FirstListing.js"
+import { LISTED_TEXT, type Listed, makeFirstListing } from "./FirstListing.js"
 import { HttpFailure, json, searchParams } from "./Http.js"
 import { RequestUser } from "./Routes.js"
 
@@ -158,6 +158,7 @@ export const makeHostConnections = (input: HostConnectionsInput): HostConnection
   let built: OAuthConnections.Connections | undefined
   const now = input.now ?? Date.now
   const listing = makeFirstListing(input)
+  const configOf = (server: string) => input.servers.find((s) => s.name === server)
   const clientMetadataUrl = () => ClientMetadata.urlFor(input.publicUrl())
   const get = () => {
     built ??= OAuthConnections.make({
@@ -202,6 +203,9 @@ export const makeHostConnections = (input: HostConnectionsInput): HostConnection
       const connected = new Set(listed.right.filter((c) => c.connected).map((c) => c.server))
       const pending = new Map<string, Connect.NeedsConnect>()
       for (const [server, plugin] of input.plugins) {
+        const config = connected.has(server) && listing.waits(server) ? configOf(server) : undefined
+        // Connected elsewhere (another host, a list this host never read): read it now, for the next turn.
+        if (config !== undefined) void listing.list(config, user, get())
         if (connected.has(server)) continue
         // A plugin unavailable for want of its list is listed needs-connect too: a connect reads it.
         const unlisted = listing.waits(server)
@@ -248,14 +252,6 @@ const STATUS: Record<OAuthError["reason"], number> = {
 
 const oauthFailure = (error: OAuthError) =>
   new HttpFailure({ status: STATUS[error.reason], message: error.message, error: `oauth-${error.reason}` })
-
-/** What the callback's page says of a first listing (`FirstListing.ts`). */
-const LISTED_TEXT: Record<NonNullable<Listed> | "none", string> = {
-  offered: " Its tools are offered from now on.",
-  refused: " Its tools could not be offered: the host's log and /health/plugins say why.",
-  cached: " Its tools are offered once the host restarts.",
-  none: ""
-}
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 

@@ -24,6 +24,14 @@ import {
  */
 export type Listed = "offered" | "refused" | "cached" | undefined
 
+/** What the host's callback page says of a first listing (the gateway's says it its own way). */
+export const LISTED_TEXT: Record<NonNullable<Listed> | "none", string> = {
+  offered: " Its tools are offered from now on.",
+  refused: " Its tools could not be offered: the host's log and /health/plugins say why.",
+  cached: " Its tools are offered once the host restarts.",
+  none: ""
+}
+
 /** What `makeFirstListing` needs. */
 export interface FirstListingInput {
   /** The OAuth servers whose plugin is unavailable since boot (no list cached). */
