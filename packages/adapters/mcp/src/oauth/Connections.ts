@@ -13,13 +13,17 @@
  * the callback needs no session), checks it against the flow in flight, exchanges the code and
  * keeps the tokens. `accessToken` hands out a token refreshed `refreshSkewMs` before expiry; a
  * refresh the authorization server refuses forgets the tokens and fails with `needs-connect`.
+ *
+ * Every write is conditional on the record it was computed from (`Records.ts`), and a renewal is
+ * claimed in the record before its refresh token is sent (`Renewal.ts`), so hosts sharing one
+ * store (Postgres) neither lose each other's writes nor send one rotated refresh token twice
+ * (docs/oauth.md#several-hosts).
  */
 import { randomBytes } from "node:crypto"
 import {
   exchangeAuthorization,
   type FetchLike,
   type OAuthTokens,
-  refreshAuthorization,
   startAuthorization
 } from "@modelcontextprotocol/client"
 import { ConnectionStore as Store, type TokenVault } from "@plugboard/core"
@@ -29,8 +33,10 @@ import * as ClientIdentity from "./ClientIdentity.js"
 import { clientIdProblem } from "./ClientMetadata.js"
 import { discover, type ServerMetadata } from "./Metadata.js"
 import { OAuthError } from "./OAuthError.js"
+import * as Records from "./Records.js"
+import * as Renewal from "./Renewal.js"
 import { type Revocation, revoke } from "./Revoke.js"
-import * as Secret from "./Secret.js"
+import type * as Secret from "./Secret.js"
 
 /** How a server signs its users in (its config's `auth: "oauth"` part). */
 export interface OAuthServerConfig {
@@ -63,6 +69,11 @@ export interface ConnectionsOptions {
   readonly clientName?: string | undefined
   /** Refresh this long before expiry (default 60 s). */
   readonly refreshSkewMs?: number | undefined
+  /**
+   * How long a host's claim to renew a user's token holds the other hosts off (default 30 s):
+   * they wait for its tokens rather than send the same refresh token (docs/oauth.md#several-hosts).
+   */
+  readonly renewClaimMs?: number | undefined
   /** A flow not completed this long after `start` is refused (default 10 min). */
   readonly flowTtlMs?: number | undefined
   /** What to tell the user (and the model) to do when a connection is missing. */
@@ -117,14 +128,10 @@ export interface Connections {
 const STATE_CONTEXT = "plugboard/oauth-state"
 const DEFAULT_SKEW_MS = 60_000
 const DEFAULT_FLOW_TTL_MS = 10 * 60_000
-// OAuth error codes after which the grant is gone for good (RFC 6749 §5.2): connect again.
-const FINAL_ERRORS = new Set(["invalid_grant", "invalid_client", "unauthorized_client", "invalid_scope"])
-
-const oauthCode = (error: unknown): string | undefined => {
-  // The SDK v2's `OAuthError` carries the RFC 6749 code in `code` (the v1 one in `errorCode`).
-  const { code, errorCode } = (error ?? {}) as { code?: unknown; errorCode?: unknown }
-  return typeof code === "string" ? code : typeof errorCode === "string" ? errorCode : undefined
-}
+const DEFAULT_CLAIM_MS = 30_000
+// How often a host waiting for another host's renewal reads the record again.
+const RENEWAL_POLL_MS = 100
+const { oauthCode } = Renewal
 
 /** Bounded, single-line text from another party (an error description), so it cannot flood a log. */
 const quote = (text: string | undefined): string =>
@@ -150,8 +157,8 @@ export const make = (options: ConnectionsOptions): Connections => {
 
   /**
    * Runs `effect` alone among the writers of one user's record for one server (start, complete,
-   * refresh, disconnect), in this process: each reads the record and writes it back, and two at
-   * once would lose one's write (a flow in flight, or a rotated refresh token).
+   * refresh, disconnect), in this process, so that one process sends one refresh at a time.
+   * Writers on other hosts are met by the compare-and-set of each write (`Records`).
    */
   const exclusive = <A>(user: string, server: string, effect: Effect.Effect<A, OAuthError>) =>
     Effect.suspend(() => {
@@ -222,18 +229,13 @@ export const make = (options: ConnectionsOptions): Connections => {
           cause: error
         })
 
+  const records = Records.make({ vault: options.vault, now, fromVault, needsConnect })
+
   /** The user's record, decoded; undefined when there is none. */
   const load = (user: string, server: string): Effect.Effect<Secret.Secret | undefined, OAuthError> =>
-    Effect.flatMap(Effect.mapError(options.vault.get(user, server), fromVault(server)), (value) => {
-      if (value === undefined) return Effect.succeed(undefined)
-      const read = Secret.read(value)
-      return Either.isRight(read)
-        ? Effect.succeed(read.right)
-        : Effect.fail(needsConnect(server, `the stored connection has an unknown format (${read.left})`))
-    })
-
-  const save = (user: string, server: string, secret: Secret.Secret) =>
-    Effect.mapError(options.vault.put(user, server, secret, now()), fromVault(server))
+    Effect.flatMap(records.read(user, server), (found) =>
+      found.problem === undefined ? Effect.succeed(found.record) : Effect.fail(found.problem)
+    )
 
   const toTokens = (tokens: OAuthTokens): Secret.Tokens => ({
     access_token: tokens.access_token,
@@ -276,44 +278,46 @@ export const make = (options: ConnectionsOptions): Connections => {
     exclusive(
       user,
       server,
-      Effect.gen(function* () {
-        yield* checkKey(user, server)
-        const config = yield* configOf(server)
-        const meta = yield* metadataOf(config)
-        const existing = yield* Effect.catchIf(
-          load(user, server),
-          (e) => e.reason === "needs-connect",
-          () => Effect.succeed(undefined)
-        )
-        const scope = scopeFor(config, meta)
-        const client = yield* clientFor(config, meta, existing, scope)
-        const nonce = randomBytes(16).toString("base64url")
-        const state = options.cipher.seal(JSON.stringify([user, server, nonce]), STATE_CONTEXT)
-        const { authorizationUrl, codeVerifier } = yield* Effect.tryPromise({
-          try: () =>
-            startAuthorization(meta.issuer, {
-              metadata: meta.authorizationServer,
-              clientInformation: client,
-              redirectUrl: options.redirectUri,
-              state,
-              resource: meta.resource,
-              ...(scope === undefined ? {} : { scope })
-            }),
-          catch: (cause) =>
-            new OAuthError({ reason: "invalid", server, message: describeError(cause), cause })
+      Records.retrying(
+        server,
+        Effect.gen(function* () {
+          yield* checkKey(user, server)
+          const config = yield* configOf(server)
+          const meta = yield* metadataOf(config)
+          // A record that does not open is replaced (over its version), as a new connect does.
+          const found = yield* records.read(user, server)
+          const existing = found.problem === undefined ? found.record : undefined
+          const scope = scopeFor(config, meta)
+          const client = yield* clientFor(config, meta, existing, scope)
+          const nonce = randomBytes(16).toString("base64url")
+          const state = options.cipher.seal(JSON.stringify([user, server, nonce]), STATE_CONTEXT)
+          const { authorizationUrl, codeVerifier } = yield* Effect.tryPromise({
+            try: () =>
+              startAuthorization(meta.issuer, {
+                metadata: meta.authorizationServer,
+                clientInformation: client,
+                redirectUrl: options.redirectUri,
+                state,
+                resource: meta.resource,
+                ...(scope === undefined ? {} : { scope })
+              }),
+            catch: (cause) =>
+              new OAuthError({ reason: "invalid", server, message: describeError(cause), cause })
+          })
+          const kept =
+            existing?.tokens === undefined || existing.issuer !== meta.issuer ? undefined : existing
+          yield* records.writeIf(user, server, found.version, {
+            v: 1,
+            issuer: meta.issuer,
+            resource: meta.resource,
+            client,
+            ...(kept?.tokens === undefined ? {} : { tokens: kept.tokens }),
+            ...(kept?.renewing === undefined ? {} : { renewing: kept.renewing }),
+            pending: { nonce, codeVerifier, redirectUri: options.redirectUri, expiresAtMs: now() + flowTtl }
+          })
+          return { url: authorizationUrl.href }
         })
-        yield* save(user, server, {
-          v: 1,
-          issuer: meta.issuer,
-          resource: meta.resource,
-          client,
-          ...(existing?.tokens === undefined || existing.issuer !== meta.issuer
-            ? {}
-            : { tokens: existing.tokens }),
-          pending: { nonce, codeVerifier, redirectUri: options.redirectUri, expiresAtMs: now() + flowTtl }
-        })
-        return { url: authorizationUrl.href }
-      })
+      )
     )
 
   // The state names its user and server; it opens only with this host's key, unaltered.
@@ -343,7 +347,7 @@ export const make = (options: ConnectionsOptions): Connections => {
         )
       }
       const [user, server, nonce] = parsed
-      return yield* exclusive(user, server, finish(user, server, nonce, query))
+      return yield* exclusive(user, server, Records.retrying(server, finish(user, server, nonce, query)))
     })
 
   const finish = (
@@ -351,10 +355,12 @@ export const make = (options: ConnectionsOptions): Connections => {
     server: string,
     nonce: string,
     query: Readonly<Record<string, string | undefined>>
-  ): Effect.Effect<{ readonly user: string; readonly server: string }, OAuthError> =>
+  ): Effect.Effect<{ readonly user: string; readonly server: string }, OAuthError | Records.Conflict> =>
     Effect.gen(function* () {
       const config = yield* configOf(server)
-      const record = yield* load(user, server)
+      const found = yield* records.read(user, server)
+      if (found.problem !== undefined) return yield* found.problem
+      const record = found.record
       const pending = record?.pending
       if (record === undefined || pending === undefined || pending.nonce !== nonce) {
         return yield* refusedFlow(
@@ -363,8 +369,9 @@ export const make = (options: ConnectionsOptions): Connections => {
         )
       }
       const { pending: _used, ...rest } = record
-      // Whatever happens next, this flow is spent.
-      yield* save(user, server, rest)
+      // Whatever happens next, this flow is spent (a conflict reads again: another host may
+      // have spent it first, and then it is refused above).
+      const spent = yield* records.writeIf(user, server, found.version, rest)
       if (now() > pending.expiresAtMs) {
         return yield* refusedFlow(
           server,
@@ -412,71 +419,30 @@ export const make = (options: ConnectionsOptions): Connections => {
             cause
           )
       })
-      yield* save(user, server, { ...rest, tokens: toTokens(tokens) })
+      const fresh = toTokens(tokens)
+      // The user's consent is the newest word: its tokens go over whatever the record became
+      // (keeping a flow started since with the same client).
+      yield* records.update(user, server, { version: spent, record: rest }, (latest) =>
+        latest !== undefined &&
+        latest.client.client_id === rest.client.client_id &&
+        latest.issuer === rest.issuer
+          ? { ...latest, tokens: fresh }
+          : { ...rest, tokens: fresh }
+      )
       return { user, server }
     })
 
-  const refresh = (
-    user: string,
-    config: OAuthServerConfig,
-    seen: string,
-    force: boolean
-  ): Effect.Effect<string, OAuthError> =>
-    Effect.gen(function* () {
-      const server = config.name
-      // Read again under the lock: another writer may have renewed or forgotten it meanwhile.
-      const { record } = yield* connected(user, server)
-      const { tokens: old, ...rest } = record
-      if (old.access_token !== seen) return old.access_token
-      if (!force && (old.expiresAtMs === undefined || now() + skew < old.expiresAtMs)) return old.access_token
-      const refreshToken = old.refresh_token
-      if (refreshToken === undefined) {
-        yield* save(user, server, rest)
-        return yield* needsConnect(
-          server,
-          force
-            ? "the server refused the access token and gave no refresh token"
-            : "the access token expired and the server gave no refresh token"
-        )
-      }
-      const meta = yield* metadataOf(config)
-      const outcome = yield* Effect.either(
-        Effect.tryPromise({
-          try: () =>
-            refreshAuthorization(meta.issuer, {
-              metadata: meta.authorizationServer,
-              clientInformation: record.client,
-              refreshToken,
-              resource: record.resource,
-              fetchFn
-            }),
-          catch: (cause) => cause
-        })
-      )
-      if (Either.isRight(outcome)) {
-        const tokens = toTokens(outcome.right)
-        yield* save(user, server, { ...rest, tokens })
-        return tokens.access_token
-      }
-      const code = oauthCode(outcome.left)
-      if (code !== undefined && FINAL_ERRORS.has(code)) {
-        yield* save(user, server, rest)
-        return yield* needsConnect(
-          server,
-          `the authorization server refused to renew the connection (${code})${ClientIdentity.documentHint(record.client, code)}`,
-          outcome.left
-        )
-      }
-      // The server could not be asked: keep everything; a token still valid is still used
-      // (unless the MCP server just refused it).
-      if (!force && old.expiresAtMs !== undefined && now() < old.expiresAtMs) return old.access_token
-      return yield* new OAuthError({
-        reason: "unreachable",
-        server,
-        message: `the access token to '${server}' ${force ? "was refused" : "expired"} and its authorization server could not renew it now (${describeError(outcome.left)}); try again later`,
-        cause: outcome.left
-      })
-    })
+  const refresh = Renewal.make({
+    records,
+    metadataOf: (server) => Effect.flatMap(configOf(server), metadataOf),
+    needsConnect,
+    toTokens,
+    fetchFn,
+    now,
+    skewMs: skew,
+    claimMs: options.renewClaimMs ?? DEFAULT_CLAIM_MS,
+    pollMs: RENEWAL_POLL_MS
+  })
 
   // One refresh per user and server at a time: a rotated refresh token is good only once.
   const refreshOnce = (
@@ -490,7 +456,7 @@ export const make = (options: ConnectionsOptions): Connections => {
       let running = refreshing.get(key)
       if (running === undefined) {
         running = Effect.runPromise(
-          Effect.either(exclusive(user, config.name, refresh(user, config, seen, force)))
+          Effect.either(exclusive(user, config.name, refresh(user, config.name, seen, force)))
         ).finally(() => refreshing.delete(key))
         refreshing.set(key, running)
       }
@@ -528,28 +494,36 @@ export const make = (options: ConnectionsOptions): Connections => {
       server,
       Effect.gen(function* () {
         const config = yield* configOf(server)
-        const record = yield* Effect.catchIf(
-          load(user, server),
-          (e) => e.reason === "needs-connect",
-          () => Effect.succeed(undefined)
-        )
         let revocation: Revocation = { outcome: "unsupported" }
-        const token = record?.tokens?.refresh_token ?? record?.tokens?.access_token
-        if (record !== undefined && token !== undefined) {
-          const meta = yield* Effect.either(metadataOf(config))
-          revocation = Either.isLeft(meta)
-            ? { outcome: "failed", why: meta.left.message }
-            : yield* Effect.promise(() =>
-                revoke(
-                  meta.right.authorizationServer,
-                  record.client,
-                  token,
-                  record.tokens?.refresh_token === undefined ? "access_token" : "refresh_token",
-                  fetchFn
-                )
-              )
-        }
-        const removed = yield* Effect.mapError(options.vault.remove(user, server), fromVault(server))
+        const revoked = new Set<string>()
+        // Revoke what the record holds, then forget exactly that record; when another host wrote
+        // it meanwhile (a renewal), read again and revoke its tokens too.
+        const removed = yield* Records.retrying(
+          server,
+          Effect.gen(function* () {
+            const found = yield* records.read(user, server)
+            if (found.version === undefined) return false
+            const record = found.record
+            const token = record?.tokens?.refresh_token ?? record?.tokens?.access_token
+            if (record !== undefined && token !== undefined && !revoked.has(token)) {
+              revoked.add(token)
+              const meta = yield* Effect.either(metadataOf(config))
+              revocation = Either.isLeft(meta)
+                ? { outcome: "failed", why: meta.left.message }
+                : yield* Effect.promise(() =>
+                    revoke(
+                      meta.right.authorizationServer,
+                      record.client,
+                      token,
+                      record.tokens?.refresh_token === undefined ? "access_token" : "refresh_token",
+                      fetchFn
+                    )
+                  )
+            }
+            yield* records.removeIf(user, server, found.version)
+            return true
+          })
+        )
         return { removed, revocation }
       })
     )

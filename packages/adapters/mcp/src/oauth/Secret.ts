@@ -44,6 +44,18 @@ export const Pending = Schema.Struct({
 /** A flow started and not yet completed. */
 export type Pending = typeof Pending.Type
 
+/**
+ * A renewal in flight on some host: until `untilMs` (that host's clock), the others wait for its
+ * tokens rather than send the same refresh token again (docs/oauth.md#several-hosts). `id` tells
+ * the claimant its own claim. A host that stopped leaves it behind; past `untilMs` it is void.
+ */
+export const Renewing = Schema.Struct({
+  id: Schema.String,
+  untilMs: Schema.Number
+})
+/** A renewal in flight on some host. */
+export type Renewing = typeof Renewing.Type
+
 /** The whole record (format version 1). */
 export const Secret = Schema.Struct({
   v: Schema.Literal(1),
@@ -51,7 +63,8 @@ export const Secret = Schema.Struct({
   resource: Schema.String,
   client: Client,
   tokens: Schema.optional(Tokens),
-  pending: Schema.optional(Pending)
+  pending: Schema.optional(Pending),
+  renewing: Schema.optional(Renewing)
 })
 /** The whole record (format version 1). */
 export type Secret = typeof Secret.Type
