@@ -20,6 +20,7 @@ import {
   Access,
   Approval,
   type Catalog,
+  type Connect,
   describe,
   GraphState,
   LoadedPlugins,
@@ -68,6 +69,12 @@ export interface TurnOptions extends TurnCallbacks {
   readonly sessionId?: string | undefined
   /** Aborts the turn's tool handlers (the SDK's own `abortSignal` per call is honoured too). */
   readonly signal?: AbortSignal | undefined
+  /**
+   * The plugins this user must connect an account for first, with the link that starts it
+   * (core's `Connect`, docs/oauth.md#using-it-from-code): `list_capabilities` lists them with
+   * `needsConnect`, and `load_capability` refuses them with the link instead of loading them.
+   */
+  readonly pending?: Connect.Pending | undefined
 }
 
 /** What a turn needs from the catalog's side. */
@@ -306,12 +313,18 @@ class Turn implements CatalogTurn {
     this.#observeStep(sdk)
     const { catalog } = this.#deps
     const options = this.#options
-    const step: ToolCall.Step = { catalog, offered: this.#offered, loaded: this.#loaded, view: this.#view }
+    const step: ToolCall.Step = {
+      catalog,
+      offered: this.#offered,
+      loaded: this.#loaded,
+      view: this.#view,
+      pending: options.pending
+    }
     let plan: ToolCall.Plan
     // The meta-tools are always offered (core's prefix); their answers need the turn's state.
     if (name === MetaTools.LOAD_CAPABILITY) {
       // Loads apply at once, in the order they run: a later load of the same step sees them.
-      const load = MetaTools.loadCapability(catalog, this.#loaded, args, [], this.#view)
+      const load = MetaTools.loadCapability(catalog, this.#loaded, args, [], this.#view, options.pending)
       plan = ToolCall.plan(step, { name, args }, { load })
       if (Either.isRight(load) && load.right.newlyLoaded.length > 0) {
         this.#loaded = load.right.loadedPlugins
