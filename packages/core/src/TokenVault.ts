@@ -20,6 +20,12 @@ import * as Store from "./ConnectionStore.js"
 export interface Cipher {
   readonly seal: (plaintext: string, context: string) => string
   readonly open: (sealed: string, context: string) => string | undefined
+  /**
+   * Whether `sealed` opens only with a key this cipher no longer seals with (a previous key,
+   * after a rotation): the vault then seals the record again under the current key, with a
+   * compare-and-set, when it reads it (docs/oauth.md#at-rest). Absent: never.
+   */
+  readonly isStale?: ((sealed: string, context: string) => boolean) | undefined
 }
 
 /** What a connection keeps: a JSON object whose fields the connection's client defines. */
@@ -99,20 +105,42 @@ const isObject = (value: unknown): value is ConnectionSecret =>
 
 /** The vault over a store and a cipher. */
 export const make = (store: Store.ConnectionStoreService, cipher: Cipher): TokenVaultService => {
+  // A record sealed under a previous key, sealed again under the current one over its version
+  // (never a blind write: a writer that came first wins). Its new version, or the old one when
+  // the write did not apply or failed (the record still opens; the next read tries again).
+  const reseal = (user: string, server: string, record: Store.StoredConnection, plain: string) => {
+    const sealed = cipher.seal(plain, sealContext(user, server))
+    return Effect.orElseSucceed(
+      Effect.map(
+        store.compareAndSet(user, server, record.sealed, { sealed, updatedAtMs: record.updatedAtMs }),
+        (applied) => (applied ? sealed : record.sealed)
+      ),
+      () => record.sealed
+    )
+  }
   const read: TokenVaultService["read"] = (user, server) =>
-    Effect.map(Effect.mapError(store.get(user, server), fromStore), (record): VersionedSecret | undefined => {
-      if (record === undefined) return undefined
-      const plain = cipher.open(record.sealed, sealContext(user, server))
+    Effect.flatMap(Effect.mapError(store.get(user, server), fromStore), (record) => {
+      if (record === undefined) return Effect.succeed(undefined)
+      const context = sealContext(user, server)
+      const plain = cipher.open(record.sealed, context)
       const parsed = plain === undefined ? undefined : safeParse(plain)
-      return isObject(parsed)
-        ? { version: record.sealed, secret: parsed }
-        : {
-            version: record.sealed,
-            problem: new TokenVaultError({
-              reason: "sealed",
-              message: `the stored connection of server '${server}' does not open with this key (the key changed, or the record was moved or altered); connect again`
-            })
-          }
+      if (isObject(parsed) && plain !== undefined && cipher.isStale?.(record.sealed, context) === true) {
+        return Effect.map(
+          reseal(user, server, record, plain),
+          (version): VersionedSecret => ({ version, secret: parsed })
+        )
+      }
+      return Effect.succeed<VersionedSecret>(
+        isObject(parsed)
+          ? { version: record.sealed, secret: parsed }
+          : {
+              version: record.sealed,
+              problem: new TokenVaultError({
+                reason: "sealed",
+                message: `the stored connection of server '${server}' does not open with this key (the key changed, or the record was moved or altered); connect again`
+              })
+            }
+      )
     })
   const seal = (user: string, server: string, secret: ConnectionSecret) =>
     Effect.flatMap(Effect.mapError(Store.validateKey(user, server), fromStore), () =>

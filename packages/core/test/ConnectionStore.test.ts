@@ -86,4 +86,48 @@ describe("TokenVault over a ConnectionStore", () => {
     expect(await Effect.runPromise(vault.putIf(ALICE, "github", read!.version, { n: 2 }, 2))).toBeDefined()
     expect(await Effect.runPromise(vault.get(ALICE, "github"))).toEqual({ n: 2 })
   })
+
+  it("a record sealed under a previous key is sealed again under the current one when read, by compare-and-set only", async () => {
+    // A rotating cipher: seals with its first key, opens with any, stale when only a later one opens.
+    const rotating = (keys: ReadonlyArray<string>): TokenVault.Cipher => {
+      const [current] = keys
+      const tagged = keys.map(tagCipher)
+      return {
+        seal: (plain, context) => tagCipher(current!).seal(plain, context),
+        open: (sealed, context) => tagged.map((c) => c.open(sealed, context)).find((p) => p !== undefined),
+        isStale: (sealed, context) =>
+          tagged[0]!.open(sealed, context) === undefined &&
+          tagged.slice(1).some((c) => c.open(sealed, context) !== undefined)
+      }
+    }
+    const store = ConnectionStore.makeMemory()
+    await Effect.runPromise(TokenVault.make(store, tagCipher("old")).put(ALICE, "github", { n: 1 }, 7))
+    const read = await Effect.runPromise(
+      TokenVault.make(store, rotating(["new", "old"])).read(ALICE, "github")
+    )
+    const stored = await Effect.runPromise(store.get(ALICE, "github"))
+    expect(read).toEqual({ version: stored?.sealed, secret: { n: 1 } })
+    expect(JSON.parse(stored!.sealed)[0]).toBe("new")
+    expect(stored?.updatedAtMs).toBe(7)
+    // Once the old key is gone, the resealed record still opens.
+    expect(await Effect.runPromise(TokenVault.make(store, tagCipher("new")).get(ALICE, "github"))).toEqual({
+      n: 1
+    })
+
+    // A writer that wrote between the read and the reseal wins: the reseal does not apply.
+    const raced = ConnectionStore.makeMemory()
+    await Effect.runPromise(TokenVault.make(raced, tagCipher("old")).put(ALICE, "github", { n: 1 }, 1))
+    const newer = TokenVault.make(raced, tagCipher("new"))
+    const racing: ConnectionStore.ConnectionStoreService = {
+      ...raced,
+      get: (user, server) =>
+        Effect.tap(raced.get(user, server), () => newer.put(user, server, { n: 2 }, 2).pipe(Effect.orDie))
+    }
+    const seen = await Effect.runPromise(
+      TokenVault.make(racing, rotating(["new", "old"])).read(ALICE, "github")
+    )
+    expect(seen?.secret).toEqual({ n: 1 })
+    expect(JSON.parse(seen!.version)[0]).toBe("old")
+    expect(await Effect.runPromise(newer.get(ALICE, "github"))).toEqual({ n: 2 })
+  })
 })

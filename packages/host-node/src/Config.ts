@@ -140,8 +140,9 @@ export interface ServerConfig {
   /** How long an unused MCP connection stays open (a stdio server's process with it). */
   readonly mcpIdleMs: number
   /**
-   * The cipher that seals each user's OAuth connections at rest (`CONNECTIONS_KEY`,
-   * docs/oauth.md#at-rest); undefined when the key is unset (no OAuth connections can be kept).
+   * The cipher that seals each user's OAuth connections at rest (`CONNECTIONS_KEY`, opening
+   * those of `CONNECTIONS_KEY_PREVIOUS` too, docs/oauth.md#at-rest); undefined when the key is
+   * unset (no OAuth connections can be kept).
    */
   readonly connectionsCipher: TokenVault.Cipher | undefined
   /**
@@ -469,7 +470,13 @@ export const VARIABLES: ReadonlyArray<VariableDoc> = [
     name: "CONNECTIONS_KEY",
     default: "unset (no OAuth connections kept)",
     meaning:
-      "Key sealing users' OAuth connections to remote MCP servers at rest (AES-256-GCM, docs/oauth.md): 32 random bytes as 64 hex digits or base64 (`openssl rand -base64 32`); changing it makes every user connect again"
+      "Key sealing users' OAuth connections to remote MCP servers at rest (AES-256-GCM, docs/oauth.md): 32 random bytes as 64 hex digits or base64 (`openssl rand -base64 32`); to change it, move the old key to CONNECTIONS_KEY_PREVIOUS, else every user connects again"
+  },
+  {
+    name: "CONNECTIONS_KEY_PREVIOUS",
+    default: "unset (no key rotation under way)",
+    meaning:
+      "Earlier CONNECTIONS_KEY values, comma-separated, during a key rotation: connections sealed under them still open, and are sealed again under CONNECTIONS_KEY when read or written (docs/oauth.md#at-rest)"
   },
   {
     name: "PUBLIC_URL",
@@ -959,10 +966,16 @@ export const load = (cwd: string = process.cwd()): Effect.Effect<ServerConfig, C
       mcpConfigFile: optionalPath("MCP_CONFIG", cwd),
       mcpCacheDir: path("MCP_CACHE_DIR", join(dataDir, "mcp-cache"), cwd),
       mcpIdleMs: integer("MCP_IDLE_MS", 300_000, 1),
-      connectionsCipher: Effect.map(raw("CONNECTIONS_KEY"), (v) =>
-        v === undefined
-          ? Either.right(undefined)
-          : Either.mapLeft(ConnectionsCipher.fromKeyText(v, "CONNECTIONS_KEY"), (m) => [m])
+      connectionsCipher: Effect.map(
+        Effect.all([raw("CONNECTIONS_KEY"), raw("CONNECTIONS_KEY_PREVIOUS")]),
+        ([current, previous]) =>
+          current === undefined
+            ? previous === undefined
+              ? Either.right(undefined)
+              : Either.left([
+                  "CONNECTIONS_KEY_PREVIOUS is set but CONNECTIONS_KEY is not: set CONNECTIONS_KEY to the current key (docs/oauth.md#at-rest)"
+                ])
+            : Either.mapLeft(ConnectionsCipher.fromKeyTexts(current, previous), (m) => [...m])
       ),
       publicUrl,
       skillsDir: optionalPath("SKILLS_DIR", cwd),

@@ -114,9 +114,13 @@ const openInBrowser = (url: string, err: (text: string) => void) => {
 export const gatewayOAuth = async (input: GatewayOAuthInput): Promise<GatewayOAuth | undefined> => {
   if (!input.servers.some((s) => s.oauth !== undefined)) return undefined
   const keyText = envValue(input.env.CONNECTIONS_KEY)
-  const cipher = keyText === undefined ? undefined : ConnectionsCipher.fromKeyText(keyText, "CONNECTIONS_KEY")
+  // The previous keys of a rotation open older records (docs/oauth.md#at-rest).
+  const cipher =
+    keyText === undefined
+      ? undefined
+      : ConnectionsCipher.fromKeyTexts(keyText, envValue(input.env.CONNECTIONS_KEY_PREVIOUS))
   if (cipher !== undefined && Either.isLeft(cipher))
-    throw new OracleBootError([`[config-error] ${cipher.left}`])
+    throw new OracleBootError(cipher.left.map((m) => `[config-error] ${m}`))
   const problems = oauthBootProblems(input.servers, cipher?.right, input.env)
   if (problems.length > 0 || cipher === undefined) throw new OracleBootError(problems)
   const opened = await Effect.runPromiseExit(

@@ -7,6 +7,10 @@
  * data: it is not stored, so a sealed text opens only under the context it was sealed under.
  * Opening refuses (returns undefined) a text of another format, another key, another context or
  * with any byte changed; it never throws on bad input.
+ *
+ * Rotation (docs/oauth.md#at-rest): the cipher seals with the current key and opens with the
+ * current one, then each previous key (`CONNECTIONS_KEY_PREVIOUS`); `isStale` tells the vault a
+ * record opened only with a previous key, which it then seals again under the current one.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
 import type { TokenVault } from "@plugboard/core"
@@ -40,13 +44,17 @@ export const decodeKey = (text: string, variable = "CONNECTIONS_KEY"): Either.Ei
 
 /**
  * The AES-256-GCM cipher under `key` (32 bytes; a caller's bug otherwise: `RangeError`). Each
- * seal draws a fresh random IV, so sealing the same text twice gives two different texts.
+ * seal draws a fresh random IV, so sealing the same text twice gives two different texts. A text
+ * sealed under one of the `previous` keys opens too (and is stale: `isStale`).
  */
-export const make = (key: Uint8Array): TokenVault.Cipher => {
-  if (!(key instanceof Uint8Array) || key.length !== KEY_BYTES) {
-    throw new RangeError(`an AES-256-GCM key is ${KEY_BYTES} bytes, got ${describeKey(key)}`)
+export const make = (key: Uint8Array, previous: ReadonlyArray<Uint8Array> = []): TokenVault.Cipher => {
+  for (const k of [key, ...previous]) {
+    if (!(k instanceof Uint8Array) || k.length !== KEY_BYTES) {
+      throw new RangeError(`an AES-256-GCM key is ${KEY_BYTES} bytes, got ${describeKey(k)}`)
+    }
   }
   const secret = Buffer.from(key)
+  const older = previous.map((k) => Buffer.from(k))
   return {
     seal: (plaintext, context) => {
       const iv = randomBytes(IV_BYTES)
@@ -56,24 +64,38 @@ export const make = (key: Uint8Array): TokenVault.Cipher => {
       return SEALED_PREFIX + Buffer.concat([iv, body, cipher.getAuthTag()]).toString("base64url")
     },
     open: (sealed, context) => {
-      if (typeof sealed !== "string" || !sealed.startsWith(SEALED_PREFIX)) return undefined
-      const encoded = sealed.slice(SEALED_PREFIX.length)
-      if (!/^[A-Za-z0-9_-]*$/.test(encoded)) return undefined
-      const bytes = Buffer.from(encoded, "base64url")
-      if (bytes.length < IV_BYTES + TAG_BYTES) return undefined
-      try {
-        const decipher = createDecipheriv("aes-256-gcm", secret, bytes.subarray(0, IV_BYTES), {
-          authTagLength: TAG_BYTES
-        })
-        decipher.setAAD(Buffer.from(context, "utf8"))
-        decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES))
-        const body = bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)
-        return Buffer.concat([decipher.update(body), decipher.final()]).toString("utf8")
-      } catch {
-        // A wrong key, context or byte fails GCM's tag check: not ours to open.
-        return undefined
+      const current = openWith(secret, sealed, context)
+      if (current !== undefined) return current
+      for (const k of older) {
+        const opened = openWith(k, sealed, context)
+        if (opened !== undefined) return opened
       }
-    }
+      return undefined
+    },
+    isStale: (sealed, context) =>
+      older.length > 0 &&
+      openWith(secret, sealed, context) === undefined &&
+      older.some((k) => openWith(k, sealed, context) !== undefined)
+  }
+}
+
+const openWith = (secret: Buffer, sealed: string, context: string): string | undefined => {
+  if (typeof sealed !== "string" || !sealed.startsWith(SEALED_PREFIX)) return undefined
+  const encoded = sealed.slice(SEALED_PREFIX.length)
+  if (!/^[A-Za-z0-9_-]*$/.test(encoded)) return undefined
+  const bytes = Buffer.from(encoded, "base64url")
+  if (bytes.length < IV_BYTES + TAG_BYTES) return undefined
+  try {
+    const decipher = createDecipheriv("aes-256-gcm", secret, bytes.subarray(0, IV_BYTES), {
+      authTagLength: TAG_BYTES
+    })
+    decipher.setAAD(Buffer.from(String(context), "utf8"))
+    decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES))
+    const body = bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)
+    return Buffer.concat([decipher.update(body), decipher.final()]).toString("utf8")
+  } catch {
+    // A wrong key, context or byte fails GCM's tag check: not ours to open.
+    return undefined
   }
 }
 
@@ -82,6 +104,30 @@ export const fromKeyText = (
   text: string,
   variable = "CONNECTIONS_KEY"
 ): Either.Either<TokenVault.Cipher, string> => Either.map(decodeKey(text, variable), make)
+
+/**
+ * The cipher from the current key's text and, optionally, the previous keys' (comma-separated,
+ * `CONNECTIONS_KEY_PREVIOUS`), or a message per text that is no key, naming the variable and the
+ * key's position (1 = first), never a value.
+ */
+export const fromKeyTexts = (
+  current: string,
+  previous: string | undefined,
+  variables: { readonly current: string; readonly previous: string } = {
+    current: "CONNECTIONS_KEY",
+    previous: "CONNECTIONS_KEY_PREVIOUS"
+  }
+): Either.Either<TokenVault.Cipher, ReadonlyArray<string>> => {
+  const texts = previous === undefined ? [] : previous.split(",")
+  const decoded = [
+    decodeKey(current, variables.current),
+    ...texts.map((t, i) => decodeKey(t, `${variables.previous} (key ${i + 1} of ${texts.length})`))
+  ]
+  const problems = decoded.flatMap((d) => (Either.isLeft(d) ? [d.left] : []))
+  if (problems.length > 0) return Either.left(problems)
+  const [key, ...older] = decoded.map((d) => Either.getOrThrow(d))
+  return Either.right(make(key as Uint8Array, older))
+}
 
 const describeKey = (key: unknown): string =>
   key instanceof Uint8Array ? `${key.length} bytes` : `a ${typeof key}, not bytes`

@@ -120,6 +120,56 @@ describe("decodeKey", () => {
   })
 })
 
+describe("key rotation", () => {
+  it("seals with the current key; opens the current one's and each previous key's; stale only for a previous key", () => {
+    const [current, older, oldest, stranger] = [key(), key(), key(), key()]
+    const rotated = Cipher.make(current, [older, oldest])
+    const byOlder = Cipher.make(older).seal("a", "ctx")
+    const byOldest = Cipher.make(oldest).seal("b", "ctx")
+    const byCurrent = rotated.seal("c", "ctx")
+    expect([
+      rotated.open(byOlder, "ctx"),
+      rotated.open(byOldest, "ctx"),
+      rotated.open(byCurrent, "ctx")
+    ]).toEqual(["a", "b", "c"])
+    expect(Cipher.make(current).open(byCurrent, "ctx")).toBe("c")
+    expect([rotated.isStale?.(byOlder, "ctx"), rotated.isStale?.(byOldest, "ctx")]).toEqual([true, true])
+    expect(rotated.isStale?.(byCurrent, "ctx")).toBe(false)
+    // Neither another key's text nor a previous key's under another context opens, nor is stale.
+    const byStranger = Cipher.make(stranger).seal("d", "ctx")
+    expect([rotated.open(byStranger, "ctx"), rotated.isStale?.(byStranger, "ctx")]).toEqual([
+      undefined,
+      false
+    ])
+    expect([rotated.open(byOlder, "ctx2"), rotated.isStale?.(byOlder, "ctx2")]).toEqual([undefined, false])
+    // Without the previous key, its text no longer opens.
+    expect(Cipher.make(current).open(byOlder, "ctx")).toBeUndefined()
+    expect(() => Cipher.make(current, [new Uint8Array(8)])).toThrow(RangeError)
+  })
+
+  it("fromKeyTexts reads the previous keys comma-separated; a bad one is named by position, never quoted", () => {
+    const [current, older] = [randomBytes(32), randomBytes(32)]
+    const ok = Cipher.fromKeyTexts(
+      current.toString("base64"),
+      ` ${older.toString("hex")} , ${randomBytes(32).toString("base64url")}`
+    )
+    expect(Either.isRight(ok)).toBe(true)
+    if (Either.isRight(ok)) {
+      expect(ok.right.open(Cipher.make(new Uint8Array(older)).seal("x", "c"), "c")).toBe("x")
+    }
+    const secretish = "hunter2-previous"
+    const bad = Cipher.fromKeyTexts(current.toString("base64"), `${older.toString("hex")},${secretish},`)
+    expect(Either.isLeft(bad)).toBe(true)
+    if (Either.isLeft(bad)) {
+      expect(bad.left).toHaveLength(2)
+      expect(bad.left[0]).toContain("CONNECTIONS_KEY_PREVIOUS (key 2 of 3) must be 32 random bytes")
+      expect(bad.left[1]).toContain("CONNECTIONS_KEY_PREVIOUS (key 3 of 3) must be 32 random bytes")
+      expect(bad.left.join("\n")).not.toContain(secretish)
+      expect(bad.left.join("\n")).not.toContain(older.toString("hex"))
+    }
+  })
+})
+
 describe("the vault with this cipher", () => {
   it("keeps no token text in the store, and a record moved to another user does not open", async () => {
     const store = ConnectionStore.makeMemory()
