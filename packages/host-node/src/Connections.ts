@@ -274,8 +274,16 @@ export const connectionRoutes = (
    * The user's connection to `plugin`'s server was made: the turn service resumes their runs that
    * wait for it (`TurnWaits.connected`, docs/waiting.md#connect-waits), answering how many.
    */
-  connected?: ((did: string, plugin: string) => Effect.Effect<number>) | undefined
+  connected?: ((did: string, plugin: string) => Effect.Effect<number>) | undefined,
+  /**
+   * Makes a user's state available on this host (a Matrix restore), as the pipeline does for a
+   * private route: the public routes name their user in a ticket or a state, and write to that
+   * user's store, which must be the user's restored one, not a fresh database.
+   */
+  prepareUser?: ((did: string) => Promise<void>) | undefined
 ) => {
+  const prepared = (did: string) =>
+    prepareUser === undefined ? Effect.void : Effect.promise(() => prepareUser(did))
   const noOAuth = new HttpFailure({
     status: 404,
     message: "No MCP server of this host signs its users in with OAuth.",
@@ -315,6 +323,7 @@ export const connectionRoutes = (
     if (Either.isLeft(opened))
       return page(400, "Not connected", `This link cannot start a connection: ${opened.left}`)
     const { user, server } = opened.right
+    yield* prepared(user)
     const started = yield* Effect.either(host.get().start(user, server))
     if (Either.isLeft(started)) return page(400, "Not connected", started.left.message)
     return HttpServerResponse.empty({
@@ -326,6 +335,8 @@ export const connectionRoutes = (
   const callback = Effect.gen(function* () {
     if (host === undefined) return yield* noOAuth
     const query = Object.fromEntries(yield* searchParams)
+    const flowUser = host.get().flowUser(query)
+    if (flowUser !== undefined) yield* prepared(flowUser)
     const done = yield* Effect.either(host.get().complete(query))
     if (Either.isLeft(done)) {
       logger.info("an OAuth connection was not made", { reason: done.left.reason, server: done.left.server })

@@ -227,8 +227,11 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
     heartbeatMs: config.heartbeatMs
   })
 
-  const oauth = connectionRoutes(parts.connections, logger, (did, plugin) =>
-    turns.waits === undefined ? Effect.succeed(0) : turns.waits.connected(did, plugin)
+  const oauth = connectionRoutes(
+    parts.connections,
+    logger,
+    (did, plugin) => (turns.waits === undefined ? Effect.succeed(0) : turns.waits.connected(did, plugin)),
+    parts.prepareUser
   )
 
   const notFound = (method: string, path: string) =>

@@ -15,7 +15,7 @@
  * answer, nor in the snapshot.
  */
 import { randomBytes, randomUUID } from "node:crypto"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
@@ -293,5 +293,49 @@ describe.skipIf(skip)(`OAuth connections through Matrix sync${skip ? ` — SKIPP
     const all = outputs.join("\n")
     expect(all).toContain("you are alice")
     for (const token of issued) expect(all.includes(token), "a token in the hosts' outputs").toBe(false)
+  }, 240_000)
+
+  it("a connect link opened on a host that never served the user restores them first: the connection joins their restored state, nothing is moved aside", async () => {
+    const carol = await generateSigner()
+    // Host E serves carol: a turn asks her to connect (the link, made on E) and her session is kept.
+    const e = await host("e", key)
+    const headersE = await headersFor(carol, e.app.oracleDid)
+    const sessionsE = (await e.api("/sessions", { headers: headersE })).body.sessions
+    expect(sessionsE).toEqual([])
+    const bodyE = await e.turn(headersE, "who am I?")
+    const ticket = /\/oauth\/start\?ticket=([A-Za-z0-9._~%-]+)/.exec(bodyE)?.[1]
+    expect(ticket).toBeDefined()
+    const keptSessions = (await e.api("/sessions", { headers: headersE })).body.sessions as Array<{
+      sessionId: string
+    }>
+    expect(keptSessions).toHaveLength(1)
+    await e.close()
+
+    // Host F (same key, its own data folder) has never served carol. She opens the link there:
+    // F restores her from the room before the flow writes to her store.
+    const f = await host("f", key)
+    const page = await signIn(
+      browser,
+      `${f.url}/oauth/start?ticket=${ticket}`,
+      `${f.url}/oauth/callback`,
+      "carol"
+    )
+    outputs.push(page)
+    expect(page).toContain("Your account is connected to 'notes'.")
+    expect(outputs.some((l) => l.includes("[matrix-sync] restored") && l.includes(carol.did()))).toBe(true)
+
+    // Her next requests on F: connected, her session from E still there, and her turn calls as her.
+    const headersF = await headersFor(carol, f.app.oracleDid)
+    expect((await f.api("/connections", { headers: headersF })).body.connections).toMatchObject([
+      { server: "notes", connected: true }
+    ])
+    const sessionsF = (await f.api("/sessions", { headers: headersF })).body.sessions as Array<{
+      sessionId: string
+    }>
+    expect(sessionsF.map((x) => x.sessionId)).toContain(keptSessions[0]!.sessionId)
+    expect(await f.turn(headersF, "who am I?")).toContain('"output":"you are carol"')
+    expect(readdirSync(join(f.data, "users")).filter((name) => name.includes(".conflict-"))).toEqual([])
+    await f.close()
+    for (const token of issued) expect(outputs.join("\n").includes(token)).toBe(false)
   }, 240_000)
 })

@@ -106,6 +106,11 @@ export interface Disconnected {
 export interface Connections {
   /** Starts a flow: the authorization URL to open in the user's browser. */
   readonly start: (user: string, server: string) => Effect.Effect<{ readonly url: string }, OAuthError>
+  /**
+   * The user a redirect's query names (its sealed `state`), or undefined when it names none this
+   * key opens: for a host to make that user's state available before `complete` writes to it.
+   */
+  readonly flowUser: (query: Readonly<Record<string, string | undefined>>) => string | undefined
   /** Finishes a flow from the redirect's query parameters; tells whose connection it made. */
   readonly complete: (
     query: Readonly<Record<string, string | undefined>>
@@ -548,6 +553,7 @@ export const make = (options: ConnectionsOptions): Connections => {
 
   return {
     start,
+    flowUser: (query) => readState(query.state)?.[0],
     complete,
     accessToken,
     renew,
