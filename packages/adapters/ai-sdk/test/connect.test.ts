@@ -1,5 +1,5 @@
 /**
- * A user who has not connected an account (core's `Connect`, docs/oauth.md#needs-connect), on the
+ * A user who has not connected an account (core's `Connect`, docs/oauth.md#using-it-from-code), on the
  * AI SDK door: the turn's `pending` makes `list_capabilities` list the plugin with `needsConnect`
  * and its link, and `load_capability` refuse it with the link, so the model can hand it to the
  * user; its tools are never offered. Once the user has connected (nothing pending), it loads.
