@@ -395,45 +395,10 @@ export const createOracleApp = async (options: OracleAppOptions): Promise<Oracle
   }
   const ranking = fused?.ranking ?? Ranking.lexical(catalog)
   catalogs = LiveCatalog.make({ catalog, ranking })
-  // An OAuth server's tool list read at its first connect (FirstListing.ts): the catalog is built
-  // again as boot built it (CatalogRelist.ts), with its ranking, and replaces the current one for
-  // the turns that start after; a turn in flight keeps its own.
-  const offerListed = async (server: McpServerConfig, description: McpDescription): Promise<boolean> => {
-    const cell = catalogs!
-    const relist = booted.right.relist
-    if (relist === undefined) return false
-    const before = cell.current()
-    const rebuilt = relist(before.catalog, server, description)
-    const next = Either.isRight(rebuilt) ? rebuilt.right : rebuilt.left.catalog
-    let nextRanking: Ranking.Ranking | undefined = Ranking.lexical(next)
-    if (fused !== undefined) {
-      const ranked = await fused.forCatalog(next)
-      if (Either.isLeft(ranked))
-        logger.warn(
-          "the catalog rebuilt with an OAuth server's tools is ranked as before: its embedder failed",
-          {
-            server: server.name,
-            error: ranked.left.message
-          }
-        )
-      nextRanking = Either.isRight(ranked) ? ranked.right : before.ranking
-    }
-    cell.replace({ catalog: next, ranking: nextRanking })
-    const entry = next.byName.get(server.name)
-    if (Either.isLeft(rebuilt) || entry?.unavailable !== undefined) {
-      logger.warn(Either.isLeft(rebuilt) ? rebuilt.left.reason : (entry?.unavailable ?? ""), {
-        server: server.name,
-        plugin: server.name
-      })
-      return false
-    }
-    logger.info("an OAuth server's plugin is offered: its tool list was read when a user connected", {
-      server: server.name,
-      plugin: server.name,
-      tools: entry?.tools.length ?? 0
-    })
-    return true
-  }
+  // An OAuth server's tool list read at its first connect (FirstListing.ts) rebuilds the catalog
+  // for the turns that start after (LiveCatalog.offerRelisted).
+  const offerListed = (server: McpServerConfig, description: McpDescription): Promise<boolean> =>
+    LiveCatalog.offerRelisted(catalogs!, booted.right.relist, fused, logger, server, description)
 
   let codeMode: CodeModeOption | undefined
   if (config.codeMode === "on") {
