@@ -36,6 +36,7 @@ import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js
 
 const skip = chromiumMissing() !== undefined || !installed.postgres
 const ALICE = "did:key:z6MkAlice"
+const BOB = "did:key:z6MkBob"
 const SERVER = "notes"
 const CLAIM_MS = 30_000
 const cipher = ConnectionsCipher.make(new Uint8Array(randomBytes(32)))
@@ -71,8 +72,8 @@ let pool: McpPool
 const refreshes: Array<Name> = []
 /** What each host's clock adds to the real one (to let a claim expire). */
 const offsetMs: Record<Name, number> = { a: 0, b: 0 }
-/** A's token requests wait on this when set (a host that stopped while renewing). */
-let aStalled: Promise<never> | undefined
+/** A's refresh requests wait on this when set (held, or a host that stopped while renewing). */
+let aHeld: Promise<unknown> | undefined
 
 const hosts = {} as Record<Name, OAuthConnections.Connections>
 
@@ -131,7 +132,7 @@ const makeHost = async (name: Name) => {
       const grant = init?.body instanceof URLSearchParams ? init.body.get("grant_type") : null
       if (grant === "refresh_token") {
         refreshes.push(name)
-        if (name === "a" && aStalled !== undefined) await aStalled
+        if (name === "a" && aHeld !== undefined) await aHeld
         if (name === "b" && race !== undefined) await Effect.runPromise(Deferred.await(race.aSaved))
       }
       const response = await fetch(url, init)
@@ -156,18 +157,18 @@ const startRace = (): Race => {
 
 const run = <A>(effect: Effect.Effect<A, OAuthError>) => Effect.runPromise(effect)
 
-/** A `whoami` call as alice through `host`, on the pool's connection for her. */
-const whoami = async (host: Name): Promise<string> => {
+/** A `whoami` call as `user` (alice) through `host`, on the pool's connection for them. */
+const whoami = async (host: Name, user = ALICE): Promise<string> => {
   const parsed = McpConfig.parse({ mcpServers: { [SERVER]: { url: mcp.url } } })
   const server = parsed.servers[0]
   if (server === undefined) throw new Error(parsed.errors.join("\n"))
-  const headers = await run(hosts[host].headers(ALICE, SERVER))
+  const headers = await run(hosts[host].headers(user, SERVER))
   return JSON.stringify(
     await pool.call(
       server,
       "whoami",
       {},
-      { headers, connectionKey: `${host}:${userConnectionKey(SERVER, ALICE)}` }
+      { headers, connectionKey: `${host}:${userConnectionKey(SERVER, user)}` }
     )
   )
 }
@@ -226,9 +227,31 @@ describe.skipIf(skip)("two hosts renewing one user's token at once, over one Pos
     expect(await whoami("a")).toContain("you are alice")
   }, 60_000)
 
+  it("a flow started on B while A renews: A's tokens and B's flow both survive (neither write is lost)", async () => {
+    const first = await run(hosts.a.start(BOB, SERVER))
+    expect(await signIn(browser, first.url, callback.url, "bob")).toBe("connected notes")
+    const before = await run(hosts.a.accessToken(BOB, SERVER))
+    refreshes.length = 0
+    const release = Effect.runSync(Deferred.make<void>())
+    aHeld = Effect.runPromise(Deferred.await(release))
+    const renewing = run(hosts.a.renew(BOB, SERVER))
+    await expect.poll(() => refreshes).toEqual(["a"])
+    // B starts a flow over the record A read (and claimed); then A's refresh is answered.
+    const flow = await run(hosts.b.start(BOB, SERVER))
+    aHeld = undefined
+    await Effect.runPromise(Deferred.succeed(release, undefined))
+    const renewed = await renewing
+    expect(renewed).not.toBe(before)
+    // A's write met B's: it read again, and wrote its tokens keeping B's flow.
+    expect(await run(hosts.b.accessToken(BOB, SERVER))).toBe(renewed)
+    expect(await whoami("b", BOB)).toContain("you are bob")
+    expect(await signIn(browser, flow.url, callback.url, "bob")).toBe("connected notes")
+    expect(await whoami("a", BOB)).toContain("you are bob")
+  }, 60_000)
+
   it("a host that stopped while renewing holds its claim only until it expires: the other host renews then", async () => {
     refreshes.length = 0
-    aStalled = new Promise<never>(() => undefined)
+    aHeld = new Promise<never>(() => undefined)
     const before = await run(hosts.a.accessToken(ALICE, SERVER))
     // A claims the renewal and its request never reaches the authorization server (it stopped).
     void Effect.runPromise(Effect.either(hosts.a.renew(ALICE, SERVER)))
