@@ -110,7 +110,7 @@ afterAll(async () => {
 describe.skipIf(missing !== undefined)(
   "plugboard mcp: the local user connects an OAuth server (oidc-provider, SDK server, Chromium)",
   () => {
-    it("refuses to boot without CONNECTIONS_KEY, naming the server, and with a malformed one", async () => {
+    it("refuses to boot without CONNECTIONS_KEY, naming the server, and with a malformed one (or a malformed previous key)", async () => {
       const run = await runCliWith(dir, {}, "mcp", "--mcp", config)
       expect(run.code).not.toBe(0)
       expect(run.stdout).toBe("")
@@ -121,6 +121,22 @@ describe.skipIf(missing !== undefined)(
       expect(bad.code).not.toBe(0)
       expect(bad.stderr).toContain("[config-error] CONNECTIONS_KEY must be 32 random bytes")
       expect(bad.stderr).not.toContain("not a key")
+      // A rotation's previous key that is no key: named by its position, never quoted.
+      const badPrevious = await runCliWith(
+        dir,
+        {
+          CONNECTIONS_KEY: key,
+          CONNECTIONS_KEY_PREVIOUS: `${randomBytes(32).toString("hex")},old-secret-text`
+        },
+        "mcp",
+        "--mcp",
+        config
+      )
+      expect(badPrevious.code).not.toBe(0)
+      expect(badPrevious.stderr).toContain(
+        "[config-error] CONNECTIONS_KEY_PREVIOUS (key 2 of 2) must be 32 random bytes"
+      )
+      expect(badPrevious.stderr).not.toContain("old-secret-text")
     }, 120_000)
 
     it("first start (no tool list yet): list_capabilities gives the link, also printed to stderr; after the consent the same session is told its list changed and calls as the local user; the next start reads the cached list", async () => {
