@@ -37,6 +37,7 @@ import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js
 const skip = chromiumMissing() !== undefined || !installed.postgres
 const ALICE = "did:key:z6MkAlice"
 const BOB = "did:key:z6MkBob"
+const CAROL = "did:key:z6MkCarol"
 const SERVER = "notes"
 const CLAIM_MS = 30_000
 const cipher = ConnectionsCipher.make(new Uint8Array(randomBytes(32)))
@@ -247,6 +248,24 @@ describe.skipIf(skip)("two hosts renewing one user's token at once, over one Pos
     expect(await whoami("b", BOB)).toContain("you are bob")
     expect(await signIn(browser, flow.url, callback.url, "bob")).toBe("connected notes")
     expect(await whoami("a", BOB)).toContain("you are bob")
+  }, 60_000)
+
+  it("a disconnect on B while A renews is not undone: A's refused renewal writes nothing back", async () => {
+    const first = await run(hosts.a.start(CAROL, SERVER))
+    expect(await signIn(browser, first.url, callback.url, "carol")).toBe("connected notes")
+    refreshes.length = 0
+    const release = Effect.runSync(Deferred.make<void>())
+    aHeld = Effect.runPromise(Deferred.await(release))
+    const renewing = Effect.runPromise(Effect.either(hosts.a.renew(CAROL, SERVER)))
+    await expect.poll(() => refreshes).toEqual(["a"])
+    // B disconnects (revoking the refresh token A is about to send); then A's request goes out.
+    const disconnected = await run(hosts.b.disconnect(CAROL, SERVER))
+    expect(disconnected).toMatchObject({ removed: true, revocation: { outcome: "revoked" } })
+    aHeld = undefined
+    await Effect.runPromise(Deferred.succeed(release, undefined))
+    const renewed = await renewing
+    expect(renewed._tag === "Left" && renewed.left.reason).toBe("needs-connect")
+    for (const host of ["a", "b"] as const) expect(await run(hosts[host].list(CAROL))).toEqual([])
   }, 60_000)
 
   it("a host that stopped while renewing holds its claim only until it expires: the other host renews then", async () => {
