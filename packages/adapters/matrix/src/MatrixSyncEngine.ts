@@ -22,6 +22,7 @@ import { type RestoreResult, restoreUser } from "./Restore.js"
 import type { SnapshotPointer } from "./SnapshotPointer.js"
 import type { SnapshotStore } from "./SnapshotStore.js"
 import { confirmedAt, entryOf, type FileIdentity, fileIdentity, sameFile, writeLedger } from "./SyncLedger.js"
+import { type CancelTimer, type SyncTimers, sleepOn, systemTimers, withDeadline } from "./SyncTimers.js"
 import { type SyncOutcome, uploadUser } from "./Upload.js"
 import type { UserDatabaseDirectory } from "./UserDatabaseDirectory.js"
 
@@ -88,6 +89,9 @@ export interface MatrixSyncEngineOptions {
    */
   readonly maxConcurrentSyncs?: number
   readonly logger?: SyncLogger
+  /** Clock and timers (`SyncTimers.ts`); tests pass a manual clock. Default: the system's. */
+  readonly timers?: SyncTimers
+  /** The clock alone; default `timers.now`. */
   readonly now?: () => number
   /** Test instrumentation: awaited after the backup step, before any network call. */
   readonly afterSnapshot?: (did: string) => Promise<void>
@@ -110,9 +114,9 @@ interface UserState {
   adoptedOverUnreadable: boolean
   /** Since when background syncs of this user have been put off because the user was busy. */
   busySince: number | undefined
-  debounce: ReturnType<typeof setTimeout> | undefined
-  retry: ReturnType<typeof setTimeout> | undefined
-  restoreRetry: ReturnType<typeof setTimeout> | undefined
+  debounce: CancelTimer | undefined
+  retry: CancelTimer | undefined
+  restoreRetry: CancelTimer | undefined
   /** Tail of this user's serialized sync/restore operations. */
   queue: Promise<unknown>
   /** The upload running now, if any (its dirty flag is already cleared). */
@@ -125,8 +129,9 @@ const BUSY_PATIENCE_MS = 30_000
 /** The Matrix sync engine; see the module doc. */
 export class MatrixSyncEngine {
   private readonly users = new Map<string, UserState>()
-  private interval: ReturnType<typeof setInterval> | undefined
+  private interval: CancelTimer | undefined
   private readonly log: SyncLogger
+  private readonly timers: SyncTimers
   private readonly now: () => number
   private readonly debounceMs: number
   private readonly baseMs: number
@@ -139,7 +144,9 @@ export class MatrixSyncEngine {
 
   constructor(private readonly options: MatrixSyncEngineOptions) {
     this.log = options.logger ?? consoleSyncLogger
-    this.now = options.now ?? Date.now
+    const timers = options.timers ?? systemTimers
+    this.timers = options.now === undefined ? timers : { ...timers, now: options.now }
+    this.now = this.timers.now
     this.debounceMs = options.debounceMs ?? 2_000
     this.baseMs = options.retry?.baseMs ?? 1_000
     this.maxMs = options.retry?.maxMs ?? 60_000
@@ -151,16 +158,15 @@ export class MatrixSyncEngine {
   start(): void {
     const every = this.options.intervalMs ?? 600_000
     if (this.interval !== undefined || every <= 0 || this.closed) return
-    this.interval = setInterval(() => {
+    this.interval = this.timers.every(every, () => {
       for (const did of this.users.keys()) this.scheduleSync(did, 0)
-    }, every)
-    this.interval.unref()
+    })
   }
 
   /** Stops timers; work already running finishes. Call `flush` first to push pending work. */
   close(): void {
     this.closed = true
-    if (this.interval !== undefined) clearInterval(this.interval)
+    this.interval?.()
     this.interval = undefined
     for (const u of this.users.values()) this.clearTimers(u)
   }
@@ -183,12 +189,11 @@ export class MatrixSyncEngine {
     const u = this.user(did)
     u.dirty = true
     if (u.retry !== undefined) return // the pending retry will pick the new state up
-    if (u.debounce !== undefined) clearTimeout(u.debounce)
-    u.debounce = setTimeout(() => {
+    u.debounce?.()
+    u.debounce = this.later(delayMs, () => {
       u.debounce = undefined
       void this.background(did)
-    }, delayMs)
-    u.debounce.unref()
+    })
   }
 
   /** One sync attempt now (after this user's running operation). Rejects on failure. */
@@ -292,7 +297,7 @@ export class MatrixSyncEngine {
     // `syncOnce` cleared the dirty flag when this upload began: it carries the latest turn.
     const running = u.inflight
     if (running !== undefined) {
-      const result = await this.withDeadline(running, deadline)
+      const result = await withDeadline(this.timers, running, deadline)
       if (result === "timeout") return { _tag: "TimedOut" }
       if (result.ok) outcome = result.value
     }
@@ -302,7 +307,8 @@ export class MatrixSyncEngine {
     while (outcome === undefined || !settled(outcome)) {
       if (this.now() >= deadline) break
       this.cancelSyncTimers(u)
-      const result = await this.withDeadline(
+      const result = await withDeadline(
+        this.timers,
         this.limited(() => this.syncNow(did)),
         deadline
       )
@@ -319,7 +325,7 @@ export class MatrixSyncEngine {
       if (!retry) break
       attempt += 1
       const wait = Math.min(this.backoff(attempt), deadline - this.now())
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+      if (wait > 0) await sleepOn(this.timers, wait)
     }
     if (outcome !== undefined && settled(outcome)) {
       this.cancelSyncTimers(u)
@@ -333,8 +339,8 @@ export class MatrixSyncEngine {
   }
 
   private cancelSyncTimers(u: UserState): void {
-    if (u.debounce !== undefined) clearTimeout(u.debounce)
-    if (u.retry !== undefined) clearTimeout(u.retry)
+    u.debounce?.()
+    u.retry?.()
     u.debounce = undefined
     u.retry = undefined
   }
@@ -364,7 +370,7 @@ export class MatrixSyncEngine {
   }
 
   private clearTimers(u: UserState): void {
-    for (const t of [u.debounce, u.retry, u.restoreRetry]) if (t !== undefined) clearTimeout(t)
+    for (const cancel of [u.debounce, u.retry, u.restoreRetry]) cancel?.()
     u.debounce = undefined
     u.retry = undefined
     u.restoreRetry = undefined
@@ -398,25 +404,9 @@ export class MatrixSyncEngine {
     return Math.round(raw * (0.8 + Math.random() * 0.4))
   }
 
-  private async withDeadline<A>(
-    p: Promise<A>,
-    deadline: number
-  ): Promise<{ ok: true; value: A } | { ok: false; error: unknown } | "timeout"> {
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const timeout = new Promise<"timeout">((r) => {
-      timer = setTimeout(() => r("timeout"), Math.max(0, deadline - this.now()))
-    })
-    try {
-      return await Promise.race([
-        p.then(
-          (value) => ({ ok: true as const, value }),
-          (error: unknown) => ({ ok: false as const, error })
-        ),
-        timeout
-      ])
-    } finally {
-      clearTimeout(timer)
-    }
+  /** A timer that does not keep the process alive (debounce, retries). */
+  private later(ms: number, fn: () => void): CancelTimer {
+    return this.timers.after(ms, fn, { background: true })
   }
 
   /** A scheduled sync: never throws; failures are logged and retried with backoff. */
@@ -455,11 +445,10 @@ export class MatrixSyncEngine {
       }
       const wait = this.backoff(u.attempts)
       this.log.warn(`sync of ${did} failed (attempt ${u.attempts}), retrying in ${wait} ms: ${describe(e)}`)
-      u.retry = setTimeout(() => {
+      u.retry = this.later(wait, () => {
         u.retry = undefined
         void this.background(did)
-      }, wait)
-      u.retry.unref()
+      })
     }
   }
 
@@ -470,7 +459,7 @@ export class MatrixSyncEngine {
       // A sync (after a turn, the periodic tick's, flush's at shutdown) that would be refused
       // tries the restore first rather than wait for its timer — or, once its retries ran out,
       // for the user's next request. A refused snapshot (failed) is fetched again only then.
-      if (u.restoreRetry !== undefined) clearTimeout(u.restoreRetry)
+      u.restoreRetry?.()
       u.restoreRetry = undefined
       await this.restoreOnce(did, true)
     }
@@ -575,7 +564,7 @@ export class MatrixSyncEngine {
     u.resolvedAt = this.now()
     u.file = file
     u.restoreAttempts = 0
-    if (u.restoreRetry !== undefined) clearTimeout(u.restoreRetry)
+    u.restoreRetry?.()
     u.restoreRetry = undefined
   }
 
@@ -593,12 +582,11 @@ export class MatrixSyncEngine {
       this.log.warn(`restore of ${did} postponed: ${describe(e)}; not uploading until it succeeds`)
     }
     if (!this.closed && u.restoreAttempts <= this.maxAttempts) {
-      if (u.restoreRetry !== undefined) clearTimeout(u.restoreRetry)
-      u.restoreRetry = setTimeout(() => {
+      u.restoreRetry?.()
+      u.restoreRetry = this.later(this.backoff(u.restoreAttempts), () => {
         u.restoreRetry = undefined
         void this.enqueue(did, () => this.restoreOnce(did, true))
-      }, this.backoff(u.restoreAttempts))
-      u.restoreRetry.unref()
+      })
     }
     const error =
       e instanceof MatrixSyncEngineError

@@ -30,6 +30,7 @@ export {
   type SnapshotStore
 } from "./SnapshotStore.js"
 export type { LedgerEntry } from "./SyncLedger.js"
+export { type CancelTimer, type SyncTimers, systemTimers } from "./SyncTimers.js"
 export {
   type QuiescentDatabase,
   type UserDatabaseDirectory,

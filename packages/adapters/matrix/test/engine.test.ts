@@ -1,51 +1,28 @@
 /**
  * The sync engine's rules, against the in-memory store (no homeserver needed): unchanged
  * snapshots are not uploaded, the write lock is honoured, failures are retried and never thrown,
- * and no empty or diverged database ever replaces the room's snapshot.
+ * and no empty or diverged database ever replaces the room's snapshot. Time-dependent rules run on a
+ * manual clock (`manualClock.ts`): time moves when the test advances it, never by sleeping.
  */
 import { existsSync, readdirSync } from "node:fs"
 import { dirname, join } from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import {
-  MatrixSyncEngine,
-  MatrixSyncEngineError,
   type MatrixSyncEngineOptions,
   memorySnapshotStore,
   type SnapshotStore,
-  userDatabaseDirectory
+  type UserDatabaseDirectory
 } from "../src/index.js"
-import { flakyStore, readRows, recordingLogger, tempDir, writeRows } from "./helpers.js"
+import { cleanupList, flakyStore, readRows, testHost, waitFor, writeRows } from "./helpers.js"
+import { manualClock } from "./manualClock.js"
 
 const did = "did:key:z6MkUserOne"
-const cleanups: Array<() => void> = []
-afterEach(() => {
-  for (const c of cleanups.splice(0)) c()
-})
-
-const host = (store: SnapshotStore, extra: Partial<MatrixSyncEngineOptions> = {}) => {
-  const dir = tempDir("matrix-host")
-  const logger = recordingLogger()
-  const databases = userDatabaseDirectory(dir.path)
-  const engine = new MatrixSyncEngine({
-    store,
-    databases,
-    logger,
-    debounceMs: 20,
-    intervalMs: 0,
-    retry: { baseMs: 20, maxMs: 100, maxAttempts: 50 },
-    ...extra
-  })
-  cleanups.push(() => engine.close(), dir.cleanup)
-  return { engine, databases, logger, path: databases.databasePath(did) }
-}
-
-const waitFor = async (check: () => boolean, ms = 5_000): Promise<void> => {
-  const until = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > until) throw new Error("condition not met in time")
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
+const cleanups = cleanupList()
+const host = (
+  store: SnapshotStore,
+  extra: Partial<MatrixSyncEngineOptions> = {},
+  wrap?: (d: UserDatabaseDirectory) => UserDatabaseDirectory
+) => testHost(cleanups, store, did, extra, wrap)
 
 describe("MatrixSyncEngine (memory store)", () => {
   it("uploads, skips unchanged snapshots, and restores on a fresh host", async () => {
@@ -84,7 +61,21 @@ describe("MatrixSyncEngine (memory store)", () => {
 
   it("takes the backup inside the user's write lock, after the running turn's writes", async () => {
     const store = memorySnapshotStore()
-    const a = host(store)
+    let lockAsked!: () => void
+    const asked = new Promise<void>((r) => {
+      lockAsked = r
+    })
+    let entered = false
+    const a = host(store, {}, (d) => ({
+      ...d,
+      withUserWriteLock: (user, fn) => {
+        lockAsked()
+        return d.withUserWriteLock(user, (db) => {
+          entered = true
+          return fn(db)
+        })
+      }
+    }))
     writeRows(a.path, ["before"])
     let release: () => void = () => {}
     const turn = a.databases.withUserWriteLock(did, async () => {
@@ -94,7 +85,10 @@ describe("MatrixSyncEngine (memory store)", () => {
       writeRows(a.path, ["inside the turn"])
     })
     const sync = a.engine.syncNow(did)
-    await new Promise((r) => setTimeout(r, 50))
+    await asked
+    // Asked for the lock; not let in while the turn holds it (a free lock lets it in at once).
+    await new Promise((r) => setImmediate(r))
+    expect(entered).toBe(false)
     release()
     await turn
     await sync
@@ -215,20 +209,36 @@ describe("MatrixSyncEngine (memory store)", () => {
 
   it("gives up after maxAttempts and waits for the next schedule (bounded)", async () => {
     const flaky = flakyStore(memorySnapshotStore())
-    const a = host(flaky, { retry: { baseMs: 5, maxMs: 10, maxAttempts: 3 } })
+    const clock = manualClock()
+    const a = host(flaky, { timers: clock.timers, retry: { baseMs: 5, maxMs: 10, maxAttempts: 3 } })
     writeRows(a.path, ["r1"])
     flaky.down = true
     a.engine.scheduleSync(did, 0)
+    const retries = () => a.logger.lines.filter((l) => l.includes("retrying in")).length
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await clock.advance(attempt === 1 ? 0 : 12) // past the longest backoff (10 ms + 20 % jitter)
+      await waitFor(() => retries() === attempt)
+    }
+    await clock.advance(12)
     await waitFor(() => a.logger.lines.some((l) => l.includes("waiting for the next schedule")))
+    // Given up: no timer is left, and an hour later the homeserver has not been asked again.
+    expect(clock.pending()).toBe(0)
     const calls = flaky.calls
-    await new Promise((r) => setTimeout(r, 100))
+    await clock.advance(3_600_000)
     expect(flaky.calls).toBe(calls)
+    expect(retries()).toBe(3)
   })
 
   it("flush pushes debounced work out at once, and reports what could not be synced in time", async () => {
     const store = memorySnapshotStore()
     const flaky = flakyStore(store)
-    const a = host(flaky, { debounceMs: 60_000 })
+    const clock = manualClock()
+    // Backoff (≥ 800 ms) longer than the deadline: the wait after a failure ends at the deadline.
+    const a = host(flaky, {
+      debounceMs: 60_000,
+      timers: clock.timers,
+      retry: { baseMs: 1_000, maxMs: 1_000 }
+    })
     writeRows(a.path, ["r1"])
     a.engine.scheduleSync(did)
     const report = await a.engine.flush(5_000)
@@ -238,159 +248,19 @@ describe("MatrixSyncEngine (memory store)", () => {
     writeRows(a.path, ["r2"])
     a.engine.scheduleSync(did)
     flaky.down = true
-    const started = Date.now()
-    const failed = await a.engine.flush(300)
-    expect(Date.now() - started).toBeLessThan(2_000)
-    expect(failed.failed.map((f) => f.did)).toEqual([did])
-    expect(failed.failed[0]?.error).toContain("unavailable")
-  })
-})
-
-/**
- * The memory store with a gate on `upload`: while `hold` is set, an upload waits until `release`
- * lets it through (or fails it as a homeserver outage would).
- */
-const gatedStore = () => {
-  const inner = memorySnapshotStore()
-  const gate = {
-    hold: true,
-    started: 0,
-    uploads: 0,
-    release: (_fail?: boolean) => {}
-  }
-  const store: SnapshotStore = {
-    ...inner,
-    upload: async (bytes, name) => {
-      gate.started += 1
-      if (gate.hold) {
-        const fail = await new Promise<boolean>((r) => {
-          gate.release = (f = false) => {
-            gate.hold = false
-            r(f)
-          }
-        })
-        if (fail)
-          throw new MatrixSyncEngineError({ reason: "unavailable", message: "connection reset (test)" })
-      }
-      gate.uploads += 1
-      return inner.upload(bytes, name)
-    }
-  }
-  return { inner, store, gate }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-describe("flush on shutdown with an upload already running", () => {
-  it("waits for the running upload: its pointer lands before flush resolves, reported as synced", async () => {
-    const { inner, store, gate } = gatedStore()
-    const a = host(store, { debounceMs: 60_000 })
-    writeRows(a.path, ["last turn"])
-    a.engine.scheduleSync(did, 0)
-    await waitFor(() => gate.started === 1)
-    // The running sync cleared the dirty flag; the user is still pending until it lands.
-    expect(a.engine.pendingCount()).toBe(1)
+    const started = clock.now()
+    const armedBefore = clock.created()
     let settled = false
-    const flushing = a.engine.flush(5_000).finally(() => {
+    const flushing = a.engine.flush(300).finally(() => {
       settled = true
     })
-    await sleep(100)
+    await clock.armed(armedBefore + 2) // its deadline, then the backoff after the failed attempt
+    await clock.advance(299)
     expect(settled).toBe(false)
-    expect(inner.pointers.size).toBe(0)
-    gate.release()
-    const report = await flushing
-    expect(report.synced).toEqual([{ did, outcome: expect.objectContaining({ _tag: "Uploaded" }) }])
-    expect(report.failed).toEqual([])
-    expect(report.timedOut).toEqual([])
-    expect(inner.pointers.size).toBe(1)
-    expect(gate.uploads).toBe(1) // the running upload was waited for, not repeated
-    expect(a.engine.pendingCount()).toBe(0)
-    await sleep(20)
-    expect(a.logger.lines.filter((l) => l.startsWith("info synced"))).toHaveLength(1)
-    const b = host(inner)
-    expect((await b.engine.restore(did))._tag).toBe("Restored")
-    expect(readRows(b.path)).toEqual(["last turn"])
-  })
-
-  it("a turn that ends during the running upload is synced again before flush resolves", async () => {
-    const { inner, store, gate } = gatedStore()
-    const a = host(store, { debounceMs: 60_000 })
-    writeRows(a.path, ["first"])
-    a.engine.scheduleSync(did, 0)
-    await waitFor(() => gate.started === 1)
-    writeRows(a.path, ["written during the upload"])
-    a.engine.scheduleSync(did)
-    const flushing = a.engine.flush(5_000)
-    await sleep(50)
-    gate.release()
-    const report = await flushing
-    expect(report.synced.map((s) => [s.did, s.outcome._tag])).toEqual([[did, "Uploaded"]])
-    expect(gate.uploads).toBe(2)
-    expect(a.engine.pendingCount()).toBe(0)
-    // One line per upload: the background one it waited for, and its own.
-    await sleep(20)
-    expect(a.logger.lines.filter((l) => l.startsWith("info synced"))).toHaveLength(2)
-    const b = host(inner)
-    await b.engine.restore(did)
-    expect(readRows(b.path)).toEqual(["first", "written during the upload"])
-  })
-
-  it("an upload slower than the deadline: flush returns at the deadline, reports it timed out, loses nothing", async () => {
-    const { inner, store, gate } = gatedStore()
-    const a = host(store)
-    writeRows(a.path, ["slow"])
-    a.engine.scheduleSync(did, 0)
-    await waitFor(() => gate.started === 1)
-    const started = Date.now()
-    const report = await a.engine.flush(300)
-    expect(Date.now() - started).toBeGreaterThanOrEqual(250)
-    expect(Date.now() - started).toBeLessThan(3_000)
-    expect(report).toEqual({ synced: [], failed: [], timedOut: [did] })
-    expect(a.logger.lines).toContain("error flush: 0 synced, 0 failed, 1 timed out after 300 ms")
-    expect(a.engine.pendingCount()).toBe(1)
-    expect(inner.pointers.size).toBe(0)
-    // The upload outlives the flush and fails; the user is retried and the state lands.
-    gate.release(true)
-    await waitFor(() => a.logger.lines.some((l) => l.includes("retrying in")))
-    await waitFor(() => inner.pointers.size === 1 && a.engine.pendingCount() === 0)
-    const b = host(inner)
-    await b.engine.restore(did)
-    expect(readRows(b.path)).toEqual(["slow"])
-  })
-
-  it("a user with nothing running and nothing scheduled is not part of a flush", async () => {
-    const { inner, store, gate } = gatedStore()
-    gate.hold = false
-    const a = host(store)
-    writeRows(a.path, ["x"])
-    await a.engine.syncNow(did)
-    expect(await a.engine.flush(1_000)).toEqual({ synced: [], failed: [], timedOut: [] })
-    expect(inner.media.size).toBe(1)
-  })
-})
-
-describe("the periodic tick", () => {
-  it("uploads a changed database without any scheduleSync, and skips an unchanged one", async () => {
-    const { inner, store, gate } = gatedStore()
-    gate.hold = false
-    const a = host(store, { intervalMs: 50 })
-    writeRows(a.path, ["written outside any turn hook"])
-    // The engine learns about the user the way a host does before serving them.
-    expect(await a.engine.restore(did)).toEqual({ _tag: "LocalPresent" })
-    expect(inner.media.size).toBe(0)
-    a.engine.start()
-    await waitFor(() => inner.pointers.size === 1)
-    expect(gate.uploads).toBe(1)
-    // Several ticks over an unchanged database: no upload.
-    await sleep(300)
-    expect(gate.uploads).toBe(1)
-    expect(a.logger.lines.filter((l) => l.startsWith("info synced"))).toHaveLength(1)
-    // A change is picked up by the next tick.
-    writeRows(a.path, ["changed later"])
-    await waitFor(() => gate.uploads === 2)
-    await waitFor(() => a.engine.pendingCount() === 0)
-    const b = host(inner)
-    await b.engine.restore(did)
-    expect(readRows(b.path)).toEqual(["written outside any turn hook", "changed later"])
+    await clock.advance(1)
+    const failed = await flushing
+    expect(clock.now() - started).toBe(300)
+    expect(failed.failed.map((f) => f.did)).toEqual([did])
+    expect(failed.failed[0]?.error).toContain("unavailable")
   })
 })

@@ -17,7 +17,8 @@ import {
   type MatrixSyncEngineOptions,
   type SnapshotStore,
   type SyncLogger,
-  type UserDatabaseDirectory
+  type UserDatabaseDirectory,
+  userDatabaseDirectory
 } from "../src/index.js"
 
 const execFileAsync = promisify(execFile)
@@ -140,4 +141,40 @@ export const testEngine = (
   const engine = new MatrixSyncEngine({ store, databases, logger, debounceMs: 10, intervalMs: 0, ...extra })
   cleanups.push(() => engine.close())
   return { engine, logger }
+}
+
+/**
+ * A host's engine on a fresh directory (20 ms debounce, no tick, fast retries) with a recording
+ * logger; `wrap` observes the engine's use of the databases (the host's own is `databases`).
+ */
+export const testHost = (
+  cleanups: Array<() => void | Promise<void>>,
+  store: SnapshotStore,
+  did: string,
+  extra: Partial<MatrixSyncEngineOptions> = {},
+  wrap: (d: UserDatabaseDirectory) => UserDatabaseDirectory = (d) => d
+) => {
+  const dir = tempDir("matrix-host")
+  const logger = recordingLogger()
+  const databases = userDatabaseDirectory(dir.path)
+  const engine = new MatrixSyncEngine({
+    store,
+    databases: wrap(databases),
+    logger,
+    debounceMs: 20,
+    intervalMs: 0,
+    retry: { baseMs: 20, maxMs: 100, maxAttempts: 50 },
+    ...extra
+  })
+  cleanups.push(dir.cleanup, () => engine.close())
+  return { engine, databases, logger, path: databases.databasePath(did) }
+}
+
+/** Polls `check` every 10 ms until it holds (work on real I/O); throws after `ms`. */
+export const waitFor = async (check: () => boolean, ms = 5_000): Promise<void> => {
+  const until = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > until) throw new Error("condition not met in time")
+    await new Promise((r) => setTimeout(r, 10))
+  }
 }
