@@ -1,7 +1,8 @@
 /**
  * The engine at its limits: a restore whose retries ran out does not keep the user's turns out of
  * the room, an operator can adopt the local database over a pointer nobody can read, and the
- * periodic tick over many users backs up a bounded number of databases at once.
+ * periodic tick over many users backs up a bounded number of databases at once. Retries and ticks
+ * run on a manual clock (`manualClock.ts`).
  */
 
 import { UserDatabaseRegistry } from "@plugboard/sqlite"
@@ -14,7 +15,8 @@ import {
   type UserDatabaseDirectory,
   userDatabaseDirectory
 } from "../src/index.js"
-import { cleanupList, flakyStore, readRows, tempDir, testEngine, writeRows } from "./helpers.js"
+import { cleanupList, flakyStore, readRows, tempDir, testEngine, waitFor, writeRows } from "./helpers.js"
+import { advanceUntil, manualClock } from "./manualClock.js"
 
 const did = "did:key:z6MkLimits"
 const cleanups = cleanupList()
@@ -28,13 +30,7 @@ const scratch = (label: string) => {
   cleanups.push(dir.cleanup)
   return userDatabaseDirectory(dir.path)
 }
-const waitFor = async (check: () => boolean, ms = 5_000) => {
-  const until = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > until) throw new Error("condition not met in time")
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
+const postponed = (lines: ReadonlyArray<string>) => lines.filter((l) => l.includes("postponed")).length
 
 describe("a restore whose retries ran out", () => {
   it("is tried again by the periodic sync once the homeserver is back: the turns reach the room", async () => {
@@ -46,8 +42,10 @@ describe("a restore whose retries ran out", () => {
     expect((await engineOn(store, databases).engine.syncNow(did))._tag).toBe("Uploaded")
 
     // Restarted: the homeserver is down at the user's request and stays down past every retry.
-    const { engine } = engineOn(store, databases, {
+    const clock = manualClock()
+    const { engine, logger } = engineOn(store, databases, {
       intervalMs: 50,
+      timers: clock.timers,
       retry: { baseMs: 5, maxMs: 10, maxAttempts: 2 }
     })
     engine.start()
@@ -55,10 +53,13 @@ describe("a restore whose retries ran out", () => {
     expect((await engine.restore(did))._tag).toBe("Unavailable")
     writeRows(path, ["turn 2"])
     engine.scheduleSync(did)
-    await new Promise((r) => setTimeout(r, 300)) // the restore's two retries fail meanwhile
+    // The restore fails three times (its two retries, or the sync's try): then the tick's timer
+    // is the only one left.
+    await advanceUntil(clock, () => postponed(logger.lines) >= 3 && clock.pending() === 1, 5)
     expect(engine.restoreStatus(did)).toBe("pending")
     store.down = false
     // No request from the user: the periodic tick alone gets the state out.
+    await clock.advance(50)
     await waitFor(() => [...inner.pointers.values()][0]?.previousSha256 !== undefined)
     expect(engine.restoreStatus(did)).toBe("resolved")
     const b = scratch("limits-stuck-b")
@@ -73,12 +74,18 @@ describe("a restore whose retries ran out", () => {
     const path = databases.databasePath(did)
     writeRows(path, ["turn 1"])
     await engineOn(store, databases).engine.syncNow(did)
-    const { engine } = engineOn(store, databases, { retry: { baseMs: 5, maxMs: 10, maxAttempts: 1 } })
+    const clock = manualClock()
+    const { engine, logger } = engineOn(store, databases, {
+      timers: clock.timers,
+      retry: { baseMs: 5, maxMs: 10, maxAttempts: 1 }
+    })
     store.down = true
     await engine.restore(did)
     writeRows(path, ["turn 2"])
     engine.scheduleSync(did, 60_000)
-    await new Promise((r) => setTimeout(r, 100))
+    await clock.advance(12) // past the restore's one retry (≤ 6 ms), which fails
+    await waitFor(() => postponed(logger.lines) === 2)
+    expect(clock.pending()).toBe(1) // the 60 s schedule only: no retry left
     store.down = false
     const report = await engine.flush(5_000)
     expect(report.synced.map((s) => s.outcome._tag)).toEqual(["Uploaded"])
@@ -217,7 +224,12 @@ describe("sync slots and busy users", () => {
     const registry = new UserDatabaseRegistry({ directory: dir.path })
     cleanups.push(() => registry.close())
     const store = memorySnapshotStore()
-    const { engine } = engineOn(store, registry, { maxConcurrentSyncs: 1, debounceMs: 0 })
+    const clock = manualClock()
+    const { engine } = engineOn(store, registry, {
+      maxConcurrentSyncs: 1,
+      debounceMs: 100,
+      timers: clock.timers
+    })
     const long = "did:key:z6MkLongTurn"
     const other = "did:key:z6MkOther"
     let endTurn!: () => void
@@ -231,15 +243,18 @@ describe("sync slots and busy users", () => {
     })
     await waitFor(() => endTurn !== undefined)
     engine.scheduleSync(long, 0) // the periodic tick reaches the busy user
-    await new Promise((r) => setTimeout(r, 30))
+    await clock.advance(0)
+    expect(clock.pending()).toBe(1) // put off for a debounce, holding no slot
     await registry.use(other, "write", (db) =>
       db.statement("INSERT INTO plugboard_meta VALUES ('o', 'x')").run()
     )
     engine.scheduleSync(other, 0)
+    await clock.advance(0)
     // The other user's snapshot lands while the long turn is still running.
     await waitFor(() => store.pointers.size === 1, 3_000)
     endTurn()
     await turn
+    await clock.advance(100)
     await waitFor(() => store.pointers.size === 2, 5_000)
   })
 
@@ -247,9 +262,11 @@ describe("sync slots and busy users", () => {
     const store = memorySnapshotStore()
     let releaseFirst!: () => void
     const databases = scratch("limits-close")
+    const locked: Array<string> = []
     const gated: UserDatabaseDirectory = {
       ...databases,
       withUserWriteLock: async (d, fn) => {
+        locked.push(d)
         if (d === "did:key:z6MkFirst") await new Promise<void>((r) => (releaseFirst = r))
         return databases.withUserWriteLock(d, fn)
       }
@@ -262,8 +279,12 @@ describe("sync slots and busy users", () => {
     await waitFor(() => releaseFirst !== undefined)
     engine.close()
     releaseFirst()
-    await new Promise((r) => setTimeout(r, 200))
-    // What was running finished; the two that waited for its slot did not start.
+    // What was running finished (its upload settled; the other two are still pending)...
+    await waitFor(() => store.pointers.size === 1 && engine.pendingCount() === 2)
+    // ...and handed its slot over: a sync let in would ask for its user's lock within promise
+    // callbacks (no I/O before that), so one turn of the event loop is enough to see it.
+    await new Promise((r) => setImmediate(r))
+    expect(locked).toEqual(["did:key:z6MkFirst"])
     expect([...store.pointers.keys()]).toHaveLength(1)
   })
 })

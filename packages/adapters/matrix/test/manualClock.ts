@@ -67,3 +67,20 @@ export const manualClock = (start = Date.UTC(2026, 0, 1)) => {
     }
   }
 }
+
+/**
+ * Advances `clock` in `stepMs` steps until `check` holds, giving the engine's real I/O (SQLite,
+ * files) 5 ms between steps; a poll with a bound, for work whose steps each arm the next timer.
+ */
+export const advanceUntil = async (
+  clock: ReturnType<typeof manualClock>,
+  check: () => boolean,
+  stepMs: number,
+  steps = 400
+): Promise<void> => {
+  for (let i = 0; !check(); i++) {
+    if (i >= steps) throw new Error("condition not met in time")
+    await clock.advance(stepMs)
+    if (!check()) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
