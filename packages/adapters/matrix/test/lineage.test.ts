@@ -227,7 +227,15 @@ describe("a sync record speaks for its own file only", () => {
       onOpenError: (e) => openErrors.push(e)
     })
     cleanups.push(() => registry.close())
-    const { engine } = engineOn(store, registry)
+    let lockAsked = () => {}
+    const { engine } = engineOn(store, {
+      databasePath: (d) => registry.databasePath(d),
+      storageKey: (d) => registry.storageKey(d),
+      withUserWriteLock: (d, fn) => {
+        lockAsked()
+        return registry.withUserWriteLock(d, fn)
+      }
+    })
     const saver = registry.checkpointerForUser(did)
     let config: RunnableConfig = { configurable: { thread_id: "t", checkpoint_ns: "" } }
     for (let step = 1; step <= 40; step++) {
@@ -257,8 +265,9 @@ describe("a sync record speaks for its own file only", () => {
         }
       )
       // The debounced sync starts now and waits for the turn to end.
+      const asked = new Promise<void>((r) => (lockAsked = r))
       sync = engine.syncNow(did)
-      await new Promise((r) => setTimeout(r, 50))
+      await asked
       // The turn then finds the file damaged: it is moved aside and a fresh one started.
       await registry.use(did, "read", (db) => db.db.pragma("wal_checkpoint(TRUNCATE)"))
       const bytes = readFileSync(path)
