@@ -3,14 +3,32 @@
  * per-user wall (404), abort mid-stream, the JSON (non-stream) answer, heartbeats, and the host's
  * `checkpointerForUser` override.
  */
+import { subscribe, unsubscribe } from "node:diagnostics_channel"
+import type { IncomingMessage } from "node:http"
+import type { Socket } from "node:net"
+import { Clock } from "@plugboard/core"
 import { MemorySaver } from "@plugboard/langgraph"
 import { ScriptedChatModel } from "@plugboard/models"
+import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { examplePlugins } from "../../../examples/catalog/index.js"
 import { readSse } from "../src/cli/Sse.js"
 import { call, collect, newSession, slowJob, start, stream, user, weather } from "./helpers.js"
 
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/**
+ * The server's socket of the next request to `method path` (node's `http.server.request.start`
+ * channel): a client's disconnect is seen by the server once that socket has closed.
+ */
+const serverSocketOf = (method: string, path: string): Promise<Socket> =>
+  new Promise((resolve) => {
+    const onStart = (message: unknown) => {
+      const { request, socket } = message as { request: IncomingMessage; socket: Socket }
+      if (request.method !== method || request.url !== path) return
+      unsubscribe("http.server.request.start", onStart)
+      resolve(socket)
+    }
+    subscribe("http.server.request.start", onStart)
+  })
 
 const toolCalls = (events: ReadonlyArray<{ _tag: string; toolName?: string; status?: string }>) =>
   events.filter((e) => e._tag === "tool_call" && e.status === "isRunning").map((e) => e.toolName)
@@ -205,11 +223,14 @@ describe("streamed turn", () => {
   })
 
   it("a post is the session's activity: lastUpdatedAt moves when the message is posted, not when the turn ends", async () => {
-    const server = await start({ plugins: [weather, slowJob] })
+    // The sessions' clock: each step below happens at a later, known time.
+    const clock = Effect.runSync(Clock.makeTest(Date.now()))
+    const later = () => Effect.runPromise(clock.advance(5))
+    const server = await start({ plugins: [weather, slowJob], clock: Layer.succeed(Clock.Clock, clock) })
     try {
       const u = await user(server.app.oracleDid)
       const older = await newSession(server.url, u.headers)
-      await delay(5)
+      await later()
       const newer = await newSession(server.url, u.headers)
       const listed = async () =>
         (await call(`${server.url}/sessions`, { headers: u.headers })).body.sessions as Array<{
@@ -218,8 +239,8 @@ describe("streamed turn", () => {
         }>
       expect((await listed()).map((s) => s.sessionId)).toEqual([newer, older])
 
-      await delay(5)
-      const posted = Date.now()
+      await later()
+      const posted = Effect.runSync(clock.now())
       const { events } = await stream(server.url, older, u.headers, "Run the slow job")
       const it = events[Symbol.asyncIterator]()
       const seen: Array<string> = []
@@ -228,7 +249,8 @@ describe("streamed turn", () => {
       const during = await listed()
       expect(during.map((s) => s.sessionId)).toEqual([older, newer])
       const at = Date.parse(during[0]!.lastUpdatedAt)
-      expect(at).toBeGreaterThanOrEqual(posted - 1)
+      expect(at).toBe(posted)
+      await later() // the turn ends at a later time than it was posted
       await call(`${server.url}/messages/abort`, {
         method: "POST",
         headers: u.headers,
@@ -248,6 +270,10 @@ describe("streamed turn", () => {
     const gate = new Promise<void>((resolve) => {
       open = resolve
     })
+    let modelCalled!: () => void
+    const called = new Promise<void>((resolve) => {
+      modelCalled = resolve
+    })
     // A model whose first token is a long way off (a real provider thinking); `bindTools` makes
     // the copy the agent calls, so each copy waits too.
     const gated = (m: ScriptedChatModel): ScriptedChatModel => {
@@ -255,10 +281,12 @@ describe("streamed turn", () => {
       const chunks = m._streamResponseChunks.bind(m)
       const bind = m.bindTools.bind(m)
       m._generate = async (...args) => {
+        modelCalled()
         await gate
         return generate(...args)
       }
       m._streamResponseChunks = async function* (...args) {
+        modelCalled()
         await gate
         yield* chunks(...args)
       }
@@ -266,11 +294,18 @@ describe("streamed turn", () => {
       return m
     }
     const model = gated(ScriptedChatModel.script(["Hello, slowly."]))
-    const server = await start({ model })
+    // Heartbeats every 50 ms: the server's own marks in the stream, to read up to.
+    const server = await start({ model, env: { SSE_HEARTBEAT_MS: "50" } })
     try {
       const u = await user(server.app.oracleDid)
       const session = await newSession(server.url, u.headers)
-      const { response, events } = await stream(server.url, session, u.headers, "hi")
+      const response = await fetch(`${server.url}/messages/${session}`, {
+        method: "POST",
+        headers: u.headers,
+        body: JSON.stringify({ message: "hi", stream: true })
+      })
+      const [bytes, forEvents] = response.body!.tee()
+      const events = readSse(forEvents)
       // fetch resolved: the status and headers arrived while the model was still waiting.
       expect(response.status).toBe(200)
       expect(response.headers.get("content-type")).toBe("text/event-stream")
@@ -284,10 +319,18 @@ describe("streamed turn", () => {
         resumed: false,
         message: expect.any(String)
       })
-      // …and no event of the turn yet: the model really is still waiting.
+      // …and no event of the turn yet: the model is waiting (called, gate shut), and up to two
+      // heartbeats the server wrote since, the stream holds the run frame only.
+      await called
       const first = iterator.next()
-      const early = await Promise.race([first.then(() => "event"), delay(300).then(() => "nothing yet")])
-      expect(early).toBe("nothing yet")
+      const reader = bytes.getReader()
+      let text = ""
+      while (text.split(": heartbeat").length - 1 < 2)
+        text += new TextDecoder().decode((await reader.read()).value)
+      const frames = text.split("\n\n").filter((f) => f.includes("data:"))
+      expect(frames).toHaveLength(1)
+      expect(frames[0]).toContain("event: run")
+      void reader.cancel()
       open()
       const seen = [(await first).value, ...(await collect({ [Symbol.asyncIterator]: () => iterator }))]
       expect(
@@ -388,6 +431,7 @@ describe("abort", () => {
       const u = await user(server.app.oracleDid)
       const session = await newSession(server.url, u.headers)
       const controller = new AbortController()
+      const served = serverSocketOf("POST", `/messages/${session}`)
       const response = await fetch(`${server.url}/messages/${session}`, {
         method: "POST",
         headers: u.headers,
@@ -399,8 +443,10 @@ describe("abort", () => {
       while (!text.includes("run_slow_job")) text += new TextDecoder().decode((await reader.read()).value)
       const runId = response.headers.get("x-run-id")!
       controller.abort()
-      // The client is gone; the run goes on, and a rejoin follows it.
-      await new Promise((r) => setTimeout(r, 200))
+      // The client is gone (the server's socket of that request has closed); the run goes on,
+      // and a rejoin follows it.
+      const socket = await served
+      if (!socket.destroyed) await new Promise((r) => socket.once("close", r))
       const going = await call(`${server.url}/sessions/${session}/run`, { headers: u.headers })
       expect(going.body.run).toMatchObject({ runId, status: "running" })
       const rejoined = collect(
