@@ -5,7 +5,8 @@
  * server) until the run has ended and been pruned: the server keeps ended runs for
  * `RUN_RETENTION_MS`, here 20 ms. The rejoin then reaches a server that no longer knows the run,
  * which answers 404, and the SDK stops there (dist/index.js:1549: `if (response.status === 404)
- * break`): the turn ends `disconnected`, with no second rejoin. The answer the server kept comes
+ * break`): the turn ends `disconnected`, with no second rejoin (the SDK's retry delay is jumped over
+ * on fake timers). The answer the server kept comes
  * with the history the hook reloads after the turn.
  */
 import type { IMessage } from "@ixo/oracles-client-sdk"
@@ -72,6 +73,13 @@ describe("useChat and a run that is gone", () => {
         await sleep(25)
       }
 
+      // The client's timers go fake from here (still moving with real time), so the SDK's retry
+      // delay can be jumped over below; a second rejoin would be seen arriving.
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"], shouldAdvanceTime: true })
+      let again = false
+      void net.hold("GET", /^\/runs\//).arrived.then(() => {
+        again = true
+      })
       // The network is back: the rejoin reaches the server, which no longer knows the run.
       rejoin.letGo()
       await expect(sent).resolves.toBeUndefined()
@@ -91,7 +99,11 @@ describe("useChat and a run that is gone", () => {
           body: expect.objectContaining({ statusCode: 404 })
         })
       ])
-      await sleep(1_500)
+      // Past the SDK's retry (1 s after the first): every client timer due by then runs now, and a
+      // rejoin it started would have reached the network (no I/O before fetch is called).
+      await vi.advanceTimersByTimeAsync(1_500)
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(again).toBe(false)
       expect(rejoins()).toHaveLength(1)
       expect(net.exchanges.some((e) => e.path === "/messages/abort")).toBe(false)
 
@@ -103,6 +115,7 @@ describe("useChat and a run that is gone", () => {
         expect(textOf(settled.at(-1)!)).toMatch(ANSWER)
       })
     } finally {
+      vi.useRealTimers()
       unmount()
     }
   })
