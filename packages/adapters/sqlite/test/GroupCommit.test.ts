@@ -98,7 +98,8 @@ describe("Database group commit", () => {
     const second = db.write(() => order.push(2))
     await Promise.all([first, second])
     setImmediate(() => void db.write(() => order.push(3)))
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    // Immediates run in order: once this one has, the third write has been asked for.
+    await new Promise((resolve) => setImmediate(resolve))
     await db.read(() => undefined)
     expect(order).toEqual([1, 2, 3])
   })

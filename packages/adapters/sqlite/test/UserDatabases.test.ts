@@ -185,7 +185,7 @@ describe("UserDatabaseRegistry write lock (Matrix sync hook)", () => {
       await db.backup(`${db.path}.bak`)
       events.push("backup done")
     })
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    // No wait here: the lock is queued the moment it is asked, so the turn asked next is held back.
     const turn2 = r.withTurn("u", async () => {
       events.push("turn2")
     })
