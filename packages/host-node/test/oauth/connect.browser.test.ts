@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js"
-import { GraphState, makeRuntimeContext, type RuntimeLogger, TokenVault } from "@plugboard/core"
+import { GraphState, makeRuntimeContext, TokenVault } from "@plugboard/core"
 import {
   ConnectionsCipher,
   cacheToolList,
@@ -37,6 +37,7 @@ import { chromiumMissing, launch } from "../console/browser.js"
 import { type AuthServer, startAuthServer } from "./fixtures/authServer.js"
 import { type Callback, signIn, startCallback } from "./fixtures/browserFlow.js"
 import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js"
+import { capturingLogger } from "./fixtures/outputs.js"
 
 const missing = chromiumMissing()
 const ALICE = "did:key:z6MkAlice"
@@ -61,12 +62,7 @@ let refreshGate: { readonly arrived: () => void; readonly open: Promise<void> } 
 const issued = new Set<string>()
 /** Every text these tests saw leave the library: log lines, error messages, callback pages, listings. */
 const outputs: Array<string> = []
-const logger: RuntimeLogger = {
-  debug: (message, fields) => outputs.push(JSON.stringify(["debug", message, fields])),
-  info: (message, fields) => outputs.push(JSON.stringify(["info", message, fields])),
-  warn: (message, fields) => outputs.push(JSON.stringify(["warn", message, fields])),
-  error: (message, fields) => outputs.push(JSON.stringify(["error", message, fields]))
-}
+const logger = capturingLogger(outputs)
 
 const run = <A>(effect: Effect.Effect<A, OAuthError>) => Effect.runPromise(effect)
 const failure = async (effect: Effect.Effect<unknown, OAuthError>): Promise<OAuthError> => {

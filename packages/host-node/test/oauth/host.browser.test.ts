@@ -16,7 +16,6 @@ import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { RuntimeLogger } from "@plugboard/core"
 import { ScriptedChatModel, type ScriptStep } from "@plugboard/models"
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -27,6 +26,7 @@ import { answerTo, toolText } from "../mcpHelpers.js"
 import { type AuthServer, startAuthServer } from "./fixtures/authServer.js"
 import { signIn } from "./fixtures/browserFlow.js"
 import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js"
+import { capturingLogger, trackIssuedTokens } from "./fixtures/outputs.js"
 
 const missing = chromiumMissing()
 // The page-side predicate below runs in the page; this project type-checks without DOM types.
@@ -45,12 +45,7 @@ const key = randomBytes(32).toString("base64")
 const issued = new Set<string>()
 /** Every text the host produced in these tests: log lines, raw SSE bodies, API answers, pages. */
 const outputs: Array<string> = []
-const logger: RuntimeLogger = {
-  debug: (message, fields) => outputs.push(JSON.stringify(["debug", message, fields])),
-  info: (message, fields) => outputs.push(JSON.stringify(["info", message, fields])),
-  warn: (message, fields) => outputs.push(JSON.stringify(["warn", message, fields])),
-  error: (message, fields) => outputs.push(JSON.stringify(["error", message, fields]))
-}
+const logger = capturingLogger(outputs)
 
 /** Each turn: load notes, call whoami, answer with what it said. */
 const turnSteps: Array<ScriptStep> = [
@@ -145,9 +140,7 @@ beforeAll(async () => {
   mcp = await startMcpServer()
   auth = await startAuthServer(() => mcp.url)
   await mcp.serve(auth.issuer)
-  auth.provider.on("grant.success", (ctx: { body?: { access_token?: string; refresh_token?: string } }) => {
-    for (const token of [ctx.body?.access_token, ctx.body?.refresh_token]) if (token) issued.add(token)
-  })
+  trackIssuedTokens(auth, issued)
   browser = await launch()
   dir = mkdtempSync(join(tmpdir(), "plugboard-oauth-host-"))
 }, 120_000)

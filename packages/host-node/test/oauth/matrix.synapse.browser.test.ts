@@ -20,7 +20,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { gunzipSync } from "node:zlib"
-import type { RuntimeLogger } from "@plugboard/core"
 import { type MatrixAccount, matrixSnapshotStore, registerWithSharedSecret } from "@plugboard/matrix"
 import { ScriptedChatModel, type ScriptStep } from "@plugboard/models"
 import { databaseFileName, storageKey } from "@plugboard/sqlite"
@@ -35,6 +34,7 @@ import { answerTo, toolText } from "../mcpHelpers.js"
 import { type AuthServer, startAuthServer } from "./fixtures/authServer.js"
 import { signIn } from "./fixtures/browserFlow.js"
 import { type ProtectedMcpServer, startMcpServer } from "./fixtures/mcpServer.js"
+import { capturingLogger, trackIssuedTokens } from "./fixtures/outputs.js"
 
 const env = synapseEnv()
 const missing = chromiumMissing()
@@ -53,12 +53,7 @@ const key = randomBytes(32).toString("base64")
 const issued = new Set<string>()
 /** Every text the hosts produced: log lines, raw SSE bodies, API answers, pages, the snapshot. */
 const outputs: Array<string> = []
-const logger: RuntimeLogger = {
-  debug: (message, fields) => outputs.push(JSON.stringify(["debug", message, fields])),
-  info: (message, fields) => outputs.push(JSON.stringify(["info", message, fields])),
-  warn: (message, fields) => outputs.push(JSON.stringify(["warn", message, fields])),
-  error: (message, fields) => outputs.push(JSON.stringify(["error", message, fields]))
-}
+const logger = capturingLogger(outputs)
 
 /** Each turn: load notes, call whoami, answer with what it said (or what the load said). */
 const turnSteps: Array<ScriptStep> = [
@@ -176,9 +171,7 @@ beforeAll(async () => {
   mcp = await startMcpServer()
   auth = await startAuthServer(() => mcp.url)
   await mcp.serve(auth.issuer)
-  auth.provider.on("grant.success", (ctx: { body?: { access_token?: string; refresh_token?: string } }) => {
-    for (const token of [ctx.body?.access_token, ctx.body?.refresh_token]) if (token) issued.add(token)
-  })
+  trackIssuedTokens(auth, issued)
   browser = await launch()
   dir = mkdtempSync(join(tmpdir(), "plugboard-oauth-matrix-"))
 }, 120_000)
