@@ -18,11 +18,14 @@ export class TokenCounter extends Context.Tag("@plugboard/core/TokenCounter")<
   TokenCounterService
 >() {}
 
-// Pieces as BPE pre-tokenizers cut them: a word with its leading space, up to three digits,
-// a run of punctuation with its leading space, or whitespace.
-const PIECE = /'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}{1,3}| ?[^\s\p{L}\p{N}]+|\s+/gu
-const LETTER = /^ ?\p{L}/u
-const DIGIT = /^ ?\p{N}/u
+// Pieces as BPE pre-tokenizers cut them: a contraction, a word with its leading space, up to
+// three digits, a run of punctuation with its leading space, or whitespace. Each alternative is
+// its own group, so a piece's kind is the group that matched: the count needs no second look at
+// the piece (it runs on every model call's new text: the user's message, each answer).
+const PIECE = /('(?:[sdmt]|ll|ve|re))|( ?\p{L}+)|( ?\p{N}{1,3})|( ?[^\s\p{L}\p{N}]+)|(\s+)/gu
+
+/** Characters of a piece after its one optional leading space. */
+const bodyLength = (piece: string): number => (piece.charCodeAt(0) === 32 ? piece.length - 1 : piece.length)
 
 /**
  * Counts like a modern BPE vocabulary, without one: a word of up to 8 letters is one token
@@ -34,12 +37,14 @@ const DIGIT = /^ ?\p{N}/u
  */
 const countHeuristic = (text: string): number => {
   let n = 0
-  for (const m of text.matchAll(PIECE)) {
+  PIECE.lastIndex = 0
+  for (let m = PIECE.exec(text); m !== null; m = PIECE.exec(text)) {
     const piece = m[0]
-    if (LETTER.test(piece)) n += Math.max(1, Math.ceil(piece.trimStart().length / 8))
-    else if (DIGIT.test(piece)) n += 1
-    else if (piece.trim().length === 0) n += piece.includes("\n") ? 0.5 : 0
-    else n += Math.max(1, Math.ceil(piece.trimStart().length / 3))
+    if (m[2] !== undefined) n += Math.max(1, Math.ceil(bodyLength(piece) / 8))
+    else if (m[3] !== undefined) n += 1
+    else if (m[5] !== undefined) n += piece.includes("\n") ? 0.5 : 0
+    // A contraction or a punctuation run.
+    else n += Math.max(1, Math.ceil(bodyLength(piece) / 3))
   }
   return Math.ceil(n)
 }
