@@ -9,6 +9,7 @@
  * means a bug here or in a plugin, never a client's input.
  */
 import type { Server } from "node:http"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -527,7 +528,11 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
   // Node's header limit already bounds the path; past it, the session id's own rule answers, a
   // 400 that names the limit (SessionStore.validateSessionId).
   const routed = app.pipe(HttpRouter.withRouterConfig({ maxParamLength: MAX_PATH_PARAM_LENGTH }))
-  const handler = await parts.runtime.runPromise(NodeHttpServer.makeHandler(routed))
+  // The platform's tracer middleware opens a span per request; the server exports no traces, so
+  // each would be built and dropped (about 40 µs of CPU a request, docs/architecture.md#where-a-one-step-turns-cpu-goes-2026-12-06).
+  const handler = await parts.runtime.runPromise(
+    Effect.locally(NodeHttpServer.makeHandler(routed), HttpMiddleware.currentTracerDisabledWhen, () => true)
+  )
   const listener = makeListener({
     handler,
     requestTimeoutMs: config.requestTimeoutMs,
