@@ -41,6 +41,6 @@ export const appendsInCallOrder = (runs: RunStore.RunStoreService): RunStore.Run
     ...runs,
     append: (did, runId, frame) => inTurn(did, runId, runs.append(did, runId, frame)),
     appendAll: (did, runId, frames) => inTurn(did, runId, runs.appendAll(did, runId, frames)),
-    end: (did, runId, outcome) => inTurn(did, runId, runs.end(did, runId, outcome))
+    end: (did, runId, outcome, frames) => inTurn(did, runId, runs.end(did, runId, outcome, frames))
   }
 }

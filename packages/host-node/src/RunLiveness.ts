@@ -154,7 +154,8 @@ export const withLiveness = (
         held.set(heldKey(run.did, run.runId), lease)
         return run
       }),
-    end: (did, runId, outcome) => Effect.ensuring(runs.end(did, runId, outcome), letGo(did, runId)),
+    end: (did, runId, outcome, frames) =>
+      Effect.ensuring(runs.end(did, runId, outcome, frames), letGo(did, runId)),
     get: (did, runId) =>
       Effect.flatMap(runs.get(did, runId), (found) =>
         Option.isSome(found) && RunStore.isActive(found.value.status)

@@ -7,6 +7,10 @@
  *   `appendAll`, so the events of one turn of the event loop go together and those that come while
  *   a call is in flight go in the next. A store that answers late (a networked one) delays the
  *   frames, never reorders them, and the `done` frame is appended once every earlier frame was.
+ * - The events that reach the writer together with the turn's end (those recorded in the turn of
+ *   the event loop that ends it: an error, a wait's announcement; or those that queued behind a
+ *   slow store's call) go with `done` in one `RunStore.end`, one transaction instead of two. They
+ *   are not held for it: each goes out once committed, as every frame does.
  * - A store that fails (a full disk, a database restarted) costs the rejoin, not the answer: the
  *   events still go out, without ids. From the first failed call on nothing more is appended, so
  *   no later frame takes the missing ids and a rejoin sees exactly where the log stops being
@@ -58,6 +62,8 @@ type Item =
   | { readonly _tag: "events"; readonly events: ReadonlyArray<EventSink.AgentEvent> }
   | {
       readonly _tag: "end"
+      /** The events recorded in the turn of the event loop that ends the run, not yet handed over. */
+      readonly events: ReadonlyArray<EventSink.AgentEvent>
       readonly outcome: RunStore.EndOutcome
       readonly done: Deferred.Deferred<OutFrame>
     }
@@ -108,6 +114,28 @@ export const make = (options: {
       )
     )
     const unnumberedDone = (outcome: RunStore.EndOutcome): OutFrame => frameOf({ _tag: "done", ...outcome })
+    /**
+     * The last events and the end: in one call when the log is whole (the store numbers them just
+     * before `done`). A refused call wrote nothing (all or none), so the two calls it stands for
+     * are made instead, and fail or succeed as they would have.
+     */
+    const finishWith = (
+      events: ReadonlyArray<EventSink.AgentEvent>,
+      outcome: RunStore.EndOutcome
+    ): Effect.Effect<OutFrame> => {
+      // Built only when run: a store's call may start when it is made (the test's slow store does).
+      const separately = Effect.suspend(() => Effect.zipRight(append(events), finish(outcome)))
+      if (events.length === 0 || missed > 0) return separately
+      const frames = events.map(frameOf)
+      return runs.end(did, runId, outcome, frames).pipe(
+        Effect.map((done) => {
+          const first = done.id - frames.length
+          sink(frames.map((frame, i) => ({ id: first + i, ...frame })))
+          return done
+        }),
+        Effect.orElse(() => separately)
+      )
+    }
     const finish = (outcome: RunStore.EndOutcome): Effect.Effect<OutFrame> => {
       if (missed === 0) {
         return runs.end(did, runId, outcome).pipe(Effect.orElseSucceed(() => unnumberedDone(outcome)))
@@ -135,8 +163,8 @@ export const make = (options: {
             events.push(...item.events)
             continue
           }
-          yield* append(events)
-          yield* Deferred.succeed(item.done, yield* finish(item.outcome))
+          events.push(...item.events)
+          yield* Deferred.succeed(item.done, yield* finishWith(events, item.outcome))
           return
         }
         yield* append(events)
@@ -158,11 +186,19 @@ export const make = (options: {
         pending.push(event)
         timer ??= setImmediate(flush)
       },
+      // The events not yet handed over travel with the end (one item: a writer waiting for its
+      // next item would take an item of them alone, and commit them apart from the end).
       end: (outcome) =>
         Effect.flatMap(Deferred.make<OutFrame>(), (done) =>
           Effect.zipRight(
-            Effect.sync(flush),
-            Effect.zipRight(Queue.offer(queue, { _tag: "end", outcome, done }), Deferred.await(done))
+            Effect.suspend(() => {
+              if (timer !== undefined) clearImmediate(timer)
+              timer = undefined
+              const events = pending
+              pending = []
+              return Queue.offer(queue, { _tag: "end", events, outcome, done })
+            }),
+            Deferred.await(done)
           )
         )
     }

@@ -34,13 +34,16 @@ describe("appendsInCallOrder", () => {
       ...["one ", "two ", "three."].map((content) =>
         Effect.runPromise(runs.append(DID, a!.runId, { event: "message", data: { content } }))
       ),
-      Effect.runPromise(runs.end(DID, a!.runId, { status: "finished" })),
+      // The end's own last frames (`RunStore.end`'s `frames`) are the store's: numbered before `done`.
+      Effect.runPromise(
+        runs.end(DID, a!.runId, { status: "finished" }, [{ event: "message", data: { content: " four" } }])
+      ),
       Effect.runPromise(runs.append(DID, b!.runId, { event: "message", data: { content: "other" } }))
     ])
-    expect(landed.slice(0, 4).map((f) => f.id)).toEqual([1, 2, 3, 4])
+    expect(landed.slice(0, 4).map((f) => f.id)).toEqual([1, 2, 3, 5])
     expect(landed[3]!.event).toBe("done")
     const frames = await Effect.runPromise(store.frames(DID, a!.runId, 0))
-    expect(frames.map((f) => f.data.content ?? f.event)).toEqual(["one ", "two ", "three.", "done"])
+    expect(frames.map((f) => f.data.content ?? f.event)).toEqual(["one ", "two ", "three.", " four", "done"])
     expect(landed[4]!.id).toBe(1)
   })
 })

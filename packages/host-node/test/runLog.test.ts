@@ -125,23 +125,38 @@ describe("RunLog", () => {
     )
   })
 
-  it("hands the events of one turn of the event loop to the store in one call", async () => {
+  it("hands the events of one turn of the event loop to the store in one call, those of the end's turn with the end", async () => {
     const inner = Effect.runSync(Effect.provide(RunStore.makeMemory, Clock.layer))
-    const calls: Array<number> = []
+    const calls: Array<string> = []
     const store: RunStore.RunStoreService = {
       ...inner,
       appendAll: (d, runId, frames) => {
-        calls.push(frames.length)
+        calls.push(`appendAll ${frames.length}`)
         return inner.appendAll(d, runId, frames)
+      },
+      end: (d, runId, outcome, frames) => {
+        calls.push(`end ${frames?.length ?? 0}`)
+        return inner.end(d, runId, outcome, frames)
       }
     }
     const run = Effect.runSync(store.create({ did, sessionId: "s", requestId: "r", status: "running" }))
-    const log = makeRunLog(store, did, run.runId, () => {})
+    const written: Array<string> = []
+    const log = makeRunLog(store, did, run.runId, (sse) => written.push(sse))
     for (let n = 0; n < 3; n++) log.record({ _tag: "message", content: `a${n}`, timestamp: "t" })
     await new Promise((resolve) => setImmediate(resolve))
     for (let n = 0; n < 2; n++) log.record({ _tag: "message", content: `b${n}`, timestamp: "t" })
-    await log.end({ status: "finished" })
-    expect(calls).toEqual([3, 2])
+    written.push(await log.end({ status: "finished" }))
+    expect(calls).toEqual(["appendAll 3", "end 2"])
+    // Numbered as stored, and sent before done.
+    expect(written.join("").match(/^id: \d+$/gm)).toEqual([
+      "id: 1",
+      "id: 2",
+      "id: 3",
+      "id: 4",
+      "id: 5",
+      "id: 6"
+    ])
+    expect(written.at(-1)).toMatch(/^id: 6\nevent: done\n/)
     const frames = Effect.runSync(inner.frames(did, run.runId, 0))
     expect(frames.map((f) => f.data.content ?? f.event)).toEqual(["a0", "a1", "a2", "b0", "b1", "done"])
   })

@@ -269,6 +269,92 @@ export const run = (
     )
 
     test(
+      "end with frames appends them, then done, in one change: consecutive ids, their text in done, followers see them in order",
+      Effect.gen(function* () {
+        const s = yield* store
+        yield* started()
+        yield* s.append(ALICE, "run-1", message("A"))
+        const follower = yield* Effect.fork(collect(s.follow(ALICE, "run-1", 1)))
+        yield* Effect.sleep(5)
+        yield* advance(3)
+        const done = yield* s.end(ALICE, "run-1", { status: "aborted", reason: "user" }, [
+          message("B"),
+          { event: "tool_call", data: { toolName: "t", status: "isRunning", dropped: undefined } },
+          message("C 🙂")
+        ])
+        expect(done).toEqual({
+          id: 5,
+          event: "done",
+          data: { status: "aborted", partialText: "ABC 🙂", reason: "user" }
+        })
+        const all = yield* s.frames(ALICE, "run-1", 0)
+        expect(all).toEqual([
+          { id: 1, event: "message", data: { content: "A" } },
+          { id: 2, event: "message", data: { content: "B" } },
+          { id: 3, event: "tool_call", data: { toolName: "t", status: "isRunning" } },
+          { id: 4, event: "message", data: { content: "C 🙂" } },
+          done
+        ])
+        expect(yield* Fiber.join(follower)).toEqual(all.slice(1))
+        expect(Option.getOrThrow(yield* s.get(ALICE, "run-1"))).toMatchObject({
+          status: "aborted",
+          lastFrameId: 5,
+          partialText: "ABC 🙂",
+          updatedAt: T0 + 3,
+          endedAt: T0 + 3
+        })
+        // No frames is an end like any other; a finished run's done carries no text.
+        yield* started("run-2")
+        expect(yield* s.end(ALICE, "run-2", { status: "finished" }, [])).toEqual({
+          id: 1,
+          event: "done",
+          data: { status: "finished" }
+        })
+        yield* started("run-3")
+        expect(yield* s.end(ALICE, "run-3", { status: "finished" }, [message("all")])).toEqual({
+          id: 2,
+          event: "done",
+          data: { status: "finished" }
+        })
+        expect(Option.getOrThrow(yield* s.get(ALICE, "run-3")).partialText).toBe("all")
+      })
+    )
+
+    test(
+      "end with frames is all or none: a refused frame refuses the end, and nothing is written",
+      Effect.gen(function* () {
+        const s = yield* store
+        yield* started()
+        yield* s.append(ALICE, "run-1", message("kept"))
+        const refused: ReadonlyArray<ReadonlyArray<RS.FrameInput>> = [
+          [message("lost"), { event: "message", data: { content: 42 } }],
+          [message("lost"), { event: "done", data: { status: "finished" } }],
+          [{ event: "bad event", data: {} }],
+          [message("lost"), { event: "tool_call", data: null as unknown as Record<string, unknown> }]
+        ]
+        for (const frames of refused) {
+          yield* expectReason(s.end(ALICE, "run-1", { status: "finished" }, frames), "invalid")
+        }
+        yield* expectReason(
+          s.end(ALICE, "run-1", { status: "nope" as RS.EndStatus }, [message("x")]),
+          "invalid"
+        )
+        yield* expectReason(s.end(BOB, "run-1", { status: "finished" }, [message("x")]), "not-found")
+        yield* expectReason(s.end(ALICE, "unknown", { status: "finished" }, [message("x")]), "not-found")
+        expect(Option.getOrThrow(yield* s.get(ALICE, "run-1"))).toMatchObject({
+          status: "running",
+          lastFrameId: 1,
+          partialText: "kept"
+        })
+        expect((yield* s.frames(ALICE, "run-1", 0)).map((f) => f.id)).toEqual([1])
+        yield* s.end(ALICE, "run-1", { status: "interrupted" })
+        yield* expectReason(s.end(ALICE, "run-1", { status: "finished" }, [message("late")]), "ended")
+        expect((yield* s.frames(ALICE, "run-1", 0)).map((f) => f.event)).toEqual(["message", "done"])
+        expect(Option.getOrThrow(yield* s.get(ALICE, "run-1")).partialText).toBe("kept")
+      })
+    )
+
+    test(
       "frames(after) returns the frames above the cursor, in order",
       Effect.gen(function* () {
         const s = yield* store
@@ -547,6 +633,62 @@ export const run = (
                   event: "done",
                   data: { status: "aborted", partialText: text }
                 })
+              })
+            )
+        ),
+        { numRuns }
+      ))
+
+    it("property: an end with frames after any appends gives ids 1..n with done last, followers from any cursor see each frame once, and done's partialText is every message's", () =>
+      fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.array(fc.string({ maxLength: 4 }), { minLength: 1, maxLength: 3 }), { maxLength: 4 }),
+          fc.array(
+            fc.oneof(
+              fc.string({ maxLength: 4 }).map(message),
+              fc.constant<RS.FrameInput>({ event: "tool_call", data: { toolName: "t" } })
+            ),
+            { maxLength: 5 }
+          ),
+          fc.array(fc.nat({ max: 6 }), { maxLength: 3 }),
+          fc.constantFrom<RS.EndStatus>("finished", "interrupted", "aborted", "failed"),
+          (batches, last, backs, status) =>
+            runWith(
+              factory,
+              Effect.gen(function* () {
+                const s = yield* store
+                yield* started()
+                const followers: Array<{
+                  after: number
+                  fiber: Fiber.RuntimeFiber<ReadonlyArray<RS.Frame>, unknown>
+                }> = []
+                for (const batch of batches) {
+                  yield* s.appendAll(ALICE, "run-1", batch.map(message))
+                  const lastId = Option.getOrThrow(yield* s.get(ALICE, "run-1")).lastFrameId
+                  for (const back of backs) {
+                    const after = Math.max(0, lastId - back)
+                    followers.push({
+                      after,
+                      fiber: yield* Effect.fork(collect(s.follow(ALICE, "run-1", after)))
+                    })
+                  }
+                }
+                const before = Option.getOrThrow(yield* s.get(ALICE, "run-1")).lastFrameId
+                const done = yield* s.end(ALICE, "run-1", { status }, last)
+                expect(done.id).toBe(before + last.length + 1)
+                const all = yield* s.frames(ALICE, "run-1", 0)
+                expect(all.map((f) => f.id)).toEqual(all.map((_, i) => i + 1))
+                expect(all.at(-1)).toEqual(done)
+                expect(all.slice(before, -1).map(({ event, data }) => ({ event, data }))).toEqual(last)
+                const text = all
+                  .filter((f) => f.event === "message")
+                  .map((f) => f.data.content as string)
+                  .join("")
+                expect(Option.getOrThrow(yield* s.get(ALICE, "run-1")).partialText).toBe(text)
+                expect(done.data).toEqual(status === "finished" ? { status } : { status, partialText: text })
+                for (const { after, fiber } of followers) {
+                  expect(yield* Fiber.join(fiber)).toEqual(all.slice(after))
+                }
               })
             )
         ),

@@ -242,14 +242,40 @@ export const makeRunStore = (
         ? `, pg_notify('${channel}', ${id} || ' ' || f.owner || ' ' || f.run_id)`
         : ""
 
-    /** Writes the `done` frame of one run (or of every active run) in the same statement. */
+    /**
+     * Writes the `done` frame of one run (or of every active run) in the same statement; with
+     * `frames` (the parameter numbers of their count, text and columns), the run's last frames
+     * before it too, their ids taken under the same row lock.
+     */
     // The reason is a checked slug (RunStore.validateEndOutcome): no JSON escaping needed.
-    const endSql = (where: string, reasonParam: number) => `
+    const endSql = (
+      where: string,
+      reasonParam: number,
+      frames?: {
+        readonly count: number
+        readonly text: number
+        readonly events: number
+        readonly data: number
+      }
+    ) => `
       WITH r AS (
-        UPDATE ${s}.runs SET status = $1, last_frame_id = last_frame_id + 1, updated_at = $2, ended_at = $2
+        UPDATE ${s}.runs SET status = $1, updated_at = $2, ended_at = $2,
+          ${
+            frames === undefined
+              ? "last_frame_id = last_frame_id + 1"
+              : `last_frame_id = last_frame_id + 1 + $${frames.count}, partial_text = partial_text || $${frames.text}`
+          }
         WHERE status IN ${ACTIVE} ${where}
         RETURNING owner, run_id, last_frame_id, partial_text
-      ), f AS (
+      ), ${
+        frames === undefined
+          ? ""
+          : `g AS (
+        INSERT INTO ${s}.run_frames (owner, run_id, id, event, data)
+        SELECT r.owner, r.run_id, r.last_frame_id - 1 - $${frames.count} + x.ord, x.event, x.data
+        FROM r, unnest($${frames.events}::text[], $${frames.data}::text[]) WITH ORDINALITY AS x(event, data, ord)
+      ), `
+      }f AS (
         INSERT INTO ${s}.run_frames (owner, run_id, id, event, data)
         SELECT owner, run_id, last_frame_id, '${RunStore.DONE_EVENT}',
           CASE WHEN $1 = 'finished' THEN '{"status":"finished"'
@@ -348,20 +374,35 @@ export const makeRunStore = (
         }),
       append: RunStore.appendOne(appendFrames),
       appendAll: appendFrames,
-      end: (did, runId, outcome) =>
+      end: (did, runId, outcome, frames) =>
         Effect.gen(function* () {
-          const [d, id] = yield* ids(did, runId)
-          const checked = yield* RunStore.validateEndOutcome(outcome)
+          const checked = yield* RunStore.validateEnd(did, runId, outcome, frames)
+          const id = checked.runId
           const now = yield* clock.now()
-          const owner = ownerKey(d)
+          const owner = ownerKey(checked.did)
+          const last = checked.frames
           const result = yield* sql(
-            query<{ id: number; data: string }>(db, endSql("AND owner = $3 AND run_id = $4", 5), [
-              checked.status,
-              now,
-              owner,
-              id,
-              checked.reason ?? null
-            ])
+            query<{ id: number; data: string }>(
+              db,
+              last.length === 0
+                ? endSql("AND owner = $3 AND run_id = $4", 5)
+                : endSql("AND owner = $3 AND run_id = $4", 5, { count: 6, text: 7, events: 8, data: 9 }),
+              [
+                checked.outcome.status,
+                now,
+                owner,
+                id,
+                checked.outcome.reason ?? null,
+                ...(last.length === 0
+                  ? []
+                  : [
+                      last.length,
+                      encodeText(last.map((f) => f.text).join("")),
+                      last.map((f) => f.event),
+                      last.map((f) => f.json)
+                    ])
+              ]
+            )
           )
           const row = result.rows[0]
           if (row === undefined) return yield* refusal(owner, id)

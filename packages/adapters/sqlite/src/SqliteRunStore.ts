@@ -205,6 +205,16 @@ export const makeRunStore = (
     const endRun = db.prepare<[RunStore.EndStatus, number, number, number, string, string]>(
       "UPDATE runs SET status = ?, last_frame_id = ?, updated_at = ?, ended_at = ? WHERE did = ? AND run_id = ?"
     )
+    // One statement checks the run is active and ends it, taking the ids of the frames before
+    // `done` and `done`'s own; what it returns is all `done` needs (no read first).
+    const endActive = db.prepare<
+      [RunStore.EndStatus, number, string, number, number, string, string],
+      { last_frame_id: number; partial_text: string }
+    >(
+      `UPDATE runs SET status = ?, last_frame_id = last_frame_id + ?, partial_text = partial_text || ?,
+         updated_at = ?, ended_at = ?
+       WHERE did = ? AND run_id = ? AND ${ACTIVE} RETURNING last_frame_id, partial_text`
+    )
     const insertFrame = db.prepare<[string, string, number, string, string]>(
       "INSERT INTO frames (did, run_id, id, event, data) VALUES (?, ?, ?, ?, ?)"
     )
@@ -294,6 +304,33 @@ export const makeRunStore = (
       return row
     }
 
+    /**
+     * Appends `frames` (checked), then `done`, and ends the run if it is active, inside the
+     * caller's transaction; throws why not (unknown, or ended) before writing anything.
+     */
+    const endIfActive = (
+      did: string,
+      runId: string,
+      outcome: RunStore.EndOutcome,
+      now: number,
+      frames: ReadonlyArray<RunStore.NormalizedFrame>
+    ): RunStore.Frame => {
+      const text = frames.map((f) => f.text).join("")
+      const row = endActive.get(outcome.status, frames.length + 1, text, now, now, did, runId)
+      if (row === undefined) throw RunStore.ended(runId, existing(did, runId).status)
+      const first = row.last_frame_id - frames.length
+      frames.forEach((frame, i) => {
+        insertFrame.run(did, runId, first + i, frame.event, frame.json)
+      })
+      const done: RunStore.Frame = {
+        id: row.last_frame_id,
+        event: RunStore.DONE_EVENT,
+        data: RunStore.doneData(outcome, row.partial_text)
+      }
+      insertFrame.run(did, runId, done.id, done.event, JSON.stringify(done.data))
+      return done
+    }
+
     /** Appends the `done` frame and ends the run, inside the caller's transaction. */
     const endRow = (row: RunRow, outcome: RunStore.EndOutcome, now: number): RunStore.Frame => {
       const status = outcome.status
@@ -337,14 +374,25 @@ export const makeRunStore = (
         Effect.gen(function* () {
           const now = yield* clock.now()
           const { did, sessionId, requestId, runId, status } = yield* RunStore.validateNewRun(input, now)
-          return yield* write(() => {
+          return yield* write((): RunStore.Run => {
             if (insertRun.run(did, runId, sessionId, requestId, status, now, now).changes === 0) {
               throw new RunStore.RunStoreError({
                 reason: "invalid",
                 message: `Run '${runId}' already exists`
               })
             }
-            return toRun(selectRun.get(did, runId)!)
+            // The row as inserted: nothing to read back.
+            return {
+              runId,
+              sessionId,
+              did,
+              requestId,
+              status,
+              createdAt: now,
+              updatedAt: now,
+              lastFrameId: 0,
+              partialText: ""
+            }
           })
         }),
       start: (did, runId) =>
@@ -366,16 +414,12 @@ export const makeRunStore = (
         }),
       append: RunStore.appendOne(appendFrames),
       appendAll: appendFrames,
-      end: (did, runId, outcome) =>
+      end: (did, runId, outcome, frames) =>
         Effect.gen(function* () {
-          const [d, id] = yield* ids(did, runId)
-          const checked = yield* RunStore.validateEndOutcome(outcome)
+          const checked = yield* RunStore.validateEnd(did, runId, outcome, frames)
+          const { did: d, runId: id } = checked
           const now = yield* clock.now()
-          const done = yield* write(() => {
-            const row = existing(d, id)
-            if (!RunStore.isActive(row.status)) throw RunStore.ended(id, row.status)
-            return endRow(row, checked, now)
-          })
+          const done = yield* write(() => endIfActive(d, id, checked.outcome, now, checked.frames))
           notifier.publish(d, id, done.id)
           return done
         }),

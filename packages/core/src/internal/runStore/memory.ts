@@ -22,11 +22,12 @@ import {
   doneData,
   ended,
   invalid,
+  type NormalizedFrame,
   notFound,
   validateAfter,
   validateAppend,
   validateDid,
-  validateEndOutcome,
+  validateEnd,
   validateId,
   validateNewRun,
   validateRetention
@@ -56,16 +57,26 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
 
   const ids = (did: string, runId: string) => Effect.all([validateDid(did), validateId("runId", runId)])
 
-  const endEntry = (entry: MemoryRun, outcome: EndOutcome, now: number): Frame => {
+  /** Appends `frames` (already checked), then the `done` frame, and ends the run. */
+  const endEntry = (
+    entry: MemoryRun,
+    outcome: EndOutcome,
+    now: number,
+    frames: ReadonlyArray<NormalizedFrame> = []
+  ): Frame => {
     const status = outcome.status
     const run = entry.run
+    const partialText = run.partialText + frames.map((f) => f.text).join("")
+    frames.forEach((frame, i) => {
+      entry.frames.push({ id: run.lastFrameId + 1 + i, event: frame.event, data: frame.data })
+    })
     const done: Frame = {
-      id: run.lastFrameId + 1,
+      id: run.lastFrameId + frames.length + 1,
       event: DONE_EVENT,
-      data: doneData(outcome, run.partialText)
+      data: doneData(outcome, partialText)
     }
     entry.frames.push(done)
-    entry.run = { ...run, status, lastFrameId: done.id, updatedAt: now, endedAt: now }
+    entry.run = { ...run, status, lastFrameId: done.id, partialText, updatedAt: now, endedAt: now }
     notifier.publish(run.did, run.runId, done.id)
     return done
   }
@@ -140,14 +151,13 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
       }),
     append: appendOne(appendFrames),
     appendAll: appendFrames,
-    end: (did, runId, outcome) =>
+    end: (did, runId, outcome, frames) =>
       Effect.gen(function* () {
-        const [d, id] = yield* ids(did, runId)
-        const checked = yield* validateEndOutcome(outcome)
+        const checked = yield* validateEnd(did, runId, outcome, frames)
         const now = yield* clock.now()
-        const entry = yield* lookup(d, id)
-        if (!isActive(entry.run.status)) return yield* Effect.fail(ended(id, entry.run.status))
-        return endEntry(entry, checked, now)
+        const entry = yield* lookup(checked.did, checked.runId)
+        if (!isActive(entry.run.status)) return yield* Effect.fail(ended(checked.runId, entry.run.status))
+        return endEntry(entry, checked.outcome, now, checked.frames)
       }),
     get: (did, runId) =>
       Effect.map(ids(did, runId), ([d, id]) =>

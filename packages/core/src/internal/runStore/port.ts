@@ -130,8 +130,20 @@ export interface RunStoreService {
    * run finished, and `reason` when given (why it was cut short: `user`, `shutdown`, a turn
    * bound such as `max-tool-calls`) — and records the status and `endedAt`. Ending twice is
    * refused `ended`; there is never a second `done`. Returns the `done` frame.
+   *
+   * `frames`, when given, are the run's last frames before `done`: appended as `appendAll` would,
+   * then `done`, in one change (one transaction), so a run's log takes its last frames and its end
+   * in one write (the run log hands over the events that came with the turn's end together). Their
+   * ids are consecutive and end just before `done`'s (`done.id - frames.length` for the first);
+   * their text is in `done`'s `partialText`. All or none: a frame `appendAll` would refuse refuses
+   * the end too, and nothing is written. A follower sees them in order, then `done`.
    */
-  readonly end: (did: string, runId: string, outcome: EndOutcome) => Effect.Effect<Frame, RunStoreError>
+  readonly end: (
+    did: string,
+    runId: string,
+    outcome: EndOutcome,
+    frames?: ReadonlyArray<FrameInput> | undefined
+  ) => Effect.Effect<Frame, RunStoreError>
   /** The run, or none when the user has no run with that id. */
   readonly get: (did: string, runId: string) => Effect.Effect<Option.Option<Run>, RunStoreError>
   /** The stored frames with id above `after`, in order; `not-found` when the run is unknown. */

@@ -178,6 +178,38 @@ export const validateAppend = (
   )
 
 /**
+ * An `end` call's arguments, checked: the user, the run id, the outcome, and the frames to append
+ * before `done` (none when absent), each normalised as `normalizeFrame` does.
+ */
+export const validateEnd = (
+  did: string,
+  runId: string,
+  outcome: EndOutcome,
+  frames: ReadonlyArray<FrameInput> | undefined
+): Effect.Effect<
+  {
+    readonly did: string
+    readonly runId: string
+    readonly outcome: EndOutcome
+    readonly frames: ReadonlyArray<NormalizedFrame>
+  },
+  RunStoreError
+> =>
+  Effect.map(
+    Effect.all([
+      validateDid(did),
+      validateId("runId", runId),
+      validateEndOutcome(outcome),
+      frames === undefined
+        ? Effect.succeed([])
+        : Array.isArray(frames)
+          ? Effect.forEach(frames, normalizeFrame)
+          : Effect.fail(invalid("frames must be an array"))
+    ]),
+    ([d, id, o, normalized]) => ({ did: d, runId: id, outcome: o, frames: normalized })
+  )
+
+/**
  * `append` as a store's `appendAll` of one frame: a store implements appending once, for any
  * number of frames, and takes its `append` from here.
  */
