@@ -30,6 +30,44 @@ export const guardModelCall = (rt: AgentRuntime, now = Date.now()): void => {
   rt.tally.current = verdict.tally
 }
 
+/** Tool lists whose definitions `countTools` remembers, per counter. */
+const TOOL_LISTS_KEPT = 64
+
+/** Per counter: the last tool lists counted, by their names, with the definitions they held. */
+const toolCounts = new WeakMap<
+  TokenCounter.TokenCounterService,
+  Map<string, { readonly tools: ReadonlyArray<FunctionDefinition>; readonly count: number }>
+>()
+
+/**
+ * The count of `tools`' schemas (`JSON.stringify` of the list), remembered across turns: every
+ * turn of a host offers the same few lists again, and each definition is the same object for
+ * the same offered tool (`ToolDefinitions.ts`), so a list whose items are the very objects
+ * counted before has the same text and the same count. Any other list is counted.
+ */
+const countTools = (
+  counter: TokenCounter.TokenCounterService,
+  names: string,
+  tools: ReadonlyArray<FunctionDefinition>
+): number => {
+  let kept = toolCounts.get(counter)
+  if (kept === undefined) {
+    kept = new Map()
+    toolCounts.set(counter, kept)
+  }
+  const known = kept.get(names)
+  if (
+    known !== undefined &&
+    known.tools.length === tools.length &&
+    known.tools.every((t, i) => t === tools[i])
+  )
+    return known.count
+  const count = counter.count(JSON.stringify(tools))
+  if (kept.size >= TOOL_LISTS_KEPT && known === undefined) kept.clear()
+  kept.set(names, { tools: tools.slice(), count })
+  return count
+}
+
 const textOf = (m: BaseMessage): string =>
   typeof m.content === "string" ? m.content : JSON.stringify(m.content)
 
@@ -52,22 +90,22 @@ export const recordModelCall = (
   // A turn sends the same system prompt, history and tools again at each call: each is counted
   // once per turn (the offered tools' schemas by their names, fixed within a request).
   const counts = rt.tally.counts
-  const count = (key: string, text: () => string): number => {
+  const count = (key: string, measure: () => number): number => {
     let n = counts.get(key)
     if (n === undefined) {
-      n = counter.count(text())
+      n = measure()
       counts.set(key, n)
     }
     return n
   }
   const tools = sent.tools
+  const names = tools.map((t) => t.function.name).join("\u0000")
   let counted =
-    count(`\u0000tools\u0000${tools.map((t) => t.function.name).join("\u0000")}`, () =>
-      JSON.stringify(tools)
-    ) + counter.count(textOf(answer))
+    count(`\u0000tools\u0000${names}`, () => countTools(counter, names, tools)) +
+    counter.count(textOf(answer))
   for (const m of sent.input) {
     const text = textOf(m)
-    counted += count(text, () => text)
+    counted += count(text, () => counter.count(text))
   }
   rt.tally.current = TurnBounds.afterModelCall(tally, TurnBounds.tokensOf(usage, counted))
 }

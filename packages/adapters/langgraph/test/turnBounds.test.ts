@@ -6,7 +6,7 @@
  */
 import { ToolMessage } from "@langchain/core/messages"
 import { MemorySaver } from "@langchain/langgraph"
-import { Catalog, TurnBounds } from "@plugboard/core"
+import { Catalog, type TokenCounter, TurnBounds } from "@plugboard/core"
 import { ScriptedChatModel, type ScriptStep } from "@plugboard/models"
 import { describe, expect, it } from "vitest"
 import { createMainAgent, runTurn, streamTurn } from "../src/index.js"
@@ -124,5 +124,76 @@ describe("turn bounds in the agent loop", () => {
     )
     expect(result?.answer).toBe("Done.")
     expect(counters.calls.recall).toBe(5)
+  })
+})
+
+describe("the token bound's count of the offered tools (issue 37)", () => {
+  const spy = () => {
+    const texts: Array<string> = []
+    const counter: TokenCounter.TokenCounterService = {
+      name: "spy",
+      count: (text) => {
+        texts.push(text)
+        return text.length
+      }
+    }
+    return { counter, tools: () => texts.filter((t) => t.startsWith('[{"type":"function"')) }
+  }
+  const run = async (
+    catalog: Catalog.Catalog,
+    counter: TokenCounter.TokenCounterService,
+    session: string
+  ) => {
+    const agent = await createMainAgent({
+      catalog,
+      model: ScriptedChatModel.script(["Nothing on cats."]),
+      checkpointer: new MemorySaver(),
+      request: {
+        did: "did:key:alice",
+        sessionId: session,
+        turnBounds: TurnBounds.make({ maxTokens: 1_000_000 }),
+        tokenCounter: counter
+      }
+    })
+    return runTurn(agent, { message: "cats?" })
+  }
+
+  it("is counted once for the same definitions across requests, and again for new ones", async () => {
+    const { counter, tools } = spy()
+    const catalog = Catalog.unsafeMake([memoryPlugin(makeCounters())])
+    await run(catalog, counter, "s1")
+    await run(catalog, counter, "s2")
+    // The second request offers the very same definition objects: their count is the first's.
+    expect(tools()).toHaveLength(1)
+    // A rebuilt catalog has new offered tools (their schemas may differ): counted again.
+    await run(Catalog.unsafeMake([memoryPlugin(makeCounters())]), counter, "s3")
+    expect(tools()).toHaveLength(2)
+    expect(tools()[1]).toBe(tools()[0])
+  })
+
+  it("a request that reuses the count is bounded by it as if it had counted the schemas itself", async () => {
+    const { counter, tools } = spy()
+    const catalog = Catalog.unsafeMake([memoryPlugin(makeCounters())])
+    await run(catalog, counter, "s1")
+    // The spy counts characters: the schemas alone are over this bound, the model's own usage
+    // report (its heuristic tokens) is well under it.
+    const bound = tools()[0]!.length - 1
+    const agent = await createMainAgent({
+      catalog,
+      model: ScriptedChatModel.script([[recall], "never"]),
+      checkpointer: new MemorySaver(),
+      request: {
+        did: "did:key:alice",
+        sessionId: "s2",
+        turnBounds: TurnBounds.make({ maxTokens: bound }),
+        tokenCounter: counter
+      }
+    })
+    const error = await runTurn(agent, { message: "cats?" }).then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    expect(tools()).toHaveLength(1)
+    expect(error).toMatchObject({ reason: "max-tokens", limit: bound })
   })
 })
