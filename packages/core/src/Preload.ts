@@ -197,6 +197,24 @@ export const decideWith = (
 }
 
 /**
+ * `decideWith`'s decision at once, for a ranking that ranks synchronously (`Ranking.rankNow`, the
+ * lexical one): the same decision, without running an Effect on every turn. `undefined` for a
+ * ranking that must wait (a fused one embeds the message): decide that one with `decideWith`.
+ */
+export const decideNow = (
+  ranking: Ranking.Ranking,
+  catalog: Catalog,
+  loaded: LoadedPlugins.LoadedPlugins,
+  message: string,
+  options: Omit<Options, "ranked">
+): Decision | undefined => {
+  thresholdOf(options)
+  if (options.mode === "off") return decide(catalog, loaded, message, options)
+  if (ranking.rankNow === undefined) return undefined
+  return decide(catalog, loaded, message, { ...options, ranked: ranking.rankNow(message, { limit: 2 }) })
+}
+
+/**
  * The tools a decision adds to each model call of its turn (`Offer.preloadTools`), as the user's
  * `view` allows (pass the view the rest of the offer uses).
  */

@@ -46,24 +46,30 @@ export interface Ranking {
   readonly label: string
   /** Ranks the plugins against `text`, best first, ties broken by name. */
   readonly rank: (text: string, options?: RankOptions) => Effect.Effect<ReadonlyArray<Ranked>, EmbedderError>
+  /**
+   * The same ranking as `rank`, returned at once: present on a ranking that never waits or fails
+   * (`lexical`), so that a caller ranking on every turn (predictive preload, `Preload.decideNow`)
+   * runs no Effect for it. Absent on a fused ranking, which embeds the text.
+   */
+  readonly rankNow?: ((text: string, options?: RankOptions) => ReadonlyArray<Ranked>) | undefined
 }
 
 /** The lexical ranking of a catalog (`CapabilityIndex.forCatalog`): only plugins sharing a word with the text. */
 export const lexical = (catalog: Catalog): Ranking => {
   const index = CapabilityIndex.forCatalog(catalog)
+  const rankNow = (text: string, options: RankOptions = {}): ReadonlyArray<Ranked> =>
+    CapabilityIndex.rank(
+      options.leaveOut === undefined
+        ? index
+        : CapabilityIndex.leaveOneOut(index, options.leaveOut.plugin, options.leaveOut.example),
+      text,
+      options
+    )
   return {
     kind: "lexical",
     label: "lexical",
-    rank: (text, options = {}) =>
-      Effect.sync(() =>
-        CapabilityIndex.rank(
-          options.leaveOut === undefined
-            ? index
-            : CapabilityIndex.leaveOneOut(index, options.leaveOut.plugin, options.leaveOut.example),
-          text,
-          options
-        )
-      )
+    rank: (text, options) => Effect.sync(() => rankNow(text, options)),
+    rankNow
   }
 }
 

@@ -221,16 +221,20 @@ const makePreload = (
       if (at === undefined || current?.message === at.message) return
       const loadedBefore = LoadedPlugins.fromUnknown(state.loadedPlugins)
       const text = contentText(at.message.content)
-      const decision = await Effect.runPromise(
-        Preload.decideWith(ranking ?? Ranking.lexical(catalog), catalog, loadedBefore, text, option).pipe(
-          Effect.catchAll((error) => {
-            logger.warn("preload: the embedder's ranking failed; ranking lexically", {
-              error: error.message
+      const ranks = ranking ?? Ranking.lexical(catalog)
+      // A ranking that ranks at once (the lexical one) decides without an Effect run per turn.
+      const decision =
+        Preload.decideNow(ranks, catalog, loadedBefore, text, option) ??
+        (await Effect.runPromise(
+          Preload.decideWith(ranks, catalog, loadedBefore, text, option).pipe(
+            Effect.catchAll((error) => {
+              logger.warn("preload: the embedder's ranking failed; ranking lexically", {
+                error: error.message
+              })
+              return Effect.succeed(Preload.decide(catalog, loadedBefore, text, option))
             })
-            return Effect.succeed(Preload.decide(catalog, loadedBefore, text, option))
-          })
-        )
-      )
+          )
+        ))
       current = { message: at.message, turn: { decision, loadedBefore, start: at.start } }
     },
     preload: (state) => {

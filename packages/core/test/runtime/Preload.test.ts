@@ -1,4 +1,14 @@
-import { Access, CapabilityIndex, Catalog, LoadedPlugins, MetaTools, Offer, Preload } from "@plugboard/core"
+import {
+  Access,
+  CapabilityIndex,
+  Catalog,
+  LoadedPlugins,
+  MetaTools,
+  Offer,
+  Preload,
+  Ranking
+} from "@plugboard/core"
+import { Effect } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { plugin, smallCatalog, smallPlugins, tool } from "./fixtures.js"
@@ -209,5 +219,41 @@ describe("Preload over a catalog of any size", () => {
         expect(d.preloaded).toEqual(["zephyrine-orbits"])
       })
     )
+  })
+})
+
+describe("Preload.decideNow (issue 37)", () => {
+  const catalog = smallCatalog()
+  const lexical = Ranking.lexical(catalog)
+  const words = ["weather", "rain", "forecast", "Berlin", "remember", "note", "email", "the", "zzz", "crypt"]
+
+  it("decides as decideWith does with the lexical ranking, for any message, mode, threshold and loads", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...words), { maxLength: 8 }).map((w) => w.join(" ")),
+        fc.constantFrom(...Preload.modes),
+        fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
+        fc.subarray(catalog.entries.map((e) => e.name)),
+        (message, mode, threshold, loaded) => {
+          const options = { mode, threshold }
+          const now = Preload.decideNow(lexical, catalog, loaded, message, options)
+          expect(now).toEqual(Effect.runSync(Preload.decideWith(lexical, catalog, loaded, message, options)))
+        }
+      )
+    )
+  })
+
+  it("leaves a ranking that must wait (no rankNow) to decideWith, unless the mode is off", () => {
+    const waiting: Ranking.Ranking = { kind: "fused", label: "fused", rank: lexical.rank }
+    expect(Preload.decideNow(waiting, catalog, [], WEATHER, { mode: "on" })).toBeUndefined()
+    expect(Preload.decideNow(waiting, catalog, [], WEATHER, { mode: "off" })?.reason).toBe("off")
+    expect(() => Preload.decideNow(lexical, catalog, [], WEATHER, { mode: "on", threshold: 2 })).toThrow()
+  })
+
+  it("the lexical ranking's rankNow ranks as its rank does, leave-one-out included", () => {
+    for (const text of [WEATHER, "remember this note", "zzz"]) {
+      expect(lexical.rankNow?.(text)).toEqual(Effect.runSync(lexical.rank(text)))
+      expect(lexical.rankNow?.(text, { limit: 1 })).toEqual(Effect.runSync(lexical.rank(text, { limit: 1 })))
+    }
   })
 })
