@@ -30,7 +30,7 @@ import type {
 import { Access, CreditLedger as Ledger, type SessionStore, TurnBounds, TurnControl } from "@plugboard/core"
 import type { CodeModeOption, QueryRanking } from "@plugboard/langgraph"
 import type { UserDatabaseRegistry } from "@plugboard/sqlite"
-import { Cause, Effect, Exit, type ManagedRuntime, Option, Scope } from "effect"
+import { Cause, Context, Effect, Exit, type ManagedRuntime, Option, Runtime, Scope } from "effect"
 import * as BootReport from "./BootReport.js"
 import type { ServerConfig } from "./Config.js"
 import { connectionRoutes, type HostConnections } from "./Connections.js"
@@ -530,7 +530,16 @@ export const startServer = async (parts: ServerParts): Promise<ServerHandle> => 
   const routed = app.pipe(HttpRouter.withRouterConfig({ maxParamLength: MAX_PATH_PARAM_LENGTH }))
   // The platform's tracer middleware opens a span per request; the server exports no traces, so
   // each would be built and dropped (about 40 µs of CPU a request, docs/architecture.md#where-a-one-step-turns-cpu-goes-2026-12-06).
-  const handler = await parts.runtime.runPromise(
+  // The requests run on the app's runtime with an empty context: the routes reach the ports
+  // through their closures, never the context, and every `provideService` of a request (the
+  // platform's, the router's, the pipeline's) copies the context it is given.
+  const appRuntime = await parts.runtime.runtime()
+  const requests = Runtime.make({
+    context: Context.empty(),
+    fiberRefs: appRuntime.fiberRefs,
+    runtimeFlags: appRuntime.runtimeFlags
+  })
+  const handler = await Runtime.runPromise(requests)(
     Effect.locally(NodeHttpServer.makeHandler(routed), HttpMiddleware.currentTracerDisabledWhen, () => true)
   )
   const listener = makeListener({
