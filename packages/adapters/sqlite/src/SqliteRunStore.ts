@@ -11,10 +11,13 @@
  *
  * Every change is one `BEGIN IMMEDIATE` transaction that checks and writes together (the next
  * frame id, the partial text, the status), and a follower is woken by an in-process notifier
- * after the commit. Appends are committed in groups: those made in the same turn of the event
- * loop share one transaction, committed before the next turn (a commit, not the statements, is
- * most of an append's cost), and each append answers only once its group has committed. Appends
- * keep their call order; any other operation commits the pending group first. Another process writing the same file is seen by followers within `pollMs`;
+ * after the commit. The writes of a run's life (`create`, `append`/`appendAll`, `end`) are committed
+ * in groups: those made in the same turn of the event loop share one transaction, committed before
+ * the next turn (a commit, not the statements, is most of a write's cost: with many turns at
+ * once, one turn's end, another's frames and a third's creation go in one), and each answers only
+ * once its group has committed. They keep their call order; a write the store refuses (an ended
+ * run, a duplicate id) is refused before it writes anything and fails alone. Any other operation
+ * commits the pending group first. Another process writing the same file is seen by followers within `pollMs`;
  * real cross-process fan-out belongs to the shared engines. The rules (validation, the `done`
  * payload, how a follow reads) are core's; this file only stores.
  *
@@ -184,7 +187,7 @@ export const makeRunStore = (
       }),
       (db) =>
         Effect.sync(() => {
-          flushAppends()
+          flushWrites()
           db.close()
         })
     )
@@ -231,35 +234,65 @@ export const makeRunStore = (
       "DELETE FROM runs WHERE did = ? AND session_id = ? RETURNING run_id, last_frame_id"
     )
 
-    /** An append (of one frame or several) waiting for its group's commit. */
-    interface PendingAppend {
-      readonly did: string
-      readonly runId: string
-      readonly frames: ReadonlyArray<RunStore.NormalizedFrame>
-      readonly now: number
-      readonly resume: (result: Effect.Effect<ReadonlyArray<RunStore.Frame>, RunStore.RunStoreError>) => void
+    /** A write (a creation, an append of one frame or several, an end) waiting for its group's commit. */
+    interface PendingWrite {
+      /**
+       * Its statements, inside the group's transaction: what it answers. A refusal is thrown as
+       * the port's error before anything is written, so it fails this write alone.
+       */
+      readonly apply: () => unknown
+      /** After the group's commit (or its failure): answers the caller, and wakes followers. */
+      readonly settle: (result: unknown) => void
     }
-    let pending: Array<PendingAppend> = []
+    let pending: Array<PendingWrite> = []
     let scheduled: ReturnType<typeof setImmediate> | undefined
 
-    /** Stores one append inside the group's transaction: its frames, or why the run refused it. */
-    const storeAppend = (p: PendingAppend): ReadonlyArray<RunStore.Frame> | RunStore.RunStoreError => {
-      const text = p.frames.map((f) => f.text).join("")
-      const bumped = bumpFrames.get(p.frames.length, text, p.now, p.did, p.runId)
-      if (bumped === undefined) {
-        const row = selectRun.get(p.did, p.runId)
-        return row === undefined ? RunStore.notFound(p.runId) : RunStore.ended(p.runId, row.status)
+    const applyOne = (p: PendingWrite): unknown => {
+      try {
+        return p.apply()
+      } catch (error) {
+        // Refused, with nothing written: the others of the group go on. A driver's error fails them all.
+        if (error instanceof RunStore.RunStoreError) return error
+        throw error
       }
-      const first = bumped.last_frame_id - p.frames.length + 1
-      return p.frames.map((frame, i) => {
-        insertFrame.run(p.did, p.runId, first + i, frame.event, frame.json)
+    }
+    const writeGroup = db.transaction((group: ReadonlyArray<PendingWrite>) => group.map(applyOne))
+
+    /** Queues `apply` for the next group commit; `committed` runs once it is (not when refused). */
+    const grouped = <A>(apply: () => A, committed: (a: A) => void = () => {}) =>
+      Effect.async<A, RunStore.RunStoreError>((resume) => {
+        pending.push({
+          apply,
+          settle: (result) => {
+            if (result instanceof RunStore.RunStoreError) resume(Effect.fail(result))
+            else {
+              committed(result as A)
+              resume(Effect.succeed(result as A))
+            }
+          }
+        })
+        scheduled ??= setImmediate(flushWrites)
+      })
+
+    /** Stores one append inside the group's transaction: its frames, or throws why the run refused it. */
+    const storeAppend = (
+      did: string,
+      runId: string,
+      frames: ReadonlyArray<RunStore.NormalizedFrame>,
+      now: number
+    ): ReadonlyArray<RunStore.Frame> => {
+      const text = frames.map((f) => f.text).join("")
+      const bumped = bumpFrames.get(frames.length, text, now, did, runId)
+      if (bumped === undefined) throw RunStore.ended(runId, existing(did, runId).status)
+      const first = bumped.last_frame_id - frames.length + 1
+      return frames.map((frame, i) => {
+        insertFrame.run(did, runId, first + i, frame.event, frame.json)
         return { id: first + i, event: frame.event, data: frame.data }
       })
     }
-    const appendGroup = db.transaction((group: ReadonlyArray<PendingAppend>) => group.map(storeAppend))
 
-    /** Commits the pending appends as one transaction, then answers each of them. */
-    function flushAppends(): void {
+    /** Commits the pending writes as one transaction, then answers each of them. */
+    function flushWrites(): void {
       if (scheduled !== undefined) {
         clearImmediate(scheduled)
         scheduled = undefined
@@ -267,20 +300,15 @@ export const makeRunStore = (
       if (pending.length === 0) return
       const group = pending
       pending = []
-      let results: ReadonlyArray<ReadonlyArray<RunStore.Frame> | RunStore.RunStoreError>
+      let results: ReadonlyArray<unknown>
       try {
-        results = appendGroup.immediate(group)
+        results = writeGroup.immediate(group)
       } catch (error) {
         const failure = storageFailure(filename, error)
         results = group.map(() => failure)
       }
       group.forEach((p, i) => {
-        const result = results[i]!
-        if (result instanceof RunStore.RunStoreError) p.resume(Effect.fail(result))
-        else {
-          notifier.publish(p.did, p.runId, result.at(-1)!.id)
-          p.resume(Effect.succeed(result))
-        }
+        p.settle(results[i])
       })
     }
 
@@ -288,13 +316,13 @@ export const makeRunStore = (
       Effect.try({ try: f, catch: (error) => storageFailure(filename, error) })
     const write = <A>(f: () => A): Effect.Effect<A, RunStore.RunStoreError> =>
       attempt(() => {
-        flushAppends()
+        flushWrites()
         return db.transaction(f).immediate()
       })
     // A deferred transaction gives a read one snapshot even while another process writes.
     const read = <A>(f: () => A): Effect.Effect<A, RunStore.RunStoreError> =>
       attempt(() => {
-        flushAppends()
+        flushWrites()
         return db.transaction(f)()
       })
 
@@ -363,10 +391,10 @@ export const makeRunStore = (
         const { did: d, runId: id, frames } = yield* RunStore.validateAppend(did, runId, inputs)
         if (frames.length === 0) return []
         const now = yield* clock.now()
-        return yield* Effect.async<ReadonlyArray<RunStore.Frame>, RunStore.RunStoreError>((resume) => {
-          pending.push({ did: d, runId: id, frames, now, resume })
-          scheduled ??= setImmediate(flushAppends)
-        })
+        return yield* grouped(
+          () => storeAppend(d, id, frames, now),
+          (stored) => notifier.publish(d, id, stored.at(-1)!.id)
+        )
       })
 
     const service: RunStore.RunStoreService = {
@@ -374,7 +402,7 @@ export const makeRunStore = (
         Effect.gen(function* () {
           const now = yield* clock.now()
           const { did, sessionId, requestId, runId, status } = yield* RunStore.validateNewRun(input, now)
-          return yield* write((): RunStore.Run => {
+          return yield* grouped((): RunStore.Run => {
             if (insertRun.run(did, runId, sessionId, requestId, status, now, now).changes === 0) {
               throw new RunStore.RunStoreError({
                 reason: "invalid",
@@ -419,9 +447,10 @@ export const makeRunStore = (
           const checked = yield* RunStore.validateEnd(did, runId, outcome, frames)
           const { did: d, runId: id } = checked
           const now = yield* clock.now()
-          const done = yield* write(() => endIfActive(d, id, checked.outcome, now, checked.frames))
-          notifier.publish(d, id, done.id)
-          return done
+          return yield* grouped(
+            () => endIfActive(d, id, checked.outcome, now, checked.frames),
+            (done) => notifier.publish(d, id, done.id)
+          )
         }),
       get: (did, runId) =>
         Effect.flatMap(ids(did, runId), ([d, id]) =>

@@ -90,6 +90,54 @@ describe("SqliteRunStore", () => {
     expect(outcome.a.map((f) => f.id)).toEqual(Array.from({ length: 10 }, (_, k) => k + 1))
   })
 
+  it("commits creations and ends with the appends of the same turn of the event loop, in call order; a refused one fails alone", async () => {
+    const filename = freshFile()
+    const outcome = await withStore(filename, (s) =>
+      Effect.gen(function* () {
+        yield* s.create({ runId: "old", sessionId: "s", did: ALICE, requestId: "q", status: "running" })
+        yield* s.create({ runId: "ended", sessionId: "s", did: ALICE, requestId: "q", status: "running" })
+        yield* s.end(ALICE, "ended", { status: "finished" })
+        // One group: a new run and its first frames, the old run's last frames with its end, and
+        // three writes the store refuses (a duplicate id, an ended run's end, a bad frame's end).
+        const writes: ReadonlyArray<Effect.Effect<unknown, RunStore.RunStoreError>> = [
+          s.create({ runId: "new", sessionId: "s", did: ALICE, requestId: "q", status: "running" }),
+          s.append(ALICE, "new", message("first")),
+          s.append(ALICE, "old", message("one ")),
+          s.create({ runId: "old", sessionId: "s", did: ALICE, requestId: "q" }),
+          s.end(ALICE, "old", { status: "aborted" }, [message("two")]),
+          s.end(ALICE, "ended", { status: "failed" }, [message("late")]),
+          s.appendAll(ALICE, "new", [message(" second"), message(" third")])
+        ]
+        const results = yield* Effect.all(
+          writes.map((write) => Effect.either(write)),
+          { concurrency: "unbounded" }
+        )
+        return {
+          results,
+          old: yield* s.frames(ALICE, "old", 0),
+          fresh: yield* s.frames(ALICE, "new", 0),
+          ended: yield* s.frames(ALICE, "ended", 0)
+        }
+      })
+    )
+    expect(outcome.results.map((r) => (r._tag === "Left" ? r.left.reason : "ok"))).toEqual([
+      "ok",
+      "ok",
+      "ok",
+      "invalid",
+      "ok",
+      "ended",
+      "ok"
+    ])
+    expect(outcome.old.map((f) => [f.id, f.event, f.data])).toEqual([
+      [1, "message", { content: "one " }],
+      [2, "message", { content: "two" }],
+      [3, "done", { status: "aborted", partialText: "one two" }]
+    ])
+    expect(outcome.fresh.map((f) => f.data.content)).toEqual(["first", " second", " third"])
+    expect(outcome.ended.map((f) => f.event)).toEqual(["done"])
+  })
+
   it("is a WAL file of its own, created with its directory", async () => {
     const filename = freshFile()
     await withStore(filename, (s) => s.create({ runId: "r", sessionId: "s", did: ALICE, requestId: "q" }))
