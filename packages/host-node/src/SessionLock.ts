@@ -1,20 +1,21 @@
 /**
  * A session's `TurnLock`, held for one turn (docs/architecture.md "One exclusion mechanism"): taken
  * at once when free, else waited for (until the turn's signal aborts the wait), its lease
- * refreshed every third of its length by a fiber of the current scope, released when the scope
- * closes. Whether the turn waited tells it that a read made before the lock may be stale.
+ * refreshed by the turn service's keeper (`LeaseKeeper.ts`) and released when the scope closes. Whether the turn waited tells it that a read made before the lock may be stale.
  */
 import type { TurnLock } from "@plugboard/core"
-import { Effect, Schedule, type Scope } from "effect"
+import { Effect, type Scope } from "effect"
+import type { LeaseKeeper } from "./LeaseKeeper.js"
 
 /** Holds the session's lock under `key` until the current scope closes; `waited` when another turn had it. */
 export const hold = (
   lock: TurnLock.TurnLockService,
+  keeper: LeaseKeeper,
   key: string,
-  ttlMs: number,
   signal: AbortSignal
 ): Effect.Effect<{ readonly waited: boolean }, TurnLock.TurnLockError, Scope.Scope> =>
   Effect.gen(function* () {
+    const { ttlMs } = keeper
     const first = yield* Effect.either(lock.acquire(key, { ttlMs, waitMs: 0, signal }))
     const waited = first._tag === "Left"
     const lease =
@@ -23,14 +24,7 @@ export const hold = (
         : first.left.reason === "busy"
           ? yield* lock.acquire(key, { ttlMs, signal })
           : yield* Effect.fail(first.left)
-    yield* Effect.addFinalizer(() => Effect.ignore(lease.release))
-    yield* lock
-      .refresh(key, lease.token, ttlMs)
-      .pipe(
-        Effect.ignore,
-        Effect.repeat(Schedule.spaced(Math.max(1, Math.floor(ttlMs / 3)))),
-        Effect.delay(Math.max(1, Math.floor(ttlMs / 3))),
-        Effect.forkScoped
-      )
+    const letGo = keeper.keep(key, lease.token)
+    yield* Effect.addFinalizer(() => Effect.zipRight(Effect.sync(letGo), Effect.ignore(lease.release)))
     return { waited }
   })

@@ -41,6 +41,7 @@ import { jsonSchemaCheck } from "./JsonSchemaCheck.js"
 import * as RunLog from "./RunLog.js"
 import { type AbortReason, RunningTurns } from "./RunningTurns.js"
 import { openSession, ownerOf } from "./SessionAccess.js"
+import * as LeaseKeeper from "./LeaseKeeper.js"
 import * as SessionLock from "./SessionLock.js"
 import type { LiveHub } from "./socket/LiveHub.js"
 import type { TurnEnds } from "./TurnEnds.js"
@@ -183,6 +184,8 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
     const scope = yield* Effect.scope
     const keyOf = (did: string, sessionId: string) => turnLockKey(options.threadsShared, did, sessionId)
     const running = new RunningTurns(keyOf)
+    // The sessions' leases, refreshed by one fiber of the service's scope.
+    const leases = yield* LeaseKeeper.make(ports.turnLock, options.turnLockTtlMs)
 
     const { abort, stop } = yield* TurnStops.connect(running, ports.turnControl, logger)
 
@@ -324,7 +327,7 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
           // 5. The session's earlier turns give way; the lock orders this one after them.
           running.abort(did, sessionId, "replaced", turn)
           const locked = yield* Effect.either(
-            SessionLock.hold(ports.turnLock, keyOf(did, sessionId), options.turnLockTtlMs, signal)
+            SessionLock.hold(ports.turnLock, leases, keyOf(did, sessionId), signal)
           )
           let outcome: TurnOutcome
           if (locked._tag === "Left") {
