@@ -16,7 +16,13 @@
 
 import { randomUUID } from "node:crypto"
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
-import { type CompiledStateGraph, END, START, StateGraph } from "@langchain/langgraph"
+import {
+  type CompiledStateGraph,
+  END,
+  type LangGraphRunnableConfig,
+  START,
+  StateGraph
+} from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { type Catalog, type EventSink, type RuntimeLogger, silentLogger } from "@plugboard/core"
 import { makeAgentLoop } from "./AgentLoop.js"
@@ -32,7 +38,14 @@ import {
   type PreloadOption,
   type QueryRanking
 } from "./Runtime.js"
-import { type AgentState, type AgentStateUpdate, type AgentStateValue, agentStateFor } from "./State.js"
+import {
+  AgentState,
+  type AgentStateUpdate,
+  type AgentStateValue,
+  agentStateFor,
+  DeltaAgentState,
+  TurnAgentState
+} from "./State.js"
 import { defaultThreadLock, type ThreadLockOption } from "./ThreadLock.js"
 import { makeToolNode } from "./ToolNode.js"
 import { TurnSaver } from "./TurnSaver.js"
@@ -101,27 +114,72 @@ export type AgentGraph = CompiledStateGraph<
   typeof AgentState.spec
 >
 
+/**
+ * The `configurable` key under which a request's graph carries its agent loop (`AGENT_LOOP` in
+ * the graph's own config, merged into every run, state read and update of that graph).
+ */
+const AGENT_LOOP = "plugboard_agent_loop"
+
+type Loop = ReturnType<typeof makeAgentLoop>
+
+/** The graph's one node: the loop of the request whose graph runs it. */
+const runLoop = (state: AgentStateValue, config?: LangGraphRunnableConfig) => {
+  const loop = config?.configurable?.[AGENT_LOOP] as Loop | undefined
+  if (typeof loop !== "function") throw new TypeError("The agent's graph ran without its request's loop.")
+  return loop(state, config)
+}
+
+/**
+ * The graph of each state shape, compiled once per process. Compiling cost a turn more CPU than
+ * its model step's own work (docs/architecture.md#where-a-one-step-turns-cpu-goes-2026-12-06);
+ * the compiled graph holds nothing of a request: its node runs the loop its run's config carries.
+ */
+const compiled = new Map<typeof AgentState, AgentGraph>()
+
+const compiledFor = (shape: typeof AgentState): AgentGraph => {
+  let graph = compiled.get(shape)
+  if (graph === undefined) {
+    graph = new StateGraph(shape)
+      .addNode("agent", runLoop)
+      .addEdge(START, "agent")
+      .addEdge("agent", END)
+      .compile() as unknown as AgentGraph
+    compiled.set(shape, graph)
+  }
+  return graph
+}
+
+/**
+ * The request's graph: a copy of the compiled graph of its state's shape (as LangGraph's own
+ * `withConfig` copies one) with the request's saver, its loop in the graph's config and, for a
+ * turn's own state, that turn's messages channel. Every value of the request lives on this copy:
+ * concurrent requests share only the compiled, request-free parts.
+ */
 const buildGraph = (
   rt: AgentRuntime,
   emitter: Emitter,
   options: CreateMainAgentOptions,
   saver: TurnSaver
-): AgentGraph =>
+): AgentGraph => {
   // Messages as deltas where the saver reads them in one pass, a new thread's first turn as one
   // full copy (State.ts, `agentStateFor`).
-  new StateGraph(agentStateFor(saver, () => saver.threadFound === false))
-    .addNode(
-      "agent",
-      makeAgentLoop(
-        makeModelNode(rt, options.model, options.basePrompt ?? "", emitter),
-        makeToolNode(rt, emitter),
-        options.request.signal,
-        options.request.approval?.resume !== undefined
-      )
-    )
-    .addEdge(START, "agent")
-    .addEdge("agent", END)
-    .compile({ checkpointer: saver })
+  const state = agentStateFor(saver, () => saver.threadFound === false)
+  const own = state !== AgentState && state !== DeltaAgentState
+  const base = compiledFor(own ? TurnAgentState : state)
+  const loop: Loop = makeAgentLoop(
+    makeModelNode(rt, options.model, options.basePrompt ?? "", emitter),
+    makeToolNode(rt, emitter),
+    options.request.signal,
+    options.request.approval?.resume !== undefined
+  )
+  const Graph = base.constructor as new (fields: Record<string, unknown>) => AgentGraph
+  return new Graph({
+    ...base,
+    checkpointer: saver,
+    config: { configurable: { [AGENT_LOOP]: loop } },
+    ...(own ? { channels: { ...base.channels, messages: state.spec.messages } } : {})
+  })
+}
 
 /** An agent built for one request. Run it with `runTurn` or `streamTurn`. */
 export interface MainAgent {

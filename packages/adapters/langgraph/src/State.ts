@@ -164,6 +164,16 @@ class TurnMessagesChannel extends DeltaChannel<Array<BaseMessage>, BaseMessage |
 }
 
 /**
+ * The shape of every turn's own state (`agentStateFor` with `newThread`): the graph of that shape
+ * is compiled once (`MainAgent.ts`), and each turn's copy of it is given that turn's own
+ * messages channel (the one `agentStateFor` made, asking that turn's saver).
+ */
+export const TurnAgentState = Annotation.Root({
+  ...AgentState.spec,
+  messages: new TurnMessagesChannel(() => false)
+}) as typeof AgentState
+
+/**
  * The state a graph on `saver` uses: deltas (`DeltaAgentState`) when the saver under its
  * forwarding wrappers (`DelegatingCheckpointSaver`) reads delta history its own way (the SQLite
  * saver, the Postgres checkpointer's user-scoped saver, LangGraph's `MemorySaver`), full copies

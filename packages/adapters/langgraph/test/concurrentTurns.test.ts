@@ -4,7 +4,7 @@
  * a child of it when it ends, so without queueing the turn saved last would drop the other's
  * messages. Turns of different threads still run side by side.
  */
-import { definePlugin, defineTool } from "@plugboard/core"
+import { Catalog, definePlugin, defineTool } from "@plugboard/core"
 import { ScriptedChatModel } from "@plugboard/models"
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
@@ -149,3 +149,100 @@ describe.each(savers)("concurrent turns of one thread (%s)", (_name, make) => {
     }
   })
 })
+
+/** An always plugin whose tool answers with its caller's did, holding `hold`'s caller at `gate`. */
+const whoami = (hold: string, gate: Promise<void>, held: () => void) =>
+  definePlugin({
+    name: "whoami",
+    manifest: {
+      title: "Who am I",
+      summary: "Says who calls.",
+      whenToUse: ["identity"],
+      visibility: "always"
+    },
+    tools: [
+      defineTool({
+        name: "who",
+        description: "Says who calls.",
+        input: Schema.Struct({}),
+        handler: async (_input, ctx) => {
+          if (ctx.user.did === hold) {
+            held()
+            await gate
+          }
+          return `I am ${ctx.user.did}`
+        }
+      })
+    ]
+  })
+
+describe.each(savers)(
+  "turns of two users at once on the one compiled graph (%s, issue 37)",
+  (_name, make) => {
+    it("each turn runs its own loop on its own saver: nothing of one request reaches the other", async () => {
+      const alice = make()
+      const bob = make()
+      try {
+        const gate = deferred()
+        const held = deferred()
+        const catalog = Catalog.unsafeMake([whoami("did:key:alice", gate.promise, held.resolve)])
+        const a = await agentFor({
+          plugins: [],
+          catalog,
+          model: ScriptedChatModel.script([[{ tool: "who" }], "A done"]),
+          saver: alice.saver,
+          sessionId: "s",
+          did: "did:key:alice"
+        })
+        const b = await agentFor({
+          plugins: [],
+          catalog,
+          model: ScriptedChatModel.script([[{ tool: "who" }], "B done"]),
+          saver: bob.saver,
+          sessionId: "s",
+          did: "did:key:bob"
+        })
+        // One compiled graph: the two requests' graphs share its node, each with its own config.
+        expect(a.graph).not.toBe(b.graph)
+        expect(a.graph.nodes.agent).toBe(b.graph.nodes.agent)
+        const turnA = runTurn(a, { message: "from alice" })
+        // Alice's turn is inside its tool call when Bob's turn runs from start to end.
+        await held.promise
+        const events: Array<string> = []
+        const streamB = streamTurn(b, { message: "from bob" })
+        let next = await streamB.next()
+        while (next.done !== true) {
+          events.push(next.value._tag)
+          next = await streamB.next()
+        }
+        const resultB = next.value
+        gate.resolve()
+        const resultA = await turnA
+        expect(resultA.answer).toBe("A done")
+        expect(resultB.answer).toBe("B done")
+        expect(contents(resultA.state.messages)).toEqual([
+          "human:from alice",
+          "ai:",
+          "tool:I am did:key:alice",
+          "ai:A done"
+        ])
+        expect(contents(resultB.state.messages)).toEqual([
+          "human:from bob",
+          "ai:",
+          "tool:I am did:key:bob",
+          "ai:B done"
+        ])
+        expect(resultA.state.config.did).toBe("did:key:alice")
+        expect(resultB.state.config.did).toBe("did:key:bob")
+        // Each thread was saved on its own user's saver, and only there.
+        expect(contents((await a.getState()).messages)).toEqual(contents(resultA.state.messages))
+        expect(contents((await b.getState()).messages)).toEqual(contents(resultB.state.messages))
+        expect(resultA.events.map((e) => e._tag)).toContain("tool_call")
+        expect(events).toContain("message")
+      } finally {
+        alice.close()
+        bob.close()
+      }
+    })
+  }
+)
