@@ -416,6 +416,53 @@ const prefixMatches = (index: CapabilityIndex, term: string): Array<string> => {
   return out
 }
 
+/** A query word's matches in an index: its expansions, each with its weight and scored postings. */
+interface Expanded {
+  /** No indexed document holds the word itself (it counts as `unseen` in the best score). */
+  readonly unknown: boolean
+  readonly matches: ReadonlyArray<{
+    readonly weight: number
+    readonly match: { readonly weight: number; readonly tfs: ReadonlyMap<number, number> }
+  }>
+}
+
+/**
+ * Scored postings (documents per kept word, summed) `rank` keeps per index before it starts
+ * over: a few MB at most, however large the catalog (a common word of a large catalog holds
+ * thousands of documents).
+ */
+const EXPANSIONS_KEPT = 100_000
+
+/** The words kept for one index, and the scored postings they hold. */
+interface Kept {
+  readonly words: Map<string, Expanded>
+  size: number
+}
+
+// A pure memo of each query word's matches per built index (immutable, so they never change);
+// `leaveOneOut`'s copies are other objects and rank without it.
+const expansionsByIndex = new WeakMap<CapabilityIndex, Kept>()
+
+const keptExpansions = (index: CapabilityIndex): Kept => {
+  let kept = expansionsByIndex.get(index)
+  if (kept === undefined) {
+    kept = { words: new Map(), size: 0 }
+    expansionsByIndex.set(index, kept)
+  }
+  return kept
+}
+
+const keep = (kept: Kept, word: string, expanded: Expanded): void => {
+  let size = 1
+  for (const { match } of expanded.matches) size += match.tfs.size
+  if (kept.size + size > EXPANSIONS_KEPT) {
+    kept.words.clear()
+    kept.size = 0
+  }
+  kept.words.set(word, expanded)
+  kept.size += size
+}
+
 /** BM25's IDF of a term held by `df` of `n` documents. */
 const idfOf = (n: number, df: number): number => Math.log(1 + (n - df + 0.5) / (df + 0.5))
 
@@ -442,7 +489,7 @@ export const rank = (index: CapabilityIndex, query: string, options: RankOptions
   // `best` sums, per query word, the most any document could get from it.
   const scores = new Map<number, number>()
   let best = 0
-  const matches = new Map<string, { readonly weight: number; readonly tfs: Map<number, number> }>()
+  const matches = new Map<string, { readonly weight: number; readonly tfs: ReadonlyMap<number, number> }>()
   const match = (term: string) => {
     let m = matches.get(term)
     if (m === undefined) {
@@ -457,18 +504,30 @@ export const rank = (index: CapabilityIndex, query: string, options: RankOptions
   // over every plugin holding it per repeat: seconds for one call at 5,000 plugins.
   const counts = new Map<string, number>()
   for (const t of tokenize(query)) counts.set(t, (counts.get(t) ?? 0) + 1)
+  // What a word matches depends on the index alone (no example left out): kept per index, so a
+  // word users keep asking with ("weather") is looked up, expanded and scored against the
+  // postings once, not on every turn's preload and every `list_capabilities` query.
+  const kept = removal === undefined ? keptExpansions(index) : undefined
   for (const [t, count] of counts) {
-    const expansions: Array<readonly [string, number]> = []
-    if (known(t) !== undefined) {
-      expansions.push([t, 1])
-      if (t.length >= EXTEND_MIN)
-        for (const m of prefixMatches(index, t)) if (m !== t && known(m)) expansions.push([m, EXTEND_WEIGHT])
-    } else if (t.length >= PREFIX_MIN) {
-      for (const m of prefixMatches(index, t)) if (known(m)) expansions.push([m, PREFIX_WEIGHT])
+    let expanded = kept?.words.get(t)
+    if (expanded === undefined) {
+      const expansions: Array<readonly [string, number]> = []
+      if (known(t) !== undefined) {
+        expansions.push([t, 1])
+        if (t.length >= EXTEND_MIN)
+          for (const m of prefixMatches(index, t))
+            if (m !== t && known(m)) expansions.push([m, EXTEND_WEIGHT])
+      } else if (t.length >= PREFIX_MIN) {
+        for (const m of prefixMatches(index, t)) if (known(m)) expansions.push([m, PREFIX_WEIGHT])
+      }
+      expanded = {
+        unknown: known(t) === undefined,
+        matches: expansions.map(([term, weight]) => ({ weight, match: match(term) }))
+      }
+      if (kept !== undefined) keep(kept, t, expanded)
     }
-    let most = known(t) === undefined ? unseen : 0
-    for (const [term, weight] of expansions) {
-      const m = match(term)
+    let most = expanded.unknown ? unseen : 0
+    for (const { weight, match: m } of expanded.matches) {
       const w = weight * m.weight
       most = Math.max(most, w)
       for (const [d, tf] of m.tfs) scores.set(d, (scores.get(d) ?? 0) + count * ((w * tf) / (K1 + tf)))

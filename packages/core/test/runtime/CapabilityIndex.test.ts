@@ -293,3 +293,47 @@ describe("CapabilityIndex: the tools field", () => {
     )
   })
 })
+
+describe("CapabilityIndex.rank over the words it keeps per index (issue 37)", () => {
+  const index = CapabilityIndex.forCatalog(smallCatalog())
+  // Known words, words that extend or are extended by indexed ones, unknown words, repeats.
+  const vocabulary = [
+    ...index.postings.keys(),
+    "forecasting",
+    "weath",
+    "rainfalls",
+    "astrolog",
+    "zzzz",
+    "qq",
+    "the",
+    "Berlin"
+  ]
+
+  it("ranks any sequence of queries as a fresh index does, leave-one-out included", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.array(fc.constantFrom(...vocabulary), { maxLength: 6 }).map((w) => w.join(" ")),
+          { minLength: 1, maxLength: 12 }
+        ),
+        fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }),
+        (queries, limit) => {
+          for (const q of queries) {
+            // A copy is another index object: nothing kept for it yet.
+            expect(CapabilityIndex.rank(index, q, { limit })).toEqual(
+              CapabilityIndex.rank({ ...index }, q, { limit })
+            )
+          }
+          const name = index.names.find((_, d) => index.exampleTerms[d]!.length > 0)
+          if (name !== undefined) {
+            const without = CapabilityIndex.leaveOneOut(index, name, 0)
+            for (const q of queries)
+              expect(CapabilityIndex.rank(without, q)).toEqual(
+                CapabilityIndex.rank(CapabilityIndex.leaveOneOut({ ...index }, name, 0), q)
+              )
+          }
+        }
+      )
+    )
+  })
+})
