@@ -113,7 +113,15 @@ interface SharedLog {
   readonly calls: ScriptedCall[]
   invocations: number
   readonly tools: WeakMap<object, number>
+  /** The copies `bindTools` made, by their tools' names (see `bindTools`). */
+  readonly bound: Map<
+    string,
+    { readonly tools: ReadonlyArray<BindToolsInput>; readonly model: ScriptedChatModel }
+  >
 }
+
+/** Bound copies a model keeps for `bindTools` to hand out again, before it starts over. */
+const BOUND_COPIES_KEPT = 32
 
 /** A message's text as the scripted model reads it, and its tokens by one counter. */
 interface Measured {
@@ -240,7 +248,7 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
   constructor(options: ScriptedChatModelOptions, log?: SharedLog, tools: ReadonlyArray<BindToolsInput> = []) {
     super(options)
     this.#options = options
-    this.#log = log ?? { calls: [], invocations: 0, tools: new WeakMap() }
+    this.#log = log ?? { calls: [], invocations: 0, tools: new WeakMap(), bound: new Map() }
     this.#boundTools = tools
     this.calls = this.#log.calls
     this.offeredTools = tools.map(toolName)
@@ -281,7 +289,22 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
     tools: BindToolsInput[],
     _kwargs?: Partial<BaseChatModelCallOptions>
   ): ScriptedChatModel {
-    return new ScriptedChatModel(this.#options, this.#log, [...tools])
+    // A copy holds nothing but its tools and what it derives from them (names, token counts,
+    // definitions), beside the shared options and log: binding the very same tool objects again
+    // (an agent binds its offer at every model call) hands out the copy made for them, rather
+    // than building another model (LangChain's constructor costs more than the scripted reply).
+    const names = tools.map(toolName).join("\u0000")
+    const known = this.#log.bound.get(names)
+    if (
+      known !== undefined &&
+      known.tools.length === tools.length &&
+      known.tools.every((t, i) => t === tools[i])
+    )
+      return known.model
+    const model = new ScriptedChatModel(this.#options, this.#log, [...tools])
+    if (this.#log.bound.size >= BOUND_COPIES_KEPT && known === undefined) this.#log.bound.clear()
+    this.#log.bound.set(names, { tools: [...tools], model })
+    return model
   }
 
   /** Number of invocations so far (recorded or not). */

@@ -56,6 +56,28 @@ describe("ScriptedChatModel (script mode)", () => {
     expect(model.offeredTools).toEqual([])
   })
 
+  it("binding the very same tools again hands out the same copy; other tools, another (issue 37)", async () => {
+    const model = ScriptedChatModel.script(["one", "two", "three"])
+    const first = model.bindTools([lookup, openAiShaped])
+    expect(model.bindTools([lookup, openAiShaped])).toBe(first)
+    expect(first.bindTools([lookup, openAiShaped])).toBe(first)
+    // Same names, another tool object (its schema may differ): a copy of its own.
+    const other = model.bindTools([lookup, { ...openAiShaped }])
+    expect(other).not.toBe(first)
+    expect(model.bindTools([lookup])).not.toBe(first)
+    await first.invoke([new HumanMessage("a")])
+    await model.bindTools([lookup, openAiShaped]).invoke([new HumanMessage("b")])
+    await other.invoke([new HumanMessage("c")])
+    expect(model.calls.map((c) => [c.offeredTools, c.message?.content])).toEqual([
+      [["lookup", "send_email"], "one"],
+      [["lookup", "send_email"], "two"],
+      [["lookup", "send_email"], "three"]
+    ])
+    expect(model.calls[0]!.usage).toEqual(
+      model.calls[1]!.usage === undefined ? undefined : model.calls[0]!.usage
+    )
+  })
+
   it("a step may be a function of the messages and the offer", async () => {
     const model = ScriptedChatModel.script([
       ({ messages, offeredTools }) => `saw ${messages.length} message(s), offered ${offeredTools.join(",")}`
