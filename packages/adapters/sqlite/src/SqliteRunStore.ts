@@ -30,6 +30,7 @@ import { Clock, describe, RunStore } from "@plugboard/core"
 import type BetterSqlite3 from "better-sqlite3"
 import { Effect, Layer, Option, type Scope, Stream } from "effect"
 import { isCorruption, SqliteOpenError, sqliteCode } from "./errors.js"
+import { makeGroupCommit } from "./internal/groupCommit.js"
 import { openOwnedFile } from "./internal/ownedFile.js"
 
 /** Options of the SQLite run store. */
@@ -234,45 +235,7 @@ export const makeRunStore = (
       "DELETE FROM runs WHERE did = ? AND session_id = ? RETURNING run_id, last_frame_id"
     )
 
-    /** A write (a creation, an append of one frame or several, an end) waiting for its group's commit. */
-    interface PendingWrite {
-      /**
-       * Its statements, inside the group's transaction: what it answers. A refusal is thrown as
-       * the port's error before anything is written, so it fails this write alone.
-       */
-      readonly apply: () => unknown
-      /** After the group's commit (or its failure): answers the caller, and wakes followers. */
-      readonly settle: (result: unknown) => void
-    }
-    let pending: Array<PendingWrite> = []
-    let scheduled: ReturnType<typeof setImmediate> | undefined
-
-    const applyOne = (p: PendingWrite): unknown => {
-      try {
-        return p.apply()
-      } catch (error) {
-        // Refused, with nothing written: the others of the group go on. A driver's error fails them all.
-        if (error instanceof RunStore.RunStoreError) return error
-        throw error
-      }
-    }
-    const writeGroup = db.transaction((group: ReadonlyArray<PendingWrite>) => group.map(applyOne))
-
-    /** Queues `apply` for the next group commit; `committed` runs once it is (not when refused). */
-    const grouped = <A>(apply: () => A, committed: (a: A) => void = () => {}) =>
-      Effect.async<A, RunStore.RunStoreError>((resume) => {
-        pending.push({
-          apply,
-          settle: (result) => {
-            if (result instanceof RunStore.RunStoreError) resume(Effect.fail(result))
-            else {
-              committed(result as A)
-              resume(Effect.succeed(result as A))
-            }
-          }
-        })
-        scheduled ??= setImmediate(flushWrites)
-      })
+    const { grouped, flush: flushWrites } = makeGroupCommit(db, (error) => storageFailure(filename, error))
 
     /** Stores one append inside the group's transaction: its frames, or throws why the run refused it. */
     const storeAppend = (
@@ -288,27 +251,6 @@ export const makeRunStore = (
       return frames.map((frame, i) => {
         insertFrame.run(did, runId, first + i, frame.event, frame.json)
         return { id: first + i, event: frame.event, data: frame.data }
-      })
-    }
-
-    /** Commits the pending writes as one transaction, then answers each of them. */
-    function flushWrites(): void {
-      if (scheduled !== undefined) {
-        clearImmediate(scheduled)
-        scheduled = undefined
-      }
-      if (pending.length === 0) return
-      const group = pending
-      pending = []
-      let results: ReadonlyArray<unknown>
-      try {
-        results = writeGroup.immediate(group)
-      } catch (error) {
-        const failure = storageFailure(filename, error)
-        results = group.map(() => failure)
-      }
-      group.forEach((p, i) => {
-        p.settle(results[i])
       })
     }
 
