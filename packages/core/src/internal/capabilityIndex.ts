@@ -3,6 +3,7 @@
  * `forCatalog`): built from entries or documents alone, so `CatalogIndex` can hold one without
  * importing the catalog.
  */
+import { keep, keptExpansions } from "./capabilityIndexKept.js"
 import type { CatalogEntry } from "./catalog/entry.js"
 
 /** The text of one plugin the index ranks on. */
@@ -414,53 +415,6 @@ const prefixMatches = (index: CapabilityIndex, term: string): Array<string> => {
     if (index.postings.has(prefix)) out.push(prefix)
   }
   return out
-}
-
-/** A query word's matches in an index: its expansions, each with its weight and scored postings. */
-interface Expanded {
-  /** No indexed document holds the word itself (it counts as `unseen` in the best score). */
-  readonly unknown: boolean
-  readonly matches: ReadonlyArray<{
-    readonly weight: number
-    readonly match: { readonly weight: number; readonly tfs: ReadonlyMap<number, number> }
-  }>
-}
-
-/**
- * Scored postings (documents per kept word, summed) `rank` keeps per index before it starts
- * over: a few MB at most, however large the catalog (a common word of a large catalog holds
- * thousands of documents).
- */
-const EXPANSIONS_KEPT = 100_000
-
-/** The words kept for one index, and the scored postings they hold. */
-interface Kept {
-  readonly words: Map<string, Expanded>
-  size: number
-}
-
-// A pure memo of each query word's matches per built index (immutable, so they never change);
-// `leaveOneOut`'s copies are other objects and rank without it.
-const expansionsByIndex = new WeakMap<CapabilityIndex, Kept>()
-
-const keptExpansions = (index: CapabilityIndex): Kept => {
-  let kept = expansionsByIndex.get(index)
-  if (kept === undefined) {
-    kept = { words: new Map(), size: 0 }
-    expansionsByIndex.set(index, kept)
-  }
-  return kept
-}
-
-const keep = (kept: Kept, word: string, expanded: Expanded): void => {
-  let size = 1
-  for (const { match } of expanded.matches) size += match.tfs.size
-  if (kept.size + size > EXPANSIONS_KEPT) {
-    kept.words.clear()
-    kept.size = 0
-  }
-  kept.words.set(word, expanded)
-  kept.size += size
 }
 
 /** BM25's IDF of a term held by `df` of `n` documents. */
