@@ -55,6 +55,21 @@ describe("run liveness", () => {
       })
     ))
 
+  it("an end with the run's last frames stores them before done and lets the lease go", () =>
+    run(
+      Effect.gen(function* () {
+        const { store, lock, hostA } = yield* engines
+        const live = yield* hostA.create({ did: DID, sessionId: "s1", requestId: "req", status: "running" })
+        const done = yield* hostA.end(DID, live.runId, { status: "failed", reason: "turn-failed" }, [
+          { event: "error", data: { error: "The turn failed." } }
+        ])
+        expect(done).toMatchObject({ id: 2, event: "done" })
+        expect((yield* store.frames(DID, live.runId, 0)).map((f) => f.event)).toEqual(["error", "done"])
+        const lease = yield* lock.acquire(runLeaseKey(DID, live.runId), { ttlMs: TTL, waitMs: 0 })
+        yield* lease.release
+      })
+    ))
+
   it("the session's run lookup and the session's next run reap the orphan first", () =>
     run(
       Effect.gen(function* () {
