@@ -68,6 +68,42 @@ const countTools = (
   return count
 }
 
+/** Texts whose count `countText` remembers, per counter, and their characters in all. */
+const TEXTS_KEPT = 512
+const TEXT_CHARS_KEPT = 1_000_000
+
+/** Per counter: the counts of the texts counted last, and how many characters they hold. */
+const textCounts = new WeakMap<
+  TokenCounter.TokenCounterService,
+  { readonly counts: Map<string, number>; chars: number }
+>()
+
+/**
+ * `counter.count(text)`, remembered across turns by the text itself: every call of a turn sends
+ * the system prompt and the history again, and every turn of a host sends the same system prompt
+ * for the same loaded plugins and a thread's earlier messages again. A count depends on the text
+ * alone, so a remembered one is the count. Bounded (texts and characters): when full, it starts
+ * over; a text longer than an eighth of the bound is counted and not kept.
+ */
+export const countText = (counter: TokenCounter.TokenCounterService, text: string): number => {
+  let kept = textCounts.get(counter)
+  if (kept === undefined) {
+    kept = { counts: new Map(), chars: 0 }
+    textCounts.set(counter, kept)
+  }
+  const known = kept.counts.get(text)
+  if (known !== undefined) return known
+  const count = counter.count(text)
+  if (text.length > TEXT_CHARS_KEPT / 8) return count
+  if (kept.counts.size >= TEXTS_KEPT || kept.chars + text.length > TEXT_CHARS_KEPT) {
+    kept.counts.clear()
+    kept.chars = 0
+  }
+  kept.counts.set(text, count)
+  kept.chars += text.length
+  return count
+}
+
 const textOf = (m: BaseMessage): string =>
   typeof m.content === "string" ? m.content : JSON.stringify(m.content)
 
@@ -87,26 +123,20 @@ export const recordModelCall = (
   const tally = rt.tally.current
   if (rt.request.turnBounds === undefined || tally === undefined) return
   const counter = rt.request.tokenCounter ?? TokenCounter.heuristic
-  // A turn sends the same system prompt, history and tools again at each call: each is counted
-  // once per turn (the offered tools' schemas by their names, fixed within a request).
+  // A turn sends the same system prompt, history and tools again at each call: the offered
+  // tools' schemas are counted once per turn by their names (fixed within a request), and each
+  // text once for as long as `countText` keeps it.
   const counts = rt.tally.counts
-  const count = (key: string, measure: () => number): number => {
-    let n = counts.get(key)
-    if (n === undefined) {
-      n = measure()
-      counts.set(key, n)
-    }
-    return n
-  }
   const tools = sent.tools
   const names = tools.map((t) => t.function.name).join("\u0000")
-  let counted =
-    count(`\u0000tools\u0000${names}`, () => countTools(counter, names, tools)) +
-    counter.count(textOf(answer))
-  for (const m of sent.input) {
-    const text = textOf(m)
-    counted += count(text, () => counter.count(text))
+  const toolsKey = `\u0000tools\u0000${names}`
+  let toolTokens = counts.get(toolsKey)
+  if (toolTokens === undefined) {
+    toolTokens = countTools(counter, names, tools)
+    counts.set(toolsKey, toolTokens)
   }
+  let counted = toolTokens + countText(counter, textOf(answer))
+  for (const m of sent.input) counted += countText(counter, textOf(m))
   rt.tally.current = TurnBounds.afterModelCall(tally, TurnBounds.tokensOf(usage, counted))
 }
 /**

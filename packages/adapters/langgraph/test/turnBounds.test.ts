@@ -6,10 +6,12 @@
  */
 import { ToolMessage } from "@langchain/core/messages"
 import { MemorySaver } from "@langchain/langgraph"
-import { Catalog, type TokenCounter, TurnBounds } from "@plugboard/core"
+import { Catalog, TokenCounter, TurnBounds } from "@plugboard/core"
 import { ScriptedChatModel, type ScriptStep } from "@plugboard/models"
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { createMainAgent, runTurn, streamTurn } from "../src/index.js"
+import { countText } from "../src/TurnGuard.js"
 import { makeCounters, memoryPlugin } from "./fixtures.js"
 
 const recall = { tool: "recall", args: { topic: "cats" } }
@@ -195,5 +197,63 @@ describe("the token bound's count of the offered tools (issue 37)", () => {
     )
     expect(tools()).toHaveLength(1)
     expect(error).toMatchObject({ reason: "max-tokens", limit: bound })
+  })
+})
+
+describe("the token bound's count of texts, kept across turns (issue 37)", () => {
+  it("is the counter's count of every text, whatever came before, and each kept text is counted once", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.constantFrom("", "a", "system prompt", "x".repeat(200_000)), fc.string()), {
+          maxLength: 80
+        }),
+        (texts) => {
+          const counted: Array<string> = []
+          const counter: TokenCounter.TokenCounterService = {
+            name: "property",
+            count: (text) => {
+              counted.push(text)
+              return TokenCounter.heuristic.count(text)
+            }
+          }
+          for (const text of texts) expect(countText(counter, text)).toBe(TokenCounter.heuristic.count(text))
+          // Short texts stay kept (far under the bounds): each was counted once.
+          const short = counted.filter((t) => t.length < 1000)
+          expect(new Set(short).size).toBe(short.length)
+        }
+      )
+    )
+  })
+
+  it("a second request counts none of the texts the first counted", async () => {
+    const texts: Array<string> = []
+    const counter: TokenCounter.TokenCounterService = {
+      name: "spy-texts",
+      count: (text) => {
+        texts.push(text)
+        return text.length
+      }
+    }
+    const catalog = Catalog.unsafeMake([memoryPlugin(makeCounters())])
+    const tallies: Array<number> = []
+    for (const session of ["t1", "t2"]) {
+      const agent = await createMainAgent({
+        catalog,
+        model: ScriptedChatModel.script(["Nothing on cats."]),
+        checkpointer: new MemorySaver(),
+        basePrompt: "You are a test assistant.",
+        request: {
+          did: "did:key:alice",
+          sessionId: session,
+          turnBounds: TurnBounds.make({ maxTokens: 1_000_000 }),
+          tokenCounter: counter
+        }
+      })
+      const before = texts.length
+      await runTurn(agent, { message: "cats?" })
+      tallies.push(texts.length - before)
+    }
+    expect(tallies[0]).toBeGreaterThan(0)
+    expect(tallies[1]).toBe(0)
   })
 })
