@@ -155,6 +155,27 @@ const reportPreload = (rt: AgentRuntime, state: AgentStateValue, loaded: LoadedP
   rt.preloadOption?.onAgreement?.(agreement)
 }
 
+/** System messages `systemMessage` keeps, by their text; past this it starts over. */
+const SYSTEM_MESSAGES_KEPT = 64
+
+const systemMessages = new Map<string, SystemMessage>()
+
+/**
+ * The system message of a call: the same object for the same text. A turn's calls send the same
+ * prompt again until a load changes it, and every turn of a host composes the same few prompts
+ * (one per set of loaded plugins); the message is only read (it never joins the thread), so one
+ * object per text serves them all, and what a model keeps per message object it keeps once.
+ */
+const systemMessage = (text: string): SystemMessage => {
+  let message = systemMessages.get(text)
+  if (message === undefined) {
+    if (systemMessages.size >= SYSTEM_MESSAGES_KEPT) systemMessages.clear()
+    message = new SystemMessage(text)
+    systemMessages.set(text, message)
+  }
+  return message
+}
+
 /** Builds the model step for one request. */
 export const makeModelNode = (
   rt: AgentRuntime,
@@ -207,7 +228,7 @@ export const makeModelNode = (
     try {
       const tools = toDefinitions(offered)
       const bound = model.bindTools!(tools)
-      const input = [new SystemMessage(system), ...history]
+      const input = [systemMessage(system), ...history]
       const options = rt.request.signal === undefined ? {} : { signal: rt.request.signal }
       if (write === undefined) message = await bound.invoke(input, options)
       else ({ message, held } = await streamCall(bound, input, options, write))
