@@ -320,6 +320,22 @@ export const makeAgentRuntime = (options: {
     }
     return ctx
   }
+  // The scope's init of the same loaded plugins answers the same tools: each sub-agent initialises
+  // once per request, with the context of the first step that could offer it (`RequestScope.init`).
+  // So a step whose thread loaded nothing since an earlier one's takes that step's answer, without
+  // building its context and asking again (a failed init is asked again, as before).
+  const readyFor = new Map<string, Promise<ReadonlyArray<DynamicTool>>>()
+  const ready = (state: AgentStateValue): Promise<ReadonlyArray<DynamicTool>> => {
+    const loaded = LoadedPlugins.fromUnknown(state.loadedPlugins)
+    const key = loaded.join("\u0000")
+    let tools = readyFor.get(key)
+    if (tools === undefined) {
+      tools = options.scope.init(context(state), loaded, view)
+      readyFor.set(key, tools)
+      tools.catch(() => readyFor.delete(key))
+    }
+    return tools
+  }
   return {
     ...options,
     client: options.client,
@@ -330,6 +346,6 @@ export const makeAgentRuntime = (options: {
     ...makePreload(options.catalog, preload, options.ranking, options.logger),
     tally: { current: undefined, counts: new Map() },
     context,
-    ready: (state) => options.scope.init(context(state), LoadedPlugins.fromUnknown(state.loadedPlugins), view)
+    ready
   }
 }

@@ -20,7 +20,7 @@ describe("the system message of a model call (issue 37)", () => {
     for (const session of ["a", "b"]) {
       const model = ScriptedChatModel.script([
         { tool: "load_capability", args: { names: ["weather"] } },
-        { tool: "get_weather", args: { city: "Paris" } },
+        { tool: "get_current_weather", args: { city: "Paris" } },
         "Sunny."
       ])
       models.push(model)
