@@ -343,7 +343,8 @@ export const makeRunStore = (
       create: (input) =>
         Effect.gen(function* () {
           const now = yield* clock.now()
-          const { did, sessionId, requestId, runId, status } = yield* RunStore.validateNewRun(input, now)
+          const run = yield* RunStore.validateNewRun(input, now)
+          const { did, sessionId, requestId, runId, status } = run
           return yield* grouped((): RunStore.Run => {
             if (insertRun.run(did, runId, sessionId, requestId, status, now, now).changes === 0) {
               throw new RunStore.RunStoreError({
@@ -352,17 +353,7 @@ export const makeRunStore = (
               })
             }
             // The row as inserted: nothing to read back.
-            return {
-              runId,
-              sessionId,
-              did,
-              requestId,
-              status,
-              createdAt: now,
-              updatedAt: now,
-              lastFrameId: 0,
-              partialText: ""
-            }
+            return run
           })
         }),
       start: (did, runId) =>

@@ -115,26 +115,15 @@ export const makeMemory: Effect.Effect<RunStoreService, never, Clock> = Effect.g
     create: (input) =>
       Effect.gen(function* () {
         const now = yield* clock.now()
-        const { did, sessionId, requestId, runId, status } = yield* validateNewRun(input, now)
+        const run = yield* validateNewRun(input, now)
         return yield* Effect.suspend(() => {
-          let runs = users.get(did)
+          let runs = users.get(run.did)
           if (runs === undefined) {
             runs = new Map()
-            users.set(did, runs)
+            users.set(run.did, runs)
           }
-          if (runs.has(runId)) return Effect.fail(invalid(`Run '${runId}' already exists`))
-          const run: Run = {
-            runId,
-            sessionId,
-            did,
-            requestId,
-            status,
-            createdAt: now,
-            updatedAt: now,
-            lastFrameId: 0,
-            partialText: ""
-          }
-          runs.set(runId, { run, frames: [] })
+          if (runs.has(run.runId)) return Effect.fail(invalid(`Run '${run.runId}' already exists`))
+          runs.set(run.runId, { run, frames: [] })
           return Effect.succeed(run)
         })
       }),

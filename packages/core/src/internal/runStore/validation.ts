@@ -13,6 +13,7 @@ import {
   MAX_ID_LENGTH,
   MESSAGE_EVENT,
   type NewRun,
+  type Run,
   type RunStatus,
   RunStoreError,
   type RunStoreService
@@ -52,30 +53,22 @@ export const validateAfter = (after: unknown): Effect.Effect<number, RunStoreErr
     ? Effect.succeed(after)
     : Effect.fail(invalid("after must be a non-negative integer"))
 
-/** A new run's fields, checked, with its id (the caller's, or minted from `nowMs`). */
-export const validateNewRun = (
-  input: NewRun,
-  nowMs: number
-): Effect.Effect<
-  {
-    readonly did: string
-    readonly sessionId: string
-    readonly requestId: string
-    readonly runId: string
-    readonly status: "queued" | "running"
-  },
-  RunStoreError
-> =>
-  Effect.all({
-    did: validateDid(input?.did),
-    sessionId: validateId("sessionId", input?.sessionId),
-    requestId: validateId("requestId", input?.requestId),
-    runId: input?.runId === undefined ? Effect.succeed(mintRunId(nowMs)) : validateId("runId", input.runId),
-    status:
-      input?.status === undefined || input.status === "queued" || input.status === "running"
-        ? Effect.succeed(input?.status ?? ("queued" as const))
-        : Effect.fail(invalid("a new run's status is queued or running"))
-  })
+/** A new run, checked, as a store creates it at `nowMs`: its id (the caller's, or minted from `nowMs`), no frame yet. */
+export const validateNewRun = (input: NewRun, nowMs: number): Effect.Effect<Run, RunStoreError> =>
+  Effect.map(
+    Effect.all({
+      did: validateDid(input?.did),
+      sessionId: validateId("sessionId", input?.sessionId),
+      requestId: validateId("requestId", input?.requestId),
+      runId: input?.runId === undefined ? Effect.succeed(mintRunId(nowMs)) : validateId("runId", input.runId),
+      status:
+        input?.status === undefined || input.status === "queued" || input.status === "running"
+          ? Effect.succeed(input?.status ?? ("queued" as const))
+          : Effect.fail(invalid("a new run's status is queued or running"))
+    }),
+    // The run as a store creates it: no frame yet, no text.
+    (checked): Run => ({ ...checked, createdAt: nowMs, updatedAt: nowMs, lastFrameId: 0, partialText: "" })
+  )
 
 /**
  * A stored frame's payload, decoded. A payload that cannot be decoded (a damaged store) is not an
@@ -154,6 +147,11 @@ export const normalizeFrame = (input: FrameInput): Effect.Effect<NormalizedFrame
   )
 }
 
+const normalizeFrames = (inputs: ReadonlyArray<FrameInput>) =>
+  Array.isArray(inputs)
+    ? Effect.forEach(inputs, normalizeFrame)
+    : Effect.fail(invalid("frames must be an array"))
+
 /**
  * An `appendAll` call's arguments, checked: the user, the run id and the frames, each normalised
  * as `normalizeFrame` does (the first bad one fails the call).
@@ -167,13 +165,7 @@ export const validateAppend = (
   RunStoreError
 > =>
   Effect.map(
-    Effect.all([
-      validateDid(did),
-      validateId("runId", runId),
-      Array.isArray(inputs)
-        ? Effect.forEach(inputs, normalizeFrame)
-        : Effect.fail(invalid("frames must be an array"))
-    ]),
+    Effect.all([validateDid(did), validateId("runId", runId), normalizeFrames(inputs)]),
     ([d, id, frames]) => ({ did: d, runId: id, frames })
   )
 
@@ -200,11 +192,7 @@ export const validateEnd = (
       validateDid(did),
       validateId("runId", runId),
       validateEndOutcome(outcome),
-      frames === undefined
-        ? Effect.succeed([])
-        : Array.isArray(frames)
-          ? Effect.forEach(frames, normalizeFrame)
-          : Effect.fail(invalid("frames must be an array"))
+      normalizeFrames(frames ?? [])
     ]),
     ([d, id, o, normalized]) => ({ did: d, runId: id, outcome: o, frames: normalized })
   )
