@@ -162,11 +162,50 @@ export const offerFor = (
   ready: ReadonlyArray<DynamicTool>,
   state: AgentStateValue
 ): ReadonlyArray<Offer.OfferedTool> => {
+  const decision = rt.preload(state)?.decision
+  const holds = holdsKeptResult(state.messages)
+  // The offer is a function of these alone (the catalog, view, client tools and code mode are
+  // the request's): a step whose thread loaded nothing since the last step's, with the same
+  // ready tools, preload and pages, is offered the last step's very list.
+  const key = loaded.join("\u0000")
+  const last = lastOffers.get(rt)
+  if (
+    last !== undefined &&
+    last.key === key &&
+    last.ready === ready &&
+    last.decision === decision &&
+    last.holds === holds
+  )
+    return last.offered
+  const offered = offerOf(rt, loaded, ready, decision, holds)
+  lastOffers.set(rt, { key, ready, decision, holds, offered })
+  return offered
+}
+
+/** Per runtime: the last offer `offerFor` made, and what it was made of. */
+const lastOffers = new WeakMap<
+  AgentRuntime,
+  {
+    readonly key: string
+    readonly ready: ReadonlyArray<DynamicTool>
+    readonly decision: Preload.Decision | undefined
+    readonly holds: boolean
+    readonly offered: ReadonlyArray<Offer.OfferedTool>
+  }
+>()
+
+const offerOf = (
+  rt: AgentRuntime,
+  loaded: LoadedPlugins.LoadedPlugins,
+  ready: ReadonlyArray<DynamicTool>,
+  decision: Preload.Decision | undefined,
+  holds: boolean
+): ReadonlyArray<Offer.OfferedTool> => {
   const request = Offer.requestTools(rt.catalog, loaded, ready, rt.view)
   const client = rt.client?.tools ?? []
-  const preloaded = Preload.tools(rt.catalog, loaded, rt.preload(state)?.decision, rt.view)
+  const preloaded = Preload.tools(rt.catalog, loaded, decision, rt.view)
   // read_result comes last: it appears once a result was cut, and must not move what precedes it.
-  const pages = ResultPages.offer(holdsKeptResult(state.messages))
+  const pages = ResultPages.offer(holds)
   const offered = Offer.offer(
     rt.catalog,
     loaded,
