@@ -188,6 +188,7 @@ export const makeModelNode = (
       `The chat model '${model._llmType()}' cannot bind tools (no bindTools): the agent needs tool calling.`
     )
   }
+  let lastSystem: { readonly loaded: string; readonly text: string } | undefined
   return async (
     state: AgentStateValue,
     config?: LangGraphRunnableConfig
@@ -197,12 +198,19 @@ export const makeModelNode = (
     await rt.preparePreload(state)
     const loaded = LoadedPlugins.fromUnknown(state.loadedPlugins)
     const offered = offerFor(rt, loaded, ready, state)
-    const system = SystemPrompt.compose({
-      basePrompt,
-      catalog: rt.catalog,
-      loadedPlugins: loaded,
-      view: rt.view
-    })
+    // The prompt is a function of the loaded plugins alone within a request (the catalog, view
+    // and base prompt are the request's): composed again only when a load changed them.
+    const loadedKey = loaded.join("\u0000")
+    if (lastSystem?.loaded !== loadedKey) {
+      const text = SystemPrompt.compose({
+        basePrompt,
+        catalog: rt.catalog,
+        loadedPlugins: loaded,
+        view: rt.view
+      })
+      lastSystem = { loaded: loadedKey, text }
+    }
+    const system = lastSystem.text
     const context = rt.context(state)
     const middlewares = rt.scope.middlewares
     const history = answeredHistory(state.messages)
