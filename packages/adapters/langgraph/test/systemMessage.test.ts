@@ -9,13 +9,16 @@ import { Access, Catalog, LoadedPlugins, SystemPrompt } from "@plugboard/core"
 import { ScriptedChatModel } from "@plugboard/models"
 import { describe, expect, it } from "vitest"
 import { createMainAgent, runTurn } from "../src/index.js"
-import { makeCounters, testPlugins } from "./fixtures.js"
+import { makeCounters, testPlugins, weatherPlugin } from "./fixtures.js"
 
 const basePrompt = "You are a test assistant."
 
 describe("the system message of a model call (issue 37)", () => {
   it("is the composed prompt of the call's loaded plugins, the same object for the same text", async () => {
-    const catalog = Catalog.unsafeMake(testPlugins(makeCounters()))
+    // Weather with a prompt section: loading it changes the system prompt (the section joins it).
+    const counters = makeCounters()
+    const guided = { ...weatherPlugin(counters), prompt: "Give temperatures in Celsius." }
+    const catalog = Catalog.unsafeMake(testPlugins(counters).map((p) => (p.name === "weather" ? guided : p)))
     const models: Array<ScriptedChatModel> = []
     for (const session of ["a", "b"]) {
       const model = ScriptedChatModel.script([
@@ -37,6 +40,8 @@ describe("the system message of a model call (issue 37)", () => {
     const prompt = (loaded: ReadonlyArray<string>) =>
       SystemPrompt.compose({ basePrompt, catalog, loadedPlugins: LoadedPlugins.fromUnknown(loaded), view })
     const systems = models.map((m) => m.calls.map((c) => c.messages[0]!))
+    expect(prompt(["weather"])).not.toBe(prompt([]))
+    expect(prompt(["weather"])).toContain("Give temperatures in Celsius.")
     for (const calls of systems) {
       expect(calls).toHaveLength(3)
       for (const s of calls) expect(s).toBeInstanceOf(SystemMessage)
