@@ -210,6 +210,18 @@ describe("the examples' catalog", () => {
     // The oldest five went; the newest is last.
     expect(records[0]!.offeredTools).toBe(5 % 7)
     expect(records.at(-1)!.offeredTools).toBe((AUDIT_LOG_LIMIT + 4) % 7)
+    // However long it runs, what it stores stays bounded (a quarter of slack between trims).
+    for (let i = AUDIT_LOG_LIMIT + 5; i < 4 * AUDIT_LOG_LIMIT; i++) {
+      await middleware!.beforeModel!(
+        { system: "", messages: [], tools: Array.from({ length: i % 7 }, () => ({ name: "t" })) },
+        context()
+      )
+      expect(store.list("audit-log").length).toBeLessThanOrEqual(AUDIT_LOG_LIMIT * 1.25)
+    }
+    const later = auditRecords(store)
+    expect(later).toHaveLength(AUDIT_LOG_LIMIT)
+    expect(later.at(-1)!.offeredTools).toBe((4 * AUDIT_LOG_LIMIT - 1) % 7)
+    expect(later[0]!.offeredTools).toBe((3 * AUDIT_LOG_LIMIT) % 7)
   })
 
   it("answers bad input with a clear error and changes nothing", async () => {
