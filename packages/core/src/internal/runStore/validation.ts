@@ -120,37 +120,48 @@ export interface NormalizedFrame {
  * every implementation hands back the same value (no shared mutable object, no `undefined`).
  */
 export const normalizeFrame = (input: FrameInput): Effect.Effect<NormalizedFrame, RunStoreError> => {
-  const event = input?.event
-  if (typeof event !== "string" || !EVENT_NAME.test(event)) {
-    return Effect.fail(invalid("event must be 1..64 letters, digits, '_', '.' or '-'"))
-  }
-  if (event === DONE_EVENT) return Effect.fail(invalid("the done frame is written by end(), not append()"))
-  const data = input.data
-  if (typeof data !== "object" || data === null || Array.isArray(data)) {
-    return Effect.fail(invalid("frame data must be a JSON object"))
-  }
-  return Effect.flatMap(
-    Effect.try({
-      try: () => {
-        const json = JSON.stringify(data)
-        return { json, data: JSON.parse(json) as Record<string, unknown> }
-      },
-      catch: (cause) => new RunStoreError({ reason: "invalid", message: "frame data is not JSON", cause })
-    }),
-    ({ json, data: copy }) => {
-      if (event !== MESSAGE_EVENT) return Effect.succeed({ event, data: copy, json, text: "" })
-      const content = copy.content
-      return typeof content === "string"
-        ? Effect.succeed({ event, data: copy, json, text: content })
-        : Effect.fail(invalid("a message frame's content must be a string"))
-    }
-  )
+  const checked = checkFrame(input)
+  return checked instanceof RunStoreError ? Effect.fail(checked) : Effect.succeed(checked)
 }
 
-const normalizeFrames = (inputs: ReadonlyArray<FrameInput>) =>
-  Array.isArray(inputs)
-    ? Effect.forEach(inputs, normalizeFrame)
-    : Effect.fail(invalid("frames must be an array"))
+// Plain code, one Effect per call rather than per frame: a turn's every batch goes through here.
+const checkFrame = (input: FrameInput): NormalizedFrame | RunStoreError => {
+  const event = input?.event
+  if (typeof event !== "string" || !EVENT_NAME.test(event)) {
+    return invalid("event must be 1..64 letters, digits, '_', '.' or '-'")
+  }
+  if (event === DONE_EVENT) return invalid("the done frame is written by end(), not append()")
+  const data = input.data
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    return invalid("frame data must be a JSON object")
+  }
+  let json: string
+  let copy: Record<string, unknown>
+  try {
+    json = JSON.stringify(data)
+    copy = JSON.parse(json) as Record<string, unknown>
+  } catch (cause) {
+    return new RunStoreError({ reason: "invalid", message: "frame data is not JSON", cause })
+  }
+  if (event !== MESSAGE_EVENT) return { event, data: copy, json, text: "" }
+  const content = copy.content
+  return typeof content === "string"
+    ? { event, data: copy, json, text: content }
+    : invalid("a message frame's content must be a string")
+}
+
+const normalizeFrames = (
+  inputs: ReadonlyArray<FrameInput>
+): Effect.Effect<ReadonlyArray<NormalizedFrame>, RunStoreError> => {
+  if (!Array.isArray(inputs)) return Effect.fail(invalid("frames must be an array"))
+  const frames: Array<NormalizedFrame> = []
+  for (const input of inputs) {
+    const checked = checkFrame(input)
+    if (checked instanceof RunStoreError) return Effect.fail(checked)
+    frames.push(checked)
+  }
+  return Effect.succeed(frames)
+}
 
 /**
  * An `appendAll` call's arguments, checked: the user, the run id and the frames, each normalised
