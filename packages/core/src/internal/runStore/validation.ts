@@ -37,15 +37,22 @@ const EVENT_NAME = /^[A-Za-z0-9_.-]{1,64}$/
 
 /** Checks a user DID: any non-empty string (it is only ever a key). */
 export const validateDid = (did: unknown): Effect.Effect<string, RunStoreError> =>
-  typeof did === "string" && did.length > 0
-    ? Effect.succeed(did)
-    : Effect.fail(invalid("did must be a non-empty string"))
+  isDid(did) ? Effect.succeed(did) : Effect.fail(badDid())
 
 /** Checks a run, session or request id: 1..MAX_ID_LENGTH characters, no control characters. */
 export const validateId = (field: string, value: unknown): Effect.Effect<string, RunStoreError> =>
+  isId(value) ? Effect.succeed(value) : Effect.fail(badId(field))
+
+const isDid = (did: unknown): did is string => typeof did === "string" && did.length > 0
+const badDid = () => invalid("did must be a non-empty string")
+const isId = (value: unknown): value is string =>
   typeof value === "string" && value.length > 0 && value.length <= MAX_ID_LENGTH && !CONTROL.test(value)
-    ? Effect.succeed(value)
-    : Effect.fail(invalid(`${field} must be 1..${MAX_ID_LENGTH} characters without control characters`))
+const badId = (field: string) =>
+  invalid(`${field} must be 1..${MAX_ID_LENGTH} characters without control characters`)
+
+/** The first thing wrong with a call's user and run id, if any (plain code: every call checks them). */
+const badRunRef = (did: unknown, runId: unknown): RunStoreError | undefined =>
+  !isDid(did) ? badDid() : !isId(runId) ? badId("runId") : undefined
 
 /** Checks a frame cursor: a non-negative safe integer. */
 export const validateAfter = (after: unknown): Effect.Effect<number, RunStoreError> =>
@@ -175,10 +182,11 @@ export const validateAppend = (
   { readonly did: string; readonly runId: string; readonly frames: ReadonlyArray<NormalizedFrame> },
   RunStoreError
 > =>
-  Effect.map(
-    Effect.all([validateDid(did), validateId("runId", runId), normalizeFrames(inputs)]),
-    ([d, id, frames]) => ({ did: d, runId: id, frames })
-  )
+  Effect.suspend(() => {
+    const bad = badRunRef(did, runId)
+    if (bad !== undefined) return Effect.fail(bad)
+    return Effect.map(normalizeFrames(inputs), (frames) => ({ did, runId, frames }))
+  })
 
 /**
  * An `end` call's arguments, checked: the user, the run id, the outcome, and the frames to append
@@ -198,15 +206,16 @@ export const validateEnd = (
   },
   RunStoreError
 > =>
-  Effect.map(
-    Effect.all([
-      validateDid(did),
-      validateId("runId", runId),
-      validateEndOutcome(outcome),
-      normalizeFrames(frames ?? [])
-    ]),
-    ([d, id, o, normalized]) => ({ did: d, runId: id, outcome: o, frames: normalized })
-  )
+  Effect.suspend(() => {
+    const bad = badRunRef(did, runId)
+    if (bad !== undefined) return Effect.fail(bad)
+    return Effect.zipWith(validateEndOutcome(outcome), normalizeFrames(frames ?? []), (o, normalized) => ({
+      did,
+      runId,
+      outcome: o,
+      frames: normalized
+    }))
+  })
 
 /**
  * `append` as a store's `appendAll` of one frame: a store implements appending once, for any
