@@ -16,8 +16,9 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs"
 import { describe } from "@plugboard/core"
 import BetterSqlite3 from "better-sqlite3"
-import { isBusy, isCorruption, SqliteOpenError, SqliteStorageError, sqliteCode } from "./errors.js"
+import { isCorruption, SqliteOpenError, SqliteStorageError, sqliteCode } from "./errors.js"
 import { ensureFileId } from "./FileId.js"
+import { GroupCommit } from "./internal/groupCommit.js"
 
 /** The schema version this code writes (`PRAGMA user_version`). */
 export const SCHEMA_VERSION = 1
@@ -112,44 +113,19 @@ const missingAddedTable = (db: BetterSqlite3.Database): boolean => {
   return ADDED_TABLES.some((table) => !present.has(table))
 }
 
-/** A write waiting for its group's commit. */
-interface QueuedWrite {
-  readonly fn: () => unknown
-  readonly resolve: (value: unknown) => void
-  readonly reject: (error: unknown) => void
-}
-
-/** What one write of a group came to. */
-type Outcome =
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly error: unknown }
-
-const closedError = (filename: string) =>
-  new SqliteStorageError({ reason: "closed", message: `${filename} is closed` })
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
 /** An open plugboard database. Not shared across processes' memory; one per file per registry. */
 export class Database {
   /** The better-sqlite3 handle (for `backup()` and diagnostics). */
   readonly db: BetterSqlite3.Database
   readonly filename: string
-  private readonly busyRetryMs: number
   private readonly statements = new Map<string, BetterSqlite3.Statement>()
+  private readonly groups: GroupCommit
   private closed = false
-  /** How many times an operation found the database locked by another connection and retried. */
-  busyRetries = 0
-  /** Writes waiting for the group commit at the end of this turn of the event loop. */
-  private queued: Array<QueuedWrite> = []
-  private scheduled: ReturnType<typeof setImmediate> | undefined
-  /** The last group's commit (groups commit one after the other). */
-  private flushing: Promise<void> = Promise.resolve()
-  private committed = 0
 
   private constructor(db: BetterSqlite3.Database, filename: string, busyRetryMs: number) {
     this.db = db
     this.filename = filename
-    this.busyRetryMs = busyRetryMs
+    this.groups = new GroupCommit(db, { filename, busyRetryMs, failure: toStorageError })
   }
 
   /**
@@ -237,116 +213,31 @@ export class Database {
    * the lock, retries asynchronously with jittered backoff for up to `busyRetryMs`, never
    * blocking the event loop for longer than `busyTimeoutMs` per attempt.
    *
-   * Writes asked for in the same turn of the event loop commit together (group commit): one
-   * transaction, each write in a savepoint of its own. A turn's checkpoint writes arrive
-   * together (LangGraph issues a step's writes and its checkpoint back to back), and a commit,
-   * which appends every page it changed to the WAL, costs more than the statements; a group
-   * writes a shared page once. A write that throws rolls back to its savepoint and fails alone;
-   * the others still commit. Groups commit in the order they were asked for.
+   * Writes asked for in the same turn of the event loop commit together (group commit,
+   * `internal/groupCommit.ts`): one transaction, each write in a savepoint of its own. A write
+   * that throws rolls back to its savepoint and fails alone; the others still commit. Groups
+   * commit in the order they were asked for.
    */
   write<T>(fn: () => T): Promise<T> {
-    if (this.closed) return Promise.reject(closedError(this.filename))
-    return new Promise<T>((resolve, reject) => {
-      this.queued.push({ fn, resolve: resolve as (value: unknown) => void, reject })
-      this.scheduled ??= setImmediate(() => void this.flushWrites())
-    })
+    return this.groups.write(fn)
   }
 
   /** How many write transactions have committed (a group counts once): for tests and diagnostics. */
   get commits(): number {
-    return this.committed
+    return this.groups.commits
   }
 
-  /** Commits the queued writes (after any group still retrying), then answers each of them. */
-  private flushWrites(): Promise<void> {
-    if (this.scheduled !== undefined) {
-      clearImmediate(this.scheduled)
-      this.scheduled = undefined
-    }
-    this.flushing = this.flushing.then(async () => {
-      const group = this.queued
-      this.queued = []
-      if (group.length === 0) return
-      let outcomes: ReadonlyArray<Outcome>
-      try {
-        outcomes = await this.retrying(() => this.commitGroup(group))
-      } catch (error) {
-        for (const w of group) w.reject(error)
-        return
-      }
-      group.forEach((w, i) => {
-        const outcome = outcomes[i]!
-        if (outcome.ok) w.resolve(outcome.value)
-        else w.reject(toStorageError(outcome.error))
-      })
-    })
-    return this.flushing
-  }
-
-  /**
-   * One IMMEDIATE transaction over the group (cached statements: cheaper than `db.transaction()`
-   * per call). A failure that concerns the whole database (busy, corrupt, the commit itself)
-   * rolls everything back and throws, so that `retrying` retries or fails the group whole.
-   */
-  private commitGroup(group: ReadonlyArray<QueuedWrite>): ReadonlyArray<Outcome> {
-    this.statement("BEGIN IMMEDIATE").run()
-    try {
-      const outcomes =
-        group.length === 1
-          ? [{ ok: true as const, value: group[0]!.fn() }]
-          : group.map((w) => this.inSavepoint(w.fn))
-      this.statement("COMMIT").run()
-      this.committed++
-      return outcomes
-    } catch (error) {
-      if (this.db.inTransaction) this.statement("ROLLBACK").run()
-      throw error
-    }
-  }
-
-  private inSavepoint(fn: () => unknown): Outcome {
-    this.statement("SAVEPOINT plugboard_write").run()
-    try {
-      const value = fn()
-      this.statement("RELEASE plugboard_write").run()
-      return { ok: true, value }
-    } catch (error) {
-      if (isBusy(error) || isCorruption(error)) throw error
-      this.statement("ROLLBACK TO plugboard_write").run()
-      this.statement("RELEASE plugboard_write").run()
-      return { ok: false, error }
-    }
+  /** How many times an operation found the database locked by another connection and retried. */
+  get busyRetries(): number {
+    return this.groups.busyRetries
   }
 
   /**
    * Runs a read (retried like a write in the rare cases a reader sees BUSY, e.g. recovery). Writes
    * already asked for commit first, so a read sees every write asked for before it.
    */
-  async read<T>(fn: () => T): Promise<T> {
-    if (this.queued.length > 0 || this.scheduled !== undefined) await this.flushWrites()
-    else await this.flushing
-    return this.retrying(fn)
-  }
-
-  private async retrying<T>(attempt: () => T): Promise<T> {
-    const deadline = Date.now() + this.busyRetryMs
-    for (let n = 0; ; n++) {
-      if (this.closed) throw closedError(this.filename)
-      try {
-        return attempt()
-      } catch (error) {
-        if (!isBusy(error)) throw toStorageError(error)
-        if (Date.now() >= deadline) {
-          throw new SqliteStorageError({
-            reason: "busy",
-            message: `${this.filename} stayed locked for ${this.busyRetryMs} ms`,
-            cause: error
-          })
-        }
-        this.busyRetries++
-        await sleep(Math.min(100, 2 + 2 ** Math.min(n, 6)) * (0.5 + Math.random()))
-      }
-    }
+  read<T>(fn: () => T): Promise<T> {
+    return this.groups.read(fn)
   }
 
   /** Frees up to `pages` unused pages back to the file system (auto_vacuum=INCREMENTAL). */
@@ -382,22 +273,7 @@ export class Database {
   close(): void {
     if (this.closed) return
     // Writes still waiting for their group commit get one attempt now, before the handle goes.
-    if (this.scheduled !== undefined) clearImmediate(this.scheduled)
-    this.scheduled = undefined
-    const group = this.queued
-    this.queued = []
-    if (group.length > 0) {
-      try {
-        const outcomes = this.commitGroup(group)
-        group.forEach((w, i) => {
-          const outcome = outcomes[i]!
-          if (outcome.ok) w.resolve(outcome.value)
-          else w.reject(toStorageError(outcome.error))
-        })
-      } catch (error) {
-        for (const w of group) w.reject(toStorageError(error))
-      }
-    }
+    this.groups.close()
     this.closed = true
     this.statements.clear()
     this.db.close()

@@ -9,15 +9,15 @@
  * power loss can take the last commits), which is what lets a restarted host report a run cut
  * off by `kill -9` as `interrupted` with all the text its client saw.
  *
- * Every change is one `BEGIN IMMEDIATE` transaction that checks and writes together (the next
- * frame id, the partial text, the status), and a follower is woken by an in-process notifier
- * after the commit. The writes of a run's life (`create`, `append`/`appendAll`, `end`) are committed
- * in groups: those made in the same turn of the event loop share one transaction, committed before
- * the next turn (a commit, not the statements, is most of a write's cost: with many turns at
- * once, one turn's end, another's frames and a third's creation go in one), and each answers only
- * once its group has committed. They keep their call order; a write the store refuses (an ended
- * run, a duplicate id) is refused before it writes anything and fails alone. Any other operation
- * commits the pending group first. Another process writing the same file is seen by followers within `pollMs`;
+ * Every change checks and writes together (the next frame id, the partial text, the status)
+ * inside an IMMEDIATE transaction, and a follower is woken by an in-process notifier after the
+ * commit. The writes are committed in groups, as the user files' are (`internal/groupCommit.ts`):
+ * those made in the same turn of the event loop share one transaction, each in a savepoint of its
+ * own, committed before the next turn (a commit, not the statements, is most of a write's cost:
+ * with many turns at once, one turn's end, another's frames and a third's creation go in one), and
+ * each answers only once its group has committed. They keep their call order; a write the store
+ * refuses (an ended run, a duplicate id) fails alone, with nothing written. A read first commits
+ * the writes asked for before it. Another process writing the same file is seen by followers within `pollMs`;
  * real cross-process fan-out belongs to the shared engines. The rules (validation, the `done`
  * payload, how a follow reads) are core's; this file only stores.
  *
@@ -30,7 +30,7 @@ import { Clock, describe, RunStore } from "@plugboard/core"
 import type BetterSqlite3 from "better-sqlite3"
 import { Effect, Layer, Option, type Scope, Stream } from "effect"
 import { isCorruption, SqliteOpenError, sqliteCode } from "./errors.js"
-import { makeGroupCommit } from "./internal/groupCommit.js"
+import { GroupCommit } from "./internal/groupCommit.js"
 import { openOwnedFile } from "./internal/ownedFile.js"
 
 /** Options of the SQLite run store. */
@@ -188,7 +188,7 @@ export const makeRunStore = (
       }),
       (db) =>
         Effect.sync(() => {
-          flushWrites()
+          groups.close()
           db.close()
         })
     )
@@ -235,7 +235,12 @@ export const makeRunStore = (
       "DELETE FROM runs WHERE did = ? AND session_id = ? RETURNING run_id, last_frame_id"
     )
 
-    const { grouped, flush: flushWrites } = makeGroupCommit(db, (error) => storageFailure(filename, error))
+    // A busy file fails at once, after the driver's own wait (`busyTimeoutMs`), as it always has.
+    const groups = new GroupCommit(db, {
+      filename,
+      busyRetryMs: 0,
+      failure: (error) => storageFailure(filename, error)
+    })
 
     /** Stores one append inside the group's transaction: its frames, or throws why the run refused it. */
     const storeAppend = (
@@ -254,19 +259,21 @@ export const makeRunStore = (
       })
     }
 
-    const attempt = <A>(f: () => A): Effect.Effect<A, RunStore.RunStoreError> =>
-      Effect.try({ try: f, catch: (error) => storageFailure(filename, error) })
-    const write = <A>(f: () => A): Effect.Effect<A, RunStore.RunStoreError> =>
-      attempt(() => {
-        flushWrites()
-        return db.transaction(f).immediate()
+    /** The group commit's answer as an effect (its errors are the port's: see `failure`). */
+    const settled = <A>(run: () => Promise<A>, committed?: (a: A) => void) =>
+      Effect.async<A, RunStore.RunStoreError>((resume) => {
+        run().then(
+          (a) => {
+            committed?.(a)
+            resume(Effect.succeed(a))
+          },
+          (error: RunStore.RunStoreError) => resume(Effect.fail(error))
+        )
       })
+    /** Queues `f` for this turn's group commit; `committed` runs once the group committed. */
+    const write = <A>(f: () => A, committed?: (a: A) => void) => settled(() => groups.write(f), committed)
     // A deferred transaction gives a read one snapshot even while another process writes.
-    const read = <A>(f: () => A): Effect.Effect<A, RunStore.RunStoreError> =>
-      attempt(() => {
-        flushWrites()
-        return db.transaction(f)()
-      })
+    const read = <A>(f: () => A) => settled(() => groups.read(db.transaction(f)))
 
     const existing = (did: string, runId: string): RunRow => {
       const row = selectRun.get(did, runId)
@@ -333,7 +340,7 @@ export const makeRunStore = (
         const { did: d, runId: id, frames } = yield* RunStore.validateAppend(did, runId, inputs)
         if (frames.length === 0) return []
         const now = yield* clock.now()
-        return yield* grouped(
+        return yield* write(
           () => storeAppend(d, id, frames, now),
           (stored) => notifier.publish(d, id, stored.at(-1)!.id)
         )
@@ -345,7 +352,7 @@ export const makeRunStore = (
           const now = yield* clock.now()
           const run = yield* RunStore.validateNewRun(input, now)
           const { did, sessionId, requestId, runId, status } = run
-          return yield* grouped((): RunStore.Run => {
+          return yield* write((): RunStore.Run => {
             if (insertRun.run(did, runId, sessionId, requestId, status, now, now).changes === 0) {
               throw new RunStore.RunStoreError({
                 reason: "invalid",
@@ -380,7 +387,7 @@ export const makeRunStore = (
           const checked = yield* RunStore.validateEnd(did, runId, outcome, frames)
           const { did: d, runId: id } = checked
           const now = yield* clock.now()
-          return yield* grouped(
+          return yield* write(
             () => endIfActive(d, id, checked.outcome, now, checked.frames),
             (done) => notifier.publish(d, id, done.id)
           )
@@ -436,7 +443,7 @@ export const makeRunStore = (
           const now = yield* clock.now()
           const deleted = yield* write(() => deleteEnded.run(now - retention).changes)
           // Give the freed pages back to the file system; best effort, outside the transaction.
-          if (deleted > 0) yield* Effect.ignore(attempt(() => db.pragma("incremental_vacuum")))
+          if (deleted > 0) yield* Effect.ignore(Effect.try(() => db.pragma("incremental_vacuum")))
           return deleted
         })
     }
