@@ -57,22 +57,45 @@ export const layerHeuristic: Layer.Layer<TokenCounter> = Layer.succeed(TokenCoun
 
 /** How `memoized` keeps its counts. */
 export interface MemoOptions {
-  /** Texts kept, least recently used dropped first. Default 256. */
+  /** Texts kept, least recently used dropped first. Default 512. */
   readonly maxEntries?: number | undefined
-  /** Texts shorter than this are counted every time: cheap to count, and too many to keep. Default 256. */
+  /** Characters of the kept texts in all, least recently used dropped first; a text over an eighth of this is counted and not kept. Default 1,000,000. */
+  readonly maxChars?: number | undefined
+  /** Texts shorter than this are counted every time, for a counter cheaper than a lookup. Default 0: every text is kept. */
   readonly minLength?: number | undefined
+  /** Lists of parts `countParts` keeps; past this it starts over. Default 64. */
+  readonly maxPartLists?: number | undefined
+}
+
+/** A counter that remembers what it counted (`memoized`). */
+export interface MemoizedCounter extends TokenCounterService {
+  /**
+   * The count of `render()`, remembered under `key` with `parts`: asked again with the same key
+   * and the very same parts (the same objects in the same order) it answers without rendering.
+   * For a text that is a function of immutable parts and costs more to build than to look up
+   * (the offered tools' schemas, one `JSON.stringify` of their definitions). Other parts are
+   * rendered and counted, not looked up by their text: new parts are counted again.
+   */
+  readonly countParts: (key: string, parts: ReadonlyArray<unknown>, render: () => string) => number
 }
 
 /**
- * The counter with a bounded memory of the long texts it counted. A host counts the same system
- * prompt and the same offered tools' schemas at every model call of every turn (the turn bound,
- * docs/architecture.md#turn-bounds); a count is a pure function of the text, so keeping the last
- * long ones changes no answer, only its cost. Built once at boot, beside the counter it wraps.
+ * The counter with a bounded memory of the texts it counted. A host counts the same system
+ * prompt, the same offered tools' schemas and a thread's earlier messages at every model call of
+ * every turn (the turn bound, docs/architecture.md#turn-bounds); a count is a pure function of
+ * the text, so keeping the last ones changes no answer, only its cost. Short texts are kept too
+ * since every call sends the thread's history again: the heuristic counts a short message in
+ * about 1 µs, a kept one is found in half that (issue 37). Built once at boot, beside the counter
+ * it wraps; its memory is the counter's own, so requests that share the counter share it.
  */
-export const memoized = (counter: TokenCounterService, options?: MemoOptions): TokenCounterService => {
-  const maxEntries = Math.max(1, Math.trunc(options?.maxEntries ?? 256))
-  const minLength = Math.max(0, Math.trunc(options?.minLength ?? 256))
+export const memoized = (counter: TokenCounterService, options?: MemoOptions): MemoizedCounter => {
+  const maxEntries = Math.max(1, Math.trunc(options?.maxEntries ?? 512))
+  const maxChars = Math.max(0, Math.trunc(options?.maxChars ?? 1_000_000))
+  const minLength = Math.max(0, Math.trunc(options?.minLength ?? 0))
+  const maxPartLists = Math.max(1, Math.trunc(options?.maxPartLists ?? 64))
   const counts = new Map<string, number>() // insertion order = least recently used first
+  let chars = 0
+  const parts = new Map<string, { readonly parts: ReadonlyArray<unknown>; readonly count: number }>()
   return {
     name: counter.name,
     count: (text) => {
@@ -84,9 +107,43 @@ export const memoized = (counter: TokenCounterService, options?: MemoOptions): T
         return known
       }
       const n = counter.count(text)
+      if (text.length > maxChars / 8) return n
       counts.set(text, n)
-      if (counts.size > maxEntries) counts.delete(counts.keys().next().value as string)
+      chars += text.length
+      while (counts.size > maxEntries || chars > maxChars) {
+        const oldest = counts.keys().next().value as string
+        counts.delete(oldest)
+        chars -= oldest.length
+      }
+      return n
+    },
+    countParts: (key, list, render) => {
+      const known = parts.get(key)
+      if (
+        known !== undefined &&
+        known.parts.length === list.length &&
+        known.parts.every((p, i) => p === list[i])
+      )
+        return known.count
+      const n = counter.count(render())
+      if (known === undefined && parts.size >= maxPartLists) parts.clear()
+      parts.set(key, { parts: list.slice(), count: n })
       return n
     }
   }
+}
+
+/**
+ * `counter.countParts` when the counter remembers (`memoized`), else the count of `render()`:
+ * for a caller handed any counter.
+ */
+export const countParts = (
+  counter: TokenCounterService,
+  key: string,
+  parts: ReadonlyArray<unknown>,
+  render: () => string
+): number => {
+  return typeof (counter as Partial<MemoizedCounter>).countParts === "function"
+    ? (counter as MemoizedCounter).countParts(key, parts, render)
+    : counter.count(render())
 }

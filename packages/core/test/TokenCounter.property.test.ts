@@ -40,6 +40,132 @@ describe("TokenCounter.memoized", () => {
     expect(seen).toEqual(["aaa", "bbb", "ccc", "bbb", "xy", "xy"])
     expect(memo.name).toBe("spy")
   })
+
+  it("keeps every text by default, short ones too, and never one over an eighth of maxChars", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.constantFrom("", "a", "system prompt", "x".repeat(200_000)), fc.string()), {
+          maxLength: 80
+        }),
+        (texts) => {
+          const counted: Array<string> = []
+          const counter: TokenCounter.TokenCounterService = {
+            name: "property",
+            count: (text) => {
+              counted.push(text)
+              return TokenCounter.heuristic.count(text)
+            }
+          }
+          const memo = TokenCounter.memoized(counter)
+          for (const text of texts) expect(memo.count(text)).toBe(TokenCounter.heuristic.count(text))
+          // Short texts stay kept (far under the bounds): each was counted once.
+          const short = counted.filter((t) => t.length < 1000)
+          expect(new Set(short).size).toBe(short.length)
+          // A text over an eighth of the default 1,000,000 characters is counted every time.
+          const long = texts.filter((t) => t.length === 200_000).length
+          expect(counted.filter((t) => t.length === 200_000)).toHaveLength(long)
+        }
+      )
+    )
+  })
+
+  it("drops the least recently used texts once their characters pass maxChars", () => {
+    const seen: Array<string> = []
+    const memo = TokenCounter.memoized(
+      {
+        name: "spy",
+        count: (text) => {
+          seen.push(text)
+          return text.length
+        }
+      },
+      { maxChars: 16 }
+    )
+    memo.count("aa") // 2 characters kept
+    memo.count("bb") // 4
+    memo.count("aa") // kept: "aa" is now the most recent
+    memo.count("cc") // 6
+    memo.count("bb") // kept
+    memo.count("dddddddd") // over an eighth of 16 (2): counted, not kept
+    memo.count("dddddddd")
+    expect(seen).toEqual(["aa", "bb", "cc", "dddddddd", "dddddddd"])
+    const bigger = TokenCounter.memoized(
+      {
+        name: "spy",
+        count: (t) => {
+          seen.push(t)
+          return t.length
+        }
+      },
+      { maxChars: 32 }
+    )
+    seen.length = 0
+    for (const t of ["1111", "2222", "3333", "4444", "5555", "6666", "7777", "8888"]) bigger.count(t) // 32 characters
+    bigger.count("1111") // kept, now the most recent
+    bigger.count("9999") // 36 > 32: drops "2222", the least recently used
+    bigger.count("1111")
+    bigger.count("3333")
+    bigger.count("2222")
+    expect(seen.slice(8)).toEqual(["9999", "2222"])
+  })
+
+  it("countParts: the very same parts under a key are not rendered again; new parts are, even with the same text", () => {
+    const seen: Array<string> = []
+    const counting: TokenCounter.TokenCounterService = {
+      name: "spy",
+      count: (text) => {
+        seen.push(text)
+        return text.length
+      }
+    }
+    const memo = TokenCounter.memoized(counting, { maxPartLists: 2 })
+    const a = { n: 1 }
+    const b = { n: 2 }
+    let renders = 0
+    const render = (parts: ReadonlyArray<unknown>) => () => {
+      renders++
+      return JSON.stringify(parts)
+    }
+    expect(memo.countParts("ab", [a, b], render([a, b]))).toBe('[{"n":1},{"n":2}]'.length)
+    expect(memo.countParts("ab", [a, b], render([a, b]))).toBe('[{"n":1},{"n":2}]'.length)
+    expect(renders).toBe(1)
+    // Equal objects that are not the same: rendered and counted again (not looked up by text).
+    const a2 = { n: 1 }
+    memo.countParts("ab", [a2, b], render([a2, b]))
+    expect(renders).toBe(2)
+    expect(seen).toEqual(['[{"n":1},{"n":2}]', '[{"n":1},{"n":2}]'])
+    memo.countParts("ab", [a2], render([a2])) // fewer parts: rendered again
+    expect(renders).toBe(3)
+    // A third key past maxPartLists starts over.
+    memo.countParts("a", [a], render([a]))
+    memo.countParts("b", [b], render([b]))
+    memo.countParts("ab", [a2], render([a2]))
+    expect(renders).toBe(6)
+    // A text countParts counted is not kept among the texts.
+    memo.count('[{"n":1},{"n":2}]')
+    expect(seen.at(-1)).toBe('[{"n":1},{"n":2}]')
+    expect(seen.filter((t) => t === '[{"n":1},{"n":2}]')).toHaveLength(3)
+  })
+
+  it("TokenCounter.countParts: a counter that does not remember renders and counts every time", () => {
+    let renders = 0
+    const parts = [{ n: 1 }]
+    for (let i = 0; i < 3; i++)
+      expect(
+        TokenCounter.countParts(TokenCounter.heuristic, "k", parts, () => {
+          renders++
+          return "some text"
+        })
+      ).toBe(TokenCounter.heuristic.count("some text"))
+    expect(renders).toBe(3)
+    const memo = TokenCounter.memoized(TokenCounter.heuristic)
+    for (let i = 0; i < 3; i++)
+      TokenCounter.countParts(memo, "k", parts, () => {
+        renders++
+        return "some text"
+      })
+    expect(renders).toBe(4)
+  })
 })
 
 /** The heuristic as it was written before its pieces carried their kind (issue 37): the reference. */
