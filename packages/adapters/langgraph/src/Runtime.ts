@@ -49,7 +49,9 @@ export interface AgentRequest {
   readonly capabilities?: ReadonlyArray<Access.Capability> | undefined
   /**
    * Counts what each model call sent and answered for the turn's token bound (the host's exact
-   * tokenizer, e.g. `@plugboard/tokenizers`' o200k); core's heuristic when absent.
+   * tokenizer, e.g. `@plugboard/tokenizers`' o200k); core's heuristic when absent. Wrapped in
+   * `TokenCounter.memoized` once for all requests (as the host does), its counts of the texts
+   * and tools' schemas that every turn sends again are kept across turns.
    */
   readonly tokenCounter?: TokenCounter.TokenCounterService | undefined
   /**

@@ -30,79 +30,12 @@ export const guardModelCall = (rt: AgentRuntime, now = Date.now()): void => {
   rt.tally.current = verdict.tally
 }
 
-/** Tool lists whose definitions `countTools` remembers, per counter. */
-const TOOL_LISTS_KEPT = 64
-
-/** Per counter: the last tool lists counted, by their names, with the definitions they held. */
-const toolCounts = new WeakMap<
-  TokenCounter.TokenCounterService,
-  Map<string, { readonly tools: ReadonlyArray<FunctionDefinition>; readonly count: number }>
->()
-
 /**
- * The count of `tools`' schemas (`JSON.stringify` of the list), remembered across turns: every
- * turn of a host offers the same few lists again, and each definition is the same object for
- * the same offered tool (`ToolDefinitions.ts`), so a list whose items are the very objects
- * counted before has the same text and the same count. Any other list is counted.
+ * The counter of a request that names none: core's heuristic, remembering what it counted
+ * (`TokenCounter.memoized`, as a host wraps its own counter at boot). One for the process: a
+ * count is a pure function of the text, so requests sharing it share only right answers.
  */
-const countTools = (
-  counter: TokenCounter.TokenCounterService,
-  names: string,
-  tools: ReadonlyArray<FunctionDefinition>
-): number => {
-  let kept = toolCounts.get(counter)
-  if (kept === undefined) {
-    kept = new Map()
-    toolCounts.set(counter, kept)
-  }
-  const known = kept.get(names)
-  if (
-    known !== undefined &&
-    known.tools.length === tools.length &&
-    known.tools.every((t, i) => t === tools[i])
-  )
-    return known.count
-  const count = counter.count(JSON.stringify(tools))
-  if (kept.size >= TOOL_LISTS_KEPT && known === undefined) kept.clear()
-  kept.set(names, { tools: tools.slice(), count })
-  return count
-}
-
-/** Texts whose count `countText` remembers, per counter, and their characters in all. */
-const TEXTS_KEPT = 512
-const TEXT_CHARS_KEPT = 1_000_000
-
-/** Per counter: the counts of the texts counted last, and how many characters they hold. */
-const textCounts = new WeakMap<
-  TokenCounter.TokenCounterService,
-  { readonly counts: Map<string, number>; chars: number }
->()
-
-/**
- * `counter.count(text)`, remembered across turns by the text itself: every call of a turn sends
- * the system prompt and the history again, and every turn of a host sends the same system prompt
- * for the same loaded plugins and a thread's earlier messages again. A count depends on the text
- * alone, so a remembered one is the count. Bounded (texts and characters): when full, it starts
- * over; a text longer than an eighth of the bound is counted and not kept.
- */
-export const countText = (counter: TokenCounter.TokenCounterService, text: string): number => {
-  let kept = textCounts.get(counter)
-  if (kept === undefined) {
-    kept = { counts: new Map(), chars: 0 }
-    textCounts.set(counter, kept)
-  }
-  const known = kept.counts.get(text)
-  if (known !== undefined) return known
-  const count = counter.count(text)
-  if (text.length > TEXT_CHARS_KEPT / 8) return count
-  if (kept.counts.size >= TEXTS_KEPT || kept.chars + text.length > TEXT_CHARS_KEPT) {
-    kept.counts.clear()
-    kept.chars = 0
-  }
-  kept.counts.set(text, count)
-  kept.chars += text.length
-  return count
-}
+const defaultCounter = TokenCounter.memoized(TokenCounter.heuristic)
 
 const textOf = (m: BaseMessage): string =>
   typeof m.content === "string" ? m.content : JSON.stringify(m.content)
@@ -122,21 +55,23 @@ export const recordModelCall = (
 ): void => {
   const tally = rt.tally.current
   if (rt.request.turnBounds === undefined || tally === undefined) return
-  const counter = rt.request.tokenCounter ?? TokenCounter.heuristic
+  const counter = rt.request.tokenCounter ?? defaultCounter
   // A turn sends the same system prompt, history and tools again at each call: the offered
-  // tools' schemas are counted once per turn by their names (fixed within a request), and each
-  // text once for as long as `countText` keeps it.
+  // tools' schemas are counted once per turn by their names (fixed within a request), and once
+  // across turns for the very same definition objects (each offered tool's definition is one
+  // object, `ToolDefinitions.ts`: the same list has the same text) when the counter remembers,
+  // as each text is (`TokenCounter.memoized`).
   const counts = rt.tally.counts
   const tools = sent.tools
   const names = tools.map((t) => t.function.name).join("\u0000")
   const toolsKey = `\u0000tools\u0000${names}`
   let toolTokens = counts.get(toolsKey)
   if (toolTokens === undefined) {
-    toolTokens = countTools(counter, names, tools)
+    toolTokens = TokenCounter.countParts(counter, names, tools, () => JSON.stringify(tools))
     counts.set(toolsKey, toolTokens)
   }
-  let counted = toolTokens + countText(counter, textOf(answer))
-  for (const m of sent.input) counted += countText(counter, textOf(m))
+  let counted = toolTokens + counter.count(textOf(answer))
+  for (const m of sent.input) counted += counter.count(textOf(m))
   rt.tally.current = TurnBounds.afterModelCall(tally, TurnBounds.tokensOf(usage, counted))
 }
 /**
