@@ -151,6 +151,17 @@ export interface AgentRuntime {
   readonly preload: (state: AgentStateValue) => PreloadTurn | undefined
   /** What this request's turn has spent so far against its bounds (`TurnGuard.ts`); set at its first model call. */
   readonly tally: { current: TurnBounds.Tally | undefined; readonly counts: Map<string, number> }
+  /** The last offer `offerFor` made this request, and what it was made of; none before its first. */
+  readonly lastOffer: { current: LastOffer | undefined }
+}
+
+/** An offer `offerFor` made, with the inputs it is a function of (beside the request's own). */
+interface LastOffer {
+  readonly key: string
+  readonly ready: ReadonlyArray<DynamicTool>
+  readonly decision: Preload.Decision | undefined
+  readonly holds: boolean
+  readonly offered: ReadonlyArray<Offer.OfferedTool>
 }
 
 /**
@@ -170,7 +181,7 @@ export const offerFor = (
   // the request's): a step whose thread loaded nothing since the last step's, with the same
   // ready tools, preload and pages, is offered the last step's very list.
   const key = loaded.join("\u0000")
-  const last = lastOffers.get(rt)
+  const last = rt.lastOffer.current
   if (
     last !== undefined &&
     last.key === key &&
@@ -180,21 +191,9 @@ export const offerFor = (
   )
     return last.offered
   const offered = offerOf(rt, loaded, ready, decision, holds)
-  lastOffers.set(rt, { key, ready, decision, holds, offered })
+  rt.lastOffer.current = { key, ready, decision, holds, offered }
   return offered
 }
-
-/** Per runtime: the last offer `offerFor` made, and what it was made of. */
-const lastOffers = new WeakMap<
-  AgentRuntime,
-  {
-    readonly key: string
-    readonly ready: ReadonlyArray<DynamicTool>
-    readonly decision: Preload.Decision | undefined
-    readonly holds: boolean
-    readonly offered: ReadonlyArray<Offer.OfferedTool>
-  }
->()
 
 const offerOf = (
   rt: AgentRuntime,
@@ -386,6 +385,7 @@ export const makeAgentRuntime = (options: {
     codeMode: options.codeMode,
     ...makePreload(options.catalog, preload, options.ranking, options.logger),
     tally: { current: undefined, counts: new Map() },
+    lastOffer: { current: undefined },
     context,
     ready
   }
