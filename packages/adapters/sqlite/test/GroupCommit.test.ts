@@ -2,11 +2,15 @@
  * The group commit of `Database.write`: writes asked for in one turn of the event loop share one
  * transaction, each in a savepoint of its own, so one that throws fails alone and the rest land;
  * groups commit in order; a read sees every write asked for before it; `close` commits what waits.
+ * The same mechanism with the run store's options: no async busy retry, errors the caller's own.
  */
 import { join } from "node:path"
+import BetterSqlite3 from "better-sqlite3"
 import fc from "fast-check"
 import { afterEach, describe, expect, it } from "vitest"
 import { Database } from "../src/Database.js"
+import { SqliteStorageError } from "../src/errors.js"
+import { GroupCommit } from "../src/internal/groupCommit.js"
 import { tempDir } from "./helpers.js"
 
 let cleanups: Array<() => void> = []
@@ -114,5 +118,62 @@ describe("Database group commit", () => {
     cleanups.push(() => again.close())
     expect(again.db.prepare("SELECT v FROM items WHERE k = 'late'").get()).toEqual({ v: 1 })
     await expect(db.write(insert(db, "after", 1))).rejects.toMatchObject({ reason: "closed" })
+  })
+})
+
+describe("GroupCommit's options (the run store's: no async retry, its own errors)", () => {
+  const wrapped = (error: unknown) => ({ wrapped: error })
+
+  it("with busyRetryMs 0, a locked file fails the group at once, through failure; then writes go on", async () => {
+    const { dir, cleanup } = tempDir()
+    const filename = join(dir, "runs.sqlite")
+    const db = new BetterSqlite3(filename, { timeout: 0 })
+    db.pragma("journal_mode = WAL")
+    db.exec("CREATE TABLE items (k TEXT PRIMARY KEY, v INTEGER NOT NULL)")
+    const other = new BetterSqlite3(filename, { timeout: 0 })
+    cleanups.push(() => {
+      other.close()
+      db.close()
+      cleanup()
+    })
+    const groups = new GroupCommit(db, { filename, busyRetryMs: 0, failure: wrapped })
+    const put = (k: string) => () => db.prepare("INSERT INTO items (k, v) VALUES (?, 1)").run(k).changes
+    other.exec("BEGIN IMMEDIATE")
+    const refused = await Promise.allSettled([groups.write(put("a")), groups.write(put("b"))])
+    for (const r of refused) {
+      expect(r.status).toBe("rejected")
+      const reason = (r as PromiseRejectedResult).reason as { wrapped: SqliteStorageError }
+      expect(reason.wrapped).toBeInstanceOf(SqliteStorageError)
+      expect(reason.wrapped.reason).toBe("busy")
+    }
+    expect([groups.busyRetries, groups.commits]).toEqual([0, 0])
+    other.exec("ROLLBACK")
+    await expect(groups.write(put("c"))).resolves.toBe(1)
+    expect(groups.commits).toBe(1)
+    expect(await groups.read(() => db.prepare("SELECT k FROM items").pluck().all())).toEqual(["c"])
+  })
+
+  it("a write's own error reaches its caller through failure; close refuses later writes", async () => {
+    const { dir, cleanup } = tempDir()
+    const filename = join(dir, "runs.sqlite")
+    const db = new BetterSqlite3(filename)
+    cleanups.push(() => {
+      db.close()
+      cleanup()
+    })
+    const groups = new GroupCommit(db, { filename, busyRetryMs: 0, failure: wrapped })
+    const refusal = new Error("refused")
+    const outcomes = await Promise.allSettled([
+      groups.write(() => 1),
+      groups.write(() => {
+        throw refusal
+      })
+    ])
+    expect(outcomes).toEqual([
+      { status: "fulfilled", value: 1 },
+      { status: "rejected", reason: { wrapped: refusal } }
+    ])
+    groups.close()
+    await expect(groups.write(() => 2)).rejects.toMatchObject({ wrapped: { reason: "closed" } })
   })
 })
