@@ -133,6 +133,7 @@ const runLoop = (state: AgentStateValue, config?: LangGraphRunnableConfig) => {
  * The graph of each state shape, compiled once per process. Compiling cost a turn more CPU than
  * its model step's own work (docs/architecture.md#where-a-one-step-turns-cpu-goes-2026-12-06);
  * the compiled graph holds nothing of a request: its node runs the loop its run's config carries.
+ * Safe at module level: a pure memo of the state shape (three module constants), copied per request.
  */
 const compiled = new Map<typeof AgentState, AgentGraph>()
 

@@ -158,6 +158,7 @@ const reportPreload = (rt: AgentRuntime, state: AgentStateValue, loaded: LoadedP
 /** System messages `systemMessage` keeps, by their text; past this it starts over. */
 const SYSTEM_MESSAGES_KEPT = 64
 
+// Safe at module level: a pure memo of the text; no step writes the message (hooks get the text, models read it).
 const systemMessages = new Map<string, SystemMessage>()
 
 /**
