@@ -4,7 +4,7 @@
  * refreshed by the turn service's keeper (`LeaseKeeper.ts`) and released when the scope closes. Whether the turn waited tells it that a read made before the lock may be stale.
  */
 import type { TurnLock } from "@plugboard/core"
-import { Effect, type Scope } from "effect"
+import { Effect, Scope } from "effect"
 import type { LeaseKeeper } from "./LeaseKeeper.js"
 
 /** Holds the session's lock under `key` until the current scope closes; `waited` when another turn had it. */
@@ -25,6 +25,11 @@ export const hold = (
           ? yield* lock.acquire(key, { ttlMs, signal })
           : yield* Effect.fail(first.left)
     const letGo = keeper.keep(key, lease.token)
-    yield* Effect.addFinalizer(() => Effect.zipRight(Effect.sync(letGo), Effect.ignore(lease.release)))
+    // On the scope itself, not `Effect.addFinalizer`: that one runs its finalizer under the
+    // acquiring fiber's refs, diffing and patching them twice per turn; the release needs none.
+    yield* Scope.addFinalizer(
+      yield* Effect.scope,
+      Effect.zipRight(Effect.sync(letGo), Effect.ignore(lease.release))
+    )
     return { waited }
   })
