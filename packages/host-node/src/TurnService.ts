@@ -35,7 +35,7 @@ import {
   type TurnLock
 } from "@plugboard/core"
 import { makeRequestScope } from "@plugboard/langgraph"
-import { Cause, Clock, Deferred, Effect, type Scope } from "effect"
+import { Cause, Clock, Deferred, Effect, Scope } from "effect"
 import * as TurnCredits from "./credits/TurnCredits.js"
 import { jsonSchemaCheck } from "./JsonSchemaCheck.js"
 import * as LeaseKeeper from "./LeaseKeeper.js"
@@ -44,6 +44,7 @@ import { type AbortReason, RunningTurns } from "./RunningTurns.js"
 import { openSession, ownerOf } from "./SessionAccess.js"
 import * as SessionLock from "./SessionLock.js"
 import type { LiveHub } from "./socket/LiveHub.js"
+import * as TurnDeadlines from "./TurnDeadlines.js"
 import type { TurnEnds } from "./TurnEnds.js"
 import { TurnRefused } from "./TurnRefused.js"
 import * as TurnStops from "./TurnStops.js"
@@ -186,6 +187,9 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
     const running = new RunningTurns(keyOf)
     // The sessions' leases, refreshed by one fiber of the service's scope.
     const leases = yield* LeaseKeeper.make(ports.turnLock, options.turnLockTtlMs)
+    // The turns' wall-clock limit, watched by one fiber of the service's scope.
+    const deadlines =
+      options.turnTimeoutMs === undefined ? undefined : yield* TurnDeadlines.make(options.turnTimeoutMs)
 
     const { abort, stop } = yield* TurnStops.connect(running, ports.turnControl, logger)
 
@@ -316,13 +320,9 @@ export const make = (options: TurnServiceOptions): Effect.Effect<TurnService, ne
             options.turnTimeoutMs === undefined
               ? undefined
               : (yield* Clock.currentTimeMillis) + Math.max(1_000, options.turnTimeoutMs - ASK_MARGIN_MS)
-          if (options.turnTimeoutMs !== undefined) {
-            yield* Effect.forkScoped(
-              Effect.delay(
-                Effect.sync(() => turn.controller.abort("wall-clock" satisfies AbortReason)),
-                options.turnTimeoutMs
-              )
-            )
+          if (deadlines !== undefined) {
+            const unwatch = deadlines.watch(() => turn.controller.abort("wall-clock" satisfies AbortReason))
+            yield* Scope.addFinalizer(yield* Effect.scope, Effect.sync(unwatch))
           }
           // 5. The session's earlier turns give way; the lock orders this one after them.
           running.abort(did, sessionId, "replaced", turn)
