@@ -20,7 +20,7 @@
  *   turn ended. A store still down at the end is tried again in the background for a while.
  */
 import { type EventSink, RunStore } from "@plugboard/core"
-import { Cause, Deferred, Duration, Effect, FiberSet, Option, Schedule, type Scope } from "effect"
+import { Cause, Deferred, Duration, Effect, Fiber, Option, Runtime, Schedule, Scope } from "effect"
 
 /** A frame on its way to a client: numbered when the run's log holds it, unnumbered when the store failed. */
 export interface OutFrame {
@@ -74,7 +74,21 @@ export const make = (options: {
   Effect.gen(function* () {
     const { runs, did, runId, sink, report = {} } = options
     // Each store call is a fiber of the turn's scope, started when the last one is done (`pump`).
-    const runFork = yield* FiberSet.makeRuntime<never, void, never>()
+    // One call at a time, so one fiber to stop when the scope closes first (a defect): not a
+    // `FiberSet`, whose own acquire and release cost about as much as the calls.
+    const fork = Runtime.runFork(yield* Effect.runtime<never>())
+    let current: Fiber.RuntimeFiber<void> | undefined
+    const runFork = (call: Effect.Effect<void>) => {
+      const fiber = fork(call)
+      current = fiber
+      fiber.addObserver(() => {
+        if (current === fiber) current = undefined
+      })
+    }
+    yield* Scope.addFinalizer(
+      yield* Effect.scope,
+      Effect.suspend(() => (current === undefined ? Effect.void : Fiber.interrupt(current)))
+    )
     // Frames the store did not take; from the first, nothing more is appended.
     let missed = 0
     const unnumbered = (events: ReadonlyArray<EventSink.AgentEvent>) => {
