@@ -41,12 +41,21 @@ export const timed = <A, E, R>(
 ): Effect.Effect<A, E, R> =>
   Effect.suspend(() => {
     const started = performance.now()
-    return Effect.ensuring(
-      effect,
-      Effect.sync(() => {
-        timings[stage] = (timings[stage] ?? 0) + (performance.now() - started)
-      })
-    )
+    const record = () => {
+      timings[stage] = (timings[stage] ?? 0) + (performance.now() - started)
+    }
+    // Not `Effect.ensuring`: its uninterruptible region costs more than the stage it times. A
+    // request interrupted mid-stage reports no timings at all, so only success and failure count.
+    return Effect.matchCauseEffect(effect, {
+      onFailure: (cause) => {
+        record()
+        return Effect.failCause(cause)
+      },
+      onSuccess: (value) => {
+        record()
+        return Effect.succeed(value)
+      }
+    })
   })
 
 /** The `Server-Timing` header value of the stages measured so far. */
