@@ -75,34 +75,49 @@ export const MAX_KEY_LENGTH = 2048
 
 const invalid = (message: string) => new TurnLockError({ reason: "invalid", message })
 
+// The checks as plain code, each the one rule its `validate*` and the memory lock share: a lock
+// is taken and released every turn, and an Effect per field cost more than the lock itself.
+const keyProblem = (key: unknown): TurnLockError | undefined =>
+  typeof key === "string" && key.length > 0 && key.length <= MAX_KEY_LENGTH
+    ? undefined
+    : invalid(`key must be a non-empty string of at most ${MAX_KEY_LENGTH} characters`)
+const ttlProblem = (ttlMs: unknown): TurnLockError | undefined =>
+  typeof ttlMs === "number" && Number.isSafeInteger(ttlMs) && ttlMs > 0
+    ? undefined
+    : invalid("ttlMs must be a positive integer")
+const acquireProblem = (options: AcquireOptions): TurnLockError | undefined => {
+  const waitMs = options?.waitMs
+  return (
+    ttlProblem(options?.ttlMs) ??
+    (waitMs === undefined || (Number.isSafeInteger(waitMs) && waitMs >= 0)
+      ? undefined
+      : invalid("waitMs must be a non-negative integer"))
+  )
+}
+const tokenProblem = (token: unknown): TurnLockError | undefined =>
+  typeof token === "number" && Number.isSafeInteger(token) && token > 0
+    ? undefined
+    : invalid("token must be a positive integer")
+const checked = <A>(value: A, problem: TurnLockError | undefined): Effect.Effect<A, TurnLockError> =>
+  problem === undefined ? Effect.succeed(value) : Effect.fail(problem)
+
 /** Checks a key: a non-empty string of at most `MAX_KEY_LENGTH` characters. */
 export const validateKey = (key: unknown): Effect.Effect<string, TurnLockError> =>
-  typeof key === "string" && key.length > 0 && key.length <= MAX_KEY_LENGTH
-    ? Effect.succeed(key)
-    : Effect.fail(invalid(`key must be a non-empty string of at most ${MAX_KEY_LENGTH} characters`))
+  checked(key as string, keyProblem(key))
 
 /** Checks a TTL: a positive safe integer of milliseconds. */
 export const validateTtl = (ttlMs: unknown): Effect.Effect<number, TurnLockError> =>
-  typeof ttlMs === "number" && Number.isSafeInteger(ttlMs) && ttlMs > 0
-    ? Effect.succeed(ttlMs)
-    : Effect.fail(invalid("ttlMs must be a positive integer"))
+  checked(ttlMs as number, ttlProblem(ttlMs))
 
 /** Checks acquire options; `waitMs` must be absent or a non-negative safe integer. */
 export const validateAcquireOptions = (
   options: AcquireOptions
 ): Effect.Effect<{ readonly ttlMs: number; readonly waitMs: number | undefined }, TurnLockError> =>
-  Effect.flatMap(validateTtl(options?.ttlMs), (ttlMs) => {
-    const waitMs = options.waitMs
-    return waitMs === undefined || (Number.isSafeInteger(waitMs) && waitMs >= 0)
-      ? Effect.succeed({ ttlMs, waitMs })
-      : Effect.fail(invalid("waitMs must be a non-negative integer"))
-  })
+  checked({ ttlMs: options?.ttlMs, waitMs: options?.waitMs }, acquireProblem(options))
 
 /** Checks a token: a positive safe integer. */
 export const validateToken = (token: unknown): Effect.Effect<number, TurnLockError> =>
-  typeof token === "number" && Number.isSafeInteger(token) && token > 0
-    ? Effect.succeed(token)
-    : Effect.fail(invalid("token must be a positive integer"))
+  checked(token as number, tokenProblem(token))
 
 /** Acquires for the life of the scope: the lease is released when the scope closes. */
 export const acquireScoped = (
@@ -154,15 +169,16 @@ export const makeMemory = (options: MemoryOptions = {}): Effect.Effect<TurnLockS
       return holder
     }
 
-    const release = (key: string, token: number): Effect.Effect<boolean, TurnLockError> =>
-      Effect.flatMap(Effect.all([validateKey(key), validateToken(token), clock.now()]), ([k, t, now]) =>
-        Effect.sync(() => {
-          const holder = liveHolder(k, now)
-          if (holder?.token !== t) return false
-          drop(k, holder)
-          return true
-        })
-      )
+    const release = (key: string, token: number): Effect.Effect<boolean, TurnLockError> => {
+      const problem = keyProblem(key) ?? tokenProblem(token)
+      if (problem !== undefined) return Effect.fail(problem)
+      return Effect.map(clock.now(), (now) => {
+        const holder = liveHolder(key, now)
+        if (holder?.token !== token) return false
+        drop(key, holder)
+        return true
+      })
+    }
 
     /** One attempt: the lease, or the holder to wait for. */
     const tryAcquire = (key: string, ttlMs: number, now: number): Lease | Holder => {
@@ -173,52 +189,72 @@ export const makeMemory = (options: MemoryOptions = {}): Effect.Effect<TurnLockS
       return { key, token, release: release(key, token) }
     }
 
-    const service: TurnLockService = {
-      acquire: (key, acquireOptions) =>
-        Effect.gen(function* () {
-          const k = yield* validateKey(key)
-          const { ttlMs, waitMs } = yield* validateAcquireOptions(acquireOptions)
-          const signal = acquireOptions.signal
-          const start = yield* clock.now()
-          for (;;) {
-            if (signal?.aborted === true) {
-              return yield* Effect.fail(
-                new TurnLockError({ reason: "aborted", message: `waiting for '${k}' was aborted` })
-              )
-            }
-            const now = yield* clock.now()
-            const outcome = tryAcquire(k, ttlMs, now)
-            if (!("gone" in outcome)) return outcome
-            if (waitMs !== undefined && now - start >= waitMs) {
-              return yield* Effect.fail(
-                new TurnLockError({
-                  reason: "busy",
-                  message: `'${k}' is held by another turn (waited ${now - start} ms)`
-                })
-              )
-            }
-            yield* Effect.race(Deferred.await(outcome.gone), Effect.sleep(pollMs))
+    const aborted = (key: string) =>
+      new TurnLockError({ reason: "aborted", message: `waiting for '${key}' was aborted` })
+
+    /** Waits for `key` while `holder` (or a later one) has it, re-checking on its release and every `pollMs`. */
+    const waitFor = (
+      key: string,
+      ttlMs: number,
+      waitMs: number | undefined,
+      signal: AbortSignal | undefined,
+      start: number,
+      first: Holder
+    ): Effect.Effect<Lease, TurnLockError> =>
+      Effect.gen(function* () {
+        let holder = first
+        let now = start
+        for (;;) {
+          if (waitMs !== undefined && now - start >= waitMs) {
+            return yield* Effect.fail(
+              new TurnLockError({
+                reason: "busy",
+                message: `'${key}' is held by another turn (waited ${now - start} ms)`
+              })
+            )
           }
-        }),
-      refresh: (key, token, ttlMs) =>
-        Effect.flatMap(
-          Effect.all([validateKey(key), validateToken(token), validateTtl(ttlMs), clock.now()]),
-          ([k, t, ttl, now]) =>
-            Effect.suspend(() => {
-              const holder = liveHolder(k, now)
-              if (holder?.token !== t) {
-                return Effect.fail(
-                  new TurnLockError({ reason: "lost", message: `token ${t} no longer holds '${k}'` })
-                )
-              }
-              holder.expiresAt = now + ttl
-              return Effect.void
-            })
-        ),
-      isCurrent: (key, token) =>
-        Effect.flatMap(Effect.all([validateKey(key), validateToken(token), clock.now()]), ([k, t, now]) =>
-          Effect.sync(() => liveHolder(k, now)?.token === t)
-        ),
+          yield* Effect.race(Deferred.await(holder.gone), Effect.sleep(pollMs))
+          if (signal?.aborted === true) return yield* Effect.fail(aborted(key))
+          now = yield* clock.now()
+          const outcome = tryAcquire(key, ttlMs, now)
+          if (!("gone" in outcome)) return outcome
+          holder = outcome
+        }
+      })
+
+    const service: TurnLockService = {
+      // Taken at once when free (every turn's case) without a generator; else waited for.
+      acquire: (key, acquireOptions) => {
+        const problem = keyProblem(key) ?? acquireProblem(acquireOptions)
+        if (problem !== undefined) return Effect.fail(problem)
+        const { ttlMs, waitMs, signal } = acquireOptions
+        return Effect.flatMap(clock.now(), (start) => {
+          if (signal?.aborted === true) return Effect.fail(aborted(key))
+          const outcome = tryAcquire(key, ttlMs, start)
+          return "gone" in outcome
+            ? waitFor(key, ttlMs, waitMs, signal, start, outcome)
+            : Effect.succeed(outcome)
+        })
+      },
+      refresh: (key, token, ttlMs) => {
+        const problem = keyProblem(key) ?? tokenProblem(token) ?? ttlProblem(ttlMs)
+        if (problem !== undefined) return Effect.fail(problem)
+        return Effect.flatMap(clock.now(), (now) => {
+          const holder = liveHolder(key, now)
+          if (holder?.token !== token) {
+            return Effect.fail(
+              new TurnLockError({ reason: "lost", message: `token ${token} no longer holds '${key}'` })
+            )
+          }
+          holder.expiresAt = now + ttlMs
+          return Effect.void
+        })
+      },
+      isCurrent: (key, token) => {
+        const problem = keyProblem(key) ?? tokenProblem(token)
+        if (problem !== undefined) return Effect.fail(problem)
+        return Effect.map(clock.now(), (now) => liveHolder(key, now)?.token === token)
+      },
       release
     }
     return service
