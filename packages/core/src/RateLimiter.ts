@@ -145,9 +145,10 @@ export const makeMemory = (
     }
 
     return {
+      // The key checked, then the clock read, then one synchronous decision: a take per request.
       take: (key) =>
-        Effect.flatMap(Effect.all([checkKey(key), clock.now()]), ([k, now]) =>
-          Effect.sync(() => {
+        Effect.flatMap(checkKey(key), (k) =>
+          Effect.map(clock.now(), (now) => {
             if (++takes % SWEEP_EVERY === 0) sweep(now)
             let log = logs.get(k)
             if (log === undefined) {

@@ -61,21 +61,34 @@ export const validateAfter = (after: unknown): Effect.Effect<number, RunStoreErr
     : Effect.fail(invalid("after must be a non-negative integer"))
 
 /** A new run, checked, as a store creates it at `nowMs`: its id (the caller's, or minted from `nowMs`), no frame yet. */
-export const validateNewRun = (input: NewRun, nowMs: number): Effect.Effect<Run, RunStoreError> =>
-  Effect.map(
-    Effect.all({
-      did: validateDid(input?.did),
-      sessionId: validateId("sessionId", input?.sessionId),
-      requestId: validateId("requestId", input?.requestId),
-      runId: input?.runId === undefined ? Effect.succeed(mintRunId(nowMs)) : validateId("runId", input.runId),
-      status:
-        input?.status === undefined || input.status === "queued" || input.status === "running"
-          ? Effect.succeed(input?.status ?? ("queued" as const))
-          : Effect.fail(invalid("a new run's status is queued or running"))
-    }),
-    // The run as a store creates it: no frame yet, no text.
-    (checked): Run => ({ ...checked, createdAt: nowMs, updatedAt: nowMs, lastFrameId: 0, partialText: "" })
-  )
+export const validateNewRun = (input: NewRun, nowMs: number): Effect.Effect<Run, RunStoreError> => {
+  // Plain code, in the order the fields are named: every turn creates a run.
+  const status = input?.status
+  const problem = !isDid(input?.did)
+    ? badDid()
+    : !isId(input.sessionId)
+      ? badId("sessionId")
+      : !isId(input.requestId)
+        ? badId("requestId")
+        : input.runId !== undefined && !isId(input.runId)
+          ? badId("runId")
+          : status !== undefined && status !== "queued" && status !== "running"
+            ? invalid("a new run's status is queued or running")
+            : undefined
+  if (problem !== undefined) return Effect.fail(problem)
+  // The run as a store creates it: no frame yet, no text.
+  return Effect.succeed({
+    did: input.did,
+    sessionId: input.sessionId,
+    requestId: input.requestId,
+    runId: input.runId ?? mintRunId(nowMs),
+    status: status ?? "queued",
+    createdAt: nowMs,
+    updatedAt: nowMs,
+    lastFrameId: 0,
+    partialText: ""
+  })
+}
 
 /**
  * A stored frame's payload, decoded. A payload that cannot be decoded (a damaged store) is not an
