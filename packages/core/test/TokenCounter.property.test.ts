@@ -2,6 +2,15 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { TokenCounter } from "../src/index.js"
 
+/** A counter that counts characters and records every text it was asked to count. */
+const spy = (seen: Array<string>): TokenCounter.TokenCounterService => ({
+  name: "spy",
+  count: (text) => {
+    seen.push(text)
+    return text.length
+  }
+})
+
 describe("TokenCounter.memoized", () => {
   it("answers what the counter answers, for any sequence of texts, short or long", () => {
     fc.assert(
@@ -21,13 +30,7 @@ describe("TokenCounter.memoized", () => {
 
   it("counts a long text once while it stays among the last maxEntries, again once it was dropped", () => {
     const seen: Array<string> = []
-    const counting: TokenCounter.TokenCounterService = {
-      name: "spy",
-      count: (text) => {
-        seen.push(text)
-        return text.length
-      }
-    }
+    const counting = spy(seen)
     const memo = TokenCounter.memoized(counting, { maxEntries: 2, minLength: 3 })
     memo.count("aaa")
     memo.count("bbb")
@@ -71,16 +74,7 @@ describe("TokenCounter.memoized", () => {
 
   it("drops the least recently used texts once their characters pass maxChars", () => {
     const seen: Array<string> = []
-    const memo = TokenCounter.memoized(
-      {
-        name: "spy",
-        count: (text) => {
-          seen.push(text)
-          return text.length
-        }
-      },
-      { maxChars: 16 }
-    )
+    const memo = TokenCounter.memoized(spy(seen), { maxChars: 16 })
     memo.count("aa") // 2 characters kept
     memo.count("bb") // 4
     memo.count("aa") // kept: "aa" is now the most recent
@@ -89,16 +83,7 @@ describe("TokenCounter.memoized", () => {
     memo.count("dddddddd") // over an eighth of 16 (2): counted, not kept
     memo.count("dddddddd")
     expect(seen).toEqual(["aa", "bb", "cc", "dddddddd", "dddddddd"])
-    const bigger = TokenCounter.memoized(
-      {
-        name: "spy",
-        count: (t) => {
-          seen.push(t)
-          return t.length
-        }
-      },
-      { maxChars: 32 }
-    )
+    const bigger = TokenCounter.memoized(spy(seen), { maxChars: 32 })
     seen.length = 0
     for (const t of ["1111", "2222", "3333", "4444", "5555", "6666", "7777", "8888"]) bigger.count(t) // 32 characters
     bigger.count("1111") // kept, now the most recent
@@ -111,13 +96,7 @@ describe("TokenCounter.memoized", () => {
 
   it("countParts: the very same parts under a key are not rendered again; new parts are, even with the same text", () => {
     const seen: Array<string> = []
-    const counting: TokenCounter.TokenCounterService = {
-      name: "spy",
-      count: (text) => {
-        seen.push(text)
-        return text.length
-      }
-    }
+    const counting = spy(seen)
     const memo = TokenCounter.memoized(counting, { maxPartLists: 2 })
     const a = { n: 1 }
     const b = { n: 2 }
