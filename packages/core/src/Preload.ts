@@ -189,8 +189,9 @@ export const decideWith = (
   message: string,
   options: Omit<Options, "ranked">
 ): Effect.Effect<Decision, EmbedderError> => {
-  thresholdOf(options)
-  if (options.mode === "off") return Effect.succeed(decide(catalog, loaded, message, options))
+  // Off, or a ranking that answers at once: `decideNow`'s decision, the same one.
+  const now = decideNow(ranking, catalog, loaded, message, options)
+  if (now !== undefined) return Effect.succeed(now)
   return Effect.map(ranking.rank(message, { limit: 2 }), (ranked) =>
     decide(catalog, loaded, message, { ...options, ranked })
   )
